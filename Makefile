@@ -1,0 +1,93 @@
+# planner: build, test, install.  `make help` lists the targets.
+#
+# Every .c file in src/ except src/main.c goes into libplanner.a; the planner
+# binary and every test link against it, so adding a module needs no edit here.
+
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+MANDIR    ?= $(PREFIX)/share/man/man1
+CC        ?= cc
+VERSION   := 0.1.0
+
+WARN      := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 \
+             -Wstrict-prototypes -Wmissing-prototypes -Wvla -Werror
+CPPFLAGS  += -Iinclude -D_POSIX_C_SOURCE=200809L -DPLANNER_VERSION='"$(VERSION)"'
+CFLAGS    ?= -O2 -g
+CFLAGS    += $(WARN)
+PKGS      := jansson yaml-0.1 lapacke openblas
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LDLIBS    += $(PKG_LIBS) -lglpk -lm
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+BUILD     ?= build
+LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
+LIB_OBJ   := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC))
+TEST_SRC  := $(wildcard tests/test_*.c)
+TEST_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TEST_UTIL := tests/testutil.c
+
+.PHONY: all deps run check test sanitize fuzz bench install uninstall clean help
+
+all: $(BUILD)/.deps-ok planner
+
+help:
+	@echo "make            build ./planner (installs missing Debian packages first)"
+	@echo "make run        build and plan GPT-3 175B on 64 DGX H100 (the default example)"
+	@echo "make check      build and run the test suite (fast tier)"
+	@echo "make sanitize   the test suite under ASan + UBSan + LeakSanitizer"
+	@echo "make fuzz       build the libFuzzer harnesses into build-fuzz/"
+	@echo "make bench      search benchmarks (wall time, candidates per second)"
+	@echo "make install    install planner and planner.1 under PREFIX ($(PREFIX))"
+
+# Dependencies: scripts/deps.sh installs what is missing (apt-get as root,
+# otherwise it prints the exact command and fails).
+$(BUILD)/.deps-ok: scripts/deps.sh
+	@sh scripts/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+deps:
+	@sh scripts/deps.sh
+
+$(BUILD)/%.o: src/%.c | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libplanner.a: $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+planner: $(BUILD)/main.o $(BUILD)/libplanner.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+run: all
+	./planner --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml
+
+$(BUILD)/tests/%: tests/%.c $(TEST_UTIL) tests/testutil.h $(BUILD)/libplanner.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(TEST_UTIL) \
+	    $(BUILD)/libplanner.a $(LDLIBS) $(CHECK_LIBS)
+
+# The fast tier: every tests/test_*.c binary, then the CLI tests.
+check test: all $(TEST_BIN)
+	@sh tests/run_tests.sh $(BUILD) $(TEST_BIN)
+
+sanitize:
+	$(MAKE) BUILD=build-san CC=clang \
+	    CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" check
+
+bench: all
+	@sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
+	install -m 755 planner $(DESTDIR)$(BINDIR)/planner
+	if [ -f planner.1 ]; then install -m 644 planner.1 $(DESTDIR)$(MANDIR)/planner.1; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/planner $(DESTDIR)$(MANDIR)/planner.1
+
+clean:
+	rm -rf build build-san build-fuzz planner
+
+-include $(LIB_OBJ:.o=.d) $(BUILD)/main.d

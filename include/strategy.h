@@ -1,0 +1,101 @@
+/* strategy.h: one parallel training layout, and what the cost model predicts
+ * for it.
+ *
+ * Megatron's rank order is tp-cp-ep-dp-pp (TP fastest): N = tp * cp * dp * pp,
+ * EP is carved out of DP.  `stage[i]` is pipeline rank i: the node group that
+ * hosts it and how many decoder layers it holds (over all its virtual chunks).
+ */
+#ifndef PLANNER_STRATEGY_H
+#define PLANNER_STRATEGY_H
+
+#include <stdbool.h>
+#include "error.h"
+
+#define STRATEGY_MAX_STAGES 256
+
+typedef enum recompute_mode {
+    RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL
+} recompute_mode;
+
+typedef struct stage_spec {
+    int group;          /* index into cluster.group */
+    int first_layer;    /* first decoder layer (0-based; vpp > 1: of chunk 0) */
+    int n_layers;       /* decoder layers on this pipeline rank, all chunks */
+    int tp;             /* tensor-parallel degree of this stage (= strategy tp
+                           unless the hardware differs) */
+    int dp;             /* data-parallel degree of this stage (= strategy dp) */
+} stage_spec;
+
+typedef struct strategy {
+    int tp, pp, dp, cp, ep;
+    int vpp;                    /* virtual stages per pipeline rank, 1 = none */
+    int mbs, gbs;               /* micro-batch and global batch, sequences */
+    int seq_len;
+    bool sp;                    /* sequence parallelism (needs tp > 1) */
+    recompute_mode recompute;
+    int recompute_layers;       /* full recompute: layers per stage, 0 = all */
+    int zero;                   /* 0 plain; 1 distributed optimizer (ZeRO-1);
+                                   2 also grads; 3 also weights */
+    bool overlap_grad_reduce;   /* DP reduce overlapped with backward */
+    bool overlap_param_gather;  /* param all-gather overlapped with forward */
+    bool tp_comm_overlap;       /* TP collectives overlapped with GEMMs */
+    int n_stages;               /* == pp */
+    stage_spec stage[STRATEGY_MAX_STAGES];
+} strategy;
+
+/* Micro-batches per step: gbs / (mbs * dp). */
+int strategy_microbatches(const strategy *s);
+int strategy_gpus(const strategy *s);   /* tp * cp * dp * pp (homogeneous) */
+const char *recompute_name(recompute_mode r);
+
+/* Where a step's time goes (seconds per step, exposed parts only). */
+typedef struct time_breakdown {
+    double compute_s;       /* forward + backward GEMMs and kernels, critical path */
+    double recompute_s;     /* re-forward for recomputation */
+    double tp_comm_s;       /* exposed TP (and SP) collectives */
+    double cp_comm_s;
+    double ep_comm_s;
+    double pp_comm_s;       /* exposed p2p send/recv */
+    double bubble_s;        /* pipeline fill and drain */
+    double dp_comm_s;       /* exposed gradient reduce / param gather */
+    double optimizer_s;     /* optimizer step */
+    double overhead_s;      /* fixed per-step overheads */
+} time_breakdown;
+
+/* Bytes per GPU on one pipeline stage. */
+typedef struct memory_breakdown {
+    double weights_bytes;
+    double grads_bytes;
+    double optimizer_bytes;
+    double activations_bytes;   /* micro-batches in flight, incl. embedding/logits */
+    double reserve_bytes;       /* CUDA context, NCCL buffers, fragmentation */
+    double total_bytes;
+    double capacity_bytes;      /* usable memory of the stage's GPU */
+} memory_breakdown;
+
+typedef struct evaluation {
+    bool feasible;
+    char reason[160];           /* why not feasible, "" otherwise */
+    double step_time_s;
+    double tokens_per_s;
+    double tokens_per_s_per_gpu;
+    double tflops_per_gpu;      /* model FLOPs (no recompute) per GPU per second / 1e12 */
+    double mfu;                 /* model FLOP/s over peak of the GPUs used */
+    double peak_memory_bytes;   /* max over stages */
+    int peak_stage;             /* stage holding the peak */
+    int gpus;                   /* GPUs the strategy uses */
+    time_breakdown time;
+    const char *binding;        /* what limits the step, static string */
+    int n_stages;
+    memory_breakdown stage_memory[STRATEGY_MAX_STAGES];
+    double stage_fwd_s[STRATEGY_MAX_STAGES];   /* one micro-batch, one rank */
+    double stage_bwd_s[STRATEGY_MAX_STAGES];
+} evaluation;
+
+/* A strategy and its prediction: what the search returns. */
+typedef struct plan {
+    strategy s;
+    evaluation e;
+} plan;
+
+#endif

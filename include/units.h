@@ -1,0 +1,31 @@
+/* units.h: the one parser for quantities with units in input files.
+ *
+ * Accepted (case-sensitive suffixes, optional space before the unit):
+ *   bandwidth  "400Gbps" "400 Gb/s" (bits)  "450GB/s" "450GBps" (bytes), also
+ *              K/M/G/T prefixes; a bare number is bytes/s.  -> bytes per second
+ *   time       "5us" "5 µs" "2ms" "1s" "10ns"; bare number is seconds -> seconds
+ *   size       "80GB" (10^9) "80GiB" (2^30) "512MiB" ...; bare = bytes -> bytes
+ *   flops      "989TFLOPS" "989 TFLOP/s" "1.9PFLOPS"; bare = FLOP/s  -> FLOP/s
+ * Values must be finite and > 0 (zero is allowed where `allow_zero`).
+ */
+#ifndef PLANNER_UNITS_H
+#define PLANNER_UNITS_H
+
+#include <stdbool.h>
+
+typedef enum unit_kind {
+    UNIT_BANDWIDTH,  /* -> bytes/s */
+    UNIT_TIME,       /* -> seconds */
+    UNIT_SIZE,       /* -> bytes */
+    UNIT_FLOPS       /* -> FLOP/s */
+} unit_kind;
+
+/* Parses `text` as a quantity of `kind` into *out (SI base units above).
+ * Returns 0, or -1 with a message (no file/line) in msg. */
+int units_parse(const char *text, unit_kind kind, bool allow_zero, double *out,
+                char *msg, int msg_size);
+
+/* Formats a value for people: "1.23 TB/s", "450 GB/s", "5.0 us", "79.6 GiB". */
+void units_format(double value, unit_kind kind, char *buf, int size);
+
+#endif

@@ -1,0 +1,24 @@
+/* testutil.h: helpers shared by the Check test programs.
+ * Tests run from the repository root (tests/run_tests.sh makes sure). */
+#ifndef PLANNER_TESTUTIL_H
+#define PLANNER_TESTUTIL_H
+
+#include <check.h>
+
+/* The shared data folder (../shared, or $PLANNER_SHARED), or NULL if absent:
+ * tests that need it skip cleanly then. */
+const char *tu_shared_dir(void);
+
+/* Runs one suite with CK_NORMAL output; returns the process exit status. */
+int tu_run_suite(Suite *s);
+
+/* |a - b| <= rel * |b| */
+#define ck_assert_rel(a, b, rel)                                               \
+    do {                                                                       \
+        double tu_a_ = (a), tu_b_ = (b);                                       \
+        ck_assert_msg(fabs(tu_a_ - tu_b_) <= (rel) * fabs(tu_b_),              \
+                      "%s = %.9g, expected %.9g within %.3g%%", #a, tu_a_,     \
+                      tu_b_, 100.0 * (rel));                                   \
+    } while (0)
+
+#endif
