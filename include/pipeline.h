@@ -22,4 +22,14 @@ typedef struct sched_events {
 
 void sched_events_free(sched_events *e);   /* frees contents; NULL-safe */
 
+/* Simulates the pipeline schedule of strategy `s` (1F1B, or interleaved when
+ * s->vpp > 1) from per-stage forward/backward times of one micro-batch
+ * (fwd_s[i], bwd_s[i] for pipeline rank i, all chunks together) and the p2p
+ * time of one boundary crossing (p2p_s[i]: between rank i and i+1).  Returns
+ * the time from the first forward to the last backward; when `out` is not
+ * NULL, appends every forward, backward and send as an event.  Returns a
+ * negative value if out of memory. */
+double schedule_simulate(int pp, int vpp, int microbatches, const double *fwd_s,
+                         const double *bwd_s, const double *p2p_s, sched_events *out);
+
 #endif
