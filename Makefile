@@ -71,10 +71,39 @@ $(BUILD)/tests/%: tests/%.c $(TEST_UTIL) tests/testutil.h $(BUILD)/libplanner.a
 check test: all $(TEST_BIN)
 	@sh tests/run_tests.sh $(BUILD) $(TEST_BIN)
 
+# The sanitizer tier: the same tests built by clang into build-san/ with ASan +
+# UBSan (LeakSanitizer comes with ASan), any report fails the run; the CLI tests
+# see build-san/planner as ./planner (tests/run_sanitize.sh).  README "Testing".
+SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+              -fno-sanitize-recover=all
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
+              -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+HARNESS    := tests/fuzz/harness.c
+
 sanitize:
-	$(MAKE) BUILD=build-san CC=clang \
-	    CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	    LDFLAGS="-fsanitize=address,undefined" check
+	$(MAKE) BUILD=build-san CC=clang CFLAGS="$(SAN_FLAGS) $(WARN)" \
+	    LDFLAGS="-fsanitize=address,undefined" build-san/planner $(TEST_BIN:$(BUILD)/%=build-san/%)
+	@sh tests/run_sanitize.sh build-san $(TEST_BIN:$(BUILD)/%=build-san/%)
+
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c) into build-fuzz/; tests/fuzz/run.sh
+# runs them.
+fuzz:
+	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZ_FLAGS) $(WARN)" $(FUZZ_BIN)
+
+$(BUILD)/planner: $(BUILD)/main.o $(BUILD)/libplanner.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(HARNESS) tests/fuzz/harness.h $(BUILD)/libplanner.a
+	$(CC) $(CPPFLAGS) -Itests/fuzz $(PKG_CFLAGS) $(CFLAGS) -fsanitize=fuzzer -o $@ $< \
+	    $(HARNESS) $(BUILD)/libplanner.a $(LDLIBS)
+
+# The replay test runs every corpus and regression input through the harness.
+$(BUILD)/tests/test_replay: tests/test_replay.c $(HARNESS) tests/fuzz/harness.h $(TEST_UTIL) \
+	    tests/testutil.h $(BUILD)/libplanner.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests -Itests/fuzz $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(HARNESS) \
+	    $(TEST_UTIL) $(BUILD)/libplanner.a $(LDLIBS) $(CHECK_LIBS)
 
 bench: all
 	@sh bench/run.sh

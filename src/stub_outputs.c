@@ -1,16 +1,8 @@
 /* TEMPORARY stubs so the tree links; the launch/sweep/trace work replaces them. */
 #include "commands.h"
-#include "emit.h"
 #include "trace.h"
 #include "cli.h"
 
-int emit_write(FILE *out, emit_kind kind, const model *m, const cluster *c,
-               const plan *pl, char *why, int why_size)
-{
-    (void)out; (void)kind; (void)m; (void)c; (void)pl;
-    snprintf(why, (size_t)why_size, "not implemented");
-    return -1;
-}
 int trace_write_chrome(FILE *out, const model *m, const cluster *c,
                        const cost_params *p, const plan *pl)
 { (void)out; (void)m; (void)c; (void)p; (void)pl; return -1; }

@@ -1,0 +1,64 @@
+/* harness.h: the fuzz targets' bodies, shared by the libFuzzer entry points
+ * (tests/fuzz/fuzz_*.c, built by `make fuzz`) and by the replay test
+ * (tests/test_replay.c, part of `make check`), so a corpus or regression file
+ * goes through exactly the same code in both.
+ *
+ * A harness takes arbitrary bytes, runs one parser of untrusted input on them
+ * and checks what came back: on success the result satisfies the invariants
+ * the rest of planner relies on (counts > 0 and within limits, figures finite
+ * and positive, indices in range); on failure the error is complete (a status,
+ * a message, the file name).  It returns 0 when everything holds, else -1 and
+ * a description in msg.  Crashes, leaks and undefined behaviour are caught by
+ * the sanitizers the harness is built with, not by the harness.
+ *
+ * Inputs are handed to the parsers in an allocation of exactly `size` bytes
+ * (no NUL after them), so reading past the end is an ASan report.
+ */
+#ifndef PLANNER_HARNESS_H
+#define PLANNER_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int (*harness_fn)(const uint8_t *data, size_t size, char *msg, int msg_size);
+
+typedef struct harness_target {
+    const char *name;     /* corpus folder: tests/fuzz/corpus/NAME, regress/NAME */
+    harness_fn fn;
+} harness_target;
+
+/* Every target; the replay test walks this table. */
+extern const harness_target harness_targets[];
+extern const size_t harness_target_count;
+
+/* --fix "tp=8,pp=16,..." (search.h constraints_parse). */
+int harness_constraints(const uint8_t *data, size_t size, char *msg, int msg_size);
+
+/* One-time set-up for both users (routes jansson through alloc.h). */
+void harness_init(void);
+
+/* libFuzzer's entry points, defined by each fuzz_*.c through HARNESS_FUZZER. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Defines the libFuzzer entry points for one harness: an invariant failure
+ * aborts, which libFuzzer records as a crash with its input. */
+#define HARNESS_FUZZER(fn)                                                     \
+    int LLVMFuzzerInitialize(int *argc, char ***argv)                          \
+    {                                                                          \
+        (void)argc;                                                            \
+        (void)argv;                                                            \
+        harness_init();                                                        \
+        return 0;                                                              \
+    }                                                                          \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)               \
+    {                                                                          \
+        char msg_[1024];                                                       \
+        if (fn(data, size, msg_, (int)sizeof msg_) != 0) {                     \
+            fprintf(stderr, "harness %s: %s\n", #fn, msg_);                    \
+            abort();                                                           \
+        }                                                                      \
+        return 0;                                                              \
+    }
+
+#endif
