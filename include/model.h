@@ -70,14 +70,22 @@ typedef struct model {
     norm_kind norm;
     position_kind position;
     bool tied_embeddings;
-    int global_batch;     /* sequences per step; 0 = not given */
+    int global_batch;     /* sequences per step (model_load fills the
+                             default, MODEL_DEFAULT_GLOBAL_BATCH, when neither
+                             the file nor a flag gives it) */
     precision prec;
     model_moe moe;
     model_mla mla;
     int mtp_layers;       /* multi-token-prediction layers (DeepSeek-V3), parsed only */
     layer_spec *layer;    /* `layers` entries, owned */
     bool uneven;          /* the file listed layers that differ */
+    bool seq_len_default;       /* seq_len was not given: the default was used */
+    bool global_batch_default;  /* global_batch was not given: the default */
 } model;
+
+/* Defaults when neither the file nor a flag gives a figure. */
+#define MODEL_DEFAULT_SEQ_LEN 4096        /* capped at max_position */
+#define MODEL_DEFAULT_GLOBAL_BATCH 1024   /* sequences per step */
 
 /* Values from the command line that replace or fill the file's. 0 = keep. */
 typedef struct model_overrides {

@@ -6,14 +6,6 @@
 #include "show_inputs.h"
 #include "units.h"
 
-planner_status model_load(const char *path, const model_overrides *ov, model **out,
-                          planner_error *err)
-{
-    (void)ov;
-    *out = NULL;
-    return error_set(err, PLANNER_E_INPUT, path, 0, 0, NULL, "model loader not implemented");
-}
-void model_free(model *m) { (void)m; }
 planner_status cluster_load(const char *path, cluster **out, planner_error *err)
 {
     *out = NULL;
