@@ -15,4 +15,20 @@ typedef enum emit_kind { EMIT_NONE, EMIT_MEGATRON, EMIT_SLURM, EMIT_TORCHRUN } e
 int emit_write(FILE *out, emit_kind kind, const model *m, const cluster *c,
                const plan *pl, char *why, int why_size);
 
+/* Checks plan `pl` against the rules of Megatron-LM core_v0.15.0's
+ * validate_args and TransformerConfig (../shared/reference/cost-model.md):
+ * world = tp pp cp dp, gbs % (mbs dp), heads and query groups % tp, layer
+ * split, interleaving (pp > 1, micro-batches % pp == 0 and >= pp), SP for
+ * --tp-comm-overlap, distributed optimizer and grad-reduce overlap for
+ * --overlap-param-gather, seq % 2cp, experts % ep.  Returns 0, or -1 with the
+ * broken rule in why.  emit_write calls it first. */
+int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int why_size);
+
+/* Nodes and processes per node the plan launches on: the GPUs it uses
+ * (tp cp dp pp) over the GPUs per node of the node groups its stages sit on.
+ * Returns 0, or -1 with a reason (groups with different GPUs per node, or a
+ * GPU count that does not fill whole nodes). */
+int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_per_node,
+                      char *why, int why_size);
+
 #endif

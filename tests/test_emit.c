@@ -1,0 +1,616 @@
+/* test_emit.c: Megatron-LM arguments, sbatch and torchrun scripts for
+ * hand-built plans (no loader, no search).  Checks exact flags and values
+ * derived by hand from the model and plan, the validate_args rules, that
+ * every flag exists in Megatron core_v0.15.0 (the shared flag list; skipped
+ * when ../shared is absent) and that scripts pass bash -n and shellcheck
+ * (skipped when shellcheck is not installed). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "catalog.h"
+#include "emit.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    model m;
+    layer_spec layer[256];
+    cluster c;
+    node_group group[2];
+    plan pl;
+} fixture;
+
+static void make_cluster(fixture *f, const char *gpu, int nodes)
+{
+    const gpu_spec *g = catalog_find(gpu);
+    ck_assert_ptr_nonnull(g);
+    memset(&f->c, 0, sizeof f->c);
+    memset(f->group, 0, sizeof f->group);
+    snprintf(f->c.name, sizeof f->c.name, "test-%s", gpu);
+    f->c.n_groups = 1;
+    f->c.group = f->group;
+    f->group[0].gpu = *g;
+    snprintf(f->group[0].name, sizeof f->group[0].name, "main");
+    f->group[0].nodes = nodes;
+    f->group[0].gpus_per_node = 8;
+    f->group[0].intra_bytes_per_s = g->intra_node_bytes_per_s;
+    f->group[0].inter_bytes_per_s = 50e9;
+}
+
+static void set_layers(fixture *f, int layers)
+{
+    f->m.layers = layers;
+    f->m.layer = f->layer;
+    for (int i = 0; i < layers; i++) {
+        f->layer[i].hidden = f->m.hidden;
+        f->layer[i].heads = f->m.heads;
+        f->layer[i].kv_heads = f->m.kv_heads;
+        f->layer[i].head_dim = f->m.head_dim;
+        f->layer[i].ffn_hidden = f->m.ffn_hidden;
+    }
+}
+
+static void even_stages(strategy *s, int layers)
+{
+    s->n_stages = s->pp;
+    for (int i = 0; i < s->pp; i++) {
+        s->stage[i].group = 0;
+        s->stage[i].n_layers = layers / s->pp;
+        s->stage[i].first_layer = i * (layers / s->pp);
+        s->stage[i].tp = s->tp;
+        s->stage[i].dp = s->dp;
+    }
+}
+
+/* GPT-3 175B (Brown et al. 2020): 96 layers, h 12288, 96 heads, f 4h,
+ * seq 2048, vocab 50257, LayerNorm, learned positions, tied embeddings.
+ * Plan: TP8 PP8 DP2 (128 GPUs, 16 nodes), SP, selective, ZeRO-1, overlaps. */
+static void gpt3(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->m.name, sizeof f->m.name, "gpt3-175b");
+    f->m.hidden = 12288;
+    f->m.heads = 96;
+    f->m.kv_heads = 96;
+    f->m.head_dim = 128;
+    f->m.ffn_hidden = 49152;
+    f->m.vocab = 50257;
+    f->m.seq_len = 2048;
+    f->m.max_position = 2048;
+    f->m.act = ACT_GELU;
+    f->m.norm = NORM_LAYERNORM;
+    f->m.position = POS_LEARNED;
+    f->m.tied_embeddings = true;
+    f->m.global_batch = 1536;
+    f->m.prec = PREC_BF16;
+    set_layers(f, 96);
+    make_cluster(f, "H100-SXM", 16);
+    strategy *s = &f->pl.s;
+    s->tp = 8; s->pp = 8; s->dp = 2; s->cp = 1; s->ep = 1; s->vpp = 1;
+    s->mbs = 1; s->gbs = 1536; s->seq_len = 2048;
+    s->sp = true; s->recompute = RECOMPUTE_SELECTIVE; s->zero = 1;
+    s->overlap_grad_reduce = true; s->overlap_param_gather = true;
+    even_stages(s, 96);
+    f->pl.e.feasible = true;
+    f->pl.e.step_time_s = 10.0;
+}
+
+/* Llama 3 70B (Meta 2024): 80 layers, h 8192, 64 heads, 8 KV heads, head
+ * dim 128, f 28672, SwiGLU, RMSNorm, RoPE, untied, vocab 128256. */
+static void llama70b(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->m.name, sizeof f->m.name, "llama3-70b");
+    f->m.hidden = 8192;
+    f->m.heads = 64;
+    f->m.kv_heads = 8;
+    f->m.head_dim = 128;
+    f->m.ffn_hidden = 28672;
+    f->m.vocab = 128256;
+    f->m.seq_len = 8192;
+    f->m.max_position = 131072;
+    f->m.act = ACT_SWIGLU;
+    f->m.norm = NORM_RMSNORM;
+    f->m.position = POS_ROPE;
+    f->m.tied_embeddings = false;
+    f->m.prec = PREC_BF16;
+    set_layers(f, 80);
+    make_cluster(f, "H100-SXM", 8);
+    strategy *s = &f->pl.s;
+    s->tp = 8; s->pp = 4; s->dp = 2; s->cp = 1; s->ep = 1; s->vpp = 2;
+    s->mbs = 1; s->gbs = 64; s->seq_len = 8192;
+    s->sp = true; s->recompute = RECOMPUTE_NONE; s->zero = 1;
+    s->overlap_grad_reduce = true;
+    even_stages(s, 80);
+}
+
+/* Runs emit_write into a string (caller frees); returns emit's status. */
+static int emit_to_string(emit_kind kind, const fixture *f, char **text)
+{
+    char why[256] = "";
+    size_t len = 0;
+    FILE *fp = open_memstream(text, &len);
+    ck_assert_ptr_nonnull(fp);
+    int rc = emit_write(fp, kind, &f->m, &f->c, &f->pl, why, sizeof why);
+    fclose(fp);
+    if (rc != 0)
+        fprintf(stderr, "emit: %s\n", why);
+    return rc;
+}
+
+/* The value following `flag` on its line ("--flag VALUE \"), or NULL if the
+ * flag is absent.  Writes at most size-1 chars. */
+static const char *flag_value(const char *text, const char *flag, char *buf, size_t size)
+{
+    size_t fl = strlen(flag);
+    for (const char *p = text; (p = strstr(p, flag)) != NULL; p += fl) {
+        bool start = p == text || p[-1] == '\n' || p[-1] == ' ';
+        char after = p[fl];
+        if (!start || (after != ' ' && after != '\n' && after != '\0'))
+            continue;
+        const char *v = p + fl;
+        size_t n = 0;
+        while (*v == ' ')
+            v++;
+        while (v[n] != '\0' && v[n] != '\n' && v[n] != ' ' && n + 1 < size)
+            n++;
+        memcpy(buf, v, n);
+        buf[n] = '\0';
+        if (strcmp(buf, "\\") == 0 || (n > 0 && buf[0] == '-' && buf[1] == '-'))
+            buf[0] = '\0';
+        return buf;
+    }
+    return NULL;
+}
+
+#define ck_flag(text, flag, expect)                                            \
+    do {                                                                       \
+        char vb_[512];                                                         \
+        const char *v_ = flag_value((text), (flag), vb_, sizeof vb_);          \
+        ck_assert_msg(v_ != NULL, "missing %s", (flag));                       \
+        ck_assert_str_eq(v_, (expect));                                        \
+    } while (0)
+
+#define ck_no_flag(text, flag)                                                 \
+    do {                                                                       \
+        char vb_[512];                                                         \
+        ck_assert_msg(flag_value((text), (flag), vb_, sizeof vb_) == NULL,     \
+                      "unexpected %s", (flag));                                \
+    } while (0)
+
+/* Every "--flag" that starts a line (after indentation) is in the reference
+ * list; in scripts, the lines of the MEGATRON_ARGS array (the rest are
+ * torchrun's own options).  Returns the number checked, -1 if no list. */
+static int check_flags_known(const char *text)
+{
+    const char *dir = tu_shared_dir();
+    char path[1024], *list = NULL;
+    size_t len = 0;
+    int checked = 0;
+    if (dir == NULL)
+        return -1;
+    snprintf(path, sizeof path, "%s/reference/megatron-flags-core_v0.15.0.txt", dir);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return -1;
+    list = calloc(1, 1 << 20);
+    len = fread(list + 1, 1, (1 << 20) - 2, fp);
+    fclose(fp);
+    list[0] = '\n';
+    list[len + 1] = '\0';
+    const char *arr = strstr(text, "MEGATRON_ARGS=(\n");
+    const char *end = arr != NULL ? strstr(arr, "\n)\n") : NULL;
+    char *region = strdup(arr != NULL ? arr : text);
+    if (arr != NULL && end != NULL)
+        region[end - arr] = '\0';
+    text = region;
+    for (const char *p = text; *p; ) {
+        const char *eol = strchr(p, '\n');
+        const char *q = p;
+        if (eol == NULL)
+            eol = p + strlen(p);
+        while (q < eol && *q == ' ')
+            q++;
+        if (q + 2 < eol && q[0] == '-' && q[1] == '-') {
+            char needle[128];
+            size_t n = 0;
+            needle[n++] = '\n';
+            while (q + n - 1 < eol && q[n - 1] != ' ' && n < sizeof needle - 2) {
+                needle[n] = q[n - 1];
+                n++;
+            }
+            needle[n++] = '\n';
+            needle[n] = '\0';
+            ck_assert_msg(strstr(list, needle) != NULL, "flag not in Megatron core_v0.15.0:%s",
+                          needle);
+            checked++;
+        }
+        p = *eol ? eol + 1 : eol;
+    }
+    free(list);
+    free(region);
+    return checked;
+}
+
+/* Writes text to a temporary file and runs `cmd FILE`; returns its status. */
+static int run_on_text(const char *cmd, const char *text)
+{
+    char path[] = "/tmp/planner-emit-XXXXXX";
+    char line[1200];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *fp = fdopen(fd, "w");
+    fputs(text, fp);
+    fclose(fp);
+    snprintf(line, sizeof line, "%s %s >&2", cmd, path);
+    int rc = system(line);
+    unlink(path);
+    return rc;
+}
+
+static bool have_shellcheck(void)
+{
+    return system("command -v shellcheck >/dev/null 2>&1") == 0;
+}
+
+START_TEST(gpt3_megatron_flags)
+{
+    fixture f;
+    char *t = NULL;
+    gpt3(&f);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--num-layers", "96");
+    ck_flag(t, "--hidden-size", "12288");
+    ck_flag(t, "--ffn-hidden-size", "49152");
+    ck_flag(t, "--num-attention-heads", "96");
+    ck_no_flag(t, "--group-query-attention");
+    ck_no_flag(t, "--num-query-groups");
+    ck_no_flag(t, "--kv-channels");           /* 12288 / 96 = 128 = head_dim */
+    ck_flag(t, "--seq-length", "2048");
+    ck_flag(t, "--max-position-embeddings", "2048");
+    ck_no_flag(t, "--swiglu");
+    ck_flag(t, "--normalization", "LayerNorm");
+    ck_flag(t, "--position-embedding-type", "learned_absolute");
+    ck_no_flag(t, "--untie-embeddings-and-output-weights");
+    ck_no_flag(t, "--disable-bias-linear");
+    ck_flag(t, "--tensor-model-parallel-size", "8");
+    ck_flag(t, "--pipeline-model-parallel-size", "8");
+    ck_no_flag(t, "--num-layers-per-virtual-pipeline-stage");
+    ck_no_flag(t, "--decoder-first-pipeline-num-layers");
+    ck_no_flag(t, "--pipeline-model-parallel-layout");
+    ck_flag(t, "--sequence-parallel", "");
+    ck_no_flag(t, "--context-parallel-size");
+    ck_flag(t, "--micro-batch-size", "1");
+    ck_flag(t, "--global-batch-size", "1536");
+    ck_flag(t, "--recompute-granularity", "selective");
+    ck_no_flag(t, "--recompute-method");
+    ck_no_flag(t, "--recompute-num-layers");
+    ck_flag(t, "--use-distributed-optimizer", "");
+    ck_flag(t, "--overlap-grad-reduce", "");
+    ck_flag(t, "--overlap-param-gather", "");
+    ck_no_flag(t, "--tp-comm-overlap");
+    ck_flag(t, "--bf16", "");
+    ck_no_flag(t, "--fp16");
+    ck_flag(t, "--attention-backend", "flash");
+    ck_flag(t, "--data-path", "\"$DATA_PATH\"");
+    ck_flag(t, "--tokenizer-model", "\"$TOKENIZER_MODEL\"");
+    ck_assert_int_ne(check_flags_known(t), 0);
+    ck_assert_int_eq(run_on_text("bash -n", t), 0);
+    free(t);
+}
+END_TEST
+
+START_TEST(llama_gqa_interleaved)
+{
+    fixture f;
+    char *t = NULL;
+    llama70b(&f);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--group-query-attention", "");
+    ck_flag(t, "--num-query-groups", "8");
+    ck_no_flag(t, "--kv-channels");           /* 8192 / 64 = 128 */
+    ck_flag(t, "--swiglu", "");
+    ck_flag(t, "--normalization", "RMSNorm");
+    ck_flag(t, "--position-embedding-type", "rope");
+    ck_flag(t, "--untie-embeddings-and-output-weights", "");
+    ck_flag(t, "--disable-bias-linear", "");
+    ck_flag(t, "--max-position-embeddings", "131072");
+    /* 80 layers / pp 4 = 20 per rank, vpp 2 -> 10 per virtual stage */
+    ck_flag(t, "--num-layers-per-virtual-pipeline-stage", "10");
+    ck_no_flag(t, "--num-virtual-stages-per-pipeline-rank");
+    ck_no_flag(t, "--overlap-param-gather");
+    check_flags_known(t);
+    free(t);
+
+    /* head_dim differing from hidden/heads: Gemma-like 3072 hidden, 16 x 256 */
+    f.m.hidden = 3072; f.m.heads = 16; f.m.kv_heads = 16; f.m.head_dim = 256;
+    f.pl.s.tp = 4; f.pl.s.dp = 4;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--kv-channels", "256");
+    ck_no_flag(t, "--group-query-attention");
+    free(t);
+}
+END_TEST
+
+START_TEST(uneven_first_last)
+{
+    fixture f;
+    char *t = NULL;
+    /* Llama 3.1 405B: 126 layers on PP16 as 7 + 14 x 8 + 7 */
+    llama70b(&f);
+    set_layers(&f, 126);
+    f.m.heads = 128; f.m.hidden = 16384; f.m.ffn_hidden = 53248;
+    strategy *s = &f.pl.s;
+    s->tp = 8; s->pp = 16; s->dp = 1; s->vpp = 1; s->gbs = 64;
+    s->n_stages = 16;
+    for (int i = 0; i < 16; i++) {
+        s->stage[i].n_layers = (i == 0 || i == 15) ? 7 : 8;
+        s->stage[i].group = 0;
+    }
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--decoder-first-pipeline-num-layers", "7");
+    ck_flag(t, "--decoder-last-pipeline-num-layers", "7");
+    ck_no_flag(t, "--pipeline-model-parallel-layout");
+    check_flags_known(t);
+    free(t);
+
+    /* the same with 2 virtual stages cannot use first/last (7 % 2 != 0) */
+    s->vpp = 2;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_no_flag(t, "--decoder-first-pipeline-num-layers");
+    ck_no_flag(t, "--num-virtual-stages-per-pipeline-rank");
+    char v[512];
+    ck_assert_ptr_nonnull(flag_value(t, "--pipeline-model-parallel-layout", v, sizeof v));
+    /* chunk 0 of rank 0 holds the embedding and 4 layers, chunk 1 of rank 15
+     * holds 3 layers and the loss */
+    ck_assert_ptr_nonnull(strstr(v, "'Et*4|t*4|"));
+    ck_assert_ptr_nonnull(strstr(v, "|t*3L'"));
+    free(t);
+
+    /* first/last with vpp when the counts divide: 8 + 14 x 8 + 6, vpp 2 */
+    for (int i = 0; i < 16; i++)
+        s->stage[i].n_layers = i == 15 ? 6 : 8;
+    set_layers(&f, 126);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_no_flag(t, "--decoder-first-pipeline-num-layers");
+    ck_flag(t, "--decoder-last-pipeline-num-layers", "6");
+    ck_flag(t, "--num-virtual-stages-per-pipeline-rank", "2");
+    ck_no_flag(t, "--num-layers-per-virtual-pipeline-stage");
+    free(t);
+}
+END_TEST
+
+START_TEST(uneven_layout)
+{
+    fixture f;
+    char *t = NULL, v[512];
+    gpt3(&f);
+    set_layers(&f, 13);
+    strategy *s = &f.pl.s;
+    s->pp = 4; s->dp = 4; s->n_stages = 4;
+    int n[4] = {3, 4, 3, 3};   /* middle ranks differ: no first/last form */
+    for (int i = 0; i < 4; i++)
+        s->stage[i].n_layers = n[i];
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--pipeline-model-parallel-layout", "'Et*3|t*4|t*3|t*3L'");
+    ck_no_flag(t, "--decoder-first-pipeline-num-layers");
+    free(t);
+
+    /* vpp 2, 16 layers as 5,4,4,3: chunks 3+2, 2+2, 2+2, 2+1, listed
+     * virtual-stage-major as Megatron's PipelineParallelLayerLayout reads */
+    set_layers(&f, 16);
+    int n2[4] = {5, 4, 4, 3};
+    for (int i = 0; i < 4; i++)
+        s->stage[i].n_layers = n2[i];
+    s->vpp = 2;
+    s->gbs = 64;   /* 64 / (1 x 4) = 16 micro-batches, % pp == 0 */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_assert_ptr_nonnull(flag_value(t, "--pipeline-model-parallel-layout", v, sizeof v));
+    ck_assert_str_eq(v, "'Et*3|t*2|t*2|t*2|t*2|t*2|t*2|tL'");
+    free(t);
+}
+END_TEST
+
+START_TEST(recompute_full)
+{
+    fixture f;
+    char *t = NULL;
+    gpt3(&f);
+    f.pl.s.recompute = RECOMPUTE_FULL;
+    f.pl.s.recompute_layers = 0;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--recompute-granularity", "full");
+    ck_flag(t, "--recompute-method", "uniform");
+    ck_flag(t, "--recompute-num-layers", "1");
+    free(t);
+
+    /* 12 layers per rank as 2 chunks of 6; recompute 3 per rank -> block of 2
+     * per chunk (rounded up: more recompute, never more memory) */
+    f.pl.s.vpp = 2;
+    f.pl.s.gbs = 1536;   /* 768 micro-batches, % 8 == 0 */
+    f.pl.s.recompute_layers = 3;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--recompute-method", "block");
+    ck_flag(t, "--recompute-num-layers", "2");
+    ck_flag(t, "--num-layers-per-virtual-pipeline-stage", "6");
+    free(t);
+}
+END_TEST
+
+START_TEST(precision_and_sharding)
+{
+    fixture f;
+    char *t = NULL;
+    gpt3(&f);
+    f.m.prec = PREC_FP16;
+    f.pl.s.zero = 3;
+    f.pl.s.overlap_param_gather = false;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--fp16", "");
+    ck_no_flag(t, "--bf16");
+    ck_no_flag(t, "--use-distributed-optimizer");
+    ck_flag(t, "--use-megatron-fsdp", "");
+    ck_flag(t, "--data-parallel-sharding-strategy", "optim_grads_params");
+    ck_flag(t, "--ckpt-format", "fsdp_dtensor");
+    check_flags_known(t);
+    free(t);
+
+    f.m.prec = PREC_FP8;
+    f.pl.s.zero = 0;
+    f.pl.s.tp_comm_overlap = true;
+    f.pl.s.cp = 2;
+    f.pl.s.dp = 1;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--bf16", "");
+    ck_flag(t, "--fp8-format", "hybrid");
+    ck_flag(t, "--tp-comm-overlap", "");
+    ck_flag(t, "--context-parallel-size", "2");
+    check_flags_known(t);
+    free(t);
+}
+END_TEST
+
+START_TEST(rules_refused)
+{
+    fixture f;
+    char why[256];
+    gpt3(&f);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), 0);
+
+    f.pl.s.sp = false;
+    f.pl.s.tp_comm_overlap = true;
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "--tp-comm-overlap"));
+
+    gpt3(&f);
+    f.pl.s.zero = 0;   /* --overlap-param-gather without the distributed optimizer */
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "--overlap-param-gather"));
+
+    gpt3(&f);
+    f.pl.s.gbs = 1535;
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+
+    gpt3(&f);
+    f.m.heads = 100;   /* 100 % 8 != 0 */
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+
+    gpt3(&f);
+    f.pl.s.vpp = 2;
+    f.pl.s.gbs = 12;   /* 6 micro-batches < pp 8 */
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+
+    gpt3(&f);
+    f.pl.s.cp = 3;     /* 2048 % 6 != 0 */
+    f.pl.s.dp = 1;
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+
+    gpt3(&f);
+    f.pl.s.stage[0].n_layers = 11;   /* stages no longer cover 96 layers */
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+
+    /* emit_write refuses the same and prints nothing */
+    char *t = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&t, &len);
+    ck_assert_int_eq(emit_write(fp, EMIT_SLURM, &f.m, &f.c, &f.pl, why, sizeof why), -1);
+    fclose(fp);
+    ck_assert_uint_eq(len, 0);
+    free(t);
+}
+END_TEST
+
+START_TEST(slurm_script)
+{
+    fixture f;
+    char *t = NULL;
+    gpt3(&f);
+    ck_assert_int_eq(emit_to_string(EMIT_SLURM, &f, &t), 0);
+    /* 8 x 8 x 2 = 128 GPUs on 8-GPU nodes: 16 nodes */
+    ck_assert_ptr_nonnull(strstr(t, "#!/bin/bash\n"));
+    ck_assert_ptr_nonnull(strstr(t, "#SBATCH --nodes=16\n"));
+    ck_assert_ptr_nonnull(strstr(t, "#SBATCH --ntasks-per-node=1\n"));
+    ck_assert_ptr_nonnull(strstr(t, "#SBATCH --gpus-per-node=8\n"));
+    ck_assert_ptr_nonnull(strstr(t, "#SBATCH --exclusive\n"));
+    ck_assert_ptr_nonnull(strstr(t, "scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1"));
+    ck_assert_ptr_nonnull(strstr(t, "--node_rank=\"$SLURM_NODEID\""));
+    ck_assert_ptr_nonnull(strstr(t, "--nproc_per_node=8 --nnodes=16"));
+    ck_assert_ptr_nonnull(strstr(t, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"));  /* H100, tp 8 */
+    ck_assert_ptr_nonnull(strstr(t, "NCCL_"));
+    ck_assert_ptr_nonnull(strstr(t, "DATA_PATH=\"${DATA_PATH:-/path/to/"));
+    ck_assert_ptr_nonnull(strstr(t, "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-/path/to/"));
+    ck_assert_ptr_nonnull(strstr(t, "    --tensor-model-parallel-size 8\n"));
+    check_flags_known(t);
+    ck_assert_int_eq(run_on_text("bash -n", t), 0);
+    if (have_shellcheck())
+        ck_assert_int_eq(run_on_text("shellcheck", t), 0);
+    free(t);
+
+    /* Blackwell: no CUDA_DEVICE_MAX_CONNECTIONS */
+    make_cluster(&f, "B200", 16);
+    ck_assert_int_eq(emit_to_string(EMIT_SLURM, &f, &t), 0);
+    ck_assert_ptr_null(strstr(t, "CUDA_DEVICE_MAX_CONNECTIONS"));
+    free(t);
+
+    /* Hopper without tp or cp: none either */
+    gpt3(&f);
+    f.pl.s.tp = 1; f.pl.s.sp = false; f.pl.s.dp = 16;
+    ck_assert_int_eq(emit_to_string(EMIT_SLURM, &f, &t), 0);
+    ck_assert_ptr_null(strstr(t, "CUDA_DEVICE_MAX_CONNECTIONS"));
+    free(t);
+}
+END_TEST
+
+START_TEST(torchrun_script)
+{
+    fixture f;
+    char *t = NULL;
+    gpt3(&f);
+    ck_assert_int_eq(emit_to_string(EMIT_TORCHRUN, &f, &t), 0);
+    ck_assert_ptr_nonnull(strstr(t, "exec torchrun --nproc_per_node=8 --nnodes=16 "
+                                    "--node_rank=\"$NODE_RANK\""));
+    ck_assert_ptr_nonnull(strstr(t, "--master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\""));
+    ck_assert_ptr_nonnull(strstr(t, "pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\""));
+    check_flags_known(t);
+    ck_assert_int_eq(run_on_text("bash -n", t), 0);
+    if (have_shellcheck())
+        ck_assert_int_eq(run_on_text("shellcheck", t), 0);
+    free(t);
+
+    /* 4 GPUs: one node, 4 processes */
+    gpt3(&f);
+    f.pl.s.tp = 4; f.pl.s.pp = 1; f.pl.s.dp = 1; f.pl.s.overlap_param_gather = false;
+    f.pl.s.gbs = 8;
+    even_stages(&f.pl.s, 96);
+    ck_assert_int_eq(emit_to_string(EMIT_TORCHRUN, &f, &t), 0);
+    ck_assert_ptr_nonnull(strstr(t, "--nproc_per_node=4 --nnodes=1 "));
+    if (have_shellcheck())
+        ck_assert_int_eq(run_on_text("shellcheck", t), 0);
+    free(t);
+
+    /* 12 GPUs do not fill 8-GPU nodes */
+    f.pl.s.dp = 3; f.pl.s.gbs = 12;
+    char why[256];
+    int nodes, ppn;
+    ck_assert_int_eq(emit_launch_shape(&f.c, &f.pl, &nodes, &ppn, why, sizeof why), -1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("emit");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, gpt3_megatron_flags);
+    tcase_add_test(tc, llama_gqa_interleaved);
+    tcase_add_test(tc, uneven_first_last);
+    tcase_add_test(tc, uneven_layout);
+    tcase_add_test(tc, recompute_full);
+    tcase_add_test(tc, precision_and_sharding);
+    tcase_add_test(tc, rules_refused);
+    tcase_add_test(tc, slurm_script);
+    tcase_add_test(tc, torchrun_script);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
