@@ -32,4 +32,19 @@ void sched_events_free(sched_events *e);   /* frees contents; NULL-safe */
 double schedule_simulate(int pp, int vpp, int microbatches, const double *fwd_s,
                          const double *bwd_s, const double *p2p_s, sched_events *out);
 
+/* The same, with the p2p time of the wrap-around crossing of an interleaved
+ * schedule (rank pp-1 chunk c -> rank 0 chunk c+1; schedule_simulate uses
+ * p2p_s[0]), and each rank's finish time (its last backward) in rank_end_s
+ * (pp entries, may be NULL).  Without `out` and with many micro-batches the
+ * periodic steady state is extrapolated exactly from two shorter runs
+ * (m = 2 pp + m % pp and that + pp), so the cost is O(pp^2 vpp), not
+ * O(m pp vpp).  p2p_s[i] is read for i < pp - 1 only. */
+double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
+                            const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
+                            double *rank_end_s, sched_events *out);
+
+/* Closed forms for equal stages (tests, reports): bubble time of 1F1B is
+ * (pp - 1)(t_f + t_b); interleaving divides it by vpp. */
+double schedule_bubble_fraction(int pp, int vpp, int microbatches);
+
 #endif

@@ -1,0 +1,42 @@
+/* comm.h: collectives and point-to-point transfers, alpha-beta, over the
+ * link a process group actually crosses.
+ *
+ * Bytes follow nccl-tests' PERFORMANCE.md: with S the full buffer and n ranks,
+ * each GPU moves 2 (n-1)/n S for an all-reduce, (n-1)/n S for an all-gather or
+ * a reduce-scatter, S for a send.  Time = bytes / bus bandwidth + steps x
+ * per-step latency (ring: n-1 steps per phase; all-reduce takes the cheaper of
+ * ring and tree in latency).
+ */
+#ifndef PLANNER_COMM_H
+#define PLANNER_COMM_H
+
+#include "cluster.h"
+#include "cost.h"
+
+/* What one rank of a group sees: bus bandwidth (efficiency applied) and the
+ * latency of one step. */
+typedef struct comm_link {
+    double bytes_per_s;
+    double latency_s;
+    bool inter_node;        /* the group spans nodes (NVLink domains) */
+} comm_link;
+
+/* The link of a group of `size` ranks spaced `stride` apart in Megatron's
+ * rank order (tp-cp-ep-dp-pp) on node group `g`.  Inside one NVLink domain:
+ * the NVLink rate x intra_eff.  Across domains: the k members per node share
+ * the node's NICs, so the bus bandwidth is min(NVLink x intra_eff,
+ * k x NIC x inter_eff), k = max(1, domain / stride) (at most size). */
+comm_link comm_group_link(const node_group *g, const gen_constants *k, int size,
+                          int stride);
+
+double comm_allreduce_s(const comm_link *l, int n, double bytes);
+double comm_allgather_s(const comm_link *l, int n, double bytes);      /* S = output */
+double comm_reducescatter_s(const comm_link *l, int n, double bytes);  /* S = input */
+/* A send of `bytes` over a link of `bytes_per_s` (efficiency applied by the
+ * caller) and `latency_s`. */
+double comm_p2p_s(double bytes_per_s, double latency_s, double bytes);
+
+/* GPUs of group `g` joined by the fast intra-node link (NVL72: 72). */
+int comm_nvlink_domain(const node_group *g);
+
+#endif

@@ -1,0 +1,36 @@
+/* compute.h: seconds of the work transformer.c counts, on one GPU.
+ *
+ * Every time term is work / (peak x efficiency) -- linear in 1/efficiency, so
+ * calibration can fit the per-generation efficiencies by least squares --
+ * plus a fixed per-kernel cost.
+ */
+#ifndef PLANNER_COMPUTE_H
+#define PLANNER_COMPUTE_H
+
+#include "catalog.h"
+#include "cost.h"
+#include "transformer.h"
+
+/* One GEMM list on `gpu` at format `fmt` with `elem_bytes` per operand
+ * element:  2 m n k / (peak x gemm_eff)  +  (m k + k n + m n) elem_bytes /
+ * (HBM x hbm_eff)  +  kernel_s, per GEMM.  The operand-traffic term is what
+ * makes small and skinny GEMMs (large TP, small micro-batch) run far below
+ * peak: their arithmetic intensity falls towards the GPU's FLOP/byte ratio. */
+double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
+                       int elem_bytes, const tf_gemm *g, int n);
+
+/* Flash attention, forward: `flops` counted in full (non-causal); a causal
+ * kernel executes half of them.  flops / 2 / (peak x attn_eff) + kernel_s. */
+double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
+                           double flops);
+
+/* Memory-bound kernels: bytes / (HBM x hbm_eff) + kernels x kernel_s. */
+double compute_memory_s(const gpu_spec *gpu, const gen_constants *k, double bytes,
+                        int kernels);
+
+/* Adam step over `params` local parameters (fp32 master, moments and grads
+ * read, written back, 16-bit copy written, grads zeroed): 34 bytes/param. */
+#define OPTIMIZER_BYTES_PER_PARAM 34.0
+double compute_optimizer_s(const gpu_spec *gpu, const gen_constants *k, double params);
+
+#endif

@@ -1,0 +1,81 @@
+/* comm.c: alpha-beta collectives over the link each process group crosses.
+ *
+ * Megatron orders ranks tp-cp-ep-dp-pp (TP fastest), so a TP group of t <= 8
+ * sits on one node's NVLink, a DP group of stride t*cp spans nodes once
+ * t*cp*dp exceeds the node, and PP neighbours are t*cp*dp ranks apart.  A
+ * group crossing nodes runs NCCL rings through every member; its node
+ * boundary carries the ring's traffic over the NICs of the k members on that
+ * node, so the bus bandwidth is k NICs' worth, never more than NVLink.
+ * Bus bandwidths are the link rates times the generation's efficiencies
+ * (nccl-tests: A100 NVLink3 235 of 300 GB/s, NDR 400 Gb/s ~47 of 50 GB/s).
+ * Latency: the group's per-step latency (cluster file) times the steps of a
+ * ring (n-1 per phase); all-reduce may use a tree (2 log2 n steps).
+ * Invariant: times grow with bytes and fall with bandwidth; n = 1 costs 0.
+ */
+#include <math.h>
+#include "comm.h"
+
+int comm_nvlink_domain(const node_group *g)
+{
+    int d = g->gpus_per_node;
+    if (g->gpu.nvlink_domain > d)
+        d = g->gpu.nvlink_domain;
+    return d > 0 ? d : 1;
+}
+
+comm_link comm_group_link(const node_group *g, const gen_constants *k, int size,
+                          int stride)
+{
+    comm_link l;
+    int dom = comm_nvlink_domain(g);
+    double intra = g->intra_bytes_per_s * k->intra_eff;
+    if (stride < 1)
+        stride = 1;
+    if ((double)size * stride <= dom) {
+        l.bytes_per_s = intra;
+        l.latency_s = g->intra_latency_s;
+        l.inter_node = false;
+    } else {
+        int per_node = stride >= dom ? 1 : dom / stride;
+        double inter;
+        if (per_node > size)
+            per_node = size;
+        inter = per_node * g->inter_bytes_per_s * k->inter_eff;
+        l.bytes_per_s = inter < intra ? inter : intra;
+        l.latency_s = g->inter_latency_s;
+        l.inter_node = true;
+    }
+    if (!(l.bytes_per_s > 0))
+        l.bytes_per_s = 1.0;
+    return l;
+}
+
+double comm_allreduce_s(const comm_link *l, int n, double bytes)
+{
+    double ring, tree;
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    ring = 2.0 * (n - 1);
+    tree = 2.0 * ceil(log2((double)n));
+    return 2.0 * (n - 1) / n * bytes / l->bytes_per_s +
+           (ring < tree ? ring : tree) * l->latency_s;
+}
+
+double comm_allgather_s(const comm_link *l, int n, double bytes)
+{
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    return (double)(n - 1) / n * bytes / l->bytes_per_s + (n - 1) * l->latency_s;
+}
+
+double comm_reducescatter_s(const comm_link *l, int n, double bytes)
+{
+    return comm_allgather_s(l, n, bytes);
+}
+
+double comm_p2p_s(double bytes_per_s, double latency_s, double bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    return bytes / (bytes_per_s > 0 ? bytes_per_s : 1.0) + latency_s;
+}

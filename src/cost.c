@@ -1,0 +1,408 @@
+/* cost.c: evaluate() -- one strategy's step time, throughput and per-stage
+ * memory.
+ *
+ * Per pipeline rank i (its node group's GPU, its own tp and layers):
+ *   forward of one micro-batch = sum over its layers of GEMMs + flash
+ *     attention + element-wise kernels (compute.c) + TP/SP collectives
+ *     (comm.c; hidden behind the GEMMs with tp_comm_overlap), plus the
+ *     embedding on rank 0 and output layer + loss on the last rank;
+ *   backward = 2 x the forward's kernels + the same TP traffic + the
+ *     re-forward of recomputation (full: everything; selective: core
+ *     attention);
+ *   p2p between ranks: b s h / t (/ t again with SP) 16-bit elements over the
+ *     link between the two ranks' node groups (NVLink when the whole
+ *     pipeline sits in one node).
+ * The schedule (pipeline.c) turns these into each rank's finish time.  Then
+ * the data-parallel gradient reduce (all-reduce, or reduce-scatter with the
+ * distributed optimizer / ZeRO) is exposed beyond the last backward unless
+ * overlapped with it; the optimizer step (HBM-bound) and the parameter
+ * all-gather (ZeRO >= 1, hidden behind the next forward when overlapped)
+ * follow; ZeRO-3 gathers weights and reduces grads per micro-batch inside
+ * each forward/backward.  step = max_i(finish_i + exposed reduce_i) +
+ * max_i(optimizer_i) + max_i(exposed gather_i) + step_overhead_s.
+ * Memory per rank: memory.c with memory_inflight() micro-batches.
+ * Sources: ../shared/reference/cost-model.md.  evaluate() allocates only in
+ * the schedule simulation; identical consecutive layers are costed once.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "comm.h"
+#include "compute.h"
+#include "cost.h"
+#include "memory.h"
+#include "pipeline.h"
+#include "transformer.h"
+
+#define GIB (1073741824.0)
+
+void cost_params_default(cost_params *p)
+{
+    /* gemm, attn, hbm, intra, inter, kernel_s */
+    static const gen_constants volta = {0.78, 0.40, 0.80, 0.80, 0.80, 4e-6};
+    static const gen_constants ampere = {0.78, 0.50, 0.85, 0.78, 0.80, 4e-6};
+    static const gen_constants hopper = {0.75, 0.50, 0.85, 0.80, 0.85, 4e-6};
+    int g;
+    memset(p, 0, sizeof *p);
+    for (g = 0; g < GEN_COUNT; g++)
+        p->gen[g] = hopper;
+    p->gen[GEN_VOLTA] = volta;
+    p->gen[GEN_TURING] = volta;
+    p->gen[GEN_AMPERE] = ampere;
+    p->gen[GEN_ADA] = ampere;
+    p->step_overhead_s = 0.0;
+    p->reserve_bytes = 1.0 * GIB;
+    p->frag_fraction = 0.10;
+}
+
+double model_flops_per_step(const model *m, int gbs, int seq_len)
+{
+    double per_token = tf_logits_flops_per_token(m);
+    int i;
+    for (i = 0; i < m->layers; i++)
+        per_token += tf_layer_flops_per_token(m, &m->layer[i], seq_len);
+    return 3.0 * per_token * (double)gbs * seq_len;
+}
+
+static int same_layer(const layer_spec *a, const layer_spec *b)
+{
+    return a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
+           a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe;
+}
+
+/* Cost of one decoder layer for one micro-batch on one GPU. */
+static void layer_cost(const model *m, const layer_spec *l, const gpu_spec *gpu,
+                       const gen_constants *k, const comm_link *tpl, const strategy *s,
+                       int tp, range_cost *rc)
+{
+    peak_format fmt = precision_peak(m->prec);
+    int eb = precision_bytes(m->prec);
+    double tokens = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
+    tf_gemm g[TF_MAX_GEMMS];
+    int ng = tf_layer_gemms(m, l, tokens, tp, g);
+    double gemm = compute_gemms_s(gpu, k, fmt, eb, g, ng);
+    double attn = compute_attention_s(gpu, k, fmt,
+                                      tf_attention_flops(l, s->mbs, s->seq_len, s->cp, tp));
+    double elem = compute_memory_s(gpu, k,
+                                   tf_layer_elementwise_bytes(m, l, tokens, tp, s->sp), 6);
+    double fwd = gemm + attn + elem, bwd = 2.0 * fwd;
+    double tpc = 0, rec = 0;
+
+    if (tp > 1) {
+        /* two all-reduces (or all-gather + reduce-scatter pairs with SP) of
+         * b s h 16-bit activations per direction */
+        tpc = 2.0 * comm_allreduce_s(tpl, tp, tokens * l->hidden * 2.0);
+        if (s->tp_comm_overlap)
+            tpc = tpc > gemm ? tpc - gemm : 0;
+    }
+    if (s->cp > 1) {
+        /* ring attention: K and V blocks pass around the cp ranks, hidden
+         * behind the attention kernels when they are long enough */
+        double kv = tokens * 2.0 * l->kv_heads * l->head_dim / tp * 2.0 * (s->cp - 1);
+        double t = comm_p2p_s(tpl->bytes_per_s, tpl->latency_s * (s->cp - 1), kv);
+        tpc += t > attn ? t - attn : 0;
+    }
+    if (s->recompute == RECOMPUTE_FULL)
+        rec = fwd + tpc;
+    else if (s->recompute == RECOMPUTE_SELECTIVE)
+        rec = attn;
+    rc->fwd_s += fwd + tpc;
+    rc->bwd_s += bwd + tpc + rec;
+    rc->compute_s += fwd + bwd;
+    rc->recompute_s += rec;
+    rc->tp_comm_s += 2.0 * tpc;
+    rc->act_bytes += tf_layer_activation_bytes(m, l, s->mbs, s->seq_len, s->cp, tp, s->sp,
+                                               s->recompute);
+    rc->n_tensors += tf_layer_tensors(m, l);
+}
+
+void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
+                      const strategy *s, int group, int tp, int first, int n,
+                      bool first_stage, bool last_stage, range_cost *out)
+{
+    const node_group *ng = &c->group[group];
+    const gpu_spec *gpu = &ng->gpu;
+    const gen_constants *k = &p->gen[gpu->gen];
+    int cp = s->cp > 0 ? s->cp : 1;
+    comm_link tpl;
+    range_cost one;
+    double tokens = (double)s->mbs * s->seq_len / cp;
+    double max_layer_act = 0;
+    int i;
+
+    if (tp <= 0)
+        tp = s->tp > 0 ? s->tp : 1;
+    memset(out, 0, sizeof *out);
+    tpl = comm_group_link(ng, k, tp * cp, 1);
+    memset(&one, 0, sizeof one);
+    for (i = first; i < first + n && i < m->layers; i++) {
+        const layer_spec *l = &m->layer[i];
+        if (i == first || !same_layer(l, &m->layer[i - 1])) {
+            memset(&one, 0, sizeof one);
+            layer_cost(m, l, gpu, k, &tpl, s, tp, &one);
+            if (s->recompute == RECOMPUTE_FULL) {
+                /* the layer being recomputed holds its full activations */
+                double a = tf_layer_activation_bytes(m, l, s->mbs, s->seq_len, cp, tp,
+                                                     s->sp, RECOMPUTE_NONE);
+                if (a > max_layer_act)
+                    max_layer_act = a;
+            }
+        }
+        out->fwd_s += one.fwd_s;
+        out->bwd_s += one.bwd_s;
+        out->compute_s += one.compute_s;
+        out->recompute_s += one.recompute_s;
+        out->tp_comm_s += one.tp_comm_s;
+        out->act_bytes += one.act_bytes;
+        out->n_tensors += one.n_tensors;
+        out->params += tf_layer_params(m, i) / tp;
+    }
+    out->act_peak_extra_bytes = max_layer_act;
+    if (first_stage) {
+        double emb = compute_memory_s(gpu, k, tokens * m->hidden * 2.0 * 2.0, 1);
+        out->fwd_s += emb;
+        out->bwd_s += 2.0 * emb;
+        out->compute_s += 3.0 * emb;
+        out->params += model_embedding_params(m) / tp;
+        out->n_tensors += 1;
+    }
+    if (last_stage) {
+        peak_format fmt = precision_peak(m->prec);
+        tf_gemm lg = {tokens, (double)m->vocab / tp, m->hidden, 1};
+        /* the output GEMM runs in 16 bits even in FP8 recipes */
+        double gemm = compute_gemms_s(gpu, k, fmt == PEAK_FP8 || fmt == PEAK_FP4 ? PEAK_BF16 : fmt,
+                                      2, &lg, 1);
+        /* cross-entropy over fp32 logits: about three passes of 4 bytes */
+        double ce = compute_memory_s(gpu, k, 12.0 * tokens * m->vocab / tp, 3);
+        out->fwd_s += gemm + ce;
+        out->bwd_s += 2.0 * gemm + ce;
+        out->compute_s += 3.0 * gemm + 2.0 * ce;
+        if (!m->tied_embeddings || !first_stage)
+            out->params += (double)m->vocab * m->hidden / tp;
+        out->n_tensors += 1;
+        /* fp32 logits of one micro-batch */
+        out->act_peak_extra_bytes += 4.0 * tokens * m->vocab / tp;
+    }
+}
+
+/* Bytes per parameter of the data-parallel gradient reduction. */
+static double grad_reduce_bytes(const model *m, int zero)
+{
+    if (zero >= 2)
+        return m->prec == PREC_FP32 ? 4.0 : 2.0;
+    return m->prec == PREC_FP16 ? 2.0 : 4.0;   /* bf16: fp32 main grads */
+}
+
+static const char *binding_of(const time_breakdown *t)
+{
+    struct { double v; const char *name; } parts[] = {
+        {t->compute_s, "compute"},      {t->recompute_s, "recompute"},
+        {t->tp_comm_s, "tp-comm"},      {t->cp_comm_s, "cp-comm"},
+        {t->pp_comm_s, "pp-comm"},      {t->bubble_s, "pipeline-bubble"},
+        {t->dp_comm_s, "dp-comm"},      {t->optimizer_s, "optimizer"},
+        {t->overhead_s, "overhead"}};
+    size_t i, best = 0;
+    for (i = 1; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].v > parts[best].v)
+            best = i;
+    return parts[best].name;
+}
+
+void evaluate(const model *m, const cluster *c, const cost_params *p,
+              const strategy *s, evaluation *out)
+{
+    double fwd[STRATEGY_MAX_STAGES], bwd[STRATEGY_MAX_STAGES], p2p[STRATEGY_MAX_STAGES];
+    double rank_end[STRATEGY_MAX_STAGES], grad_exp[STRATEGY_MAX_STAGES];
+    double param_exp = 0, opt = 0, done = 0, span, peak_flops = 0;
+    range_cost rc[STRATEGY_MAX_STAGES];
+    state_bytes sb;
+    int pp = s->pp > 0 ? s->pp : 1, v = s->vpp > 0 ? s->vpp : 1;
+    int mcount = strategy_microbatches(s);
+    int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
+    int i, j, worst = 0;
+
+    memset(out, 0, sizeof *out);
+    if (pp > STRATEGY_MAX_STAGES)
+        pp = STRATEGY_MAX_STAGES;
+    if (mcount < 1)
+        mcount = 1;
+    out->n_stages = pp;
+    out->gpus = strategy_gpus(s);
+    memory_state_bytes(m->prec, s->zero, dp, &sb);
+
+    for (i = 0; i < pp; i++) {
+        const stage_spec *st = &s->stage[i];
+        int g = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
+        int tp = st->tp > 0 ? st->tp : (s->tp > 0 ? s->tp : 1);
+        int lpc = v > 1 ? st->n_layers / v : st->n_layers;
+        const node_group *ng = &c->group[g];
+        const gen_constants *k = &p->gen[ng->gpu.gen];
+        comm_link dpl = comm_group_link(ng, k, dp, tp * cp);
+        double gb = grad_reduce_bytes(m, s->zero);
+        double t_grad, t_param, opt_i, inflight;
+        range_cost *r = &rc[i];
+
+        memset(r, 0, sizeof *r);
+        if (v == 1) {
+            cost_layer_range(m, c, p, s, g, tp, st->first_layer, st->n_layers, i == 0,
+                             i == pp - 1, r);
+        } else {
+            int round = m->layers / v;
+            for (j = 0; j < v; j++) {
+                range_cost part;
+                cost_layer_range(m, c, p, s, g, tp, st->first_layer + j * round,
+                                 j == v - 1 ? st->n_layers - lpc * (v - 1) : lpc,
+                                 i == 0 && j == 0, i == pp - 1 && j == v - 1, &part);
+                r->fwd_s += part.fwd_s;
+                r->bwd_s += part.bwd_s;
+                r->compute_s += part.compute_s;
+                r->recompute_s += part.recompute_s;
+                r->tp_comm_s += part.tp_comm_s;
+                r->params += part.params;
+                r->act_bytes += part.act_bytes;
+                if (part.act_peak_extra_bytes > r->act_peak_extra_bytes)
+                    r->act_peak_extra_bytes = part.act_peak_extra_bytes;
+                r->n_tensors += part.n_tensors;
+            }
+        }
+
+        /* data parallelism */
+        if (s->zero >= 3) {
+            double ag = comm_allgather_s(&dpl, dp, r->params * 2.0) +
+                        (r->n_tensors - 1) * (dp - 1) * dpl.latency_s;
+            double rs = comm_reducescatter_s(&dpl, dp, r->params * gb) +
+                        (r->n_tensors - 1) * (dp - 1) * dpl.latency_s;
+            double fc = r->fwd_s, bc = r->bwd_s;
+            if (dp > 1) {
+                r->fwd_s += s->overlap_param_gather ? (ag > fc ? ag - fc : 0) : ag;
+                r->bwd_s += s->overlap_grad_reduce ? (ag + rs > bc ? ag + rs - bc : 0)
+                                                   : ag + rs;
+            }
+            t_grad = t_param = 0;
+        } else if (s->zero >= 1) {
+            t_grad = comm_reducescatter_s(&dpl, dp, r->params * gb);
+            t_param = comm_allgather_s(&dpl, dp, r->params * 2.0);
+        } else {
+            t_grad = comm_allreduce_s(&dpl, dp, r->params * gb);
+            t_param = 0;
+        }
+        grad_exp[i] = s->overlap_grad_reduce ? (t_grad > r->bwd_s ? t_grad - r->bwd_s : 0)
+                                             : t_grad;
+        if (s->overlap_param_gather)
+            t_param = t_param > r->fwd_s ? t_param - r->fwd_s : 0;
+        if (t_param > param_exp)
+            param_exp = t_param;
+        opt_i = compute_optimizer_s(&ng->gpu, k, s->zero >= 1 ? r->params / dp : r->params);
+        if (opt_i > opt)
+            opt = opt_i;
+
+        fwd[i] = r->fwd_s;
+        bwd[i] = r->bwd_s;
+        out->stage_fwd_s[i] = r->fwd_s;
+        out->stage_bwd_s[i] = r->bwd_s;
+
+        /* p2p to the next rank */
+        if (i < pp - 1 || (v > 1 && pp > 1)) {
+            int gn = s->stage[(i + 1) % pp].group;
+            double bw, lat;
+            double bytes = (double)s->mbs * s->seq_len / cp * m->hidden * 2.0 / tp;
+            if (gn < 0 || gn >= c->n_groups)
+                gn = g;
+            if (gn == g && (double)tp * cp * dp * pp <= comm_nvlink_domain(ng)) {
+                bw = ng->intra_bytes_per_s * k->intra_eff;
+                lat = ng->intra_latency_s;
+            } else {
+                cluster_link_between(c, g, gn, &bw, &lat);
+                bw *= k->inter_eff;
+            }
+            p2p[i] = comm_p2p_s(bw, lat, bytes);
+        } else {
+            p2p[i] = 0;
+        }
+
+        /* memory */
+        inflight = memory_inflight(pp, v, mcount, i);
+        {
+            double extra = r->act_peak_extra_bytes;
+            if (s->zero >= 3 && st->n_layers > 0)   /* one gathered layer */
+                extra += 2.0 * 2.0 * r->params * dp / st->n_layers;
+            memory_stage(&sb, r->params, r->act_bytes, inflight, extra, p->reserve_bytes,
+                         p->frag_fraction, ng->gpu.usable_mem_bytes, &out->stage_memory[i]);
+        }
+        if (out->stage_memory[i].total_bytes > out->peak_memory_bytes) {
+            out->peak_memory_bytes = out->stage_memory[i].total_bytes;
+            out->peak_stage = i;
+        }
+        peak_flops += ng->gpu.peak_flops[precision_peak(m->prec)] > 0
+                          ? ng->gpu.peak_flops[precision_peak(m->prec)] * tp * cp * dp
+                          : ng->gpu.peak_flops[PEAK_FP16] * tp * cp * dp;
+    }
+
+    span = schedule_simulate_ex(pp, v, mcount, fwd, bwd, p2p, pp > 1 ? p2p[pp - 1] : 0,
+                                rank_end, NULL);
+    if (span < 0) {   /* out of memory in the simulation: the closed form */
+        double fb = 0;
+        for (i = 0; i < pp; i++)
+            if (fwd[i] + bwd[i] > fb)
+                fb = fwd[i] + bwd[i];
+        span = (mcount + (pp - 1.0) / v) * fb;
+        for (i = 0; i < pp; i++)
+            rank_end[i] = span;
+    }
+    for (i = 0; i < pp; i++) {
+        double d = rank_end[i] + grad_exp[i];
+        if (d > done)
+            done = d;
+        if (fwd[i] + bwd[i] > fwd[worst] + bwd[worst])
+            worst = i;
+    }
+    out->step_time_s = done + opt + param_exp + p->step_overhead_s;
+
+    /* breakdown, on the slowest rank */
+    {
+        time_breakdown *t = &out->time;
+        double steady = mcount * (fwd[worst] + bwd[worst]);
+        double pp_fill = 0;
+        t->compute_s = mcount * rc[worst].compute_s;
+        t->recompute_s = mcount * rc[worst].recompute_s;
+        t->tp_comm_s = mcount * rc[worst].tp_comm_s;
+        for (i = 0; i < pp - 1; i++)
+            pp_fill += 2.0 * p2p[i];
+        t->pp_comm_s = pp_fill < span - steady ? pp_fill : (span > steady ? span - steady : 0);
+        t->bubble_s = span - steady - t->pp_comm_s;
+        if (t->bubble_s < 0)
+            t->bubble_s = 0;
+        t->dp_comm_s = (done - span) + param_exp;
+        if (s->zero >= 3)
+            t->dp_comm_s += steady - (t->compute_s + t->recompute_s + t->tp_comm_s);
+        if (t->dp_comm_s < 0)
+            t->dp_comm_s = 0;
+        t->optimizer_s = opt;
+        t->overhead_s = p->step_overhead_s;
+    }
+
+    {
+        double tokens = (double)s->gbs * s->seq_len;
+        double mf = model_flops_per_step(m, s->gbs, s->seq_len);
+        int gpus = out->gpus > 0 ? out->gpus : 1;
+        out->tokens_per_s = tokens / out->step_time_s;
+        out->tokens_per_s_per_gpu = out->tokens_per_s / gpus;
+        out->tflops_per_gpu = mf / out->step_time_s / gpus / 1e12;
+        out->mfu = peak_flops > 0 ? mf / out->step_time_s / peak_flops : 0;
+    }
+
+    out->feasible = true;
+    for (i = 0; i < pp; i++) {
+        const memory_breakdown *mb = &out->stage_memory[i];
+        if (mb->total_bytes > mb->capacity_bytes) {
+            int g = s->stage[i].group >= 0 && s->stage[i].group < c->n_groups
+                        ? s->stage[i].group : 0;
+            out->feasible = false;
+            snprintf(out->reason, sizeof out->reason,
+                     "stage %d needs %.1f GiB, %s has %.1f GiB usable", i,
+                     mb->total_bytes / GIB, c->group[g].gpu.name, mb->capacity_bytes / GIB);
+            break;
+        }
+    }
+    out->binding = out->feasible ? binding_of(&out->time) : "memory";
+}

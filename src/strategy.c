@@ -1,0 +1,106 @@
+/* strategy.c: derived figures of a strategy and Megatron-LM's validity rules
+ * (arguments.py, core_v0.15.0; ../shared/reference/cost-model.md):
+ *   world = tp cp dp pp; gbs % (mbs dp) == 0; heads % tp == 0; kv_heads % tp
+ *   == 0 (GQA groups split across TP); layers % pp == 0 unless the stages list
+ *   an uneven split; vpp > 1 needs pp > 1, (layers / pp) % vpp == 0 and
+ *   micro-batches % pp == 0; SP needs tp > 1; tp_comm_overlap needs SP;
+ *   overlap_param_gather needs the distributed optimizer and
+ *   overlap_grad_reduce; seq % (2 cp) == 0 with CP; experts % ep == 0 with EP
+ *   and ep divides dp; stages cover every layer exactly once.
+ */
+#include <stdio.h>
+#include "cost.h"
+
+int strategy_microbatches(const strategy *s)
+{
+    long d = (long)(s->mbs > 0 ? s->mbs : 1) * (s->dp > 0 ? s->dp : 1);
+    return d > 0 ? (int)(s->gbs / d) : 0;
+}
+
+int strategy_gpus(const strategy *s)
+{
+    int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
+    int i, n = 0;
+    if (s->n_stages == s->pp && s->pp > 0) {
+        for (i = 0; i < s->pp && i < STRATEGY_MAX_STAGES; i++)
+            n += (s->stage[i].tp > 0 ? s->stage[i].tp : s->tp) * cp * dp;
+        return n;
+    }
+    return s->tp * cp * dp * s->pp;
+}
+
+const char *recompute_name(recompute_mode r)
+{
+    switch (r) {
+    case RECOMPUTE_NONE: return "none";
+    case RECOMPUTE_SELECTIVE: return "selective";
+    case RECOMPUTE_FULL: return "full";
+    }
+    return "unknown";
+}
+
+#define FAIL(...) do { snprintf(why, (size_t)why_size, __VA_ARGS__); return -1; } while (0)
+
+int strategy_check(const model *m, const strategy *s, char *why, int why_size)
+{
+    int i, covered = 0, uneven = 0;
+    if (why_size > 0)
+        why[0] = '\0';
+    if (s->tp < 1 || s->pp < 1 || s->dp < 1 || s->cp < 1 || s->ep < 1 || s->vpp < 1 ||
+        s->mbs < 1 || s->gbs < 1 || s->seq_len < 1)
+        FAIL("every degree, the micro-batch, the global batch and the sequence must be >= 1");
+    if (s->pp > STRATEGY_MAX_STAGES)
+        FAIL("pp %d exceeds %d stages", s->pp, STRATEGY_MAX_STAGES);
+    if (s->gbs % (s->mbs * s->dp) != 0)
+        FAIL("global batch %d is not a multiple of micro-batch %d x dp %d", s->gbs, s->mbs,
+             s->dp);
+    if (s->zero < 0 || s->zero > 3)
+        FAIL("zero stage %d is not 0..3", s->zero);
+    if (s->sp && s->tp < 2)
+        FAIL("sequence parallelism needs tp > 1");
+    if (s->tp_comm_overlap && !s->sp)
+        FAIL("tp_comm_overlap needs sequence parallelism");
+    if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce))
+        FAIL("overlap_param_gather needs the distributed optimizer and overlap_grad_reduce");
+    if (s->cp > 1 && s->seq_len % (2 * s->cp) != 0)
+        FAIL("sequence %d is not a multiple of 2 x cp %d", s->seq_len, s->cp);
+    if (s->ep > 1 && (m->moe.experts == 0 || m->moe.experts % s->ep != 0 ||
+                      (s->dp * s->cp) % s->ep != 0))
+        FAIL("ep %d must divide the experts and dp x cp", s->ep);
+    if (s->n_stages != s->pp)
+        FAIL("%d stages listed for pp %d", s->n_stages, s->pp);
+    for (i = 0; i < s->pp; i++) {
+        const stage_spec *st = &s->stage[i];
+        int tp = st->tp > 0 ? st->tp : s->tp;
+        if (st->n_layers < 0)
+            FAIL("stage %d has %d layers", i, st->n_layers);
+        if (st->n_layers != m->layers / s->pp)
+            uneven = 1;
+        covered += st->n_layers;
+        if (m->heads % tp != 0)
+            FAIL("heads %d are not a multiple of tp %d", m->heads, tp);
+        if (m->kv_heads % tp != 0 && tp % m->kv_heads != 0)
+            FAIL("kv_heads %d and tp %d: one must divide the other", m->kv_heads, tp);
+        if (s->vpp > 1 && st->n_layers % s->vpp != 0)
+            FAIL("stage %d: %d layers do not split into %d virtual stages", i,
+                 st->n_layers, s->vpp);
+        if (s->vpp == 1 && i > 0 && st->first_layer !=
+                s->stage[i - 1].first_layer + s->stage[i - 1].n_layers)
+            FAIL("stage %d does not start where stage %d ends", i, i - 1);
+    }
+    if (covered != m->layers)
+        FAIL("stages hold %d layers, the model has %d", covered, m->layers);
+    if (!uneven && m->layers % s->pp != 0)
+        FAIL("layers %d are not a multiple of pp %d", m->layers, s->pp);
+    if (s->vpp > 1) {
+        int mb = strategy_microbatches(s);
+        if (s->pp < 2)
+            FAIL("virtual stages need pp > 1");
+        if (uneven)
+            FAIL("virtual stages need an even split of the layers");
+        if (mb % s->pp != 0)
+            FAIL("interleaving needs the micro-batches (%d) to be a multiple of pp %d", mb,
+                 s->pp);
+    }
+    return 0;
+}
