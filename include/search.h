@@ -46,6 +46,8 @@ typedef struct search_options {
     partition_solver partition;
     double ilp_time_limit_s;
     bool progress;                    /* progress on stderr */
+    bool exhaustive;                  /* evaluate every candidate, no pruning
+                                         (tests compare it with the pruned search) */
 } search_options;
 
 typedef struct search_result {
@@ -57,18 +59,32 @@ typedef struct search_result {
     bool have_miss;                   /* no feasible plan: the closest one */
     plan miss;
     char advice[512];                 /* what would make it fit */
+    long pruned;                      /* candidates skipped by a safe prune */
+    long invalid;                     /* candidates strategy_check rejected */
+    int gbs, seq_len;                 /* the global batch and sequence planned */
+    int gpus;                         /* GPUs each plan uses */
 } search_result;
 
 /* Fills *opts with defaults (top 10, throughput, nothing fixed, DP partition). */
 void search_options_default(search_options *opts);
 
 /* Runs the search.  Returns 0 (with res->n_top >= 1), PLANNER_E_INFEASIBLE
- * (res->have_miss and res->advice filled), or another status with *err.
- * Free res with search_result_free. */
+ * (res->advice filled; res->have_miss when at least one strategy could be
+ * evaluated, false when no strategy satisfies the rules and --fix), or
+ * another status with *err.  Free res with search_result_free. */
 planner_status search_run(const model *m, const cluster *c, const cost_params *p,
                           const search_options *opts, search_result *res,
                           planner_error *err);
 
 void search_result_free(search_result *res);   /* NULL-safe; frees contents */
+
+/* The placement seam: fills s->stage[] and s->n_stages for a strategy whose
+ * tp, cp, pp, dp and vpp are set, with every stage on node group `group` of
+ * `c` and the decoder layers split evenly (layers / pp per rank).  Returns 0,
+ * or -1 with the reason in why when it cannot (layers % pp != 0, pp too
+ * large).  Placement across node groups and uneven partitions replace or
+ * extend this one function. */
+int search_place_stages(const model *m, const cluster *c, int group, strategy *s,
+                        char *why, int why_size);
 
 #endif

@@ -1,0 +1,466 @@
+/* report.c: the search's result for people (a ranked table and the winner's
+ * time and memory breakdowns), for programs (JSON, schema in
+ * docs/json-schema.md) and, when nothing fits, the closest miss and advice.
+ *
+ * Invariants: the table and the JSON show the same plans in the same order
+ * (search_result.top, best first); every number printed comes from the
+ * evaluation, nothing is recomputed here except sums and ratios of it.  JSON
+ * is built with jansson and written with json_dumpf, so escaping is right;
+ * non-finite numbers become null (jansson refuses NaN and inf).  Sizes are
+ * printed in GiB (2^30 bytes), JSON carries bytes and seconds.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "report.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* gbs / (mbs dp) and tp cp dp pp, as strategy.h defines them (kept here so
+ * this file needs nothing but the strategy's fields). */
+static int microbatches(const strategy *s)
+{
+    return s->mbs > 0 && s->dp > 0 ? s->gbs / (s->mbs * s->dp) : 0;
+}
+
+static int plan_gpu_count(const strategy *s)
+{
+    return s->tp * s->cp * s->dp * s->pp;
+}
+
+/* GPUs of a node group and of the whole cluster. */
+static int group_gpus(const node_group *g)
+{
+    return g->nodes * g->gpus_per_node;
+}
+
+static int cluster_gpus(const cluster *c)
+{
+    int n = 0;
+    for (int g = 0; g < c->n_groups; g++)
+        n += group_gpus(&c->group[g]);
+    return n;
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* Formats a non-negative number with thousands separators, no decimals. */
+static void fmt_count(double v, char *buf, size_t size)
+{
+    char digits[32], out[48];
+    int n, o = 0;
+    if (!isfinite(v) || v < 0 || v > 9e18) {
+        snprintf(buf, size, "%s", isfinite(v) ? "-" : "inf");
+        return;
+    }
+    snprintf(digits, sizeof digits, "%.0f", v);
+    n = (int)strlen(digits);
+    if (n > 20)
+        n = 20;
+    for (int i = 0; i < n; i++) {
+        out[o++] = digits[i];
+        if ((n - 1 - i) % 3 == 0 && i != n - 1)
+            out[o++] = ',';
+    }
+    out[o] = '\0';
+    if (size > 0) {
+        size_t len = strlen(out) < size - 1 ? strlen(out) : size - 1;
+        memcpy(buf, out, len);
+        buf[len] = '\0';
+    }
+}
+
+static const char *short_rc(recompute_mode r)
+{
+    switch (r) {
+    case RECOMPUTE_NONE: return "none";
+    case RECOMPUTE_SELECTIVE: return "sel";
+    case RECOMPUTE_FULL: return "full";
+    }
+    return "?";
+}
+
+static const char *long_rc(recompute_mode r)
+{
+    switch (r) {
+    case RECOMPUTE_NONE: return "none";
+    case RECOMPUTE_SELECTIVE: return "selective";
+    case RECOMPUTE_FULL: return "full";
+    }
+    return "?";
+}
+
+static double pct(double part, double whole)
+{
+    return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+static const memory_breakdown *peak_memory(const evaluation *e)
+{
+    if (e->n_stages <= 0 || e->peak_stage < 0 || e->peak_stage >= e->n_stages)
+        return NULL;
+    return &e->stage_memory[e->peak_stage];
+}
+
+static void header(FILE *out, const model *m, const cluster *c, const search_result *res)
+{
+    int gpus = cluster_gpus(c);
+    fprintf(out, "%s on %s: %d GPUs (", m->name, c->name, gpus);
+    for (int g = 0; g < c->n_groups; g++)
+        fprintf(out, "%s%d x %d %s", g ? " + " : "", c->group[g].nodes,
+                c->group[g].gpus_per_node, c->group[g].gpu.name);
+    fprintf(out, "), global batch %d, sequence %d, %s\n", res->gbs, res->seq_len,
+            precision_name(m->prec));
+}
+
+/* "tp 8, pp 16, dp 4, ..." for one strategy. */
+static void describe(const strategy *s, char *buf, size_t size)
+{
+    char ep[24] = "";
+    if (s->ep > 1)
+        snprintf(ep, sizeof ep, ", ep %d", s->ep);
+    snprintf(buf, size,
+             "tp %d, pp %d, dp %d, cp %d%s, vpp %d, mbs %d (%d micro-batches), sp %s, "
+             "recompute %s, zero %d%s",
+             s->tp, s->pp, s->dp, s->cp, ep, s->vpp, s->mbs, microbatches(s), s->sp ? "on" : "off",
+             long_rc(s->recompute), s->zero, s->zero == 1 ? " (distributed optimizer)" : "");
+}
+
+static void search_stats(FILE *out, const search_result *res)
+{
+    char cand[32], feas[32], pruned[32], rate[32];
+    fmt_count((double)res->candidates, cand, sizeof cand);
+    fmt_count((double)res->feasible, feas, sizeof feas);
+    fmt_count((double)res->pruned, pruned, sizeof pruned);
+    fmt_count(res->seconds > 0 ? (double)res->candidates / res->seconds : 0, rate, sizeof rate);
+    fprintf(out, "Search: %s candidates evaluated (%s feasible, %s pruned as unable to win), "
+            "%.3f s, %s candidates/s\n", cand, feas, pruned, res->seconds, rate);
+}
+
+static void memory_lines(FILE *out, const memory_breakdown *mb, const char *indent)
+{
+    fprintf(out, "%sweights       %8.2f GiB\n", indent, mb->weights_bytes / GIB);
+    fprintf(out, "%sgradients     %8.2f GiB\n", indent, mb->grads_bytes / GIB);
+    fprintf(out, "%soptimizer     %8.2f GiB\n", indent, mb->optimizer_bytes / GIB);
+    fprintf(out, "%sactivations   %8.2f GiB\n", indent, mb->activations_bytes / GIB);
+    fprintf(out, "%sreserve       %8.2f GiB\n", indent, mb->reserve_bytes / GIB);
+    fprintf(out, "%stotal         %8.2f GiB of %.2f GiB usable (%.0f%%)\n", indent,
+            mb->total_bytes / GIB, mb->capacity_bytes / GIB,
+            pct(mb->total_bytes, mb->capacity_bytes));
+}
+
+/* ---- table ------------------------------------------------------------------ */
+
+void report_table(FILE *out, const model *m, const cluster *c,
+                  const search_options *opts, const search_result *res)
+{
+    char buf[512], tps[32], tpg[32];
+    const plan *best;
+    const evaluation *e;
+    const time_breakdown *t;
+    const memory_breakdown *mb;
+    (void)opts;
+
+    header(out, m, c, res);
+    if (res->n_top <= 0) {
+        fprintf(out, "No feasible plan.\n");
+        search_stats(out, res);
+        return;
+    }
+    fprintf(out, "\n rank  tp  pp    dp  cp vpp  mbs  sp  recomp zero   step s     tokens/s "
+                 "tok/s/GPU TFLOP/s    MFU  peak mem (stage)\n");
+    for (int i = 0; i < res->n_top; i++) {
+        const strategy *s = &res->top[i].s;
+        const evaluation *ev = &res->top[i].e;
+        fmt_count(ev->tokens_per_s, tps, sizeof tps);
+        fmt_count(ev->tokens_per_s_per_gpu, tpg, sizeof tpg);
+        fprintf(out, "%5d %3d %3d %5d %3d %3d %4d %3s %7s %4d %8.3f %12s %9s %7.1f %5.1f%%  "
+                "%5.1f GiB (%d)\n",
+                i + 1, s->tp, s->pp, s->dp, s->cp, s->vpp, s->mbs, s->sp ? "on" : "off",
+                short_rc(s->recompute), s->zero, ev->step_time_s, tps, tpg,
+                ev->tflops_per_gpu, 100.0 * ev->mfu, ev->peak_memory_bytes / GIB,
+                ev->peak_stage);
+    }
+
+    best = &res->top[0];
+    e = &best->e;
+    t = &e->time;
+    describe(&best->s, buf, sizeof buf);
+    fprintf(out, "\nBest plan: %s\n", buf);
+    fprintf(out, "  overlap: grad reduce %s, param gather %s, TP comm %s\n",
+            best->s.overlap_grad_reduce ? "on" : "off",
+            best->s.overlap_param_gather ? "on" : "off", best->s.tp_comm_overlap ? "on" : "off");
+    fprintf(out, "Time per step: %.3f s\n", e->step_time_s);
+    {
+        const struct { const char *name; double v; bool always; } rows[] = {
+            {"compute", t->compute_s, true},
+            {"recompute", t->recompute_s, true},
+            {"TP comm (exposed)", t->tp_comm_s, true},
+            {"CP comm (exposed)", t->cp_comm_s, false},
+            {"EP comm (exposed)", t->ep_comm_s, false},
+            {"PP comm (exposed)", t->pp_comm_s, true},
+            {"DP comm (exposed)", t->dp_comm_s, true},
+            {"pipeline bubble", t->bubble_s, true},
+            {"optimizer step", t->optimizer_s, true},
+            {"fixed overhead", t->overhead_s, true},
+        };
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+            if (rows[i].always || rows[i].v > 0)
+                fprintf(out, "  %-19s %9.3f s %6.1f%%\n", rows[i].name, rows[i].v,
+                        pct(rows[i].v, e->step_time_s));
+    }
+    mb = peak_memory(e);
+    if (mb != NULL) {
+        fprintf(out, "Memory per GPU on stage %d (the peak, %s):\n", e->peak_stage,
+                c->group[best->s.stage[e->peak_stage].group].gpu.name);
+        memory_lines(out, mb, "  ");
+    }
+    fprintf(out, "Bound by: %s\n", e->binding != NULL ? e->binding : "-");
+    search_stats(out, res);
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+/* Builder state: any failed allocation marks the whole document failed. */
+typedef struct jb {
+    bool failed;
+} jb;
+
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static void jset(jb *b, json_t *obj, const char *key, json_t *v)
+{
+    if (v == NULL || obj == NULL || json_object_set_new(obj, key, v) != 0)
+        b->failed = true;
+}
+
+static void jpush(jb *b, json_t *arr, json_t *v)
+{
+    if (v == NULL || arr == NULL || json_array_append_new(arr, v) != 0)
+        b->failed = true;
+}
+
+static json_t *j_model(jb *b, const model *m)
+{
+    json_t *o = json_object();
+    jset(b, o, "name", json_string(m->name));
+    jset(b, o, "format", json_string(model_format_name(m->format)));
+    jset(b, o, "layers", json_integer(m->layers));
+    jset(b, o, "hidden", json_integer(m->hidden));
+    jset(b, o, "heads", json_integer(m->heads));
+    jset(b, o, "kv_heads", json_integer(m->kv_heads));
+    jset(b, o, "head_dim", json_integer(m->head_dim));
+    jset(b, o, "ffn_hidden", json_integer(m->ffn_hidden));
+    jset(b, o, "vocab", json_integer(m->vocab));
+    jset(b, o, "seq_len", json_integer(m->seq_len));
+    jset(b, o, "activation", json_string(activation_name(m->act)));
+    jset(b, o, "precision", json_string(precision_name(m->prec)));
+    jset(b, o, "tied_embeddings", json_boolean(m->tied_embeddings));
+    jset(b, o, "experts", json_integer(m->moe.experts));
+    jset(b, o, "parameters", jnum(model_param_count(m)));
+    return o;
+}
+
+static json_t *j_cluster(jb *b, const cluster *c)
+{
+    json_t *o = json_object(), *groups = json_array();
+    jset(b, o, "name", json_string(c->name));
+    jset(b, o, "gpus", json_integer(cluster_gpus(c)));
+    for (int g = 0; g < c->n_groups; g++) {
+        const node_group *ng = &c->group[g];
+        json_t *go = json_object();
+        jset(b, go, "name", json_string(ng->name));
+        jset(b, go, "gpu", json_string(ng->gpu.name));
+        jset(b, go, "nodes", json_integer(ng->nodes));
+        jset(b, go, "gpus_per_node", json_integer(ng->gpus_per_node));
+        jset(b, go, "usable_memory_bytes", jnum(ng->gpu.usable_mem_bytes));
+        jpush(b, groups, go);
+    }
+    jset(b, o, "groups", groups);
+    return o;
+}
+
+static json_t *j_memory(jb *b, const memory_breakdown *mb)
+{
+    json_t *o = json_object();
+    jset(b, o, "weights_bytes", jnum(mb->weights_bytes));
+    jset(b, o, "grads_bytes", jnum(mb->grads_bytes));
+    jset(b, o, "optimizer_bytes", jnum(mb->optimizer_bytes));
+    jset(b, o, "activations_bytes", jnum(mb->activations_bytes));
+    jset(b, o, "reserve_bytes", jnum(mb->reserve_bytes));
+    jset(b, o, "total_bytes", jnum(mb->total_bytes));
+    jset(b, o, "capacity_bytes", jnum(mb->capacity_bytes));
+    return o;
+}
+
+static json_t *j_time(jb *b, const time_breakdown *t)
+{
+    json_t *o = json_object();
+    jset(b, o, "compute_s", jnum(t->compute_s));
+    jset(b, o, "recompute_s", jnum(t->recompute_s));
+    jset(b, o, "tp_comm_s", jnum(t->tp_comm_s));
+    jset(b, o, "cp_comm_s", jnum(t->cp_comm_s));
+    jset(b, o, "ep_comm_s", jnum(t->ep_comm_s));
+    jset(b, o, "pp_comm_s", jnum(t->pp_comm_s));
+    jset(b, o, "bubble_s", jnum(t->bubble_s));
+    jset(b, o, "dp_comm_s", jnum(t->dp_comm_s));
+    jset(b, o, "optimizer_s", jnum(t->optimizer_s));
+    jset(b, o, "overhead_s", jnum(t->overhead_s));
+    return o;
+}
+
+static json_t *j_plan(jb *b, const cluster *c, const plan *pl, int rank)
+{
+    const strategy *s = &pl->s;
+    const evaluation *e = &pl->e;
+    const memory_breakdown *mb = peak_memory(e);
+    json_t *o = json_object(), *stages = json_array();
+
+    if (rank > 0)
+        jset(b, o, "rank", json_integer(rank));
+    jset(b, o, "tp", json_integer(s->tp));
+    jset(b, o, "pp", json_integer(s->pp));
+    jset(b, o, "dp", json_integer(s->dp));
+    jset(b, o, "cp", json_integer(s->cp));
+    jset(b, o, "ep", json_integer(s->ep));
+    jset(b, o, "vpp", json_integer(s->vpp));
+    jset(b, o, "mbs", json_integer(s->mbs));
+    jset(b, o, "gbs", json_integer(s->gbs));
+    jset(b, o, "seq_len", json_integer(s->seq_len));
+    jset(b, o, "microbatches", json_integer(microbatches(s)));
+    jset(b, o, "gpus", json_integer(plan_gpu_count(s)));
+    jset(b, o, "sp", json_boolean(s->sp));
+    jset(b, o, "recompute", json_string(long_rc(s->recompute)));
+    jset(b, o, "zero", json_integer(s->zero));
+    jset(b, o, "overlap_grad_reduce", json_boolean(s->overlap_grad_reduce));
+    jset(b, o, "overlap_param_gather", json_boolean(s->overlap_param_gather));
+    jset(b, o, "tp_comm_overlap", json_boolean(s->tp_comm_overlap));
+    jset(b, o, "step_time_s", jnum(e->step_time_s));
+    jset(b, o, "tokens_per_s", jnum(e->tokens_per_s));
+    jset(b, o, "tokens_per_s_per_gpu", jnum(e->tokens_per_s_per_gpu));
+    jset(b, o, "tflops_per_gpu", jnum(e->tflops_per_gpu));
+    jset(b, o, "mfu", jnum(e->mfu));
+    jset(b, o, "peak_memory_bytes", jnum(e->peak_memory_bytes));
+    jset(b, o, "peak_stage", json_integer(e->peak_stage));
+    jset(b, o, "feasible", json_boolean(e->feasible));
+    if (!e->feasible)
+        jset(b, o, "reason", json_string(e->reason));
+    jset(b, o, "binding", e->binding != NULL ? json_string(e->binding) : json_null());
+    jset(b, o, "time", j_time(b, &e->time));
+    if (mb != NULL)
+        jset(b, o, "memory", j_memory(b, mb));
+    for (int i = 0; i < s->n_stages && i < STRATEGY_MAX_STAGES; i++) {
+        const stage_spec *st = &s->stage[i];
+        json_t *so = json_object();
+        int g = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
+        jset(b, so, "stage", json_integer(i));
+        jset(b, so, "gpu", json_string(c->group[g].gpu.name));
+        jset(b, so, "group", json_integer(g));
+        jset(b, so, "first_layer", json_integer(st->first_layer));
+        jset(b, so, "layers", json_integer(st->n_layers));
+        jset(b, so, "tp", json_integer(st->tp));
+        jset(b, so, "dp", json_integer(st->dp));
+        if (i < e->n_stages) {
+            jset(b, so, "peak_memory_bytes", jnum(e->stage_memory[i].total_bytes));
+            jset(b, so, "forward_s", jnum(e->stage_fwd_s[i]));
+            jset(b, so, "backward_s", jnum(e->stage_bwd_s[i]));
+            jset(b, so, "memory", j_memory(b, &e->stage_memory[i]));
+        }
+        jpush(b, stages, so);
+    }
+    jset(b, o, "stages", stages);
+    return o;
+}
+
+int report_json_write(FILE *out, const model *m, const cluster *c,
+                      const search_options *opts, const search_result *res)
+{
+    jb b = {false};
+    json_t *root = json_object(), *search = json_object(), *list = json_array();
+    int rc = -1;
+
+    jset(&b, root, "planner_version", json_string(PLANNER_VERSION));
+    jset(&b, root, "model", j_model(&b, m));
+    jset(&b, root, "cluster", j_cluster(&b, c));
+    jset(&b, search, "objective", json_string("throughput"));
+    jset(&b, search, "top", json_integer(opts != NULL ? opts->top_n : res->n_top));
+    jset(&b, search, "gbs", json_integer(res->gbs));
+    jset(&b, search, "seq_len", json_integer(res->seq_len));
+    jset(&b, search, "gpus", json_integer(res->gpus));
+    jset(&b, search, "candidates", json_integer(res->candidates));
+    jset(&b, search, "feasible", json_integer(res->feasible));
+    jset(&b, search, "pruned", json_integer(res->pruned));
+    jset(&b, search, "invalid", json_integer(res->invalid));
+    jset(&b, search, "seconds", jnum(res->seconds));
+    jset(&b, search, "candidates_per_s",
+         jnum(res->seconds > 0 ? (double)res->candidates / res->seconds : 0));
+    jset(&b, root, "search", search);
+    search = NULL;
+    for (int i = 0; i < res->n_top; i++)
+        jpush(&b, list, j_plan(&b, c, &res->top[i], i + 1));
+    jset(&b, root, "strategies", list);
+    list = NULL;
+    if (res->n_top <= 0) {
+        jset(&b, root, "closest_miss",
+             res->have_miss ? j_plan(&b, c, &res->miss, 0) : json_null());
+        jset(&b, root, "advice", json_string(res->advice));
+    }
+    if (!b.failed && root != NULL &&
+        json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
+        fputc('\n', out) != EOF)
+        rc = 0;
+    json_decref(search);
+    json_decref(list);
+    json_decref(root);
+    return rc;
+}
+
+void report_json(FILE *out, const model *m, const cluster *c,
+                 const search_options *opts, const search_result *res)
+{
+    (void)report_json_write(out, m, c, opts, res);
+}
+
+/* ---- nothing fits ----------------------------------------------------------- */
+
+void report_infeasible(FILE *out, const model *m, const cluster *c, const search_result *res)
+{
+    char buf[512];
+    fprintf(out, "planner: no feasible plan: ");
+    header(out, m, c, res);
+    if (res->have_miss) {
+        const plan *pl = &res->miss;
+        const evaluation *e = &pl->e;
+        const memory_breakdown *mb = peak_memory(e);
+        describe(&pl->s, buf, sizeof buf);
+        fprintf(out, "closest miss: %s\n", buf);
+        if (mb != NULL)
+            fprintf(out, "  needs %.2f GiB per GPU on stage %d, %.2f GiB usable (%.2fx)\n",
+                    e->peak_memory_bytes / GIB, e->peak_stage, mb->capacity_bytes / GIB,
+                    mb->capacity_bytes > 0 ? e->peak_memory_bytes / mb->capacity_bytes : 0);
+        if (e->reason[0] != '\0')
+            fprintf(out, "  %s\n", e->reason);
+        fprintf(out, "  stage layers  weights    grads optimizer activations  reserve    total"
+                     "   usable (GiB)\n");
+        for (int i = 0; i < e->n_stages && i < STRATEGY_MAX_STAGES; i++) {
+            const memory_breakdown *sm = &e->stage_memory[i];
+            if (e->n_stages > 8 && i >= 3 && i < e->n_stages - 2 && i != e->peak_stage) {
+                if (i == 3 || i == e->peak_stage + 1)
+                    fprintf(out, "    ...\n");
+                continue;
+            }
+            fprintf(out, "  %5d %6d %8.2f %8.2f %9.2f %11.2f %8.2f %8.2f %8.2f%s\n", i,
+                    pl->s.stage[i].n_layers, sm->weights_bytes / GIB, sm->grads_bytes / GIB,
+                    sm->optimizer_bytes / GIB, sm->activations_bytes / GIB,
+                    sm->reserve_bytes / GIB, sm->total_bytes / GIB, sm->capacity_bytes / GIB,
+                    sm->total_bytes > sm->capacity_bytes ? "  over" : "");
+        }
+    }
+    if (res->advice[0] != '\0')
+        fprintf(out, "advice: %s\n", res->advice);
+    search_stats(out, res);
+}
