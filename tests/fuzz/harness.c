@@ -5,6 +5,7 @@
  * header.  Invariant failures are reported through `msg`; the libFuzzer entry
  * points abort on them and the replay test fails on them.  Nothing here keeps
  * state between calls. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "alloc.h"
 #include "harness.h"
 #include "search.h"
+#include "units.h"
 
 #define PARSER_MSG_SIZE 64   /* small on purpose: truncation must be safe */
 
@@ -89,7 +91,46 @@ cleanup:
     return ret;
 }
 
+int harness_units(const uint8_t *data, size_t size, char *msg, int msg_size)
+{
+    unit_kind kind;
+    bool allow_zero;
+    char *text = NULL, *pmsg = NULL, fmt[64];
+    double v = -12345.0;
+    int rc, ret = 0;
+
+    if (size < 1)
+        return 0;
+    kind = (unit_kind)(data[0] & 3);
+    allow_zero = (data[0] & 4) != 0;
+    text = dup_cstr(data + 1, size - 1);
+    pmsg = pl_malloc(PARSER_MSG_SIZE);
+    if (text == NULL || pmsg == NULL) {
+        ret = fail(msg, msg_size, "out of memory in the harness");
+        goto cleanup;
+    }
+    memset(pmsg, 0x5a, PARSER_MSG_SIZE);
+    rc = units_parse(text, kind, allow_zero, &v, pmsg, PARSER_MSG_SIZE);
+    if (rc == 0) {
+        if (!isfinite(v) || v < 0 || (v == 0 && !allow_zero))
+            ret = fail(msg, msg_size, "units_parse(kind %d, zero %d) accepted '%.40s' as %g",
+                       (int)kind, (int)allow_zero, text, v);
+        units_format(v, kind, fmt, (int)sizeof fmt);
+        if (ret == 0 && memchr(fmt, '\0', sizeof fmt) == NULL)
+            ret = fail(msg, msg_size, "units_format left its buffer unterminated");
+    } else if (rc != -1) {
+        ret = fail(msg, msg_size, "units_parse returned %d", rc);
+    } else if (!msg_ok(pmsg, PARSER_MSG_SIZE)) {
+        ret = fail(msg, msg_size, "units_parse failed without a message");
+    }
+cleanup:
+    pl_free(pmsg);
+    pl_free(text);
+    return ret;
+}
+
 const harness_target harness_targets[] = {
     {"constraints", harness_constraints},
+    {"units", harness_units},
 };
 const size_t harness_target_count = sizeof harness_targets / sizeof harness_targets[0];

@@ -17,6 +17,7 @@
 #ifndef PLANNER_HARNESS_H
 #define PLANNER_HARNESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,10 @@ extern const size_t harness_target_count;
 
 /* --fix "tp=8,pp=16,..." (search.h constraints_parse). */
 int harness_constraints(const uint8_t *data, size_t size, char *msg, int msg_size);
+
+/* A quantity with a unit (units.h units_parse, then units_format).  The first
+ * byte picks the kind (bits 0-1) and allow_zero (bit 2); the rest is the text. */
+int harness_units(const uint8_t *data, size_t size, char *msg, int msg_size);
 
 /* One-time set-up for both users (routes jansson through alloc.h). */
 void harness_init(void);
