@@ -410,7 +410,9 @@ static planner_status yint(const yloader *ld, const ynode *map, const ypath *p, 
             return fail(ld, y, &q, "must be at most %ld, got '%.32s'", max, y->value);
         v = v * 10 + (*s - '0');
     }
-    if (!y->plain || digits == 0 || *s != '\0')
+    if (!y->plain)
+        return fail(ld, y, &q, "must be an unquoted integer, got \"%.64s\"", y->value);
+    if (digits == 0 || *s != '\0')
         return fail(ld, y, &q, "must be an integer, got '%.64s'", y->value);
     if (neg)
         v = -v;
