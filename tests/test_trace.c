@@ -1,0 +1,281 @@
+/* test_trace.c: Chrome trace JSON and SVG of hand-built plans.
+ *
+ * Equal stages, t_f = 1 ms, t_b = 2 ms, pp = 4, m = 8 micro-batches, no p2p
+ * time: 1F1B takes (m + pp - 1)(t_f + t_b) = 11 x 3 ms = 33 ms (Narayanan et
+ * al. 2021, the pipeline-flush closed form), then the exposed DP
+ * communication (4 ms) and the optimizer (1 ms) follow: 38 ms.  With a p2p
+ * time d per boundary the fill and the drain each cross pp - 1 boundaries,
+ * so the step can be no shorter than 33 + 2 (pp - 1) d. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "catalog.h"
+#include "trace.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    model m;
+    layer_spec layer[64];
+    cluster c;
+    node_group group[1];
+    cost_params p;
+    plan pl;
+} fixture;
+
+static void make(fixture *f, int pp, int microbatches)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->m.name, sizeof f->m.name, "test <model> & co");
+    f->m.layers = 4 * pp;
+    f->m.hidden = 4096;
+    f->m.heads = 32;
+    f->m.kv_heads = 32;
+    f->m.head_dim = 128;
+    f->m.ffn_hidden = 16384;
+    f->m.seq_len = 2048;
+    f->m.prec = PREC_BF16;
+    f->m.layer = f->layer;
+    snprintf(f->c.name, sizeof f->c.name, "one-node");
+    f->c.n_groups = 1;
+    f->c.group = f->group;
+    f->group[0].gpu = *catalog_find("H100-SXM");
+    f->group[0].nodes = 1;
+    f->group[0].gpus_per_node = 8;
+    f->group[0].intra_bytes_per_s = 1e30;   /* p2p ~ 0 */
+    f->group[0].inter_bytes_per_s = 1e30;
+    strategy *s = &f->pl.s;
+    s->tp = 1; s->pp = pp; s->dp = 1; s->cp = 1; s->ep = 1; s->vpp = 1;
+    s->mbs = 1; s->gbs = microbatches; s->seq_len = 2048;
+    s->n_stages = pp;
+    evaluation *e = &f->pl.e;
+    e->n_stages = pp;
+    for (int i = 0; i < pp; i++) {
+        s->stage[i].n_layers = 4;
+        s->stage[i].first_layer = 4 * i;
+        e->stage_fwd_s[i] = 1e-3;
+        e->stage_bwd_s[i] = 2e-3;
+        e->stage_memory[i].weights_bytes = 10e9;
+        e->stage_memory[i].grads_bytes = 5e9;
+        e->stage_memory[i].optimizer_bytes = 20e9;
+        e->stage_memory[i].activations_bytes = (pp - i) * 5e9;
+        e->stage_memory[i].reserve_bytes = 3e9;
+        e->stage_memory[i].total_bytes = 38e9 + (pp - i) * 5e9;
+        e->stage_memory[i].capacity_bytes = 80e9;
+    }
+    e->time.dp_comm_s = 4e-3;
+    e->time.optimizer_s = 1e-3;
+    e->step_time_s = (microbatches + pp - 1) * 3e-3 + 5e-3;
+    e->feasible = true;
+}
+
+static char *render(int (*fn)(FILE *, const model *, const cluster *, const cost_params *,
+                              const plan *), const fixture *f, int *rc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(fp);
+    *rc = fn(fp, &f->m, &f->c, &f->p, &f->pl);
+    fclose(fp);
+    return text;
+}
+
+typedef struct tally {
+    int fwd, bwd, send, dp, opt, procs, threads;
+    double compute_end_us, dp_start_us, dp_end_us, opt_end_us, first_f_dur_us;
+} tally;
+
+static json_t *load_trace(const char *text, tally *t)
+{
+    json_error_t jerr;
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    ck_assert_msg(root != NULL, "trace is not JSON: %s at line %d", jerr.text, jerr.line);
+    json_t *evs = json_object_get(root, "traceEvents");
+    ck_assert(json_is_array(evs));
+    memset(t, 0, sizeof *t);
+    t->first_f_dur_us = -1;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(evs, i, ev) {
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        ck_assert_ptr_nonnull(ph);
+        ck_assert_ptr_nonnull(name);
+        ck_assert(json_is_integer(json_object_get(ev, "pid")));
+        ck_assert(json_is_integer(json_object_get(ev, "tid")));
+        if (strcmp(ph, "M") == 0) {
+            t->procs += strcmp(name, "process_name") == 0;
+            t->threads += strcmp(name, "thread_name") == 0;
+            continue;
+        }
+        ck_assert_str_eq(ph, "X");
+        const char *cat = json_string_value(json_object_get(ev, "cat"));
+        double ts = json_number_value(json_object_get(ev, "ts"));
+        double dur = json_number_value(json_object_get(ev, "dur"));
+        ck_assert(dur >= 0);
+        if (strcmp(cat, "forward") == 0) {
+            t->fwd++;
+            if (ts == 0 && json_integer_value(json_object_get(ev, "pid")) == 0)
+                t->first_f_dur_us = dur;
+        } else if (strcmp(cat, "backward") == 0) {
+            t->bwd++;
+        } else if (strcmp(cat, "p2p") == 0) {
+            t->send++;
+        } else if (strcmp(cat, "dp-comm") == 0) {
+            t->dp++;
+            t->dp_start_us = ts;
+            t->dp_end_us = ts + dur;
+        } else if (strcmp(cat, "optimizer") == 0) {
+            t->opt++;
+            t->opt_end_us = ts + dur;
+        }
+        if (strcmp(cat, "forward") == 0 || strcmp(cat, "backward") == 0)
+            if (ts + dur > t->compute_end_us)
+                t->compute_end_us = ts + dur;
+    }
+    return root;
+}
+
+START_TEST(chrome_1f1b_closed_form)
+{
+    fixture f;
+    tally t;
+    int rc;
+    make(&f, 4, 8);
+    char *text = render(trace_write_chrome, &f, &rc);
+    ck_assert_int_eq(rc, 0);
+    json_t *root = load_trace(text, &t);
+    ck_assert_int_eq(t.procs, 4);          /* one process per pipeline rank */
+    ck_assert_int_eq(t.threads, 12);       /* compute, p2p, DP + optimizer */
+    ck_assert_int_eq(t.fwd, 32);           /* pp x m */
+    ck_assert_int_eq(t.bwd, 32);
+    ck_assert_int_eq(t.send, 2 * 3 * 8);   /* F and B sends, 3 boundaries, 8 mb, ~0 s */
+    ck_assert_rel(t.first_f_dur_us, 1000.0, 1e-9);   /* microseconds */
+    ck_assert_rel(t.compute_end_us, 33000.0, 1e-9);  /* (8 + 4 - 1) x 3 ms */
+    ck_assert_int_eq(t.dp, 4);
+    ck_assert_rel(t.dp_start_us, 33000.0, 1e-9);
+    ck_assert_rel(t.dp_end_us, 37000.0, 1e-9);
+    ck_assert_int_eq(t.opt, 4);
+    ck_assert_rel(t.opt_end_us, 38000.0, 1e-9);
+    json_t *other = json_object_get(root, "otherData");
+    ck_assert_rel(json_real_value(json_object_get(other, "simulated_step_s")), 0.038, 1e-9);
+    ck_assert_str_eq(json_string_value(json_object_get(root, "displayTimeUnit")), "ms");
+    json_decref(root);
+    free(text);
+}
+END_TEST
+
+START_TEST(chrome_p2p_sends)
+{
+    fixture f;
+    tally t;
+    int rc;
+    make(&f, 4, 8);
+    /* 1 x 2048 x 4096 activations x 2 bytes = 16,777,216 bytes over a 16.777
+     * GB/s link (efficiency 1 in zeroed params): 1 ms per boundary */
+    f.group[0].intra_bytes_per_s = 16777216e3;
+    char *text = render(trace_write_chrome, &f, &rc);
+    ck_assert_int_eq(rc, 0);
+    json_t *root = load_trace(text, &t);
+    ck_assert_int_eq(t.send, 2 * 3 * 8);   /* forward and backward, 3 boundaries, 8 mb */
+    ck_assert(t.compute_end_us >= 33000.0 + 2 * 3 * 1000.0 - 1e-6);
+    json_decref(root);
+    free(text);
+}
+END_TEST
+
+START_TEST(chrome_refuses_bad_plan)
+{
+    fixture f;
+    int rc;
+    make(&f, 4, 8);
+    f.pl.s.pp = 0;
+    char *text = render(trace_write_chrome, &f, &rc);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_uint_eq(strlen(text), 0);   /* nothing written */
+    free(text);
+}
+END_TEST
+
+/* Writes text to a file and parses it with Python's XML parser; returns 1
+ * parsed, 0 failed, -1 no python3. */
+static int python_xml_ok(const char *text)
+{
+    char path[] = "/tmp/planner-svg-XXXXXX", cmd[256];
+    if (system("command -v python3 >/dev/null 2>&1") != 0)
+        return -1;
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *fp = fdopen(fd, "w");
+    fputs(text, fp);
+    fclose(fp);
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import sys, xml.etree.ElementTree as E; "
+             "r = E.parse(sys.argv[1]).getroot(); "
+             "sys.exit(0 if r.tag == \"{http://www.w3.org/2000/svg}svg\" else 1)' %s", path);
+    int rc = system(cmd);
+    unlink(path);
+    return rc == 0;
+}
+
+static int count(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+START_TEST(svg_events_and_memory)
+{
+    fixture f;
+    int rc;
+    make(&f, 4, 8);
+    char *text = render(trace_write_svg, &f, &rc);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_ne(python_xml_ok(text), 0);
+    /* 32 forward and 32 backward rectangles (+1 legend swatch each) */
+    ck_assert_int_eq(count(text, "fill=\"#4c78a8\"><title>forward"), 32);
+    ck_assert_int_eq(count(text, "fill=\"#54a24b\"><title>backward"), 32);
+    /* memory bars: one stacked segment per component per stage */
+    ck_assert_int_eq(count(text, " weights: "), 4);
+    ck_assert_int_eq(count(text, " activations: "), 4);
+    ck_assert_int_eq(count(text, " optimizer states: "), 4);
+    ck_assert_ptr_nonnull(strstr(text, "stage 3"));
+    ck_assert_ptr_nonnull(strstr(text, "usable capacity"));
+    ck_assert_ptr_nonnull(strstr(text, "test &lt;model&gt; &amp; co"));   /* escaped */
+    ck_assert_ptr_null(strstr(text, "<model>"));
+    free(text);
+}
+END_TEST
+
+START_TEST(svg_many_microbatches_bounded)
+{
+    fixture f;
+    int rc;
+    make(&f, 8, 4000);   /* 64,000 compute events: drawn per pixel run */
+    char *text = render(trace_write_svg, &f, &rc);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_ne(python_xml_ok(text), 0);
+    ck_assert_uint_lt(strlen(text), 2000000);
+    ck_assert_int_eq(count(text, "<title>forward micro-batch"), 0);
+    free(text);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("trace");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, chrome_1f1b_closed_form);
+    tcase_add_test(tc, chrome_p2p_sends);
+    tcase_add_test(tc, chrome_refuses_bad_plan);
+    tcase_add_test(tc, svg_events_and_memory);
+    tcase_add_test(tc, svg_many_microbatches_bounded);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
