@@ -54,7 +54,7 @@ $(BUILD)/%.o: src/%.c | $(BUILD)/.deps-ok
 	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libplanner.a: $(LIB_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 planner: $(BUILD)/main.o $(BUILD)/libplanner.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
