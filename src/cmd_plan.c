@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "emit.h"
 #include "fileio.h"
+#include "progress.h"
 #include "report.h"
 #include "search.h"
 #include "show_inputs.h"
@@ -231,6 +232,7 @@ int cmd_plan(int argc, char **argv)
     memset(&a, 0, sizeof a);
     memset(&res, 0, sizeof res);
     search_options_default(&a.opts);
+    a.opts.progress = progress_stderr_is_tty();   /* shown after ~1 s only */
     rc = parse_plan_args(argc, argv, &a);
     if (rc != 0)
         return rc > 0 ? rc : PLANNER_OK;
