@@ -22,18 +22,22 @@
  *
  * PRUNES.  Each skips only candidates that cannot rank, assuming what the
  * cost model guarantees physically: a stage's memory never grows when the
- * micro-batch shrinks, the ZeRO stage rises, recompute goes none -> selective
- * -> full, SP turns on or interleaving is off (vpp 1); and recomputation never
- * makes a step faster.  tests/test_search.c runs the pruned and the
- * exhaustive search (opts.exhaustive) side by side and checks the same winner.
+ * micro-batch shrinks, the ZeRO stage rises from 0 to 2, recompute goes
+ * none -> selective -> full, SP turns on, or interleaving is off (vpp 1); and
+ * recomputation never makes a step faster.  ZeRO-3 is a family of its own: it
+ * shards the weights but holds gathered-parameter buffers, so it may need
+ * more memory than ZeRO-2.  tests/test_search.c checks these assumptions on
+ * the cost model and runs the pruned and the exhaustive search
+ * (opts.exhaustive) side by side: same winner.
  *   P1 block probe: for each (group, tp, cp, pp, dp, ep) the memory-minimal
- *      variant (smallest mbs, vpp 1, sp on, zero 3, full recompute, or the
- *      fixed values) is evaluated first; if it does not fit, no variant does
- *      and the block is skipped.
- *   P2 micro-batch: a (vpp, sp, zero, recompute) that did not fit at one mbs
- *      is not tried at a larger mbs.
- *   P3 ZeRO: zero runs 3, 2, 1, 0; a (mbs, vpp, sp, recompute) that did not
- *      fit at one stage is not tried at a lower stage.
+ *      variant of each ZeRO family (smallest mbs, vpp 1, sp on, full
+ *      recompute, zero 3 / the highest of 2-0, or the fixed values) is
+ *      evaluated first; if none fits, no variant does and the block is
+ *      skipped.
+ *   P2/P3 known misses: a candidate is not evaluated when a variant that
+ *      needs no more memory did not fit: the same knobs at a smaller or equal
+ *      mbs, with vpp 1 instead of its vpp, sp on instead of off, a higher
+ *      ZeRO stage up to 2, or more recompute.  mbs runs up, zero 3, 2, 1, 0.
  *   P4 recompute: recompute runs none, selective, full; once one fits, the
  *      later (slower, same everything else) ones are skipped.
  *   P5 dp * cp = 1: ZeRO stages 1-3 shard over one rank, the same plan as
@@ -59,6 +63,7 @@
 #include <string.h>
 #include <time.h>
 #include "alloc.h"
+#include "progress.h"
 #include "search.h"
 #include "suggest.h"
 
@@ -123,10 +128,9 @@ typedef struct search_ctx {
     double miss_ratio, miss_score, miss_peak;
     strategy miss;
     char first_invalid[448];
-    /* progress */
-    double t0, last_progress;
-    bool progress;            /* progress on stderr (opts.progress) */
-    bool progress_shown;
+    /* progress on stderr (opts.progress), and the search's start */
+    progress pr;
+    double t0;
     /* scratch */
     strategy s;
     evaluation e;
@@ -467,20 +471,6 @@ static double miss_ratio(const evaluation *e)
     return e->peak_memory_bytes / cap;
 }
 
-static void show_progress(search_ctx *x, bool force)
-{
-    double t;
-    if (!x->progress || (!force && (x->candidates & 1023) != 0))
-        return;
-    t = now_s();
-    if (t - x->t0 < 1.0 || (!force && t - x->last_progress < 0.25))
-        return;
-    x->last_progress = t;
-    x->progress_shown = true;
-    fprintf(stderr, "\rplanner: searching: %ld candidates, %ld feasible, %.1f s ",
-            x->candidates, x->feasible, t - x->t0);
-}
-
 /* Checks x->s against Megatron's rules and evaluates it into x->e.
  * Returns 1 fits, 0 does not fit, -1 invalid (counted when `count`). */
 static int check_eval(search_ctx *x, bool count)
@@ -506,7 +496,8 @@ static void record(search_ctx *x, int fit)
     double score = objective_score(x, &x->e), peak = x->e.peak_memory_bytes, ratio;
 
     x->candidates++;
-    show_progress(x, false);
+    if ((x->candidates & 255) == 0)
+        progress_update(&x->pr, x->candidates, -1);
     if (fit == 1) {
         x->feasible++;
         if (x->stop_at_feasible)
@@ -667,38 +658,99 @@ static bool stop(const search_ctx *x)
     return x->oom || (x->stop_at_feasible && x->found);
 }
 
+/* The inner knobs of one candidate of a block. */
+typedef struct inner_key {
+    int mbs, vpp, sp, zero, rc;
+} inner_key;
+
+static bool key_eq(const inner_key *k, int mbs, int vpp, int sp, int zero, int rc)
+{
+    return k->mbs == mbs && k->vpp == vpp && k->sp == sp && k->zero == zero && k->rc == rc;
+}
+
+/* P1: evaluates the memory-minimal variant of each ZeRO family of the block
+ * (zero 3, and the highest stage <= 2 in the list).  Returns true when the
+ * block may hold a plan that fits; false when no variant can (every probe
+ * was valid and did not fit; the probes are recorded).  probe[] gets the
+ * recorded probes, *n_probe their count. */
+static bool block_may_fit(search_ctx *x, const block_lists *b, inner_key probe[2], int *n_probe)
+{
+    int mb0 = b->mbs.v[0], v0 = x->fix.vpp > 0 ? x->fix.vpp : 1;
+    int sp0 = b->sp.v[0], rc0 = b->rc.v[b->rc.n - 1];
+    int fam[2], n_fam = 0;
+
+    *n_probe = 0;
+    for (int zi = 0; zi < b->zero.n; zi++)
+        if (b->zero.v[zi] == 3) {
+            fam[n_fam++] = 3;
+            break;
+        }
+    for (int zi = 0; zi < b->zero.n; zi++)
+        if (b->zero.v[zi] <= 2) {
+            fam[n_fam++] = b->zero.v[zi];    /* the list runs 3, 2, 1, 0 */
+            break;
+        }
+    for (int f = 0; f < n_fam; f++) {
+        int fit;
+        if (build(x, mb0, v0, sp0, fam[f], rc0) != 0)
+            return true;
+        fit = check_eval(x, false);
+        if (fit != 0)
+            return true;   /* fits, or invalid: no conclusion, enumerate */
+        record(x, 0);
+        probe[*n_probe] = (inner_key){mb0, v0, sp0, fam[f], rc0};
+        (*n_probe)++;
+    }
+    return false;
+}
+
+typedef unsigned char dead_table[2][ZERO_COUNT][RC_COUNT];
+
+/* P2/P3: whether (vpp index vi, sp, zero, rc) at the current mbs is known not
+ * to fit, because a variant that needs no more memory did not fit at this or
+ * a smaller mbs (dead[]): the same or vpp 1, the same or sp on, the same or a
+ * higher ZeRO stage up to 2, the same or more recompute. */
+static bool known_not_to_fit(const block_lists *b, dead_table *dead, int vi, int sp,
+                             int zero, int rc)
+{
+    int v1 = -1;
+    for (int i = 0; i < b->vpp.n; i++)
+        if (b->vpp.v[i] == 1)
+            v1 = i;
+    for (int a = 0; a < 2; a++) {
+        int v = a == 0 ? vi : v1;
+        if (v < 0 || (a == 1 && v == vi))
+            continue;
+        for (int sq = sp; sq <= 1; sq++)
+            for (int z = zero; z <= (zero <= 2 ? 2 : 3); z++)
+                for (int r = rc; r < RC_COUNT; r++)
+                    if (dead[v][sq][z][r])
+                        return true;
+    }
+    return false;
+}
+
 /* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P4. */
 static void search_block(search_ctx *x)
 {
     block_lists b;
     /* dead[vpp index][sp][zero][rc]: did not fit at a smaller mbs (P2) */
-    unsigned char (*dead)[2][ZERO_COUNT][RC_COUNT];
-    int total = 0;
+    dead_table *dead;
+    inner_key probe[2];
+    int n_probe = 0;
 
     block_lists_make(x, &b);
     if (b.mbs.n == 0)
         return;
 
-    /* P1: the memory-minimal variant (the highest ZeRO stage that is valid). */
-    if (!x->exhaustive) {
-        int mb0 = b.mbs.v[0], v0 = x->fix.vpp > 0 ? x->fix.vpp : 1;
-        int sp0 = b.sp.v[0], rc0 = b.rc.v[b.rc.n - 1];
-        int fit = -1;
-        for (int zi = 0; zi < b.zero.n && fit < 0; zi++) {
-            if (build(x, mb0, v0, sp0, b.zero.v[zi], rc0) != 0)
-                return;
-            fit = check_eval(x, false);
-        }
-        if (fit == 0) {
-            /* Record the probe; skip the rest of the block. */
-            record(x, 0);
-            for (int mi = 0; mi < b.mbs.n; mi++)
-                for (int vi = 0; vi < b.vpp.n; vi++)
-                    if (vpp_applies(x, b.vpp.v[vi], x->gbs / (x->s.dp * b.mbs.v[mi])))
-                        total += b.sp.n * b.zero.n * b.rc.n;
-            x->pruned += total - 1;
-            return;
-        }
+    if (!x->exhaustive && !block_may_fit(x, &b, probe, &n_probe)) {
+        long total = 0;
+        for (int mi = 0; mi < b.mbs.n; mi++)
+            for (int vi = 0; vi < b.vpp.n; vi++)
+                if (vpp_applies(x, b.vpp.v[vi], x->gbs / (x->s.dp * b.mbs.v[mi])))
+                    total += (long)b.sp.n * b.zero.n * b.rc.n;
+        x->pruned += total - n_probe;
+        return;
     }
 
     dead = pl_calloc((size_t)b.vpp.n, sizeof *dead);
@@ -715,27 +767,33 @@ static void search_block(search_ctx *x)
                 continue;
             for (int si = 0; si < b.sp.n && !stop(x); si++) {
                 int sp = b.sp.v[si];
-                bool zero_dead[RC_COUNT] = {false, false, false};
                 for (int zi = 0; zi < b.zero.n && !stop(x); zi++) {
                     int zero = b.zero.v[zi];
                     bool fitted = false;
                     for (int ri = 0; ri < b.rc.n && !stop(x); ri++) {
                         int rc = b.rc.v[ri];
-                        int fit;
-                        if (!x->exhaustive &&
-                            (fitted || dead[vi][sp][zero][rc] || zero_dead[rc])) {
-                            x->pruned++;
+                        int fit = -2;
+                        if (!x->exhaustive && fitted) {
+                            x->pruned++;                  /* P4 */
                             continue;
                         }
-                        if (build(x, mbs, vpp, sp, zero, rc) != 0)
+                        if (!x->exhaustive && known_not_to_fit(&b, dead, vi, sp, zero, rc)) {
+                            dead[vi][sp][zero][rc] = 1;
+                            x->pruned++;                  /* P2, P3 */
                             continue;
-                        fit = try_strategy(x);
-                        if (fit == 1) {
-                            fitted = true;          /* P4 */
-                        } else if (fit == 0) {
-                            dead[vi][sp][zero][rc] = 1;   /* P2 */
-                            zero_dead[rc] = true;         /* P3 */
                         }
+                        for (int q = 0; q < n_probe; q++)
+                            if (key_eq(&probe[q], mbs, vpp, sp, zero, rc))
+                                fit = 0;   /* a probe: evaluated and recorded */
+                        if (fit == -2) {
+                            if (build(x, mbs, vpp, sp, zero, rc) != 0)
+                                continue;
+                            fit = try_strategy(x);
+                        }
+                        if (fit == 1)
+                            fitted = true;                /* P4 */
+                        else if (fit == 0)
+                            dead[vi][sp][zero][rc] = 1;   /* P2, P3 */
                     }
                 }
             }
@@ -830,7 +888,6 @@ static void ctx_init(search_ctx *x, const model *m, const cluster *c, const cost
     x->seq_len = o->seq_len > 0 ? o->seq_len : m->seq_len > 0 ? m->seq_len : 4096;
     x->exhaustive = o->exhaustive;
     x->top_cap = o->top_n > 0 ? o->top_n : 1;
-    x->progress = o->progress;
     x->err = err;
 }
 
@@ -913,7 +970,6 @@ static int fits_with_more_nodes(search_ctx *x, int k, int *gpus_out)
     groups[g].nodes *= k;
     big.group = groups;
     ctx_init(y, x->m, &big, x->p, x->o, x->err);
-    y->progress = false;
     y->fix = x->fix;
     if (y->fix.gpus > 0)
         y->fix.gpus *= k;
@@ -1046,6 +1102,7 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
         return error_oom(err);
     ctx_init(x, m, c, p, opts, err);
     x->t0 = now_s();
+    progress_start(&x->pr, "planner: search, candidates evaluated", opts->progress);
     res->gbs = x->gbs;
     res->seq_len = x->seq_len;
 
@@ -1112,13 +1169,13 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
         rc = PLANNER_E_INFEASIBLE;
     }
     res->seconds = now_s() - x->t0;
-    if (x->progress_shown)
-        fprintf(stderr, "\r%70s\r", "");
 cleanup:
     if (rc != PLANNER_OK && rc != PLANNER_E_INFEASIBLE)
         search_result_free(res);
-    if (x != NULL)
+    if (x != NULL) {
+        progress_finish(&x->pr);
         ctx_free(x);
+    }
     pl_free(x);
     return rc;
 }

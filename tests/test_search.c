@@ -1,0 +1,497 @@
+/* test_search.c: the --fix parser, the search's invariants and its prunes.
+ *
+ * Models come from configs/ (model_load); clusters are built here from the
+ * catalog so that memory and size can be varied freely.  What is asserted:
+ * parser messages, determinism, the ranking order, that an infeasible plan is
+ * never ranked, that more memory never makes the best plan worse, that all
+ * knobs fixed evaluates exactly one strategy, that a broken Megatron rule is
+ * reported, and that the pruned search finds the exhaustive search's winner
+ * (with the cost-model properties the prunes rely on checked directly). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "alloc.h"
+#include "search.h"
+#include "testutil.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* A cluster of `nodes` nodes of 8 `gpu`s; usable memory overridden when
+ * usable_gib > 0. */
+typedef struct test_cluster {
+    cluster c;
+    node_group g;
+} test_cluster;
+
+static void make_cluster(test_cluster *t, const char *gpu, int nodes, double usable_gib)
+{
+    const gpu_spec *spec = catalog_find(gpu);
+    ck_assert_ptr_nonnull(spec);
+    memset(t, 0, sizeof *t);
+    snprintf(t->c.name, sizeof t->c.name, "test-%s-x%d", gpu, nodes);
+    t->c.n_groups = 1;
+    t->c.group = &t->g;
+    snprintf(t->g.name, sizeof t->g.name, "nodes");
+    t->g.gpu = *spec;
+    if (usable_gib > 0)
+        t->g.gpu.usable_mem_bytes = usable_gib * GIB;
+    t->g.nodes = nodes;
+    t->g.gpus_per_node = 8;
+    t->g.intra_bytes_per_s = spec->intra_node_bytes_per_s;
+    t->g.intra_latency_s = 3e-6;
+    t->g.inter_bytes_per_s = spec->inter_node_bytes_per_s;
+    t->g.inter_latency_s = 10e-6;
+}
+
+static model *load(const char *path)
+{
+    model *m = NULL;
+    planner_error err = PLANNER_ERROR_INIT;
+    ck_assert_msg(model_load(path, NULL, &m, &err) == PLANNER_OK, "%s: %s", path, err.msg);
+    return m;
+}
+
+static planner_status run(const model *m, const cluster *c, const char *fix, bool exhaustive,
+                          int top, search_result *res)
+{
+    search_options o;
+    cost_params p;
+    char msg[256];
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status rc;
+    search_options_default(&o);
+    o.exhaustive = exhaustive;
+    o.top_n = top;
+    o.gbs = m->global_batch;
+    o.seq_len = m->seq_len;
+    if (fix != NULL)
+        ck_assert_msg(constraints_parse(fix, &o.fix, msg, sizeof msg) == 0, "%s", msg);
+    cost_params_default(&p);
+    rc = search_run(m, c, &p, &o, res, &err);
+    ck_assert_msg(rc == PLANNER_OK || rc == PLANNER_E_INFEASIBLE, "search: %s", err.msg);
+    return rc;
+}
+
+/* ---- constraints_parse ------------------------------------------------------ */
+
+START_TEST(parse_everything)
+{
+    strategy_constraints c = STRATEGY_CONSTRAINTS_INIT;
+    char msg[256];
+    ck_assert_int_eq(constraints_parse("tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1,"
+                                       "vpp=2,dp=4,cp=1,ep=1,gpus=512", &c, msg, sizeof msg), 0);
+    ck_assert_int_eq(c.tp, 8);
+    ck_assert_int_eq(c.pp, 16);
+    ck_assert_int_eq(c.mbs, 1);
+    ck_assert_int_eq(c.sp, 1);
+    ck_assert_int_eq(c.recompute, RECOMPUTE_SELECTIVE);
+    ck_assert_int_eq(c.zero, 1);
+    ck_assert_int_eq(c.vpp, 2);
+    ck_assert_int_eq(c.dp, 4);
+    ck_assert_int_eq(c.cp, 1);
+    ck_assert_int_eq(c.ep, 1);
+    ck_assert_int_eq(c.gpus, 512);
+}
+END_TEST
+
+START_TEST(parse_keeps_other_values)
+{
+    strategy_constraints c = STRATEGY_CONSTRAINTS_INIT;
+    char msg[256];
+    ck_assert_int_eq(constraints_parse("tp=4", &c, msg, sizeof msg), 0);
+    ck_assert_int_eq(constraints_parse(" sp = off , recompute=full ", &c, msg, sizeof msg), 0);
+    ck_assert_int_eq(c.tp, 4);
+    ck_assert_int_eq(c.sp, 0);
+    ck_assert_int_eq(c.recompute, RECOMPUTE_FULL);
+    ck_assert_int_eq(c.pp, -1);
+    ck_assert_int_eq(c.zero, -1);
+    ck_assert_int_eq(c.gpus, -1);
+}
+END_TEST
+
+static const struct bad_fix {
+    const char *text;
+    const char *expect;      /* substring of the message */
+} bad_fixes[] = {
+    {"", "empty constraint list"},
+    {"tp=8,,pp=2", "empty item 2"},
+    {"tp=8,", "empty item 2"},
+    {",tp=8", "empty item 1"},
+    {"tp8", "'tp8': expected KEY=VALUE"},
+    {"tpp=8", "unknown key 'tpp' (did you mean 'tp'?)"},
+    {"recomput=full", "did you mean 'recompute'?"},
+    {"banana=1", "unknown key 'banana' (known: tp pp dp cp ep vpp mbs sp recompute zero gpus)"},
+    {"tp=8,pp=2,tp=4", "duplicate key 'tp'"},
+    {"tp=0", "tp: expected an integer in 1..1048576, got '0'"},
+    {"tp=-2", "tp: expected an integer"},
+    {"tp=1.5", "tp: expected an integer"},
+    {"tp=x", "tp: expected an integer"},
+    {"tp=", "tp: missing value"},
+    {"pp=300", "pp: expected an integer in 1..256, got '300'"},
+    {"gpus=99999999", "gpus: expected an integer in 1..1048576"},
+    {"sp=yes", "sp: expected on or off, got 'yes'"},
+    {"sp=onn", "did you mean 'on'?"},
+    {"recompute=ful", "recompute: expected none, selective or full, got 'ful' (did you mean 'full'?)"},
+    {"zero=4", "zero: expected 0, 1, 2 or 3, got '4'"},
+    {"mbs=99999999999999999999", "mbs: expected an integer"},
+};
+
+START_TEST(parse_rejects)
+{
+    const struct bad_fix *b = &bad_fixes[_i];
+    strategy_constraints c = STRATEGY_CONSTRAINTS_INIT, before = c;
+    char msg[256] = "";
+    ck_assert_int_eq(constraints_parse(b->text, &c, msg, sizeof msg), -1);
+    ck_assert_msg(strstr(msg, b->expect) != NULL, "'%s': got '%s', expected '%s'", b->text,
+                  msg, b->expect);
+    ck_assert_mem_eq(&c, &before, sizeof c);   /* nothing half-applied */
+}
+END_TEST
+
+/* ---- placement seam ----------------------------------------------------------- */
+
+START_TEST(place_even_stages)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    strategy s;
+    char why[128];
+    make_cluster(&t, "H100-SXM", 64, 0);
+    memset(&s, 0, sizeof s);
+    s.tp = 8;
+    s.pp = 16;
+    s.dp = 4;
+    s.cp = 1;
+    s.vpp = 3;
+    ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, why, sizeof why), 0);
+    ck_assert_int_eq(s.n_stages, 16);
+    ck_assert_int_eq(s.stage[15].n_layers, 6);      /* 96 / 16 */
+    ck_assert_int_eq(s.stage[15].first_layer, 30);  /* chunks of 2 layers */
+    ck_assert_int_eq(s.stage[3].tp, 8);
+    s.pp = 5;
+    ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, why, sizeof why), -1);
+    ck_assert_str_eq(why, "layers (96) % pp (5) != 0");
+    model_free(m);
+}
+END_TEST
+
+/* ---- search invariants --------------------------------------------------------- */
+
+START_TEST(ranked_best_first_and_deterministic)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    search_result a, b;
+    make_cluster(&t, "H100-SXM", 64, 0);
+    ck_assert_int_eq(run(m, &t.c, NULL, false, 20, &a), PLANNER_OK);
+    ck_assert_int_eq(run(m, &t.c, NULL, false, 20, &b), PLANNER_OK);
+    ck_assert_int_eq(a.n_top, 20);
+    ck_assert_int_eq(a.n_top, b.n_top);
+    ck_assert_int_eq(a.candidates, b.candidates);
+    for (int i = 0; i < a.n_top; i++) {
+        ck_assert_mem_eq(&a.top[i].s, &b.top[i].s, sizeof a.top[i].s);
+        ck_assert(a.top[i].e.tokens_per_s == b.top[i].e.tokens_per_s);
+        ck_assert(a.top[i].e.feasible);
+        ck_assert_int_eq(a.top[i].s.tp * a.top[i].s.pp * a.top[i].s.dp * a.top[i].s.cp, 512);
+        if (i > 0) {
+            const evaluation *p = &a.top[i - 1].e, *q = &a.top[i].e;
+            ck_assert(p->tokens_per_s >= q->tokens_per_s);
+            if (p->tokens_per_s == q->tokens_per_s)
+                ck_assert(p->peak_memory_bytes <= q->peak_memory_bytes);
+        }
+    }
+    ck_assert(a.candidates > 0 && a.feasible > 0 && a.feasible <= a.candidates);
+    ck_assert(a.seconds > 0);
+    search_result_free(&a);
+    search_result_free(&b);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(all_fixed_is_one_candidate)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    search_result r;
+    const strategy *s;
+    make_cluster(&t, "H100-SXM", 64, 0);
+    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1,vpp=2,"
+                         "dp=4,cp=1,ep=1,gpus=512", false, 10, &r), PLANNER_OK);
+    ck_assert_int_eq(r.candidates, 1);
+    ck_assert_int_eq(r.n_top, 1);
+    s = &r.top[0].s;
+    ck_assert_int_eq(s->tp, 8);
+    ck_assert_int_eq(s->pp, 16);
+    ck_assert_int_eq(s->dp, 4);
+    ck_assert_int_eq(s->vpp, 2);
+    ck_assert_int_eq(s->mbs, 1);
+    ck_assert(s->sp);
+    ck_assert_int_eq(s->recompute, RECOMPUTE_SELECTIVE);
+    ck_assert_int_eq(s->zero, 1);
+    ck_assert_int_eq(s->gbs, 1536);
+    ck_assert_int_eq(s->n_stages, 16);
+    search_result_free(&r);
+    /* tp, pp and dp fixed: the GPU count follows (512 of the 1024 GPUs) */
+    make_cluster(&t, "H100-SXM", 128, 0);
+    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=16,dp=4,mbs=1,sp=on,recompute=selective,zero=1,"
+                         "vpp=2", false, 10, &r), PLANNER_OK);
+    ck_assert_int_eq(r.candidates, 1);
+    ck_assert_int_eq(r.gpus, 512);
+    search_result_free(&r);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(infeasible_never_ranked)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    search_result r;
+    /* 4 GiB GPUs: GPT-3's weights alone are 350 GB over 512 GPUs */
+    make_cluster(&t, "H100-SXM", 64, 4.0);
+    ck_assert_int_eq(run(m, &t.c, NULL, false, 10, &r), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(r.n_top, 0);
+    ck_assert_int_eq(r.feasible, 0);
+    ck_assert(r.candidates > 0);
+    ck_assert(r.have_miss);
+    ck_assert(!r.miss.e.feasible);
+    ck_assert(r.miss.e.peak_memory_bytes > 4.0 * GIB);
+    ck_assert(r.advice[0] != '\0');
+    ck_assert_msg(strstr(r.advice, "nodes") != NULL, "advice: %s", r.advice);
+    search_result_free(&r);
+    /* 24 GiB: some plans fit, the ranked ones all do, stage by stage */
+    make_cluster(&t, "H100-SXM", 64, 24.0);
+    ck_assert_int_eq(run(m, &t.c, NULL, true, 50, &r), PLANNER_OK);
+    ck_assert(r.feasible < r.candidates);
+    for (int i = 0; i < r.n_top; i++) {
+        const evaluation *e = &r.top[i].e;
+        ck_assert(e->feasible);
+        for (int k = 0; k < e->n_stages; k++)
+            ck_assert(e->stage_memory[k].total_bytes <= 24.0 * GIB);
+    }
+    search_result_free(&r);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(more_memory_never_worse)
+{
+    static const char *const models[] = {"configs/gpt3-175b.json", "configs/llama3-70b.json"};
+    static const double gib[] = {20, 30, 40, 60, 80, 120, 160};
+    for (size_t k = 0; k < 2; k++) {
+        model *m = load(models[k]);
+        double prev = 0;
+        for (size_t i = 0; i < sizeof gib / sizeof gib[0]; i++) {
+            test_cluster t;
+            search_result r;
+            double best;
+            make_cluster(&t, "H100-SXM", 16, gib[i]);
+            run(m, &t.c, NULL, false, 1, &r);
+            best = r.n_top > 0 ? r.top[0].e.tokens_per_s : 0;
+            ck_assert_msg(best >= prev, "%s: %.0f GiB gives %.1f tokens/s < %.1f", models[k],
+                          gib[i], best, prev);
+            prev = best;
+            search_result_free(&r);
+        }
+        ck_assert(prev > 0);
+        model_free(m);
+    }
+}
+END_TEST
+
+START_TEST(broken_rule_is_reported)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    search_result r;
+    make_cluster(&t, "H100-SXM", 1, 0);
+    /* 96 heads do not split over 5 GPUs */
+    ck_assert_int_eq(run(m, &t.c, "tp=5,pp=1,dp=1,mbs=1,sp=on,recompute=full,zero=0,vpp=1",
+                         false, 10, &r), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(r.candidates, 0);
+    ck_assert(!r.have_miss);
+    ck_assert_msg(strstr(r.advice, "Megatron's rules") != NULL && strstr(r.advice, "tp 5") != NULL,
+                  "advice: %s", r.advice);
+    search_result_free(&r);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(too_many_gpus_is_usage)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    search_result r;
+    search_options o;
+    cost_params p;
+    char msg[128];
+    planner_error err = PLANNER_ERROR_INIT;
+    make_cluster(&t, "H100-SXM", 2, 0);
+    search_options_default(&o);
+    ck_assert_int_eq(constraints_parse("gpus=32", &o.fix, msg, sizeof msg), 0);
+    cost_params_default(&p);
+    ck_assert_int_eq(search_run(m, &t.c, &p, &o, &r, &err), PLANNER_E_USAGE);
+    ck_assert_str_eq(err.msg, "--fix gpus=32: the cluster has 16 GPUs");
+    search_result_free(&r);
+    model_free(m);
+}
+END_TEST
+
+/* A fixed knob that keeps the closest miss from fitting: the advice says
+ * which change makes it fit, after evaluating it. */
+START_TEST(advice_names_the_fix)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    search_result r;
+    make_cluster(&t, "H100-SXM", 64, 0);
+    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=8,recompute=none,mbs=8,sp=off,zero=0", false, 10,
+                         &r), PLANNER_E_INFEASIBLE);
+    ck_assert(r.have_miss);
+    ck_assert_msg(strstr(r.advice, "makes the closest miss fit") != NULL, "advice: %s", r.advice);
+    search_result_free(&r);
+    model_free(m);
+}
+END_TEST
+
+/* ---- prunes ------------------------------------------------------------------- */
+
+static const struct prune_case {
+    const char *model;
+    int nodes;
+    double usable_gib;      /* 0: the catalog's */
+    const char *fix;
+} prune_cases[] = {
+    {"configs/gpt3-175b.json", 64, 0, NULL},
+    {"configs/gpt3-175b.json", 16, 0, NULL},
+    {"configs/gpt3-175b.json", 64, 30, NULL},
+    {"configs/gpt3-175b.json", 64, 0, "recompute=none"},
+    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off"},
+    {"configs/llama3-70b.json", 8, 0, NULL},
+    {"configs/llama3-70b.json", 4, 40, NULL},
+    {"configs/llama3-8b.json", 1, 0, NULL},
+    {"configs/llama3-8b.json", 2, 16, NULL},
+};
+
+START_TEST(pruned_search_finds_the_exhaustive_winner)
+{
+    const struct prune_case *pc = &prune_cases[_i];
+    model *m = load(pc->model);
+    test_cluster t;
+    search_result a, b;
+    planner_status ra, rb;
+    make_cluster(&t, "H100-SXM", pc->nodes, pc->usable_gib);
+    ra = run(m, &t.c, pc->fix, false, 5, &a);
+    rb = run(m, &t.c, pc->fix, true, 5, &b);
+    ck_assert_int_eq(ra, rb);
+    ck_assert(a.candidates <= b.candidates);
+    if (ra == PLANNER_OK) {
+        ck_assert_msg(memcmp(&a.top[0].s, &b.top[0].s, sizeof a.top[0].s) == 0,
+                      "%s on %d nodes: pruned winner tp%d pp%d vpp%d mbs%d (%.1f) vs exhaustive "
+                      "tp%d pp%d vpp%d mbs%d (%.1f)", pc->model, pc->nodes, a.top[0].s.tp,
+                      a.top[0].s.pp, a.top[0].s.vpp, a.top[0].s.mbs, a.top[0].e.tokens_per_s,
+                      b.top[0].s.tp, b.top[0].s.pp, b.top[0].s.vpp, b.top[0].s.mbs,
+                      b.top[0].e.tokens_per_s);
+        ck_assert_int_eq(a.feasible > 0, 1);
+    } else {
+        /* the same closest miss ratio */
+        ck_assert(a.have_miss == b.have_miss);
+    }
+    search_result_free(&a);
+    search_result_free(&b);
+    model_free(m);
+}
+END_TEST
+
+/* What the prunes assume of the cost model, checked on a grid. */
+START_TEST(cost_model_properties_the_prunes_use)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    cost_params p;
+    strategy s, v;
+    evaluation *e0 = pl_malloc(sizeof *e0), *e1 = pl_malloc(sizeof *e1);
+    char why[192];
+    static const int tps[] = {2, 8}, pps[] = {4, 8}, mbss[] = {1, 2, 4};
+    int checked = 0;
+    make_cluster(&t, "H100-SXM", 64, 0);
+    cost_params_default(&p);
+    ck_assert_ptr_nonnull(e0);
+    ck_assert_ptr_nonnull(e1);
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            for (int c = 0; c < 3; c++)
+                for (int rc = 0; rc < 3; rc++)
+                    for (int z = 0; z < 3; z++)
+                        for (int sp = 0; sp < 2; sp++) {
+                            memset(&s, 0, sizeof s);
+                            s.tp = tps[a];
+                            s.pp = pps[b];
+                            s.cp = s.ep = s.vpp = 1;
+                            s.dp = 512 / (s.tp * s.pp);
+                            s.mbs = mbss[c];
+                            s.gbs = 1536;
+                            s.seq_len = 2048;
+                            s.sp = sp;
+                            s.zero = z;
+                            s.recompute = (recompute_mode)rc;
+                            s.overlap_grad_reduce = true;
+                            s.overlap_param_gather = z >= 1;
+                            s.tp_comm_overlap = sp;
+                            ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, why, sizeof why), 0);
+                            ck_assert_int_eq(strategy_check(m, &s, why, sizeof why), 0);
+                            evaluate(m, &t.c, &p, &s, e0);
+                            /* more memory-hungry neighbours */
+                            for (int k = 0; k < 5; k++) {
+                                v = s;
+                                if (k == 0 && c < 2) v.mbs = mbss[c + 1];
+                                else if (k == 1 && rc > 0) v.recompute = (recompute_mode)(rc - 1);
+                                else if (k == 2 && z > 0) { v.zero = z - 1; v.overlap_param_gather = v.zero >= 1; }
+                                else if (k == 3 && sp) { v.sp = false; v.tp_comm_overlap = false; }
+                                else if (k == 4) v.vpp = 2;
+                                else continue;
+                                ck_assert_int_eq(search_place_stages(m, &t.c, 0, &v, why, sizeof why), 0);
+                                if (strategy_check(m, &v, why, sizeof why) != 0)
+                                    continue;
+                                evaluate(m, &t.c, &p, &v, e1);
+                                ck_assert_msg(e1->peak_memory_bytes >= e0->peak_memory_bytes * (1 - 1e-12),
+                                              "neighbour %d of tp%d pp%d mbs%d rc%d z%d sp%d needs less "
+                                              "memory: %.4g < %.4g", k, s.tp, s.pp, s.mbs, rc, z, sp,
+                                              e1->peak_memory_bytes, e0->peak_memory_bytes);
+                                if (k == 1)   /* less recompute is never slower */
+                                    ck_assert(e1->step_time_s <= e0->step_time_s * (1 + 1e-12));
+                                checked++;
+                            }
+                        }
+    ck_assert(checked > 300);
+    pl_free(e0);
+    pl_free(e1);
+    model_free(m);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("search");
+    TCase *tp = tcase_create("parse");
+    TCase *ts = tcase_create("search");
+    alloc_init();
+    tcase_add_test(tp, parse_everything);
+    tcase_add_test(tp, parse_keeps_other_values);
+    tcase_add_loop_test(tp, parse_rejects, 0, (int)(sizeof bad_fixes / sizeof bad_fixes[0]));
+    tcase_add_test(tp, place_even_stages);
+    suite_add_tcase(s, tp);
+    tcase_set_timeout(ts, 120);
+    tcase_add_test(ts, ranked_best_first_and_deterministic);
+    tcase_add_test(ts, all_fixed_is_one_candidate);
+    tcase_add_test(ts, infeasible_never_ranked);
+    tcase_add_test(ts, more_memory_never_worse);
+    tcase_add_test(ts, broken_rule_is_reported);
+    tcase_add_test(ts, too_many_gpus_is_usage);
+    tcase_add_test(ts, advice_names_the_fix);
+    tcase_add_loop_test(ts, pruned_search_finds_the_exhaustive_winner, 0,
+                        (int)(sizeof prune_cases / sizeof prune_cases[0]));
+    tcase_add_test(ts, cost_model_properties_the_prunes_use);
+    suite_add_tcase(s, ts);
+    return tu_run_suite(s);
+}
