@@ -1,0 +1,320 @@
+/* test_model_load.c: loading our JSON and HF config.json files.
+ *
+ * Parameter counts are checked against published totals: the HF
+ * safetensors totals of Llama 3 8B (8,030,261,248), 70B (70,553,706,496),
+ * 3.1 405B (405,853,388,800), Mixtral 8x7B (46,702,792,704), GPT-2 XL
+ * (1,557,611,200) and Pythia-12B (11,846,072,320) exactly; DeepSeek-V3's
+ * "671B total, 37B activated" (report, without the 14B MTP module); GPT-3
+ * 175B by hand: 96 (12 h^2 + 13 h) + (V + s) h + 2 h = 174,615,846,912. */
+#include <math.h>
+#include <string.h>
+#include "model.h"
+#include "testutil.h"
+
+static model *load(const char *path, const model_overrides *ov)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    char buf[1400];
+    planner_status rc = model_load(path, ov, &m, &err);
+    error_format(&err, buf, sizeof buf);
+    ck_assert_msg(rc == PLANNER_OK, "%s: %s", path, buf);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_nonnull(m->layer);
+    return m;
+}
+
+static model *load_text(const char *text, const model_overrides *ov)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    char buf[1400];
+    planner_status rc = model_load_buffer(text, strlen(text), "t.json", ov, &m, &err);
+    error_format(&err, buf, sizeof buf);
+    ck_assert_msg(rc == PLANNER_OK, "%s", buf);
+    return m;
+}
+
+/* Loads text expecting an error; returns the formatted message. */
+static void load_bad(const char *text, const char *expect)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    char buf[1400];
+    planner_status rc = model_load_buffer(text, strlen(text), "t.json", NULL, &m, &err);
+    ck_assert_int_eq(rc, PLANNER_E_INPUT);
+    ck_assert_ptr_null(m);
+    error_format(&err, buf, sizeof buf);
+    ck_assert_str_eq(buf, expect);
+}
+
+START_TEST(every_config_loads)
+{
+    static const char *const files[] = {
+        "configs/gpt3-175b.json", "configs/llama3-8b.json", "configs/llama3-70b.json",
+        "configs/llama3.1-405b.json", "configs/mixtral-8x7b.json", "configs/deepseek-v3.json",
+        "configs/amp-gpt2.json", "configs/uneven-gpt-13b.json", "configs/qwen3-30b-a3b.json",
+        "configs/gpt2-xl.json", "configs/pythia-12b.json"};
+    size_t i;
+    for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+        model *m = load(files[i], NULL);
+        int k;
+        ck_assert_int_gt(m->layers, 0);
+        for (k = 0; k < m->layers; k++)
+            ck_assert_int_gt(m->layer[k].hidden, 0);
+        ck_assert_int_le(m->seq_len, m->max_position);
+        ck_assert_int_gt(m->global_batch, 0);
+        model_free(m);
+    }
+}
+END_TEST
+
+START_TEST(gpt3_175b)
+{
+    model *m = load("configs/gpt3-175b.json", NULL);
+    ck_assert_int_eq(m->format, MODEL_FORMAT_PLANNER);
+    ck_assert_int_eq(m->layers, 96);
+    ck_assert_int_eq(m->hidden, 12288);
+    ck_assert_int_eq(m->heads, 96);
+    ck_assert_int_eq(m->kv_heads, 96);
+    ck_assert_int_eq(m->head_dim, 128);
+    ck_assert_int_eq(m->ffn_hidden, 4 * 12288);
+    ck_assert_int_eq(m->seq_len, 2048);
+    ck_assert_int_eq(m->vocab, 51200);
+    ck_assert_int_eq(m->global_batch, 1536);
+    ck_assert(!m->global_batch_default && !m->seq_len_default);
+    ck_assert_int_eq(m->prec, PREC_BF16);
+    ck_assert_int_eq(m->act, ACT_GELU);
+    ck_assert(m->tied_embeddings && !m->uneven);
+    ck_assert_rel(model_layer_params(m, 0), 12.0 * 12288 * 12288 + 13.0 * 12288, 1e-12);
+    ck_assert_rel(model_param_count(m), 174615846912.0, 1e-12);
+    ck_assert_rel(model_embedding_params(m), (51200.0 + 2048.0) * 12288, 1e-12);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(hf_published_totals)
+{
+    static const struct {
+        const char *file;
+        model_format fmt;
+        double total, active;
+    } cases[] = {
+        {"configs/llama3-8b.json", MODEL_FORMAT_HF_LLAMA, 8030261248.0, 8030261248.0},
+        {"configs/llama3-70b.json", MODEL_FORMAT_HF_LLAMA, 70553706496.0, 70553706496.0},
+        {"configs/llama3.1-405b.json", MODEL_FORMAT_HF_LLAMA, 405853388800.0, 405853388800.0},
+        {"configs/mixtral-8x7b.json", MODEL_FORMAT_HF_MIXTRAL, 46702792704.0, 12879925248.0},
+        {"configs/gpt2-xl.json", MODEL_FORMAT_HF_GPT2, 1557611200.0, 1557611200.0},
+        {"configs/pythia-12b.json", MODEL_FORMAT_HF_GPTNEOX, 11846072320.0, 11846072320.0},
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        model *m = load(cases[i].file, NULL);
+        ck_assert_int_eq(m->format, cases[i].fmt);
+        ck_assert_rel(model_param_count(m), cases[i].total, 1e-12);
+        ck_assert_rel(model_active_param_count(m), cases[i].active, 1e-12);
+        model_free(m);
+    }
+}
+END_TEST
+
+START_TEST(deepseek_v3)
+{
+    model *m = load("configs/deepseek-v3.json", NULL);
+    int i;
+    ck_assert_int_eq(m->format, MODEL_FORMAT_HF_DEEPSEEK);
+    ck_assert_int_eq(m->layers, 61);
+    ck_assert_int_eq(m->moe.experts, 256);
+    ck_assert_int_eq(m->moe.top_k, 8);
+    ck_assert_int_eq(m->moe.expert_ffn, 2048);
+    ck_assert_int_eq(m->moe.shared_experts, 1);
+    ck_assert_int_eq(m->moe.dense_layers, 3);
+    ck_assert_int_eq(m->mla.q_lora_rank, 1536);
+    ck_assert_int_eq(m->mla.kv_lora_rank, 512);
+    ck_assert_int_eq(m->mla.qk_rope_head_dim, 64);
+    ck_assert_int_eq(m->mla.v_head_dim, 128);
+    ck_assert_int_eq(m->mtp_layers, 1);
+    for (i = 0; i < m->layers; i++)
+        ck_assert_int_eq(m->layer[i].moe, i >= 3);
+    ck_assert_rel(model_param_count(m), 671e9, 0.001);
+    ck_assert_rel(model_active_param_count(m), 37e9, 0.02);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(qwen_moe)
+{
+    model *m = load("configs/qwen3-30b-a3b.json", NULL);
+    ck_assert_int_eq(m->format, MODEL_FORMAT_HF_QWEN_MOE);
+    ck_assert_int_eq(m->head_dim, 128);   /* given: 2048 / 32 would be 64 */
+    ck_assert_int_eq(m->kv_heads, 4);
+    ck_assert_int_eq(m->moe.experts, 128);
+    ck_assert(m->layer[0].moe && m->layer[47].moe);
+    /* HF total 30,532,122,624 includes 48 x 256 q/k-norm weights we omit */
+    ck_assert_rel(model_param_count(m), 30532122624.0 - 48 * 256, 1e-12);
+    ck_assert_rel(model_active_param_count(m), 3.3e9, 0.02);
+    model_free(m);
+    /* mlp_only_layers and decoder_sparse_step */
+    m = load_text("{\"model_type\": \"qwen2_moe\", \"hidden_size\": 64, \"num_hidden_layers\": 4,"
+                  " \"num_attention_heads\": 4, \"vocab_size\": 100,"
+                  " \"max_position_embeddings\": 512, \"intermediate_size\": 256,"
+                  " \"num_experts\": 8, \"num_experts_per_tok\": 2,"
+                  " \"moe_intermediate_size\": 32, \"shared_expert_intermediate_size\": 128,"
+                  " \"decoder_sparse_step\": 2, \"mlp_only_layers\": [3]}", NULL);
+    ck_assert(!m->layer[0].moe && m->layer[1].moe && !m->layer[2].moe && !m->layer[3].moe);
+    ck_assert_int_eq(m->moe.shared_experts, 1);
+    ck_assert_int_eq(m->moe.shared_expert_ffn, 128);
+    ck_assert_int_eq(m->seq_len, 512);   /* default 4096 capped at max_position */
+    model_free(m);
+}
+END_TEST
+
+START_TEST(recognized_by_keys)
+{
+    /* no model_type: families from their telltale keys */
+    model *m = load_text("{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"intermediate_size\": 128,"
+                         " \"num_attention_heads\": 4, \"vocab_size\": 100,"
+                         " \"max_position_embeddings\": 256, \"num_local_experts\": 4,"
+                         " \"num_experts_per_tok\": 2}", NULL);
+    ck_assert_int_eq(m->format, MODEL_FORMAT_HF_MIXTRAL);
+    model_free(m);
+    m = load_text("{\"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, \"vocab_size\": 100,"
+                  " \"n_positions\": 128, \"n_inner\": null}", NULL);
+    ck_assert_int_eq(m->format, MODEL_FORMAT_HF_GPT2);
+    ck_assert_int_eq(m->ffn_hidden, 256);
+    ck_assert_int_eq(m->seq_len, 128);
+    ck_assert(m->position == POS_LEARNED && m->tied_embeddings);
+    model_free(m);
+    m = load_text("{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"intermediate_size\": 256,"
+                  " \"num_attention_heads\": 4, \"vocab_size\": 100, \"rotary_pct\": 0.25,"
+                  " \"max_position_embeddings\": 2048}", NULL);
+    ck_assert_int_eq(m->format, MODEL_FORMAT_HF_GPTNEOX);
+    ck_assert_int_eq(m->act, ACT_GELU);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(overrides_and_defaults)
+{
+    model_overrides ov = {8192, 256};
+    model *m = load("configs/llama3-8b.json", NULL);
+    ck_assert_int_eq(m->seq_len, MODEL_DEFAULT_SEQ_LEN);
+    ck_assert_int_eq(m->global_batch, MODEL_DEFAULT_GLOBAL_BATCH);
+    ck_assert(m->seq_len_default && m->global_batch_default);
+    ck_assert_int_eq(m->global_batch, 1024);
+    model_free(m);
+    m = load("configs/llama3-8b.json", &ov);
+    ck_assert_int_eq(m->seq_len, 8192);
+    ck_assert_int_eq(m->global_batch, 256);
+    ck_assert(!m->seq_len_default && !m->global_batch_default);
+    model_free(m);
+    ov.seq_len = 0;
+    m = load("configs/gpt3-175b.json", &ov);   /* flags beat the file */
+    ck_assert_int_eq(m->global_batch, 256);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(seq_beyond_positions)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model_overrides ov = {4096, 0};
+    model *m = NULL;
+    char buf[1400];
+    ck_assert_int_eq(model_load("configs/gpt3-175b.json", &ov, &m, &err), PLANNER_E_INPUT);
+    error_format(&err, buf, sizeof buf);
+    ck_assert_str_eq(buf, "planner: configs/gpt3-175b.json:10:3: model.max_position: sequence "
+                          "length 4096 (from --seq) exceeds max_position 2048");
+}
+END_TEST
+
+START_TEST(uneven_layers)
+{
+    model *m = load("configs/uneven-gpt-13b.json", NULL);
+    int i;
+    ck_assert(m->uneven);
+    ck_assert_int_eq(m->layers, 40);
+    for (i = 0; i < 40; i++) {
+        const layer_spec *l = &m->layer[i];
+        ck_assert_int_eq(l->hidden, 5120);
+        ck_assert_int_eq(l->ffn_hidden, i < 4 ? 81920 : 20480);
+        ck_assert_int_eq(l->heads, i >= 36 ? 80 : 40);
+        ck_assert_int_eq(l->kv_heads, i >= 36 ? 8 : 40);
+        ck_assert_int_eq(l->head_dim, i >= 36 ? 64 : 128);
+    }
+    /* wide-MLP layer: 4 h^2 + 2 h f + biases (3h + f + h) + two layernorms (4h) */
+    ck_assert_rel(model_layer_params(m, 0),
+                  4.0 * 5120 * 5120 + 2.0 * 5120 * 81920 + 4 * 5120 + 81920 + 5120 + 4 * 5120,
+                  1e-12);
+    model_free(m);
+    /* layer_list without layers: layers is the sum; a uniform list is not uneven */
+    m = load_text("{\"hidden\": 64, \"heads\": 4, \"vocab\": 10,"
+                  " \"layer_list\": [{\"count\": 3}, {\"count\": 2}]}", NULL);
+    ck_assert_int_eq(m->layers, 5);
+    ck_assert(!m->uneven);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(our_moe_flags)
+{
+    model *m = load_text("{\"layers\": 6, \"hidden\": 64, \"heads\": 4, \"vocab\": 10,"
+                         " \"activation\": \"swiglu\", \"ffn_hidden\": 128,"
+                         " \"normalization\": \"rmsnorm\","
+                         " \"moe\": {\"experts\": 8, \"top_k\": 2, \"expert_ffn\": 32,"
+                         " \"dense_layers\": 1, \"layer_freq\": 2}}", NULL);
+    ck_assert(!m->layer[0].moe && !m->layer[1].moe && m->layer[2].moe && !m->layer[3].moe &&
+              m->layer[4].moe && !m->layer[5].moe);
+    /* a MoE layer: attention 4 h^2 + router 8 h + 8 experts x 3 h 32 + 2 rmsnorms */
+    ck_assert_rel(model_layer_params(m, 2), 4.0 * 64 * 64 + 8 * 64 + 8 * 3.0 * 64 * 32 + 2 * 64,
+                  1e-12);
+    ck_assert_rel(model_active_param_count(m),
+                  model_param_count(m) - 2 * 6 * 3.0 * 64 * 32, 1e-12);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(key_positions)
+{
+    load_bad("{\n  \"layers\": 96,\n  \"hidden\": 12288,\n  \"heads\": 95,\n  \"vocab\": 51200\n}\n",
+             "planner: t.json:3:3: model.hidden: must be divisible by heads (95), or give head_dim");
+    load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 10,\n"
+             " \"moe\": {\"experts\": 4, \"top_k\": 2,\n   \"expert_fn\": 8}}",
+             "planner: t.json:3:4: model.moe.expert_fn: unknown key 'expert_fn' (did you mean "
+             "'expert_ffn'?)");
+    load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 10, \"layer_list\": [\n"
+             "  {\"count\": 1},\n  {\"count\": 1, \"heads\": 3}]}",
+             "planner: t.json:3:3: model.layer_list[1]: hidden (64) must be divisible by heads "
+             "(3), or give head_dim");
+    load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 8, \"kv_heads\": 3, \"vocab\": 10}",
+             "planner: t.json:1:41: model.kv_heads: heads (8) must be a multiple of kv_heads (3)");
+    load_bad("{\"layers\": 2,\n\"hidden\": 64}",
+             "planner: t.json:1:1: model: missing required key 'heads'");
+}
+END_TEST
+
+START_TEST(free_null)
+{
+    model_free(NULL);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("model_load");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, every_config_loads);
+    tcase_add_test(tc, gpt3_175b);
+    tcase_add_test(tc, hf_published_totals);
+    tcase_add_test(tc, deepseek_v3);
+    tcase_add_test(tc, qwen_moe);
+    tcase_add_test(tc, recognized_by_keys);
+    tcase_add_test(tc, overrides_and_defaults);
+    tcase_add_test(tc, seq_beyond_positions);
+    tcase_add_test(tc, uneven_layers);
+    tcase_add_test(tc, our_moe_flags);
+    tcase_add_test(tc, key_positions);
+    tcase_add_test(tc, free_null);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
