@@ -1,0 +1,23 @@
+#!/bin/sh
+# bench/run.sh: search benchmarks (run by `make bench` after `make`).
+# Builds bench/bench_search.c against build/libplanner.a with the project's
+# flags, then times full searches of the two reference cases (issue 3):
+#   GPT-3 175B on 64 DGX H100 (512 GPUs)       target < 100 ms
+#   Llama 3.1 405B on 2048 DGX H100 (16,384)   target < 1 s
+# and prints best/median wall time, candidates and candidates per second.
+set -eu
+cd "$(dirname "$0")/.."
+build=${BUILD:-build}
+cc=${CC:-cc}
+mkdir -p "$build/bench"
+pkgs="jansson yaml-0.1 lapacke openblas"
+# shellcheck disable=SC2046
+$cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
+    $(pkg-config --cflags $pkgs 2>/dev/null) \
+    -o "$build/bench/bench_search" bench/bench_search.c "$build/libplanner.a" \
+    $(pkg-config --libs $pkgs 2>/dev/null) -lglpk -lm
+repeats=${REPEATS:-7}
+"$build/bench/bench_search" -r "$repeats" \
+    configs/gpt3-175b.json clusters/h100x512.yaml \
+    configs/llama3.1-405b.json clusters/h100x16384.yaml
+echo "targets: GPT-3 175B on 512 GPUs < 100 ms; Llama 3.1 405B on 16,384 GPUs < 1 s (median)"
