@@ -92,8 +92,11 @@ static void layer_cost(const model *m, const layer_spec *l, const gpu_spec *gpu,
         /* two all-reduces (or all-gather + reduce-scatter pairs with SP) of
          * b s h 16-bit activations per direction */
         tpc = 2.0 * comm_allreduce_s(tpl, tp, tokens * l->hidden * 2.0);
+        /* overlap splits each collective into tp chunks pipelined with the
+         * GEMM's chunks: the first (or last) chunk stays exposed, and what
+         * does not fit under the GEMMs */
         if (s->tp_comm_overlap)
-            tpc = tpc > gemm ? tpc - gemm : 0;
+            tpc = tpc / tp + (tpc > gemm ? tpc - gemm : 0);
     }
     if (s->cp > 1) {
         /* ring attention: K and V blocks pass around the cp ranks, hidden
@@ -268,15 +271,20 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
 
         /* data parallelism */
         if (s->zero >= 3) {
-            double ag = comm_allgather_s(&dpl, dp, r->params * 2.0) +
-                        (r->n_tensors - 1) * (dp - 1) * dpl.latency_s;
-            double rs = comm_reducescatter_s(&dpl, dp, r->params * gb) +
-                        (r->n_tensors - 1) * (dp - 1) * dpl.latency_s;
+            /* every weight tensor is gathered before its forward and again
+             * before its backward, its gradient reduce-scattered after: one
+             * ring collective each, issued in sequence, whose step latencies
+             * are never hidden; prefetching hides the bandwidth part behind
+             * the compute when overlapped */
+            double lat = r->n_tensors * (dp - 1.0) * dpl.latency_s;
+            double ag = comm_allgather_s(&dpl, dp, r->params * 2.0) - (dp - 1.0) * dpl.latency_s;
+            double rs = comm_reducescatter_s(&dpl, dp, r->params * gb) -
+                        (dp - 1.0) * dpl.latency_s;
             double fc = r->fwd_s, bc = r->bwd_s;
             if (dp > 1) {
-                r->fwd_s += s->overlap_param_gather ? (ag > fc ? ag - fc : 0) : ag;
-                r->bwd_s += s->overlap_grad_reduce ? (ag + rs > bc ? ag + rs - bc : 0)
-                                                   : ag + rs;
+                r->fwd_s += lat + (s->overlap_param_gather ? (ag > fc ? ag - fc : 0) : ag);
+                r->bwd_s += 2.0 * lat + (s->overlap_grad_reduce ? (ag + rs > bc ? ag + rs - bc : 0)
+                                                                : ag + rs);
             }
             t_grad = t_param = 0;
         } else if (s->zero >= 1) {
@@ -324,8 +332,9 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         inflight = memory_inflight(pp, v, mcount, i);
         {
             double extra = r->act_peak_extra_bytes;
-            if (s->zero >= 3 && st->n_layers > 0)   /* one gathered layer */
-                extra += 2.0 * 2.0 * r->params * dp / st->n_layers;
+            if (s->zero >= 3 && st->n_layers > 0)   /* gathered weights in use and
+                                                      prefetched: one layer's */
+                extra += 2.0 * r->params / st->n_layers;
             memory_stage(&sb, r->params, r->act_bytes, inflight, extra, p->reserve_bytes,
                          p->frag_fraction, ng->gpu.usable_mem_bytes, &out->stage_memory[i]);
         }

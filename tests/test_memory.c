@@ -1,0 +1,91 @@
+/* test_memory.c: model-state bytes per parameter (Megatron distributed
+ * optimizer docs, ZeRO) and micro-batches in flight under 1F1B and
+ * interleaving (Megatron theoretical_memory_usage.py). */
+#include <math.h>
+#include "memory.h"
+#include "testutil.h"
+
+static double total(precision p, int zero, int dp)
+{
+    state_bytes sb;
+    memory_state_bytes(p, zero, dp, &sb);
+    return sb.weights + sb.grads + sb.optimizer;
+}
+
+START_TEST(bytes_per_param_megatron)
+{
+    /* bf16: 18, distributed optimizer 6 + 12/d; fp16: 20 vs 4 + 16/d;
+     * fp32: 16 vs 8 + 8/d */
+    ck_assert_rel(total(PREC_BF16, 0, 8), 18.0, 1e-15);
+    ck_assert_rel(total(PREC_BF16, 1, 8), 6.0 + 12.0 / 8, 1e-15);
+    ck_assert_rel(total(PREC_FP16, 0, 4), 20.0, 1e-15);
+    ck_assert_rel(total(PREC_FP16, 1, 4), 4.0 + 16.0 / 4, 1e-15);
+    ck_assert_rel(total(PREC_FP32, 0, 2), 16.0, 1e-15);
+    ck_assert_rel(total(PREC_FP32, 1, 2), 8.0 + 8.0 / 2, 1e-15);
+    /* dp 1: the distributed optimizer shards nothing */
+    ck_assert_rel(total(PREC_BF16, 1, 1), 18.0, 1e-15);
+}
+END_TEST
+
+START_TEST(bytes_per_param_zero)
+{
+    state_bytes sb;
+    /* ZeRO 2 + 2 + 12: stage 2 shards grads and optimizer, 3 also weights */
+    ck_assert_rel(total(PREC_BF16, 2, 16), 2.0 + 14.0 / 16, 1e-15);
+    ck_assert_rel(total(PREC_BF16, 3, 16), 16.0 / 16, 1e-15);
+    memory_state_bytes(PREC_BF16, 3, 64, &sb);
+    ck_assert_rel(sb.weights, 2.0 / 64, 1e-15);
+    /* a higher stage never needs more */
+    ck_assert(total(PREC_BF16, 1, 8) >= total(PREC_BF16, 2, 8));
+    ck_assert(total(PREC_BF16, 2, 8) >= total(PREC_BF16, 3, 8));
+    ck_assert(total(PREC_BF16, 0, 8) >= total(PREC_BF16, 1, 8));
+}
+END_TEST
+
+START_TEST(inflight_1f1b)
+{
+    /* rank r holds min(pp - r, m) micro-batches */
+    ck_assert_rel(memory_inflight(8, 1, 64, 0), 8.0, 1e-15);
+    ck_assert_rel(memory_inflight(8, 1, 64, 7), 1.0, 1e-15);
+    ck_assert_rel(memory_inflight(8, 1, 64, 3), 5.0, 1e-15);
+    ck_assert_rel(memory_inflight(8, 1, 4, 0), 4.0, 1e-15);
+}
+END_TEST
+
+START_TEST(inflight_interleaved)
+{
+    /* rank 0: pp (1 + (pp - 1)/(pp vpp)) */
+    ck_assert_rel(memory_inflight(8, 3, 64, 0), 8.0 * (1 + 7.0 / 24), 1e-12);
+    ck_assert_rel(memory_inflight(4, 2, 16, 0), 4.0 * (1 + 3.0 / 8), 1e-12);
+    /* interleaving never holds less than 1F1B */
+    ck_assert(memory_inflight(4, 2, 16, 3) >= memory_inflight(4, 1, 16, 3));
+}
+END_TEST
+
+START_TEST(stage_breakdown_sums)
+{
+    state_bytes sb;
+    memory_breakdown mb;
+    memory_state_bytes(PREC_BF16, 0, 1, &sb);
+    memory_stage(&sb, 1e9, 1e8, 4, 5e7, 1e9, 0.1, 80e9, &mb);
+    ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
+    ck_assert_rel(mb.grads_bytes, 4e9, 1e-15);
+    ck_assert_rel(mb.optimizer_bytes, 12e9, 1e-15);
+    ck_assert_rel(mb.activations_bytes, 4.5e8, 1e-15);
+    ck_assert_rel(mb.reserve_bytes, 1e9 + 4.5e7, 1e-15);
+    ck_assert_rel(mb.total_bytes, 18e9 + 4.5e8 + 1.045e9, 1e-15);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("memory");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, bytes_per_param_megatron);
+    tcase_add_test(tc, bytes_per_param_zero);
+    tcase_add_test(tc, inflight_1f1b);
+    tcase_add_test(tc, inflight_interleaved);
+    tcase_add_test(tc, stage_breakdown_sums);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}

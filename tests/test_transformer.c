@@ -1,0 +1,142 @@
+/* test_transformer.c: per-layer FLOPs, GEMM shapes and activation bytes
+ * against published formulas (Narayanan et al. SC21 eq. 3, Korthikanti et al.
+ * 2022) and hand-derived values. */
+#include <math.h>
+#include <string.h>
+#include "cost.h"
+#include "testutil.h"
+#include "transformer.h"
+
+static layer_spec g_layers[128];
+
+/* GPT-3 175B as in the Megatron papers: L 96, h 12288, a 96, f 4h, V 51200. */
+static model gpt3(void)
+{
+    model m;
+    int i;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "gpt3-175b");
+    m.layers = 96;
+    m.hidden = 12288;
+    m.heads = m.kv_heads = 96;
+    m.head_dim = 128;
+    m.ffn_hidden = 4 * 12288;
+    m.vocab = 51200;
+    m.seq_len = m.max_position = 2048;
+    m.act = ACT_GELU;
+    m.norm = NORM_LAYERNORM;
+    m.position = POS_LEARNED;
+    m.tied_embeddings = true;
+    m.prec = PREC_BF16;
+    for (i = 0; i < m.layers; i++)
+        g_layers[i] = (layer_spec){12288, 96, 96, 128, 4 * 12288, false};
+    m.layer = g_layers;
+    return m;
+}
+
+START_TEST(gpt3_model_flops_korthikanti)
+{
+    model m = gpt3();
+    double B = 1536, s = 2048, L = 96, h = 12288, V = 51200;
+    /* Korthikanti et al.: model FLOPs 72 B s L h^2 (1 + s/(6h) + V/(12 h L)) */
+    double want = 72.0 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * h * L));
+    ck_assert_rel(model_flops_per_step(&m, 1536, 2048), want, 1e-12);
+}
+END_TEST
+
+START_TEST(gpt3_eq3_with_recompute)
+{
+    model m = gpt3();
+    double B = 1536, s = 2048, L = 96, h = 12288, V = 51200;
+    /* Narayanan eq. 3 counts the full-recompute re-forward of every layer:
+     * 96 B s L h^2 (1 + s/(6h) + V/(16 L h)) */
+    double eq3 = 96.0 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+    double refwd = L * tf_layer_flops_per_token(&m, &m.layer[0], 2048) * B * s;
+    ck_assert_rel(model_flops_per_step(&m, 1536, 2048) + refwd, eq3, 1e-12);
+    /* Megatron-LM README: 1024 A100 at 138 TFLOP/s per GPU -> about 32 s */
+    ck_assert_rel(eq3 / (1024 * 138e12), 32.0, 0.02);
+}
+END_TEST
+
+START_TEST(gemm_shapes_split_by_tp)
+{
+    model m = gpt3();
+    tf_gemm g[TF_MAX_GEMMS];
+    int n = tf_layer_gemms(&m, &m.layer[0], 2048, 8, g);
+    double h = 12288;
+    ck_assert_int_eq(n, 4);
+    /* QKV column-parallel: 2048 x 3h/8 x h; proj row-parallel: k = h/8 */
+    ck_assert_rel(g[0].n, 3 * h / 8, 1e-15);
+    ck_assert_rel(g[0].k, h, 1e-15);
+    ck_assert_rel(g[1].k, h / 8, 1e-15);
+    ck_assert_rel(g[3].k, 4 * h / 8, 1e-15);
+    /* 24 B s h^2 / t GEMM FLOPs per layer */
+    ck_assert_rel(tf_gemm_flops(g, n), 24.0 * 2048 * h * h / 8, 1e-12);
+}
+END_TEST
+
+START_TEST(swiglu_gqa_flops_are_twice_the_weights)
+{
+    /* Llama 3 8B layer: h 4096, 32 heads, 8 KV heads, f 14336: a GEMM does
+     * 2 FLOPs per weight per token */
+    model m;
+    layer_spec l = {4096, 32, 8, 128, 14336, false};
+    tf_gemm g[TF_MAX_GEMMS];
+    double w = 4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3.0 * 4096 * 14336;
+    int n;
+    memset(&m, 0, sizeof m);
+    m.act = ACT_SWIGLU;
+    m.norm = NORM_RMSNORM;
+    n = tf_layer_gemms(&m, &l, 1.0, 1, g);
+    ck_assert_rel(tf_gemm_flops(g, n), 2.0 * w, 1e-12);
+}
+END_TEST
+
+START_TEST(korthikanti_activation_bytes)
+{
+    model m = gpt3();
+    double s = 2048, b = 1, h = 12288, t = 8;
+    const layer_spec *l = &m.layer[0];
+    /* flash attention removes the 5 a s / h term; the rest is Korthikanti's:
+     * TP + SP 34 s b h / t; TP only s b h (10 + 24/t); full recompute with SP
+     * 2 s b h / t; no parallelism 34 s b h */
+    ck_assert_rel(tf_layer_activation_bytes(&m, l, b, 2048, 1, 8, true, RECOMPUTE_NONE),
+                  34 * s * b * h / t, 1e-12);
+    ck_assert_rel(tf_layer_activation_bytes(&m, l, b, 2048, 1, 8, false, RECOMPUTE_NONE),
+                  s * b * h * (10 + 24 / t), 1e-12);
+    ck_assert_rel(tf_layer_activation_bytes(&m, l, b, 2048, 1, 8, true, RECOMPUTE_SELECTIVE),
+                  34 * s * b * h / t, 1e-12);
+    ck_assert_rel(tf_layer_activation_bytes(&m, l, b, 2048, 1, 8, true, RECOMPUTE_FULL),
+                  2 * s * b * h / t, 1e-12);
+    ck_assert_rel(tf_layer_activation_bytes(&m, l, 4, 2048, 1, 1, false, RECOMPUTE_NONE),
+                  34 * s * 4 * h, 1e-12);
+    /* 175B, s 2048, b 1, t 8, SP: 34 * 2048 * 12288 / 8 = 107 MB per layer */
+    ck_assert_rel(tf_layer_activation_bytes(&m, l, 1, 2048, 1, 8, true, RECOMPUTE_NONE),
+                  106954752.0, 1e-12);
+}
+END_TEST
+
+START_TEST(attention_flops)
+{
+    model m = gpt3();
+    /* 4 B s^2 h, split by tp and cp */
+    ck_assert_rel(tf_attention_flops(&m.layer[0], 2, 2048, 1, 1), 4.0 * 2 * 2048.0 * 2048 * 12288,
+                  1e-12);
+    ck_assert_rel(tf_attention_flops(&m.layer[0], 2, 2048, 2, 4),
+                  4.0 * 2 * 2048.0 * 2048 * 12288 / 8, 1e-12);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("transformer");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, gpt3_model_flops_korthikanti);
+    tcase_add_test(tc, gpt3_eq3_with_recompute);
+    tcase_add_test(tc, gemm_shapes_split_by_tp);
+    tcase_add_test(tc, swiglu_gqa_flops_are_twice_the_weights);
+    tcase_add_test(tc, korthikanti_activation_bytes);
+    tcase_add_test(tc, attention_flops);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
