@@ -12,6 +12,8 @@
 #include <string.h>
 #include "alloc.h"
 #include "harness.h"
+#include "cluster.h"
+#include "model.h"
 #include "search.h"
 #include "units.h"
 
@@ -129,7 +131,196 @@ cleanup:
     return ret;
 }
 
+/* Input bytes in an exact-size allocation (no NUL after them). */
+static char *dup_exact(const uint8_t *data, size_t size)
+{
+    char *s = pl_malloc(size > 0 ? size : 1);
+    if (s != NULL && size > 0)
+        memcpy(s, data, size);
+    return s;
+}
+
+static int finite_pos(double v)
+{
+    return isfinite(v) && v > 0;
+}
+
+/* A failed load: complete error, status E_INPUT, located in `name`. */
+static int check_load_error(const char *what, planner_status rc, const planner_error *err,
+                            const void *out, const char *name, char *msg, int msg_size)
+{
+    if (out != NULL)
+        return fail(msg, msg_size, "%s failed (%d) but returned a result", what, (int)rc);
+    if (rc != PLANNER_E_INPUT)
+        return fail(msg, msg_size, "%s returned status %d (expected 1): %s", what, (int)rc,
+                    err->msg);
+    if (err->status != rc)
+        return fail(msg, msg_size, "%s returned %d, err.status %d", what, (int)rc,
+                    (int)err->status);
+    if (err->msg[0] == '\0')
+        return fail(msg, msg_size, "%s failed without a message", what);
+    if (strcmp(err->file, name) != 0)
+        return fail(msg, msg_size, "%s error names file '%s'", what, err->file);
+    if (err->line < 1 || err->col < 1)
+        return fail(msg, msg_size, "%s error has no position (%d:%d): %s", what, err->line,
+                    err->col, err->msg);
+    return 0;
+}
+
+/* A loaded model: what model.h promises. */
+static int check_model(const model *m, char *msg, int msg_size)
+{
+    double total, active;
+    if (memchr(m->name, '\0', sizeof m->name) == NULL)
+        return fail(msg, msg_size, "model name not terminated");
+    if (m->layers < 1 || m->layers > MODEL_MAX_LAYERS || m->layer == NULL)
+        return fail(msg, msg_size, "layers = %d", m->layers);
+    if (m->hidden < 1 || m->heads < 1 || m->kv_heads < 1 || m->head_dim < 1 || m->vocab < 1 ||
+        m->seq_len < 1 || m->ffn_hidden < 0)
+        return fail(msg, msg_size, "non-positive size (hidden %d heads %d kv %d hd %d vocab %d"
+                    " seq %d ffn %d)", m->hidden, m->heads, m->kv_heads, m->head_dim, m->vocab,
+                    m->seq_len, m->ffn_hidden);
+    if (m->heads % m->kv_heads != 0)
+        return fail(msg, msg_size, "heads %d not a multiple of kv_heads %d", m->heads,
+                    m->kv_heads);
+    if (m->max_position > 0 && m->seq_len > m->max_position)
+        return fail(msg, msg_size, "seq_len %d > max_position %d", m->seq_len,
+                    m->max_position);
+    if (m->global_batch < 0 || (unsigned)m->prec >= PREC_COUNT ||
+        (m->act != ACT_GELU && m->act != ACT_SWIGLU))
+        return fail(msg, msg_size, "bad batch, precision or activation");
+    if (m->moe.experts < 0 ||
+        (m->moe.experts > 0 && (m->moe.top_k < 1 || m->moe.top_k > m->moe.experts ||
+                                m->moe.expert_ffn < 1)))
+        return fail(msg, msg_size, "MoE: experts %d top_k %d expert_ffn %d", m->moe.experts,
+                    m->moe.top_k, m->moe.expert_ffn);
+    for (int i = 0; i < m->layers; i++) {
+        const layer_spec *l = &m->layer[i];
+        if (l->hidden < 1 || l->heads < 1 || l->kv_heads < 1 || l->head_dim < 1 ||
+            (!l->moe && l->ffn_hidden < 1) || (l->moe && m->moe.experts < 1))
+            return fail(msg, msg_size, "layer %d: hidden %d heads %d kv %d hd %d ffn %d moe %d",
+                        i, l->hidden, l->heads, l->kv_heads, l->head_dim, l->ffn_hidden,
+                        (int)l->moe);
+        if (!isfinite(model_layer_params(m, i)) || model_layer_params(m, i) <= 0)
+            return fail(msg, msg_size, "layer %d parameters %g", i, model_layer_params(m, i));
+    }
+    total = model_param_count(m);
+    active = model_active_param_count(m);
+    if (!finite_pos(total) || !finite_pos(active) || active > total * (1 + 1e-12) ||
+        !finite_pos(model_embedding_params(m)))
+        return fail(msg, msg_size, "parameters: total %g active %g embedding %g", total, active,
+                    model_embedding_params(m));
+    return 0;
+}
+
+int harness_model(const uint8_t *data, size_t size, char *msg, int msg_size)
+{
+    static const char name[] = "fuzz.json";
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    char *text = dup_exact(data, size);
+    planner_status rc;
+    int ret;
+
+    if (text == NULL)
+        return fail(msg, msg_size, "out of memory in the harness");
+    rc = model_load_buffer(text, size, name, NULL, &m, &err);
+    if (rc == PLANNER_OK)
+        ret = m == NULL ? fail(msg, msg_size, "model_load_buffer: OK without a model")
+                        : check_model(m, msg, msg_size);
+    else
+        ret = check_load_error("model_load_buffer", rc, &err, m, name, msg, msg_size);
+    model_free(m);
+    pl_free(text);
+    return ret;
+}
+
+/* A loaded cluster: what cluster.h promises. */
+static int check_cluster(const cluster *c, char *msg, int msg_size)
+{
+    long long total = 0;
+    if (c->n_groups < 1 || c->n_groups > CLUSTER_MAX_GROUPS || c->group == NULL)
+        return fail(msg, msg_size, "n_groups = %d", c->n_groups);
+    if (memchr(c->name, '\0', sizeof c->name) == NULL)
+        return fail(msg, msg_size, "cluster name not terminated");
+    for (int i = 0; i < c->n_groups; i++) {
+        const node_group *g = &c->group[i];
+        if (memchr(g->name, '\0', sizeof g->name) == NULL ||
+            memchr(g->gpu.name, '\0', sizeof g->gpu.name) == NULL)
+            return fail(msg, msg_size, "group %d: name not terminated", i);
+        if (g->nodes < 1 || g->gpus_per_node < 1)
+            return fail(msg, msg_size, "group %d: %d nodes x %d GPUs", i, g->nodes,
+                        g->gpus_per_node);
+        total += (long long)g->nodes * g->gpus_per_node;
+        if (!finite_pos(g->intra_bytes_per_s) || !finite_pos(g->inter_bytes_per_s) ||
+            !isfinite(g->intra_latency_s) || g->intra_latency_s < 0 ||
+            !isfinite(g->inter_latency_s) || g->inter_latency_s < 0)
+            return fail(msg, msg_size, "group %d: links %g/%g B/s, %g/%g s", i,
+                        g->intra_bytes_per_s, g->inter_bytes_per_s, g->intra_latency_s,
+                        g->inter_latency_s);
+        if ((unsigned)g->gpu.gen >= GEN_COUNT || !finite_pos(g->gpu.mem_bytes) ||
+            !finite_pos(g->gpu.usable_mem_bytes) ||
+            g->gpu.usable_mem_bytes > g->gpu.mem_bytes || !finite_pos(g->gpu.hbm_bytes_per_s))
+            return fail(msg, msg_size, "group %d: GPU memory %g usable %g HBM %g", i,
+                        g->gpu.mem_bytes, g->gpu.usable_mem_bytes, g->gpu.hbm_bytes_per_s);
+        int any_peak = 0;
+        for (int f = 0; f < PEAK_COUNT; f++) {
+            if (!isfinite(g->gpu.peak_flops[f]) || g->gpu.peak_flops[f] < 0)
+                return fail(msg, msg_size, "group %d: peak[%d] = %g", i, f,
+                            g->gpu.peak_flops[f]);
+            any_peak |= g->gpu.peak_flops[f] > 0;
+        }
+        if (!any_peak)
+            return fail(msg, msg_size, "group %d: GPU without any peak", i);
+    }
+    if (total > CLUSTER_MAX_GPUS || total != cluster_total_gpus(c))
+        return fail(msg, msg_size, "total GPUs %lld (cluster_total_gpus %d)", total,
+                    cluster_total_gpus(c));
+    if (c->n_links < 0 || (c->n_links > 0 && c->link == NULL))
+        return fail(msg, msg_size, "n_links = %d", c->n_links);
+    for (int i = 0; i < c->n_links; i++) {
+        const group_link *l = &c->link[i];
+        if (l->a < 0 || l->b < 0 || l->a >= c->n_groups || l->b >= c->n_groups ||
+            !finite_pos(l->bytes_per_s) || !isfinite(l->latency_s) || l->latency_s < 0)
+            return fail(msg, msg_size, "link %d: %d-%d %g B/s %g s", i, l->a, l->b,
+                        l->bytes_per_s, l->latency_s);
+    }
+    for (int a = 0; a < c->n_groups; a++)
+        for (int b = 0; b < c->n_groups; b++) {
+            double bw, lat;
+            cluster_link_between(c, a, b, &bw, &lat);
+            if (!finite_pos(bw) || !isfinite(lat) || lat < 0)
+                return fail(msg, msg_size, "link between %d and %d: %g B/s %g s", a, b, bw,
+                            lat);
+        }
+    return 0;
+}
+
+int harness_cluster(const uint8_t *data, size_t size, char *msg, int msg_size)
+{
+    static const char name[] = "fuzz.yaml";
+    planner_error err = PLANNER_ERROR_INIT;
+    cluster *c = NULL;
+    char *text = dup_exact(data, size);
+    planner_status rc;
+    int ret;
+
+    if (text == NULL)
+        return fail(msg, msg_size, "out of memory in the harness");
+    rc = cluster_load_buffer(text, size, name, &c, &err);
+    if (rc == PLANNER_OK)
+        ret = c == NULL ? fail(msg, msg_size, "cluster_load_buffer: OK without a cluster")
+                        : check_cluster(c, msg, msg_size);
+    else
+        ret = check_load_error("cluster_load_buffer", rc, &err, c, name, msg, msg_size);
+    cluster_free(c);
+    pl_free(text);
+    return ret;
+}
+
 const harness_target harness_targets[] = {
+    {"model", harness_model},
+    {"cluster", harness_cluster},
     {"constraints", harness_constraints},
     {"units", harness_units},
 };

@@ -32,6 +32,12 @@ typedef struct harness_target {
 extern const harness_target harness_targets[];
 extern const size_t harness_target_count;
 
+/* A model description: our JSON or a HF config.json (model.h). */
+int harness_model(const uint8_t *data, size_t size, char *msg, int msg_size);
+
+/* A YAML cluster spec (cluster.h). */
+int harness_cluster(const uint8_t *data, size_t size, char *msg, int msg_size);
+
 /* --fix "tp=8,pp=16,..." (search.h constraints_parse). */
 int harness_constraints(const uint8_t *data, size_t size, char *msg, int msg_size);
 
