@@ -27,7 +27,7 @@ export OPENBLAS_NUM_THREADS=1
 rc=0
 # shellcheck disable=SC2086
 nice -n 19 "$bin" -max_total_time="$secs" -runs="$runs" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=65536 -print_final_stats=1 -artifact_prefix="$art/" $dict "$@" \
+    -max_len=8192 -print_final_stats=1 -artifact_prefix="$art/" $dict "$@" \
     "$work" "tests/fuzz/corpus/$target" >"build-fuzz/$target.log" 2>&1 || rc=$?
 grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)|^#[0-9]+.*DONE' \
     "build-fuzz/$target.log" || true
