@@ -273,18 +273,16 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         if (s->zero >= 3) {
             /* every weight tensor is gathered before its forward and again
              * before its backward, its gradient reduce-scattered after: one
-             * ring collective each, issued in sequence, whose step latencies
-             * are never hidden; prefetching hides the bandwidth part behind
-             * the compute when overlapped */
+             * ring collective per tensor on the critical path (each layer
+             * waits for its weights; measured ZeRO-3 runs scale as if
+             * nothing were hidden, Narayanan et al. SC21 Table 2) */
             double lat = r->n_tensors * (dp - 1.0) * dpl.latency_s;
             double ag = comm_allgather_s(&dpl, dp, r->params * 2.0) - (dp - 1.0) * dpl.latency_s;
             double rs = comm_reducescatter_s(&dpl, dp, r->params * gb) -
                         (dp - 1.0) * dpl.latency_s;
-            double fc = r->fwd_s, bc = r->bwd_s;
             if (dp > 1) {
-                r->fwd_s += lat + (s->overlap_param_gather ? (ag > fc ? ag - fc : 0) : ag);
-                r->bwd_s += 2.0 * lat + (s->overlap_grad_reduce ? (ag + rs > bc ? ag + rs - bc : 0)
-                                                                : ag + rs);
+                r->fwd_s += lat + ag;
+                r->bwd_s += 2.0 * lat + ag + rs;
             }
             t_grad = t_param = 0;
         } else if (s->zero >= 1) {

@@ -1,0 +1,66 @@
+#!/bin/sh
+# validate.sh: `planner validate` on a small runs file: table and JSON output,
+# an unsupported (MoE) run, positioned input errors, usage errors.
+set -u
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+cat >"$tmp/runs.json" <<'JSON'
+{"runs": [
+ {"id": "k175", "source": "Korthikanti et al. Table 5", "gpu": "A100-SXM-80GB",
+  "num_gpus": 64, "gpus_per_node": 8,
+  "model": {"layers": 96, "hidden": 12288, "heads": 96, "kv_heads": 96, "ffn_hidden": 49152,
+            "vocab": 51200, "seq_len": 2048, "activation": "gelu"},
+  "parallel": {"tp": 8, "pp": 8, "dp": 1, "cp": 1, "ep": 1, "vpp": 3, "mbs": 1, "gbs": 64,
+               "sequence_parallel": true, "recompute": "selective"},
+  "precision": "bf16", "measured": {"tokens_per_s_per_gpu": 148.945, "step_time_s": 13.75},
+  "unpublished": []},
+ {"id": "moe1", "source": "test", "gpu": "H100-SXM", "num_gpus": 8, "gpus_per_node": 8,
+  "model": {"layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8, "ffn_hidden": 4096,
+            "vocab": 32000, "seq_len": 1024, "activation": "swiglu",
+            "moe": {"experts": 8, "top_k": 2}},
+  "parallel": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 8, "vpp": null, "mbs": null,
+               "gbs": 64, "sequence_parallel": null, "recompute": null},
+  "precision": "bf16", "measured": {"tokens_per_s_per_gpu": 1000, "step_time_s": 1},
+  "unpublished": ["mbs", "vpp"]}
+]}
+JSON
+
+out=$(./planner validate "$tmp/runs.json") || fail "validate exited $?"
+echo "$out" | grep -q '^k175 ' || fail "no row for k175"
+echo "$out" | grep -q 'moe1.*unsupported: MoE' || fail "MoE run not reported unsupported"
+echo "$out" | grep -q '^dense 16-bit *1 *1 ' || fail "no dense 16-bit summary"
+
+json=$(./planner validate --format json "$tmp/runs.json") || fail "json exited $?"
+echo "$json" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = {x["id"]: x for x in d["runs"]}
+assert r["k175"]["status"] == "ok", r["k175"]
+assert r["k175"]["predicted_tokens_per_s_per_gpu"] > 0
+assert abs(r["k175"]["measured_tokens_per_s_per_gpu"] - 148.945) < 1e-3
+assert r["moe1"]["status"] == "unsupported" and "MoE" in r["moe1"]["reason"]
+assert d["summary"]["dense16"]["runs"] == 1 and d["summary"]["moe"]["predicted"] == 0
+' || fail "JSON output"
+
+# input errors: positioned, exit 1, nothing on stdout
+printf '{"runs": [\n  {"id": }]}' >"$tmp/bad.json"
+./planner validate "$tmp/bad.json" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] || fail "bad JSON should exit 1"
+grep -q "^planner: $tmp/bad.json:2:" "$tmp/err" || fail "no position: $(cat "$tmp/err")"
+[ ! -s "$tmp/out" ] || fail "partial output on error"
+sed 's/A100-SXM-80GB/A100-XYZ/' "$tmp/runs.json" >"$tmp/gpu.json"
+./planner validate "$tmp/gpu.json" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || fail "unknown GPU should exit 1"
+grep -q 'runs\[0\].gpu' "$tmp/err" || fail "no key path: $(cat "$tmp/err")"
+./planner validate "$tmp/missing.json" >/dev/null 2>&1
+[ $? -eq 4 ] || fail "missing file should exit 4"
+
+# usage
+./planner validate >/dev/null 2>&1
+[ $? -eq 2 ] || fail "no FILE should exit 2"
+./planner validate --format xml "$tmp/runs.json" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "bad --format should exit 2"
+./planner validate --help | grep -q 'Usage: planner validate' || fail "--help"
+echo ok

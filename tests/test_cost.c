@@ -1,0 +1,269 @@
+/* test_cost.c: evaluate() invariants -- more bandwidth, memory or peak never
+ * predicts worse; memory grows with the micro-batch; an infeasible plan is
+ * reported as such; ranges add up; Megatron's rules (strategy_check). */
+#include <math.h>
+#include <string.h>
+#include "cost.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    model m;
+    layer_spec layers[96];
+    cluster c;
+    node_group g;
+    cost_params p;
+} fixture;
+
+/* GPT-3 175B on 8 DGX A100 (64 GPUs). */
+static void setup(fixture *f)
+{
+    int i;
+    const gpu_spec *gpu = catalog_find("A100-SXM-80GB");
+    memset(f, 0, sizeof *f);
+    ck_assert_ptr_nonnull(gpu);
+    strcpy(f->m.name, "gpt3-175b");
+    f->m.layers = 96;
+    f->m.hidden = 12288;
+    f->m.heads = f->m.kv_heads = 96;
+    f->m.head_dim = 128;
+    f->m.ffn_hidden = 49152;
+    f->m.vocab = 51200;
+    f->m.seq_len = f->m.max_position = 2048;
+    f->m.act = ACT_GELU;
+    f->m.norm = NORM_LAYERNORM;
+    f->m.position = POS_LEARNED;
+    f->m.tied_embeddings = true;
+    f->m.prec = PREC_BF16;
+    for (i = 0; i < 96; i++)
+        f->layers[i] = (layer_spec){12288, 96, 96, 128, 49152, false};
+    f->m.layer = f->layers;
+    f->g.gpu = *gpu;
+    strcpy(f->g.name, "a100");
+    f->g.nodes = 8;
+    f->g.gpus_per_node = 8;
+    f->g.intra_bytes_per_s = gpu->intra_node_bytes_per_s;
+    f->g.intra_latency_s = 3.4e-6;
+    f->g.inter_bytes_per_s = gpu->inter_node_bytes_per_s;
+    f->g.inter_latency_s = 14e-6;
+    f->c.n_groups = 1;
+    f->c.group = &f->g;
+    cost_params_default(&f->p);
+}
+
+static strategy make(int tp, int pp, int dp, int vpp, int mbs, int gbs, bool sp,
+                     recompute_mode rc, int zero)
+{
+    strategy s;
+    int i;
+    memset(&s, 0, sizeof s);
+    s.tp = tp;
+    s.pp = pp;
+    s.dp = dp;
+    s.cp = s.ep = 1;
+    s.vpp = vpp;
+    s.mbs = mbs;
+    s.gbs = gbs;
+    s.seq_len = 2048;
+    s.sp = sp;
+    s.recompute = rc;
+    s.zero = zero;
+    s.overlap_grad_reduce = zero > 0;
+    s.n_stages = pp;
+    for (i = 0; i < pp; i++)
+        s.stage[i] = (stage_spec){0, i * (96 / pp / vpp), 96 / pp, tp, dp};
+    return s;
+}
+
+START_TEST(korthikanti_175b_plan)
+{
+    fixture f;
+    evaluation e;
+    char why[160];
+    strategy s = make(8, 8, 1, 3, 1, 64, true, RECOMPUTE_SELECTIVE, 0);
+    setup(&f);
+    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), 0);
+    evaluate(&f.m, &f.c, &f.p, &s, &e);
+    ck_assert(e.feasible);
+    ck_assert_int_eq(e.gpus, 64);
+    ck_assert_int_eq(e.n_stages, 8);
+    ck_assert_rel(e.tokens_per_s_per_gpu, 64.0 * 2048 / e.step_time_s / 64, 1e-12);
+    ck_assert_rel(e.tflops_per_gpu,
+                  model_flops_per_step(&f.m, 64, 2048) / e.step_time_s / 64 / 1e12, 1e-12);
+    ck_assert(e.mfu > 0.2 && e.mfu < 1.0);
+    /* published: 13.75 s per iteration (Korthikanti et al. Table 5) */
+    ck_assert_rel(e.step_time_s, 13.75, 0.25);
+    ck_assert(e.peak_memory_bytes < e.stage_memory[e.peak_stage].capacity_bytes);
+    ck_assert_ptr_nonnull(e.binding);
+}
+END_TEST
+
+START_TEST(more_hardware_never_slower)
+{
+    static const int knobs = 5;
+    fixture f;
+    evaluation base, better;
+    strategy s = make(4, 4, 4, 2, 1, 256, true, RECOMPUTE_FULL, 1);
+    int k;
+    setup(&f);
+    evaluate(&f.m, &f.c, &f.p, &s, &base);
+    for (k = 0; k < knobs; k++) {
+        fixture g;
+        setup(&g);
+        switch (k) {
+        case 0: g.g.inter_bytes_per_s *= 2; break;
+        case 1: g.g.intra_bytes_per_s *= 2; break;
+        case 2: g.g.gpu.hbm_bytes_per_s *= 2; break;
+        case 3: g.g.gpu.peak_flops[PEAK_BF16] *= 2; break;
+        case 4: g.g.gpu.usable_mem_bytes *= 2; break;
+        }
+        evaluate(&g.m, &g.c, &g.p, &s, &better);
+        ck_assert_msg(better.step_time_s <= base.step_time_s * (1 + 1e-12),
+                      "knob %d: %g > %g", k, better.step_time_s, base.step_time_s);
+        ck_assert(better.feasible || !base.feasible);
+    }
+    /* faster links strictly help a plan with exposed communication */
+    {
+        fixture g;
+        setup(&g);
+        g.g.intra_bytes_per_s *= 4;
+        evaluate(&g.m, &g.c, &g.p, &s, &better);
+        ck_assert(better.step_time_s < base.step_time_s);
+    }
+}
+END_TEST
+
+START_TEST(memory_grows_with_microbatch)
+{
+    fixture f;
+    evaluation e1, e2, e4;
+    strategy s1 = make(8, 8, 1, 1, 1, 64, true, RECOMPUTE_SELECTIVE, 0);
+    strategy s2 = make(8, 8, 1, 1, 2, 64, true, RECOMPUTE_SELECTIVE, 0);
+    strategy s4 = make(8, 8, 1, 1, 4, 64, true, RECOMPUTE_SELECTIVE, 0);
+    setup(&f);
+    evaluate(&f.m, &f.c, &f.p, &s1, &e1);
+    evaluate(&f.m, &f.c, &f.p, &s2, &e2);
+    evaluate(&f.m, &f.c, &f.p, &s4, &e4);
+    ck_assert(e2.stage_memory[0].activations_bytes > e1.stage_memory[0].activations_bytes);
+    ck_assert(e4.peak_memory_bytes > e2.peak_memory_bytes);
+    ck_assert(e2.peak_memory_bytes > e1.peak_memory_bytes);
+    /* weights do not depend on the micro-batch */
+    ck_assert_rel(e4.stage_memory[3].weights_bytes, e1.stage_memory[3].weights_bytes, 1e-12);
+    /* full recompute needs less than selective */
+    {
+        strategy sf = make(8, 8, 1, 1, 4, 64, true, RECOMPUTE_FULL, 0);
+        evaluation ef;
+        evaluate(&f.m, &f.c, &f.p, &sf, &ef);
+        ck_assert(ef.peak_memory_bytes < e4.peak_memory_bytes);
+        ck_assert(ef.step_time_s > e4.step_time_s);
+    }
+}
+END_TEST
+
+START_TEST(infeasible_reported)
+{
+    fixture f;
+    evaluation e;
+    /* 175B replicated on every GPU: 18 bytes x 175e9 = 3.1 TB per GPU */
+    strategy s = make(1, 1, 64, 1, 1, 64, false, RECOMPUTE_FULL, 0);
+    setup(&f);
+    evaluate(&f.m, &f.c, &f.p, &s, &e);
+    ck_assert(!e.feasible);
+    ck_assert(strlen(e.reason) > 0);
+    ck_assert_str_eq(e.binding, "memory");
+    ck_assert(e.stage_memory[0].weights_bytes + e.stage_memory[0].grads_bytes +
+              e.stage_memory[0].optimizer_bytes > 3.0e12);
+}
+END_TEST
+
+START_TEST(embedding_and_logits_on_end_stages)
+{
+    fixture f;
+    evaluation e;
+    strategy s = make(8, 8, 1, 1, 1, 64, true, RECOMPUTE_SELECTIVE, 0);
+    setup(&f);
+    evaluate(&f.m, &f.c, &f.p, &s, &e);
+    /* the last stage computes the logits: slowest; middle stages equal */
+    ck_assert(e.stage_fwd_s[7] > e.stage_fwd_s[3]);
+    ck_assert_rel(e.stage_fwd_s[3], e.stage_fwd_s[4], 1e-12);
+    /* stage 0 holds the (V + positions) h / t embedding, in 16 bits */
+    ck_assert_rel(e.stage_memory[0].weights_bytes - e.stage_memory[3].weights_bytes,
+                  2.0 * (51200 + 2048) * 12288 / 8, 1e-9);
+}
+END_TEST
+
+START_TEST(uneven_stages_honoured)
+{
+    fixture f;
+    evaluation even, uneven;
+    strategy s = make(8, 4, 2, 1, 1, 64, true, RECOMPUTE_SELECTIVE, 1);
+    setup(&f);
+    evaluate(&f.m, &f.c, &f.p, &s, &even);
+    s.stage[0].n_layers = 20;
+    s.stage[1].first_layer = 20;
+    s.stage[1].n_layers = 28;
+    evaluate(&f.m, &f.c, &f.p, &s, &uneven);
+    ck_assert(uneven.stage_fwd_s[1] > even.stage_fwd_s[1]);
+    ck_assert(uneven.stage_fwd_s[0] < even.stage_fwd_s[0]);
+    ck_assert(uneven.step_time_s > even.step_time_s);
+}
+END_TEST
+
+START_TEST(ranges_add_up)
+{
+    fixture f;
+    range_cost a, b, ab;
+    strategy s = make(8, 1, 8, 1, 2, 64, true, RECOMPUTE_NONE, 1);
+    setup(&f);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 10, 30, false, false, &a);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 40, 20, false, false, &b);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 10, 50, false, false, &ab);
+    ck_assert_rel(a.fwd_s + b.fwd_s, ab.fwd_s, 1e-12);
+    ck_assert_rel(a.bwd_s + b.bwd_s, ab.bwd_s, 1e-12);
+    ck_assert_rel(a.params + b.params, ab.params, 1e-12);
+    ck_assert_rel(a.act_bytes + b.act_bytes, ab.act_bytes, 1e-12);
+}
+END_TEST
+
+START_TEST(megatron_rules)
+{
+    fixture f;
+    char why[160];
+    strategy s;
+    setup(&f);
+    s = make(8, 8, 1, 3, 1, 64, true, RECOMPUTE_SELECTIVE, 0);
+    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), 0);
+    s = make(1, 8, 8, 1, 1, 64, true, RECOMPUTE_NONE, 0);       /* SP needs tp > 1 */
+    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    ck_assert(strstr(why, "tp > 1") != NULL);
+    s = make(8, 8, 1, 3, 1, 12, true, RECOMPUTE_NONE, 0);       /* 12 % 8 micro-batches */
+    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    s = make(8, 8, 2, 1, 3, 64, true, RECOMPUTE_NONE, 0);       /* 64 % (3 x 2) */
+    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    s = make(16, 8, 1, 1, 1, 64, true, RECOMPUTE_NONE, 0);      /* fine: 96 % 16 == 0 */
+    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), 0);
+    s = make(64, 1, 1, 1, 1, 64, true, RECOMPUTE_NONE, 0);      /* 96 heads % 64 */
+    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    s = make(8, 8, 1, 1, 1, 64, true, RECOMPUTE_NONE, 0);
+    s.stage[7].n_layers = 11;                                    /* covers 95 layers */
+    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    ck_assert_int_eq(strategy_microbatches(&s), 64);
+    ck_assert_int_eq(strategy_gpus(&s), 64);
+    ck_assert_str_eq(recompute_name(RECOMPUTE_SELECTIVE), "selective");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cost");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, korthikanti_175b_plan);
+    tcase_add_test(tc, more_hardware_never_slower);
+    tcase_add_test(tc, memory_grows_with_microbatch);
+    tcase_add_test(tc, infeasible_reported);
+    tcase_add_test(tc, embedding_and_logits_on_end_stages);
+    tcase_add_test(tc, uneven_stages_honoured);
+    tcase_add_test(tc, ranges_add_up);
+    tcase_add_test(tc, megatron_rules);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
