@@ -1,0 +1,101 @@
+#!/bin/sh
+# CLI tests of the launch material: --emit megatron|slurm|torchrun, --trace,
+# --svg on a real plan; scripts pass bash -n and shellcheck (when installed);
+# every Megatron flag exists in core_v0.15.0 (when ../shared is present); the
+# trace is Chrome trace JSON whose step matches the plan's predicted step; the
+# SVG parses as XML; failed writes are exit 4 and leave no partial file; the
+# man page renders.
+set -u
+P=./planner
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+M=configs/llama3-70b.json
+C=clusters/h100x512.yaml
+for f in "$M" "$C"; do [ -f "$f" ] || { echo "skip: $f absent"; exit 0; }; done
+FLAGS=${PLANNER_SHARED:-../shared}/reference/megatron-flags-core_v0.15.0.txt
+
+for kind in megatron slurm torchrun; do
+    $P --model "$M" --cluster "$C" --emit $kind > "$T/$kind.sh" || fail "--emit $kind exit $?"
+    bash -n "$T/$kind.sh" || fail "$kind: bash -n"
+    if [ -f "$FLAGS" ]; then
+        # flags of the Megatron argument list: line-leading --words (scripts:
+        # inside MEGATRON_ARGS=( ... ))
+        if [ $kind = megatron ]; then
+            grep -o '^--[a-z0-9-]*' "$T/$kind.sh" > "$T/flags"
+        else
+            sed -n '/^MEGATRON_ARGS=(/,/^)/p' "$T/$kind.sh" | grep -o '^ *--[a-z0-9-]*' |
+                tr -d ' ' > "$T/flags"
+        fi
+        [ -s "$T/flags" ] || fail "$kind: no flags found"
+        while read -r flag; do
+            grep -qx -- "$flag" "$FLAGS" || fail "$kind: $flag is not a core_v0.15.0 flag"
+        done < "$T/flags"
+    fi
+done
+if command -v shellcheck > /dev/null 2>&1; then
+    shellcheck "$T/slurm.sh" || fail "slurm script: shellcheck"
+    shellcheck "$T/torchrun.sh" || fail "torchrun script: shellcheck"
+fi
+grep -q '^#SBATCH --ntasks-per-node=1$' "$T/slurm.sh" || fail "slurm: ntasks-per-node"
+grep -q '^#SBATCH --gpus-per-node=8$' "$T/slurm.sh" || fail "slurm: gpus-per-node"
+grep -q '^#SBATCH --exclusive$' "$T/slurm.sh" || fail "slurm: exclusive"
+grep -q 'scontrol show hostnames' "$T/slurm.sh" || fail "slurm: MASTER_ADDR"
+grep -q -- '--node_rank="$SLURM_NODEID"' "$T/slurm.sh" || fail "slurm: node rank"
+grep -q -- '--num-layers 80' "$T/megatron.sh" || fail "megatron: --num-layers 80"
+grep -q -- '--num-query-groups 8' "$T/megatron.sh" || fail "megatron: GQA groups"
+# the sbatch node count is the plan's GPUs over 8 per node
+python3 - "$T/slurm.sh" <<'PY' || fail "slurm: node count"
+import re, sys
+t = open(sys.argv[1]).read()
+nodes = int(re.search(r"^#SBATCH --nodes=(\d+)$", t, re.M).group(1))
+plan = re.search(r"^# plan: tp=(\d+) pp=(\d+) dp=(\d+) cp=(\d+)", t, re.M)
+tp, pp, dp, cp = map(int, plan.groups())
+assert nodes * 8 == tp * pp * dp * cp, (nodes, plan.groups())
+PY
+
+# trace and SVG of the best plan
+$P --model "$M" --cluster "$C" --format json --trace "$T/t.json" --svg "$T/t.svg" > "$T/plan.json" ||
+    fail "trace/svg exit $?"
+python3 - "$T/t.json" "$T/plan.json" "$T/t.svg" <<'PY' || fail "trace/svg content"
+import json, sys, xml.etree.ElementTree as E
+tr = json.load(open(sys.argv[1]))
+best = json.load(open(sys.argv[2]))["strategies"][0]
+ev = [e for e in tr["traceEvents"] if e["ph"] == "X"]
+f = [e for e in ev if e["cat"] == "forward"]
+b = [e for e in ev if e["cat"] == "backward"]
+mb = best["gbs"] // (best["mbs"] * best["dp"])
+assert len(f) == len(b) == best["pp"] * best["vpp"] * mb, (len(f), best)
+end_us = max(e["ts"] + e["dur"] for e in ev)
+assert abs(end_us / 1e6 - best["step_time_s"]) <= 1e-3 * best["step_time_s"], (end_us, best)
+names = [e for e in tr["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"]
+assert len(names) == best["pp"]
+root = E.parse(sys.argv[3]).getroot()
+assert root.tag == "{http://www.w3.org/2000/svg}svg"
+PY
+
+# write errors: exit 4, and no partial or temporary file left behind
+if [ -w /dev/full ]; then
+    $P --model "$M" --cluster "$C" --emit slurm > /dev/full 2> "$T/err"; rc=$?
+    [ $rc -eq 4 ] || fail "--emit to /dev/full: exit $rc"
+fi
+$P --model "$M" --cluster "$C" --trace "$T/none/t.json" > /dev/null 2>&1; rc=$?
+[ $rc -eq 4 ] || fail "--trace into a missing directory: exit $rc"
+$P --model "$M" --cluster "$C" --emit torchrun -o "$T/run.sh" > /dev/null || fail "-o exit"
+[ -s "$T/run.sh" ] || fail "-o wrote nothing"
+ls "$T" | grep -q '\.tmp\.' && fail "temporary file left behind"
+
+# the man page renders
+if [ -f planner.1 ]; then
+    if command -v groff > /dev/null 2>&1; then
+        groff -man -Tutf8 -ww planner.1 > "$T/man.txt" 2> "$T/man.err" || fail "groff failed"
+        [ ! -s "$T/man.err" ] || fail "groff warnings: $(cat "$T/man.err")"
+        for s in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" FILES EXAMPLES; do
+            grep -q "^$s" "$T/man.txt" || fail "man page section $s"
+        done
+    elif command -v mandoc > /dev/null 2>&1; then
+        mandoc -Tlint planner.1 || fail "mandoc lint"
+    fi
+fi
+echo "launch.sh: ok"

@@ -1,0 +1,125 @@
+#!/bin/sh
+# CLI tests of `planner sweep`: a sharded run merged back is byte-identical to
+# the unsharded run (CSV and JSON Lines); point order and the best plan agree
+# with `planner --format json` at the same point; bad grids and options give
+# the documented exit codes; nothing partial is written; a write error on
+# stdout is exit 4.
+set -u
+P=./planner
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+M=configs/gpt3-175b.json
+L=configs/llama3-8b.json
+C=clusters/h100x512.yaml
+for f in "$M" "$L" "$C"; do [ -f "$f" ] || { echo "skip: $f absent"; exit 0; }; done
+A="--model $M --model $L --cluster $C --nodes 8..32x2 --gbs 512,1024"
+
+# unsharded: header + 2 models x 3 node counts x 2 batches = 12 lines, in order
+$P sweep $A > "$T/full.csv" || fail "unsharded sweep exit $?"
+[ "$(wc -l < "$T/full.csv")" -eq 13 ] || fail "expected 13 lines, got $(wc -l < "$T/full.csv")"
+head -n 1 "$T/full.csv" | grep -q '^point,points,model,cluster,gpu,nodes,gpus,gbs,seq,' ||
+    fail "CSV header"
+[ "$(tail -n +2 "$T/full.csv" | cut -d, -f1 | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 " ] ||
+    fail "point order"
+[ "$(tail -n +2 "$T/full.csv" | cut -d, -f2 | sort -u)" = "12" ] || fail "points column"
+# the last axis varies fastest: point 1 = gpt3, 8 nodes (64 GPUs), gbs 1024
+sed -n 3p "$T/full.csv" | grep -q "^1,12,$M,$C,H100-SXM,8,64,1024,2048,1,1,1,ok," ||
+    fail "point 1 fields: $(sed -n 3p "$T/full.csv")"
+
+# the point's plan is the plan command's winner on that cluster size
+sed -n 9p "$T/full.csv" > "$T/p7"    # point 7: llama3-8b, 8 nodes, gbs 1024
+$P --model "$L" --cluster "$C" --gbs 1024 --fix gpus=64 --top 1 --format json > "$T/plan.json" ||
+    fail "plan exit $?"
+python3 - "$T/p7" "$T/plan.json" <<'PY' || fail "sweep point differs from planner --fix gpus=64"
+import csv, json, sys
+row = next(csv.reader(open(sys.argv[1])))
+best = json.load(open(sys.argv[2]))["strategies"][0]
+want = [str(best[k]) for k in ("tp", "pp", "dp", "cp", "vpp", "mbs")]
+assert row[13:19] == want, (row[13:19], want)
+assert abs(float(row[22]) - best["step_time_s"]) <= 1e-5 * best["step_time_s"], (row[22], best)
+PY
+
+# sharded into 5 (shards 0 and 1 get 3 points, the others 2), merged in any order
+for i in 0 1 2 3 4; do
+    $P sweep $A --shard $i/5 -o "$T/s$i.csv" || fail "shard $i exit $?"
+done
+[ "$(tail -n +2 "$T/s1.csv" | cut -d, -f1 | tr '\n' ' ')" = "1 6 11 " ] || fail "shard 1/5 points"
+$P sweep --merge "$T/s3.csv" "$T/s0.csv" "$T/s4.csv" "$T/s1.csv" "$T/s2.csv" > "$T/merged.csv" ||
+    fail "merge exit $?"
+cmp "$T/merged.csv" "$T/full.csv" || fail "merged CSV differs from the unsharded run"
+
+# a missing shard: exit 1, no output file
+$P sweep --merge "$T/s0.csv" "$T/s1.csv" "$T/s2.csv" "$T/s3.csv" -o "$T/m2.csv" 2> "$T/err"
+[ $? -eq 1 ] || fail "merge with a shard missing: expected exit 1"
+grep -q 'missing, the first is point 4' "$T/err" || fail "missing-shard message: $(cat "$T/err")"
+[ ! -e "$T/m2.csv" ] || fail "partial merge output written"
+
+# JSON Lines, sharded and merged
+$P sweep $A --format jsonl > "$T/full.jsonl" || fail "jsonl exit $?"
+$P sweep $A --format jsonl --shard 0/2 > "$T/j0.jsonl" || fail "jsonl shard 0"
+$P sweep $A --format jsonl --shard 1/2 > "$T/j1.jsonl" || fail "jsonl shard 1"
+$P sweep --merge "$T/j1.jsonl" "$T/j0.jsonl" > "$T/merged.jsonl" || fail "jsonl merge"
+cmp "$T/merged.jsonl" "$T/full.jsonl" || fail "merged JSON Lines differ"
+python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["point"] for r in rows] == list(range(12))
+assert all(r["status"] == "ok" and r["tp"] >= 1 for r in rows), rows
+' "$T/full.jsonl" || fail "JSON Lines content"
+
+# a grid file gives the same grid as the options
+cat > "$T/grid.txt" <<GRID
+# the same grid as \$A
+model = $M, $L
+cluster = $C
+nodes = 8..32x2
+gbs = 512, 1024
+GRID
+$P sweep --grid "$T/grid.txt" > "$T/grid.csv" || fail "grid file exit $?"
+cmp "$T/grid.csv" "$T/full.csv" || fail "grid file differs from the options"
+
+# what-ifs: GPU type, bandwidth and peak scales appear in the line
+$P sweep --model "$L" --cluster "$C" --nodes 2 --gpu H100,A100 --peak-scale 1,2 > "$T/w.csv" ||
+    fail "what-if exit $?"
+sed -n 2p "$T/w.csv" | grep -q ',H100-SXM,2,16,' || fail "gpu column"
+sed -n 4p "$T/w.csv" | grep -q ',A100-SXM-80GB,2,16,.*,1,1,1,ok,' || fail "A100 point"
+python3 - "$T/w.csv" <<'PY' || fail "doubling peak FLOP/s must not slow the step"
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))
+for a, b in ((r[0], r[1]), (r[2], r[3])):
+    assert float(b["step_time_s"]) <= float(a["step_time_s"]), (a, b)
+PY
+
+# infeasible points are lines, not failures
+$P sweep --model "$M" --cluster "$C" --nodes 1 > "$T/inf.csv" || fail "infeasible sweep exit $?"
+sed -n 2p "$T/inf.csv" | grep -q ',infeasible,' || fail "infeasible status"
+
+# errors: bad grid file (exit 1, FILE:LINE:COL), bad options (exit 2), bad files (exit 1)
+printf 'model = %s\ncluster = %s\nnodes = 4, x\n' "$M" "$C" > "$T/bad.txt"
+$P sweep --grid "$T/bad.txt" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 1 ] || fail "bad grid file: exit $rc"
+grep -q "^planner: $T/bad.txt:3:12: nodes: expected an integer" "$T/err" || fail "grid error: $(cat "$T/err")"
+[ ! -s "$T/out" ] || fail "output written for a bad grid"
+$P sweep $A --shard 5/5 > /dev/null 2>&1; [ $? -eq 2 ] || fail "--shard 5/5 should be exit 2"
+$P sweep $A --nodes 0 > /dev/null 2>&1; [ $? -eq 2 ] || fail "--nodes 0 should be exit 2"
+$P sweep $A --format xml > /dev/null 2>&1; [ $? -eq 2 ] || fail "--format xml should be exit 2"
+$P sweep --cluster "$C" > /dev/null 2>&1; [ $? -eq 2 ] || fail "no model should be exit 2"
+$P sweep --model "$M" --cluster "$C" --nodes 1..100000 > /dev/null 2>&1
+[ $? -eq 2 ] || fail "over the value limit should be exit 2"
+$P sweep --model "$T/nope.json" --cluster "$C" > "$T/out" 2>&1; [ $? -eq 4 ] ||
+    fail "missing model file should be exit 4"
+if [ -f clusters/h100-a100-mixed.yaml ]; then
+    $P sweep --model "$M" --cluster clusters/h100-a100-mixed.yaml --nodes 8 > /dev/null 2>&1
+    [ $? -eq 2 ] || fail "--nodes on a two-group cluster should be exit 2"
+fi
+$P sweep $A -o "$T/nodir/x.csv" > /dev/null 2>&1; [ $? -eq 4 ] || fail "unwritable -o should be exit 4"
+if [ -w /dev/full ]; then
+    $P sweep $A > /dev/full 2> "$T/err"; rc=$?
+    [ $rc -eq 4 ] || fail "write error on stdout: exit $rc"
+    $P sweep --merge "$T/s0.csv" "$T/s1.csv" "$T/s2.csv" "$T/s3.csv" "$T/s4.csv" > /dev/full 2>/dev/null
+    [ $? -eq 4 ] || fail "merge to /dev/full should be exit 4"
+fi
+$P sweep --help | grep -q -- '--shard I/N' || fail "sweep --help"
+echo "sweep.sh: ok"
