@@ -1071,9 +1071,13 @@ planner_status model_load_buffer(const char *text, size_t len, const char *name,
     memset(&tf, 0, sizeof tf);
     if ((rc = check_depth(&ld)) != PLANNER_OK)
         goto cleanup;
+    memset(&jerr, 0, sizeof jerr);
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL) {
-        if (json_error_code(&jerr) == json_error_out_of_memory) {
+        /* jansson leaves the text empty on most allocation failures, and on
+         * some reports a bogus syntax error: an injected failure says which */
+        if (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0' ||
+            alloc_failed()) {
             rc = error_oom(err);
         } else {
             int line = jerr.line > 0 ? jerr.line : 1;
