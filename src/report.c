@@ -5,7 +5,8 @@
  * Invariants: the table and the JSON show the same plans in the same order
  * (search_result.top, best first); every number printed comes from the
  * evaluation, nothing is recomputed here except sums and ratios of it.  JSON
- * is built with jansson and written with json_dumpf, so escaping is right;
+ * is built with jansson and serialized by it (json_dumps, then one write),
+ * so escaping is right and a failed allocation writes nothing;
  * non-finite numbers become null (jansson refuses NaN and inf).  Sizes are
  * printed in GiB (2^30 bytes), JSON carries bytes and seconds.
  */
@@ -13,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "alloc.h"
 #include "report.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -381,6 +383,8 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
 {
     jb b = {false};
     json_t *root = json_object(), *search = json_object(), *list = json_array();
+    json_t *back = NULL;
+    char *text = NULL;
     int rc = -1;
 
     jset(&b, root, "planner_version", json_string(PLANNER_VERSION));
@@ -409,10 +413,19 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
              res->have_miss ? j_plan(&b, c, &res->miss, 0) : json_null());
         jset(&b, root, "advice", json_string(res->advice));
     }
-    if (!b.failed && root != NULL &&
-        json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
+    /* Dump to memory first: a failure then writes nothing at all.  jansson
+     * 2.14's dump can ride over a failed allocation of its own and return a
+     * damaged text (a key lost), so the text is parsed back and compared
+     * before it is written. */
+    if (!b.failed && root != NULL)
+        text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (text != NULL)
+        back = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    if (back != NULL && json_equal(root, back) && fputs(text, out) != EOF &&
         fputc('\n', out) != EOF)
         rc = 0;
+    json_decref(back);
+    pl_free(text);
     json_decref(search);
     json_decref(list);
     json_decref(root);
