@@ -89,7 +89,7 @@ ls "$T" | grep -q '\.tmp\.' && fail "temporary file left behind"
 # the man page renders
 if [ -f planner.1 ]; then
     if command -v groff > /dev/null 2>&1; then
-        groff -man -Tutf8 -ww planner.1 > "$T/man.txt" 2> "$T/man.err" || fail "groff failed"
+        groff -man -Tutf8 -ww -P-cbou planner.1 > "$T/man.txt" 2> "$T/man.err" || fail "groff failed"
         [ ! -s "$T/man.err" ] || fail "groff warnings: $(cat "$T/man.err")"
         for s in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" FILES EXAMPLES; do
             grep -q "^$s" "$T/man.txt" || fail "man page section $s"
