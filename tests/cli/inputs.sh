@@ -1,0 +1,85 @@
+#!/bin/sh
+# CLI tests of the inputs: every configs/* model with every clusters/* spec
+# loads with --show-inputs (exit 0, nothing on stderr) and prints real figures;
+# bad inputs exit 1 with the exact "planner: FILE:LINE:COL: message" of
+# tests/bad/*.expect and nothing on stdout; a missing file exits 4; usage
+# errors exit 2.  Run from the repository root.
+set -u
+P=./planner
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# 1. every shipped model with every shipped cluster
+for m in configs/*.json; do
+    for c in clusters/*.yaml; do
+        $P --model "$m" --cluster "$c" --show-inputs > "$T/out" 2> "$T/err"
+        rc=$?
+        [ $rc -eq 0 ] || fail "$m + $c: exit $rc: $(cat "$T/err")"
+        [ -s "$T/err" ] && fail "$m + $c: stderr: $(cat "$T/err")"
+        grep -q '^Model ' "$T/out" || fail "$m: no model block"
+        grep -q '^Cluster ' "$T/out" || fail "$c: no cluster block"
+    done
+done
+
+# 2. figures derived by hand
+out=$($P --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml --show-inputs)
+echo "$out" | grep -q 'layers 96, hidden 12288, heads 96' || fail "gpt3 shape"
+echo "$out" | grep -q 'parameters 174.6 B' || fail "gpt3 parameters (12Lh^2 + 13Lh + (V+s)h + 2h)"
+echo "$out" | grep -q 'global batch 1536 sequences (3.146 M tokens)' || fail "gpt3 batch"
+echo "$out" | grep -q 'Cluster h100x512: 512 GPUs in 1 group' || fail "h100x512 total"
+echo "$out" | grep -q 'bf16 989 TFLOP/s' || fail "H100 dense bf16"
+echo "$out" | grep -q 'inter-node 50.0 GB/s per GPU one-way (400 Gb/s)' || fail "NDR per GPU"
+out=$($P --model configs/llama3-8b.json --cluster clusters/amp-3xp3-1xg4dn.yaml --show-inputs)
+echo "$out" | grep -q 'parameters 8.03 B' || fail "llama3-8b parameters"
+echo "$out" | grep -q 'seq_len 4096 (default)' || fail "default seq_len shown"
+echo "$out" | grep -q 'global batch 1024 sequences (default)' || fail "default batch shown"
+echo "$out" | grep -q 'Cluster amp-3xp3-1xg4dn: 16 GPUs in 2 groups' || fail "amp cluster"
+echo "$out" | grep -q 'p3 <-> g4dn: 312 MB/s (2.5 Gb/s)' || fail "amp link"
+out=$($P --model configs/llama3-8b.json --cluster clusters/h200x64.yaml --show-inputs \
+      --seq 8192 --gbs 512)
+echo "$out" | grep -q 'seq_len 8192, max_position 8192' || fail "--seq override"
+echo "$out" | grep -q 'global batch 512 sequences (4.194 M tokens)' || fail "--gbs override"
+out=$($P --model configs/deepseek-v3.json --cluster clusters/h100x512.yaml --show-inputs)
+echo "$out" | grep -q 'MoE: 256 experts, top-8' || fail "deepseek moe"
+echo "$out" | grep -q 'parameters 671 B' || fail "deepseek total"
+echo "$out" | grep -q 'active per token 37.55 B' || fail "deepseek active"
+
+# 3. bad inputs: exit 1, the exact message on stderr, nothing on stdout
+n=0
+for f in tests/bad/*.json tests/bad/*.yaml; do
+    case $f in
+        *.json) args="--model $f --cluster clusters/h100x512.yaml" ;;
+        *) args="--model configs/gpt3-175b.json --cluster $f" ;;
+    esac
+    # shellcheck disable=SC2086
+    $P $args --show-inputs > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc -eq 1 ] || fail "$f: exit $rc, expected 1"
+    [ -s "$T/out" ] && fail "$f: wrote to stdout"
+    expect=$(cat "${f%.*}.expect")
+    [ "$(cat "$T/err")" = "$expect" ] || fail "$f: got '$(cat "$T/err")', expected '$expect'"
+    n=$((n + 1))
+done
+[ $n -ge 40 ] || fail "only $n bad inputs"
+
+# 4. I/O errors exit 4
+$P --model configs/no-such.json --cluster clusters/h100x512.yaml --show-inputs 2> "$T/err"
+[ $? -eq 4 ] || fail "missing model: expected exit 4"
+grep -q '^planner: configs/no-such.json: cannot open: ' "$T/err" || fail "missing model message"
+$P --model configs/gpt3-175b.json --cluster clusters/no-such.yaml --show-inputs 2> /dev/null
+[ $? -eq 4 ] || fail "missing cluster: expected exit 4"
+$P --model configs --cluster clusters/h100x512.yaml --show-inputs 2> /dev/null
+[ $? -eq 4 ] || fail "directory as model: expected exit 4"
+
+# 5. usage errors exit 2
+$P --model configs/gpt3-175b.json --show-inputs 2> /dev/null
+[ $? -eq 2 ] || fail "missing --cluster: expected exit 2"
+$P --cluster clusters/h100x512.yaml --show-inputs 2> /dev/null
+[ $? -eq 2 ] || fail "missing --model: expected exit 2"
+$P --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml --seq 0 --show-inputs \
+    2> /dev/null
+[ $? -eq 2 ] || fail "--seq 0: expected exit 2"
+$P --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml --bogus 2> /dev/null
+[ $? -eq 2 ] || fail "unknown option: expected exit 2"
+echo "inputs.sh: ok ($n bad inputs)"
