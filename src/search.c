@@ -1001,7 +1001,17 @@ static bool any_fixed(const strategy_constraints *f)
 /* Advice when no strategy could even be evaluated. */
 static void advice_no_candidate(const search_ctx *x, char *a, size_t n)
 {
-    bool fixed = any_fixed(&x->fix);
+    const strategy_constraints *f = &x->fix;
+    bool fixed = any_fixed(f);
+    long tcp = (long)(f->tp > 0 ? f->tp : 1) * (f->cp > 0 ? f->cp : 1) * (f->pp > 0 ? f->pp : 1);
+    if (x->first_invalid[0] == '\0' && tcp > 1 && x->gpus % tcp != 0) {
+        appendf(a, n, "the fixed tp x cp x pp = %ld does not divide the %d GPUs", tcp, x->gpus);
+        return;
+    }
+    if (x->first_invalid[0] == '\0' && f->dp > 0 && x->gbs % f->dp != 0) {
+        appendf(a, n, "dp %d does not divide the global batch of %d sequences", f->dp, x->gbs);
+        return;
+    }
     if (x->first_invalid[0] != '\0')
         appendf(a, n, "no strategy satisfies Megatron's rules%s; e.g. %s",
                 fixed ? " under --fix" : "", x->first_invalid);

@@ -354,6 +354,67 @@ START_TEST(advice_names_the_fix)
 }
 END_TEST
 
+/* Every allocation of a search (and of its advice, when nothing fits) fails
+ * in turn: each run ends with "out of memory" or with a whole result.  (The
+ * cost model falls back to a closed form when its own allocation fails, so
+ * the figures may differ slightly; the counts may not.)  Knobs are fixed to
+ * keep the number of allocations, one run each, small. */
+START_TEST(allocation_failures)
+{
+    model *m = load("configs/gpt3-175b.json");
+    static const struct { int nodes; const char *fix; } cases[] = {
+        {16, "tp=8,pp=8,mbs=1,sp=on"},
+        {1, "tp=8,mbs=1,sp=on,zero=1"},
+    };
+    for (int k = 0; k < 2; k++) {
+        test_cluster t;
+        search_options o;
+        cost_params p;
+        search_result full, r;
+        planner_status want;
+        int failures = 0;
+        char msg[128];
+        make_cluster(&t, "H100-SXM", cases[k].nodes, 0);
+        want = run(m, &t.c, cases[k].fix, false, 3, &full);
+        search_options_default(&o);
+        ck_assert_int_eq(constraints_parse(cases[k].fix, &o.fix, msg, sizeof msg), 0);
+        o.top_n = 3;
+        o.gbs = m->global_batch;
+        o.seq_len = m->seq_len;
+        cost_params_default(&p);
+        for (long n = 1; n < 100000; n++) {
+            planner_error err = PLANNER_ERROR_INIT;
+            planner_status rc;
+            bool failed;
+            alloc_fail_at(n);
+            rc = search_run(m, &t.c, &p, &o, &r, &err);
+            failed = alloc_failed();
+            alloc_fail_at(0);
+            if (rc == PLANNER_E_INTERNAL) {
+                ck_assert(failed);
+                ck_assert_str_eq(err.msg, "out of memory");
+                ck_assert_ptr_null(r.top);
+                failures++;
+                continue;
+            }
+            ck_assert_int_eq(rc, want);
+            ck_assert_int_eq(r.n_top, full.n_top);
+            ck_assert_int_eq(r.candidates, full.candidates);
+            for (int i = 0; i < r.n_top; i++)
+                ck_assert(r.top[i].e.feasible);
+            if (r.n_top == 0)
+                ck_assert(r.advice[0] != '\0');
+            search_result_free(&r);
+            if (!failed)
+                break;
+        }
+        ck_assert(failures >= 3);
+        search_result_free(&full);
+    }
+    model_free(m);
+}
+END_TEST
+
 /* ---- prunes ------------------------------------------------------------------- */
 
 static const struct prune_case {
@@ -489,6 +550,7 @@ int main(void)
     tcase_add_test(ts, broken_rule_is_reported);
     tcase_add_test(ts, too_many_gpus_is_usage);
     tcase_add_test(ts, advice_names_the_fix);
+    tcase_add_test(ts, allocation_failures);
     tcase_add_loop_test(ts, pruned_search_finds_the_exhaustive_winner, 0,
                         (int)(sizeof prune_cases / sizeof prune_cases[0]));
     tcase_add_test(ts, cost_model_properties_the_prunes_use);

@@ -1,0 +1,125 @@
+#!/bin/sh
+# CLI tests of the main job (planner --model --cluster): exit codes 0, 2 and
+# 3; the table's parts; --format json parses (python3 -m json.tool) and holds
+# the documented keys (docs/json-schema.md); -o writes the report on success
+# and nothing at all when planning fails.  Run from the repository root.
+set -u
+P=./planner
+M=configs/gpt3-175b.json
+C=clusters/h100x512.yaml
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# A cluster GPT-3 175B cannot fit on: one DGX H100 (8 x 80 GB for 2.8 TB of
+# weights, gradients and Adam state).
+cat > "$T/one.yaml" <<'YAML'
+name: one-dgx
+groups:
+  - name: dgx
+    gpu: H100-SXM
+    nodes: 1
+    gpus_per_node: 8
+    intra_node_bandwidth: 450GB/s
+    inter_node_bandwidth: 400Gbps
+YAML
+
+# 1. the default example: exit 0, a ranked table and the winner's breakdowns
+$P --model $M --cluster $C > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc -eq 0 ] || fail "default example: exit $rc: $(cat "$T/err")"
+[ -s "$T/err" ] && fail "default example wrote to stderr: $(cat "$T/err")"
+grep -q '^gpt3-175b on h100x512: 512 GPUs (64 x 8 H100-SXM), global batch 1536, sequence 2048' "$T/out" \
+    || fail "header line"
+grep -q '^ rank  tp  pp    dp' "$T/out" || fail "table header"
+[ "$(grep -c '^ *[0-9][0-9]* ' "$T/out")" -ge 10 ] || fail "fewer than 10 ranked plans"
+for s in 'Best plan: tp ' 'Time per step: ' 'pipeline bubble' 'DP comm (exposed)' \
+         'Memory per GPU on stage ' 'optimizer ' 'activations ' 'GiB usable' 'Bound by: ' \
+         'Search: '; do
+    grep -q "$s" "$T/out" || fail "table lacks '$s'"
+done
+
+# 2. --top and --fix: all knobs fixed evaluates one strategy
+$P --model $M --cluster $C --top 3 \
+   --fix tp=8,pp=16,dp=4,cp=1,ep=1,vpp=2,mbs=1,sp=on,recompute=selective,zero=1 > "$T/out" \
+    || fail "fixed plan: exit $?"
+grep -q 'Search: 1 candidates evaluated (1 feasible' "$T/out" || fail "fixed plan: not one candidate"
+grep -q 'Best plan: tp 8, pp 16, dp 4, cp 1, vpp 2, mbs 1 (384 micro-batches), sp on, recompute selective, zero 1' \
+    "$T/out" || fail "fixed plan: $(grep 'Best plan' "$T/out")"
+
+# 3. JSON: parses, documented keys, best first
+$P --model $M --cluster $C --format json > "$T/json" || fail "json: exit $?"
+python3 -m json.tool "$T/json" > /dev/null || fail "json does not parse"
+python3 - "$T/json" <<'PY' || fail "json keys"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("planner_version", "model", "cluster", "search", "strategies"):
+    assert k in d, k
+for k in ("candidates", "feasible", "seconds"):
+    assert k in d["search"], k
+s = d["strategies"]
+assert len(s) == 10, len(s)
+keys = ("tp pp dp cp ep vpp mbs gbs sp recompute zero step_time_s tokens_per_s "
+        "tokens_per_s_per_gpu tflops_per_gpu mfu peak_memory_bytes feasible time memory stages").split()
+for p in s:
+    for k in keys:
+        assert k in p, k
+    assert p["feasible"] is True
+    assert p["tp"] * p["pp"] * p["dp"] * p["cp"] == 512
+    assert sum(st["layers"] for st in p["stages"]) == 96
+    for st in p["stages"]:
+        assert st["gpu"] == "H100-SXM" and st["peak_memory_bytes"] > 0
+tps = [p["tokens_per_s"] for p in s]
+assert tps == sorted(tps, reverse=True), tps
+assert "closest_miss" not in d
+PY
+
+# 4. usage errors: exit 2, one message, nothing on stdout
+$P --model $M --cluster $C --fix tpp=8 > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] || fail "bad --fix: exit $rc"
+grep -q "^planner: --fix: unknown key 'tpp' (did you mean 'tp'?)" "$T/err" || fail "bad --fix: $(cat "$T/err")"
+[ -s "$T/out" ] && fail "bad --fix wrote to stdout"
+$P --model $M --cluster $C --fix tp=8,tp=4 -o "$T/fail2.txt" 2> "$T/err"
+[ $? -eq 2 ] || fail "duplicate key: not exit 2"
+grep -q "duplicate key 'tp'" "$T/err" || fail "duplicate key: $(cat "$T/err")"
+[ -e "$T/fail2.txt" ] && fail "-o written on a usage error"
+
+# 5. nothing fits: exit 3, the closest miss and advice on stderr, no output file
+$P --model $M --cluster "$T/one.yaml" -o "$T/fail3.txt" > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc -eq 3 ] || fail "infeasible: exit $rc: $(cat "$T/err")"
+[ -e "$T/fail3.txt" ] && fail "-o written when no plan fits"
+[ -s "$T/out" ] && fail "infeasible wrote to stdout"
+grep -q '^planner: no feasible plan: gpt3-175b on one-dgx: 8 GPUs' "$T/err" || fail "infeasible header: $(head -1 "$T/err")"
+grep -q '^closest miss: tp ' "$T/err" || fail "no closest miss"
+grep -q '  over$' "$T/err" || fail "no stage over capacity"
+grep -q '^advice: .*nodes (.* GPUs, [0-9]*x) fit' "$T/err" || fail "advice: $(grep advice "$T/err")"
+# ... and in JSON: strategies empty, closest_miss and advice present
+$P --model $M --cluster "$T/one.yaml" --format json > "$T/json" 2> /dev/null
+[ $? -eq 3 ] || fail "infeasible json: not exit 3"
+python3 - "$T/json" <<'PY' || fail "infeasible json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["strategies"] == []
+assert d["closest_miss"]["feasible"] is False
+assert d["closest_miss"]["peak_memory_bytes"] > d["cluster"]["groups"][0]["usable_memory_bytes"]
+assert d["advice"]
+PY
+
+# 6. a fixed layout that breaks Megatron's rules (96 heads over tp 64): exit 3 with the rule
+$P --model $M --cluster $C --fix tp=64 2> "$T/err" > /dev/null
+[ $? -eq 3 ] || fail "tp=64: not exit 3"
+grep -q "^advice: no strategy satisfies Megatron's rules under --fix; e.g. tp 64, " "$T/err" \
+    || fail "tp=64: $(cat "$T/err")"
+$P --model $M --cluster $C --fix tp=3 2> "$T/err" > /dev/null
+[ $? -eq 3 ] || fail "tp=3: not exit 3"
+grep -q "^advice: the fixed tp x cp x pp = 3 does not divide the 512 GPUs" "$T/err" || fail "tp=3: $(cat "$T/err")"
+
+# 7. -o on success: the same report as stdout, written atomically
+$P --model $M --cluster $C --top 3 -o "$T/ok.txt" > "$T/stdout" || fail "-o: exit $?"
+[ -s "$T/stdout" ] && fail "-o also wrote to stdout"
+$P --model $M --cluster $C --top 3 > "$T/direct"
+diff "$T/direct" "$T/ok.txt" | grep -v 'Search: ' | grep -q '^[<>]' && fail "-o differs from stdout"
+ls "$T" | grep -q '\.tmp' && fail "temporary file left behind"
+echo "plan.sh: ok"
