@@ -116,6 +116,28 @@ static void header(FILE *out, const model *m, const cluster *c, const search_res
             precision_name(m->prec));
 }
 
+/* The node groups a plan's stages sit on, in stage order, runs merged:
+ * "dgx-h100 (H100-SXM)" or "a (A100) stages 0-3, b (H100) stages 4-7". */
+static void stage_groups(const cluster *c, const strategy *s, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < s->n_stages && len + 1 < size;) {
+        int g = s->stage[i].group, j = i;
+        while (j + 1 < s->n_stages && s->stage[j + 1].group == g)
+            j++;
+        if (g < 0 || g >= c->n_groups)
+            g = 0;
+        if (i == 0 && j == s->n_stages - 1)
+            snprintf(buf + len, size - len, "%s (%s)", c->group[g].name, c->group[g].gpu.name);
+        else
+            snprintf(buf + len, size - len, "%s%s (%s) stages %d-%d", i ? ", " : "",
+                     c->group[g].name, c->group[g].gpu.name, i, j);
+        len = strlen(buf);
+        i = j + 1;
+    }
+}
+
 /* "tp 8, pp 16, dp 4, ..." for one strategy. */
 static void describe(const strategy *s, char *buf, size_t size)
 {
@@ -171,18 +193,24 @@ void report_table(FILE *out, const model *m, const cluster *c,
         return;
     }
     fprintf(out, "\n rank  tp  pp    dp  cp vpp  mbs  sp  recomp zero   step s     tokens/s "
-                 "tok/s/GPU TFLOP/s    MFU  peak mem (stage)\n");
+                 "tok/s/GPU TFLOP/s    MFU  peak mem (stage)%s\n",
+            c->n_groups > 1 ? "  on" : "");
     for (int i = 0; i < res->n_top; i++) {
         const strategy *s = &res->top[i].s;
         const evaluation *ev = &res->top[i].e;
         fmt_count(ev->tokens_per_s, tps, sizeof tps);
         fmt_count(ev->tokens_per_s_per_gpu, tpg, sizeof tpg);
         fprintf(out, "%5d %3d %3d %5d %3d %3d %4d %3s %7s %4d %8.3f %12s %9s %7.1f %5.1f%%  "
-                "%5.1f GiB (%d)\n",
+                "%5.1f GiB (%d)",
                 i + 1, s->tp, s->pp, s->dp, s->cp, s->vpp, s->mbs, s->sp ? "on" : "off",
                 short_rc(s->recompute), s->zero, ev->step_time_s, tps, tpg,
                 ev->tflops_per_gpu, 100.0 * ev->mfu, ev->peak_memory_bytes / GIB,
                 ev->peak_stage);
+        if (c->n_groups > 1) {
+            stage_groups(c, s, buf, sizeof buf);
+            fprintf(out, "  %s", buf);
+        }
+        fputc('\n', out);
     }
 
     best = &res->top[0];
@@ -190,6 +218,8 @@ void report_table(FILE *out, const model *m, const cluster *c,
     t = &e->time;
     describe(&best->s, buf, sizeof buf);
     fprintf(out, "\nBest plan: %s\n", buf);
+    stage_groups(c, &best->s, buf, sizeof buf);
+    fprintf(out, "  on %d GPUs: %s\n", plan_gpu_count(&best->s), buf);
     fprintf(out, "  overlap: grad reduce %s, param gather %s, TP comm %s\n",
             best->s.overlap_grad_reduce ? "on" : "off",
             best->s.overlap_param_gather ? "on" : "off", best->s.tp_comm_overlap ? "on" : "off");
