@@ -85,6 +85,17 @@ planner_status atomic_open(atomic_file *af, const char *path, planner_error *err
         return error_set(err, PLANNER_E_IO, path, 0, 0, NULL, "cannot create: %s",
                          strerror(errno));
     }
+    /* mkstemp creates 0600; give the file the mode a plain fopen would. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(af->tmp_path);
+        af->tmp_path[0] = '\0';
+        return error_set(err, PLANNER_E_IO, path, 0, 0, NULL, "cannot set mode: %s",
+                         strerror(e));
+    }
     af->fp = fdopen(fd, "w");
     if (af->fp == NULL) {
         close(fd);
