@@ -264,16 +264,26 @@ static json_t *jnum(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* Sets obj[key] = v, taking v over in every case (jansson's _new calls
+ * release v when they fail; a NULL obj releases it here). */
 static void jset(jb *b, json_t *obj, const char *key, json_t *v)
 {
-    if (v == NULL || obj == NULL || json_object_set_new(obj, key, v) != 0)
+    if (obj == NULL) {
+        json_decref(v);
         b->failed = true;
+    } else if (json_object_set_new(obj, key, v) != 0) {
+        b->failed = true;
+    }
 }
 
 static void jpush(jb *b, json_t *arr, json_t *v)
 {
-    if (v == NULL || arr == NULL || json_array_append_new(arr, v) != 0)
+    if (arr == NULL) {
+        json_decref(v);
         b->failed = true;
+    } else if (json_array_append_new(arr, v) != 0) {
+        b->failed = true;
+    }
 }
 
 static json_t *j_model(jb *b, const model *m)
