@@ -1,0 +1,110 @@
+/* partition.h: contiguous decoder layers onto pipeline stages.
+ *
+ * One problem, two solvers: partition_dp() (exact dynamic program, the
+ * default) and partition_ilp() (GLPK integer program, `--partition ilp`).
+ * Stage s of class k = stage_class[s] (a GPU type and TP degree) holding the
+ * layers [a, b) costs, per micro-batch,
+ *     time(s, a, b)  = fixed_time_s[s] + sum_{a <= i < b} time_s[k][i]
+ * and needs, per GPU,
+ *     bytes(s, a, b) = fixed_bytes[s] + sum (state_bytes[k][i]
+ *                      + inflight[s] act_bytes[k][i]) + max peak_bytes[k][i]
+ * which must not exceed capacity_bytes[s].  Every coefficient is finite and
+ * >= 0, so a stage's time and bytes grow with its range (the DP relies on
+ * it).  Both solvers minimize the bottleneck max_s time(s, ...), every stage
+ * holding at least min_layers layers.
+ *
+ * The ILP also takes constraints and an objective the DP does not:
+ *   class_layer_cap[k]  at most that many layers over all stages of class k
+ *                       (couples stages that are not neighbours);
+ *   fill_weight w > 0   minimizes B + w sum_s time(s) instead of B alone
+ *                       (with w = 1 / (m - 1), (m - 1) B + sum_s time(s) is
+ *                       the 1F1B step estimate: steady state plus fill and
+ *                       drain).
+ * partition_dp() refuses problems that set them (PARTITION_UNSUPPORTED).
+ *
+ * Arrays are borrowed; per-class arrays are [k * n_layers + i].
+ */
+#ifndef PLANNER_PARTITION_H
+#define PLANNER_PARTITION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum partition_status {
+    PARTITION_OK = 0,           /* a partition, optimal (DP) or see `optimal` */
+    PARTITION_INFEASIBLE,       /* no partition fits the memory */
+    PARTITION_TIMEOUT,          /* ILP: time limit reached with no solution */
+    PARTITION_INVALID,          /* malformed problem (counts, NaN, negative) */
+    PARTITION_UNSUPPORTED,      /* DP: an ILP-only constraint is set */
+    PARTITION_NOMEM,            /* an allocation failed */
+    PARTITION_SOLVER_ERROR      /* GLPK failed (its error hook fired) */
+} partition_status;
+
+#define PARTITION_MAX_LAYERS 4096
+#define PARTITION_MAX_STAGES 256
+
+typedef struct partition_problem {
+    int n_layers;                   /* L, 1..PARTITION_MAX_LAYERS */
+    int n_stages;                   /* P, 1..min(L, PARTITION_MAX_STAGES) */
+    int n_classes;                  /* >= 1 */
+    const int *stage_class;         /* [P], each in 0..n_classes-1 */
+    const double *time_s;           /* [n_classes * L] */
+    const double *state_bytes;      /* [n_classes * L] */
+    const double *act_bytes;        /* [n_classes * L] */
+    const double *peak_bytes;       /* [n_classes * L], or NULL (none) */
+    const double *fixed_time_s;     /* [P] */
+    const double *fixed_bytes;      /* [P] */
+    const double *inflight;         /* [P] */
+    const double *capacity_bytes;   /* [P]; HUGE_VAL = unconstrained */
+    int min_layers;                 /* per stage, >= 1 (0 is read as 1) */
+    /* ILP only (NULL / 0: off) */
+    const int *class_layer_cap;     /* [n_classes], < 0 = no cap */
+    double fill_weight;
+} partition_problem;
+
+typedef struct partition_result {
+    partition_status status;
+    bool optimal;                   /* proven optimal (DP: always on OK) */
+    double bottleneck_s;            /* max_s time(s), recomputed exactly */
+    double objective;               /* the solver's objective, recomputed */
+    int n_layers[PARTITION_MAX_STAGES];   /* layers of each stage, in order */
+} partition_result;
+
+/* Scratch memory of the DP, reused across calls (grows, never shrinks).
+ * Zero-initialize; free with partition_ws_free. */
+typedef struct partition_ws {
+    double *buf;
+    size_t cap;                     /* doubles in buf */
+    int *arg;
+    size_t arg_cap;
+} partition_ws;
+
+void partition_ws_free(partition_ws *ws);   /* frees contents; NULL-safe */
+
+/* Checks the problem's shape and values.  0, or -1 with the reason. */
+int partition_validate(const partition_problem *pb, char *why, int why_size);
+
+/* time(s, first, first + n) and bytes(s, first, first + n), summed directly. */
+double partition_stage_time(const partition_problem *pb, int s, int first, int n);
+double partition_stage_bytes(const partition_problem *pb, int s, int first, int n);
+
+/* For a given split (n_layers[P]): the bottleneck (return value), and
+ * whether every stage fits (*fits, may be NULL).  The split must cover L. */
+double partition_measure(const partition_problem *pb, const int *n_layers, bool *fits);
+
+/* The exact minimum bottleneck; ties go to the split whose later stages
+ * hold fewer layers.  `ws` may be NULL (allocates and frees its own). */
+partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
+                              partition_result *out);
+
+/* The same problem (and the ILP-only extras) with GLPK's branch and cut,
+ * within time_limit_s (> 0).  Returns OK with out->optimal false when the
+ * limit stopped the search after a solution was found, TIMEOUT when none
+ * was.  GLPK never aborts the process: indices are checked before each
+ * glp_set_* call and its error hook returns here (SOLVER_ERROR). */
+partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
+                               partition_result *out);
+
+const char *partition_status_name(partition_status st);
+
+#endif

@@ -1,0 +1,379 @@
+/* test_partition.c: the layer partitioners (partition_dp.c, partition_ilp.c).
+ *
+ * Hand-derived cases (uniform layers, an output layer on the last stage, a
+ * memory limit that forces a short first stage), the DP against the GLPK ILP
+ * on many random instances (the same optimal bottleneck, the same verdict
+ * when nothing fits), the ILP-only extras (per-class layer caps, the fill
+ * objective) and clean statuses for bad problems and tiny time limits.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "partition.h"
+#include "testutil.h"
+
+#define MAXL 24
+#define MAXP 8
+#define MAXK 3
+
+typedef struct inst {
+    partition_problem pb;
+    int cls[MAXP];
+    double t[MAXK * MAXL], st[MAXK * MAXL], act[MAXK * MAXL], peak[MAXK * MAXL];
+    double ft[MAXP], fb[MAXP], infl[MAXP], cap[MAXP];
+    int caps[MAXK];
+} inst;
+
+/* L uniform layers of 1 s and 1 byte on P stages of one class; no memory
+ * limit, no fixed costs. */
+static void uniform(inst *x, int L, int P)
+{
+    memset(x, 0, sizeof *x);
+    for (int i = 0; i < L; i++) {
+        x->t[i] = 1.0;
+        x->st[i] = 1.0;
+    }
+    for (int s = 0; s < P; s++) {
+        x->infl[s] = 1;
+        x->cap[s] = HUGE_VAL;
+    }
+    x->pb = (partition_problem){L, P, 1, x->cls, x->t, x->st, x->act, NULL, x->ft, x->fb,
+                                x->infl, x->cap, 1, NULL, 0};
+}
+
+START_TEST(dp_uniform_even)
+{
+    inst x;
+    partition_result r;
+    uniform(&x, 12, 4);
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_OK);
+    ck_assert(r.optimal);
+    ck_assert_double_eq(r.bottleneck_s, 3.0);     /* 12 / 4 */
+    for (int s = 0; s < 4; s++)
+        ck_assert_int_eq(r.n_layers[s], 3);
+}
+END_TEST
+
+START_TEST(dp_output_layer_on_last_stage)
+{
+    /* 10 layers of 1 s on 3 stages, the last also runs a 2 s output layer:
+     * 4 + 4 + (2 + 2) = bottleneck 4 (an even 10/3 split cannot beat 4) */
+    inst x;
+    partition_result r;
+    uniform(&x, 10, 3);
+    x.ft[2] = 2.0;
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_OK);
+    ck_assert_double_eq(r.bottleneck_s, 4.0);
+    ck_assert_int_eq(r.n_layers[0], 4);
+    ck_assert_int_eq(r.n_layers[1], 4);
+    ck_assert_int_eq(r.n_layers[2], 2);
+}
+END_TEST
+
+START_TEST(dp_memory_forces_short_first_stage)
+{
+    /* 8 layers, 2 stages; activations 1 byte per layer per micro-batch, the
+     * first stage holds 4 micro-batches, capacity 6 bytes on stage 0: it can
+     * take 1 layer (1 + 4 = 5 bytes), not 2 (2 + 8 = 10).  Bottleneck 7. */
+    inst x;
+    partition_result r;
+    uniform(&x, 8, 2);
+    for (int i = 0; i < 8; i++)
+        x.act[i] = 1.0;
+    x.infl[0] = 4;
+    x.cap[0] = 6.0;
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_OK);
+    ck_assert_int_eq(r.n_layers[0], 1);
+    ck_assert_double_eq(r.bottleneck_s, 7.0);
+    ck_assert_int_eq(partition_ilp(&x.pb, 10.0, &r), PARTITION_OK);
+    ck_assert_double_eq(r.bottleneck_s, 7.0);
+    x.cap[0] = 4.0;   /* not even one layer fits */
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INFEASIBLE);
+    ck_assert_int_eq(partition_ilp(&x.pb, 10.0, &r), PARTITION_INFEASIBLE);
+}
+END_TEST
+
+START_TEST(dp_two_speeds)
+{
+    /* 12 layers; stage 0 on a GPU 3x faster (1 s/layer), stage 1 on a slow
+     * one (3 s/layer): 9 + 3 layers gives 9 s and 9 s, the optimum. */
+    inst x;
+    partition_result r;
+    uniform(&x, 12, 2);
+    x.pb.n_classes = 2;
+    x.cls[1] = 1;
+    /* class k's layer i is at [k * L + i] */
+    for (int i = 0; i < 12; i++) {
+        x.t[12 + i] = 3.0;
+        x.st[12 + i] = 1.0;
+    }
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_OK);
+    ck_assert_double_eq(r.bottleneck_s, 9.0);
+    ck_assert_int_eq(r.n_layers[0], 9);
+    ck_assert_int_eq(r.n_layers[1], 3);
+}
+END_TEST
+
+/* A random instance; returns it in *x.  Values are drawn from a few decimal
+ * digits so distinct splits rarely tie by accident. */
+static double urand(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (double)((*seed >> 8) & 0xFFFF) / 65536.0;
+}
+
+static void random_inst(inst *x, unsigned *seed)
+{
+    int L = 2 + (int)(urand(seed) * (MAXL - 1)), P, K;
+    double total = 0;
+    memset(x, 0, sizeof *x);
+    if (L > MAXL)
+        L = MAXL;
+    P = 1 + (int)(urand(seed) * (L < MAXP ? L : MAXP));
+    if (P > L)
+        P = L;
+    if (P > MAXP)
+        P = MAXP;
+    K = 1 + (int)(urand(seed) * MAXK);
+    if (K > MAXK)
+        K = MAXK;
+    for (int k = 0; k < K; k++) {
+        double speed = 0.5 + 2.0 * urand(seed);
+        for (int i = 0; i < L; i++) {
+            x->t[k * L + i] = speed * (0.5 + urand(seed));
+            x->st[k * L + i] = 1.0 + 3.0 * urand(seed);
+            x->act[k * L + i] = 0.5 + urand(seed);
+            x->peak[k * L + i] = urand(seed) < 0.3 ? 4.0 * urand(seed) : 0.0;
+            total += x->st[k * L + i] + x->act[k * L + i];
+        }
+    }
+    for (int s = 0; s < P; s++) {
+        int m = 1 + (int)(urand(seed) * 8);
+        x->cls[s] = (int)(urand(seed) * K) % K;
+        x->ft[s] = (s == 0 || s == P - 1) ? urand(seed) : 0.0;
+        x->fb[s] = urand(seed);
+        x->infl[s] = P - s < m ? P - s : m;
+        /* from tight (often infeasible) to loose */
+        x->cap[s] = urand(seed) < 0.1 ? HUGE_VAL
+                                       : (0.5 + 3.0 * urand(seed)) * total / (K * P) * 2.0;
+    }
+    x->pb = (partition_problem){L, P, K, x->cls, x->t, x->st, x->act,
+                                urand(seed) < 0.5 ? x->peak : NULL, x->ft, x->fb, x->infl,
+                                x->cap, 1, NULL, 0};
+}
+
+START_TEST(dp_equals_ilp_on_random_instances)
+{
+    unsigned seed = 20261121u;
+    int agree = 0, feasible = 0, n = 300;
+    for (int k = 0; k < n; k++) {
+        inst x;
+        partition_result rd, ri;
+        partition_status sd, si;
+        bool fits;
+        random_inst(&x, &seed);
+        sd = partition_dp(&x.pb, NULL, &rd);
+        si = partition_ilp(&x.pb, 20.0, &ri);
+        ck_assert_msg(sd == PARTITION_OK || sd == PARTITION_INFEASIBLE, "dp status %d", sd);
+        ck_assert_msg(si == sd, "instance %d (L %d P %d K %d): dp %s, ilp %s", k,
+                      x.pb.n_layers, x.pb.n_stages, x.pb.n_classes,
+                      partition_status_name(sd), partition_status_name(si));
+        if (sd == PARTITION_OK) {
+            feasible++;
+            ck_assert(ri.optimal);
+            partition_measure(&x.pb, rd.n_layers, &fits);
+            ck_assert(fits);
+            partition_measure(&x.pb, ri.n_layers, &fits);
+            ck_assert(fits);
+            ck_assert_msg(fabs(rd.bottleneck_s - ri.bottleneck_s) <= 1e-6 * rd.bottleneck_s,
+                          "instance %d: dp %.9g, ilp %.9g", k, rd.bottleneck_s,
+                          ri.bottleneck_s);
+        }
+        agree++;
+    }
+    printf("partition: DP and ILP agree on %d of %d random instances (%d feasible)\n", agree,
+           n, feasible);
+    ck_assert_int_eq(agree, n);
+    ck_assert_int_ge(feasible, n / 4);
+    ck_assert_int_le(feasible, n - n / 20);
+}
+END_TEST
+
+START_TEST(dp_is_exhaustive_optimum)
+{
+    /* brute force over all splits of small instances */
+    unsigned seed = 7u;
+    for (int k = 0; k < 200; k++) {
+        inst x;
+        partition_result rd;
+        int split[MAXP];
+        double best = HUGE_VAL;
+        random_inst(&x, &seed);
+        if (x.pb.n_layers > 12 || x.pb.n_stages > 5)
+            continue;
+        /* enumerate compositions of L into P positive parts */
+        for (int s = 0; s < x.pb.n_stages - 1; s++)
+            split[s] = 1;
+        split[x.pb.n_stages - 1] = x.pb.n_layers - (x.pb.n_stages - 1);
+        for (;;) {
+            bool fits;
+            double b = partition_measure(&x.pb, split, &fits);
+            int s;
+            if (fits && b < best)
+                best = b;
+            /* next composition: increment the first part that can grow */
+            for (s = 0; s < x.pb.n_stages - 1; s++) {
+                if (split[x.pb.n_stages - 1] > 1) {
+                    split[s]++;
+                    split[x.pb.n_stages - 1]--;
+                    break;
+                }
+                split[x.pb.n_stages - 1] += split[s] - 1;
+                split[s] = 1;
+            }
+            if (s == x.pb.n_stages - 1)
+                break;
+        }
+        if (partition_dp(&x.pb, NULL, &rd) == PARTITION_OK)
+            ck_assert_msg(fabs(rd.bottleneck_s - best) <= 1e-12 * best, "dp %.9g, brute %.9g",
+                          rd.bottleneck_s, best);
+        else
+            ck_assert(!isfinite(best));
+    }
+}
+END_TEST
+
+START_TEST(ilp_only_layer_caps)
+{
+    /* two stages of a fast class then one slow stage; the fast class may
+     * hold at most 6 layers in all: DP refuses, ILP obeys */
+    inst x;
+    partition_result r;
+    int caps[2] = {6, -1};
+    uniform(&x, 12, 3);
+    x.pb.n_classes = 2;
+    x.cls[2] = 1;
+    for (int i = 0; i < 12; i++) {
+        x.t[12 + i] = 2.0;
+        x.st[12 + i] = 1.0;
+    }
+    x.pb.class_layer_cap = caps;
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_UNSUPPORTED);
+    ck_assert_int_eq(partition_ilp(&x.pb, 10.0, &r), PARTITION_OK);
+    ck_assert_int_le(r.n_layers[0] + r.n_layers[1], 6);
+    /* 3 + 3 fast, 6 slow x 2 s = 12 s */
+    ck_assert_double_eq(r.bottleneck_s, 12.0);
+    caps[0] = 1;   /* two fast stages need >= 2 layers */
+    ck_assert_int_eq(partition_ilp(&x.pb, 10.0, &r), PARTITION_INFEASIBLE);
+    caps[0] = -1;  /* no cap: 5 + 5 fast... bottleneck min max(a, b, 2c) */
+    ck_assert_int_eq(partition_ilp(&x.pb, 10.0, &r), PARTITION_OK);
+    ck_assert_double_eq(r.bottleneck_s, 5.0);   /* 5, 5, 2 layers x 2 s = 4 */
+}
+END_TEST
+
+START_TEST(ilp_fill_objective_never_worse)
+{
+    unsigned seed = 99u;
+    int better = 0;
+    for (int k = 0; k < 60; k++) {
+        inst x;
+        partition_result rd, ri;
+        double od, sum = 0;
+        int first = 0;
+        random_inst(&x, &seed);
+        if (partition_dp(&x.pb, NULL, &rd) != PARTITION_OK)
+            continue;
+        x.pb.fill_weight = 1.0 / 7.0;   /* 8 micro-batches */
+        ck_assert_int_eq(partition_dp(&x.pb, NULL, &ri), PARTITION_UNSUPPORTED);
+        ck_assert_int_eq(partition_ilp(&x.pb, 20.0, &ri), PARTITION_OK);
+        for (int s = 0; s < x.pb.n_stages; s++) {
+            sum += partition_stage_time(&x.pb, s, first, rd.n_layers[s]);
+            first += rd.n_layers[s];
+        }
+        od = rd.bottleneck_s + x.pb.fill_weight * sum;
+        ck_assert_msg(ri.objective <= od * (1 + 1e-6), "ilp %.9g > dp split %.9g",
+                      ri.objective, od);
+        ck_assert(ri.bottleneck_s >= rd.bottleneck_s * (1 - 1e-9));
+        if (ri.objective < od * (1 - 1e-6))
+            better++;
+    }
+    printf("partition: the fill objective improved on the DP split in %d instances\n", better);
+}
+END_TEST
+
+START_TEST(bad_problems_clean_status)
+{
+    inst x;
+    partition_result r;
+    char why[160];
+    uniform(&x, 4, 2);
+    x.t[1] = NAN;
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
+    ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
+    ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), -1);
+    ck_assert_str_eq(why, "class 0 layer 1: a cost is negative or not finite");
+    uniform(&x, 4, 5);   /* more stages than layers */
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
+    ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
+    uniform(&x, 4, 2);
+    x.cls[1] = 3;        /* class out of range */
+    ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
+    uniform(&x, 4, 2);
+    ck_assert_int_eq(partition_ilp(&x.pb, 0.0, &r), PARTITION_INVALID);
+    ck_assert_int_eq(partition_ilp(&x.pb, -1.0, &r), PARTITION_INVALID);
+}
+END_TEST
+
+START_TEST(ilp_time_limit_is_clean)
+{
+    /* a large uniform instance (hard for branch and bound: many equal
+     * splits) under a 1 ms limit returns a split or TIMEOUT, never aborts */
+    static double t[PARTITION_MAX_STAGES * 2], st[PARTITION_MAX_STAGES * 2];
+    static double act[PARTITION_MAX_STAGES * 2];
+    double ft[40] = {0}, fb[40] = {0}, infl[40], cap[40];
+    int cls[40] = {0};
+    partition_problem pb;
+    partition_result r;
+    partition_status s;
+    for (int i = 0; i < 126; i++) {
+        t[i] = 1.0 + 1e-3 * (i % 7);
+        st[i] = 1.0;
+        act[i] = 0.0;
+    }
+    for (int i = 0; i < 40; i++) {
+        infl[i] = 1;
+        cap[i] = HUGE_VAL;
+    }
+    ft[39] = 3.0;
+    pb = (partition_problem){126, 40, 1, cls, t, st, act, NULL, ft, fb, infl, cap, 1, NULL,
+                             0};
+    s = partition_ilp(&pb, 0.001, &r);
+    ck_assert_msg(s == PARTITION_OK || s == PARTITION_TIMEOUT, "status %s",
+                  partition_status_name(s));
+    if (s == PARTITION_OK) {
+        bool fits;
+        partition_measure(&pb, r.n_layers, &fits);
+        ck_assert(fits);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("partition");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, dp_uniform_even);
+    tcase_add_test(tc, dp_output_layer_on_last_stage);
+    tcase_add_test(tc, dp_memory_forces_short_first_stage);
+    tcase_add_test(tc, dp_two_speeds);
+    tcase_add_test(tc, dp_equals_ilp_on_random_instances);
+    tcase_add_test(tc, dp_is_exhaustive_optimum);
+    tcase_add_test(tc, ilp_only_layer_caps);
+    tcase_add_test(tc, ilp_fill_objective_never_worse);
+    tcase_add_test(tc, bad_problems_clean_status);
+    tcase_add_test(tc, ilp_time_limit_is_clean);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
