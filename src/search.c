@@ -51,6 +51,9 @@
  * (evaluate() is deterministic), so a search holds N strategies, not N
  * evaluations.
  *
+ * A prediction that is not finite and positive (absurd inputs: a bandwidth or
+ * peak near 0) is not ranked; it counts as invalid and the advice says so.
+ *
  * NOTHING FITS: the closest miss is the evaluated strategy with the smallest
  * peak memory / usable memory ratio; the advice re-evaluates its variants
  * (full recompute, mbs 1, ZeRO-3, all three) and searches the same space on
@@ -128,6 +131,7 @@ typedef struct search_ctx {
     double miss_ratio, miss_score, miss_peak;
     strategy miss;
     char first_invalid[448];
+    bool first_invalid_nonfinite;   /* first_invalid is a non-finite prediction */
     /* progress on stderr (opts.progress), and the search's start */
     progress pr;
     double t0;
@@ -487,6 +491,23 @@ static int check_eval(search_ctx *x, bool count)
         return -1;
     }
     evaluate(x->m, x->c, x->p, &x->s, &x->e);
+    if (!(isfinite(x->e.step_time_s) && x->e.step_time_s > 0 &&
+          isfinite(x->e.tokens_per_s) && x->e.tokens_per_s > 0 &&
+          isfinite(x->e.peak_memory_bytes))) {
+        /* absurd inputs (a bandwidth or peak near 0): no prediction to rank */
+        if (count) {
+            x->invalid++;
+            if (x->first_invalid[0] == '\0') {
+                x->first_invalid_nonfinite = true;
+                snprintf(x->first_invalid, sizeof x->first_invalid,
+                         "tp %d, pp %d, dp %d: the cost model gives no finite step time "
+                         "(step %g s, peak %g B); check the cluster's bandwidths and peaks",
+                         x->s.tp, x->s.pp, x->s.dp, x->e.step_time_s,
+                         x->e.peak_memory_bytes);
+            }
+        }
+        return -1;
+    }
     return x->e.feasible && isfinite(objective_score(x, &x->e)) ? 1 : 0;
 }
 
@@ -1013,7 +1034,9 @@ static void advice_no_candidate(const search_ctx *x, char *a, size_t n)
         return;
     }
     if (x->first_invalid[0] != '\0')
-        appendf(a, n, "no strategy satisfies Megatron's rules%s; e.g. %s",
+        appendf(a, n, "no strategy %s%s; e.g. %s",
+                x->first_invalid_nonfinite ? "has a finite prediction"
+                                           : "satisfies Megatron's rules",
                 fixed ? " under --fix" : "", x->first_invalid);
     else
         appendf(a, n,
