@@ -190,7 +190,10 @@ static planner_status write_main_output(const plan_args *a, const model *m,
                              "cannot emit launch material: %s", why);
         }
     } else if (a->format == FORMAT_JSON) {
-        report_json(af.fp, m, c, &a->opts, res);
+        if (report_json_write(af.fp, m, c, &a->opts, res) != 0) {
+            atomic_abort(&af);
+            return error_oom(err);
+        }
     } else {
         report_table(af.fp, m, c, &a->opts, res);
     }
