@@ -11,6 +11,10 @@
 #include "cost.h"
 #include "transformer.h"
 
+/* The dense peak the GEMMs run at for format `fmt` (FP16 where the GPU has
+ * no BF16 path, FP32 where it has neither). */
+double compute_peak_flops(const gpu_spec *gpu, peak_format fmt);
+
 /* One GEMM list on `gpu` at format `fmt` with `elem_bytes` per operand
  * element:  2 m n k / (peak x gemm_eff)  +  (m k + k n + m n) elem_bytes /
  * (HBM x hbm_eff)  +  kernel_s, per GEMM.  The operand-traffic term is what

@@ -15,7 +15,7 @@
  */
 #include "compute.h"
 
-static double peak_of(const gpu_spec *gpu, peak_format fmt)
+double compute_peak_flops(const gpu_spec *gpu, peak_format fmt)
 {
     double p = gpu->peak_flops[fmt];
     if (p <= 0 && fmt == PEAK_BF16)     /* no BF16 path (V100, T4): FP16 */
@@ -28,7 +28,7 @@ static double peak_of(const gpu_spec *gpu, peak_format fmt)
 double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
                        int elem_bytes, const tf_gemm *g, int n)
 {
-    double flop_rate = peak_of(gpu, fmt) * k->gemm_eff;
+    double flop_rate = compute_peak_flops(gpu, fmt) * k->gemm_eff;
     double byte_rate = gpu->hbm_bytes_per_s * k->hbm_eff;
     double t = 0;
     int i;
@@ -45,7 +45,7 @@ double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_for
 {
     /* FlashAttention runs its matmuls at 16-bit even in FP8 recipes */
     peak_format f = fmt == PEAK_FP8 || fmt == PEAK_FP4 ? PEAK_BF16 : fmt;
-    return 0.5 * flops / (peak_of(gpu, f) * k->attn_eff) + k->kernel_s;
+    return 0.5 * flops / (compute_peak_flops(gpu, f) * k->attn_eff) + k->kernel_s;
 }
 
 double compute_memory_s(const gpu_spec *gpu, const gen_constants *k, double bytes,

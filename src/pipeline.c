@@ -22,7 +22,8 @@
  * adding pp micro-batches adds a constant time, so without an event list we
  * simulate m1 = 2 pp + m % pp and m1 + pp micro-batches and extrapolate.
  * Invariant: every rank's operations complete in its own order; the
- * simulation needs one workspace of 2 pp m vpp doubles.
+ * simulation needs one workspace of 2 pp m vpp doubles, on the stack when
+ * it fits in SIM_STACK_DOUBLES, else allocated.
  */
 #include <math.h>
 #include <string.h>
@@ -31,6 +32,9 @@
 #include "strategy.h"
 
 #define STRATEGY_MAX_STAGES_PIPE STRATEGY_MAX_STAGES
+/* Workspace kept on the stack (256 KiB): pp <= 16 with any vpp <= 8 and
+ * the steady-state extrapolation needs no allocation. */
+#define SIM_STACK_DOUBLES 32768
 
 void sched_events_free(sched_events *e)
 {
@@ -187,6 +191,7 @@ double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd
 {
     double *work, span;
     double zero_p2p[STRATEGY_MAX_STAGES_PIPE];
+    double stack_work[SIM_STACK_DOUBLES];
     int m = microbatches, msim, r;
 
     if (pp < 1 || pp > STRATEGY_MAX_STAGES_PIPE || m < 1)
@@ -200,9 +205,13 @@ double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd
     msim = m;
     if (out == NULL && m > 3 * pp + m % pp)
         msim = 3 * pp + m % pp;
-    work = pl_malloc(2 * (size_t)pp * (size_t)msim * (size_t)vpp * sizeof *work);
-    if (work == NULL)
-        return -1;
+    if (2 * (size_t)pp * (size_t)msim * (size_t)vpp <= SIM_STACK_DOUBLES) {
+        work = stack_work;   /* the common case allocates nothing */
+    } else {
+        work = pl_malloc(2 * (size_t)pp * (size_t)msim * (size_t)vpp * sizeof *work);
+        if (work == NULL)
+            return -1;
+    }
     if (msim == m) {
         span = simulate(pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, work,
                         work + (size_t)pp * m * vpp, rank_end_s, out);
@@ -223,7 +232,8 @@ double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd
                     rank_end_s[r] = end2[r] + steps * (end2[r] - end1[r]);
         }
     }
-    pl_free(work);
+    if (work != stack_work)
+        pl_free(work);
     return span == -2 ? -1 : span;
 }
 
