@@ -63,6 +63,8 @@ typedef struct search_result {
     long invalid;                     /* candidates strategy_check rejected */
     int gbs, seq_len;                 /* the global batch and sequence planned */
     int gpus;                         /* GPUs each plan uses */
+    char placement_note[512];         /* several node groups: the best plan
+                                         across groups vs the best on one */
 } search_result;
 
 /* Fills *opts with defaults (top 10, throughput, nothing fixed, DP partition). */

@@ -138,6 +138,58 @@ static void stage_groups(const cluster *c, const strategy *s, char *buf, size_t 
     }
 }
 
+/* Whether s's stages split the layers unevenly or span node groups: its
+ * stage map is then worth printing. */
+static bool stage_map_matters(const strategy *s)
+{
+    for (int i = 1; i < s->n_stages && i < STRATEGY_MAX_STAGES; i++)
+        if (s->stage[i].n_layers != s->stage[0].n_layers ||
+            s->stage[i].group != s->stage[0].group || s->stage[i].tp != s->stage[0].tp)
+            return true;
+    return false;
+}
+
+/* "28/52" (layers per stage; long pipelines elided in the middle). */
+static void layer_split(const strategy *s, char *buf, size_t size)
+{
+    size_t len = 0;
+    int n = s->n_stages < STRATEGY_MAX_STAGES ? s->n_stages : STRATEGY_MAX_STAGES;
+    buf[0] = '\0';
+    for (int i = 0; i < n && len + 1 < size; i++) {
+        if (n > 8 && i == 3) {
+            snprintf(buf + len, size - len, "/...");
+            i = n - 3;
+        } else {
+            snprintf(buf + len, size - len, "%s%d", i ? "/" : "", s->stage[i].n_layers);
+        }
+        len = strlen(buf);
+    }
+}
+
+/* The best plan's stages: layers, GPU, TP, time per micro-batch, memory. */
+static void stage_map(FILE *out, const cluster *c, const plan *pl)
+{
+    const strategy *s = &pl->s;
+    const evaluation *e = &pl->e;
+    int n = s->n_stages < e->n_stages ? s->n_stages : e->n_stages;
+    fprintf(out, "  stage map (layers, GPU, tp, forward + backward of one micro-batch, "
+                 "memory per GPU):\n");
+    for (int i = 0; i < n && i < STRATEGY_MAX_STAGES; i++) {
+        const stage_spec *st = &s->stage[i];
+        int g = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
+        if (n > 16 && i == 8) {
+            fprintf(out, "    ...\n");
+            i = n - 5;
+            continue;
+        }
+        fprintf(out, "    %3d  layers %3d-%-3d (%3d)  %-16s tp %-2d %9.2f ms %7.2f GiB\n", i,
+                st->first_layer, st->first_layer + st->n_layers - 1, st->n_layers,
+                c->group[g].gpu.name, st->tp > 0 ? st->tp : s->tp,
+                1e3 * (e->stage_fwd_s[i] + e->stage_bwd_s[i]),
+                e->stage_memory[i].total_bytes / GIB);
+    }
+}
+
 /* "tp 8, pp 16, dp 4, ..." for one strategy. */
 static void describe(const strategy *s, char *buf, size_t size)
 {
@@ -210,6 +262,10 @@ void report_table(FILE *out, const model *m, const cluster *c,
             stage_groups(c, s, buf, sizeof buf);
             fprintf(out, "  %s", buf);
         }
+        if (stage_map_matters(s)) {
+            layer_split(s, buf, sizeof buf);
+            fprintf(out, "  layers %s", buf);
+        }
         fputc('\n', out);
     }
 
@@ -220,6 +276,10 @@ void report_table(FILE *out, const model *m, const cluster *c,
     fprintf(out, "\nBest plan: %s\n", buf);
     stage_groups(c, &best->s, buf, sizeof buf);
     fprintf(out, "  on %d GPUs: %s\n", plan_gpu_count(&best->s), buf);
+    if (stage_map_matters(&best->s))
+        stage_map(out, c, best);
+    if (res->placement_note[0] != '\0')
+        fprintf(out, "  placement: %s\n", res->placement_note);
     fprintf(out, "  overlap: grad reduce %s, param gather %s, TP comm %s\n",
             best->s.overlap_grad_reduce ? "on" : "off",
             best->s.overlap_param_gather ? "on" : "off", best->s.tp_comm_overlap ? "on" : "off");
@@ -442,6 +502,8 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
     jset(&b, search, "seconds", jnum(res->seconds));
     jset(&b, search, "candidates_per_s",
          jnum(res->seconds > 0 ? (double)res->candidates / res->seconds : 0));
+    if (res->placement_note[0] != '\0')
+        jset(&b, search, "placement_note", json_string(res->placement_note));
     jset(&b, root, "search", search);
     search = NULL;
     for (int i = 0; i < res->n_top; i++)

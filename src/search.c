@@ -4,12 +4,15 @@
  * THE SPACE (Megatron-LM core_v0.15.0 knobs; rules from strategy_check()).
  * GPUs N: every GPU of the node group planned on, or --fix gpus=N; when tp,
  * pp and dp are all fixed (and gpus is not), N = tp * cp * pp * dp.  Per node
- * group (several groups: each group on its own, the best plan wins; placement
- * across groups lives behind search_place_stages):
+ * group, then, with several groups, the placements across groups
+ * (search_placements in the placement seam: stages on 2+ groups, layers
+ * split by the partitioner; the best plan wins either way):
  *   tp   powers of two up to the group's NVLink domain (max of GPUs per node
  *        and the catalog's nvlink_domain), dividing heads and kv_heads
  *   cp   1                       ep   1 (dense); MoE: divisors of experts and dp
- *   pp   divisors of layers, tp * cp * pp dividing N;  dp = N / (tp cp pp)
+ *   pp   1..layers with tp * cp * pp dividing N;  dp = N / (tp cp pp); when
+ *        pp does not divide the layers (or the model is uneven) the layers
+ *        are split by the partitioner (placement.c, partition_dp.c)
  *   mbs  divisors of gbs / dp, ascending
  *   vpp  1, and with pp > 1 and microbatches % pp == 0 every divisor > 1 of
  *        layers / pp (layers per virtual chunk stays whole)
@@ -66,6 +69,7 @@
 #include <string.h>
 #include <time.h>
 #include "alloc.h"
+#include "placement.h"
 #include "progress.h"
 #include "search.h"
 #include "suggest.h"
@@ -132,6 +136,15 @@ typedef struct search_ctx {
     strategy miss;
     char first_invalid[448];
     bool first_invalid_nonfinite;   /* first_invalid is a non-finite prediction */
+    /* placement seam: the placement of the block being searched (NULL:
+     * every stage on x->group), the placer (per-layer cost cache, partition
+     * workspace; made on first use), the best plan on one group [0] and
+     * across groups [1] */
+    const placement *placement;
+    placer *placer;
+    bool have_best[2];
+    double best_score[2];
+    strategy best[2];
     /* progress on stderr (opts.progress), and the search's start */
     progress pr;
     double t0;
@@ -379,6 +392,68 @@ int search_place_stages(const model *m, const cluster *c, int group, strategy *s
     return 0;
 }
 
+/* Places x->s's stages: the even split (search_place_stages) for a uniform
+ * model on one group when pp divides the layers, as Megatron does by
+ * default; otherwise the placer (placement.c): stages on the groups of
+ * x->placement (or all on x->group), layers from the DP or ILP partition.
+ * 0, or -1 (why; x->oom when out of memory). */
+static int place(search_ctx *x, strategy *s, char *why, int why_size)
+{
+    placement one;
+    const placement *pl = x->placement;
+    int r;
+    if (pl == NULL) {
+        if (!x->m->uneven && s->pp > 0 && x->m->layers % s->pp == 0)
+            return search_place_stages(x->m, x->c, x->group, s, why, why_size);
+        memset(&one, 0, sizeof one);
+        one.n_parts = 1;
+        one.part[0].group = x->group;
+        one.part[0].n_stages = s->pp;
+        pl = &one;
+    }
+    if (x->placer == NULL) {
+        x->placer = placer_new(x->m, x->c, x->p, x->o->partition == PARTITION_ILP,
+                               x->o->ilp_time_limit_s);
+        if (x->placer == NULL) {
+            x->oom = true;
+            snprintf(why, (size_t)why_size, "out of memory");
+            return -1;
+        }
+    }
+    r = placer_place(x->placer, pl, s, why, why_size);
+    if (r == -2)
+        x->oom = true;
+    return r == 0 ? 0 : -1;
+}
+
+/* Places x->s like the closest miss (the same groups in the same order). */
+static int place_like_miss(search_ctx *x, char *why, int why_size)
+{
+    placement pl;
+    int r;
+    if (placement_from_strategy(&x->miss, &pl) != 0 || pl.n_parts <= 1)
+        return place(x, &x->s, why, why_size);
+    x->placement = &pl;
+    r = place(x, &x->s, why, why_size);
+    x->placement = NULL;
+    return r;
+}
+
+/* Keeps the best feasible plan on one group and across groups (for the
+ * placement note). */
+static void seam_offer(search_ctx *x, double score)
+{
+    int k = 0;
+    for (int i = 1; i < x->s.n_stages; i++)
+        if (x->s.stage[i].group != x->s.stage[0].group)
+            k = 1;
+    if (!x->have_best[k] || score > x->best_score[k]) {
+        x->have_best[k] = true;
+        x->best_score[k] = score;
+        x->best[k] = x->s;
+    }
+}
+
 /* ---- ranking ------------------------------------------------------------- */
 
 static int cmp_int(int a, int b) { return (a > b) - (a < b); }
@@ -521,6 +596,7 @@ static void record(search_ctx *x, int fit)
         progress_update(&x->pr, x->candidates, -1);
     if (fit == 1) {
         x->feasible++;
+        seam_offer(x, score);
         if (x->stop_at_feasible)
             x->found = true;
         top_offer(x, &x->s, score, peak);
@@ -612,7 +688,7 @@ static void block_lists_make(const search_ctx *x, block_lists *b)
         list_push(&b->vpp, f->vpp);
     } else {
         list_push(&b->vpp, 1);
-        if (s->pp > 1 && x->m->layers % s->pp == 0)
+        if (s->pp > 1 && x->m->layers % s->pp == 0 && !x->m->uneven && x->placement == NULL)
             for (int d = 2; d <= x->m->layers / s->pp; d++)
                 if ((x->m->layers / s->pp) % d == 0)
                     list_push(&b->vpp, d);
@@ -663,7 +739,7 @@ static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
     s->zero = zero;
     s->recompute = (recompute_mode)rc;
     set_derived(x);
-    if (search_place_stages(x->m, x->c, x->group, s, why, sizeof why) != 0) {
+    if (place(x, s, why, sizeof why) != 0) {
         x->invalid++;
         if (x->first_invalid[0] == '\0')
             snprintf(x->first_invalid, sizeof x->first_invalid,
@@ -847,7 +923,9 @@ static void search_group(search_ctx *x)
         pps.n = 0;
         list_push(&pps, f->pp);
     } else {
-        divisors(&pps, m->layers, 1, STRATEGY_MAX_STAGES);
+        /* any pp up to the layers: the placer splits them unevenly when
+         * pp does not divide them */
+        divisors(&pps, n, 1, m->layers < STRATEGY_MAX_STAGES ? m->layers : STRATEGY_MAX_STAGES);
     }
 
     for (int ti = 0; ti < tps.n && !stop(x); ti++)
@@ -883,6 +961,129 @@ static void search_group(search_ctx *x)
             }
 }
 
+/* Placement seam: the blocks whose stages span two or more node groups
+ * (placement_enumerate: every order of every choice of groups, each group
+ * hosting GPUs / (tp cp dp) stages, or counts adding up to a fixed pp).  tp
+ * runs over the powers of two every group of the placement allows, dp over
+ * the divisors of the global batch; interleaving is off (Megatron's virtual
+ * stages need an even split).  Returns the blocks searched. */
+#define MAX_PLACEMENTS 1024
+static int search_placements(search_ctx *x)
+{
+    const model *m = x->m;
+    const cluster *c = x->c;
+    const strategy_constraints *f = &x->fix;
+    int max_pp = m->layers < STRATEGY_MAX_STAGES ? m->layers : STRATEGY_MAX_STAGES;
+    int cp = f->cp > 0 ? f->cp : 1, fixed_vpp = x->fix.vpp, searched = 0, biggest = 0;
+    int_list tps, dps;
+    placement *pls;
+
+    if (c->n_groups < 2 || (f->vpp > 1))
+        return 0;
+    for (int g = 0; g < c->n_groups; g++)
+        if (group_gpus(&c->group[g]) > biggest)
+            biggest = group_gpus(&c->group[g]);
+    pls = pl_calloc(MAX_PLACEMENTS, sizeof *pls);
+    if (pls == NULL) {
+        x->oom = true;
+        return 0;
+    }
+    tps.n = 0;
+    if (f->tp > 0) {
+        list_push(&tps, f->tp);
+    } else {
+        int lim = 1;
+        for (int g = 0; g < c->n_groups; g++)
+            if (group_tp_limit(&c->group[g]) > lim)
+                lim = group_tp_limit(&c->group[g]);
+        for (int t = 1; t <= lim; t *= 2)
+            if (m->heads % t == 0 && m->kv_heads % t == 0)
+                list_push(&tps, t);
+    }
+    dps.n = 0;
+    if (f->dp > 0)
+        list_push(&dps, f->dp);
+    else
+        divisors(&dps, x->gbs, 1, biggest);
+    x->fix.vpp = 1;
+    for (int ti = 0; ti < tps.n && !stop(x); ti++)
+        for (int di = 0; di < dps.n && !stop(x); di++) {
+            int tp = tps.v[ti], dp = dps.v[di];
+            int n = placement_enumerate(c, tp, cp, dp, f->pp > 0 ? f->pp : max_pp, f->pp, pls,
+                                        MAX_PLACEMENTS);
+            if (x->gbs % dp != 0)
+                continue;
+            for (int k = 0; k < n && !stop(x); k++) {
+                long gpus = placement_gpus(&pls[k], tp, cp, dp);
+                bool tp_ok = true;
+                for (int q = 0; q < pls[k].n_parts && f->tp <= 0; q++)
+                    if (tp > group_tp_limit(&c->group[pls[k].part[q].group]))
+                        tp_ok = false;
+                if (!tp_ok || (f->gpus > 0 && gpus != f->gpus) || gpus > CLUSTER_MAX_GPUS)
+                    continue;
+                memset(&x->s, 0, sizeof x->s);
+                x->s.tp = tp;
+                x->s.cp = cp;
+                x->s.pp = placement_stages(&pls[k]);
+                x->s.dp = dp;
+                x->s.ep = f->ep > 0 ? f->ep : 1;
+                x->placement = &pls[k];
+                x->group = pls[k].part[0].group;
+                x->gpus = (int)gpus;
+                searched++;
+                search_block(x);
+            }
+        }
+    x->placement = NULL;
+    x->fix.vpp = fixed_vpp;
+    pl_free(pls);
+    return searched;
+}
+
+/* The line comparing the best plan across groups with the best on one
+ * group (multi-group clusters). */
+static void placement_note(search_ctx *x, search_result *res)
+{
+    char a[160];
+    plan *pl = NULL;
+    const evaluation *em, *es;
+    placement pm, ps;
+    if (x->c->n_groups < 2)
+        return;
+    if (!x->have_best[1]) {
+        snprintf(res->placement_note, sizeof res->placement_note,
+                 "no plan across node groups fits; the best runs on one group");
+        return;
+    }
+    if (!x->have_best[0]) {
+        snprintf(res->placement_note, sizeof res->placement_note,
+                 "no plan on a single node group fits; the plans span groups");
+        return;
+    }
+    pl = pl_calloc(2, sizeof *pl);
+    if (pl == NULL) {
+        x->oom = true;
+        return;
+    }
+    pl[0].s = x->best[1];
+    pl[1].s = x->best[0];
+    evaluate(x->m, x->c, x->p, &pl[0].s, &pl[0].e);
+    evaluate(x->m, x->c, x->p, &pl[1].s, &pl[1].e);
+    em = &pl[0].e;
+    es = &pl[1].e;
+    placement_from_strategy(&pl[0].s, &pm);
+    placement_from_strategy(&pl[1].s, &ps);
+    placement_describe(x->c, &pm, a, sizeof a);
+    snprintf(res->placement_note, sizeof res->placement_note,
+             "best across groups (%.100s stages, %d GPUs) %.0f tokens/s vs best on one "
+             "group (%.60s, %d GPUs) %.0f tokens/s: %s (%+.1f%%)",
+             a, plan_gpu_count(&pl[0].s), em->tokens_per_s, x->c->group[ps.part[0].group].name,
+             plan_gpu_count(&pl[1].s), es->tokens_per_s,
+             em->tokens_per_s > es->tokens_per_s ? "mixing groups wins" : "one group wins",
+             100.0 * (em->tokens_per_s / es->tokens_per_s - 1.0));
+    pl_free(pl);
+}
+
 /* The GPUs a plan uses on group g, or 0 when the group is too small. */
 static int plan_gpus(const search_ctx *x, const cluster *c, int g)
 {
@@ -914,6 +1115,8 @@ static void ctx_init(search_ctx *x, const model *m, const cluster *c, const cost
 
 static void ctx_free(search_ctx *x)
 {
+    placer_free(x->placer);
+    x->placer = NULL;
     pl_free(x->pool);
     pl_free(x->order);
     x->pool = NULL;
@@ -963,7 +1166,7 @@ static int try_variant(search_ctx *x, bool full_rc, bool mbs1, bool zero3)
         return -1;
     set_derived(x);
     x->group = miss_group(x);
-    if (search_place_stages(x->m, x->c, x->group, &x->s, why, sizeof why) != 0)
+    if (place_like_miss(x, why, sizeof why) != 0)
         return -1;
     return check_eval(x, false);
 }
@@ -1156,6 +1359,8 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
         searched++;
         search_group(x);
     }
+    if (!stop(x))
+        searched += search_placements(x);
     if (x->oom) {
         rc = error_oom(err);
         goto cleanup;
@@ -1179,10 +1384,15 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
         }
         res->n_top = x->n_top;
         res->gpus = plan_gpu_count(&res->top[0].s);
+        placement_note(x, res);
+        if (x->oom) {
+            rc = error_oom(err);
+            goto cleanup;
+        }
     } else if (searched == 0) {
         snprintf(res->advice, sizeof res->advice,
-                 "the plan needs more GPUs than any node group has (largest: %d); planning "
-                 "across node groups is not supported yet", largest);
+                 "the plan needs more GPUs than any node group has (largest: %d) and no "
+                 "placement across node groups matches it", largest);
         rc = PLANNER_E_INFEASIBLE;
     } else {
         if (x->have_miss)
