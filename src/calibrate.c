@@ -1,0 +1,1566 @@
+/* calibrate.c: fitting the cost model's constants to measured step times
+ * (`planner calibrate`), k-fold cross-validation by source (`planner
+ * crossval`), and the calibration file (calibration_write/_load).
+ *
+ * The model: with a run's strategy fixed, evaluate()'s step time is a sum
+ * and max of terms each of which is work / (peak x eff) for one efficiency,
+ * a count of fixed times (kernel_s, step_overhead_s), or a constant
+ * (latencies).  In the variables x = (1/eff..., times...) it is therefore
+ * piecewise linear: T(x) = c0 + sum_j a_j x_j on the piece around x, with
+ * a_j = dT/dx_j (central differences; exact inside a piece up to rounding)
+ * and c0 = T(x) - a.x.  Relative weighting: each run i contributes the row
+ * a_i / t_i with right-hand side 1 - c0_i / t_i (t_i its measured step
+ * time), so a 20 s step and a 0.5 s step count alike.  Columns are scaled by
+ * the current x_j, so singular values and the condition number speak of
+ * relative changes.  LAPACKE_dgelsd (column-major, workspace from
+ * pl_malloc) solves it; the runs' unpublished knobs are then re-chosen by the
+ * search with the new constants and the linearization repeated until the
+ * strategies and values no longer move (a linearized fixed point).  When
+ * the data were produced by the model itself, the first iteration on the
+ * right piece recovers the constants exactly.
+ * Refused (exit 1): fewer runs than parameters; a parameter named with
+ * --params that no run exercises (its column is zero; without --params such
+ * parameters are dropped with a note); rank deficiency (singular values
+ * below 1e-8 of the largest; the message names the parameters of the
+ * undetermined direction, from LAPACKE_dgesvd); efficiencies outside
+ * 0.01..1 and times outside their range (negative or absurd fits).
+ * Cross-validation folds by the runs' "source" (a table never trains and
+ * tests together); sources go, largest first, to the fold with fewest runs.
+ * Everything is deterministic: fixed orders, OpenBLAS on one thread.
+ */
+#include <cblas.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include "alloc.h"
+#include "calibrate.h"
+#include "calibration.h"
+#include "cli.h"
+#include "commands.h"
+#include "fileio.h"
+#include "suggest.h"
+
+/* ---- the parameter table: one line per fitted constant of cost_params ---- */
+
+typedef struct param_field {
+    const char *field;
+    calib_kind kind;
+    bool per_gen;           /* in gen_constants (else cost_params) */
+    size_t offset;
+    double lo, hi;          /* accepted range of the value */
+    double typical;         /* scale of the fitted variable when it is 0 */
+} param_field;
+
+static const param_field k_fields[] = {
+    {"gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, gemm_eff), 0.01, 1.0, 1.0},
+    {"attn_eff", CALIB_INV_EFF, true, offsetof(gen_constants, attn_eff), 0.01, 1.0, 1.0},
+    {"hbm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, hbm_eff), 0.01, 1.0, 1.0},
+    {"intra_eff", CALIB_INV_EFF, true, offsetof(gen_constants, intra_eff), 0.01, 1.0, 1.0},
+    {"inter_eff", CALIB_INV_EFF, true, offsetof(gen_constants, inter_eff), 0.01, 1.0, 1.0},
+    {"kernel_s", CALIB_TIME, true, offsetof(gen_constants, kernel_s), 0.0, 1e-4, 1e-5},
+    {"step_overhead_s", CALIB_TIME, false, offsetof(cost_params, step_overhead_s), 0.0, 10.0,
+     0.1},
+};
+#define N_FIELDS ((int)(sizeof k_fields / sizeof k_fields[0]))
+
+#define FD_REL_STEP 1e-6        /* central-difference step, relative */
+#define RANK_RCOND 1e-8         /* singular values below this x the largest: rank lost */
+#define ZERO_COLUMN 1e-9        /* column norm below this x the largest: unexercised */
+#define CONVERGED_REL 1e-9      /* largest relative change of a variable */
+
+static double *field_ptr(cost_params *cp, const calib_param *p)
+{
+    const param_field *f = &k_fields[p->field];
+    char *base = f->per_gen ? (char *)&cp->gen[p->gen] : (char *)cp;
+    return (double *)(void *)(base + f->offset);
+}
+
+int calib_param_parse(const char *name, calib_param *out)
+{
+    const char *dot = strchr(name, '.');
+    int f, g;
+    for (f = 0; f < N_FIELDS; f++) {
+        if (!k_fields[f].per_gen) {
+            if (strcmp(name, k_fields[f].field) == 0) {
+                out->field = f;
+                out->gen = -1;
+                return 0;
+            }
+            continue;
+        }
+        if (dot == NULL || strcmp(dot + 1, k_fields[f].field) != 0)
+            continue;
+        for (g = 0; g < GEN_COUNT; g++) {
+            const char *gn = gpu_generation_name((gpu_generation)g);
+            if (strlen(gn) == (size_t)(dot - name) && strncmp(name, gn, (size_t)(dot - name)) == 0) {
+                out->field = f;
+                out->gen = g;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+void calib_param_name(const calib_param *p, char *buf, size_t size)
+{
+    if (k_fields[p->field].per_gen)
+        snprintf(buf, size, "%s.%s", gpu_generation_name((gpu_generation)p->gen),
+                 k_fields[p->field].field);
+    else
+        snprintf(buf, size, "%s", k_fields[p->field].field);
+}
+
+calib_kind calib_param_kind(const calib_param *p)
+{
+    return k_fields[p->field].kind;
+}
+
+double calib_param_get(const cost_params *cp, const calib_param *p)
+{
+    return *field_ptr((cost_params *)(void *)(size_t)cp, p);
+}
+
+void calib_param_set(cost_params *cp, const calib_param *p, double value)
+{
+    *field_ptr(cp, p) = value;
+}
+
+int calib_param_check(const calib_param *p, double value, char *why, size_t size)
+{
+    const param_field *f = &k_fields[p->field];
+    snprintf(why, size, "%.6g..%.6g", f->lo, f->hi);
+    return isfinite(value) && value >= f->lo && value <= f->hi && !(f->kind == CALIB_INV_EFF &&
+                                                                     value <= 0) ? 0 : -1;
+}
+
+/* Every parameter name, for did-you-mean. */
+typedef struct name_list {
+    char text[GEN_COUNT * N_FIELDS + N_FIELDS][CALIB_NAME_MAX];
+    const char *ptr[GEN_COUNT * N_FIELDS + N_FIELDS];
+    size_t n;
+} name_list;
+
+static void all_names(name_list *l)
+{
+    int f, g;
+    l->n = 0;
+    for (f = 0; f < N_FIELDS; f++) {
+        for (g = 0; g < (k_fields[f].per_gen ? GEN_COUNT : 1); g++) {
+            calib_param p = {f, k_fields[f].per_gen ? g : -1};
+            calib_param_name(&p, l->text[l->n], CALIB_NAME_MAX);
+            l->ptr[l->n] = l->text[l->n];
+            l->n++;
+        }
+    }
+    /* bare field names too: --params accepts them */
+    for (f = 0; f < N_FIELDS; f++)
+        if (k_fields[f].per_gen) {
+            snprintf(l->text[l->n], CALIB_NAME_MAX, "%s", k_fields[f].field);
+            l->ptr[l->n] = l->text[l->n];
+            l->n++;
+        }
+}
+
+/* The fitted variable of a value, and back. */
+static double to_var(const calib_param *p, double v)
+{
+    return k_fields[p->field].kind == CALIB_INV_EFF ? 1.0 / v : v;
+}
+
+static double from_var(const calib_param *p, double x)
+{
+    return k_fields[p->field].kind == CALIB_INV_EFF ? 1.0 / x : x;
+}
+
+void calib_options_default(calib_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->runs_file = "";
+    o->params = NULL;
+    o->subset = -1;
+    o->max_iter = 20;
+}
+
+void calib_fit_free(calib_fit *f)
+{
+    if (f == NULL)
+        return;
+    pl_free(f->run);
+    f->run = NULL;
+    f->n_runs = 0;
+}
+
+/* ---- the fit ---- */
+
+static int same_strategy(const strategy *a, const strategy *b)
+{
+    return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
+           a->ep == b->ep && a->vpp == b->vpp && a->mbs == b->mbs && a->sp == b->sp &&
+           a->recompute == b->recompute && a->recompute_layers == b->recompute_layers &&
+           a->zero == b->zero && a->overlap_grad_reduce == b->overlap_grad_reduce &&
+           a->overlap_param_gather == b->overlap_param_gather &&
+           a->tp_comm_overlap == b->tp_comm_overlap;
+}
+
+static double step_time(const validation_run *r, const strategy *s, const cost_params *p,
+                        evaluation *scratch)
+{
+    evaluate(r->m, r->c, p, s, scratch);
+    return scratch->step_time_s;
+}
+
+static double measured_step_s(const validation_run *r)
+{
+    return (double)r->gbs * r->m->seq_len / (r->measured_tokens_per_s_per_gpu * r->num_gpus);
+}
+
+static void note(calib_fit *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(calib_fit *f, const char *fmt, ...)
+{
+    size_t used = strlen(f->notes);
+    va_list ap;
+    if (used + 2 >= sizeof f->notes)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(f->notes + used, sizeof f->notes - used - 1, fmt, ap);
+    va_end(ap);
+    used = strlen(f->notes);
+    f->notes[used] = '\n';
+    f->notes[used + 1] = '\0';
+}
+
+/* Adds p to the list unless present; `named`: the user named this very
+ * parameter (GEN.NAME or a global), so it may not be dropped. */
+static void add_param(calib_fit *f, bool *named, calib_param p, bool is_named)
+{
+    int i;
+    for (i = 0; i < f->n_params; i++)
+        if (f->param[i].field == p.field && f->param[i].gen == p.gen) {
+            named[i] = named[i] || is_named;
+            return;
+        }
+    if (f->n_params < CALIB_MAX_PARAMS) {
+        named[f->n_params] = is_named;
+        f->param[f->n_params++] = p;
+    }
+}
+
+/* The parameter list from opt->params (or the default), over the generations
+ * in gen_used; named[j]: the user named param j itself.  Returns 0, or a
+ * status with *err. */
+static planner_status choose_params(const calib_options *opt, const bool *gen_used,
+                                    calib_fit *f, bool *named, planner_error *err)
+{
+    int fi, g;
+    if (opt->params == NULL) {
+        for (g = 0; g < GEN_COUNT; g++)
+            for (fi = 0; fi < N_FIELDS; fi++)
+                if (gen_used[g] && k_fields[fi].per_gen)
+                    add_param(f, named, (calib_param){fi, g}, false);
+        for (fi = 0; fi < N_FIELDS; fi++)
+            if (!k_fields[fi].per_gen)
+                add_param(f, named, (calib_param){fi, -1}, false);
+        return PLANNER_OK;
+    }
+    {
+        const char *s = opt->params;
+        while (*s) {
+            char tok[CALIB_NAME_MAX + 16];
+            size_t n = strcspn(s, ",");
+            calib_param p;
+            bool bare = false;
+            if (n == 0 || n >= CALIB_NAME_MAX) {
+                if (n == 0)
+                    return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
+                                     "--params: empty parameter name in '%s'", opt->params);
+                return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
+                                 "--params: name too long in '%s'", opt->params);
+            }
+            memcpy(tok, s, n);
+            tok[n] = '\0';
+            s += n;
+            if (*s == ',')
+                s++;
+            for (fi = 0; fi < N_FIELDS; fi++)
+                if (k_fields[fi].per_gen && strcmp(tok, k_fields[fi].field) == 0) {
+                    bare = true;
+                    for (g = 0; g < GEN_COUNT; g++)
+                        if (gen_used[g])
+                            add_param(f, named, (calib_param){fi, g}, false);
+                }
+            if (bare)
+                continue;
+            if (calib_param_parse(tok, &p) != 0) {
+                name_list *names = pl_malloc(sizeof *names);
+                char hint[CALIB_NAME_MAX + 32] = "";
+                if (names == NULL)
+                    return error_oom(err);
+                all_names(names);
+                suggest_format(tok, names->ptr, names->n, hint, sizeof hint);
+                pl_free(names);
+                return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
+                                 "--params: unknown parameter '%s'%s (names: gemm_eff, attn_eff, "
+                                 "hbm_eff, intra_eff, inter_eff, kernel_s, each for every "
+                                 "generation or as GEN.NAME, and step_overhead_s)", tok, hint);
+            }
+            if (p.gen >= 0 && !gen_used[p.gen])
+                return error_set(err, PLANNER_E_INPUT, opt->runs_file, 0, 0, NULL,
+                                 "calibrate: %s: no run uses a GPU of generation %s, nothing can "
+                                 "fit it", tok,
+                                 gpu_generation_name((gpu_generation)p.gen));
+            add_param(f, named, p, true);
+        }
+    }
+    if (f->n_params == 0)
+        return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL, "--params: no parameter given");
+    return PLANNER_OK;
+}
+
+/* Solves min ||A y - b|| (A m x n column-major, m >= n, both overwritten; y in
+ * b[0..n)) with dgelsd; singular values in sv, rank in *rank. */
+static planner_status lsq_solve(double *A, double *b, int m, int n, double *sv, int *rank,
+                                planner_error *err)
+{
+    lapack_int r = 0, info;
+    double wq = 0;
+    lapack_int iwq = 0;
+    double *work = NULL;
+    lapack_int *iwork = NULL;
+    planner_status st = PLANNER_OK;
+
+    info = LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, m, n, 1, A, m, b, m, sv, RANK_RCOND, &r, &wq,
+                               -1, &iwq);
+    if (info != 0)
+        return error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
+                         "dgelsd workspace query failed (info %d)", (int)info);
+    work = pl_calloc((size_t)wq + 1, sizeof *work);
+    iwork = pl_calloc((size_t)(iwq > 0 ? iwq : 1) + 1, sizeof *iwork);
+    if (work == NULL || iwork == NULL) {
+        st = error_oom(err);
+        goto cleanup;
+    }
+    info = LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, m, n, 1, A, m, b, m, sv, RANK_RCOND, &r, work,
+                               (lapack_int)wq, iwork);
+    if (info != 0) {
+        st = error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
+                       "dgelsd: the SVD did not converge (info %d)", (int)info);
+        goto cleanup;
+    }
+    *rank = (int)r;
+cleanup:
+    pl_free(work);
+    pl_free(iwork);
+    return st;
+}
+
+/* The right singular vector of A's smallest singular value (A m x n
+ * column-major, overwritten) into v[0..n).  Returns 0, or -1 on failure. */
+static int null_direction(double *A, int m, int n, double *v)
+{
+    double wq = 0, *work = NULL, *s = NULL, *vt = NULL;
+    lapack_int info;
+    int j, rc = -1;
+    s = pl_calloc((size_t)n, sizeof *s);
+    vt = pl_calloc((size_t)n * (size_t)n, sizeof *vt);
+    if (s == NULL || vt == NULL)
+        goto cleanup;
+    info = LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, 'N', 'A', m, n, A, m, s, NULL, 1, vt, n, &wq,
+                               -1);
+    if (info != 0 || (work = pl_calloc((size_t)wq + 1, sizeof *work)) == NULL)
+        goto cleanup;
+    info = LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, 'N', 'A', m, n, A, m, s, NULL, 1, vt, n, work,
+                               (lapack_int)wq);
+    if (info != 0)
+        goto cleanup;
+    for (j = 0; j < n; j++)        /* last row of V^T */
+        v[j] = vt[(n - 1) + (size_t)j * n];
+    rc = 0;
+cleanup:
+    pl_free(work);
+    pl_free(s);
+    pl_free(vt);
+    return rc;
+}
+
+typedef struct fit_state {
+    const validation_set *set;
+    int m;              /* runs in the fit */
+    int *idx;           /* their indices in set */
+    plan *pl;           /* their current strategies */
+    strategy *prev;     /* the previous iteration's */
+    double *t;          /* measured step times */
+    double *A, *Acopy, *b, *c0;
+    evaluation *ev;     /* scratch */
+} fit_state;
+
+static void fit_state_free(fit_state *s)
+{
+    pl_free(s->idx);
+    pl_free(s->pl);
+    pl_free(s->prev);
+    pl_free(s->t);
+    pl_free(s->A);
+    pl_free(s->Acopy);
+    pl_free(s->b);
+    pl_free(s->c0);
+    pl_free(s->ev);
+}
+
+/* Builds the relatively weighted, column-scaled system at the current
+ * params for the runs' current strategies: A (m x n col-major), b, and the
+ * column scales. */
+static void linearize(fit_state *s, const calib_fit *f, const cost_params *p, double *scale)
+{
+    int i, j, n = f->n_params;
+    cost_params q = *p;
+    for (j = 0; j < n; j++) {
+        double x = to_var(&f->param[j], calib_param_get(p, &f->param[j]));
+        scale[j] = fabs(x) > 0 ? fabs(x) : k_fields[f->param[j].field].typical;
+    }
+    for (i = 0; i < s->m; i++) {
+        const validation_run *r = &s->set->run[s->idx[i]];
+        const strategy *st = &s->pl[i].s;
+        double t0 = step_time(r, st, p, s->ev), c0 = t0;
+        for (j = 0; j < n; j++) {
+            const calib_param *cpj = &f->param[j];
+            double v = calib_param_get(p, cpj), x = to_var(cpj, v);
+            double h = FD_REL_STEP * (fabs(x) > k_fields[cpj->field].typical
+                                          ? fabs(x) : k_fields[cpj->field].typical);
+            double tp, tm, a;
+            calib_param_set(&q, cpj, from_var(cpj, x + h));
+            tp = step_time(r, st, &q, s->ev);
+            calib_param_set(&q, cpj, from_var(cpj, x - h));
+            tm = step_time(r, st, &q, s->ev);
+            calib_param_set(&q, cpj, v);
+            a = (tp - tm) / (2.0 * h);
+            c0 -= a * x;
+            s->A[i + (size_t)j * s->m] = a * scale[j] / s->t[i];
+        }
+        s->c0[i] = c0;
+        s->b[i] = 1.0 - c0 / s->t[i];
+    }
+}
+
+/* Re-chooses every run's strategy with params p. */
+static planner_status predict_all(fit_state *s, const cost_params *p, planner_error *err)
+{
+    int i;
+    for (i = 0; i < s->m; i++) {
+        const validation_run *r = &s->set->run[s->idx[i]];
+        planner_error e2 = PLANNER_ERROR_INIT;
+        planner_status st = validation_predict(r, p, &s->pl[i], &e2);
+        if (st == PLANNER_E_INTERNAL)
+            return error_set(err, st, NULL, 0, 0, NULL, "%s", e2.msg);
+        if (st != PLANNER_OK)
+            return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                             "calibrate: run %s can no longer be predicted: %s", r->id,
+                             st == PLANNER_E_INFEASIBLE ? "no plan fits" : e2.msg);
+    }
+    return PLANNER_OK;
+}
+
+planner_status calibrate_fit(const validation_set *set, const bool *use,
+                             const cost_params *start, const calib_options *opt,
+                             calib_fit *f, planner_error *err)
+{
+    fit_state s;
+    bool gen_used[GEN_COUNT] = {false}, named[CALIB_MAX_PARAMS] = {false};
+    bool changed = true, admissible;
+    double scale[CALIB_MAX_PARAMS], y[CALIB_MAX_PARAMS], best_sv[CALIB_MAX_PARAMS];
+    double rms, best_rms = 0;
+    cost_params p = *start, best_p = *start;
+    int best_it = 0, best_n = 0;
+    planner_status st = PLANNER_OK;
+    const char *file = opt->runs_file != NULL ? opt->runs_file : "";
+    int i, j, it, n = 0;
+
+    memset(f, 0, sizeof *f);
+    memset(&s, 0, sizeof s);
+    f->fitted = *start;
+    s.set = set;
+    if (set->n > 0) {
+        s.idx = pl_calloc((size_t)set->n, sizeof *s.idx);
+        s.pl = pl_calloc((size_t)set->n, sizeof *s.pl);
+        s.prev = pl_calloc((size_t)set->n, sizeof *s.prev);
+        s.t = pl_calloc((size_t)set->n, sizeof *s.t);
+        s.b = pl_calloc((size_t)set->n + CALIB_MAX_PARAMS, sizeof *s.b);
+        s.c0 = pl_calloc((size_t)set->n, sizeof *s.c0);
+        s.A = pl_calloc((size_t)set->n * CALIB_MAX_PARAMS, sizeof *s.A);
+        s.Acopy = pl_calloc((size_t)set->n * CALIB_MAX_PARAMS, sizeof *s.Acopy);
+    }
+    s.ev = pl_malloc(sizeof *s.ev);
+    if (s.ev == NULL || (set->n > 0 && (s.idx == NULL || s.pl == NULL || s.prev == NULL ||
+                                        s.t == NULL || s.b == NULL || s.c0 == NULL ||
+                                        s.A == NULL || s.Acopy == NULL))) {
+        st = error_oom(err);
+        goto cleanup;
+    }
+
+    /* the runs: supported, in the subset, predictable */
+    for (i = 0; i < set->n; i++) {
+        const validation_run *r = &set->run[i];
+        planner_error e2 = PLANNER_ERROR_INIT;
+        planner_status ps;
+        if (use != NULL && !use[i])
+            continue;
+        if (r->unsupported[0]) {
+            f->skipped_unsupported++;
+            continue;
+        }
+        if (opt->subset >= 0 && (int)r->subset != opt->subset) {
+            f->skipped_subset++;
+            continue;
+        }
+        ps = validation_predict(r, &p, &s.pl[s.m], &e2);
+        if (ps == PLANNER_E_INTERNAL) {
+            st = error_set(err, ps, NULL, 0, 0, NULL, "%s", e2.msg);
+            goto cleanup;
+        }
+        if (ps != PLANNER_OK) {
+            /* memory does not depend on the fitted constants: a run no
+             * strategy fits stays unpredictable */
+            f->skipped_infeasible++;
+            continue;
+        }
+        s.idx[s.m] = i;
+        s.t[s.m] = measured_step_s(r);
+        gen_used[r->c->group[0].gpu.gen] = true;
+        s.m++;
+    }
+    if (s.m == 0) {
+        st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
+                       "calibrate: no run can be used (%d unsupported, %d in other subsets, "
+                       "%d with no feasible plan)", f->skipped_unsupported, f->skipped_subset,
+                       f->skipped_infeasible);
+        goto cleanup;
+    }
+    if ((st = choose_params(opt, gen_used, f, named, err)) != PLANNER_OK)
+        goto cleanup;
+    for (j = 0; j < f->n_params; j++)
+        f->start[j] = calib_param_get(start, &f->param[j]);
+
+    for (it = 1; it <= (opt->max_iter > 0 ? opt->max_iter : 1); it++) {
+        double colmax = 0, col[CALIB_MAX_PARAMS], move = 0;
+        int rank = 0;
+
+        n = f->n_params;
+        linearize(&s, f, &p, scale);
+        /* columns no run exercises */
+        for (j = 0; j < n; j++) {
+            double c = 0;
+            for (i = 0; i < s.m; i++)
+                c += s.A[i + (size_t)j * s.m] * s.A[i + (size_t)j * s.m];
+            col[j] = sqrt(c);
+            if (col[j] > colmax)
+                colmax = col[j];
+        }
+        for (j = n - 1; j >= 0; j--) {
+            char name[CALIB_NAME_MAX];
+            if (col[j] > ZERO_COLUMN * colmax && colmax > 0)
+                continue;
+            calib_param_name(&f->param[j], name, sizeof name);
+            if (named[j]) {
+                st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
+                               "calibrate: %s: no run exercises it (no run's step time "
+                               "depends on it, e.g. inter_eff when every run fits in one node "
+                               "or hides its traffic); drop it from --params", name);
+                goto cleanup;
+            }
+            note(f, "dropped %s: no run exercises it", name);
+            /* remove column j */
+            memmove(&s.A[(size_t)j * s.m], &s.A[(size_t)(j + 1) * s.m],
+                    (size_t)(n - 1 - j) * s.m * sizeof *s.A);
+            memmove(&f->param[j], &f->param[j + 1], (size_t)(n - 1 - j) * sizeof f->param[0]);
+            memmove(&f->start[j], &f->start[j + 1], (size_t)(n - 1 - j) * sizeof f->start[0]);
+            memmove(&named[j], &named[j + 1], (size_t)(n - 1 - j) * sizeof named[0]);
+            memmove(&scale[j], &scale[j + 1], (size_t)(n - 1 - j) * sizeof scale[0]);
+            n--;
+            f->n_params = n;
+        }
+        if (n == 0) {
+            st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
+                           "calibrate: no parameter is exercised by the runs");
+            goto cleanup;
+        }
+        if (s.m < n) {
+            st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
+                           "calibrate: %d run%s for %d parameters: a fit needs at least as "
+                           "many runs as parameters (add runs or name fewer with --params)",
+                           s.m, s.m == 1 ? "" : "s", n);
+            goto cleanup;
+        }
+        memcpy(s.Acopy, s.A, (size_t)s.m * n * sizeof *s.A);
+        if ((st = lsq_solve(s.A, s.b, s.m, n, f->sv, &rank, err)) != PLANNER_OK)
+            goto cleanup;
+        f->rank = rank;
+        f->condition = f->sv[n - 1] > 0 ? f->sv[0] / f->sv[n - 1] : INFINITY;
+        if (rank < n) {
+            double v[CALIB_MAX_PARAMS];
+            char list[1024] = "";
+            if (null_direction(s.Acopy, s.m, n, v) == 0) {
+                for (j = 0; j < n; j++) {
+                    char name[CALIB_NAME_MAX];
+                    size_t used = strlen(list);
+                    if (fabs(v[j]) < 0.2)
+                        continue;
+                    calib_param_name(&f->param[j], name, sizeof name);
+                    snprintf(list + used, sizeof list - used, "%s%s (%+.2f)", used ? ", " : "",
+                             name, v[j]);
+                }
+            }
+            st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
+                           "calibrate: rank deficient: %d runs determine only %d of %d "
+                           "parameters (condition number %.3g); undetermined: %s; fit fewer with "
+                           "--params (e.g. --params gemm_eff,step_overhead_s)",
+                           s.m, rank, n, f->condition, list[0] ? list : "?");
+            goto cleanup;
+        }
+        for (j = 0; j < n; j++) {
+            double x_old = to_var(&f->param[j], calib_param_get(&p, &f->param[j]));
+            double x = s.b[j] * scale[j], d = fabs(x - x_old) / scale[j];
+            if (!isfinite(x) || (calib_param_kind(&f->param[j]) == CALIB_INV_EFF && x <= 0)) {
+                char name[CALIB_NAME_MAX];
+                calib_param_name(&f->param[j], name, sizeof name);
+                st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
+                               "calibrate: absurd fit: 1/%s = %.4g (an efficiency must be "
+                               "positive); the runs do not pin it down: drop it from --params",
+                               name, x);
+                goto cleanup;
+            }
+            y[j] = x;
+            if (d > move)
+                move = d;
+        }
+        for (j = 0; j < n; j++)
+            calib_param_set(&p, &f->param[j], from_var(&f->param[j], y[j]));
+        f->iterations = it;
+        /* new strategies for the new constants */
+        for (i = 0; i < s.m; i++)
+            s.prev[i] = s.pl[i].s;
+        if ((st = predict_all(&s, &p, err)) != PLANNER_OK) {
+            if (err->file[0] == '\0')
+                snprintf(err->file, sizeof err->file, "%s", file);
+            goto cleanup;
+        }
+        changed = false;
+        rms = 0;
+        for (i = 0; i < s.m; i++) {
+            double e = s.pl[i].e.step_time_s / s.t[i] - 1.0;
+            rms += e * e;
+            if (!same_strategy(&s.prev[i], &s.pl[i].s))
+                changed = true;
+        }
+        if (!changed && move < CONVERGED_REL) {
+            f->converged = true;
+            break;
+        }
+        /* the best admissible iterate so far, by the true (re-searched) error */
+        admissible = true;
+        for (j = 0; j < n; j++) {
+            char why[64];
+            if (calib_param_check(&f->param[j], calib_param_get(&p, &f->param[j]), why,
+                                  sizeof why) != 0)
+                admissible = false;
+        }
+        if (admissible && (best_it == 0 || rms < best_rms)) {
+            best_it = it;
+            best_rms = rms;
+            best_p = p;
+            best_n = n;
+            memcpy(best_sv, f->sv, sizeof best_sv);
+        }
+    }
+    if (!f->converged && best_it > 0) {
+        /* the strategies keep switching (the search's choice flips with the
+         * constants): keep the iterate with the lowest error */
+        note(f, "not converged after %d iterations (the runs' strategies keep changing); "
+             "kept iteration %d, the one with the lowest RMS error", f->iterations, best_it);
+        p = best_p;
+        if (best_n == f->n_params)
+            memcpy(f->sv, best_sv, sizeof best_sv);
+        if ((st = predict_all(&s, &p, err)) != PLANNER_OK)
+            goto cleanup;
+    }
+
+    /* ranges */
+    for (j = 0; j < f->n_params; j++) {
+        double v = calib_param_get(&p, &f->param[j]);
+        char name[CALIB_NAME_MAX], why[64];
+        f->value[j] = v;
+        if (calib_param_check(&f->param[j], v, why, sizeof why) != 0) {
+            calib_param_name(&f->param[j], name, sizeof name);
+            st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
+                           "calibrate: absurd fit: %s = %.4g %s (accepted %s); the runs do not "
+                           "pin it down: drop it from --params or add runs that exercise it",
+                           name, v, v < 0 ? "is negative" : "is out of range", why);
+            goto cleanup;
+        }
+    }
+    f->fitted = p;
+
+    /* residuals with the final strategies */
+    f->run = pl_calloc((size_t)s.m, sizeof *f->run);
+    if (f->run == NULL) {
+        st = error_oom(err);
+        goto cleanup;
+    }
+    f->n_runs = s.m;
+    {
+        double sum2 = 0, sum1 = 0;
+        for (i = 0; i < s.m; i++) {
+            calib_run_fit *o = &f->run[i];
+            o->run = s.idx[i];
+            o->measured_step_s = s.t[i];
+            o->predicted_step_s = s.pl[i].e.step_time_s;
+            o->rel_error = o->predicted_step_s / o->measured_step_s - 1.0;
+            sum2 += o->rel_error * o->rel_error;
+            sum1 += fabs(o->rel_error);
+            if (fabs(o->rel_error) > f->max_rel)
+                f->max_rel = fabs(o->rel_error);
+        }
+        f->rms_rel = sqrt(sum2 / s.m);
+        f->mean_abs_rel = sum1 / s.m;
+    }
+
+cleanup:
+    fit_state_free(&s);
+    if (st != PLANNER_OK)
+        calib_fit_free(f);
+    return st;
+}
+
+/* ---- the calibration file ---- */
+
+static void put_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+static void put_number(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.17g", v);
+    else
+        fputs("null", out);
+}
+
+planner_status calibration_write(const char *path, const calib_fit *f,
+                                 const validation_set *set, const char *runs_file,
+                                 planner_error *err)
+{
+    atomic_file af;
+    planner_status st;
+    FILE *o;
+    int j, i;
+
+    if ((st = atomic_open(&af, path, err)) != PLANNER_OK)
+        return st;
+    o = af.fp;
+    fprintf(o, "{\n  \"version\": %d,\n  \"runs_file\": ", CALIBRATION_VERSION);
+    put_string(o, runs_file != NULL ? runs_file : "");
+    fprintf(o, ",\n  \"params\": {");
+    for (j = 0; j < f->n_params; j++) {
+        char name[CALIB_NAME_MAX];
+        calib_param_name(&f->param[j], name, sizeof name);
+        fprintf(o, "%s\n    \"%s\": ", j ? "," : "", name);
+        put_number(o, f->value[j]);
+    }
+    fprintf(o, "\n  },\n  \"fit\": {\n    \"runs\": %d,\n    \"parameters\": %d,\n"
+               "    \"iterations\": %d,\n    \"converged\": %s,\n"
+               "    \"rms_relative_error\": ", f->n_runs, f->n_params, f->iterations,
+            f->converged ? "true" : "false");
+    put_number(o, f->rms_rel);
+    fprintf(o, ",\n    \"max_relative_error\": ");
+    put_number(o, f->max_rel);
+    fprintf(o, ",\n    \"condition_number\": ");
+    put_number(o, f->condition);
+    fprintf(o, ",\n    \"singular_values\": [");
+    for (j = 0; j < f->n_params; j++) {
+        fprintf(o, "%s", j ? ", " : "");
+        put_number(o, f->sv[j]);
+    }
+    fprintf(o, "],\n    \"residuals\": [");
+    for (i = 0; i < f->n_runs; i++) {
+        const calib_run_fit *r = &f->run[i];
+        fprintf(o, "%s\n      {\"id\": ", i ? "," : "");
+        put_string(o, set != NULL && r->run < set->n ? set->run[r->run].id : "");
+        fprintf(o, ", \"measured_step_s\": ");
+        put_number(o, r->measured_step_s);
+        fprintf(o, ", \"predicted_step_s\": ");
+        put_number(o, r->predicted_step_s);
+        fprintf(o, ", \"relative_error\": ");
+        put_number(o, r->rel_error);
+        fprintf(o, "}");
+    }
+    fprintf(o, "%s]\n  }\n}\n", f->n_runs ? "\n    " : "");
+    if ((st = atomic_commit(&af, err)) != PLANNER_OK) {
+        atomic_abort(&af);
+        return st;
+    }
+    return PLANNER_OK;
+}
+
+/* Positions: jansson locates syntax errors only.  locate() walks the
+ * (already valid) text along a key path and returns the 1-based line and
+ * column of the last key or array element it finds on it. */
+typedef struct jseg {
+    const char *key;    /* NULL: array element `index` */
+    int index;
+} jseg;
+
+static size_t skip_ws(const char *t, size_t len, size_t i)
+{
+    while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+        i++;
+    return i;
+}
+
+static size_t skip_string(const char *t, size_t len, size_t i)
+{
+    for (i++; i < len && t[i] != '"'; i++)
+        if (t[i] == '\\')
+            i++;
+    return i < len ? i + 1 : len;
+}
+
+static size_t skip_value(const char *t, size_t len, size_t i)
+{
+    int depth = 0;
+    if (i < len && t[i] == '"')
+        return skip_string(t, len, i);
+    if (i < len && (t[i] == '{' || t[i] == '[')) {
+        while (i < len) {
+            if (t[i] == '"') {
+                i = skip_string(t, len, i);
+                continue;
+            }
+            if (t[i] == '{' || t[i] == '[')
+                depth++;
+            else if (t[i] == '}' || t[i] == ']') {
+                if (--depth == 0)
+                    return i + 1;
+            }
+            i++;
+        }
+        return len;
+    }
+    while (i < len && !strchr(",]} \t\r\n", t[i]))
+        i++;
+    return i;
+}
+
+static void locate(const char *t, size_t len, const jseg *seg, int nseg, int *line, int *col)
+{
+    size_t i = skip_ws(t, len, 0), found = i, k;
+    int d = 0;
+    while (d < nseg && i < len) {
+        bool obj = t[i] == '{', hit = false;
+        int idx = 0;
+        if (t[i] != '{' && t[i] != '[')
+            break;
+        i = skip_ws(t, len, i + 1);
+        while (i < len && t[i] != '}' && t[i] != ']') {
+            size_t at = i;
+            if (obj) {
+                size_t end = skip_string(t, len, i);
+                size_t klen = end - i - 2;
+                bool match = seg[d].key != NULL && strlen(seg[d].key) == klen &&
+                             memchr(t + i + 1, '\\', klen) == NULL &&
+                             memcmp(t + i + 1, seg[d].key, klen) == 0;
+                i = skip_ws(t, len, end);
+                if (i < len && t[i] == ':')
+                    i = skip_ws(t, len, i + 1);
+                hit = match;
+            } else {
+                hit = seg[d].key == NULL && idx == seg[d].index;
+            }
+            if (hit) {
+                found = at;
+                d++;
+                break;
+            }
+            i = skip_ws(t, len, skip_value(t, len, i));
+            if (i < len && t[i] == ',')
+                i = skip_ws(t, len, i + 1);
+            idx++;
+        }
+        if (!hit)
+            break;
+    }
+    *line = 1;
+    *col = 1;
+    for (k = 0; k < found && k < len; k++) {
+        if (t[k] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else if (((unsigned char)t[k] & 0xC0) != 0x80) {
+            (*col)++;
+        }
+    }
+}
+
+typedef struct creader {
+    const char *file, *text;
+    size_t len;
+    planner_error *err;
+} creader;
+
+static planner_status cfail(const creader *rd, const jseg *seg, int nseg, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static planner_status cfail(const creader *rd, const jseg *seg, int nseg, const char *fmt, ...)
+{
+    char path[ERROR_PATH_MAX] = "", msg[ERROR_MSG_MAX];
+    int line, col, d;
+    va_list ap;
+    for (d = 0; d < nseg; d++) {
+        size_t used = strlen(path);
+        if (seg[d].key != NULL)
+            snprintf(path + used, sizeof path - used, "%s%.100s", d ? "." : "", seg[d].key);
+        else
+            snprintf(path + used, sizeof path - used, "[%d]", seg[d].index);
+    }
+    locate(rd->text, rd->len, seg, nseg, &line, &col);
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (path[0] == '\0')
+        return error_set(rd->err, PLANNER_E_INPUT, rd->file, line, col, NULL, "%s", msg);
+    return error_set(rd->err, PLANNER_E_INPUT, rd->file, line, col, path, "%s: %s", path, msg);
+}
+
+/* An unknown key: a message with did-you-mean. */
+static planner_status unknown_key(const creader *rd, const jseg *seg, int nseg,
+                                  const char *const *known, size_t n)
+{
+    char hint[128];
+    suggest_format(seg[nseg - 1].key, known, n, hint, sizeof hint);
+    return cfail(rd, seg, nseg, "unknown key%s", hint);
+}
+
+static int key_known(const char *key, const char *const *known, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (strcmp(key, known[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static planner_status check_fit(const creader *rd, json_t *fit)
+{
+    static const char *const keys[] = {"runs", "parameters", "iterations", "converged",
+                                       "rms_relative_error", "max_relative_error",
+                                       "condition_number", "singular_values", "residuals"};
+    static const char *const rkeys[] = {"id", "measured_step_s", "predicted_step_s",
+                                        "relative_error"};
+    const size_t nk = sizeof keys / sizeof keys[0], nr = sizeof rkeys / sizeof rkeys[0];
+    const char *key;
+    json_t *v;
+    jseg seg[4] = {{"fit", 0}, {NULL, 0}, {NULL, 0}, {NULL, 0}};
+
+    if (!json_is_object(fit))
+        return cfail(rd, seg, 1, "expected an object");
+    json_object_foreach(fit, key, v) {
+        seg[1].key = key;
+        if (!key_known(key, keys, nk))
+            return unknown_key(rd, seg, 2, keys, nk);
+        if (strcmp(key, "converged") == 0) {
+            if (!json_is_boolean(v))
+                return cfail(rd, seg, 2, "expected true or false");
+        } else if (strcmp(key, "singular_values") == 0) {
+            size_t i;
+            json_t *e;
+            if (!json_is_array(v))
+                return cfail(rd, seg, 2, "expected an array of numbers");
+            json_array_foreach(v, i, e) {
+                if (!json_is_number(e) || json_number_value(e) < 0) {
+                    seg[2].key = NULL;
+                    seg[2].index = (int)i;
+                    return cfail(rd, seg, 3, "expected a number >= 0");
+                }
+            }
+        } else if (strcmp(key, "residuals") == 0) {
+            size_t i;
+            json_t *e;
+            if (!json_is_array(v))
+                return cfail(rd, seg, 2, "expected an array of objects");
+            json_array_foreach(v, i, e) {
+                const char *rk;
+                json_t *rv;
+                seg[2].key = NULL;
+                seg[2].index = (int)i;
+                if (!json_is_object(e))
+                    return cfail(rd, seg, 3, "expected an object");
+                json_object_foreach(e, rk, rv) {
+                    seg[3].key = rk;
+                    if (!key_known(rk, rkeys, nr))
+                        return unknown_key(rd, seg, 4, rkeys, nr);
+                    if (strcmp(rk, "id") == 0 ? !json_is_string(rv) : !json_is_number(rv))
+                        return cfail(rd, seg, 4, strcmp(rk, "id") == 0 ? "expected a string"
+                                                                      : "expected a number");
+                }
+            }
+        } else if (strcmp(key, "condition_number") == 0 ||
+                   strcmp(key, "rms_relative_error") == 0 ||
+                   strcmp(key, "max_relative_error") == 0) {
+            if (!json_is_number(v) && !json_is_null(v))
+                return cfail(rd, seg, 2, "expected a number");
+        } else {
+            if (!json_is_integer(v) || json_integer_value(v) < 0)
+                return cfail(rd, seg, 2, "expected a whole number >= 0");
+        }
+    }
+    return PLANNER_OK;
+}
+
+planner_status calibration_load(const char *path, cost_params *p, planner_error *err)
+{
+    static const char *const top[] = {"version", "runs_file", "params", "fit"};
+    const size_t ntop = sizeof top / sizeof top[0];
+    char *text = NULL;
+    size_t len = 0;
+    json_t *root = NULL, *v;
+    json_error_t jerr;
+    planner_status st;
+    cost_params q = *p;
+    creader rd;
+    const char *key;
+    jseg seg[2] = {{NULL, 0}, {NULL, 0}};
+    name_list *names = NULL;
+
+    if ((st = file_read_all(path, INPUT_MAX_BYTES, &text, &len, err)) != PLANNER_OK)
+        return st;
+    rd.file = path;
+    rd.text = text;
+    rd.len = len;
+    rd.err = err;
+    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL) {
+        if (strstr(jerr.text, "out of memory") != NULL)
+            st = error_oom(err);
+        else
+            st = error_set(err, PLANNER_E_INPUT, path, jerr.line > 0 ? jerr.line : 1,
+                           jerr.column > 0 ? jerr.column : 1, NULL, "%s", jerr.text);
+        goto cleanup;
+    }
+    if (!json_is_object(root)) {
+        st = cfail(&rd, seg, 0, "a calibration file is a JSON object (from 'planner calibrate')");
+        goto cleanup;
+    }
+    json_object_foreach(root, key, v) {
+        seg[0].key = key;
+        if (!key_known(key, top, ntop)) {
+            st = unknown_key(&rd, seg, 1, top, ntop);
+            goto cleanup;
+        }
+    }
+    seg[0].key = "version";
+    v = json_object_get(root, "version");
+    if (v == NULL) {
+        st = cfail(&rd, seg, 0, "missing \"version\" (expected %d)", CALIBRATION_VERSION);
+        goto cleanup;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) != CALIBRATION_VERSION) {
+        st = cfail(&rd, seg, 1, "unsupported version (expected %d)", CALIBRATION_VERSION);
+        goto cleanup;
+    }
+    seg[0].key = "runs_file";
+    v = json_object_get(root, "runs_file");
+    if (v != NULL && !json_is_string(v)) {
+        st = cfail(&rd, seg, 1, "expected a string");
+        goto cleanup;
+    }
+    seg[0].key = "fit";
+    v = json_object_get(root, "fit");
+    if (v != NULL && (st = check_fit(&rd, v)) != PLANNER_OK)
+        goto cleanup;
+    seg[0].key = "params";
+    v = json_object_get(root, "params");
+    if (v == NULL) {
+        st = cfail(&rd, seg, 0, "missing \"params\" (an object of fitted constants)");
+        goto cleanup;
+    }
+    if (!json_is_object(v)) {
+        st = cfail(&rd, seg, 1, "expected an object of fitted constants");
+        goto cleanup;
+    }
+    {
+        json_t *pv;
+        json_object_foreach(v, key, pv) {
+            calib_param cp;
+            char why[64];
+            double x;
+            seg[1].key = key;
+            if (calib_param_parse(key, &cp) != 0) {
+                names = pl_malloc(sizeof *names);
+                if (names == NULL) {
+                    st = error_oom(err);
+                    goto cleanup;
+                }
+                all_names(names);
+                st = unknown_key(&rd, seg, 2, names->ptr, names->n - (N_FIELDS - 1));
+                goto cleanup;
+            }
+            if (!json_is_number(pv)) {
+                st = cfail(&rd, seg, 2, "expected a number");
+                goto cleanup;
+            }
+            x = json_number_value(pv);
+            if (calib_param_check(&cp, x, why, sizeof why) != 0) {
+                st = cfail(&rd, seg, 2, "%.6g is out of range (accepted %s)", x, why);
+                goto cleanup;
+            }
+            calib_param_set(&q, &cp, x);
+        }
+    }
+    *p = q;
+    st = PLANNER_OK;
+cleanup:
+    pl_free(names);
+    json_decref(root);
+    pl_free(text);
+    return st;
+}
+
+/* ---- the commands ---- */
+
+static int parse_subset(const char *s, int *out)
+{
+    if (strcmp(s, "all") == 0)
+        *out = -1;
+    else if (strcmp(s, "dense16") == 0)
+        *out = SUBSET_DENSE16;
+    else if (strcmp(s, "fp8") == 0)
+        *out = SUBSET_FP8;
+    else if (strcmp(s, "moe") == 0)
+        *out = SUBSET_MOE;
+    else
+        return -1;
+    return 0;
+}
+
+static void calibrate_usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: planner calibrate --runs FILE [-o CALIB.json] [--params LIST]\n"
+        "                         [--subset all|dense16|fp8] [--max-iter N]\n"
+        "Fit the cost model's constants to measured runs (the schema of\n"
+        "published-runs.json) by relatively weighted linear least squares (LAPACKE\n"
+        "dgelsd), re-choosing each run's unpublished knobs until the fit is stable.\n"
+        "Prints the fitted values, the residual of every run, the RMS relative error\n"
+        "and the condition number; writes the fit with -o (use it with --calibration).\n"
+        "\n"
+        "      --runs FILE      measured runs\n"
+        "  -o, --output FILE    write the calibration file (atomically)\n"
+        "      --params LIST    parameters to fit, comma-separated: gemm_eff, attn_eff,\n"
+        "                       hbm_eff, intra_eff, inter_eff, kernel_s (for every GPU\n"
+        "                       generation in the runs, or one: hopper.gemm_eff) and\n"
+        "                       step_overhead_s; default: all of them, dropping those no\n"
+        "                       run exercises\n"
+        "      --subset NAME    fit only dense16 or fp8 runs (default all supported)\n"
+        "      --max-iter N     linearized fixed-point iterations (default 20)\n"
+        "  -h, --help           show this help and exit\n"
+        "\n%s", cli_exit_codes_help);
+}
+
+static void print_fit(const calib_fit *f, const validation_set *set)
+{
+    int j, i;
+    printf("%-28s %14s %14s %8s\n", "parameter", "start", "fitted", "change");
+    for (j = 0; j < f->n_params; j++) {
+        char name[CALIB_NAME_MAX];
+        calib_param_name(&f->param[j], name, sizeof name);
+        printf("%-28s %14.6g %14.6g ", name, f->start[j], f->value[j]);
+        if (f->start[j] != 0)
+            printf("%+7.1f%%\n", 100.0 * (f->value[j] / f->start[j] - 1.0));
+        else
+            printf("%8s\n", "-");
+    }
+    printf("\n%-36s %-14s %12s %12s %8s\n", "run", "gpu", "measured_s", "predicted_s", "error");
+    for (i = 0; i < f->n_runs; i++) {
+        const calib_run_fit *r = &f->run[i];
+        const validation_run *vr = &set->run[r->run];
+        printf("%-36.36s %-14.14s %12.4f %12.4f %+7.1f%%\n", vr->id, vr->c->group[0].gpu.name,
+               r->measured_step_s, r->predicted_step_s, 100.0 * r->rel_error);
+    }
+    printf("\nruns fitted: %d (skipped: %d unsupported, %d in other subsets, %d infeasible)\n",
+           f->n_runs, f->skipped_unsupported, f->skipped_subset, f->skipped_infeasible);
+    printf("step time error: RMS %.2f%%, mean |error| %.2f%%, max %.2f%%\n", 100.0 * f->rms_rel,
+           100.0 * f->mean_abs_rel, 100.0 * f->max_rel);
+    printf("condition number %.4g (rank %d of %d); singular values:", f->condition, f->rank,
+           f->n_params);
+    for (j = 0; j < f->n_params; j++)
+        printf(" %.4g", f->sv[j]);
+    printf("\niterations: %d (%s)\n", f->iterations, f->converged ? "converged" : "not converged");
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"runs", required_argument, NULL, 'r'},
+        {"output", required_argument, NULL, 'o'},
+        {"params", required_argument, NULL, 'p'},
+        {"subset", required_argument, NULL, 's'},
+        {"max-iter", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *runs = NULL, *output = NULL;
+    calib_options opt;
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status st = PLANNER_OK;
+    validation_set *set = NULL;
+    cost_params start;
+    calib_fit fit;
+    int ch;
+
+    memset(&fit, 0, sizeof fit);
+    calib_options_default(&opt);
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'r': runs = optarg; break;
+        case 'o': output = optarg; break;
+        case 'p': opt.params = optarg; break;
+        case 's':
+            if (parse_subset(optarg, &opt.subset) != 0)
+                return cli_usage_error("calibrate ",
+                                       "--subset: expected all, dense16 or fp8, got '%s'", optarg);
+            break;
+        case 'i':
+            if (cli_parse_int(optarg, 1, 1000, &opt.max_iter) != 0)
+                return cli_usage_error("calibrate ", "--max-iter: expected 1..1000, got '%s'",
+                                       optarg);
+            break;
+        case 'h': calibrate_usage(stdout); return PLANNER_OK;
+        case ':':
+            return cli_usage_error("calibrate ", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("calibrate ", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc)
+        return cli_usage_error("calibrate ", "unexpected argument '%s'", argv[optind]);
+    if (runs == NULL)
+        return cli_usage_error("calibrate ", "--runs FILE is required");
+    opt.runs_file = runs;
+    openblas_set_num_threads(1);
+
+    cost_params_default(&start);
+    if ((st = validation_load(runs, &set, &err)) != PLANNER_OK)
+        goto cleanup;
+    if ((st = calibrate_fit(set, NULL, &start, &opt, &fit, &err)) != PLANNER_OK) {
+        if (st == PLANNER_E_USAGE) {
+            cli_usage_error("calibrate ", "%s", err.msg);
+            error_clear(&err);
+        }
+        goto cleanup;
+    }
+    if (fit.notes[0])
+        fprintf(stderr, "%s", fit.notes);
+    print_fit(&fit, set);
+    if (output != NULL) {
+        if ((st = calibration_write(output, &fit, set, runs, &err)) != PLANNER_OK)
+            goto cleanup;
+        if (strcmp(output, "-") != 0)
+            printf("wrote %s\n", output);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        st = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL, "cannot write to stdout");
+cleanup:
+    if (st != PLANNER_OK && err.status != PLANNER_OK)
+        error_print(&err, stderr);
+    calib_fit_free(&fit);
+    validation_free(set);
+    return st;
+}
+
+/* ---- cross-validation ---- */
+
+static void crossval_usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: planner crossval --runs FILE [--folds K] [--params LIST]\n"
+        "                        [--subset all|dense16|fp8] [--max-iter N]\n"
+        "K-fold cross-validation of 'planner calibrate': the runs are folded by their\n"
+        "\"source\" (rows of one table never train and test together); each fold is\n"
+        "predicted with the default constants and with constants fitted on the other\n"
+        "folds.  Prints per-fold and overall MAPE of tokens/s per GPU, per subset.\n"
+        "\n"
+        "      --runs FILE      measured runs\n"
+        "      --folds K        folds, 2..100 (default 5; at most the number of sources)\n"
+        "      --params LIST    as for calibrate\n"
+        "      --subset NAME    runs to train and test on (default all supported)\n"
+        "      --max-iter N     as for calibrate\n"
+        "  -h, --help           show this help and exit\n"
+        "\n%s", cli_exit_codes_help);
+}
+
+typedef struct cv_acc {
+    double sum_def, sum_cal, max_def, max_cal;
+    int n;
+} cv_acc;
+
+static void cv_add(cv_acc *a, double e_def, double e_cal)
+{
+    a->sum_def += fabs(e_def);
+    a->sum_cal += fabs(e_cal);
+    if (fabs(e_def) > a->max_def)
+        a->max_def = fabs(e_def);
+    if (fabs(e_cal) > a->max_cal)
+        a->max_cal = fabs(e_cal);
+    a->n++;
+}
+
+/* Tokens/s error (predicted / measured - 1) of run r under p; 0 with *ok
+ * false when no plan fits. */
+static planner_status cv_error(const validation_run *r, const cost_params *p, double *e,
+                               bool *ok, plan *scratch, planner_error *err)
+{
+    planner_error e2 = PLANNER_ERROR_INIT;
+    planner_status st = validation_predict(r, p, scratch, &e2);
+    *ok = false;
+    *e = 0;
+    if (st == PLANNER_E_INTERNAL)
+        return error_set(err, st, NULL, 0, 0, NULL, "%s", e2.msg);
+    if (st != PLANNER_OK)
+        return PLANNER_OK;
+    *ok = true;
+    *e = scratch->e.tokens_per_s_per_gpu / r->measured_tokens_per_s_per_gpu - 1.0;
+    return PLANNER_OK;
+}
+
+int cmd_crossval(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"runs", required_argument, NULL, 'r'},
+        {"folds", required_argument, NULL, 'k'},
+        {"params", required_argument, NULL, 'p'},
+        {"subset", required_argument, NULL, 's'},
+        {"max-iter", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *runs = NULL;
+    int folds = 5, ch, i, f, n_src = 0;
+    calib_options opt;
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status st = PLANNER_OK;
+    validation_set *set = NULL;
+    cost_params def;
+    int *src = NULL, *fold = NULL, *src_runs = NULL, *src_first = NULL, *order = NULL;
+    int fold_runs[100] = {0}, fold_srcs[100] = {0};
+    bool *eligible = NULL, *use = NULL, *def_ok = NULL;
+    double *def_err = NULL;
+    plan *scratch = NULL;
+    cv_acc total = {0, 0, 0, 0, 0}, by_subset[SUBSET_COUNT];
+    calib_fit fit;
+
+    memset(&fit, 0, sizeof fit);
+    memset(by_subset, 0, sizeof by_subset);
+    calib_options_default(&opt);
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'r': runs = optarg; break;
+        case 'k':
+            if (cli_parse_int(optarg, 2, 100, &folds) != 0)
+                return cli_usage_error("crossval ", "--folds: expected 2..100, got '%s'", optarg);
+            break;
+        case 'p': opt.params = optarg; break;
+        case 's':
+            if (parse_subset(optarg, &opt.subset) != 0)
+                return cli_usage_error("crossval ",
+                                       "--subset: expected all, dense16 or fp8, got '%s'", optarg);
+            break;
+        case 'i':
+            if (cli_parse_int(optarg, 1, 1000, &opt.max_iter) != 0)
+                return cli_usage_error("crossval ", "--max-iter: expected 1..1000, got '%s'",
+                                       optarg);
+            break;
+        case 'h': crossval_usage(stdout); return PLANNER_OK;
+        case ':':
+            return cli_usage_error("crossval ", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("crossval ", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc)
+        return cli_usage_error("crossval ", "unexpected argument '%s'", argv[optind]);
+    if (runs == NULL)
+        return cli_usage_error("crossval ", "--runs FILE is required");
+    opt.runs_file = runs;
+    openblas_set_num_threads(1);
+    cost_params_default(&def);
+
+    if ((st = validation_load(runs, &set, &err)) != PLANNER_OK)
+        goto cleanup;
+    if (set->n > 0) {
+        src = pl_calloc((size_t)set->n, sizeof *src);
+        fold = pl_calloc((size_t)set->n, sizeof *fold);
+        src_runs = pl_calloc((size_t)set->n, sizeof *src_runs);
+        src_first = pl_calloc((size_t)set->n, sizeof *src_first);
+        order = pl_calloc((size_t)set->n, sizeof *order);
+        eligible = pl_calloc((size_t)set->n, sizeof *eligible);
+        use = pl_calloc((size_t)set->n, sizeof *use);
+        def_ok = pl_calloc((size_t)set->n, sizeof *def_ok);
+        def_err = pl_calloc((size_t)set->n, sizeof *def_err);
+    }
+    scratch = pl_malloc(sizeof *scratch);
+    if (scratch == NULL ||
+        (set->n > 0 && (src == NULL || fold == NULL || src_runs == NULL || src_first == NULL ||
+                        order == NULL || eligible == NULL || use == NULL || def_ok == NULL ||
+                        def_err == NULL))) {
+        st = error_oom(&err);
+        goto cleanup;
+    }
+
+    /* eligible runs (supported, in the subset, a plan fits) and their sources */
+    for (i = 0; i < set->n; i++) {
+        const validation_run *r = &set->run[i];
+        int k;
+        if (r->unsupported[0] || (opt.subset >= 0 && (int)r->subset != opt.subset))
+            continue;
+        if ((st = cv_error(r, &def, &def_err[i], &def_ok[i], scratch, &err)) != PLANNER_OK)
+            goto cleanup;
+        if (!def_ok[i])
+            continue;
+        eligible[i] = true;
+        for (k = 0; k < n_src; k++)
+            if (strcmp(set->run[src_first[k]].source, r->source) == 0)
+                break;
+        if (k == n_src) {
+            src_first[n_src] = i;
+            src_runs[n_src] = 0;
+            n_src++;
+        }
+        src[i] = k;
+        src_runs[k]++;
+    }
+    if (n_src < folds) {
+        st = error_set(&err, PLANNER_E_INPUT, runs, 0, 0, NULL,
+                       "crossval: %d source%s with predictable runs cannot make %d folds "
+                       "(folds never split a source)", n_src, n_src == 1 ? "" : "s", folds);
+        goto cleanup;
+    }
+    /* sources, largest first (then in file order), each to the fold with
+     * the fewest runs (then the lowest index) */
+    for (i = 0; i < n_src; i++)
+        order[i] = i;
+    for (i = 1; i < n_src; i++) {
+        int k = order[i], j = i - 1;
+        while (j >= 0 && src_runs[order[j]] < src_runs[k]) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = k;
+    }
+    for (i = 0; i < n_src; i++) {
+        int k = order[i], best = 0;
+        for (f = 1; f < folds; f++)
+            if (fold_runs[f] < fold_runs[best])
+                best = f;
+        fold_runs[best] += src_runs[k];
+        fold_srcs[best]++;
+        src_runs[k] = -1 - best;    /* now: the source's fold, encoded */
+    }
+    for (i = 0; i < set->n; i++)
+        fold[i] = eligible[i] ? -1 - src_runs[src[i]] : -1;
+
+    for (i = 0, ch = 0; i < folds; i++)
+        ch += fold_runs[i];
+    printf("crossval: %s, %d runs from %d sources, %d folds by source, subset %s\n", runs,
+           ch, n_src, folds,
+           opt.subset < 0 ? "all" : opt.subset == SUBSET_DENSE16 ? "dense16" : "fp8");
+    printf("%-5s %7s %6s %5s %13s %16s  %s\n", "fold", "sources", "train", "test",
+           "MAPE default", "MAPE calibrated", "fit");
+    for (f = 0; f < folds; f++) {
+        cv_acc acc = {0, 0, 0, 0, 0};
+        bool fitted;
+        int ntrain = 0;
+        for (i = 0; i < set->n; i++) {
+            use[i] = eligible[i] && fold[i] != f;
+            ntrain += use[i];
+        }
+        calib_fit_free(&fit);
+        error_clear(&err);
+        st = calibrate_fit(set, use, &def, &opt, &fit, &err);
+        if (st == PLANNER_E_INTERNAL || st == PLANNER_E_USAGE) {
+            if (st == PLANNER_E_USAGE) {
+                cli_usage_error("crossval ", "%s", err.msg);
+                error_clear(&err);
+            }
+            goto cleanup;
+        }
+        fitted = st == PLANNER_OK;
+        for (i = 0; i < set->n; i++) {
+            double e;
+            bool ok;
+            if (!eligible[i] || fold[i] != f)
+                continue;
+            if ((st = cv_error(&set->run[i], fitted ? &fit.fitted : &def, &e, &ok, scratch,
+                               &err)) != PLANNER_OK)
+                goto cleanup;
+            if (!ok)
+                e = def_err[i];     /* cannot happen: memory does not depend on the fit */
+            cv_add(&acc, def_err[i], e);
+            cv_add(&total, def_err[i], e);
+            cv_add(&by_subset[set->run[i].subset], def_err[i], e);
+        }
+        printf("%-5d %7d %6d %5d %12.1f%% %15.1f%%  ", f + 1, fold_srcs[f], ntrain, acc.n,
+               acc.n ? 100.0 * acc.sum_def / acc.n : 0.0,
+               acc.n ? 100.0 * acc.sum_cal / acc.n : 0.0);
+        if (fitted)
+            printf("%d parameters, train RMS %.1f%%\n", fit.n_params, 100.0 * fit.rms_rel);
+        else
+            printf("refused, defaults kept: %s\n", err.msg);
+        st = PLANNER_OK;
+        error_clear(&err);
+    }
+    printf("\n%-16s %5s %13s %16s %12s %15s\n", "test runs", "runs", "MAPE default",
+           "MAPE calibrated", "max default", "max calibrated");
+    if (total.n > 0)
+        printf("%-16s %5d %12.1f%% %15.1f%% %11.1f%% %14.1f%%\n", "all", total.n,
+               100.0 * total.sum_def / total.n, 100.0 * total.sum_cal / total.n,
+               100.0 * total.max_def, 100.0 * total.max_cal);
+    for (i = 0; i < SUBSET_COUNT; i++)
+        if (by_subset[i].n > 0)
+            printf("%-16s %5d %12.1f%% %15.1f%% %11.1f%% %14.1f%%\n",
+                   validation_subset_name((validation_subset)i), by_subset[i].n,
+                   100.0 * by_subset[i].sum_def / by_subset[i].n,
+                   100.0 * by_subset[i].sum_cal / by_subset[i].n, 100.0 * by_subset[i].max_def,
+                   100.0 * by_subset[i].max_cal);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        st = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL, "cannot write to stdout");
+cleanup:
+    if (st != PLANNER_OK && err.status != PLANNER_OK)
+        error_print(&err, stderr);
+    calib_fit_free(&fit);
+    pl_free(src);
+    pl_free(fold);
+    pl_free(src_runs);
+    pl_free(src_first);
+    pl_free(order);
+    pl_free(eligible);
+    pl_free(use);
+    pl_free(def_ok);
+    pl_free(def_err);
+    pl_free(scratch);
+    validation_free(set);
+    return st;
+}

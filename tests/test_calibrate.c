@@ -1,0 +1,572 @@
+/* test_calibrate.c: the calibration fit and file.
+ *
+ * Recovery: runs whose "measured" throughput is the cost model's own
+ * prediction under chosen constants must give those constants back to 1e-6
+ * (relative), from the defaults, whether the knobs are published or searched.
+ * Degenerate inputs are refused with their messages; the calibration file
+ * round-trips bit for bit; bad calibration files give FILE:LINE:COL errors.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "alloc.h"
+#include "calibrate.h"
+#include "calibration.h"
+#include "testutil.h"
+
+/* One run: id, gpu, gpus, layers, hidden, heads, ffn, seq, activation,
+ * tp, pp, dp, mbs (or null), gbs. */
+static void run_json(char *buf, size_t n, const char *id, const char *source, const char *gpu,
+                     int gpus, int layers, int hidden, int heads, int ffn, int seq,
+                     const char *act, int tp, int pp, int dp, int mbs, int gbs)
+{
+    char mbs_s[16];
+    if (mbs > 0)
+        snprintf(mbs_s, sizeof mbs_s, "%d", mbs);
+    else
+        snprintf(mbs_s, sizeof mbs_s, "null");
+    snprintf(buf, n,
+             "{\"id\": \"%s\", \"source\": \"%s\", \"gpu\": \"%s\", \"num_gpus\": %d,"
+             " \"gpus_per_node\": 8, \"model\": {\"layers\": %d, \"hidden\": %d, \"heads\": %d,"
+             " \"kv_heads\": %d, \"ffn_hidden\": %d, \"vocab\": 51200, \"seq_len\": %d,"
+             " \"activation\": \"%s\"}, \"parallel\": {\"tp\": %d, \"pp\": %d, \"dp\": %d,"
+             " \"cp\": 1, \"ep\": 1, \"vpp\": null, \"mbs\": %s, \"gbs\": %d,"
+             " \"sequence_parallel\": %s, \"recompute\": \"selective\"}, \"precision\": \"bf16\","
+             " \"measured\": {\"tokens_per_s_per_gpu\": 1000}, \"unpublished\": [%s]}",
+             id, source, gpu, gpus, layers, hidden, heads, heads, ffn, seq, act, tp, pp, dp,
+             mbs_s, gbs, tp > 1 ? "true" : "false", mbs > 0 ? "\"vpp\"" : "\"mbs\", \"vpp\"");
+}
+
+/* A varied set on one GPU type: sizes, sequence lengths, tp inside a node,
+ * pp and dp across nodes. */
+static char *runs_text(const char *gpu, int unpublished_mbs)
+{
+    static const struct {
+        int gpus, layers, hidden, heads, ffn, seq, tp, pp, dp, mbs, gbs;
+        const char *act;
+    } k[] = {
+        {8, 24, 2048, 16, 8192, 2048, 1, 1, 8, 4, 256, "gelu"},
+        {8, 24, 2048, 16, 8192, 8192, 2, 1, 4, 1, 64, "gelu"},
+        {16, 32, 4096, 32, 11008, 4096, 8, 1, 2, 1, 128, "swiglu"},
+        {64, 32, 4096, 32, 11008, 4096, 4, 2, 8, 1, 512, "swiglu"},
+        {32, 16, 1024, 16, 4096, 1024, 1, 1, 32, 8, 1024, "gelu"},
+        {128, 40, 5120, 40, 20480, 2048, 8, 4, 4, 1, 512, "gelu"},
+        {16, 12, 768, 12, 3072, 1024, 1, 2, 8, 16, 512, "gelu"},
+        {64, 48, 6144, 48, 24576, 2048, 8, 8, 1, 1, 128, "gelu"},
+        {256, 80, 8192, 64, 28672, 4096, 8, 8, 4, 1, 256, "swiglu"},
+        {8, 16, 2048, 16, 5632, 16384, 4, 1, 2, 1, 32, "swiglu"},
+        {32, 24, 3072, 24, 12288, 2048, 2, 1, 16, 2, 512, "gelu"},
+        {64, 24, 2048, 16, 8192, 2048, 1, 1, 64, 2, 2048, "gelu"},
+    };
+    size_t cap = 64 * 1024, used = 0, i;
+    char *out = pl_malloc(cap);
+    ck_assert_ptr_nonnull(out);
+    used += (size_t)snprintf(out, cap, "{\"runs\": [\n");
+    for (i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char id[32], src[32];
+        snprintf(id, sizeof id, "%s_%zu", gpu, i);
+        snprintf(src, sizeof src, "table %zu", i % 4);
+        run_json(out + used, cap - used, id, src, gpu, k[i].gpus, k[i].layers, k[i].hidden,
+                 k[i].heads, k[i].ffn, k[i].seq, k[i].act, k[i].tp, k[i].pp, k[i].dp,
+                 unpublished_mbs ? 0 : k[i].mbs, k[i].gbs);
+        used += strlen(out + used);
+        used += (size_t)snprintf(out + used, cap - used, "%s\n",
+                                 i + 1 < sizeof k / sizeof k[0] ? "," : "");
+    }
+    snprintf(out + used, cap - used, "]}\n");
+    return out;
+}
+
+static char *write_tmp(const char *text)
+{
+    char *path = pl_strdup("/tmp/planner-test-calib-XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f;
+    ck_assert_int_ge(fd, 0);
+    f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static validation_set *load_runs(const char *text)
+{
+    char *path = write_tmp(text);
+    validation_set *v = NULL;
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status st = validation_load(path, &v, &err);
+    ck_assert_msg(st == PLANNER_OK, "%s", err.msg);
+    unlink(path);
+    pl_free(path);
+    return v;
+}
+
+/* Sets every run's measured throughput to the model's prediction under p
+ * (the strategy the search picks with p), scaled by `factor`. */
+static void synthesize(validation_set *v, const cost_params *p, double factor)
+{
+    int i;
+    plan *pl = pl_malloc(sizeof *pl);
+    ck_assert_ptr_nonnull(pl);
+    for (i = 0; i < v->n; i++) {
+        planner_error err = PLANNER_ERROR_INIT;
+        ck_assert_msg(validation_predict(&v->run[i], p, pl, &err) == PLANNER_OK, "run %s: %s",
+                      v->run[i].id, err.msg);
+        v->run[i].measured_tokens_per_s_per_gpu = pl->e.tokens_per_s_per_gpu * factor;
+    }
+    pl_free(pl);
+}
+
+/* The chosen "true" constants of a generation: far enough from the defaults
+ * that a fit which did nothing would fail. */
+static void truth(cost_params *p, gpu_generation g)
+{
+    cost_params_default(p);
+    p->gen[g].gemm_eff = 0.62;
+    p->gen[g].attn_eff = 0.41;
+    p->gen[g].hbm_eff = 0.73;
+    p->gen[g].intra_eff = 0.66;
+    p->gen[g].inter_eff = 0.57;
+    p->gen[g].kernel_s = 7.5e-6;
+    p->step_overhead_s = 0.21;
+}
+
+static void check_recovered(const calib_fit *f, const cost_params *want)
+{
+    int j;
+    for (j = 0; j < f->n_params; j++) {
+        char name[CALIB_NAME_MAX];
+        double got = f->value[j], exp = calib_param_get(want, &f->param[j]);
+        calib_param_name(&f->param[j], name, sizeof name);
+        ck_assert_msg(fabs(got - exp) <= 1e-6 * fabs(exp), "%s = %.12g, expected %.12g", name,
+                      got, exp);
+    }
+}
+
+static void recover(const char *gpu, gpu_generation g, int unpublished, const char *params,
+                    int expect_params)
+{
+    char *text = runs_text(gpu, unpublished);
+    validation_set *v = load_runs(text);
+    cost_params want, start;
+    calib_options opt;
+    calib_fit fit;
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status st;
+
+    truth(&want, g);
+    synthesize(v, &want, 1.0);
+    cost_params_default(&start);
+    calib_options_default(&opt);
+    opt.params = params;
+    st = calibrate_fit(v, NULL, &start, &opt, &fit, &err);
+    ck_assert_msg(st == PLANNER_OK, "%s", err.msg);
+    ck_assert_int_eq(fit.n_params, expect_params);
+    ck_assert_int_eq(fit.n_runs, v->n);
+    ck_assert(fit.converged);
+    ck_assert_int_eq(fit.rank, expect_params);
+    check_recovered(&fit, &want);
+    ck_assert_double_le(fit.rms_rel, 1e-9);
+    ck_assert_double_le(fit.max_rel, 1e-9);
+    calib_fit_free(&fit);
+    validation_free(v);
+    pl_free(text);
+}
+
+START_TEST(recovers_every_hopper_constant)
+{
+    recover("H100-SXM", GEN_HOPPER, 0, NULL, 7);
+}
+END_TEST
+
+START_TEST(recovers_every_ampere_constant)
+{
+    recover("A100-SXM-80GB", GEN_AMPERE, 0, NULL, 7);
+}
+END_TEST
+
+START_TEST(recovers_with_searched_knobs)
+{
+    /* mbs unpublished: the search picks it with the current constants; the
+     * fixed point must land on the truth anyway */
+    recover("H100-SXM", GEN_HOPPER, 1, NULL, 7);
+}
+END_TEST
+
+START_TEST(recovers_two_generations)
+{
+    char *a = runs_text("H100-SXM", 0), *b = runs_text("A100-SXM-80GB", 0);
+    size_t la = strlen(a);
+    char *both = pl_malloc(la + strlen(b) + 8);
+    validation_set *v;
+    cost_params want, start;
+    calib_options opt;
+    calib_fit fit;
+    planner_error err = PLANNER_ERROR_INIT;
+
+    /* splice: a's runs, b's runs */
+    memcpy(both, a, la);
+    both[la - 4] = ',';    /* "]}\n" -> "," */
+    strcpy(both + la - 3, strchr(b, '[') + 1);
+    v = load_runs(both);
+    ck_assert_int_eq(v->n, 24);
+    cost_params_default(&want);
+    want.gen[GEN_HOPPER].gemm_eff = 0.62;
+    want.gen[GEN_HOPPER].hbm_eff = 0.73;
+    want.gen[GEN_HOPPER].attn_eff = 0.41;
+    want.gen[GEN_AMPERE].gemm_eff = 0.71;
+    want.gen[GEN_AMPERE].hbm_eff = 0.8;
+    want.step_overhead_s = 0.21;
+    synthesize(v, &want, 1.0);
+    cost_params_default(&start);
+    calib_options_default(&opt);
+    opt.params = "gemm_eff,hbm_eff,hopper.attn_eff,step_overhead_s";
+    ck_assert_msg(calibrate_fit(v, NULL, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_int_eq(fit.n_params, 6);
+    check_recovered(&fit, &want);
+    calib_fit_free(&fit);
+    validation_free(v);
+    pl_free(a);
+    pl_free(b);
+    pl_free(both);
+}
+END_TEST
+
+/* Fits `params` to the first `nruns` synthetic H100 runs (measured scaled by
+ * `factor`); returns the status and the message. */
+static planner_status fit_msg(int nruns, const char *params, double factor, int dup,
+                              char *msg, size_t n)
+{
+    char *text = runs_text("H100-SXM", 0);
+    validation_set *v = load_runs(text);
+    cost_params want, start;
+    calib_options opt;
+    calib_fit fit;
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status st;
+    bool use[64];
+    int i;
+
+    truth(&want, GEN_HOPPER);
+    if (dup)        /* every run a copy of run 0 */
+        for (i = 1; i < v->n; i++) {
+            model_free(v->run[i].m);
+            cluster_free(v->run[i].c);
+            v->run[i].m = NULL;
+            v->run[i].c = NULL;
+        }
+    for (i = 1; dup && i < v->n; i++) {
+        validation_set *one = load_runs(text);
+        v->run[i].m = one->run[0].m;
+        v->run[i].c = one->run[0].c;
+        v->run[i].fix = one->run[0].fix;
+        v->run[i].gbs = one->run[0].gbs;
+        v->run[i].num_gpus = one->run[0].num_gpus;
+        one->run[0].m = NULL;
+        one->run[0].c = NULL;
+        validation_free(one);
+    }
+    synthesize(v, &want, factor);
+    for (i = 0; i < v->n; i++)
+        use[i] = i < nruns;
+    cost_params_default(&start);
+    calib_options_default(&opt);
+    opt.runs_file = "runs.json";
+    opt.params = params;
+    st = calibrate_fit(v, use, &start, &opt, &fit, &err);
+    snprintf(msg, n, "%s", err.msg);
+    if (st == PLANNER_OK)
+        ck_assert_str_eq(msg, "");
+    else if (st == PLANNER_E_INPUT)
+        ck_assert_str_eq(err.file, "runs.json");
+    calib_fit_free(&fit);
+    validation_free(v);
+    pl_free(text);
+    return st;
+}
+
+START_TEST(refuses_fewer_runs_than_parameters)
+{
+    char msg[ERROR_MSG_MAX];
+    ck_assert_int_eq(fit_msg(2, "gemm_eff,attn_eff,hbm_eff", 1.0, 0, msg, sizeof msg),
+                     PLANNER_E_INPUT);
+    ck_assert_str_eq(msg, "calibrate: 2 runs for 3 parameters: a fit needs at least as many "
+                          "runs as parameters (add runs or name fewer with --params)");
+}
+END_TEST
+
+START_TEST(refuses_rank_deficiency)
+{
+    char msg[ERROR_MSG_MAX];
+    /* twelve copies of one run cannot tell GEMM from attention efficiency */
+    ck_assert_int_eq(fit_msg(12, "gemm_eff,attn_eff", 1.0, 1, msg, sizeof msg),
+                     PLANNER_E_INPUT);
+    ck_assert_msg(strstr(msg, "calibrate: rank deficient: 12 runs determine only 1 of 2 "
+                              "parameters") == msg, "%s", msg);
+    /* attention is a small part of this run: the undetermined direction is
+     * almost all attention efficiency */
+    ck_assert_msg(strstr(msg, "; undetermined: hopper.attn_eff (") != NULL, "%s", msg);
+}
+END_TEST
+
+START_TEST(refuses_unexercised_named_parameter)
+{
+    char msg[ERROR_MSG_MAX];
+    /* runs 0 and 1 fit in one node: nothing crosses the NIC */
+    ck_assert_int_eq(fit_msg(2, "hopper.gemm_eff,hopper.inter_eff", 1.0, 0, msg, sizeof msg),
+                     PLANNER_E_INPUT);
+    ck_assert_msg(strncmp(msg, "calibrate: hopper.inter_eff: no run exercises it", 48) == 0,
+                  "%s", msg);
+}
+END_TEST
+
+START_TEST(drops_unexercised_default_parameter)
+{
+    char *text = runs_text("H100-SXM", 0);
+    validation_set *v = load_runs(text);
+    cost_params want, start;
+    calib_options opt;
+    calib_fit fit;
+    planner_error err = PLANNER_ERROR_INIT;
+    bool use[12] = {true, true, false, false, false, false, false, false, false, true, false,
+                    false};
+    int j;
+
+    truth(&want, GEN_HOPPER);
+    synthesize(v, &want, 1.0);
+    cost_params_default(&start);
+    calib_options_default(&opt);
+    opt.params = "gemm_eff,inter_eff";     /* bare names: dropped when unexercised */
+    ck_assert_msg(calibrate_fit(v, use, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_int_eq(fit.n_runs, 3);
+    ck_assert_int_eq(fit.n_params, 1);
+    ck_assert_str_eq(fit.notes, "dropped hopper.inter_eff: no run exercises it\n");
+    for (j = 0; j < fit.n_params; j++) {
+        char name[CALIB_NAME_MAX];
+        calib_param_name(&fit.param[j], name, sizeof name);
+        ck_assert_str_eq(name, "hopper.gemm_eff");
+    }
+    calib_fit_free(&fit);
+    validation_free(v);
+    pl_free(text);
+}
+END_TEST
+
+START_TEST(refuses_absurd_values)
+{
+    char msg[ERROR_MSG_MAX];
+    /* measured 1.5x faster than the model at 0.62 of peak: GEMMs beyond peak */
+    ck_assert_int_eq(fit_msg(12, "gemm_eff", 1.5, 0, msg, sizeof msg), PLANNER_E_INPUT);
+    ck_assert_msg(strncmp(msg, "calibrate: absurd fit: hopper.gemm_eff = ", 41) == 0, "%s", msg);
+    ck_assert_msg(strstr(msg, "is out of range (accepted 0.01..1)") != NULL, "%s", msg);
+    /* and a fixed overhead that would have to be negative */
+    ck_assert_int_eq(fit_msg(12, "step_overhead_s", 3.0, 0, msg, sizeof msg), PLANNER_E_INPUT);
+    ck_assert_msg(strstr(msg, "step_overhead_s = -") != NULL, "%s", msg);
+    ck_assert_msg(strstr(msg, "is negative") != NULL, "%s", msg);
+}
+END_TEST
+
+START_TEST(unknown_parameter_is_a_usage_error)
+{
+    char msg[ERROR_MSG_MAX];
+    ck_assert_int_eq(fit_msg(12, "gemm_ef", 1.0, 0, msg, sizeof msg), PLANNER_E_USAGE);
+    ck_assert_msg(strstr(msg, "unknown parameter 'gemm_ef' (did you mean 'gemm_eff'?)") != NULL,
+                  "%s", msg);
+    ck_assert_int_eq(fit_msg(12, "ampere.gemm_eff", 1.0, 0, msg, sizeof msg), PLANNER_E_INPUT);
+    ck_assert_str_eq(msg, "calibrate: ampere.gemm_eff: no run uses a GPU of generation "
+                          "ampere, nothing can fit it");
+}
+END_TEST
+
+START_TEST(parameter_names_round_trip)
+{
+    static const char *const names[] = {"volta.gemm_eff", "hopper.attn_eff", "ampere.hbm_eff",
+                                        "blackwell-ultra.intra_eff", "cdna3.inter_eff",
+                                        "hopper.kernel_s", "step_overhead_s"};
+    size_t i;
+    cost_params p;
+    cost_params_default(&p);
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        calib_param cp;
+        char back[CALIB_NAME_MAX];
+        ck_assert_int_eq(calib_param_parse(names[i], &cp), 0);
+        calib_param_name(&cp, back, sizeof back);
+        ck_assert_str_eq(back, names[i]);
+        calib_param_set(&p, &cp, 0.5e-6 * (double)(i + 1));
+        ck_assert_double_eq(calib_param_get(&p, &cp), 0.5e-6 * (double)(i + 1));
+    }
+    ck_assert_double_eq(p.gen[GEN_HOPPER].attn_eff, 1e-6);
+    ck_assert_double_eq(p.step_overhead_s, 3.5e-6);
+    {
+        calib_param cp;
+        ck_assert_int_eq(calib_param_parse("hopper.gemm", &cp), -1);
+        ck_assert_int_eq(calib_param_parse("gemm_eff", &cp), -1);   /* needs a generation */
+        ck_assert_int_eq(calib_param_parse("pascal.gemm_eff", &cp), -1);
+        ck_assert_int_eq(calib_param_parse("hopper.step_overhead_s", &cp), -1);
+    }
+}
+END_TEST
+
+START_TEST(file_round_trip)
+{
+    char *text = runs_text("H100-SXM", 0);
+    validation_set *v = load_runs(text);
+    cost_params want, start, loaded;
+    calib_options opt;
+    calib_fit fit;
+    planner_error err = PLANNER_ERROR_INIT;
+    char *path = write_tmp("");
+    int j;
+
+    truth(&want, GEN_HOPPER);
+    synthesize(v, &want, 1.0);
+    cost_params_default(&start);
+    calib_options_default(&opt);
+    ck_assert_msg(calibrate_fit(v, NULL, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_int_eq(calibration_write(path, &fit, v, "runs \"x\".json", &err), PLANNER_OK);
+    cost_params_default(&loaded);
+    ck_assert_msg(calibration_load(path, &loaded, &err) == PLANNER_OK, "%s", err.msg);
+    /* bit for bit: every fitted value, and the rest left at the defaults */
+    ck_assert(memcmp(&loaded, &fit.fitted, sizeof loaded) == 0);
+    for (j = 0; j < fit.n_params; j++)
+        ck_assert_double_eq(calib_param_get(&loaded, &fit.param[j]), fit.value[j]);
+    ck_assert_double_eq(loaded.gen[GEN_AMPERE].gemm_eff, start.gen[GEN_AMPERE].gemm_eff);
+    calib_fit_free(&fit);
+    validation_free(v);
+    unlink(path);
+    pl_free(path);
+    pl_free(text);
+}
+END_TEST
+
+/* A calibration file's text -> the formatted error, with FILE replaced by F. */
+static planner_status load_bad(const char *text, char *buf, size_t n)
+{
+    char *path = write_tmp(text), *at;
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params p, before;
+    planner_status st;
+    cost_params_default(&p);
+    before = p;
+    st = calibration_load(path, &p, &err);
+    ck_assert(memcmp(&p, &before, sizeof p) == 0);   /* nothing applied on error */
+    error_format(&err, buf, n);
+    at = strstr(buf, path);
+    if (at != NULL) {
+        size_t pl = strlen(path);
+        *at = 'F';
+        memmove(at + 1, at + pl, strlen(at + pl) + 1);
+    }
+    unlink(path);
+    pl_free(path);
+    return st;
+}
+
+START_TEST(bad_files_give_positions)
+{
+    static const struct {
+        const char *text, *msg;
+    } k[] = {
+        {"{\"version\": 1, \"params\": {\"hopper.gemm_eff\": 1.5}}",
+         "planner: F:1:27: params.hopper.gemm_eff: 1.5 is out of range (accepted 0.01..1)"},
+        {"{\"version\": 1,\n \"parms\": {}}",
+         "planner: F:2:2: parms: unknown key (did you mean 'params'?)"},
+        {"{\"version\": 1,\n \"params\": {\n  \"hoper.gemm_eff\": 0.7}}",
+         "planner: F:3:3: params.hoper.gemm_eff: unknown key (did you mean "
+         "'hopper.gemm_eff'?)"},
+        {"{\"version\": 2, \"params\": {}}",
+         "planner: F:1:2: version: unsupported version (expected 1)"},
+        {"{\"params\": {}}", "planner: F:1:1: missing \"version\" (expected 1)"},
+        {"{\"version\": 1}",
+         "planner: F:1:1: missing \"params\" (an object of fitted constants)"},
+        {"{\"version\": 1, \"params\": {\"step_overhead_s\": \"0.1\"}}",
+         "planner: F:1:27: params.step_overhead_s: expected a number"},
+        {"{\"version\": 1, \"params\": {\"ampere.kernel_s\": -1e-6}}",
+         "planner: F:1:27: params.ampere.kernel_s: -1e-06 is out of range (accepted 0..0.0001)"},
+        {"{\"version\": 1, \"params\": {},\n \"fit\": {\"runs\": 3, \"rms\": 0.1}}",
+         "planner: F:2:21: fit.rms: unknown key"},
+        {"{\"version\": 1, \"params\": {},\n \"fit\": {\"residuals\": [{\"id\": \"a\"},"
+         " {\"id\": 3}]}}",
+         "planner: F:2:38: fit.residuals[1].id: expected a string"},
+        {"[1, 2]",
+         "planner: F:1:1: a calibration file is a JSON object (from 'planner calibrate')"},
+        {"{\"version\": 1,\n \"params\": {\"hopper.gemm_eff\": 0.7,\n}}",
+         "planner: F:3:1: string or '}' expected near '}'"},
+        /* jansson points at the duplicate key's closing quote */
+        {"{\"version\": 1, \"params\": {}, \"version\": 1}",
+         "planner: F:1:38: duplicate object key near '\"version\"'"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char buf[1024];
+        ck_assert_int_eq(load_bad(k[i].text, buf, sizeof buf), PLANNER_E_INPUT);
+        ck_assert_msg(strcmp(buf, k[i].msg) == 0, "case %zu: got '%s'\nexpected '%s'", i, buf,
+                      k[i].msg);
+    }
+}
+END_TEST
+
+START_TEST(missing_file_is_io)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params p;
+    cost_params_default(&p);
+    ck_assert_int_eq(calibration_load("/nonexistent/calib.json", &p, &err), PLANNER_E_IO);
+}
+END_TEST
+
+START_TEST(crossval_on_the_corpus)
+{
+    /* the public corpus, when present: a fit on the dense 16-bit runs is
+     * well posed with per-generation GEMM efficiency and a fixed overhead */
+    const char *shared = tu_shared_dir();
+    char path[1024];
+    validation_set *v = NULL;
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params start;
+    calib_options opt;
+    calib_fit fit;
+    if (shared == NULL)
+        return;
+    snprintf(path, sizeof path, "%s/validation/published-runs.json", shared);
+    ck_assert_int_eq(validation_load(path, &v, &err), PLANNER_OK);
+    cost_params_default(&start);
+    calib_options_default(&opt);
+    opt.params = "gemm_eff,step_overhead_s";
+    opt.subset = SUBSET_DENSE16;
+    ck_assert_msg(calibrate_fit(v, NULL, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_int_eq(fit.n_runs + fit.skipped_infeasible, 53);
+    ck_assert_int_ge(fit.n_runs, 45);
+    ck_assert_int_eq(fit.n_params, 4);   /* volta, ampere, hopper, overhead */
+    ck_assert_double_lt(fit.condition, 100);
+    calib_fit_free(&fit);
+    validation_free(v);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("calibrate");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, recovers_every_hopper_constant);
+    tcase_add_test(tc, recovers_every_ampere_constant);
+    tcase_add_test(tc, recovers_with_searched_knobs);
+    tcase_add_test(tc, recovers_two_generations);
+    tcase_add_test(tc, refuses_fewer_runs_than_parameters);
+    tcase_add_test(tc, refuses_rank_deficiency);
+    tcase_add_test(tc, refuses_unexercised_named_parameter);
+    tcase_add_test(tc, drops_unexercised_default_parameter);
+    tcase_add_test(tc, refuses_absurd_values);
+    tcase_add_test(tc, unknown_parameter_is_a_usage_error);
+    tcase_add_test(tc, parameter_names_round_trip);
+    tcase_add_test(tc, file_round_trip);
+    tcase_add_test(tc, bad_files_give_positions);
+    tcase_add_test(tc, missing_file_is_io);
+    tcase_add_test(tc, crossval_on_the_corpus);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
