@@ -4,7 +4,8 @@
  * The fitted quantities are named parameters over cost_params: per GPU
  * generation "<gen>.<field>" (hopper.gemm_eff, ampere.kernel_s), or a global
  * "<field>" (step_overhead_s).  An efficiency enters the step time as
- * work / (peak x eff), so its inverse is fitted; a time is fitted as is.
+ * work / (peak x eff), so its inverse is fitted; a time or a fraction of a
+ * modelled time is fitted as is.
  * The table of fields is in calibrate.c (one line per constant).
  */
 #ifndef PLANNER_CALIBRATE_H
@@ -21,7 +22,7 @@
 
 typedef enum calib_kind {
     CALIB_INV_EFF,      /* an efficiency in (0, 1]: 1/value is fitted */
-    CALIB_TIME          /* seconds >= 0: fitted as is */
+    CALIB_DIRECT        /* a time or a fraction: fitted as is */
 } calib_kind;
 
 /* One fitted quantity: a field of the table, for one generation (or -1 for

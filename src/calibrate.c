@@ -8,7 +8,10 @@
  * (latencies).  In the variables x = (1/eff..., times...) it is therefore
  * piecewise linear: T(x) = c0 + sum_j a_j x_j on the piece around x, with
  * a_j = dT/dx_j (central differences; exact inside a piece up to rounding)
- * and c0 = T(x) - a.x.  Relative weighting: each run i contributes the row
+ * and c0 = T(x) - a.x.  A constant that scales a modelled time (a fraction
+ * of an overlapped collective left exposed) makes a term bilinear; the same
+ * linearization is then a Gauss-Newton step, and the iteration below
+ * converges to the fit all the same.  Relative weighting: each run i contributes the row
  * a_i / t_i with right-hand side 1 - c0_i / t_i (t_i its measured step
  * time), so a 20 s step and a 0.5 s step count alike.  Columns are scaled by
  * the current x_j, so singular values and the condition number speak of
@@ -61,8 +64,8 @@ static const param_field k_fields[] = {
     {"hbm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, hbm_eff), 0.01, 1.0, 1.0},
     {"intra_eff", CALIB_INV_EFF, true, offsetof(gen_constants, intra_eff), 0.01, 1.0, 1.0},
     {"inter_eff", CALIB_INV_EFF, true, offsetof(gen_constants, inter_eff), 0.01, 1.0, 1.0},
-    {"kernel_s", CALIB_TIME, true, offsetof(gen_constants, kernel_s), 0.0, 1e-4, 1e-5},
-    {"step_overhead_s", CALIB_TIME, false, offsetof(cost_params, step_overhead_s), 0.0, 10.0,
+    {"kernel_s", CALIB_DIRECT, true, offsetof(gen_constants, kernel_s), 0.0, 1e-4, 1e-5},
+    {"step_overhead_s", CALIB_DIRECT, false, offsetof(cost_params, step_overhead_s), 0.0, 10.0,
      0.1},
 };
 #define N_FIELDS ((int)(sizeof k_fields / sizeof k_fields[0]))
@@ -164,6 +167,28 @@ static void all_names(name_list *l)
             l->ptr[l->n] = l->text[l->n];
             l->n++;
         }
+}
+
+/* "per generation (GEN.NAME or NAME for all): a, b; global: c" */
+static void field_list(char *buf, size_t size)
+{
+    int f, pass;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (pass = 0; pass < 2; pass++) {
+        int first = 1;
+        used += (size_t)snprintf(buf + used, size - used, "%s",
+                                 pass == 0 ? "per generation, as GEN.NAME or NAME for every "
+                                             "generation: " : "; global: ");
+        for (f = 0; f < N_FIELDS && used < size; f++)
+            if (k_fields[f].per_gen == (pass == 0)) {
+                used += (size_t)snprintf(buf + used, size - used, "%s%s", first ? "" : ", ",
+                                         k_fields[f].field);
+                first = 0;
+            }
+        if (used >= size)
+            return;
+    }
 }
 
 /* The fitted variable of a value, and back. */
@@ -303,10 +328,12 @@ static planner_status choose_params(const calib_options *opt, const bool *gen_us
                 all_names(names);
                 suggest_format(tok, names->ptr, names->n, hint, sizeof hint);
                 pl_free(names);
-                return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
-                                 "--params: unknown parameter '%s'%s (names: gemm_eff, attn_eff, "
-                                 "hbm_eff, intra_eff, inter_eff, kernel_s, each for every "
-                                 "generation or as GEN.NAME, and step_overhead_s)", tok, hint);
+                {
+                    char list[512];
+                    field_list(list, sizeof list);
+                    return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
+                                     "--params: unknown parameter '%s'%s (%s)", tok, hint, list);
+                }
             }
             if (p.gen >= 0 && !gen_used[p.gen])
                 return error_set(err, PLANNER_E_INPUT, opt->runs_file, 0, 0, NULL,
@@ -1156,6 +1183,9 @@ static int parse_subset(const char *s, int *out)
 
 static void calibrate_usage(FILE *out)
 {
+    char list[512];
+    int g;
+    field_list(list, sizeof list);
     fprintf(out,
         "Usage: planner calibrate --runs FILE [-o CALIB.json] [--params LIST]\n"
         "                         [--subset all|dense16|fp8] [--max-iter N]\n"
@@ -1167,15 +1197,16 @@ static void calibrate_usage(FILE *out)
         "\n"
         "      --runs FILE      measured runs\n"
         "  -o, --output FILE    write the calibration file (atomically)\n"
-        "      --params LIST    parameters to fit, comma-separated: gemm_eff, attn_eff,\n"
-        "                       hbm_eff, intra_eff, inter_eff, kernel_s (for every GPU\n"
-        "                       generation in the runs, or one: hopper.gemm_eff) and\n"
-        "                       step_overhead_s; default: all of them, dropping those no\n"
-        "                       run exercises\n"
+        "      --params LIST    parameters to fit, comma-separated (names below);\n"
+        "                       default: all of them for the GPU generations in the\n"
+        "                       runs, dropping those no run exercises\n"
         "      --subset NAME    fit only dense16 or fp8 runs (default all supported)\n"
         "      --max-iter N     linearized fixed-point iterations (default 20)\n"
         "  -h, --help           show this help and exit\n"
-        "\n%s", cli_exit_codes_help);
+        "\nParameters: %s.\nGenerations:", list);
+    for (g = 0; g < GEN_COUNT; g++)
+        fprintf(out, " %s", gpu_generation_name((gpu_generation)g));
+    fprintf(out, ".\n\n%s", cli_exit_codes_help);
 }
 
 static void print_fit(const calib_fit *f, const validation_set *set)
