@@ -1563,6 +1563,15 @@ int cmd_crossval(int argc, char **argv)
         st = PLANNER_OK;
         error_clear(&err);
     }
+    printf("\nsources (runs) per fold:\n");
+    for (f = 0; f < folds; f++)
+        for (i = 0; i < n_src; i++)
+            if (-1 - src_runs[i] == f) {
+                int k, cnt = 0;
+                for (k = 0; k < set->n; k++)
+                    cnt += eligible[k] && src[k] == i;
+                printf("  %d  %s (%d)\n", f + 1, set->run[src_first[i]].source, cnt);
+            }
     printf("\n%-16s %5s %13s %16s %12s %15s\n", "test runs", "runs", "MAPE default",
            "MAPE calibrated", "max default", "max calibrated");
     if (total.n > 0)
