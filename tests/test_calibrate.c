@@ -518,6 +518,61 @@ START_TEST(missing_file_is_io)
 }
 END_TEST
 
+START_TEST(allocation_failures)
+{
+    /* every allocation of a fit, of writing and of reading the file fails
+     * in turn: out of memory (exit 70) or, where the search absorbs it, the
+     * same answer -- never a crash or a leak (the sanitizer tier checks) */
+    char *text = runs_text("H100-SXM", 0);
+    validation_set *v = load_runs(text);
+    cost_params want, start, loaded;
+    calib_options opt;
+    calib_fit fit;
+    char *path = write_tmp("");
+    bool use[12] = {true, true, true, false, false, false, false, false, false, false, false,
+                    false};
+    long nth;
+    int failures = 0;
+
+    truth(&want, GEN_HOPPER);
+    synthesize(v, &want, 1.0);
+    cost_params_default(&start);
+    calib_options_default(&opt);
+    opt.params = "gemm_eff,step_overhead_s";
+    for (nth = 1; nth < 100000; nth++) {
+        planner_error err = PLANNER_ERROR_INIT;
+        planner_status st;
+        alloc_fail_at(nth);
+        st = calibrate_fit(v, use, &start, &opt, &fit, &err);
+        if (st == PLANNER_OK)
+            st = calibration_write(path, &fit, v, "runs.json", &err);
+        if (st == PLANNER_OK) {
+            cost_params_default(&loaded);
+            st = calibration_load(path, &loaded, &err);
+            if (st == PLANNER_OK)
+                ck_assert(memcmp(&loaded, &fit.fitted, sizeof loaded) == 0);
+        }
+        calib_fit_free(&fit);
+        if (!alloc_failed()) {
+            alloc_fail_at(0);
+            ck_assert_int_eq(st, PLANNER_OK);
+            break;
+        }
+        alloc_fail_at(0);
+        if (st != PLANNER_OK) {
+            ck_assert_msg(st == PLANNER_E_INTERNAL, "allocation %ld: status %d: %s", nth, st,
+                          err.msg);
+            failures++;
+        }
+    }
+    ck_assert_int_gt(failures, 10);
+    unlink(path);
+    pl_free(path);
+    validation_free(v);
+    pl_free(text);
+}
+END_TEST
+
 START_TEST(crossval_on_the_corpus)
 {
     /* the public corpus, when present: a fit on the dense 16-bit runs is
@@ -566,6 +621,7 @@ int main(void)
     tcase_add_test(tc, file_round_trip);
     tcase_add_test(tc, bad_files_give_positions);
     tcase_add_test(tc, missing_file_is_io);
+    tcase_add_test(tc, allocation_failures);
     tcase_add_test(tc, crossval_on_the_corpus);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
