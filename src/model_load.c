@@ -261,11 +261,24 @@ static planner_status fail(const loader *ld, const jpath *p, const char *fmt, ..
                      pathstr, msg);
 }
 
-/* Rejects nesting deeper than MODEL_MAX_DEPTH before jansson recurses. */
+/* Rejects NUL bytes, and nesting deeper than MODEL_MAX_DEPTH before jansson
+ * recurses. */
 static planner_status check_depth(const loader *ld)
 {
     scan c = {ld->text, ld->len, 0, 0, 1};
     int depth = 0;
+    const char *nul = memchr(ld->text, '\0', ld->len);
+    if (nul != NULL) {
+        /* jansson 2.14 skips a NUL byte that follows a token, and locate()
+         * assumes text without one (it looped forever): refuse it here. */
+        for (; c.i < (size_t)(nul - ld->text); c.i++)
+            if (c.s[c.i] == '\n') {
+                c.line++;
+                c.bol = c.i + 1;
+            }
+        return error_set(ld->err, PLANNER_E_INPUT, ld->file, c.line, sc_col(&c), NULL,
+                         "a NUL byte is not allowed in JSON");
+    }
     for (; c.i < c.n; c.i++) {
         char ch = c.s[c.i];
         if (ch == '\n') {
