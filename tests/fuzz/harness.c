@@ -15,6 +15,7 @@
 #include "cluster.h"
 #include "model.h"
 #include "search.h"
+#include "sweep.h"
 #include "units.h"
 
 #define PARSER_MSG_SIZE 64   /* small on purpose: truncation must be safe */
@@ -318,10 +319,106 @@ int harness_cluster(const uint8_t *data, size_t size, char *msg, int msg_size)
     return ret;
 }
 
+/* A parsed axis: counts in range, every value named and finite. */
+static int check_axis(const sweep_axis *a, int d, char *msg, int msg_size)
+{
+    if (a->n < 0 || a->n > SWEEP_MAX_VALUES || (a->n > 0 && (a->str == NULL || a->num == NULL)))
+        return fail(msg, msg_size, "axis %d: n = %d", d, a->n);
+    for (int i = 0; i < a->n; i++) {
+        if (a->str[i] == NULL || a->str[i][0] == '\0' || !isfinite(a->num[i]))
+            return fail(msg, msg_size, "axis %d value %d: '%s' %g", d, i,
+                        a->str[i] != NULL ? a->str[i] : "(null)", a->num[i]);
+        if ((d == SWEEP_NODES || d == SWEEP_GBS || d == SWEEP_SEQ || d == SWEEP_INTRA_BW ||
+             d == SWEEP_INTER_BW || d == SWEEP_PEAK) && !(a->num[i] > 0))
+            return fail(msg, msg_size, "axis %d value %d: accepted %g", d, i, a->num[i]);
+    }
+    return 0;
+}
+
+int harness_sweep(const uint8_t *data, size_t size, char *msg, int msg_size)
+{
+    static const char name[] = "fuzz.grid";
+    planner_error err = PLANNER_ERROR_INIT;
+    sweep_grid g;
+    char *text = dup_exact(data, size);
+    planner_status rc;
+    int ret = 0;
+
+    if (text == NULL)
+        return fail(msg, msg_size, "out of memory in the harness");
+    memset(&g, 0, sizeof g);
+    rc = sweep_grid_parse_buffer(text, size, name, &g, &err);
+    if (rc != PLANNER_OK) {
+        ret = check_load_error("sweep_grid_parse_buffer", rc, &err, NULL, name, msg, msg_size);
+    } else {
+        double pts = sweep_grid_points(&g);
+        for (int d = 0; d < SWEEP_DIM_COUNT && ret == 0; d++)
+            ret = check_axis(&g.axis[d], d, msg, msg_size);
+        if (ret == 0 && !(isfinite(pts) && pts >= 1))
+            ret = fail(msg, msg_size, "sweep_grid_points = %g", pts);
+        if (ret == 0 && pts <= SWEEP_MAX_POINTS) {
+            long last = (long)pts - 1, probe[3] = {0, last / 2, last};
+            for (int q = 0; q < 3 && ret == 0; q++) {
+                int idx[SWEEP_DIM_COUNT];
+                sweep_point_decode(&g, probe[q], idx);
+                for (int d = 0; d < SWEEP_DIM_COUNT && ret == 0; d++) {
+                    int n = g.axis[d].n > 0 ? g.axis[d].n : 1;
+                    if (idx[d] < 0 || idx[d] >= n)
+                        ret = fail(msg, msg_size, "point %ld: axis %d index %d of %d", probe[q],
+                                   d, idx[d], n);
+                }
+            }
+        }
+    }
+    sweep_grid_free(&g);
+    pl_free(text);
+    return ret;
+}
+
+int harness_sweep_axis(const uint8_t *data, size_t size, char *msg, int msg_size)
+{
+    sweep_axis a;
+    char *text, *pmsg = NULL;
+    int d, off = -1, rc, ret = 0;
+    long si = -1, sn = -1;
+
+    if (size < 1)
+        return 0;
+    d = data[0] % SWEEP_DIM_COUNT;
+    text = dup_cstr(data + 1, size - 1);
+    pmsg = pl_malloc(PARSER_MSG_SIZE);
+    if (text == NULL || pmsg == NULL) {
+        ret = fail(msg, msg_size, "out of memory in the harness");
+        goto cleanup;
+    }
+    memset(&a, 0, sizeof a);
+    memset(pmsg, 0x5a, PARSER_MSG_SIZE);
+    rc = sweep_axis_parse((sweep_dim)d, text, &a, pmsg, PARSER_MSG_SIZE, &off);
+    if (rc == 0)
+        ret = a.n < 1 ? fail(msg, msg_size, "axis %d: parsed '%.40s' into no values", d, text)
+                      : check_axis(&a, d, msg, msg_size);
+    else if (rc != -1)
+        ret = fail(msg, msg_size, "sweep_axis_parse returned %d", rc);
+    else if (!msg_ok(pmsg, PARSER_MSG_SIZE))
+        ret = fail(msg, msg_size, "sweep_axis_parse failed without a message");
+    else if (off < 0 || (size_t)off > strlen(text))
+        ret = fail(msg, msg_size, "bad offset %d in a text of %zu bytes", off, strlen(text));
+    sweep_axis_free(&a);
+    if (ret == 0 && sweep_shard_parse(text, &si, &sn) == 0 &&
+        !(si >= 0 && si < sn && sn <= SWEEP_MAX_POINTS))
+        ret = fail(msg, msg_size, "sweep_shard_parse('%.40s') = %ld/%ld", text, si, sn);
+cleanup:
+    pl_free(pmsg);
+    pl_free(text);
+    return ret;
+}
+
 const harness_target harness_targets[] = {
     {"model", harness_model},
     {"cluster", harness_cluster},
     {"constraints", harness_constraints},
     {"units", harness_units},
+    {"sweep", harness_sweep},
+    {"sweep_axis", harness_sweep_axis},
 };
 const size_t harness_target_count = sizeof harness_targets / sizeof harness_targets[0];
