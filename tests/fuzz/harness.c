@@ -14,6 +14,7 @@
 #include "harness.h"
 #include "cluster.h"
 #include "model.h"
+#include "partition.h"
 #include "search.h"
 #include "sweep.h"
 #include "units.h"
@@ -413,6 +414,144 @@ cleanup:
     return ret;
 }
 
+/* ---- partition: the DP and GLPK's ILP on the same small problem ---- */
+
+#define PART_MAX_L 24
+#define PART_MAX_P 8
+#define PART_MAX_K 3
+
+/* Bytes -> values; a cursor that yields 0 once the input runs out. */
+typedef struct cursor {
+    const uint8_t *p;
+    size_t n, i;
+} cursor;
+
+static unsigned next_byte(cursor *c)
+{
+    return c->i < c->n ? c->p[c->i++] : 0;
+}
+
+/* A coefficient around `scale`, sometimes at an edge (0, tiny, huge, and, to
+ * test validation, negative, NaN and infinity). */
+static double next_value(cursor *c, double scale)
+{
+    unsigned a = next_byte(c), b = next_byte(c);
+    switch (a) {
+    case 250: return 0.0;
+    case 251: return 1e-300;
+    case 252: return 1e300;
+    case 253: return -1.0;
+    case 254: return NAN;
+    case 255: return HUGE_VAL;
+    default: return scale * (double)(a * 256 + b + 1) / 1000.0;
+    }
+}
+
+/* Checks one solver's split: covers every layer, min_layers each. */
+static int check_split(const char *who, const partition_problem *pb,
+                       const partition_result *r, char *msg, int msg_size)
+{
+    int sum = 0, ml = pb->min_layers > 0 ? pb->min_layers : 1;
+    for (int s = 0; s < pb->n_stages; s++) {
+        if (r->n_layers[s] < ml)
+            return fail(msg, msg_size, "%s: stage %d holds %d layers (min %d)", who, s,
+                        r->n_layers[s], ml);
+        sum += r->n_layers[s];
+    }
+    if (sum != pb->n_layers)
+        return fail(msg, msg_size, "%s: split covers %d of %d layers", who, sum, pb->n_layers);
+    return 0;
+}
+
+int harness_partition(const uint8_t *data, size_t size, char *msg, int msg_size)
+{
+    cursor c = {data, size, 0};
+    int L = 1 + (int)(next_byte(&c) % PART_MAX_L);
+    int P = 1 + (int)(next_byte(&c) % (L < PART_MAX_P ? L : PART_MAX_P));
+    int K = 1 + (int)(next_byte(&c) % PART_MAX_K);
+    unsigned flags = next_byte(&c);
+    int cls[PART_MAX_P], caps[PART_MAX_K];
+    double t[PART_MAX_K * PART_MAX_L], st[PART_MAX_K * PART_MAX_L];
+    double ac[PART_MAX_K * PART_MAX_L], pk[PART_MAX_K * PART_MAX_L];
+    double ft[PART_MAX_P], fb[PART_MAX_P], inflight[PART_MAX_P], cap[PART_MAX_P];
+    partition_problem pb;
+    partition_result dp, ilp;
+    partition_status sd, si;
+    bool fits;
+
+    for (int s = 0; s < P; s++) {
+        cls[s] = (int)(next_byte(&c) % (unsigned)K);
+        ft[s] = next_value(&c, 1e-3);
+        fb[s] = next_value(&c, 1e8);
+        inflight[s] = (double)(next_byte(&c) % 9);
+        cap[s] = (flags & 8) ? HUGE_VAL : next_value(&c, 1e9);
+    }
+    for (int i = 0; i < K * L; i++) {
+        t[i] = next_value(&c, 1e-3);
+        st[i] = next_value(&c, 1e8);
+        ac[i] = next_value(&c, 1e7);
+        pk[i] = next_value(&c, 1e7);
+    }
+    for (int k = 0; k < K; k++)
+        caps[k] = (int)(next_byte(&c) % (unsigned)(L + 2)) - 1;   /* -1 = none */
+    memset(&pb, 0, sizeof pb);
+    pb.n_layers = L;
+    pb.n_stages = P;
+    pb.n_classes = K;
+    pb.stage_class = cls;
+    pb.time_s = t;
+    pb.state_bytes = st;
+    pb.act_bytes = ac;
+    pb.peak_bytes = (flags & 1) ? pk : NULL;
+    pb.fixed_time_s = ft;
+    pb.fixed_bytes = fb;
+    pb.inflight = inflight;
+    pb.capacity_bytes = cap;
+    pb.min_layers = (int)((flags >> 4) % 3);
+    pb.class_layer_cap = (flags & 2) ? caps : NULL;
+    pb.fill_weight = (flags & 4) ? 0.1 : 0.0;
+
+    sd = partition_dp(&pb, NULL, &dp);
+    si = partition_ilp(&pb, 2.0, &ilp);
+    if (partition_validate(&pb, NULL, 0) != 0) {
+        if (sd != PARTITION_INVALID || si != PARTITION_INVALID)
+            return fail(msg, msg_size, "invalid problem: DP %s, ILP %s",
+                        partition_status_name(sd), partition_status_name(si));
+        return 0;
+    }
+    if (si == PARTITION_INVALID || si == PARTITION_NOMEM || si == PARTITION_SOLVER_ERROR ||
+        si == PARTITION_UNSUPPORTED)
+        return fail(msg, msg_size, "ILP on a valid problem: %s", partition_status_name(si));
+    if (si == PARTITION_OK) {
+        if (check_split("ILP", &pb, &ilp, msg, msg_size) != 0)
+            return -1;
+        (void)partition_measure(&pb, ilp.n_layers, &fits);
+        if (!fits)
+            return fail(msg, msg_size, "ILP split does not fit the memory");
+    }
+    if (sd == PARTITION_UNSUPPORTED)
+        return 0;   /* caps or fill weight: the ILP alone */
+    if (sd != PARTITION_OK && sd != PARTITION_INFEASIBLE)
+        return fail(msg, msg_size, "DP on a valid problem: %s", partition_status_name(sd));
+    if (sd == PARTITION_OK) {
+        if (check_split("DP", &pb, &dp, msg, msg_size) != 0)
+            return -1;
+        (void)partition_measure(&pb, dp.n_layers, &fits);
+        if (!fits)
+            return fail(msg, msg_size, "DP split does not fit the memory");
+    }
+    if (si == PARTITION_TIMEOUT)
+        return 0;
+    if ((sd == PARTITION_OK) != (si == PARTITION_OK))
+        return fail(msg, msg_size, "DP %s but ILP %s", partition_status_name(sd),
+                    partition_status_name(si));
+    if (sd == PARTITION_OK && ilp.optimal &&
+        fabs(ilp.bottleneck_s - dp.bottleneck_s) > 1e-6 * fabs(dp.bottleneck_s))
+        return fail(msg, msg_size, "optimal bottlenecks differ: DP %.12g, ILP %.12g",
+                    dp.bottleneck_s, ilp.bottleneck_s);
+    return 0;
+}
+
 const harness_target harness_targets[] = {
     {"model", harness_model},
     {"cluster", harness_cluster},
@@ -420,5 +559,6 @@ const harness_target harness_targets[] = {
     {"units", harness_units},
     {"sweep", harness_sweep},
     {"sweep_axis", harness_sweep_axis},
+    {"partition", harness_partition},
 };
 const size_t harness_target_count = sizeof harness_targets / sizeof harness_targets[0];

@@ -53,6 +53,12 @@ int harness_sweep(const uint8_t *data, size_t size, char *msg, int msg_size);
  * sweep_shard_parse ("i/n"). */
 int harness_sweep_axis(const uint8_t *data, size_t size, char *msg, int msg_size);
 
+/* A small layer-partition problem decoded from the bytes (up to 24 layers,
+ * 8 stages, 3 GPU classes, edge values included), solved by the DP and by
+ * GLPK's ILP (partition.h): neither may crash or abort, both must agree on
+ * feasibility and on the optimal bottleneck, and every split must fit. */
+int harness_partition(const uint8_t *data, size_t size, char *msg, int msg_size);
+
 /* One-time set-up for both users (routes jansson through alloc.h). */
 void harness_init(void);
 
