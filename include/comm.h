@@ -3,9 +3,12 @@
  *
  * Bytes follow nccl-tests' PERFORMANCE.md: with S the full buffer and n ranks,
  * each GPU moves 2 (n-1)/n S for an all-reduce, (n-1)/n S for an all-gather or
- * a reduce-scatter, S for a send.  Time = bytes / bus bandwidth + steps x
- * per-step latency (ring: n-1 steps per phase; all-reduce takes the cheaper of
- * ring and tree in latency).
+ * a reduce-scatter, S for a send.  Time = bytes / bus bandwidth + latency,
+ * with NCCL's hierarchical latency structure (src/graph/tuning.cc): a ring
+ * phase of n ranks over N nodes takes n-1 steps, of which N-1 cross the
+ * network (inter-node latency) and n-N stay on NVLink (intra-node latency);
+ * an all-reduce is two phases, or a tree: 2 ((n/N - 1) intra + log2 N inter),
+ * whichever is cheaper.
  */
 #ifndef PLANNER_COMM_H
 #define PLANNER_COMM_H
@@ -17,7 +20,10 @@
  * latency of one step. */
 typedef struct comm_link {
     double bytes_per_s;
-    double latency_s;
+    double latency_s;       /* per network step (inter-node), or per NVLink
+                               step when the group stays in one domain */
+    double intra_latency_s; /* per NVLink step */
+    int ranks_per_node;     /* members of the group inside one NVLink domain */
     bool inter_node;        /* the group spans nodes (NVLink domains) */
 } comm_link;
 
@@ -32,6 +38,9 @@ comm_link comm_group_link(const node_group *g, const gen_constants *k, int size,
 double comm_allreduce_s(const comm_link *l, int n, double bytes);
 double comm_allgather_s(const comm_link *l, int n, double bytes);      /* S = output */
 double comm_reducescatter_s(const comm_link *l, int n, double bytes);  /* S = input */
+/* Latency of one ring phase (n-1 steps) of a group of n ranks on `l`. */
+double comm_ring_latency_s(const comm_link *l, int n);
+
 /* A send of `bytes` over a link of `bytes_per_s` (efficiency applied by the
  * caller) and `latency_s`. */
 double comm_p2p_s(double bytes_per_s, double latency_s, double bytes);

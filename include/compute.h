@@ -16,7 +16,7 @@
 double compute_peak_flops(const gpu_spec *gpu, peak_format fmt);
 
 /* One GEMM list on `gpu` at format `fmt` with `elem_bytes` per operand
- * element:  2 m n k / (peak x gemm_eff)  +  (m k + k n + m n) elem_bytes /
+ * element:  2 m n k / (peak x gemm_eff, fp8_gemm_eff for FP8/FP4)  +  (m k + k n + m n) elem_bytes /
  * (HBM x hbm_eff)  +  kernel_s, per GEMM.  The operand-traffic term is what
  * makes small and skinny GEMMs (large TP, small micro-batch) run far below
  * peak: their arithmetic intensity falls towards the GPU's FLOP/byte ratio. */
@@ -27,6 +27,15 @@ double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format 
  * kernel executes half of them.  flops / 2 / (peak x attn_eff) + kernel_s. */
 double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
                            double flops);
+
+/* FP8/FP4 recipes: Transformer Engine's cast-transpose of each GEMM's
+ * 16-bit input (forward: the activation A, m x k; backward: the output
+ * gradient, m x n) into the low-precision copy and its transpose, with the
+ * amax reduction: read 2 bytes, write 1 + 1 per element.  Weights are cast
+ * once per step (first micro-batch) and not counted. */
+#define FP8_CAST_BYTES_PER_ELEM 4.0
+double compute_fp8_cast_s(const gpu_spec *gpu, const gen_constants *k, const tf_gemm *g,
+                          int n, bool backward);
 
 /* Memory-bound kernels: bytes / (HBM x hbm_eff) + kernels x kernel_s. */
 double compute_memory_s(const gpu_spec *gpu, const gen_constants *k, double bytes,

@@ -14,24 +14,56 @@
 #include "strategy.h"
 
 /* Constants for one GPU generation.  Each enters the step time linearly as
- * work / (peak x eff) (fit 1/eff) or as a fixed time (fit it directly), so
- * `planner calibrate` can fit them by linear least squares. */
+ * work / (peak x eff) (fit 1/eff), as a fixed time (fit it directly) or as a
+ * fraction of a modelled time (fit it directly), so `planner calibrate` can
+ * fit them by linear least squares.  Plausible ranges in brackets; the
+ * defaults and what they were fitted on are in cost.c. */
 typedef struct gen_constants {
-    double gemm_eff;            /* GEMM math achieved/peak (large GEMMs) */
-    double attn_eff;            /* flash attention achieved/peak */
-    double hbm_eff;             /* achieved/peak HBM bandwidth: element-wise
-                                   kernels, GEMM operand traffic, optimizer */
-    double intra_eff;           /* collective bus bandwidth / NVLink rate */
-    double inter_eff;           /* collective bus bandwidth / NIC rate */
-    double kernel_s;            /* fixed cost per kernel (launch, tail), s */
+    double gemm_eff;            /* 16-bit GEMM math achieved / dense peak for
+                                   large GEMMs [0.5, 0.85] */
+    double attn_eff;            /* core attention achieved / 16-bit peak,
+                                   causal half counted [0.05, 0.8]: low where
+                                   the runs predate flash attention */
+    double hbm_eff;             /* achieved / peak HBM bandwidth: element-wise
+                                   kernels, GEMM operand traffic, FP8 casts,
+                                   optimizer [0.6, 0.9] */
+    double intra_eff;           /* collective bus bandwidth / NVLink rate
+                                   (nccl-tests: A100 235/300, H100 368/450)
+                                   [0.7, 0.9] */
+    double inter_eff;           /* collective bus bandwidth / NIC rate
+                                   [0.5, 0.95] */
+    double kernel_s;            /* fixed cost per kernel (launch, tail) and per
+                                   collective call, s [2e-6, 2e-5] */
+    double fp8_gemm_eff;        /* FP8/FP4 GEMM math achieved / that format's
+                                   dense peak [0.3, 0.8] */
+    double overlap_exposed;     /* fraction of an overlapped collective's time
+                                   that still lands on the critical path: the
+                                   NCCL/userbuffer kernels take SMs and HBM
+                                   bandwidth from the GEMMs they hide behind
+                                   [0.05, 0.5] */
 } gen_constants;
 
+/* The memory reserve lives in two documented parts and nowhere else: the
+ * catalog's usable_mem_bytes already leaves 2 GiB of the framework-visible
+ * memory for the CUDA context (~0.5-1 GiB) and the first NCCL communicator's
+ * buffers (src/catalog.c); reserve_bytes adds the rest of the per-process
+ * fixed overhead (cuBLAS/cuBLASLt and Transformer Engine workspaces, the
+ * buffers of the further TP/PP/DP/CP communicators), and frag_fraction the
+ * caching allocator's fragmentation, proportional to the activations. */
 typedef struct cost_params {
     gen_constants gen[GEN_COUNT];
-    double step_overhead_s;     /* fixed per-step cost (launch, data loader, sync) */
+    double step_overhead_s;     /* fixed per-step cost outside the modelled
+                                   kernels: the step's synchronizing scalar
+                                   all-reduces (loss, grad norm, found-inf),
+                                   host-side scheduler and logging, s;
+                                   physically [0, 0.05], the default
+                                   (0.29, cost.c) also absorbs what the
+                                   2020 runs' old software paid */
     double reserve_bytes;       /* per GPU beyond the catalog's usable memory:
-                                   NCCL buffers, cuBLAS workspaces */
-    double frag_fraction;       /* allocator fragmentation, fraction of activations */
+                                   workspaces, further NCCL communicators
+                                   [0.5, 3] GiB */
+    double frag_fraction;       /* allocator fragmentation, fraction of
+                                   activations [0.05, 0.2] */
 } cost_params;
 
 /* Fills *p with the documented defaults. */
@@ -72,5 +104,14 @@ typedef struct range_cost {
 void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
                       const strategy *s, int group, int tp, int first, int n,
                       bool first_stage, bool last_stage, range_cost *out);
+
+/* p2p time of one micro-batch's activations crossing the boundary after
+ * pipeline rank i (to rank i+1; for i = pp-1 the wrap-around to rank 0 of
+ * an interleaved schedule): b s / cp x h / tp elements at the model's
+ * activation width, over NVLink when the whole pipeline sits in one NVLink
+ * domain of one node group, else over the link between the two ranks' node
+ * groups (cluster_link_between), efficiency applied. */
+double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
+                           const strategy *s, int i);
 
 #endif

@@ -8,8 +8,12 @@
  * node, so the bus bandwidth is k NICs' worth, never more than NVLink.
  * Bus bandwidths are the link rates times the generation's efficiencies
  * (nccl-tests: A100 NVLink3 235 of 300 GB/s, NDR 400 Gb/s ~47 of 50 GB/s).
- * Latency: the group's per-step latency (cluster file) times the steps of a
- * ring (n-1 per phase); all-reduce may use a tree (2 log2 n steps).
+ * Latency: NCCL's model (src/graph/tuning.cc): a ring phase of n ranks on N
+ * nodes has n-1 steps, N-1 of them over the network (the cluster's
+ * inter-node latency), n-N over NVLink (intra-node latency); all-reduce is two
+ * ring phases or a tree, 2 ((n/N - 1) intra + ceil(log2 N) inter), whichever
+ * is cheaper.  So 1,536 ranks on 192 nodes pay 191 network steps per phase,
+ * not 1,535.
  * Invariant: times grow with bytes and fall with bandwidth; n = 1 costs 0.
  */
 #include <math.h>
@@ -31,15 +35,18 @@ comm_link comm_group_link(const node_group *g, const gen_constants *k, int size,
     double intra = g->intra_bytes_per_s * k->intra_eff;
     if (stride < 1)
         stride = 1;
+    l.intra_latency_s = g->intra_latency_s;
     if ((double)size * stride <= dom) {
         l.bytes_per_s = intra;
         l.latency_s = g->intra_latency_s;
+        l.ranks_per_node = size > 0 ? size : 1;
         l.inter_node = false;
     } else {
         int per_node = stride >= dom ? 1 : dom / stride;
         double inter;
         if (per_node > size)
             per_node = size;
+        l.ranks_per_node = per_node > 0 ? per_node : 1;
         inter = per_node * g->inter_bytes_per_s * k->inter_eff;
         l.bytes_per_s = inter < intra ? inter : intra;
         l.latency_s = g->inter_latency_s;
@@ -50,22 +57,45 @@ comm_link comm_group_link(const node_group *g, const gen_constants *k, int size,
     return l;
 }
 
+/* Nodes (NVLink domains) a group of n ranks spans on l. */
+static double nodes_spanned(const comm_link *l, int n)
+{
+    int k = l->ranks_per_node > 0 ? l->ranks_per_node : 1;
+    if (!l->inter_node || k >= n)
+        return 1;
+    return ceil((double)n / k);
+}
+
+double comm_ring_latency_s(const comm_link *l, int n)
+{
+    double nn;
+    if (n <= 1)
+        return 0;
+    nn = nodes_spanned(l, n);
+    if (nn <= 1)
+        return (n - 1) * l->latency_s;
+    return (nn - 1) * l->latency_s + (n - nn) * l->intra_latency_s;
+}
+
 double comm_allreduce_s(const comm_link *l, int n, double bytes)
 {
-    double ring, tree;
+    double ring, tree, nn;
     if (n <= 1 || bytes <= 0)
         return 0;
-    ring = 2.0 * (n - 1);
-    tree = 2.0 * ceil(log2((double)n));
-    return 2.0 * (n - 1) / n * bytes / l->bytes_per_s +
-           (ring < tree ? ring : tree) * l->latency_s;
+    nn = nodes_spanned(l, n);
+    ring = 2.0 * comm_ring_latency_s(l, n);
+    if (nn <= 1)
+        tree = 2.0 * ceil(log2((double)n)) * l->latency_s;
+    else
+        tree = 2.0 * ((n / nn - 1) * l->intra_latency_s + ceil(log2(nn)) * l->latency_s);
+    return 2.0 * (n - 1) / n * bytes / l->bytes_per_s + (ring < tree ? ring : tree);
 }
 
 double comm_allgather_s(const comm_link *l, int n, double bytes)
 {
     if (n <= 1 || bytes <= 0)
         return 0;
-    return (double)(n - 1) / n * bytes / l->bytes_per_s + (n - 1) * l->latency_s;
+    return (double)(n - 1) / n * bytes / l->bytes_per_s + comm_ring_latency_s(l, n);
 }
 
 double comm_reducescatter_s(const comm_link *l, int n, double bytes)

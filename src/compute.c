@@ -9,8 +9,14 @@
  *     gemm_eff / (1 + (peak gemm_eff / (HBM hbm_eff)) (1/m + 1/n + 1/k) b/2)
  * so efficiency falls when any dimension nears the GPU's FLOP/byte ratio
  * (A100: 312 TFLOP/s / 2 TB/s = 156 FLOP/byte): h/t = 512 loses ~20%.
+ * FP8/FP4 recipes run the linear layers' GEMMs at that format's peak x
+ * fp8_gemm_eff with 1-byte operands, and pay Transformer Engine's
+ * cast-transpose kernels (compute_fp8_cast_s); attention, norms, logits and
+ * communication stay 16-bit.
  * Attention: FlashAttention-2 style kernels at attn_eff x peak; causal masks
- * skip half the work.  Element-wise kernels and the optimizer are HBM-bound.
+ * skip half the work; the backward re-computes the scores and does five
+ * matmuls to the forward's two (2.5x).  Element-wise kernels and the
+ * optimizer are HBM-bound.
  * Invariant: every term grows with work and falls with peak or bandwidth.
  */
 #include "compute.h"
@@ -25,10 +31,16 @@ double compute_peak_flops(const gpu_spec *gpu, peak_format fmt)
     return p > 0 ? p : 1e12;
 }
 
+static int low_precision(peak_format fmt)
+{
+    return fmt == PEAK_FP8 || fmt == PEAK_FP4;
+}
+
 double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
                        int elem_bytes, const tf_gemm *g, int n)
 {
-    double flop_rate = compute_peak_flops(gpu, fmt) * k->gemm_eff;
+    double flop_rate = compute_peak_flops(gpu, fmt) *
+                       (low_precision(fmt) ? k->fp8_gemm_eff : k->gemm_eff);
     double byte_rate = gpu->hbm_bytes_per_s * k->hbm_eff;
     double t = 0;
     int i;
@@ -44,8 +56,18 @@ double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_for
                            double flops)
 {
     /* FlashAttention runs its matmuls at 16-bit even in FP8 recipes */
-    peak_format f = fmt == PEAK_FP8 || fmt == PEAK_FP4 ? PEAK_BF16 : fmt;
+    peak_format f = low_precision(fmt) ? PEAK_BF16 : fmt;
     return 0.5 * flops / (compute_peak_flops(gpu, f) * k->attn_eff) + k->kernel_s;
+}
+
+double compute_fp8_cast_s(const gpu_spec *gpu, const gen_constants *k, const tf_gemm *g,
+                          int n, bool backward)
+{
+    double elems = 0;
+    int i;
+    for (i = 0; i < n; i++)
+        elems += g[i].count * (backward ? g[i].m * g[i].n : g[i].m * g[i].k);
+    return compute_memory_s(gpu, k, FP8_CAST_BYTES_PER_ELEM * elems, n);
 }
 
 double compute_memory_s(const gpu_spec *gpu, const gen_constants *k, double bytes,

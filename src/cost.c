@@ -42,23 +42,30 @@ static double cap_time(double t)
     return isfinite(t) && t < TIME_CAP_S ? (t > 0 ? t : 0) : TIME_CAP_S;
 }
 
-/* Defaults fitted (Nelder-Mead on MAPE + 0.3 max error) to the 53 dense
- * 16-bit runs of ../shared/validation/published-runs.json: Ampere from 40
- * runs (Megatron 2020 README, SC21, Korthikanti), Hopper's GEMM, attention
- * and NIC efficiencies from 9 Megatron-Core r0.8.0 runs, Volta's GEMM and
- * attention from 4 Megatron 2020 runs; where a generation's runs cannot pin
- * a constant it shares Ampere's.  Generations without runs copy the nearest
- * measured one (Turing: Volta, Ada: Ampere, Blackwell and CDNA: Hopper) --
- * calibrate them with `planner calibrate`.  attn_eff is low on Volta and
- * Ampere because those runs predate flash attention (their softmax was
- * memory-bound); the step overhead absorbs per-step costs the model does not
- * see (loss/logging sync, data loader, framework overhead). */
+/* Defaults fitted (Nelder-Mead on MAPE + 0.3 max error, each constant held
+ * to its plausible range in cost.h) to the 53 dense 16-bit runs of
+ * ../shared/validation/published-runs.json: MAPE 9.6%, max 25.0%.  Ampere
+ * from 40 runs (Megatron 2020, SC21, Korthikanti), Hopper's GEMM, NIC and
+ * attention from 9 Megatron-Core r0.8.0 runs, Volta's GEMM and attention
+ * from 4 Megatron 2020 runs.  intra_eff is not fitted: nccl-tests' bus
+ * bandwidth over the NVLink rate (V100 ~130/150, A100 235/300, H100
+ * 368/450).  fp8_gemm_eff from the 24 predictable FP8-family runs (NeMo
+ * 24.07 H100, Megatron-Bridge Blackwell): 9.7% MAPE.  Generations without
+ * runs copy the nearest measured one (Turing: Volta, Ada: Ampere, Blackwell
+ * and CDNA: Hopper) -- calibrate them with `planner calibrate`.  attn_eff is
+ * low on Volta and Ampere because those runs predate flash attention (their
+ * softmax was memory-bound).  Ampere's inter_eff sits at the low end of its
+ * range: SC21's 1,000-2,000-GPU runs see congested fabrics.
+ * step_overhead_s (0.29 s) is NOT yet replaced by physics: the 2020 runs
+ * (1 s steps, recompute and SP unpublished, pre-fusion software) need it and
+ * no per-kernel, per-layer or optimizer term of plausible size reproduces
+ * them; it costs the small Megatron-Core H100 runs up to -25%. */
 void cost_params_default(cost_params *p)
 {
-    /* gemm, attn, hbm, intra, inter, kernel_s */
-    static const gen_constants volta = {0.640, 0.196, 0.748, 0.99, 0.771, 6.3e-6};
-    static const gen_constants ampere = {0.666, 0.098, 0.748, 0.99, 0.771, 6.3e-6};
-    static const gen_constants hopper = {0.761, 0.774, 0.748, 0.99, 0.347, 6.3e-6};
+    /* gemm, attn, hbm, intra, inter, kernel_s, fp8_gemm, overlap_exposed */
+    static const gen_constants volta = {0.628, 0.212, 0.748, 0.87, 0.80, 6.3e-6, 0.65, 0.343};
+    static const gen_constants ampere = {0.679, 0.114, 0.748, 0.78, 0.50, 6.3e-6, 0.65, 0.343};
+    static const gen_constants hopper = {0.850, 0.750, 0.748, 0.82, 0.606, 6.3e-6, 0.65, 0.343};
     int g;
     memset(p, 0, sizeof *p);
     for (g = 0; g < GEN_COUNT; g++)
@@ -67,7 +74,7 @@ void cost_params_default(cost_params *p)
     p->gen[GEN_TURING] = volta;
     p->gen[GEN_AMPERE] = ampere;
     p->gen[GEN_ADA] = ampere;
-    p->step_overhead_s = 0.342;
+    p->step_overhead_s = 0.287;
     p->reserve_bytes = 1.0 * GIB;
     p->frag_fraction = 0.10;
 }
@@ -87,50 +94,93 @@ static int same_layer(const layer_spec *a, const layer_spec *b)
            a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe;
 }
 
+/* Flash attention's backward re-computes the scores and runs five matmuls
+ * (S, dP, dV, dQ, dK) to the forward's two (Dao 2023). */
+#define ATTN_BWD_RATIO 2.5
+
+/* Megatron's DDP bucket: max(40M, 1M x dp) parameters (distributed.py); the
+ * last bucket's reduce cannot start before the backward ends, the first
+ * bucket's gather must finish before the forward starts. */
+static double dp_bucket_params(int dp)
+{
+    double b = 1e6 * dp;
+    return b > 4e7 ? b : 4e7;
+}
+
+/* Exposed part of a collective of `t` seconds overlapped with `window`
+ * seconds of compute: what does not fit shows in full, what fits slows the
+ * compute by overlap_exposed of itself (SMs and HBM taken by the
+ * communication kernels). */
+static double overlapped(double t, double window, const gen_constants *k)
+{
+    double hidden = t < window ? t : window;
+    return (t - hidden) + k->overlap_exposed * hidden;
+}
+
 /* Cost of one decoder layer for one micro-batch on one GPU. */
 static void layer_cost(const model *m, const layer_spec *l, const gpu_spec *gpu,
-                       const gen_constants *k, const comm_link *tpl, const strategy *s,
-                       int tp, range_cost *rc)
+                       const gen_constants *k, const comm_link *tpl, const comm_link *cpl,
+                       const strategy *s, int tp, range_cost *rc)
 {
     peak_format fmt = precision_peak(m->prec);
     int eb = precision_bytes(m->prec);
-    double tokens = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
+    int cp = s->cp > 0 ? s->cp : 1;
+    double tokens = (double)s->mbs * s->seq_len / cp;
     tf_gemm g[TF_MAX_GEMMS];
     int ng = tf_layer_gemms(m, l, tokens, tp, g);
     double gemm = compute_gemms_s(gpu, k, fmt, eb, g, ng);
     double attn = compute_attention_s(gpu, k, fmt,
-                                      tf_attention_flops(l, s->mbs, s->seq_len, s->cp, tp));
+                                      tf_attention_flops(l, s->mbs, s->seq_len, cp, tp));
     double elem = compute_memory_s(gpu, k,
                                    tf_layer_elementwise_bytes(m, l, tokens, tp, s->sp), 6);
-    double fwd = gemm + attn + elem, bwd = 2.0 * fwd;
-    double tpc = 0, rec = 0;
+    double cast_f = 0, cast_b = 0;
+    double fwd, bwd, tpf = 0, tpb = 0, cpf = 0, cpb = 0, rec = 0;
+
+    if (fmt == PEAK_FP8 || fmt == PEAK_FP4) {
+        cast_f = compute_fp8_cast_s(gpu, k, g, ng, false);
+        cast_b = compute_fp8_cast_s(gpu, k, g, ng, true);
+    }
+    fwd = gemm + attn + elem + cast_f;
+    bwd = 2.0 * gemm + ATTN_BWD_RATIO * attn + 2.0 * elem + cast_b;
 
     if (tp > 1) {
-        /* two all-reduces (or all-gather + reduce-scatter pairs with SP) of
-         * b s h 16-bit activations per direction */
-        tpc = 2.0 * comm_allreduce_s(tpl, tp, tokens * l->hidden * 2.0);
-        /* overlap splits each collective into tp chunks pipelined with the
-         * GEMM's chunks: the first (or last) chunk stays exposed, and what
-         * does not fit under the GEMMs */
-        if (s->tp_comm_overlap)
-            tpc = tpc / tp + (tpc > gemm ? tpc - gemm : 0);
+        /* forward: two all-reduces (SP: all-gather + reduce-scatter pairs,
+         * the same bytes) of b s h 16-bit activations.  Backward: without SP
+         * the two input-gradient all-reduces; with SP also the re-gather of
+         * each column-parallel input for its weight gradient (3 of the 4
+         * collectives' worth).  With tp_comm_overlap each is split into tp
+         * chunks pipelined with its GEMM: one chunk stays exposed, the rest
+         * hides behind the GEMMs at overlap_exposed, beyond them in full. */
+        double one = 2.0 * comm_allreduce_s(tpl, tp, tokens * l->hidden * 2.0) +
+                     4.0 * k->kernel_s;
+        double back = s->sp ? 1.5 * one : one;
+        if (s->tp_comm_overlap) {
+            tpf = one / tp + overlapped(one - one / tp, gemm, k);
+            tpb = back / tp + overlapped(back - back / tp, 2.0 * gemm, k);
+        } else {
+            tpf = one;
+            tpb = back;
+        }
     }
-    if (s->cp > 1) {
-        /* ring attention: K and V blocks pass around the cp ranks, hidden
-         * behind the attention kernels when they are long enough */
-        double kv = tokens * 2.0 * l->kv_heads * l->head_dim / tp * 2.0 * (s->cp - 1);
-        double t = comm_p2p_s(tpl->bytes_per_s, tpl->latency_s * (s->cp - 1), kv);
-        tpc += t > attn ? t - attn : 0;
+    if (cp > 1) {
+        /* ring attention: this rank's K and V blocks travel round the cp
+         * ranks (cp - 1 steps), overlapped with the attention blocks; the
+         * backward sends K, V and their gradients (twice the bytes) */
+        double kvw = (double)l->kv_heads * l->head_dim / (l->kv_heads >= tp ? tp : l->kv_heads);
+        double kv = tokens * 2.0 * kvw * 2.0;
+        double t = (cp - 1) * comm_p2p_s(cpl->bytes_per_s, cpl->latency_s, kv);
+        cpf = overlapped(t, attn, k);
+        cpb = overlapped(2.0 * t, ATTN_BWD_RATIO * attn, k);
     }
     if (s->recompute == RECOMPUTE_FULL)
-        rec = fwd + tpc;
+        rec = fwd + tpf + cpf;
     else if (s->recompute == RECOMPUTE_SELECTIVE)
         rec = attn;
-    rc->fwd_s += fwd + tpc;
-    rc->bwd_s += bwd + tpc + rec;
+    rc->fwd_s += fwd + tpf + cpf;
+    rc->bwd_s += bwd + tpb + cpb + rec;
     rc->compute_s += fwd + bwd;
     rc->recompute_s += rec;
-    rc->tp_comm_s += 2.0 * tpc;
+    rc->tp_comm_s += tpf + tpb + cpf + cpb;   /* the re-forward's: in recompute_s */
     rc->act_bytes += tf_layer_activation_bytes(m, l, s->mbs, s->seq_len, s->cp, tp, s->sp,
                                                s->recompute);
     rc->n_tensors += tf_layer_tensors(m, l);
@@ -144,7 +194,7 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
     const gpu_spec *gpu = &ng->gpu;
     const gen_constants *k = &p->gen[gpu->gen];
     int cp = s->cp > 0 ? s->cp : 1;
-    comm_link tpl;
+    comm_link tpl, cpl;
     range_cost one;
     double tokens = (double)s->mbs * s->seq_len / cp;
     double max_layer_act = 0;
@@ -153,13 +203,14 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
     if (tp <= 0)
         tp = s->tp > 0 ? s->tp : 1;
     memset(out, 0, sizeof *out);
-    tpl = comm_group_link(ng, k, tp * cp, 1);
+    tpl = comm_group_link(ng, k, tp, 1);
+    cpl = comm_group_link(ng, k, cp, tp);
     memset(&one, 0, sizeof one);
     for (i = first; i < first + n && i < m->layers; i++) {
         const layer_spec *l = &m->layer[i];
         if (i == first || !same_layer(l, &m->layer[i - 1])) {
             memset(&one, 0, sizeof one);
-            layer_cost(m, l, gpu, k, &tpl, s, tp, &one);
+            layer_cost(m, l, gpu, k, &tpl, &cpl, s, tp, &one);
             if (s->recompute == RECOMPUTE_FULL) {
                 /* the layer being recomputed holds its full activations */
                 double a = tf_layer_activation_bytes(m, l, s->mbs, s->seq_len, cp, tp,
@@ -211,6 +262,56 @@ static double grad_reduce_bytes(const model *m, int zero)
     if (zero >= 2)
         return m->prec == PREC_FP32 ? 4.0 : 2.0;
     return m->prec == PREC_FP16 ? 2.0 : 4.0;   /* bf16: fp32 main grads */
+}
+
+/* ZeRO-3's gathered 16-bit weights held at once on a stage: the layer in
+ * use (the largest of the stage's decoder layers, or its embedding / output
+ * layer) and the next one being prefetched, the prefetch capped at
+ * ZERO3_MAX_PREFETCH_PARAMS (DeepSpeed's stage3_max_live_parameters
+ * default), per TP rank.  The rest stays sharded. */
+#define ZERO3_MAX_PREFETCH_PARAMS 1e9
+static double zero3_gather_bytes(const model *m, const stage_spec *st, int tp)
+{
+    double unit = 0;
+    int i;
+    for (i = st->first_layer; i < st->first_layer + st->n_layers && i < m->layers; i++) {
+        double w = tf_layer_params(m, i);
+        if (w > unit)
+            unit = w;
+    }
+    if ((double)m->vocab * m->hidden > unit)
+        unit = (double)m->vocab * m->hidden;
+    return 2.0 * (unit + (unit < ZERO3_MAX_PREFETCH_PARAMS ? unit : ZERO3_MAX_PREFETCH_PARAMS)) /
+           tp;
+}
+
+double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
+                           const strategy *s, int i)
+{
+    int pp = s->pp > 0 ? s->pp : 1, cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
+    int g, gn, tp;
+    const node_group *ng;
+    const gen_constants *k;
+    double bytes, bw, lat;
+    if (i < 0 || i >= pp || i >= STRATEGY_MAX_STAGES || c->n_groups < 1)
+        return 0;
+    g = s->stage[i].group >= 0 && s->stage[i].group < c->n_groups ? s->stage[i].group : 0;
+    gn = s->stage[(i + 1) % pp].group;
+    if (gn < 0 || gn >= c->n_groups)
+        gn = g;
+    tp = s->stage[i].tp > 0 ? s->stage[i].tp : (s->tp > 0 ? s->tp : 1);
+    ng = &c->group[g];
+    k = &p->gen[ng->gpu.gen];
+    bytes = (double)s->mbs * s->seq_len / cp * m->hidden *
+            (m->prec == PREC_FP32 ? 4.0 : 2.0) / tp;
+    if (gn == g && (double)tp * cp * dp * pp <= comm_nvlink_domain(ng)) {
+        bw = ng->intra_bytes_per_s * (k->intra_eff > 0 ? k->intra_eff : 1.0);
+        lat = ng->intra_latency_s;
+    } else {
+        cluster_link_between(c, g, gn, &bw, &lat);
+        bw *= k->inter_eff > 0 ? k->inter_eff : 1.0;   /* unset (0): the link rate */
+    }
+    return comm_p2p_s(bw, lat, bytes);
 }
 
 static const char *binding_of(const time_breakdown *t)
@@ -290,29 +391,48 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         if (s->zero >= 3) {
             /* every weight tensor is gathered before its forward and again
              * before its backward, its gradient reduce-scattered after: one
-             * ring collective per tensor on the critical path (each layer
-             * waits for its weights; measured ZeRO-3 runs scale as if
-             * nothing were hidden, Narayanan et al. SC21 Table 2) */
-            double lat = r->n_tensors * (dp - 1.0) * dpl.latency_s;
-            double ag = comm_allgather_s(&dpl, dp, r->params * 2.0) - (dp - 1.0) * dpl.latency_s;
+             * ring collective per tensor (NCCL's hierarchical latency) on the
+             * critical path (each layer waits for its weights; measured
+             * ZeRO-3 runs scale as if little were hidden, Narayanan et al.
+             * SC21 Table 2).  Each per-tensor collective also flattens or
+             * unflattens one chunk per rank (list all-gather /
+             * reduce-scatter: dp copy kernels), the term that grows
+             * linearly with the ranks as SC21's 384 -> 1,536 GPU runs do */
+            double lat = r->n_tensors * (comm_ring_latency_s(&dpl, dp) + dp * k->kernel_s);
+            double ag = comm_allgather_s(&dpl, dp, r->params * 2.0) -
+                        comm_ring_latency_s(&dpl, dp);
             double rs = comm_reducescatter_s(&dpl, dp, r->params * gb) -
-                        (dp - 1.0) * dpl.latency_s;
+                        comm_ring_latency_s(&dpl, dp);
             if (dp > 1) {
                 r->fwd_s += lat + ag;
                 r->bwd_s += 2.0 * lat + ag + rs;
             }
             t_grad = t_param = 0;
-        } else if (s->zero >= 1) {
-            t_grad = comm_reducescatter_s(&dpl, dp, r->params * gb);
-            t_param = comm_allgather_s(&dpl, dp, r->params * 2.0);
+            grad_exp[i] = 0;
         } else {
-            t_grad = comm_allreduce_s(&dpl, dp, r->params * gb);
-            t_param = 0;
+            double bucket = r->params < dp_bucket_params(dp) ? r->params : dp_bucket_params(dp);
+            double last_grad, first_param = 0;
+            if (s->zero >= 1) {
+                t_grad = comm_reducescatter_s(&dpl, dp, r->params * gb);
+                t_param = comm_allgather_s(&dpl, dp, r->params * 2.0);
+                last_grad = comm_reducescatter_s(&dpl, dp, bucket * gb);
+                first_param = comm_allgather_s(&dpl, dp, bucket * 2.0);
+            } else {
+                t_grad = comm_allreduce_s(&dpl, dp, r->params * gb);
+                t_param = 0;
+                last_grad = comm_allreduce_s(&dpl, dp, bucket * gb);
+            }
+            /* overlapped with the last micro-batch's backward (forward):
+             * the last (first) bucket always shows */
+            if (s->overlap_grad_reduce && t_grad > 0) {
+                double rest = t_grad - last_grad;
+                grad_exp[i] = last_grad + overlapped(rest, r->bwd_s, k);
+            } else {
+                grad_exp[i] = t_grad;
+            }
+            if (s->overlap_param_gather && t_param > 0)
+                t_param = first_param + overlapped(t_param - first_param, r->fwd_s, k);
         }
-        grad_exp[i] = s->overlap_grad_reduce ? (t_grad > r->bwd_s ? t_grad - r->bwd_s : 0)
-                                             : t_grad;
-        if (s->overlap_param_gather)
-            t_param = t_param > r->fwd_s ? t_param - r->fwd_s : 0;
         if (t_param > param_exp)
             param_exp = t_param;
         opt_i = compute_optimizer_s(&ng->gpu, k, s->zero >= 1 ? r->params / dp : r->params);
@@ -331,31 +451,15 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         out->stage_bwd_s[i] = r->bwd_s;
 
         /* p2p to the next rank */
-        if (i < pp - 1 || (v > 1 && pp > 1)) {
-            int gn = s->stage[(i + 1) % pp].group;
-            double bw, lat;
-            double bytes = (double)s->mbs * s->seq_len / cp * m->hidden * 2.0 / tp;
-            if (gn < 0 || gn >= c->n_groups)
-                gn = g;
-            if (gn == g && (double)tp * cp * dp * pp <= comm_nvlink_domain(ng)) {
-                bw = ng->intra_bytes_per_s * k->intra_eff;
-                lat = ng->intra_latency_s;
-            } else {
-                cluster_link_between(c, g, gn, &bw, &lat);
-                bw *= k->inter_eff;
-            }
-            p2p[i] = cap_time(comm_p2p_s(bw, lat, bytes));
-        } else {
-            p2p[i] = 0;
-        }
+        p2p[i] = i < pp - 1 || (v > 1 && pp > 1) ? cap_time(cost_boundary_p2p_s(m, c, p, s, i))
+                                                : 0;
 
         /* memory */
         inflight = memory_inflight(pp, v, mcount, i);
         {
             double extra = r->act_peak_extra_bytes;
-            if (s->zero >= 3 && st->n_layers > 0)   /* gathered weights in use and
-                                                      prefetched: one layer's */
-                extra += 2.0 * r->params / st->n_layers;
+            if (s->zero >= 3 && st->n_layers > 0 && dp > 1)
+                extra += zero3_gather_bytes(m, st, tp);
             memory_stage(&sb, r->params, r->act_bytes, inflight, extra, p->reserve_bytes,
                          p->frag_fraction, ng->gpu.usable_mem_bytes, &out->stage_memory[i]);
         }

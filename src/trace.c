@@ -54,61 +54,6 @@ static int clamp_group(const cluster *c, int g)
     return (g >= 0 && g < c->n_groups) ? g : 0;
 }
 
-/* The link between two node groups (a == b: the group's inter-node link). */
-static void link_between(const cluster *c, int a, int b, double *bw, double *lat)
-{
-    const node_group *ga = &c->group[a], *gb = &c->group[b];
-    if (a == b) {
-        *bw = ga->inter_bytes_per_s;
-        *lat = ga->inter_latency_s;
-        return;
-    }
-    for (int i = 0; i < c->n_links; i++) {
-        const group_link *l = &c->link[i];
-        if ((l->a == a && l->b == b) || (l->a == b && l->b == a)) {
-            *bw = l->bytes_per_s;
-            *lat = l->latency_s;
-            return;
-        }
-    }
-    *bw = ga->inter_bytes_per_s < gb->inter_bytes_per_s ? ga->inter_bytes_per_s
-                                                        : gb->inter_bytes_per_s;
-    *lat = ga->inter_latency_s > gb->inter_latency_s ? ga->inter_latency_s : gb->inter_latency_s;
-}
-
-static int nvlink_domain(const node_group *g)
-{
-    int d = g->gpus_per_node;
-    if (g->gpu.nvlink_domain > d)
-        d = g->gpu.nvlink_domain;
-    return d > 0 ? d : 1;
-}
-
-/* p2p time of one micro-batch's activations from rank i to rank i+1 (mod pp). */
-static double boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
-                             const strategy *s, int i)
-{
-    int pp = s->pp, cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
-    int g = clamp_group(c, s->stage[i].group);
-    int gn = clamp_group(c, s->stage[(i + 1) % pp].group);
-    int tp = s->stage[i].tp > 0 ? s->stage[i].tp : (s->tp > 0 ? s->tp : 1);
-    const node_group *ng = &c->group[g];
-    const gen_constants *k = &p->gen[ng->gpu.gen];
-    double elem = m->prec == PREC_FP32 ? 4.0 : 2.0;
-    double bytes = (double)s->mbs * s->seq_len / cp * m->hidden * elem / tp;
-    double bw, lat;
-    if (gn == g && (double)tp * cp * dp * pp <= nvlink_domain(ng)) {
-        bw = ng->intra_bytes_per_s * (k->intra_eff > 0 ? k->intra_eff : 1.0);
-        lat = ng->intra_latency_s;
-    } else {
-        link_between(c, g, gn, &bw, &lat);
-        bw *= k->inter_eff > 0 ? k->inter_eff : 1.0;
-    }
-    if (bytes <= 0)
-        return 0;
-    return bytes / (bw > 0 ? bw : 1.0) + lat;
-}
-
 static long plan_microbatches(const strategy *s)
 {
     long per = (long)(s->mbs > 0 ? s->mbs : 1) * (s->dp > 0 ? s->dp : 1);
@@ -134,7 +79,7 @@ static int step_simulate(const model *m, const cluster *c, const cost_params *p,
         return -1;
     out->microbatches = (int)mb;
     for (int i = 0; i < s->pp; i++)
-        out->p2p_s[i] = (i < s->pp - 1) ? boundary_p2p_s(m, c, p, s, i) : 0;
+        out->p2p_s[i] = (i < s->pp - 1) ? cost_boundary_p2p_s(m, c, p, s, i) : 0;
     out->span_s = schedule_simulate(s->pp, out->vpp, out->microbatches, e->stage_fwd_s,
                                     e->stage_bwd_s, out->p2p_s, &out->ev);
     if (out->span_s < 0) {
