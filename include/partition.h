@@ -60,6 +60,10 @@ typedef struct partition_problem {
     /* ILP only (NULL / 0: off) */
     const int *class_layer_cap;     /* [n_classes], < 0 = no cap */
     double fill_weight;
+    double bottleneck_lb;           /* a valid lower bound on the bottleneck
+                                       (e.g. the DP's optimum): tightens the
+                                       LP relaxation of the fill objective */
+    double mip_gap;                 /* relative gap at which to stop, 0 exact */
 } partition_problem;
 
 typedef struct partition_result {

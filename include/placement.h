@@ -82,4 +82,9 @@ const placer_stats *placer_get_stats(const placer *pc);
  * why); -2 when out of memory. */
 int placer_place(placer *pc, const placement *pl, strategy *s, char *why, int why_size);
 
+/* The same with the solver chosen per call (the search screens with the DP
+ * and re-partitions the plans that may rank with the ILP). */
+int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp, char *why,
+                      int why_size);
+
 #endif

@@ -100,8 +100,9 @@ int partition_validate(const partition_problem *pb, char *why, int why_size)
         for (int k = 0; k < K; k++)
             if (pb->class_layer_cap[k] > L)
                 FAIL("class %d: layer cap %d exceeds %d layers", k, pb->class_layer_cap[k], L);
-    if (!good_value(pb->fill_weight))
-        FAIL("fill weight is negative or not finite");
+    if (!good_value(pb->fill_weight) || !good_value(pb->bottleneck_lb) ||
+        !good_value(pb->mip_gap))
+        FAIL("fill weight, bottleneck bound or gap is negative or not finite");
     return 0;
 }
 

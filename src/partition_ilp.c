@@ -11,7 +11,7 @@
  *   fixed_b[s] + sum_i (state + inflight[s] act)[k][i] x[s][i] + y[s]
  *       <= capacity[s],   y[s] >= peak[k][i] x[s][i]          (memory, max)
  *   sum over stages of class k of sum_i x[s][i] <= cap[k]     (ILP only)
- *   minimize B + fill_weight sum_s time(s)
+ *   minimize B + fill_weight sum_s time(s),  B >= bottleneck_lb
  * Rows are scaled (time by the mean stage time, bytes by the capacity) so
  * GLPK sees numbers near 1.  The integer solution is read back and measured
  * exactly with partition_measure().
@@ -155,7 +155,7 @@ static void build(ilp_ctx *x, glp_prob *lp)
     }
     for (int c = 1; c <= x->n_z; c++)
         glp_set_col_kind(lp, c, GLP_BV);
-    glp_set_col_bnds(lp, x->col_b, GLP_LO, 0.0, 0.0);
+    glp_set_col_bnds(lp, x->col_b, GLP_LO, pb->bottleneck_lb / x->tscale, 0.0);
     glp_set_obj_coef(lp, x->col_b, 1.0);
     if (x->has_peak)
         for (int s = 0; s < P; s++)
@@ -292,6 +292,7 @@ static partition_status solve(ilp_ctx *x, double time_limit_s, partition_result 
     glp_init_iocp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     parm.presolve = GLP_ON;
+    parm.mip_gap = pb->mip_gap;
     parm.tm_lim = time_limit_s * 1000 >= 2e9 ? 2000000000 : (int)ceil(time_limit_s * 1000);
     if (parm.tm_lim < 1)
         parm.tm_lim = 1;

@@ -32,6 +32,7 @@
 #include "placement.h"
 
 #define COST_CACHE 48
+#define PLACER_ILP_GAP 1e-4      /* relative MIP gap of the search's ILP */
 
 /* ---- placements ----------------------------------------------------------- */
 
@@ -352,6 +353,12 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const strategy *s)
 
 int placer_place(placer *pc, const placement *pl, strategy *s, char *why, int why_size)
 {
+    return placer_place_with(pc, pl, s, pc->use_ilp, why, why_size);
+}
+
+int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp, char *why,
+                      int why_size)
+{
     const int L = pc->L;
     const double frag = pc->p->frag_fraction;
     int P = placement_stages(pl), K = pl->n_parts, cp = s->cp > 0 ? s->cp : 1;
@@ -411,18 +418,27 @@ int placer_place(placer *pc, const placement *pl, strategy *s, char *why, int wh
     }
 
     pb = (partition_problem){L, P, K, pc->cls, pc->pt, pc->pst, pc->pact, pc->ppeak, pc->ft,
-                             pc->fb, pc->infl, pc->cap, 1, NULL, 0};
+                             pc->fb, pc->infl, pc->cap, 1, NULL, 0, 0, 0};
     pc->st.partitions++;
     st = PARTITION_INFEASIBLE;
-    if (pc->use_ilp && P > 1) {
+    if (use_ilp && P > 1) {
+        /* the DP's optimum bounds the bottleneck from below: the ILP then
+         * only has to trade the fill and drain against it */
+        st = partition_dp(&pb, &pc->ws, &pc->res);
+        if (st == PARTITION_NOMEM)
+            return -2;
+        pb.bottleneck_lb = pc->res.bottleneck_s * (1 - 1e-9);
         pb.fill_weight = mcount > 1 ? 1.0 / (mcount - 1) : 0;
-        pc->st.ilp_solves++;
-        st = partition_ilp(&pb, pc->ilp_limit_s, &pc->res);
+        pb.mip_gap = PLACER_ILP_GAP;
+        if (st == PARTITION_OK) {
+            pc->st.ilp_solves++;
+            st = partition_ilp(&pb, pc->ilp_limit_s, &pc->res);
+        }
         if (st == PARTITION_OK && !pc->res.optimal)
             pc->st.ilp_not_optimal++;
         if (st == PARTITION_NOMEM)
             return -2;
-        pb.fill_weight = 0;
+        pb.fill_weight = pb.bottleneck_lb = pb.mip_gap = 0;
         if (st != PARTITION_OK && st != PARTITION_INFEASIBLE) {
             pc->st.ilp_fallbacks++;
             st = partition_dp(&pb, &pc->ws, &pc->res);

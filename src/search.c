@@ -142,6 +142,7 @@ typedef struct search_ctx {
      * across groups [1] */
     const placement *placement;
     placer *placer;
+    plan ilp;                 /* --partition ilp: a re-partitioned plan */
     bool have_best[2];
     double best_score[2];
     strategy best[2];
@@ -412,8 +413,8 @@ static int place(search_ctx *x, strategy *s, char *why, int why_size)
         pl = &one;
     }
     if (x->placer == NULL) {
-        x->placer = placer_new(x->m, x->c, x->p, x->o->partition == PARTITION_ILP,
-                               x->o->ilp_time_limit_s);
+        /* screening uses the DP; seam_refine() re-partitions with the ILP */
+        x->placer = placer_new(x->m, x->c, x->p, false, x->o->ilp_time_limit_s);
         if (x->placer == NULL) {
             x->oom = true;
             snprintf(why, (size_t)why_size, "out of memory");
@@ -1040,6 +1041,48 @@ static int search_placements(search_ctx *x)
     return searched;
 }
 
+/* --partition ilp: each kept plan whose layers the placer split is
+ * re-partitioned by the ILP (its fill objective, steady state plus fill and
+ * drain, bounded below by the DP's bottleneck) and evaluated again; the
+ * faster split stays, and the list is sorted again.  Only the kept plans
+ * pay for an ILP solve; the search itself screens with the exact DP. */
+static void seam_refine_top(search_ctx *x, search_result *res)
+{
+    char why[160];
+    if (x->o->partition != PARTITION_ILP || x->placer == NULL)
+        return;
+    for (int i = 0; i < res->n_top; i++) {
+        plan *pl = &res->top[i];
+        placement where;
+        bool split = false;
+        for (int k = 1; k < pl->s.n_stages && !split; k++)
+            split = pl->s.stage[k].n_layers != pl->s.stage[0].n_layers ||
+                    pl->s.stage[k].group != pl->s.stage[0].group;
+        if (pl->s.pp < 2 || pl->s.vpp > 1 ||
+            (!split && !x->m->uneven && x->m->layers % pl->s.pp == 0))
+            continue;   /* the even split: Megatron's default, no partitioner */
+        if (placement_from_strategy(&pl->s, &where) != 0)
+            continue;
+        x->ilp.s = pl->s;
+        if (placer_place_with(x->placer, &where, &x->ilp.s, true, why, sizeof why) != 0)
+            continue;
+        evaluate(x->m, x->c, x->p, &x->ilp.s, &x->ilp.e);
+        if (x->ilp.e.feasible && isfinite(x->ilp.e.tokens_per_s) &&
+            objective_score(x, &x->ilp.e) > objective_score(x, &pl->e))
+            *pl = x->ilp;
+    }
+    for (int i = 1; i < res->n_top; i++)   /* insertion sort, stable */
+        for (int k = i; k > 0; k--) {
+            plan *a = &res->top[k - 1], *b = &res->top[k];
+            if (rank_cmp(objective_score(x, &b->e), b->e.peak_memory_bytes, &b->s,
+                         objective_score(x, &a->e), a->e.peak_memory_bytes, &a->s) >= 0)
+                break;
+            x->ilp = *a;
+            *a = *b;
+            *b = x->ilp;
+        }
+}
+
 /* The line comparing the best plan across groups with the best on one
  * group (multi-group clusters). */
 static void placement_note(search_ctx *x, search_result *res)
@@ -1383,6 +1426,7 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
             evaluate(m, c, p, &pl->s, &pl->e);
         }
         res->n_top = x->n_top;
+        seam_refine_top(x, res);
         res->gpus = plan_gpu_count(&res->top[0].s);
         placement_note(x, res);
         if (x->oom) {

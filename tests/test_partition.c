@@ -39,7 +39,7 @@ static void uniform(inst *x, int L, int P)
         x->cap[s] = HUGE_VAL;
     }
     x->pb = (partition_problem){L, P, 1, x->cls, x->t, x->st, x->act, NULL, x->ft, x->fb,
-                                x->infl, x->cap, 1, NULL, 0};
+                                x->infl, x->cap, 1, NULL, 0, 0, 0};
 }
 
 START_TEST(dp_uniform_even)
@@ -160,7 +160,7 @@ static void random_inst(inst *x, unsigned *seed)
     }
     x->pb = (partition_problem){L, P, K, x->cls, x->t, x->st, x->act,
                                 urand(seed) < 0.5 ? x->peak : NULL, x->ft, x->fb, x->infl,
-                                x->cap, 1, NULL, 0};
+                                x->cap, 1, NULL, 0, 0, 0};
 }
 
 START_TEST(dp_equals_ilp_on_random_instances)
@@ -347,7 +347,7 @@ START_TEST(ilp_time_limit_is_clean)
     }
     ft[39] = 3.0;
     pb = (partition_problem){126, 40, 1, cls, t, st, act, NULL, ft, fb, infl, cap, 1, NULL,
-                             0};
+                             0, 0, 0};
     s = partition_ilp(&pb, 0.001, &r);
     ck_assert_msg(s == PARTITION_OK || s == PARTITION_TIMEOUT, "status %s",
                   partition_status_name(s));
