@@ -65,6 +65,9 @@ static const param_field k_fields[] = {
     {"intra_eff", CALIB_INV_EFF, true, offsetof(gen_constants, intra_eff), 0.01, 1.0, 1.0},
     {"inter_eff", CALIB_INV_EFF, true, offsetof(gen_constants, inter_eff), 0.01, 1.0, 1.0},
     {"kernel_s", CALIB_DIRECT, true, offsetof(gen_constants, kernel_s), 0.0, 1e-4, 1e-5},
+    {"fp8_gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, fp8_gemm_eff), 0.01, 1.0, 1.0},
+    {"overlap_exposed", CALIB_DIRECT, true, offsetof(gen_constants, overlap_exposed), 0.0, 1.0,
+     0.1},
     {"step_overhead_s", CALIB_DIRECT, false, offsetof(cost_params, step_overhead_s), 0.0, 10.0,
      0.1},
 };
