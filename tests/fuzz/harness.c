@@ -7,10 +7,12 @@
  * state between calls. */
 #include <math.h>
 #include <stdarg.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
+#include "calibration.h"
 #include "harness.h"
 #include "cluster.h"
 #include "model.h"
@@ -18,6 +20,7 @@
 #include "search.h"
 #include "sweep.h"
 #include "units.h"
+#include "validate.h"
 
 #define PARSER_MSG_SIZE 64   /* small on purpose: truncation must be safe */
 
@@ -147,9 +150,11 @@ static int finite_pos(double v)
     return isfinite(v) && v > 0;
 }
 
-/* A failed load: complete error, status E_INPUT, located in `name`. */
-static int check_load_error(const char *what, planner_status rc, const planner_error *err,
-                            const void *out, const char *name, char *msg, int msg_size)
+/* A failed load: complete error, status E_INPUT, in `name`, at a line and
+ * column unless `unplaced_ok`. */
+static int check_error(const char *what, planner_status rc, const planner_error *err,
+                       const void *out, const char *name, int unplaced_ok, char *msg,
+                       int msg_size)
 {
     if (out != NULL)
         return fail(msg, msg_size, "%s failed (%d) but returned a result", what, (int)rc);
@@ -163,10 +168,16 @@ static int check_load_error(const char *what, planner_status rc, const planner_e
         return fail(msg, msg_size, "%s failed without a message", what);
     if (strcmp(err->file, name) != 0)
         return fail(msg, msg_size, "%s error names file '%s'", what, err->file);
-    if (err->line < 1 || err->col < 1)
+    if (!unplaced_ok && (err->line < 1 || err->col < 1))
         return fail(msg, msg_size, "%s error has no position (%d:%d): %s", what, err->line,
                     err->col, err->msg);
     return 0;
+}
+
+static int check_load_error(const char *what, planner_status rc, const planner_error *err,
+                            const void *out, const char *name, char *msg, int msg_size)
+{
+    return check_error(what, rc, err, out, name, 0, msg, msg_size);
 }
 
 /* A loaded model: what model.h promises. */
@@ -414,6 +425,113 @@ cleanup:
     return ret;
 }
 
+/* The input in a new temporary file, for readers that take a path; its
+ * name in `path`.  0, or -1. */
+static int temp_input(const uint8_t *data, size_t size, char *path, size_t path_size)
+{
+    const char *dir = getenv("TMPDIR");
+    int fd;
+    size_t done = 0;
+    snprintf(path, path_size, "%s/planner-fuzz-XXXXXX", dir != NULL && dir[0] ? dir : "/tmp");
+    fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    while (done < size) {
+        ssize_t w = write(fd, data + done, size - done);
+        if (w <= 0) {
+            close(fd);
+            unlink(path);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    close(fd);
+    return 0;
+}
+
+/* Every constant of a loaded calibration: finite and >= 0; efficiencies
+ * (fractions of a peak) in (0, 1]. */
+static int check_params(const cost_params *p, char *msg, int msg_size)
+{
+    for (int g = 0; g < GEN_COUNT; g++) {
+        const gen_constants *k = &p->gen[g];
+        const double eff[] = {k->gemm_eff, k->attn_eff, k->hbm_eff, k->intra_eff,
+                              k->inter_eff, k->fp8_gemm_eff};
+        for (size_t i = 0; i < sizeof eff / sizeof eff[0]; i++)
+            if (!(eff[i] > 0 && eff[i] <= 1))
+                return fail(msg, msg_size, "generation %d: efficiency %zu = %g", g, i, eff[i]);
+        if (!(isfinite(k->kernel_s) && k->kernel_s >= 0) ||
+            !(k->overlap_exposed >= 0 && k->overlap_exposed <= 1))
+            return fail(msg, msg_size, "generation %d: kernel %g s, overlap exposed %g", g,
+                        k->kernel_s, k->overlap_exposed);
+    }
+    if (!(isfinite(p->step_overhead_s) && p->step_overhead_s >= 0) ||
+        !(isfinite(p->reserve_bytes) && p->reserve_bytes >= 0) ||
+        !(isfinite(p->frag_fraction) && p->frag_fraction >= 0))
+        return fail(msg, msg_size, "overhead %g s, reserve %g B, fragmentation %g",
+                    p->step_overhead_s, p->reserve_bytes, p->frag_fraction);
+    return 0;
+}
+
+int harness_calibration(const uint8_t *data, size_t size, char *msg, int msg_size)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params p, defaults;
+    char path[256];
+    planner_status rc;
+    int ret;
+
+    if (temp_input(data, size, path, sizeof path) != 0)
+        return fail(msg, msg_size, "cannot write a temporary file");
+    cost_params_default(&defaults);
+    p = defaults;
+    rc = calibration_load(path, &p, &err);
+    if (rc == PLANNER_OK) {
+        ret = check_params(&p, msg, msg_size);
+    } else {
+        ret = check_load_error("calibration_load", rc, &err, NULL, path, msg, msg_size);
+        if (ret == 0 && memcmp(&p, &defaults, sizeof p) != 0)
+            ret = fail(msg, msg_size, "calibration_load failed but changed the constants");
+    }
+    unlink(path);
+    return ret;
+}
+
+int harness_runs(const uint8_t *data, size_t size, char *msg, int msg_size)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    validation_set *v = NULL;
+    char path[256];
+    planner_status rc;
+    int ret = 0;
+
+    if (temp_input(data, size, path, sizeof path) != 0)
+        return fail(msg, msg_size, "cannot write a temporary file");
+    rc = validation_load(path, &v, &err);
+    if (rc != PLANNER_OK) {
+        /* its schema errors name the key path, not the line (README "Testing") */
+        ret = check_error("validation_load", rc, &err, v, path, 1, msg, msg_size);
+    } else if (v == NULL || v->n < 0 || v->n > VALIDATION_MAX_RUNS ||
+               (v->n > 0 && v->run == NULL)) {
+        ret = fail(msg, msg_size, "validation_load: OK with %d runs", v != NULL ? v->n : -1);
+    } else {
+        for (int i = 0; i < v->n && ret == 0; i++) {
+            const validation_run *r = &v->run[i];
+            if (r->m == NULL || r->c == NULL || r->num_gpus < 1 || r->gbs < 1 ||
+                !finite_pos(r->measured_tokens_per_s_per_gpu) ||
+                memchr(r->id, '\0', sizeof r->id) == NULL ||
+                memchr(r->unsupported, '\0', sizeof r->unsupported) == NULL)
+                ret = fail(msg, msg_size, "run %d: gpus %d gbs %d measured %g", i, r->num_gpus,
+                           r->gbs, r->measured_tokens_per_s_per_gpu);
+            else if ((ret = check_model(r->m, msg, msg_size)) == 0)
+                ret = check_cluster(r->c, msg, msg_size);
+        }
+    }
+    validation_free(v);
+    unlink(path);
+    return ret;
+}
+
 /* ---- partition: the DP and GLPK's ILP on the same small problem ---- */
 
 #define PART_MAX_L 24
@@ -560,5 +678,7 @@ const harness_target harness_targets[] = {
     {"sweep", harness_sweep},
     {"sweep_axis", harness_sweep_axis},
     {"partition", harness_partition},
+    {"calibration", harness_calibration},
+    {"runs", harness_runs},
 };
 const size_t harness_target_count = sizeof harness_targets / sizeof harness_targets[0];

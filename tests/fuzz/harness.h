@@ -59,6 +59,14 @@ int harness_sweep_axis(const uint8_t *data, size_t size, char *msg, int msg_size
  * feasibility and on the optimal bottleneck, and every split must fit. */
 int harness_partition(const uint8_t *data, size_t size, char *msg, int msg_size);
 
+/* A calibration file (calibration.h calibration_load, through a temporary
+ * file): constants finite and in range; on error the defaults untouched. */
+int harness_calibration(const uint8_t *data, size_t size, char *msg, int msg_size);
+
+/* A runs file (validate.h validation_load, through a temporary file): every
+ * run's model and cluster keep model.h's and cluster.h's invariants. */
+int harness_runs(const uint8_t *data, size_t size, char *msg, int msg_size);
+
 /* One-time set-up for both users (routes jansson through alloc.h). */
 void harness_init(void);
 
