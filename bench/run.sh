@@ -5,6 +5,9 @@
 #   GPT-3 175B on 64 DGX H100 (512 GPUs)       target < 100 ms
 #   Llama 3.1 405B on 2048 DGX H100 (16,384)   target < 1 s
 # and prints best/median wall time, candidates and candidates per second.
+# Then bench/bench_pipeline.c times the pipeline-schedule simulation alone
+# (the search's inner loop) on the calls those two searches make, recorded
+# through ld's --wrap=schedule_simulate_ex and replayed.
 set -eu
 cd "$(dirname "$0")/.."
 build=${BUILD:-build}
@@ -21,3 +24,11 @@ repeats=${REPEATS:-7}
     configs/gpt3-175b.json clusters/h100x512.yaml \
     configs/llama3.1-405b.json clusters/h100x16384.yaml
 echo "targets: GPT-3 175B on 512 GPUs < 100 ms; Llama 3.1 405B on 16,384 GPUs < 1 s (median)"
+# shellcheck disable=SC2046
+$cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
+    $(pkg-config --cflags $pkgs 2>/dev/null) -Wl,--wrap=schedule_simulate_ex \
+    -o "$build/bench/bench_pipeline" bench/bench_pipeline.c "$build/libplanner.a" \
+    $(pkg-config --libs $pkgs 2>/dev/null) -lglpk -lm
+"$build/bench/bench_pipeline" -r "$repeats" \
+    configs/gpt3-175b.json clusters/h100x512.yaml \
+    configs/llama3.1-405b.json clusters/h100x16384.yaml

@@ -28,17 +28,22 @@ void sched_events_free(sched_events *e);   /* frees contents; NULL-safe */
  * time of one boundary crossing (p2p_s[i]: between rank i and i+1).  Returns
  * the time from the first forward to the last backward; when `out` is not
  * NULL, appends every forward, backward and send as an event.  Returns a
- * negative value if out of memory. */
+ * negative value if the schedule cannot proceed (interleaving with
+ * microbatches % pp != 0 can deadlock) or, with `out`, if out of memory.
+ * Without `out` nothing is allocated (any pp <= STRATEGY_MAX_STAGES). */
 double schedule_simulate(int pp, int vpp, int microbatches, const double *fwd_s,
                          const double *bwd_s, const double *p2p_s, sched_events *out);
 
 /* The same, with the p2p time of the wrap-around crossing of an interleaved
  * schedule (rank pp-1 chunk c -> rank 0 chunk c+1; schedule_simulate uses
  * p2p_s[0]), and each rank's finish time (its last backward) in rank_end_s
- * (pp entries, may be NULL).  Without `out` and with many micro-batches the
- * periodic steady state is extrapolated exactly from two shorter runs
- * (m = 2 pp + m % pp and that + pp), so the cost is O(pp^2 vpp), not
- * O(m pp vpp).  p2p_s[i] is read for i < pp - 1 only. */
+ * (pp entries, may be NULL).  p2p_s[i] is read for i < pp - 1 only.
+ * Without `out`: exact (the same times as with `out`, to rounding), no
+ * allocation, O(pp) state; O(pp) per position of a rank's 2 m vpp
+ * operations, and once the steady state is detected to repeat (every rank in
+ * its 1F1B phase, checked, not assumed) the remaining repetitions are added
+ * in one step, so long runs cost about O(pp^2 vpp).  Returns -1 if
+ * microbatches * vpp > 2^28. */
 double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
                             const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
                             double *rank_end_s, sched_events *out);

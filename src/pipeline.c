@@ -1,5 +1,5 @@
-/* pipeline.c: 1F1B and interleaved pipeline schedules, simulated event by
- * event over the real per-stage times.
+/* pipeline.c: 1F1B and interleaved pipeline schedules, simulated over the
+ * real per-stage times.
  *
  * Megatron's schedules (core/pipeline_parallel/schedules.py): every rank runs
  * the same sequence of forward "virtual micro-batches" k = 0 .. m v - 1, in
@@ -18,23 +18,63 @@
  * p2p time this reproduces the closed forms: (m + pp - 1)(t_f + t_b) for
  * 1F1B, bubble (pp - 1)/(vpp m) interleaved.
  *
- * Many micro-batches: once the schedule is in its periodic steady state,
- * adding pp micro-batches adds a constant time, so without an event list we
- * simulate m1 = 2 pp + m % pp and m1 + pp micro-batches and extrapolate.
- * Invariant: every rank's operations complete in its own order; the
- * simulation needs one workspace of 2 pp m vpp doubles, on the stack when
- * it fits in SIM_STACK_DOUBLES, else allocated.
+ * Two engines compute the same times (every end time is the max-plus
+ * expression above; only the order of evaluation differs):
+ *
+ * - With an event list (--trace): simulate_events(), event by event over
+ *   arrays of every operation's end time (2 pp m vpp doubles, allocated like
+ *   the events).
+ *
+ * - Without (evaluate(), the search's inner loop): an allocation-free engine
+ *   over O(pp) state.  Each rank's operations are a fixed sequence; a message
+ *   (a forward's output to rank r + 1, a backward's to r - 1) goes through a
+ *   FIFO channel, since a rank consumes its neighbour's outputs in the order
+ *   they are produced; the wrap-around crossings of the interleaved schedule
+ *   and the last rank's forward -> own backward are FIFOs too.  Operations are
+ *   evaluated by position j in each rank's sequence: for j = 0, 1, ...: the
+ *   forwards at j in ascending rank order, then the backwards at j in
+ *   descending order.  Every input of Megatron's schedules is produced at a
+ *   position <= the consumer's (equal only for a forward from r - 1 or a
+ *   backward from r + 1), so this order is a topological one, neighbour
+ *   channels hold at most 2 messages (4 slots) and the wrap-around ones at
+ *   most pp (RING_CAP); test_pipeline checks both against a plain reference
+ *   simulation.  For schedules where that does not hold (interleaving with a
+ *   partial last group: m % pp != 0, which Megatron rejects), or if a channel
+ *   would over- or underflow, the same operations run in a polling order
+ *   (each rank runs while its input is there and its output has room), as
+ *   the event engine does.  O(pp) work per position, no allocation.
+ *
+ * Long runs: once every rank is in its steady 1F1B phase and the groups are
+ * full, the schedule is a max-plus linear recurrence with constant structure
+ * from one window of P = 2 pp vpp positions (one group of micro-batches) to
+ * the next.  Its state at a window boundary is each rank's busy-until time
+ * and the messages in flight.  If the state at boundary X equals the state
+ * lam windows earlier plus a constant c (checked, Brent's cycle detection:
+ * one stored state), every later window repeats it (a max-plus map commutes
+ * with adding a constant), so the engine jumps T lam windows ahead, adds T c
+ * to every time in the state and simulates the rest (the cool-down).  The
+ * check allows rounding noise: a deviation d per lam windows costs at most
+ * T d (max-plus maps are non-expansive), and d is held to 8 ulp of the state
+ * and 1e-13 of c.  Without a match the run is simulated to the end: exact in
+ * any case, only slower.  The transient before the period sets in can be
+ * long when two cycles of the schedule have almost the same mean time, which
+ * is why the period is detected rather than assumed.
+ *
+ * Invariants: the no-event engine allocates nothing for every pp <=
+ * STRATEGY_MAX_STAGES (its state and one snapshot, about 72 KiB, live on the
+ * stack); every rank's operations complete in its own order; both engines
+ * give the same times (test_pipeline: against each other and a reference).
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include "alloc.h"
 #include "pipeline.h"
 #include "strategy.h"
 
-#define STRATEGY_MAX_STAGES_PIPE STRATEGY_MAX_STAGES
-/* Workspace kept on the stack (256 KiB): pp <= 16 with any vpp <= 8 and
- * the steady-state extrapolation needs no allocation. */
-#define SIM_STACK_DOUBLES 32768
+#define MAX_PP STRATEGY_MAX_STAGES
+/* Forwards per rank the allocation-free engine takes (its positions are int). */
+#define MAX_OPS (1 << 28)
 
 void sched_events_free(sched_events *e)
 {
@@ -44,6 +84,10 @@ void sched_events_free(sched_events *e)
     e->ev = NULL;
     e->n = e->cap = 0;
 }
+
+/* ------------------------------------------------------------------------
+ * The event engine.
+ * ------------------------------------------------------------------------ */
 
 static int push_event(sched_events *e, sched_kind kind, int stage, int mb, int chunk,
                       double start, double end)
@@ -74,15 +118,16 @@ static void seq_decode(int k, int pp, int vpp, int m, int backward, int *mb, int
     *group_size = size;
 }
 
-/* One full simulation; fend/bend hold pp * m * vpp doubles.  Returns the
- * makespan, -1 if out of memory, -2 if the schedule cannot proceed. */
-static double simulate(int pp, int vpp, int m, const double *fwd_s, const double *bwd_s,
+/* One full simulation with events; fend/bend hold pp * m * vpp doubles.
+ * Polls the ranks in turn, each running while its inputs are there.  Returns
+ * the makespan, -1 if out of memory, -2 if the schedule cannot proceed. */
+static double simulate_events(int pp, int vpp, int m, const double *fwd_s, const double *bwd_s,
                        const double *p2p_s, double wrap_s, double *fend, double *bend,
                        double *rank_end, sched_events *out)
 {
     int n = m * vpp, r, progress, done = 0;
-    int jpos[STRATEGY_MAX_STAGES_PIPE];
-    double freet[STRATEGY_MAX_STAGES_PIPE];
+    int jpos[MAX_PP];
+    double freet[MAX_PP];
     double span = 0;
 
     for (r = 0; r < pp * n; r++)
@@ -185,16 +230,556 @@ static double simulate(int pp, int vpp, int m, const double *fwd_s, const double
     return span;
 }
 
+
+/* ------------------------------------------------------------------------
+ * The allocation-free engine.
+ * ------------------------------------------------------------------------ */
+
+/* Message slots per neighbour channel (power of two; the position order needs
+ * 2, the polling order is held to this many), and the capacity of the
+ * wrap-around and last-rank FIFOs (power of two; the position order needs pp,
+ * the polling order blocks a producer on a full one). */
+#define SLOTS 4
+#define RING_CAP (2 * MAX_PP)
+
+typedef struct sim_ring {
+    double v[RING_CAP];
+    unsigned head, tail;        /* live entries: head .. tail - 1 */
+} sim_ring;
+
+/* Where a rank is in its forward (or backward) sequence: index within the
+ * chunk, chunk (backwards: counted from the last chunk), size of the group,
+ * group. */
+typedef struct sim_pos {
+    int i, c, gs, g;
+} sim_pos;
+
+/* Everything the engine needs; O(pp). */
+typedef struct sim_state {
+    int pp, vpp, m, n;          /* n = m vpp operations of each kind per rank */
+    int err;                    /* a FIFO over- or underflowed */
+    double wrap_s;
+    double busy[MAX_PP];        /* end of the rank's last operation */
+    double fdur[MAX_PP], bdur[MAX_PP];   /* one chunk */
+    double p2p[MAX_PP];         /* rank r -> r + 1 */
+    int warm[MAX_PP];
+    int nf[MAX_PP], nb[MAX_PP]; /* forwards / backwards done */
+    /* fin[SLOTS r + (k & (SLOTS - 1))]: forward k's output arriving at rank r
+     * (sent by r - 1); bin likewise from r + 1 */
+    double fin[SLOTS * MAX_PP], bin[SLOTS * MAX_PP];
+    sim_ring wf;                /* rank pp-1 forward (chunk < vpp-1) -> rank 0 */
+    sim_ring wb;                /* rank 0 backward (chunk > 0) -> rank pp-1 */
+    sim_ring sf;                /* rank pp-1 forward (last chunk) -> own backward */
+    sim_pos f0, b0, fl, bl;     /* rank 0's and rank pp-1's sequences */
+} sim_state;
+
+static void pos_next(sim_pos *d, int pp, int vpp, int m)
+{
+    if (++d->i < d->gs)
+        return;
+    d->i = 0;
+    if (++d->c < vpp)
+        return;
+    d->c = 0;
+    d->g++;
+    d->gs = m - d->g * pp < pp ? m - d->g * pp : pp;
+}
+
+static void ring_push(sim_state *st, sim_ring *q, double x)
+{
+    if (q->tail - q->head >= RING_CAP) {
+        st->err = 1;
+        return;
+    }
+    q->v[q->tail++ % RING_CAP] = x;
+}
+
+static double ring_pop(sim_state *st, sim_ring *q)
+{
+    if (q->tail == q->head) {
+        st->err = 1;
+        return 0;
+    }
+    return q->v[q->head++ % RING_CAP];
+}
+
+static void state_init(sim_state *st, int pp, int vpp, int m, const double *fwd_s,
+                       const double *bwd_s, const double *p2p_s, double wrap_s)
+{
+    sim_pos d0;
+    int r;
+
+    st->pp = pp;
+    st->vpp = vpp;
+    st->m = m;
+    st->n = m * vpp;
+    st->err = 0;
+    st->wrap_s = wrap_s;
+    for (r = 0; r < pp; r++) {
+        int warm = vpp > 1 ? (pp - r - 1) * 2 + (vpp - 1) * pp : pp - r - 1;
+        if ((vpp > 1 && m == pp) || warm > st->n)   /* Megatron: m == pp
+                                                       interleaved runs all
+                                                       forwards first */
+            warm = st->n;
+        st->warm[r] = warm;
+        st->busy[r] = 0;
+        st->fdur[r] = fwd_s[r] / vpp;
+        st->bdur[r] = bwd_s[r] / vpp;
+        st->p2p[r] = r < pp - 1 ? p2p_s[r] : 0;
+        st->nf[r] = st->nb[r] = 0;
+    }
+    st->wf.head = st->wf.tail = 0;
+    st->wb.head = st->wb.tail = 0;
+    st->sf.head = st->sf.tail = 0;
+    d0.i = d0.c = d0.g = 0;
+    d0.gs = m < pp ? m : pp;
+    st->f0 = st->b0 = st->fl = st->bl = d0;
+}
+
+/* Forward on rank 0 or pp - 1 (both when pp == 1): the chunk decides the
+ * wrap-around input and output. */
+static void fwd_edge(sim_state *st, int r)
+{
+    int s = st->nf[r] & (SLOTS - 1), last = st->pp - 1;
+    double dep = 0, t;
+    if (r > 0)
+        dep = st->fin[SLOTS * r + s];
+    else if (st->f0.c > 0)
+        dep = ring_pop(st, &st->wf);
+    t = (dep > st->busy[r] ? dep : st->busy[r]) + st->fdur[r];
+    st->busy[r] = t;
+    if (r < last)
+        st->fin[SLOTS * (r + 1) + s] = t + st->p2p[r];
+    else if (st->fl.c < st->vpp - 1)
+        ring_push(st, &st->wf, t + st->wrap_s);
+    else
+        ring_push(st, &st->sf, t);
+    if (r == 0)
+        pos_next(&st->f0, st->pp, st->vpp, st->m);
+    if (r == last)
+        pos_next(&st->fl, st->pp, st->vpp, st->m);
+    st->nf[r]++;
+}
+
+/* Backward on rank 0 or pp - 1. */
+static void bwd_edge(sim_state *st, int r)
+{
+    int s = st->nb[r] & (SLOTS - 1), last = st->pp - 1;
+    double dep, t;
+    if (r < last)
+        dep = st->bin[SLOTS * r + s];
+    else
+        dep = ring_pop(st, st->bl.c == 0 ? &st->sf : &st->wb);
+    t = (dep > st->busy[r] ? dep : st->busy[r]) + st->bdur[r];
+    st->busy[r] = t;
+    if (r > 0)
+        st->bin[SLOTS * (r - 1) + s] = t + st->p2p[r - 1];
+    else if (st->b0.c < st->vpp - 1)
+        ring_push(st, &st->wb, t + st->wrap_s);
+    if (r == 0)
+        pos_next(&st->b0, st->pp, st->vpp, st->m);
+    if (r == last)
+        pos_next(&st->bl, st->pp, st->vpp, st->m);
+    st->nb[r]++;
+}
+
+/* Forwards on ranks lo, lo + step, ... < hi, in ascending order (a rank's
+ * input may come from the rank before it at the same position).  The
+ * middle ranks in a tight loop: input from r - 1, output to r + 1. */
+static void fwd_range(sim_state *st, int lo, int hi, int step)
+{
+    double *restrict busy = st->busy, *restrict fin = st->fin;
+    const double *restrict dur = st->fdur, *restrict p2p = st->p2p;
+    int *restrict nf = st->nf;
+    int last = st->pp - 1, r = lo;
+
+    if (r >= hi)
+        return;
+    if (r == 0) {
+        fwd_edge(st, 0);
+        r += step;
+    }
+    for (; r < hi && r < last; r += step) {
+        int s = nf[r] & (SLOTS - 1);
+        double dep = fin[SLOTS * r + s], t;
+        t = (dep > busy[r] ? dep : busy[r]) + dur[r];
+        busy[r] = t;
+        fin[SLOTS * (r + 1) + s] = t + p2p[r];
+        nf[r]++;
+    }
+    if (r == last && r < hi)
+        fwd_edge(st, last);
+}
+
+/* Backwards on ranks lo, lo + step, ... < hi, in descending order; middle
+ * ranks: input from r + 1, output to r - 1. */
+static void bwd_range(sim_state *st, int lo, int hi, int step)
+{
+    double *restrict busy = st->busy, *restrict bin = st->bin;
+    const double *restrict dur = st->bdur, *restrict p2p = st->p2p;
+    int *restrict nb = st->nb;
+    int last = st->pp - 1, r;
+
+    if (lo >= hi)
+        return;
+    r = lo + (hi - 1 - lo) / step * step;
+    if (r == last) {
+        bwd_edge(st, last);
+        r -= step;
+    }
+    for (; r >= lo && r > 0; r -= step) {
+        int s = nb[r] & (SLOTS - 1);
+        double dep = bin[SLOTS * r + s], t;
+        t = (dep > busy[r] ? dep : busy[r]) + dur[r];
+        busy[r] = t;
+        bin[SLOTS * (r - 1) + s] = t + p2p[r - 1];
+        nb[r]++;
+    }
+    if (r == 0 && lo == 0)
+        bwd_edge(st, 0);
+}
+
+/* Whether position j of rank r's sequence is a forward. */
+static inline int is_fwd(const sim_state *st, int r, int j)
+{
+    int w = st->warm[r];
+    return j < w || (j < 2 * st->n - w && (j - w) % 2 == 0);
+}
+
+/* --- periodic steady state ------------------------------------------------ */
+
+/* The state at a window boundary: every time the future reads (busy times,
+ * messages in flight in channel order) and the counts that fix which
+ * messages are in flight.  At most 2 messages per neighbour channel (else no
+ * snapshot is taken) and RING_CAP per ring. */
+#define SNAP_TIMES (MAX_PP + 2 * 2 * MAX_PP + 3 * RING_CAP)
+#define SNAP_INTS (2 * MAX_PP + 3)
+
+typedef struct sim_snap {
+    double t[SNAP_TIMES];
+    int k[SNAP_INTS];
+    int nt, nk;
+    double mag;                 /* largest |t| */
+} sim_snap;
+
+/* Calls f(ctx, &time) on every time of the state, in a fixed order, until f
+ * returns nonzero; returns that, 0, or -1 if a neighbour channel holds more
+ * than 2 messages. */
+typedef int (*time_fn)(void *ctx, double *t);
+
+static int state_times(sim_state *st, time_fn f, void *ctx)
+{
+    sim_ring *rings[3];
+    unsigned i;
+    int r, k, rc;
+
+    for (r = 0; r < st->pp; r++)
+        if ((rc = f(ctx, &st->busy[r])) != 0)
+            return rc;
+    for (r = 1; r < st->pp; r++) {
+        if (st->nf[r - 1] - st->nf[r] > 2)
+            return -1;
+        for (k = st->nf[r]; k < st->nf[r - 1]; k++)
+            if ((rc = f(ctx, &st->fin[SLOTS * r + (k & (SLOTS - 1))])) != 0)
+                return rc;
+    }
+    for (r = 0; r + 1 < st->pp; r++) {
+        if (st->nb[r + 1] - st->nb[r] > 2)
+            return -1;
+        for (k = st->nb[r]; k < st->nb[r + 1]; k++)
+            if ((rc = f(ctx, &st->bin[SLOTS * r + (k & (SLOTS - 1))])) != 0)
+                return rc;
+    }
+    rings[0] = &st->wf;
+    rings[1] = &st->wb;
+    rings[2] = &st->sf;
+    for (k = 0; k < 3; k++)
+        for (i = rings[k]->head; i != rings[k]->tail; i++)
+            if ((rc = f(ctx, &rings[k]->v[i % RING_CAP])) != 0)
+                return rc;
+    return 0;
+}
+
+/* The counts (messages per channel); the chunk positions of ranks 0 and
+ * pp - 1 need no check: windows are whole groups, or vpp = 1. */
+static int state_ints(const sim_state *st, int *k)
+{
+    int r, n = 0;
+    for (r = 1; r < st->pp; r++)
+        k[n++] = st->nf[r - 1] - st->nf[r];
+    for (r = 0; r + 1 < st->pp; r++)
+        k[n++] = st->nb[r + 1] - st->nb[r];
+    k[n++] = (int)(st->wf.tail - st->wf.head);
+    k[n++] = (int)(st->wb.tail - st->wb.head);
+    k[n++] = (int)(st->sf.tail - st->sf.head);
+    return n;
+}
+
+static int snap_put(void *ctx, double *t)
+{
+    sim_snap *s = ctx;
+    s->t[s->nt++] = *t;
+    if (fabs(*t) > s->mag)
+        s->mag = fabs(*t);
+    return 0;
+}
+
+static void snap_take(sim_state *st, sim_snap *s)
+{
+    s->nt = 0;
+    s->mag = 0;
+    if (state_times(st, snap_put, s) != 0)
+        s->nt = -1;   /* never matches */
+    s->nk = state_ints(st, s->k);
+}
+
+/* Comparing the current state with a snapshot. */
+typedef struct snap_cmp {
+    const sim_snap *s;
+    int i;
+    double shift, tol;
+} snap_cmp;
+
+static int cmp_one(void *ctx, double *t)
+{
+    snap_cmp *c = ctx;
+    double d;
+    if (c->i >= c->s->nt)
+        return 1;
+    d = fabs(*t - (c->s->t[c->i++] + c->shift));
+    return d <= c->tol ? 0 : 1;   /* NaN: no match */
+}
+
+/* Whether the current state is the snapshot plus a constant (*shift),
+ * within rounding: 16 ulp of the largest time and 1e-13 of the shift, so
+ * that T repetitions err by at most 1e-13 T shift. */
+static int snap_match(sim_state *st, const sim_snap *s, double *shift)
+{
+    int k[SNAP_INTS], nk, i;
+    snap_cmp c;
+
+    if (s->nt < 1)
+        return 0;
+    c.s = s;
+    c.i = 0;
+    c.shift = st->busy[0] - s->t[0];
+    c.tol = 16 * DBL_EPSILON * (s->mag + c.shift);
+    if (c.tol > 1e-13 * c.shift)
+        c.tol = 1e-13 * c.shift;
+    if (!(c.shift >= 0) || !(c.tol >= 0))
+        return 0;
+    for (i = 0; i < st->pp; i++)   /* the usual miss, cheaply */
+        if (!(fabs(st->busy[i] - (s->t[i] + c.shift)) <= c.tol))
+            return 0;
+    nk = state_ints(st, k);
+    if (nk != s->nk)
+        return 0;
+    for (i = 0; i < nk; i++)
+        if (k[i] != s->k[i])
+            return 0;
+    if (state_times(st, cmp_one, &c) != 0 || c.i != s->nt)
+        return 0;
+    *shift = c.shift;
+    return 1;
+}
+
+static int add_shift(void *ctx, double *t)
+{
+    *t += *(const double *)ctx;
+    return 0;
+}
+
+/* Position k (0 .. m vpp) of a forward (backward) sequence: groups of pp
+ * micro-batches (the last one m % pp), vpp chunks each. */
+static void pos_set(sim_pos *d, int k, int pp, int vpp, int m)
+{
+    d->g = k / (pp * vpp);
+    d->gs = m - d->g * pp < pp ? m - d->g * pp : pp;
+    if (d->gs < 1) {   /* the sequence is done */
+        d->gs = 1;
+        d->c = d->i = 0;
+        return;
+    }
+    k -= d->g * pp * vpp;
+    d->c = k / d->gs;
+    d->i = k % d->gs;
+}
+
+/* Moves the state `ops` forwards and backwards ahead on every rank, every
+ * time by `shift` (valid once the state repeats, see the top). */
+static void state_jump(sim_state *st, int ops, double shift)
+{
+    double fm[2 * MAX_PP], bm[2 * MAX_PP];
+    int nfm = 0, nbm = 0, r, i, last = st->pp - 1;
+
+    state_times(st, add_shift, &shift);
+    /* the messages in flight move to the slots of their new numbers */
+    for (r = 1; r < st->pp; r++)
+        for (i = st->nf[r]; i < st->nf[r - 1]; i++)
+            fm[nfm++] = st->fin[SLOTS * r + (i & (SLOTS - 1))];
+    for (r = 0; r + 1 < st->pp; r++)
+        for (i = st->nb[r]; i < st->nb[r + 1]; i++)
+            bm[nbm++] = st->bin[SLOTS * r + (i & (SLOTS - 1))];
+    for (r = 0; r < st->pp; r++) {
+        st->nf[r] += ops;
+        st->nb[r] += ops;
+    }
+    nfm = nbm = 0;
+    for (r = 1; r < st->pp; r++)
+        for (i = st->nf[r]; i < st->nf[r - 1]; i++)
+            st->fin[SLOTS * r + (i & (SLOTS - 1))] = fm[nfm++];
+    for (r = 0; r + 1 < st->pp; r++)
+        for (i = st->nb[r]; i < st->nb[r + 1]; i++)
+            st->bin[SLOTS * r + (i & (SLOTS - 1))] = bm[nbm++];
+    pos_set(&st->f0, st->nf[0], st->pp, st->vpp, st->m);
+    pos_set(&st->b0, st->nb[0], st->pp, st->vpp, st->m);
+    pos_set(&st->fl, st->nf[last], st->pp, st->vpp, st->m);
+    pos_set(&st->bl, st->nb[last], st->pp, st->vpp, st->m);
+}
+
+/* --- the two evaluation orders --------------------------------------------- */
+
+
+/* Position order (see the top).  Returns 0, or -1 if a FIFO over- or
+ * underflowed (the caller then uses the polling order). */
+static int run_positions(sim_state *st, sim_snap *snap)
+{
+    int pp = st->pp, vpp = st->vpp, n = st->n;
+    int step = vpp > 1 ? 1 : 2;   /* steady ranks doing the same kind */
+    int a = pp, c = 0, j;
+    /* periodic steady state: windows of P positions (one micro-batch, or
+     * one group when interleaved: the structure repeats) from w0 (every rank
+     * steady) while they end by E (the first cool-down) */
+    int P = vpp > 1 ? 2 * pp * vpp : 2, w0 = st->warm[0];
+    int E = vpp > 1 ? 2 * (st->m / pp) * pp * vpp - w0 : 2 * n - w0;
+    int cut, power = 1, lam = 0, have = 0;
+
+    if (E > 2 * n - w0)
+        E = 2 * n - w0;
+    cut = w0 + 3 * P <= E ? w0 : -1;
+
+    for (j = 0; j < 2 * n; j++) {
+        int s0, fr = pp, br = pp;
+        if (j == cut) {
+            double shift;
+            if (have && snap_match(st, snap, &shift)) {
+                int t = (E - j) / (lam * P);
+                state_jump(st, t * lam * P / 2, shift * t);
+                j += t * lam * P;
+                cut = -1;
+            } else {
+                if (!have || lam == power) {
+                    snap_take(st, snap);
+                    have = 1;
+                    if (lam == power)
+                        power *= 2;
+                    lam = 0;
+                }
+                lam++;
+                cut = j + P + P <= E ? j + P : -1;
+            }
+            if (j >= 2 * n)
+                break;
+        }
+        /* ranks [0, a) are warming up (warm[r] > j), [0, c) cooling down
+         * (j >= 2n - warm[r]), [max(a, c), pp) steady */
+        while (a > 0 && st->warm[a - 1] <= j)
+            a--;
+        while (c < pp && st->warm[c] >= 2 * n - j)
+            c++;
+        s0 = a > c ? a : c;
+        if (s0 < pp) {
+            /* steady ranks: interleaved, all warm[r] have one parity (all do
+             * the same); 1F1B, every other rank does a forward */
+            int odd = (j - st->warm[s0]) % 2;
+            fr = s0 + (vpp > 1 ? odd * (pp - s0) : odd);
+            br = s0 + (vpp > 1 ? (1 - odd) * (pp - s0) : 1 - odd);
+        }
+        fwd_range(st, 0, a, 1);
+        fwd_range(st, fr, pp, step);
+        bwd_range(st, br, pp, step);
+        bwd_range(st, 0, c, 1);
+        if (st->err)
+            return -1;
+    }
+    return 0;
+}
+
+/* Polling order: each rank in turn runs while its input is there and its
+ * output has room.  Returns 0, or -1 if the schedule cannot proceed. */
+static int run_polling(sim_state *st)
+{
+    int pp = st->pp, vpp = st->vpp, last = pp - 1, r, done = 0, progress;
+
+    do {
+        progress = 0;
+        for (r = 0; r < pp; r++) {
+            for (;;) {
+                int j = st->nf[r] + st->nb[r];
+                if (j == 2 * st->n)
+                    break;
+                if (is_fwd(st, r, j)) {
+                    int in = r > 0 ? st->nf[r - 1] > st->nf[r]
+                                   : st->f0.c == 0 || st->wf.tail != st->wf.head;
+                    sim_ring *q = st->fl.c < vpp - 1 ? &st->wf : &st->sf;
+                    int room = r < last ? st->nf[r] - st->nf[r + 1] < SLOTS
+                                        : q->tail - q->head < RING_CAP;
+                    if (!in || !room)
+                        break;
+                    fwd_range(st, r, r + 1, 1);
+                } else {
+                    sim_ring *q = st->bl.c == 0 ? &st->sf : &st->wb;
+                    int in = r < last ? st->nb[r + 1] > st->nb[r] : q->tail != q->head;
+                    int room = r > 0 ? st->nb[r] - st->nb[r - 1] < SLOTS
+                                     : st->b0.c == vpp - 1 ||
+                                           st->wb.tail - st->wb.head < RING_CAP;
+                    if (!in || !room)
+                        break;
+                    bwd_range(st, r, r + 1, 1);
+                }
+                progress = 1;
+                if (st->nf[r] + st->nb[r] == 2 * st->n)
+                    done++;
+            }
+        }
+    } while (done < pp && progress);
+    return done < pp || st->err ? -1 : 0;
+}
+
+/* The no-event simulation.  Returns the makespan, or -1 if the schedule
+ * cannot proceed. */
+static double simulate_fast(int pp, int vpp, int m, const double *fwd_s, const double *bwd_s,
+                            const double *p2p_s, double wrap_s, double *rank_end)
+{
+    sim_state st;
+    sim_snap snap;
+    double span = 0;
+    int r;
+
+    state_init(&st, pp, vpp, m, fwd_s, bwd_s, p2p_s, wrap_s);
+    if (run_positions(&st, &snap) != 0) {
+        state_init(&st, pp, vpp, m, fwd_s, bwd_s, p2p_s, wrap_s);
+        if (run_polling(&st) != 0)
+            return -1;
+    }
+    for (r = 0; r < pp; r++) {
+        if (rank_end != NULL)
+            rank_end[r] = st.busy[r];
+        if (st.busy[r] > span)
+            span = st.busy[r];
+    }
+    return span;
+}
+
 double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
                             const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
                             double *rank_end_s, sched_events *out)
 {
+    double zero_p2p[MAX_PP];
     double *work, span;
-    double zero_p2p[STRATEGY_MAX_STAGES_PIPE];
-    double stack_work[SIM_STACK_DOUBLES];
-    int m = microbatches, msim, r;
+    int m = microbatches;
 
-    if (pp < 1 || pp > STRATEGY_MAX_STAGES_PIPE || m < 1)
+    if (pp < 1 || pp > MAX_PP || m < 1)
         return 0;
     if (vpp < 1)
         vpp = 1;
@@ -202,39 +787,19 @@ double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd
         memset(zero_p2p, 0, sizeof zero_p2p);
         p2p_s = zero_p2p;
     }
-    msim = m;
-    if (out == NULL && m > 3 * pp + m % pp)
-        msim = 3 * pp + m % pp;
-    if (2 * (size_t)pp * (size_t)msim * (size_t)vpp <= SIM_STACK_DOUBLES) {
-        work = stack_work;   /* the common case allocates nothing */
-    } else {
-        work = pl_malloc(2 * (size_t)pp * (size_t)msim * (size_t)vpp * sizeof *work);
-        if (work == NULL)
+    if (out == NULL) {
+        if ((double)m * vpp > MAX_OPS)
             return -1;
+        return simulate_fast(pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, rank_end_s);
     }
-    if (msim == m) {
-        span = simulate(pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, work,
-                        work + (size_t)pp * m * vpp, rank_end_s, out);
-    } else {
-        double end1[STRATEGY_MAX_STAGES_PIPE], end2[STRATEGY_MAX_STAGES_PIPE];
-        int m2 = msim, m1 = msim - pp;
-        double s1 = simulate(pp, vpp, m1, fwd_s, bwd_s, p2p_s, p2p_wrap_s, work,
-                             work + (size_t)pp * m1 * vpp, end1, NULL);
-        double s2 = simulate(pp, vpp, m2, fwd_s, bwd_s, p2p_s, p2p_wrap_s, work,
-                             work + (size_t)pp * m2 * vpp, end2, NULL);
-        double steps = (double)(m - m2) / pp;
-        if (s1 < 0 || s2 < 0) {
-            span = s1 < 0 ? s1 : s2;
-        } else {
-            span = s2 + steps * (s2 - s1);
-            if (rank_end_s != NULL)
-                for (r = 0; r < pp; r++)
-                    rank_end_s[r] = end2[r] + steps * (end2[r] - end1[r]);
-        }
-    }
-    if (work != stack_work)
-        pl_free(work);
-    return span == -2 ? -1 : span;
+    /* events are allocated anyway: so is the workspace */
+    work = pl_calloc(2 * (size_t)pp * (size_t)m, (size_t)vpp * sizeof *work);
+    if (work == NULL)
+        return -1;
+    span = simulate_events(pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, work,
+                           work + (size_t)pp * m * vpp, rank_end_s, out);
+    pl_free(work);
+    return span < 0 ? -1 : span;
 }
 
 double schedule_simulate(int pp, int vpp, int microbatches, const double *fwd_s,

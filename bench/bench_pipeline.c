@@ -1,0 +1,193 @@
+/* bench_pipeline.c: wall time of the pipeline-schedule simulation alone, on
+ * the calls a real search makes.
+ *
+ * Usage: bench_pipeline [-r REPEATS] MODEL CLUSTER [MODEL CLUSTER]...
+ * Linked with -Wl,--wrap=schedule_simulate_ex (bench/run.sh), so every call
+ * evaluate() makes during one full search of each pair (default options, as
+ * bench_search) is recorded: pp, vpp, micro-batches and the stage times.
+ * Then the recorded calls are replayed REPEATS times (default 5) and the
+ * best and median time of one replay are printed, with calls, calls per
+ * second and the schedule operations per call (2 pp m vpp, what a full
+ * event-by-event simulation computes).  Each replay must give back the
+ * recorded results bit for bit.  Exits 1 when an input fails to load, a
+ * search errs, or a replay differs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "alloc.h"
+#include "pipeline.h"
+#include "search.h"
+
+#define MAX_REPEATS 100
+
+typedef struct call {
+    int pp, vpp, m;
+    double wrap_s, span_s;
+    double *t;          /* fwd[pp], bwd[pp], p2p[pp] */
+} call;
+
+typedef struct recorder {
+    call *c;
+    size_t n, cap;
+    int failed;
+} recorder;
+
+/* The wrapper sees no context argument: the recorder is the one mutable
+ * global of this benchmark program (not of planner). */
+static recorder rec;
+
+double __real_schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
+                                   const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
+                                   double *rank_end_s, sched_events *out);
+double __wrap_schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
+                                   const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
+                                   double *rank_end_s, sched_events *out);
+
+double __wrap_schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
+                                   const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
+                                   double *rank_end_s, sched_events *out)
+{
+    double span = __real_schedule_simulate_ex(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s,
+                                              p2p_wrap_s, rank_end_s, out);
+    call *c;
+    int i;
+
+    if (out != NULL || pp < 1 || pp > STRATEGY_MAX_STAGES || rec.failed)
+        return span;
+    if (rec.n == rec.cap) {
+        size_t cap = rec.cap ? 2 * rec.cap : 1024;
+        call *p = pl_realloc(rec.c, cap * sizeof *p);
+        if (p == NULL) {
+            rec.failed = 1;
+            return span;
+        }
+        rec.c = p;
+        rec.cap = cap;
+    }
+    c = &rec.c[rec.n];
+    c->t = pl_malloc(3 * (size_t)pp * sizeof *c->t);
+    if (c->t == NULL) {
+        rec.failed = 1;
+        return span;
+    }
+    for (i = 0; i < pp; i++) {
+        c->t[i] = fwd_s[i];
+        c->t[pp + i] = bwd_s[i];
+        c->t[2 * pp + i] = p2p_s != NULL && i < pp - 1 ? p2p_s[i] : 0;
+    }
+    c->pp = pp;
+    c->vpp = vpp;
+    c->m = microbatches;
+    c->wrap_s = p2p_wrap_s;
+    c->span_s = span;
+    rec.n++;
+    return span;
+}
+
+static void rec_clear(void)
+{
+    size_t i;
+    for (i = 0; i < rec.n; i++)
+        pl_free(rec.c[i].t);
+    pl_free(rec.c);
+    memset(&rec, 0, sizeof rec);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int bench_one(const char *model_path, const char *cluster_path, int repeats)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    cluster *c = NULL;
+    cost_params p;
+    search_options o;
+    search_result r;
+    double t[MAX_REPEATS], median, ops = 0;
+    double end[STRATEGY_MAX_STAGES];
+    planner_status st;
+    size_t i;
+    int k, rc = 1;
+
+    if (model_load(model_path, NULL, &m, &err) != PLANNER_OK ||
+        cluster_load(cluster_path, &c, &err) != PLANNER_OK) {
+        error_print(&err, stderr);
+        goto cleanup;
+    }
+    cost_params_default(&p);
+    search_options_default(&o);
+    o.gbs = m->global_batch;
+    o.seq_len = m->seq_len;
+    st = search_run(m, c, &p, &o, &r, &err);
+    if (st != PLANNER_OK && st != PLANNER_E_INFEASIBLE) {
+        error_print(&err, stderr);
+        goto cleanup;
+    }
+    search_result_free(&r);
+    if (rec.failed || rec.n == 0) {
+        fprintf(stderr, "bench_pipeline: nothing recorded\n");
+        goto cleanup;
+    }
+    for (i = 0; i < rec.n; i++)
+        ops += 2.0 * rec.c[i].pp * rec.c[i].m * rec.c[i].vpp;
+    for (k = 0; k < repeats; k++) {
+        double t0 = now_s();
+        for (i = 0; i < rec.n; i++) {
+            const call *x = &rec.c[i];
+            double s = __real_schedule_simulate_ex(x->pp, x->vpp, x->m, x->t, x->t + x->pp,
+                                                   x->t + 2 * x->pp, x->wrap_s, end, NULL);
+            if (memcmp(&s, &x->span_s, sizeof s) != 0) {
+                fprintf(stderr, "bench_pipeline: call %zu (pp %d vpp %d m %d) gave %.17g, "
+                        "recorded %.17g\n", i, x->pp, x->vpp, x->m, s, x->span_s);
+                goto cleanup;
+            }
+        }
+        t[k] = now_s() - t0;
+    }
+    qsort(t, (size_t)repeats, sizeof t[0], cmp_double);
+    median = repeats % 2 ? t[repeats / 2] : 0.5 * (t[repeats / 2 - 1] + t[repeats / 2]);
+    printf("schedule simulation of planner --model %s --cluster %s\n", model_path, cluster_path);
+    printf("  %zu calls, %d replays: best %.1f ms, median %.1f ms; %.0f calls/s, "
+           "%.2f us per call; %.0f schedule operations per call\n",
+           rec.n, repeats, 1e3 * t[0], 1e3 * median, median > 0 ? (double)rec.n / median : 0.0,
+           1e6 * median / (double)rec.n, ops / (double)rec.n);
+    rc = 0;
+cleanup:
+    rec_clear();
+    cluster_free(c);
+    model_free(m);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int repeats = 5, i = 1, rc = 0;
+    alloc_init();
+    if (argc > 2 && strcmp(argv[1], "-r") == 0) {
+        repeats = atoi(argv[2]);
+        if (repeats < 1 || repeats > MAX_REPEATS) {
+            fprintf(stderr, "bench_pipeline: -r takes 1..%d\n", MAX_REPEATS);
+            return 2;
+        }
+        i = 3;
+    }
+    if (argc - i < 2 || (argc - i) % 2 != 0) {
+        fprintf(stderr, "usage: bench_pipeline [-r REPEATS] MODEL CLUSTER [MODEL CLUSTER]...\n");
+        return 2;
+    }
+    for (; i + 1 < argc; i += 2)
+        rc |= bench_one(argv[i], argv[i + 1], repeats);
+    return rc;
+}
