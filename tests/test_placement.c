@@ -1,0 +1,368 @@
+/* test_placement.c: stages on node groups and layers on stages (placement.c)
+ * and the search across node groups (the placement seam of search.c).
+ *
+ * Placements are counted by hand for the shipped clusters; the placer's
+ * split is checked against a brute force over every split, timed with
+ * cost_layer_range() and judged by evaluate() (independent of the
+ * partitioner's own memory model); uneven models and pp not dividing the
+ * layers; AMP's two clusters searched in under 50 ms; and the mixed H100 +
+ * A100 cluster beats (or says it does not beat) the H100 group alone.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "placement.h"
+#include "search.h"
+#include "testutil.h"
+
+static model *load_model(const char *path)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    ck_assert_msg(model_load(path, NULL, &m, &err) == PLANNER_OK, "%s: %s", path, err.msg);
+    return m;
+}
+
+static cluster *load_cluster(const char *path)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    cluster *c = NULL;
+    ck_assert_msg(cluster_load(path, &c, &err) == PLANNER_OK, "%s: %s", path, err.msg);
+    return c;
+}
+
+START_TEST(enumerate_amp_and_three_types)
+{
+    cluster *amp = load_cluster("clusters/amp-3xp3-1xg4dn.yaml");
+    cluster *mix = load_cluster("clusters/mixed3x1024.yaml");
+    placement pl[64];
+    char buf[128];
+    int n;
+
+    /* 12 V100 + 4 T4, tp 1 dp 4: p3 hosts 12/4 = 3 stages, g4dn 4/4 = 1;
+     * two orders */
+    n = placement_enumerate(amp, 1, 1, 4, 24, 0, pl, 64);
+    ck_assert_int_eq(n, 2);
+    placement_describe(amp, &pl[0], buf, sizeof buf);
+    ck_assert_str_eq(buf, "p3 x3 + g4dn x1");
+    placement_describe(amp, &pl[1], buf, sizeof buf);
+    ck_assert_str_eq(buf, "g4dn x1 + p3 x3");
+    ck_assert_int_eq(placement_stages(&pl[0]), 4);
+    ck_assert_int_eq(placement_gpus(&pl[0], 1, 1, 4), 16);
+    /* dp 2: 6 + 2 stages */
+    n = placement_enumerate(amp, 1, 1, 2, 24, 0, pl, 64);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(placement_stages(&pl[0]), 8);
+    /* dp 8: the T4 group cannot host a stage of 8 GPUs: no placement */
+    ck_assert_int_eq(placement_enumerate(amp, 1, 1, 8, 24, 0, pl, 64), 0);
+    /* pp fixed at 3 with dp 4: p3 2 + g4dn 1, in both orders */
+    n = placement_enumerate(amp, 1, 1, 4, 24, 3, pl, 64);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(pl[0].part[0].n_stages, 2);
+    ck_assert_int_eq(pl[0].part[1].n_stages, 1);
+    /* deeper than allowed: left out */
+    ck_assert_int_eq(placement_enumerate(amp, 1, 1, 1, 12, 0, pl, 64), 0);
+
+    /* 256 H200 + 384 H100 + 384 A100, stages of tp 8 x dp 32 = 256 GPUs:
+     * one stage per group; ordered choices of 2 (6) and of 3 (6) groups */
+    n = placement_enumerate(mix, 8, 1, 32, 80, 0, pl, 64);
+    ck_assert_int_eq(n, 12);
+    /* stages of 128 GPUs: 2 + 3 + 3 */
+    n = placement_enumerate(mix, 8, 1, 16, 80, 0, pl, 64);
+    ck_assert_int_eq(n, 12);
+    ck_assert_int_eq(placement_stages(&pl[n - 1]), 8);
+    cluster_free(amp);
+    cluster_free(mix);
+}
+END_TEST
+
+/* Fills a strategy's knobs (not its stages). */
+static void knobs(strategy *s, int tp, int pp, int dp, int mbs, int gbs, int seq, int zero,
+                  recompute_mode rc)
+{
+    memset(s, 0, sizeof *s);
+    s->tp = tp;
+    s->pp = pp;
+    s->dp = dp;
+    s->cp = s->ep = s->vpp = 1;
+    s->mbs = mbs;
+    s->gbs = gbs;
+    s->seq_len = seq;
+    s->zero = zero;
+    s->recompute = rc;
+    s->sp = tp > 1;
+    s->tp_comm_overlap = tp > 1;
+    s->overlap_grad_reduce = dp > 1;
+    s->overlap_param_gather = dp > 1 && zero >= 1;
+}
+
+/* Two stages, group a then group b: the placer's split has the least
+ * bottleneck among the splits evaluate() finds feasible. */
+static void check_two_stage(const model *m, const cluster *c, int a, int b, int tp, int dp,
+                            int mbs, int zero, recompute_mode rc)
+{
+    cost_params p;
+    placer *pc;
+    placement pl = {2, {{a, 1, 0}, {b, 1, 0}}};
+    strategy s, t;
+    evaluation e;
+    char why[160];
+    double best = HUGE_VAL, got;
+    int L = m->layers;
+
+    cost_params_default(&p);
+    pc = placer_new(m, c, &p, false, 1.0);
+    ck_assert_ptr_nonnull(pc);
+    knobs(&s, tp, 2, dp, mbs, m->global_batch, m->seq_len, zero, rc);
+    ck_assert_int_eq(placer_place(pc, &pl, &s, why, sizeof why), 0);
+    ck_assert_int_eq(s.n_stages, 2);
+    ck_assert_int_eq(s.stage[0].group, a);
+    ck_assert_int_eq(s.stage[1].group, b);
+    ck_assert_int_eq(s.stage[0].n_layers + s.stage[1].n_layers, L);
+    ck_assert_int_eq(strategy_check(m, &s, why, sizeof why), 0);
+    for (int n0 = 1; n0 < L; n0++) {
+        range_cost r0, r1;
+        double bn;
+        t = s;
+        t.stage[0].n_layers = n0;
+        t.stage[1].first_layer = n0;
+        t.stage[1].n_layers = L - n0;
+        evaluate(m, c, &p, &t, &e);
+        if (!e.feasible)
+            continue;
+        cost_layer_range(m, c, &p, &t, a, tp, 0, n0, true, false, &r0);
+        cost_layer_range(m, c, &p, &t, b, tp, n0, L - n0, false, true, &r1);
+        bn = fmax(r0.fwd_s + r0.bwd_s, r1.fwd_s + r1.bwd_s);
+        if (bn < best)
+            best = bn;
+    }
+    evaluate(m, c, &p, &s, &e);
+    if (isfinite(best)) {
+        range_cost r0, r1;
+        ck_assert_msg(e.feasible, "a feasible split exists but the placer's is not: %s",
+                      e.reason);
+        cost_layer_range(m, c, &p, &s, a, tp, 0, s.stage[0].n_layers, true, false, &r0);
+        cost_layer_range(m, c, &p, &s, b, tp, s.stage[0].n_layers, s.stage[1].n_layers, false,
+                         true, &r1);
+        got = fmax(r0.fwd_s + r0.bwd_s, r1.fwd_s + r1.bwd_s);
+        ck_assert_msg(fabs(got - best) <= 1e-9 * best, "placer %.9g, brute force %.9g (%d/%d)",
+                      got, best, s.stage[0].n_layers, s.stage[1].n_layers);
+    } else {
+        ck_assert(!e.feasible);
+    }
+    placer_free(pc);
+}
+
+START_TEST(placer_split_is_brute_force_optimum)
+{
+    model *gpt2 = load_model("configs/amp-gpt2.json");
+    model *l70 = load_model("configs/llama3-70b.json");
+    model *un = load_model("configs/uneven-gpt-13b.json");
+    cluster *amp = load_cluster("clusters/amp-3xp3-1xg4dn.yaml");
+    cluster *mix = load_cluster("clusters/h100-a100-mixed.yaml");
+    /* V100 then T4 and back, several knobs */
+    check_two_stage(gpt2, amp, 0, 1, 1, 4, 1, 0, RECOMPUTE_NONE);
+    check_two_stage(gpt2, amp, 1, 0, 1, 4, 2, 1, RECOMPUTE_NONE);
+    check_two_stage(gpt2, amp, 0, 1, 2, 2, 4, 2, RECOMPUTE_FULL);
+    /* H100 then A100: Llama 3 70B, memory-bound variants included */
+    check_two_stage(l70, mix, 0, 1, 8, 32, 1, 1, RECOMPUTE_NONE);
+    check_two_stage(l70, mix, 1, 0, 8, 32, 2, 1, RECOMPUTE_SELECTIVE);
+    check_two_stage(l70, mix, 0, 1, 4, 64, 1, 0, RECOMPUTE_NONE);
+    check_two_stage(l70, mix, 0, 1, 2, 128, 1, 0, RECOMPUTE_FULL);
+    check_two_stage(un, mix, 0, 1, 8, 32, 1, 1, RECOMPUTE_NONE);
+    model_free(gpt2);
+    model_free(l70);
+    model_free(un);
+    cluster_free(amp);
+    cluster_free(mix);
+}
+END_TEST
+
+START_TEST(uneven_model_balanced)
+{
+    /* uneven-gpt-13b: the first 4 layers have a 4x wider MLP.  On 4 stages
+     * of one group the DP gives the first stage fewer than 40 / 4 layers
+     * and a bottleneck no worse than the even split's. */
+    model *m = load_model("configs/uneven-gpt-13b.json");
+    cluster *c = load_cluster("clusters/h100x512.yaml");
+    cost_params p;
+    placer *pc;
+    placement pl = {1, {{0, 4, 0}}};
+    strategy s, even;
+    char why[160];
+    double worst = 0, worst_even = 0;
+
+    cost_params_default(&p);
+    pc = placer_new(m, c, &p, false, 1.0);
+    knobs(&s, 8, 4, 16, 1, 512, 2048, 1, RECOMPUTE_NONE);
+    ck_assert_int_eq(placer_place(pc, &pl, &s, why, sizeof why), 0);
+    ck_assert_int_lt(s.stage[0].n_layers, 10);
+    even = s;
+    for (int i = 0; i < 4; i++) {
+        even.stage[i].first_layer = 10 * i;
+        even.stage[i].n_layers = 10;
+    }
+    for (int i = 0; i < 4; i++) {
+        range_cost r;
+        cost_layer_range(m, c, &p, &s, 0, 8, s.stage[i].first_layer, s.stage[i].n_layers,
+                         i == 0, i == 3, &r);
+        worst = fmax(worst, r.fwd_s + r.bwd_s);
+        cost_layer_range(m, c, &p, &even, 0, 8, 10 * i, 10, i == 0, i == 3, &r);
+        worst_even = fmax(worst_even, r.fwd_s + r.bwd_s);
+    }
+    ck_assert(worst < worst_even);
+    placer_free(pc);
+    model_free(m);
+    cluster_free(c);
+}
+END_TEST
+
+START_TEST(pp_not_dividing_layers)
+{
+    /* Llama 3.1 405B has 126 layers: 126 = 2 x 3^2 x 7, so on 16,384 GPUs
+     * (powers of two) only pp 1 and 2 divide both; uneven splits open
+     * pp 4..64.  The search must rank such a plan, its stages covering the
+     * 126 layers. */
+    model *m = load_model("configs/llama3.1-405b.json");
+    cluster *c = load_cluster("clusters/h100x16384.yaml");
+    cost_params p;
+    search_options o;
+    search_result r;
+    planner_error err = PLANNER_ERROR_INIT;
+    bool deep = false;
+    char why[160];
+
+    cost_params_default(&p);
+    search_options_default(&o);
+    o.gbs = m->global_batch;
+    o.seq_len = m->seq_len;
+    ck_assert_int_eq(search_run(m, c, &p, &o, &r, &err), PLANNER_OK);
+    for (int i = 0; i < r.n_top; i++) {
+        int sum = 0;
+        const strategy *s = &r.top[i].s;
+        for (int k = 0; k < s->n_stages; k++)
+            sum += s->stage[k].n_layers;
+        ck_assert_int_eq(sum, 126);
+        ck_assert_int_eq(strategy_check(m, s, why, sizeof why), 0);
+        ck_assert(r.top[i].e.feasible);
+        if (s->pp > 2)
+            deep = true;
+    }
+    ck_assert(deep);
+    ck_assert_int_gt(r.top[0].s.pp, 2);
+    search_result_free(&r);
+    model_free(m);
+    cluster_free(c);
+}
+END_TEST
+
+/* Runs a default search of m on c (top 5). */
+static void run_search(const model *m, const cluster *c, partition_solver ps, search_result *r)
+{
+    cost_params p;
+    search_options o;
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params_default(&p);
+    search_options_default(&o);
+    o.top_n = 5;
+    o.gbs = m->global_batch;
+    o.seq_len = m->seq_len;
+    o.partition = ps;
+    o.ilp_time_limit_s = 1.0;
+    ck_assert_int_eq(search_run(m, c, &p, &o, r, &err), PLANNER_OK);
+}
+
+START_TEST(amp_scenarios_fast)
+{
+    /* AMP (Li et al. 2022): GPT-2 (24 layers, hidden 1024), batch 32, on
+     * 16 T4 and on 12 V100 + 4 T4.  AMP took minutes; the whole space here
+     * (tp, pp, dp, mbs and more, placements) must take < 50 ms. */
+    model *m = load_model("configs/amp-gpt2.json");
+    const char *clusters[2] = {"clusters/amp-4xg4dn.yaml", "clusters/amp-3xp3-1xg4dn.yaml"};
+    for (int k = 0; k < 2; k++) {
+        cluster *c = load_cluster(clusters[k]);
+        for (int ps = 0; ps < 2; ps++) {
+            search_result r;
+            run_search(m, c, ps ? PARTITION_ILP : PARTITION_DP, &r);
+            ck_assert_int_ge(r.n_top, 5);
+            ck_assert_msg(r.seconds < 0.05, "%s: %.3f s", clusters[k], r.seconds);
+            ck_assert(r.top[0].e.feasible);
+            if (k == 1)   /* two groups: the placement note is there */
+                ck_assert(strlen(r.placement_note) > 0);
+            else
+                ck_assert_str_eq(r.placement_note, "");
+            printf("%s (%s): best %.0f tokens/s, %.1f ms\n", clusters[k], ps ? "ilp" : "dp",
+                   r.top[0].e.tokens_per_s, 1e3 * r.seconds);
+            search_result_free(&r);
+        }
+        cluster_free(c);
+    }
+    model_free(m);
+}
+END_TEST
+
+START_TEST(mixed_beats_or_says_so)
+{
+    /* Llama 3 70B on 32 DGX H100 + 32 DGX A100: the best plan is at least as
+     * fast as the best on the H100 group alone (searched as a one-group
+     * cluster), and the note names the winner. */
+    model *m = load_model("configs/llama3-70b.json");
+    cluster *c = load_cluster("clusters/h100-a100-mixed.yaml");
+    cluster h100 = *c;
+    search_result both, alone;
+    bool spans = false;
+    h100.n_groups = 1;   /* group 0 is dgx-h100 */
+    h100.n_links = 0;
+    run_search(m, c, PARTITION_DP, &both);
+    run_search(m, &h100, PARTITION_DP, &alone);
+    ck_assert(both.top[0].e.tokens_per_s >= alone.top[0].e.tokens_per_s * (1 - 1e-12));
+    for (int i = 1; i < both.top[0].s.n_stages; i++)
+        spans = spans || both.top[0].s.stage[i].group != both.top[0].s.stage[0].group;
+    if (spans)
+        ck_assert_ptr_nonnull(strstr(both.placement_note, "mixing groups wins"));
+    else
+        ck_assert_ptr_nonnull(strstr(both.placement_note, "one group wins"));
+    printf("h100-a100-mixed: %s\n", both.placement_note);
+    search_result_free(&both);
+    search_result_free(&alone);
+    model_free(m);
+    cluster_free(c);
+}
+END_TEST
+
+START_TEST(from_strategy_runs)
+{
+    strategy s;
+    placement pl;
+    memset(&s, 0, sizeof s);
+    s.tp = 4;
+    s.pp = s.n_stages = 5;
+    for (int i = 0; i < 5; i++) {
+        s.stage[i].group = i < 3 ? 2 : 0;
+        s.stage[i].tp = 4;
+    }
+    ck_assert_int_eq(placement_from_strategy(&s, &pl), 0);
+    ck_assert_int_eq(pl.n_parts, 2);
+    ck_assert_int_eq(pl.part[0].group, 2);
+    ck_assert_int_eq(pl.part[0].n_stages, 3);
+    ck_assert_int_eq(pl.part[1].n_stages, 2);
+    s.n_stages = 0;
+    ck_assert_int_eq(placement_from_strategy(&s, &pl), -1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("placement");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, enumerate_amp_and_three_types);
+    tcase_add_test(tc, placer_split_is_brute_force_optimum);
+    tcase_add_test(tc, uneven_model_balanced);
+    tcase_add_test(tc, pp_not_dividing_layers);
+    tcase_add_test(tc, amp_scenarios_fast);
+    tcase_add_test(tc, mixed_beats_or_says_so);
+    tcase_add_test(tc, from_strategy_runs);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
