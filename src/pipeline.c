@@ -33,29 +33,33 @@
  *   and the last rank's forward -> own backward are FIFOs too.  Operations are
  *   evaluated by position j in each rank's sequence: for j = 0, 1, ...: the
  *   forwards at j in ascending rank order, then the backwards at j in
- *   descending order.  Every input of Megatron's schedules is produced at a
- *   position <= the consumer's (equal only for a forward from r - 1 or a
- *   backward from r + 1), so this order is a topological one, neighbour
- *   channels hold at most 2 messages (4 slots) and the wrap-around ones at
- *   most pp (RING_CAP); test_pipeline checks both against a plain reference
- *   simulation.  For schedules where that does not hold (interleaving with a
- *   partial last group: m % pp != 0, which Megatron rejects), or if a channel
- *   would over- or underflow, the same operations run in a polling order
- *   (each rank runs while its input is there and its output has room), as
- *   the event engine does.  O(pp) work per position, no allocation.
+ *   descending order.  Why that is a topological order: with w_r rank r's
+ *   warm-up (non-increasing in r, and n = m vpp), forward k sits at position
+ *   max(k, 2k - w_r) and backward k at min(w_r + 2k + 1, n + k), so a
+ *   forward's input from r - 1 and a backward's from r + 1 come from a
+ *   position <= the consumer's (equal ones are evaluated first by the rank
+ *   order), and since w_{r-1} - w_r <= 2, message k + 2 is produced after
+ *   message k is consumed: a neighbour channel holds at most 2 messages
+ *   (SLOTS = 4).  The wrap-around and last-rank FIFOs (RING_CAP >= 2 pp) are
+ *   checked on every push and pop; an underflow (interleaving with a partial
+ *   last group, m % pp != 0, which Megatron rejects, can need a message from a
+ *   later position) makes the engine start over in a polling order: each rank
+ *   runs while its input is there and its output has room, as the event
+ *   engine does.  O(pp) work per position, no allocation.
  *
- * Long runs: once every rank is in its steady 1F1B phase and the groups are
- * full, the schedule is a max-plus linear recurrence with constant structure
- * from one window of P = 2 pp vpp positions (one group of micro-batches) to
- * the next.  Its state at a window boundary is each rank's busy-until time
+ * Long runs: once every rank is in its steady 1F1B phase (and, interleaved,
+ * the groups are full), the schedule is a max-plus linear recurrence with
+ * constant structure from one window of P positions to the next: one
+ * micro-batch (P = 2) for 1F1B, one group of pp micro-batches (P = 2 pp vpp)
+ * interleaved.  Its state at a window boundary is each rank's busy-until time
  * and the messages in flight.  If the state at boundary X equals the state
  * lam windows earlier plus a constant c (checked, Brent's cycle detection:
  * one stored state), every later window repeats it (a max-plus map commutes
  * with adding a constant), so the engine jumps T lam windows ahead, adds T c
  * to every time in the state and simulates the rest (the cool-down).  The
  * check allows rounding noise: a deviation d per lam windows costs at most
- * T d (max-plus maps are non-expansive), and d is held to 8 ulp of the state
- * and 1e-13 of c.  Without a match the run is simulated to the end: exact in
+ * T d (max-plus maps are non-expansive), and d is held to 16 ulp of the
+ * state and 1e-13 of c.  Without a match the run is simulated to the end: exact in
  * any case, only slower.  The transient before the period sets in can be
  * long when two cycles of the schedule have almost the same mean time, which
  * is why the period is detected rather than assumed.
