@@ -32,3 +32,14 @@ $cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
 "$build/bench/bench_pipeline" -r "$repeats" \
     configs/gpt3-175b.json clusters/h100x512.yaml \
     configs/llama3.1-405b.json clusters/h100x16384.yaml
+
+# Heterogeneous clusters (issue 4): AMP's GPT-2 on 16 T4 and 12 V100 + 4 T4
+# (< 50 ms each), Llama 3 70B on 32 DGX H100 + 32 DGX A100 and on 1,024 GPUs
+# of three types (< 10 s with ILP partitions); DP and ILP partitions each.
+# shellcheck disable=SC2046
+$cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
+    $(pkg-config --cflags $pkgs 2>/dev/null) \
+    -o "$build/bench/bench_hetero" bench/bench_hetero.c "$build/libplanner.a" \
+    $(pkg-config --libs $pkgs 2>/dev/null) -lglpk -lm
+"$build/bench/bench_hetero" -r "${REPEATS_HETERO:-5}"
+echo "targets: AMP cases < 50 ms; 1,024 GPUs of three types with ILP partitions < 10 s (median)"
