@@ -259,18 +259,23 @@ typedef struct sim_pos {
 } sim_pos;
 
 /* Everything the engine needs; O(pp). */
+/* One rank. */
+typedef struct sim_rank {
+    double busy;                /* end of the rank's last operation */
+    double fdur, bdur;          /* one chunk */
+    double p2p;                 /* rank r -> r + 1 */
+    /* fin[k & (SLOTS - 1)]: forward k's output arriving here (sent by r - 1);
+     * bin likewise from r + 1 */
+    double fin[SLOTS], bin[SLOTS];
+    int nf, nb;                 /* forwards / backwards done */
+    int warm;
+} sim_rank;
+
 typedef struct sim_state {
     int pp, vpp, m, n;          /* n = m vpp operations of each kind per rank */
     int err;                    /* a FIFO over- or underflowed */
     double wrap_s;
-    double busy[MAX_PP];        /* end of the rank's last operation */
-    double fdur[MAX_PP], bdur[MAX_PP];   /* one chunk */
-    double p2p[MAX_PP];         /* rank r -> r + 1 */
-    int warm[MAX_PP];
-    int nf[MAX_PP], nb[MAX_PP]; /* forwards / backwards done */
-    /* fin[SLOTS r + (k & (SLOTS - 1))]: forward k's output arriving at rank r
-     * (sent by r - 1); bin likewise from r + 1 */
-    double fin[SLOTS * MAX_PP], bin[SLOTS * MAX_PP];
+    sim_rank rk[MAX_PP];
     sim_ring wf;                /* rank pp-1 forward (chunk < vpp-1) -> rank 0 */
     sim_ring wb;                /* rank 0 backward (chunk > 0) -> rank pp-1 */
     sim_ring sf;                /* rank pp-1 forward (last chunk) -> own backward */
@@ -325,12 +330,12 @@ static void state_init(sim_state *st, int pp, int vpp, int m, const double *fwd_
                                                        interleaved runs all
                                                        forwards first */
             warm = st->n;
-        st->warm[r] = warm;
-        st->busy[r] = 0;
-        st->fdur[r] = fwd_s[r] / vpp;
-        st->bdur[r] = bwd_s[r] / vpp;
-        st->p2p[r] = r < pp - 1 ? p2p_s[r] : 0;
-        st->nf[r] = st->nb[r] = 0;
+        st->rk[r].warm = warm;
+        st->rk[r].busy = 0;
+        st->rk[r].fdur = fwd_s[r] / vpp;
+        st->rk[r].bdur = bwd_s[r] / vpp;
+        st->rk[r].p2p = r < pp - 1 ? p2p_s[r] : 0;
+        st->rk[r].nf = st->rk[r].nb = 0;
     }
     st->wf.head = st->wf.tail = 0;
     st->wb.head = st->wb.tail = 0;
@@ -344,47 +349,51 @@ static void state_init(sim_state *st, int pp, int vpp, int m, const double *fwd_
  * wrap-around input and output. */
 static void fwd_edge(sim_state *st, int r)
 {
-    int s = st->nf[r] & (SLOTS - 1), last = st->pp - 1;
+    int s = st->rk[r].nf & (SLOTS - 1), last = st->pp - 1;
     double dep = 0, t;
     if (r > 0)
-        dep = st->fin[SLOTS * r + s];
+        dep = st->rk[r].fin[s];
     else if (st->f0.c > 0)
         dep = ring_pop(st, &st->wf);
-    t = (dep > st->busy[r] ? dep : st->busy[r]) + st->fdur[r];
-    st->busy[r] = t;
+    t = (dep > st->rk[r].busy ? dep : st->rk[r].busy) + st->rk[r].fdur;
+    st->rk[r].busy = t;
     if (r < last)
-        st->fin[SLOTS * (r + 1) + s] = t + st->p2p[r];
+        st->rk[r + 1].fin[s] = t + st->rk[r].p2p;
     else if (st->fl.c < st->vpp - 1)
         ring_push(st, &st->wf, t + st->wrap_s);
     else
         ring_push(st, &st->sf, t);
-    if (r == 0)
-        pos_next(&st->f0, st->pp, st->vpp, st->m);
-    if (r == last)
-        pos_next(&st->fl, st->pp, st->vpp, st->m);
-    st->nf[r]++;
+    if (st->vpp > 1) {   /* 1F1B: chunk 0 always */
+        if (r == 0)
+            pos_next(&st->f0, st->pp, st->vpp, st->m);
+        if (r == last)
+            pos_next(&st->fl, st->pp, st->vpp, st->m);
+    }
+    st->rk[r].nf++;
 }
 
 /* Backward on rank 0 or pp - 1. */
 static void bwd_edge(sim_state *st, int r)
 {
-    int s = st->nb[r] & (SLOTS - 1), last = st->pp - 1;
+    int s = st->rk[r].nb & (SLOTS - 1), last = st->pp - 1;
     double dep, t;
     if (r < last)
-        dep = st->bin[SLOTS * r + s];
+        dep = st->rk[r].bin[s];
     else
         dep = ring_pop(st, st->bl.c == 0 ? &st->sf : &st->wb);
-    t = (dep > st->busy[r] ? dep : st->busy[r]) + st->bdur[r];
-    st->busy[r] = t;
+    t = (dep > st->rk[r].busy ? dep : st->rk[r].busy) + st->rk[r].bdur;
+    st->rk[r].busy = t;
     if (r > 0)
-        st->bin[SLOTS * (r - 1) + s] = t + st->p2p[r - 1];
+        st->rk[r - 1].bin[s] = t + st->rk[r - 1].p2p;
     else if (st->b0.c < st->vpp - 1)
         ring_push(st, &st->wb, t + st->wrap_s);
-    if (r == 0)
-        pos_next(&st->b0, st->pp, st->vpp, st->m);
-    if (r == last)
-        pos_next(&st->bl, st->pp, st->vpp, st->m);
-    st->nb[r]++;
+    if (st->vpp > 1) {
+        if (r == 0)
+            pos_next(&st->b0, st->pp, st->vpp, st->m);
+        if (r == last)
+            pos_next(&st->bl, st->pp, st->vpp, st->m);
+    }
+    st->rk[r].nb++;
 }
 
 /* Forwards on ranks lo, lo + step, ... < hi, in ascending order (a rank's
@@ -392,9 +401,7 @@ static void bwd_edge(sim_state *st, int r)
  * middle ranks in a tight loop: input from r - 1, output to r + 1. */
 static void fwd_range(sim_state *st, int lo, int hi, int step)
 {
-    double *restrict busy = st->busy, *restrict fin = st->fin;
-    const double *restrict dur = st->fdur, *restrict p2p = st->p2p;
-    int *restrict nf = st->nf;
+    sim_rank *rk = st->rk;
     int last = st->pp - 1, r = lo;
 
     if (r >= hi)
@@ -404,12 +411,13 @@ static void fwd_range(sim_state *st, int lo, int hi, int step)
         r += step;
     }
     for (; r < hi && r < last; r += step) {
-        int s = nf[r] & (SLOTS - 1);
-        double dep = fin[SLOTS * r + s], t;
-        t = (dep > busy[r] ? dep : busy[r]) + dur[r];
-        busy[r] = t;
-        fin[SLOTS * (r + 1) + s] = t + p2p[r];
-        nf[r]++;
+        sim_rank *x = &rk[r];
+        int s = x->nf & (SLOTS - 1);
+        double dep = x->fin[s], t;
+        t = (dep > x->busy ? dep : x->busy) + x->fdur;
+        x->busy = t;
+        x[1].fin[s] = t + x->p2p;
+        x->nf++;
     }
     if (r == last && r < hi)
         fwd_edge(st, last);
@@ -419,9 +427,7 @@ static void fwd_range(sim_state *st, int lo, int hi, int step)
  * ranks: input from r + 1, output to r - 1. */
 static void bwd_range(sim_state *st, int lo, int hi, int step)
 {
-    double *restrict busy = st->busy, *restrict bin = st->bin;
-    const double *restrict dur = st->bdur, *restrict p2p = st->p2p;
-    int *restrict nb = st->nb;
+    sim_rank *rk = st->rk;
     int last = st->pp - 1, r;
 
     if (lo >= hi)
@@ -432,12 +438,13 @@ static void bwd_range(sim_state *st, int lo, int hi, int step)
         r -= step;
     }
     for (; r >= lo && r > 0; r -= step) {
-        int s = nb[r] & (SLOTS - 1);
-        double dep = bin[SLOTS * r + s], t;
-        t = (dep > busy[r] ? dep : busy[r]) + dur[r];
-        busy[r] = t;
-        bin[SLOTS * (r - 1) + s] = t + p2p[r - 1];
-        nb[r]++;
+        sim_rank *x = &rk[r];
+        int s = x->nb & (SLOTS - 1);
+        double dep = x->bin[s], t;
+        t = (dep > x->busy ? dep : x->busy) + x->bdur;
+        x->busy = t;
+        x[-1].bin[s] = t + x[-1].p2p;
+        x->nb++;
     }
     if (r == 0 && lo == 0)
         bwd_edge(st, 0);
@@ -446,7 +453,7 @@ static void bwd_range(sim_state *st, int lo, int hi, int step)
 /* Whether position j of rank r's sequence is a forward. */
 static inline int is_fwd(const sim_state *st, int r, int j)
 {
-    int w = st->warm[r];
+    int w = st->rk[r].warm;
     return j < w || (j < 2 * st->n - w && (j - w) % 2 == 0);
 }
 
@@ -478,20 +485,20 @@ static int state_times(sim_state *st, time_fn f, void *ctx)
     int r, k, rc;
 
     for (r = 0; r < st->pp; r++)
-        if ((rc = f(ctx, &st->busy[r])) != 0)
+        if ((rc = f(ctx, &st->rk[r].busy)) != 0)
             return rc;
     for (r = 1; r < st->pp; r++) {
-        if (st->nf[r - 1] - st->nf[r] > 2)
+        if (st->rk[r - 1].nf - st->rk[r].nf > 2)
             return -1;
-        for (k = st->nf[r]; k < st->nf[r - 1]; k++)
-            if ((rc = f(ctx, &st->fin[SLOTS * r + (k & (SLOTS - 1))])) != 0)
+        for (k = st->rk[r].nf; k < st->rk[r - 1].nf; k++)
+            if ((rc = f(ctx, &st->rk[r].fin[k & (SLOTS - 1)])) != 0)
                 return rc;
     }
     for (r = 0; r + 1 < st->pp; r++) {
-        if (st->nb[r + 1] - st->nb[r] > 2)
+        if (st->rk[r + 1].nb - st->rk[r].nb > 2)
             return -1;
-        for (k = st->nb[r]; k < st->nb[r + 1]; k++)
-            if ((rc = f(ctx, &st->bin[SLOTS * r + (k & (SLOTS - 1))])) != 0)
+        for (k = st->rk[r].nb; k < st->rk[r + 1].nb; k++)
+            if ((rc = f(ctx, &st->rk[r].bin[k & (SLOTS - 1)])) != 0)
                 return rc;
     }
     rings[0] = &st->wf;
@@ -510,9 +517,9 @@ static int state_ints(const sim_state *st, int *k)
 {
     int r, n = 0;
     for (r = 1; r < st->pp; r++)
-        k[n++] = st->nf[r - 1] - st->nf[r];
+        k[n++] = st->rk[r - 1].nf - st->rk[r].nf;
     for (r = 0; r + 1 < st->pp; r++)
-        k[n++] = st->nb[r + 1] - st->nb[r];
+        k[n++] = st->rk[r + 1].nb - st->rk[r].nb;
     k[n++] = (int)(st->wf.tail - st->wf.head);
     k[n++] = (int)(st->wb.tail - st->wb.head);
     k[n++] = (int)(st->sf.tail - st->sf.head);
@@ -566,14 +573,14 @@ static int snap_match(sim_state *st, const sim_snap *s, double *shift)
         return 0;
     c.s = s;
     c.i = 0;
-    c.shift = st->busy[0] - s->t[0];
+    c.shift = st->rk[0].busy - s->t[0];
     c.tol = 16 * DBL_EPSILON * (s->mag + c.shift);
     if (c.tol > 1e-13 * c.shift)
         c.tol = 1e-13 * c.shift;
     if (!(c.shift >= 0) || !(c.tol >= 0))
         return 0;
     for (i = 0; i < st->pp; i++)   /* the usual miss, cheaply */
-        if (!(fabs(st->busy[i] - (s->t[i] + c.shift)) <= c.tol))
+        if (!(fabs(st->rk[i].busy - (s->t[i] + c.shift)) <= c.tol))
             return 0;
     nk = state_ints(st, k);
     if (nk != s->nk)
@@ -619,26 +626,26 @@ static void state_jump(sim_state *st, int ops, double shift)
     state_times(st, add_shift, &shift);
     /* the messages in flight move to the slots of their new numbers */
     for (r = 1; r < st->pp; r++)
-        for (i = st->nf[r]; i < st->nf[r - 1]; i++)
-            fm[nfm++] = st->fin[SLOTS * r + (i & (SLOTS - 1))];
+        for (i = st->rk[r].nf; i < st->rk[r - 1].nf; i++)
+            fm[nfm++] = st->rk[r].fin[i & (SLOTS - 1)];
     for (r = 0; r + 1 < st->pp; r++)
-        for (i = st->nb[r]; i < st->nb[r + 1]; i++)
-            bm[nbm++] = st->bin[SLOTS * r + (i & (SLOTS - 1))];
+        for (i = st->rk[r].nb; i < st->rk[r + 1].nb; i++)
+            bm[nbm++] = st->rk[r].bin[i & (SLOTS - 1)];
     for (r = 0; r < st->pp; r++) {
-        st->nf[r] += ops;
-        st->nb[r] += ops;
+        st->rk[r].nf += ops;
+        st->rk[r].nb += ops;
     }
     nfm = nbm = 0;
     for (r = 1; r < st->pp; r++)
-        for (i = st->nf[r]; i < st->nf[r - 1]; i++)
-            st->fin[SLOTS * r + (i & (SLOTS - 1))] = fm[nfm++];
+        for (i = st->rk[r].nf; i < st->rk[r - 1].nf; i++)
+            st->rk[r].fin[i & (SLOTS - 1)] = fm[nfm++];
     for (r = 0; r + 1 < st->pp; r++)
-        for (i = st->nb[r]; i < st->nb[r + 1]; i++)
-            st->bin[SLOTS * r + (i & (SLOTS - 1))] = bm[nbm++];
-    pos_set(&st->f0, st->nf[0], st->pp, st->vpp, st->m);
-    pos_set(&st->b0, st->nb[0], st->pp, st->vpp, st->m);
-    pos_set(&st->fl, st->nf[last], st->pp, st->vpp, st->m);
-    pos_set(&st->bl, st->nb[last], st->pp, st->vpp, st->m);
+        for (i = st->rk[r].nb; i < st->rk[r + 1].nb; i++)
+            st->rk[r].bin[i & (SLOTS - 1)] = bm[nbm++];
+    pos_set(&st->f0, st->rk[0].nf, st->pp, st->vpp, st->m);
+    pos_set(&st->b0, st->rk[0].nb, st->pp, st->vpp, st->m);
+    pos_set(&st->fl, st->rk[last].nf, st->pp, st->vpp, st->m);
+    pos_set(&st->bl, st->rk[last].nb, st->pp, st->vpp, st->m);
 }
 
 /* --- the two evaluation orders --------------------------------------------- */
@@ -654,7 +661,7 @@ static int run_positions(sim_state *st, sim_snap *snap)
     /* periodic steady state: windows of P positions (one micro-batch, or
      * one group when interleaved: the structure repeats) from w0 (every rank
      * steady) while they end by E (the first cool-down) */
-    int P = vpp > 1 ? 2 * pp * vpp : 2, w0 = st->warm[0];
+    int P = vpp > 1 ? 2 * pp * vpp : 2, w0 = st->rk[0].warm;
     int E = vpp > 1 ? 2 * (st->m / pp) * pp * vpp - w0 : 2 * n - w0;
     int cut, power = 1, lam = 0, have = 0;
 
@@ -687,15 +694,15 @@ static int run_positions(sim_state *st, sim_snap *snap)
         }
         /* ranks [0, a) are warming up (warm[r] > j), [0, c) cooling down
          * (j >= 2n - warm[r]), [max(a, c), pp) steady */
-        while (a > 0 && st->warm[a - 1] <= j)
+        while (a > 0 && st->rk[a - 1].warm <= j)
             a--;
-        while (c < pp && st->warm[c] >= 2 * n - j)
+        while (c < pp && st->rk[c].warm >= 2 * n - j)
             c++;
         s0 = a > c ? a : c;
         if (s0 < pp) {
             /* steady ranks: interleaved, all warm[r] have one parity (all do
              * the same); 1F1B, every other rank does a forward */
-            int odd = (j - st->warm[s0]) % 2;
+            int odd = (j - st->rk[s0].warm) % 2;
             fr = s0 + (vpp > 1 ? odd * (pp - s0) : odd);
             br = s0 + (vpp > 1 ? (1 - odd) * (pp - s0) : 1 - odd);
         }
@@ -719,22 +726,22 @@ static int run_polling(sim_state *st)
         progress = 0;
         for (r = 0; r < pp; r++) {
             for (;;) {
-                int j = st->nf[r] + st->nb[r];
+                int j = st->rk[r].nf + st->rk[r].nb;
                 if (j == 2 * st->n)
                     break;
                 if (is_fwd(st, r, j)) {
-                    int in = r > 0 ? st->nf[r - 1] > st->nf[r]
+                    int in = r > 0 ? st->rk[r - 1].nf > st->rk[r].nf
                                    : st->f0.c == 0 || st->wf.tail != st->wf.head;
                     sim_ring *q = st->fl.c < vpp - 1 ? &st->wf : &st->sf;
-                    int room = r < last ? st->nf[r] - st->nf[r + 1] < SLOTS
+                    int room = r < last ? st->rk[r].nf - st->rk[r + 1].nf < SLOTS
                                         : q->tail - q->head < RING_CAP;
                     if (!in || !room)
                         break;
                     fwd_range(st, r, r + 1, 1);
                 } else {
                     sim_ring *q = st->bl.c == 0 ? &st->sf : &st->wb;
-                    int in = r < last ? st->nb[r + 1] > st->nb[r] : q->tail != q->head;
-                    int room = r > 0 ? st->nb[r] - st->nb[r - 1] < SLOTS
+                    int in = r < last ? st->rk[r + 1].nb > st->rk[r].nb : q->tail != q->head;
+                    int room = r > 0 ? st->rk[r].nb - st->rk[r - 1].nb < SLOTS
                                      : st->b0.c == vpp - 1 ||
                                            st->wb.tail - st->wb.head < RING_CAP;
                     if (!in || !room)
@@ -742,7 +749,7 @@ static int run_polling(sim_state *st)
                     bwd_range(st, r, r + 1, 1);
                 }
                 progress = 1;
-                if (st->nf[r] + st->nb[r] == 2 * st->n)
+                if (st->rk[r].nf + st->rk[r].nb == 2 * st->n)
                     done++;
             }
         }
@@ -768,9 +775,9 @@ static double simulate_fast(int pp, int vpp, int m, const double *fwd_s, const d
     }
     for (r = 0; r < pp; r++) {
         if (rank_end != NULL)
-            rank_end[r] = st.busy[r];
-        if (st.busy[r] > span)
-            span = st.busy[r];
+            rank_end[r] = st.rk[r].busy;
+        if (st.rk[r].busy > span)
+            span = st.rk[r].busy;
     }
     return span;
 }
