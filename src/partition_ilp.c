@@ -21,7 +21,8 @@
  * finite, and glp_error_hook longjmps back to partition_ilp(), which frees
  * GLPK's environment (glp_free_env) and returns PARTITION_SOLVER_ERROR.  Our
  * own arrays are allocated before setjmp, so nothing of ours leaks then.
- * Terminal output is off (glp_term_out) and the time limit is tm_lim.
+ * Terminal output is off (glp_term_out, and a terminal hook that swallows
+ * what GLPK's error routine prints anyway); the time limit is tm_lim.
  */
 #include <glpk.h>
 #include <math.h>
@@ -47,6 +48,15 @@ typedef struct ilp_ctx {
     bool bad;                        /* an index or value failed a check */
     jmp_buf jb;
 } ilp_ctx;
+
+/* GLPK's terminal hook: swallows everything (its error routine turns the
+ * terminal output back on before printing; this keeps stderr clean). */
+static int on_glpk_output(void *info, const char *text)
+{
+    (void)info;
+    (void)text;
+    return 1;
+}
 
 static void on_glpk_error(void *info)
 {
@@ -387,12 +397,14 @@ partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
     }
 
     glp_term_out(GLP_OFF);
+    glp_term_hook(on_glpk_output, NULL);
     if (setjmp(x->jb) == 0)
         st = solve(x, time_limit_s, out);
     else
         st = PARTITION_SOLVER_ERROR;
-    /* frees whatever GLPK holds, after an error too; the hook goes with it */
+    /* frees whatever GLPK holds, after an error too; the hooks go with it */
     glp_error_hook(NULL, NULL);
+    glp_term_hook(NULL, NULL);
     glp_free_env();
 cleanup:
     pl_free(x->acc);

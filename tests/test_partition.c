@@ -6,6 +6,7 @@
  * when nothing fits), the ILP-only extras (per-class layer caps, the fill
  * objective) and clean statuses for bad problems and tiny time limits.
  */
+#include <glpk.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,6 +360,38 @@ START_TEST(ilp_time_limit_is_clean)
 }
 END_TEST
 
+START_TEST(glpk_error_returns_cleanly)
+{
+    /* GLPK calls its error routine (and would abort) when it runs out of
+     * its memory limit; the hook returns here: SOLVER_ERROR, no abort, and
+     * the next solve works (a fresh GLPK environment) */
+    static double t[126], st[126], act[126];
+    double ft[40] = {0}, fb[40] = {0}, infl[40], cap[40];
+    int cls[40] = {0};
+    partition_problem pb;
+    partition_result r;
+    for (int i = 0; i < 126; i++) {
+        t[i] = 1.0;
+        st[i] = 1.0;
+        act[i] = 0.0;
+    }
+    for (int i = 0; i < 40; i++) {
+        infl[i] = 1;
+        cap[i] = 100.0;
+    }
+    pb = (partition_problem){126, 40, 1, cls, t, st, act, NULL, ft, fb, infl, cap, 1, NULL,
+                             0, 0, 0};
+    glp_mem_limit(1);   /* 1 MB: the 5,040-column program needs more */
+    ck_assert_int_eq(partition_ilp(&pb, 5.0, &r), PARTITION_SOLVER_ERROR);
+    ck_assert_int_eq(r.status, PARTITION_SOLVER_ERROR);
+    /* a small problem afterwards: solved as usual */
+    pb.n_layers = 6;
+    pb.n_stages = 3;
+    ck_assert_int_eq(partition_ilp(&pb, 5.0, &r), PARTITION_OK);
+    ck_assert_double_eq(r.bottleneck_s, 2.0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("partition");
@@ -374,6 +407,7 @@ int main(void)
     tcase_add_test(tc, ilp_fill_objective_never_worse);
     tcase_add_test(tc, bad_problems_clean_status);
     tcase_add_test(tc, ilp_time_limit_is_clean);
+    tcase_add_test(tc, glpk_error_returns_cleanly);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

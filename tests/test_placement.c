@@ -330,6 +330,41 @@ START_TEST(mixed_beats_or_says_so)
 }
 END_TEST
 
+START_TEST(pruned_equals_exhaustive_across_groups)
+{
+    /* the search's prunes (P1-P5) assume memory monotone in the knobs; with
+     * placer splits the winner must still be the exhaustive search's */
+    static const char *const cases[][2] = {
+        {"configs/amp-gpt2.json", "clusters/amp-3xp3-1xg4dn.yaml"},
+        {"configs/uneven-gpt-13b.json", "clusters/h100-a100-mixed.yaml"},
+    };
+    for (int k = 0; k < 2; k++) {
+        model *m = load_model(cases[k][0]);
+        cluster *c = load_cluster(cases[k][1]);
+        cost_params p;
+        search_options o;
+        search_result a, b;
+        planner_error err = PLANNER_ERROR_INIT;
+        cost_params_default(&p);
+        search_options_default(&o);
+        o.top_n = 1;
+        o.gbs = m->global_batch;
+        o.seq_len = m->seq_len;
+        ck_assert_int_eq(search_run(m, c, &p, &o, &a, &err), PLANNER_OK);
+        o.exhaustive = true;
+        ck_assert_int_eq(search_run(m, c, &p, &o, &b, &err), PLANNER_OK);
+        ck_assert_msg(a.top[0].e.tokens_per_s == b.top[0].e.tokens_per_s,
+                      "%s: pruned %.0f, exhaustive %.0f tokens/s", cases[k][1],
+                      a.top[0].e.tokens_per_s, b.top[0].e.tokens_per_s);
+        ck_assert_int_gt(b.candidates, a.candidates);
+        search_result_free(&a);
+        search_result_free(&b);
+        model_free(m);
+        cluster_free(c);
+    }
+}
+END_TEST
+
 START_TEST(from_strategy_runs)
 {
     strategy s;
@@ -362,6 +397,7 @@ int main(void)
     tcase_add_test(tc, pp_not_dividing_layers);
     tcase_add_test(tc, amp_scenarios_fast);
     tcase_add_test(tc, mixed_beats_or_says_so);
+    tcase_add_test(tc, pruned_equals_exhaustive_across_groups);
     tcase_add_test(tc, from_strategy_runs);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
