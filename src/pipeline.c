@@ -692,6 +692,21 @@ static int run_positions(sim_state *st, sim_snap *snap)
             if (j >= 2 * n)
                 break;
         }
+        if (j >= w0 && j < 2 * n - w0) {
+            /* every rank steady (the bulk of a long run): interleaved, all do
+             * the same; 1F1B, ranks of one parity a forward (warm[r] =
+             * w0 - r), the others a backward */
+            int odd = (j - w0) & 1;
+            if (vpp > 1 && odd)
+                bwd_range(st, 0, pp, 1);
+            else if (vpp > 1)
+                fwd_range(st, 0, pp, 1);
+            else {
+                fwd_range(st, odd, pp, 2);
+                bwd_range(st, 1 - odd, pp, 2);
+            }
+            continue;
+        }
         /* ranks [0, a) are warming up (warm[r] > j), [0, c) cooling down
          * (j >= 2n - warm[r]), [max(a, c), pp) steady */
         while (a > 0 && st->rk[a - 1].warm <= j)
@@ -713,7 +728,7 @@ static int run_positions(sim_state *st, sim_snap *snap)
         if (st->err)
             return -1;
     }
-    return 0;
+    return st->err ? -1 : 0;
 }
 
 /* Polling order: each rank in turn runs while its input is there and its
