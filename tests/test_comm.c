@@ -1,0 +1,389 @@
+/* test_comm.c: hand-derived communication, FP8 GEMM, context-parallel and
+ * memory-reserve figures, and their invariants.
+ *
+ * The fixture pins round constants (not the fitted defaults) so every value
+ * below is checked against arithmetic written in the comments:
+ *   NVLink 400 GB/s x intra_eff 0.75 = 300 GB/s bus, 3 us per NVLink step;
+ *   NIC 50 GB/s x inter_eff 0.5 = 25 GB/s per GPU, 10 us per network step;
+ *   H100 peaks (catalog): BF16 989.4 TFLOP/s, FP8 1978.9, HBM 3350 GB/s;
+ *   gemm_eff 0.8, fp8_gemm_eff 0.6, hbm_eff 0.8, attn_eff 0.5,
+ *   overlap_exposed 0.25, kernel_s 0.
+ * Tolerances: 1e-9 relative where the formula is exact; the stated bound
+ * where a comparison is an inequality. */
+#include <math.h>
+#include <string.h>
+#include "comm.h"
+#include "compute.h"
+#include "cost.h"
+#include "memory.h"
+#include "transformer.h"
+#include "testutil.h"
+
+static const gen_constants k_round = {0.8, 0.5, 0.8, 0.75, 0.5, 0.0, 0.6, 0.25};
+
+static node_group h100_group(int nodes)
+{
+    node_group g;
+    const gpu_spec *gpu = catalog_find("H100-SXM");
+    memset(&g, 0, sizeof g);
+    ck_assert_ptr_nonnull(gpu);
+    g.gpu = *gpu;
+    strcpy(g.name, "h100");
+    g.nodes = nodes;
+    g.gpus_per_node = 8;
+    g.intra_bytes_per_s = 400e9;
+    g.intra_latency_s = 3e-6;
+    g.inter_bytes_per_s = 50e9;
+    g.inter_latency_s = 10e-6;
+    return g;
+}
+
+static void round_params(cost_params *p)
+{
+    int g;
+    cost_params_default(p);
+    for (g = 0; g < GEN_COUNT; g++)
+        p->gen[g] = k_round;
+}
+
+/* A Llama-style dense model: h 8192, 64 heads of 128, 8 KV heads, bf16. */
+static void llama_model(model *m, layer_spec *layers, int n)
+{
+    int i;
+    memset(m, 0, sizeof *m);
+    strcpy(m->name, "llama-test");
+    m->layers = n;
+    m->hidden = 8192;
+    m->heads = 64;
+    m->kv_heads = 8;
+    m->head_dim = 128;
+    m->ffn_hidden = 28672;
+    m->vocab = 128256;
+    m->seq_len = m->max_position = 4096;
+    m->act = ACT_SWIGLU;
+    m->norm = NORM_RMSNORM;
+    m->position = POS_ROPE;
+    m->prec = PREC_BF16;
+    for (i = 0; i < n; i++)
+        layers[i] = (layer_spec){8192, 64, 8, 128, 28672, false};
+    m->layer = layers;
+}
+
+static strategy pipeline(int tp, int pp, int dp, int vpp, int n_layers)
+{
+    strategy s;
+    int i;
+    memset(&s, 0, sizeof s);
+    s.tp = tp;
+    s.pp = pp;
+    s.dp = dp;
+    s.cp = s.ep = 1;
+    s.vpp = vpp;
+    s.mbs = 2;
+    s.gbs = 2 * dp * pp * 4;
+    s.seq_len = 4096;
+    s.n_stages = pp;
+    for (i = 0; i < pp; i++)
+        s.stage[i] = (stage_spec){0, i * (n_layers / pp), n_layers / pp, tp, dp};
+    return s;
+}
+
+START_TEST(ring_latency_hierarchical)
+{
+    node_group g = h100_group(32);
+    comm_link l;
+    /* 32 ranks, stride 1: 4 nodes of 8.  Bus: min(300, 8 x 25 = 200) GB/s.
+     * One ring phase: (4 - 1) network steps x 10 us + (32 - 4) NVLink steps
+     * x 3 us = 30 + 84 = 114 us. */
+    l = comm_group_link(&g, &k_round, 32, 1);
+    ck_assert(l.inter_node);
+    ck_assert_int_eq(l.ranks_per_node, 8);
+    ck_assert_rel(l.bytes_per_s, 200e9, 1e-12);
+    ck_assert_rel(comm_ring_latency_s(&l, 32), 114e-6, 1e-9);
+    /* all-gather of 64 MB: 31/32 x 64e6 / 200e9 = 310 us, + 114 us */
+    ck_assert_rel(comm_allgather_s(&l, 32, 64e6), 424e-6, 1e-9);
+    ck_assert_rel(comm_reducescatter_s(&l, 32, 64e6), 424e-6, 1e-9);
+    /* all-reduce: 620 us of bytes + min(ring 2 x 114, tree 2 ((32/4 - 1) 3 +
+     * log2(4) 10) = 2 (21 + 20) = 82) us = 702 us */
+    ck_assert_rel(comm_allreduce_s(&l, 32, 64e6), 702e-6, 1e-9);
+
+    /* DP over tp 8: stride 8, one member per node on 32 nodes, one NIC:
+     * 25 GB/s; ring phase 31 x 10 us = 310 us (no NVLink step) */
+    l = comm_group_link(&g, &k_round, 32, 8);
+    ck_assert_int_eq(l.ranks_per_node, 1);
+    ck_assert_rel(l.bytes_per_s, 25e9, 1e-12);
+    ck_assert_rel(comm_ring_latency_s(&l, 32), 310e-6, 1e-9);
+    /* 1 MB all-reduce: 2 x 31/32 x 1e6 / 25e9 = 77.5 us + min(620, tree
+     * 2 (0 + log2(32) x 10) = 100) us = 177.5 us */
+    ck_assert_rel(comm_allreduce_s(&l, 32, 1e6), 177.5e-6, 1e-9);
+
+    /* 8 ranks in one node: NVLink 300 GB/s, 7 x 3 us per phase; all-reduce
+     * takes the tree, 2 x log2(8) x 3 = 18 us < 42 us */
+    l = comm_group_link(&g, &k_round, 8, 1);
+    ck_assert(!l.inter_node);
+    ck_assert_rel(comm_ring_latency_s(&l, 8), 21e-6, 1e-9);
+    ck_assert_rel(comm_allreduce_s(&l, 8, 3e6), 2.0 * 7 / 8 * 3e6 / 300e9 + 18e-6, 1e-9);
+    /* one rank: nothing to do */
+    ck_assert(comm_allreduce_s(&l, 1, 1e9) == 0);
+    ck_assert(comm_allgather_s(&l, 1, 1e9) == 0);
+}
+END_TEST
+
+START_TEST(collectives_monotone_in_bandwidth)
+{
+    node_group g = h100_group(64);
+    int sizes[] = {2, 8, 16, 64, 512}, strides[] = {1, 8}, i, j;
+    for (i = 0; i < 5; i++)
+        for (j = 0; j < 2; j++) {
+            comm_link slow = comm_group_link(&g, &k_round, sizes[i], strides[j]), fast;
+            node_group f = g;
+            double b;
+            f.intra_bytes_per_s *= 2;
+            f.inter_bytes_per_s *= 2;
+            fast = comm_group_link(&f, &k_round, sizes[i], strides[j]);
+            for (b = 1e3; b < 1e11; b *= 10) {
+                ck_assert(comm_allreduce_s(&fast, sizes[i], b) <=
+                          comm_allreduce_s(&slow, sizes[i], b));
+                ck_assert(comm_allgather_s(&fast, sizes[i], b) <=
+                          comm_allgather_s(&slow, sizes[i], b));
+                /* more bytes never faster */
+                ck_assert(comm_allreduce_s(&slow, sizes[i], 2 * b) >=
+                          comm_allreduce_s(&slow, sizes[i], b));
+            }
+        }
+}
+END_TEST
+
+START_TEST(boundary_p2p_intra_inter_wrap_hetero)
+{
+    node_group groups[2];
+    cluster c;
+    group_link link = {0, 1, 12.5e9, 20e-6};
+    model m;
+    layer_spec layers[8];
+    cost_params p;
+    strategy s;
+    /* one micro-batch's activations: 2 x 4096 x 8192 x 2 B / tp 4 =
+     * 33,554,432 B */
+    const double bytes = 2.0 * 4096 * 8192 * 2 / 4;
+    llama_model(&m, layers, 8);
+    round_params(&p);
+    groups[0] = h100_group(4);
+    groups[1] = h100_group(4);
+    memset(&c, 0, sizeof c);
+    c.n_groups = 1;
+    c.group = groups;
+
+    /* tp 4 x pp 2 = 8 GPUs: one node, NVLink 300 GB/s + 3 us */
+    s = pipeline(4, 2, 1, 1, 8);
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), bytes / 300e9 + 3e-6, 1e-9);
+    /* the interleaved wrap-around (rank 1 -> rank 0) stays in the node */
+    s = pipeline(4, 2, 1, 2, 8);
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), bytes / 300e9 + 3e-6, 1e-9);
+    /* tp 4 x pp 4 = 16 GPUs: the pipeline spans nodes, the NIC's 25 GB/s +
+     * 10 us = 1,352.2 us (both the boundary and the wrap-around) */
+    s = pipeline(4, 4, 1, 2, 8);
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), bytes / 25e9 + 10e-6, 1e-9);
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 3), bytes / 25e9 + 10e-6, 1e-9);
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 3), 1352.17728e-6, 1e-8);
+    /* SP does not change the boundary tensor (Megatron sends b s h / t) */
+    s.sp = true;
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), bytes / 25e9 + 10e-6, 1e-9);
+    /* out of range: nothing */
+    ck_assert(cost_boundary_p2p_s(&m, &c, &p, &s, 4) == 0);
+    ck_assert(cost_boundary_p2p_s(&m, &c, &p, &s, -1) == 0);
+
+    /* heterogeneous: stage 0 on group 0, stage 1 on group 1 joined by a
+     * 12.5 GB/s, 20 us link; x inter_eff 0.5 = 6.25 GB/s: 5,388.7 us */
+    c.n_groups = 2;
+    c.n_links = 1;
+    c.link = &link;
+    s = pipeline(4, 2, 1, 1, 8);
+    s.stage[1].group = 1;
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), bytes / 6.25e9 + 20e-6, 1e-9);
+    /* no explicit link: the slower of the two groups' NICs, the larger
+     * latency */
+    c.n_links = 0;
+    groups[1].inter_bytes_per_s = 20e9;
+    groups[1].inter_latency_s = 15e-6;
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), bytes / 10e9 + 15e-6, 1e-9);
+    /* more bandwidth never slower */
+    groups[1].inter_bytes_per_s = 40e9;
+    ck_assert(cost_boundary_p2p_s(&m, &c, &p, &s, 0) <= bytes / 10e9 + 15e-6);
+}
+END_TEST
+
+START_TEST(fp8_gemm_faster_not_twice)
+{
+    const gpu_spec *gpu = catalog_find("H100-SXM");
+    tf_gemm g = {8192, 8192, 8192, 1};
+    double t8, t16;
+    ck_assert_ptr_nonnull(gpu);
+    /* FP8: 2 x 8192^3 = 1.0995e12 FLOP / (1978.9e12 x 0.6) = 926.1 us, +
+     * 3 x 8192^2 x 1 B / (3350e9 x 0.8) = 75.1 us -> 1,001.2 us */
+    t8 = compute_gemms_s(gpu, &k_round, PEAK_FP8, 1, &g, 1);
+    ck_assert_rel(t8, 2.0 * 8192.0 * 8192 * 8192 / (1978.9e12 * 0.6) +
+                          3.0 * 8192 * 8192 / (3350e9 * 0.8), 1e-9);
+    ck_assert_rel(t8, 1001.2e-6, 1e-3);
+    /* BF16: / (989.4e12 x 0.8) = 1,389.1 us + 2-byte operands 150.2 us */
+    t16 = compute_gemms_s(gpu, &k_round, PEAK_BF16, 2, &g, 1);
+    ck_assert_rel(t16, 1539.3e-6, 1e-3);
+    ck_assert(t8 < t16);
+    ck_assert(t8 > 0.5 * t16);
+    /* more peak or bandwidth never slower */
+    {
+        gpu_spec faster = *gpu;
+        faster.peak_flops[PEAK_FP8] *= 1.5;
+        ck_assert(compute_gemms_s(&faster, &k_round, PEAK_FP8, 1, &g, 1) < t8);
+        faster.hbm_bytes_per_s *= 2;
+        ck_assert(compute_gemms_s(&faster, &k_round, PEAK_FP8, 1, &g, 1) < t8);
+    }
+}
+END_TEST
+
+START_TEST(fp8_layer_between_half_and_bf16)
+{
+    node_group g = h100_group(1);
+    cluster c;
+    model m;
+    layer_spec layers[8];
+    cost_params p;
+    strategy s = pipeline(1, 1, 1, 1, 8);
+    range_cost r16, r8;
+    llama_model(&m, layers, 8);
+    round_params(&p);
+    memset(&c, 0, sizeof c);
+    c.n_groups = 1;
+    c.group = &g;
+    cost_layer_range(&m, &c, &p, &s, 0, 1, 0, 8, false, false, &r16);
+    m.prec = PREC_FP8;
+    cost_layer_range(&m, &c, &p, &s, 0, 1, 0, 8, false, false, &r8);
+    /* the linear layers run ~1.5x faster, attention, norms and casts do
+     * not: the whole layer lands strictly between half and the bf16 time */
+    ck_assert(r8.fwd_s < r16.fwd_s && r8.fwd_s > 0.5 * r16.fwd_s);
+    ck_assert(r8.bwd_s < r16.bwd_s && r8.bwd_s > 0.5 * r16.bwd_s);
+}
+END_TEST
+
+START_TEST(cp_ring_exposed_fraction)
+{
+    node_group g = h100_group(1);
+    cluster c;
+    model m;
+    layer_spec layers[1];
+    cost_params p;
+    strategy s = pipeline(1, 1, 1, 1, 1);
+    range_cost r;
+    double t;
+    llama_model(&m, layers, 1);
+    m.hidden = 4096;
+    m.heads = 32;
+    layers[0] = (layer_spec){4096, 32, 8, 128, 14336, false};
+    round_params(&p);
+    memset(&c, 0, sizeof c);
+    c.n_groups = 1;
+    c.group = &g;
+    s.mbs = 1;
+    s.seq_len = 8192;
+    s.cp = 2;
+    /* each rank holds 4,096 tokens; its K and V (8 KV heads x 128, 16 bits)
+     * are 4096 x 2 x 1024 x 2 B = 16,777,216 B, one step round a ring of 2
+     * on NVLink: 16777216 / 300e9 + 3 us = 58.92 us.  Attention forward:
+     * 4 x 4096 x 8192 x 4096 / 2 / (989.4e12 x 0.5) = 1,111 us hides it
+     * (backward 2.5x hides twice the bytes); overlap_exposed 0.25 of each
+     * still shows: 0.25 x (t + 2 t) = 44.19 us, TP being 1 */
+    t = 16777216.0 / 300e9 + 3e-6;
+    cost_layer_range(&m, &c, &p, &s, 0, 1, 0, 1, false, false, &r);
+    ck_assert_rel(r.tp_comm_s, 0.25 * 3.0 * t, 1e-9);
+    ck_assert_rel(r.tp_comm_s, 44.19e-6, 1e-3);
+    /* cp 1: no ring */
+    s.cp = 1;
+    cost_layer_range(&m, &c, &p, &s, 0, 1, 0, 1, false, false, &r);
+    ck_assert(r.tp_comm_s == 0);
+}
+END_TEST
+
+START_TEST(memory_reserve_and_fragmentation)
+{
+    state_bytes sb;
+    memory_breakdown mb;
+    /* bf16, no ZeRO: 2 + 4 + 12 bytes per parameter */
+    memory_state_bytes(PREC_BF16, 0, 8, &sb);
+    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 18.0, 1e-12);
+    /* 1e9 params, 2e9 B activations x 3 in flight + 1e9 transient = 7e9;
+     * reserve 1 GiB + 10% of 7e9 = 1,773,741,824 B; total 18e9 + 7e9 +
+     * 1.7737e9 */
+    memory_stage(&sb, 1e9, 2e9, 3, 1e9, 1073741824.0, 0.10, 80e9, &mb);
+    ck_assert_rel(mb.activations_bytes, 7e9, 1e-12);
+    ck_assert_rel(mb.reserve_bytes, 1773741824.0, 1e-12);
+    ck_assert_rel(mb.total_bytes, 18e9 + 7e9 + 1773741824.0, 1e-12);
+    ck_assert_rel(mb.capacity_bytes, 80e9, 1e-12);
+    /* distributed optimizer over 8: 2 + 4 + 12/8 */
+    memory_state_bytes(PREC_BF16, 1, 8, &sb);
+    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 7.5, 1e-12);
+    /* fp16 ZeRO-3 over 8: (2 + 2 + 12) / 8 */
+    memory_state_bytes(PREC_FP16, 3, 8, &sb);
+    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 2.0, 1e-12);
+}
+END_TEST
+
+START_TEST(evaluate_reserve_and_zero3_buffers)
+{
+    node_group g = h100_group(8);
+    cluster c;
+    model m;
+    layer_spec layers[8];
+    cost_params p;
+    strategy s = pipeline(8, 1, 8, 1, 8);
+    evaluation e2, e3;
+    double layer_params, unit;
+    int i;
+    llama_model(&m, layers, 8);
+    m.vocab = 32000;
+    cost_params_default(&p);
+    memset(&c, 0, sizeof c);
+    c.n_groups = 1;
+    c.group = &g;
+    s.gbs = 16;
+    s.zero = 2;
+    s.overlap_grad_reduce = true;
+    evaluate(&m, &c, &p, &s, &e2);
+    /* the reserve is reserve_bytes + frag_fraction x activations, per stage */
+    for (i = 0; i < e2.n_stages; i++)
+        ck_assert_rel(e2.stage_memory[i].reserve_bytes,
+                      p.reserve_bytes + p.frag_fraction * e2.stage_memory[i].activations_bytes,
+                      1e-12);
+    /* ZeRO-3 holds, beyond ZeRO-2's activations, the gathered 16-bit
+     * weights of the layer in use and the prefetched one (capped at 1e9
+     * parameters), per TP rank.  A Llama layer: q, o 2 h^2, k, v 2 h x 1024,
+     * SwiGLU 3 h f, two RMSNorm h: 134,217,728 + 16,777,216 + 704,643,072 +
+     * 16,384 = 855,654,400 parameters, larger than the 32000 x 8192
+     * embedding (262,144,000): 2 x 2 x 855,654,400 / 8 = 427,827,200 B */
+    layer_params = 2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 3.0 * 8192 * 28672 + 2.0 * 8192;
+    ck_assert_rel(tf_layer_params(&m, 0), layer_params, 1e-12);
+    unit = layer_params;
+    s.zero = 3;
+    evaluate(&m, &c, &p, &s, &e3);
+    ck_assert_rel(e3.stage_memory[0].activations_bytes - e2.stage_memory[0].activations_bytes,
+                  2.0 * (unit + unit) / 8, 1e-9);
+    ck_assert_rel(2.0 * (unit + unit) / 8, 427827200.0, 1e-9);
+    /* ZeRO-3 shards the weights: 2 B / 8 per parameter instead of 2 */
+    ck_assert_rel(e3.stage_memory[0].weights_bytes, e2.stage_memory[0].weights_bytes / 8, 1e-9);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("comm");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, ring_latency_hierarchical);
+    tcase_add_test(tc, collectives_monotone_in_bandwidth);
+    tcase_add_test(tc, boundary_p2p_intra_inter_wrap_hetero);
+    tcase_add_test(tc, fp8_gemm_faster_not_twice);
+    tcase_add_test(tc, fp8_layer_between_half_and_bf16);
+    tcase_add_test(tc, cp_ring_exposed_fraction);
+    tcase_add_test(tc, memory_reserve_and_fragmentation);
+    tcase_add_test(tc, evaluate_reserve_and_zero3_buffers);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
