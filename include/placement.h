@@ -73,12 +73,18 @@ placer *placer_new(const model *m, const cluster *c, const cost_params *p, bool 
 void placer_free(placer *pc);   /* NULL-safe */
 const placer_stats *placer_get_stats(const placer *pc);
 
+/* When no split fits: on (the default), the split whose worst stage is the
+ * least over its memory (a search's closest miss: its advice names what
+ * that stage needs); off, the fastest split (cheaper, for searches that
+ * already hold a feasible plan and so will never report a miss). */
+void placer_balance_misses(placer *pc, bool on);
+
 /* Fills s->stage[] and s->n_stages (= s->pp, set by the caller to
  * placement_stages(pl)) for s's tp, cp, dp, mbs, gbs, seq_len, sp,
  * recompute, zero and tp_comm_overlap: groups and TP from `pl`, layers from
  * the partitioner (the least bottleneck that fits every stage's memory; when
- * nothing fits, the least bottleneck ignoring memory, so evaluate() reports
- * the miss).  vpp must be 1.  Returns 0; -1 when it cannot (the reason in
+ * nothing fits, see placer_balance_misses; evaluate() then reports the
+ * miss).  vpp must be 1.  Returns 0; -1 when it cannot (the reason in
  * why); -2 when out of memory. */
 int placer_place(placer *pc, const placement *pl, strategy *s, char *why, int why_size);
 

@@ -234,6 +234,7 @@ struct placer {
     const cluster *c;
     const cost_params *p;
     bool use_ilp;
+    bool balance_misses;                    /* closest_split for misses */
     double ilp_limit_s;
     int L;
     cost_entry cache[COST_CACHE];
@@ -244,6 +245,7 @@ struct placer {
     int cls[STRATEGY_MAX_STAGES];
     double ft[STRATEGY_MAX_STAGES], fb[STRATEGY_MAX_STAGES];
     double infl[STRATEGY_MAX_STAGES], cap[STRATEGY_MAX_STAGES], nocap[STRATEGY_MAX_STAGES];
+    double scaled[STRATEGY_MAX_STAGES];     /* capacities x f (closest_split) */
     partition_ws ws;
     partition_result res;
     placer_stats st;
@@ -260,6 +262,7 @@ placer *placer_new(const model *m, const cluster *c, const cost_params *p, bool 
     pc->c = c;
     pc->p = p;
     pc->use_ilp = use_ilp;
+    pc->balance_misses = true;
     pc->ilp_limit_s = ilp_time_limit_s > 0 ? ilp_time_limit_s : 10.0;
     pc->L = m->layers;
     L = (size_t)m->layers;
@@ -297,6 +300,11 @@ void placer_free(placer *pc)
 const placer_stats *placer_get_stats(const placer *pc)
 {
     return &pc->st;
+}
+
+void placer_balance_misses(placer *pc, bool on)
+{
+    pc->balance_misses = on;
 }
 
 static bool key_eq(const cost_key *a, const cost_key *b)
@@ -347,6 +355,47 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const strategy *s)
         e->ext_peak[x] = rc.act_peak_extra_bytes;
     }
     return e;
+}
+
+/* Nothing fits: the split whose worst stage is the least over its GPU's
+ * memory (the fastest among those), for evaluate() to report as a miss.
+ * Scales every capacity by f, doubling f until a split fits, then halving
+ * the interval 12 times (f within 0.03% of the least); a stage whose
+ * fixed bytes alone exceed f x capacity never fits, so f is capped at 2^30
+ * and then the fastest split ignoring memory is used. */
+static partition_status closest_split(placer *pc, partition_problem *pb, int P)
+{
+    double lo = 1.0, hi = 2.0, *scaled = pc->scaled;
+    partition_status st = PARTITION_INFEASIBLE;
+    pb->capacity_bytes = scaled;
+    while (hi < 1073741824.0) {
+        for (int s = 0; s < P; s++)
+            scaled[s] = pc->cap[s] * hi;
+        st = partition_dp(pb, &pc->ws, &pc->res);
+        if (st != PARTITION_INFEASIBLE)
+            break;
+        lo = hi;
+        hi *= 2;
+    }
+    if (st == PARTITION_OK) {
+        for (int k = 0; k < 12; k++) {
+            double mid = 0.5 * (lo + hi);
+            for (int s = 0; s < P; s++)
+                scaled[s] = pc->cap[s] * mid;
+            st = partition_dp(pb, &pc->ws, &pc->res);
+            if (st == PARTITION_NOMEM)
+                return st;
+            if (st == PARTITION_OK)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        for (int s = 0; s < P; s++)
+            scaled[s] = pc->cap[s] * hi;
+    } else if (st == PARTITION_INFEASIBLE) {
+        pb->capacity_bytes = pc->nocap;
+    }
+    return st == PARTITION_NOMEM ? st : partition_dp(pb, &pc->ws, &pc->res);
 }
 
 #define WHY(...) do { snprintf(why, (size_t)why_size, __VA_ARGS__); return -1; } while (0)
@@ -446,9 +495,10 @@ int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp
     } else {
         st = partition_dp(&pb, &pc->ws, &pc->res);
     }
-    if (st == PARTITION_INFEASIBLE) {
-        /* nothing fits: the fastest split, for evaluate() to report */
-        pb.capacity_bytes = pc->nocap;
+    if (st == PARTITION_INFEASIBLE && pc->balance_misses) {
+        st = closest_split(pc, &pb, P);
+    } else if (st == PARTITION_INFEASIBLE) {
+        pb.capacity_bytes = pc->nocap;   /* the fastest split */
         st = partition_dp(&pb, &pc->ws, &pc->res);
     }
     if (st == PARTITION_NOMEM)

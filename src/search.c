@@ -421,6 +421,9 @@ static int place(search_ctx *x, strategy *s, char *why, int why_size)
             return -1;
         }
     }
+    /* memory-balanced splits for misses only while no plan fits (a miss is
+     * reported only then) */
+    placer_balance_misses(x->placer, x->feasible == 0);
     r = placer_place(x->placer, pl, s, why, why_size);
     if (r == -2)
         x->oom = true;
