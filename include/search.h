@@ -84,8 +84,9 @@ void search_result_free(search_result *res);   /* NULL-safe; frees contents */
  * tp, cp, pp, dp and vpp are set, with every stage on node group `group` of
  * `c` and the decoder layers split evenly (layers / pp per rank).  Returns 0,
  * or -1 with the reason in why when it cannot (layers % pp != 0, pp too
- * large).  Placement across node groups and uneven partitions replace or
- * extend this one function. */
+ * large).  The search uses it for even splits on one group; uneven splits
+ * and placements across node groups go through placement.h (the placement
+ * seam in search.c). */
 int search_place_stages(const model *m, const cluster *c, int group, strategy *s,
                         char *why, int why_size);
 
