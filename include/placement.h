@@ -47,7 +47,8 @@ int placement_from_strategy(const strategy *s, placement *out);
  * with more, the groups sorted by usable memory, then peak FLOP/s, and the
  * prefixes of that order).  Each group hosts as many stages as it has room
  * for (GPUs / (tp cp dp)), or, when `want_pp` > 0, any counts that add up
- * to want_pp.  Placements deeper than max_stages are left out. */
+ * to want_pp.  Placements deeper than max_stages are left out; at most
+ * `cap` are made (the first ones in this order). */
 int placement_enumerate(const cluster *c, int tp, int cp, int dp, int max_stages,
                         int want_pp, placement *out, int cap);
 

@@ -105,6 +105,8 @@ static void emit(enum_state *e)
 static void counts(enum_state *e, int k, int left)
 {
     int n = e->cur.n_parts;
+    if (e->n >= e->cap)
+        return;   /* full: the first `cap` in this order are kept */
     if (k == n) {
         if (left == 0)
             emit(e);
@@ -138,6 +140,8 @@ static void finish(enum_state *e)
 /* Every ordered choice of distinct eligible groups, 2..depth long. */
 static void orders(enum_state *e, int depth, unsigned used)
 {
+    if (e->n >= e->cap)
+        return;
     if (e->cur.n_parts >= 2)
         finish(e);
     if (e->cur.n_parts == depth)

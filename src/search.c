@@ -1013,8 +1013,10 @@ static int search_placements(search_ctx *x)
     for (int ti = 0; ti < tps.n && !stop(x); ti++)
         for (int di = 0; di < dps.n && !stop(x); di++) {
             int tp = tps.v[ti], dp = dps.v[di];
+            /* a fixed pp admits many count vectors: the first 128 in
+             * enumeration order (earlier groups with fewer stages first) */
             int n = placement_enumerate(c, tp, cp, dp, f->pp > 0 ? f->pp : max_pp, f->pp, pls,
-                                        MAX_PLACEMENTS);
+                                        f->pp > 0 ? 128 : MAX_PLACEMENTS);
             if (x->gbs % dp != 0)
                 continue;
             for (int k = 0; k < n && !stop(x); k++) {
