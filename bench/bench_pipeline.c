@@ -8,7 +8,9 @@
  * Then the recorded calls are replayed REPEATS times (default 5) and the
  * best and median time of one replay are printed, with calls, calls per
  * second and the schedule operations per call (2 pp m vpp, what a full
- * event-by-event simulation computes).  Each replay must give back the
+ * event-by-event simulation computes).  Then the same through a
+ * sched_cache (schedule_simulate_cached: repeats of the last 8 inputs are
+ * answered from it), with its hits.  Each replay must give back the
  * recorded results bit for bit.  Exits 1 when an input fails to load, a
  * search errs, or a replay differs. */
 #include <stdio.h>
@@ -115,7 +117,8 @@ static int bench_one(const char *model_path, const char *cluster_path, int repea
     cost_params p;
     search_options o;
     search_result r;
-    double t[MAX_REPEATS], median, ops = 0;
+    double t[MAX_REPEATS], tc[MAX_REPEATS], median, median_c, ops = 0;
+    sched_cache *cache = NULL;
     double end[STRATEGY_MAX_STAGES];
     planner_status st;
     size_t i;
@@ -156,15 +159,39 @@ static int bench_one(const char *model_path, const char *cluster_path, int repea
         }
         t[k] = now_s() - t0;
     }
+    cache = pl_malloc(sizeof *cache);
+    if (cache == NULL) {
+        fprintf(stderr, "bench_pipeline: out of memory\n");
+        goto cleanup;
+    }
+    for (k = 0; k < repeats; k++) {
+        double t0 = now_s();
+        sched_cache_init(cache);
+        for (i = 0; i < rec.n; i++) {
+            const call *x = &rec.c[i];
+            double s = schedule_simulate_cached(cache, x->pp, x->vpp, x->m, x->t, x->t + x->pp,
+                                                x->t + 2 * x->pp, x->wrap_s, end);
+            if (memcmp(&s, &x->span_s, sizeof s) != 0) {
+                fprintf(stderr, "bench_pipeline: cached call %zu differs\n", i);
+                goto cleanup;
+            }
+        }
+        tc[k] = now_s() - t0;
+    }
     qsort(t, (size_t)repeats, sizeof t[0], cmp_double);
+    qsort(tc, (size_t)repeats, sizeof tc[0], cmp_double);
     median = repeats % 2 ? t[repeats / 2] : 0.5 * (t[repeats / 2 - 1] + t[repeats / 2]);
+    median_c = repeats % 2 ? tc[repeats / 2] : 0.5 * (tc[repeats / 2 - 1] + tc[repeats / 2]);
     printf("schedule simulation of planner --model %s --cluster %s\n", model_path, cluster_path);
     printf("  %zu calls, %d replays: best %.1f ms, median %.1f ms; %.0f calls/s, "
            "%.2f us per call; %.0f schedule operations per call\n",
            rec.n, repeats, 1e3 * t[0], 1e3 * median, median > 0 ? (double)rec.n / median : 0.0,
            1e6 * median / (double)rec.n, ops / (double)rec.n);
+    printf("  through a sched_cache: best %.1f ms, median %.1f ms; %ld hits of %zu calls\n",
+           1e3 * tc[0], 1e3 * median_c, cache->hits, rec.n);
     rc = 0;
 cleanup:
+    pl_free(cache);
     rec_clear();
     cluster_free(c);
     model_free(m);

@@ -3,6 +3,8 @@
 #ifndef PLANNER_PIPELINE_H
 #define PLANNER_PIPELINE_H
 
+#include "strategy.h"
+
 typedef enum sched_kind {
     SCHED_FORWARD, SCHED_BACKWARD, SCHED_SEND, SCHED_DP_COMM, SCHED_OPTIMIZER
 } sched_kind;
@@ -47,6 +49,38 @@ double schedule_simulate(int pp, int vpp, int microbatches, const double *fwd_s,
 double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
                             const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
                             double *rank_end_s, sched_events *out);
+
+/* A few recent no-event simulations, for a caller that repeats them: in a
+ * search, candidates that differ only in what the schedule does not see
+ * (ZeRO stage 0/1/2, ...) have the same stage times; about a third of the
+ * GPT-3 175B search's simulation work repeats one of the last 8 calls.
+ * Owned by the caller (no allocation, about 64 KiB: keep it off small
+ * stacks), one per thread; sched_cache_init() empties it. */
+#define SCHED_CACHE_ENTRIES 8
+
+typedef struct sched_cache_entry {
+    int pp, vpp, m;             /* pp 0: unused */
+    unsigned long used;         /* the cache's clock at the last use */
+    double wrap_s, span_s;
+    double in_s[3 * STRATEGY_MAX_STAGES];       /* fwd, bwd, p2p (pp - 1 read) */
+    double rank_end_s[STRATEGY_MAX_STAGES];
+} sched_cache_entry;
+
+typedef struct sched_cache {
+    sched_cache_entry e[SCHED_CACHE_ENTRIES];
+    unsigned long clock;
+    long hits, misses;
+} sched_cache;
+
+void sched_cache_init(sched_cache *c);
+
+/* schedule_simulate_ex(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s,
+ * p2p_wrap_s, rank_end_s, NULL), answered from `c` when the same inputs
+ * (bit for bit) were simulated recently, then bit-identical; `c` may be
+ * NULL (no cache). */
+double schedule_simulate_cached(sched_cache *c, int pp, int vpp, int microbatches,
+                                const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                                double p2p_wrap_s, double *rank_end_s);
 
 /* Closed forms for equal stages (tests, reports): bubble time of 1F1B is
  * (pp - 1)(t_f + t_b); interleaving divides it by vpp. */

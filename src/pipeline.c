@@ -828,6 +828,76 @@ double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd
     return span < 0 ? -1 : span;
 }
 
+/* --- the cache ------------------------------------------------------------- */
+
+void sched_cache_init(sched_cache *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+/* Whether entry e holds these inputs (compared bit for bit). */
+static int cache_has(const sched_cache_entry *e, int pp, int vpp, int m, const double *fwd_s,
+                     const double *bwd_s, const double *p2p_s, double wrap_s)
+{
+    size_t n = (size_t)pp * sizeof(double);
+    return e->pp == pp && e->vpp == vpp && e->m == m &&
+           memcmp(&e->wrap_s, &wrap_s, sizeof wrap_s) == 0 &&
+           memcmp(e->in_s, fwd_s, n) == 0 && memcmp(e->in_s + pp, bwd_s, n) == 0 &&
+           (pp == 1 || memcmp(e->in_s + 2 * pp, p2p_s, n - sizeof(double)) == 0);
+}
+
+double schedule_simulate_cached(sched_cache *c, int pp, int vpp, int microbatches,
+                                const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                                double p2p_wrap_s, double *rank_end_s)
+{
+    double zero_p2p[MAX_PP], end[MAX_PP];
+    sched_cache_entry *e, *old;
+    size_t n;
+    int i;
+
+    if (c == NULL || pp < 1 || pp > MAX_PP || microbatches < 1)
+        return schedule_simulate_ex(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, p2p_wrap_s,
+                                    rank_end_s, NULL);
+    if (vpp < 1)
+        vpp = 1;
+    if (p2p_s == NULL) {
+        memset(zero_p2p, 0, sizeof zero_p2p);
+        p2p_s = zero_p2p;
+    }
+    n = (size_t)pp * sizeof(double);
+    c->clock++;
+    old = &c->e[0];
+    for (i = 0; i < SCHED_CACHE_ENTRIES; i++) {
+        e = &c->e[i];
+        if (cache_has(e, pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, p2p_wrap_s)) {
+            e->used = c->clock;
+            c->hits++;
+            if (rank_end_s != NULL)
+                memcpy(rank_end_s, e->rank_end_s, n);
+            return e->span_s;
+        }
+        if (e->used < old->used)
+            old = e;
+    }
+    c->misses++;
+    e = old;
+    e->span_s = schedule_simulate_ex(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, p2p_wrap_s,
+                                     end, NULL);
+    e->pp = pp;
+    e->vpp = vpp;
+    e->m = microbatches;
+    e->used = c->clock;
+    e->wrap_s = p2p_wrap_s;
+    memcpy(e->in_s, fwd_s, n);
+    memcpy(e->in_s + pp, bwd_s, n);
+    memset(e->in_s + 2 * pp, 0, n);
+    memcpy(e->in_s + 2 * pp, p2p_s, n - sizeof(double));
+    memcpy(e->rank_end_s, end, n);
+    if (rank_end_s != NULL)
+        memcpy(rank_end_s, end, n);
+    return e->span_s;
+}
+
 double schedule_simulate(int pp, int vpp, int microbatches, const double *fwd_s,
                          const double *bwd_s, const double *p2p_s, sched_events *out)
 {

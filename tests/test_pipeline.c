@@ -4,9 +4,10 @@
  * against a plain reference simulation written here from the schedule's
  * definition (pipeline.c's top comment), in long double, on random instances
  * with uneven stages, p2p and wrap-around delays; the event engine (--trace)
- * against the same; events; no allocation for any pp. */
+ * against the same; events; no allocation for any pp; the cache. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "alloc.h"
 #include "pipeline.h"
 #include "strategy.h"
@@ -360,6 +361,48 @@ START_TEST(no_allocation)
 }
 END_TEST
 
+/* The cache answers repeats bit for bit, keeps the last 8 distinct inputs,
+ * and allocates nothing. */
+START_TEST(cache)
+{
+    static sched_cache c;
+    double f[9][16], b[9][16], p2p[9][16], wrap[9];
+    unsigned seed = 4242;
+    int i, k, pp = 16, vpp = 2, m = 64;
+
+    sched_cache_init(&c);
+    for (i = 0; i < 9; i++)
+        wrap[i] = random_stages(&seed, pp, f[i], b[i], p2p[i]);
+    alloc_fail_at(1);
+    for (k = 0; k < 3; k++)   /* 8 inputs: misses once each, then hits */
+        for (i = 0; i < 8; i++) {
+            double e1[16], e2[16];
+            double t1 = schedule_simulate_cached(&c, pp, vpp, m, f[i], b[i], p2p[i], wrap[i], e1);
+            double t2 = schedule_simulate_ex(pp, vpp, m, f[i], b[i], p2p[i], wrap[i], e2, NULL);
+            ck_assert(memcmp(&t1, &t2, sizeof t1) == 0);
+            ck_assert(memcmp(e1, e2, sizeof e1) == 0);
+        }
+    ck_assert_int_eq(c.misses, 8);
+    ck_assert_int_eq(c.hits, 16);
+    /* a ninth evicts the least recently used (input 0) */
+    schedule_simulate_cached(&c, pp, vpp, m, f[8], b[8], p2p[8], wrap[8], NULL);
+    schedule_simulate_cached(&c, pp, vpp, m, f[1], b[1], p2p[1], wrap[1], NULL);
+    ck_assert_int_eq(c.misses, 9);
+    schedule_simulate_cached(&c, pp, vpp, m, f[0], b[0], p2p[0], wrap[0], NULL);
+    ck_assert_int_eq(c.misses, 10);
+    /* any input that differs misses: one bit of one time, m, vpp */
+    b[3][7] = nextafter(b[3][7], 10.0);
+    schedule_simulate_cached(&c, pp, vpp, m, f[3], b[3], p2p[3], wrap[3], NULL);
+    schedule_simulate_cached(&c, pp, vpp, m + pp, f[4], b[4], p2p[4], wrap[4], NULL);
+    schedule_simulate_cached(&c, pp, 1, m, f[5], b[5], p2p[5], wrap[5], NULL);
+    ck_assert_int_eq(c.misses, 13);
+    ck_assert_int_eq(alloc_count(), 0);
+    alloc_fail_at(0);
+    /* no cache: a plain simulation */
+    ck_assert(schedule_simulate_cached(NULL, 4, 1, 8, f[0], b[0], p2p[0], 0, NULL) > 0);
+}
+END_TEST
+
 START_TEST(events_and_bounds)
 {
     double f[4] = {1, 1.5, 1, 1}, b[4] = {2, 3, 2, 2.5}, p2p[4] = {0.1, 0.1, 0.1, 0};
@@ -408,6 +451,7 @@ int main(void)
     tcase_add_test(tc, fast_matches_reference_long);
     tcase_add_test(tc, events_match_fast);
     tcase_add_test(tc, no_allocation);
+    tcase_add_test(tc, cache);
     tcase_add_test(tc, events_and_bounds);
     tcase_add_test(tc, p2p_delays_lengthen);
     suite_add_tcase(s, tc);
