@@ -52,13 +52,15 @@ typedef struct gen_constants {
  * caching allocator's fragmentation, proportional to the activations. */
 typedef struct cost_params {
     gen_constants gen[GEN_COUNT];
-    double step_overhead_s;     /* fixed per-step cost outside the modelled
-                                   kernels: the step's synchronizing scalar
-                                   all-reduces (loss, grad norm, found-inf),
-                                   host-side scheduler and logging, s;
-                                   physically [0, 0.05], the default
-                                   (0.29, cost.c) also absorbs what the
-                                   2020 runs' old software paid */
+    double step_overhead_s;     /* fixed per-step host-side cost outside
+                                   the modelled work (scheduler, data
+                                   loader, logging), s; physically
+                                   [0, 0.05].  The synchronizing scalar
+                                   all-reduces and the grad-norm / fp16
+                                   unscale passes are modelled (cost.c
+                                   step_sync_s); the default (0.28, cost.c)
+                                   still absorbs what the 2020 runs' old
+                                   software paid */
     double reserve_bytes;       /* per GPU beyond the catalog's usable memory:
                                    workspaces, further NCCL communicators
                                    [0.5, 3] GiB */
