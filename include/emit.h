@@ -31,4 +31,26 @@ int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int 
 int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_per_node,
                       char *why, int why_size);
 
+/* One component of the launch: a run of consecutive pipeline stages on one
+ * node group.  Megatron orders ranks tp-cp-ep-dp-pp (pp outermost), so stage
+ * i owns global ranks [i tp cp dp, (i+1) tp cp dp); components in stage order
+ * with node ranks assigned in the same order put every stage on its group. */
+typedef struct emit_component {
+    int group;              /* index into cluster.group */
+    int first_stage;        /* first pipeline stage of the run */
+    int n_stages;
+    int nodes;              /* whole nodes of the group it needs */
+    int gpus_per_node;      /* processes per node (the group's GPUs per node) */
+    int first_node;         /* node rank of its first node (sum of earlier nodes) */
+    long first_rank;        /* global rank of its first process */
+} emit_component;
+
+/* Splits plan `pl` into launch components (at most `max`, written to out[],
+ * count in *n).  Returns 0, or -1 with a reason: stages with different TP or
+ * DP degrees (Megatron has one of each), a component that does not fill
+ * whole nodes, or more nodes than a group has.  A plan on one group gives one
+ * component (nodes from emit_launch_shape). */
+int emit_components(const cluster *c, const plan *pl, emit_component *out, int max, int *n,
+                    char *why, int why_size);
+
 #endif

@@ -28,6 +28,20 @@
  * --data-parallel-sharding-strategy optim_grads / optim_grads_params, which
  * needs --ckpt-format fsdp_dtensor).
  *
+ * Heterogeneous plans (stages on several node groups): Megatron orders ranks
+ * tp-cp-ep-dp-pp, pp outermost, so pipeline stage i owns global ranks
+ * [i tp cp dp, (i+1) tp cp dp); torchrun gives a node the global ranks after
+ * those of all lower node ranks (the sum of their processes per node).  So
+ * the launch is cut into components, one per run of consecutive stages on one
+ * group, in stage order, and node ranks are numbered component by component:
+ * the sbatch script is a Slurm heterogeneous job (one `#SBATCH hetjob`
+ * component per run, placeholder partition and constraint for its GPU, one
+ * srun step over all components where each node's rank is its index in the
+ * components' concatenated node lists, MASTER_ADDR the first node of
+ * component 0); the torchrun script maps NODE_RANK ranges to groups.
+ * Megatron has one TP and one DP degree: plans whose stages differ are
+ * refused.
+ *
  * Invariants: emit_check passes before anything is printed; every flag comes
  * from one table (the args list below) so the three outputs agree; values are
  * shell-quoted when they hold anything but [A-Za-z0-9_.,:/+=-]. */
@@ -259,6 +273,29 @@ static bool needs_max_connections(const cluster *c, const strategy *s)
     return c == NULL;
 }
 
+/* Stage i's TP and DP degrees (0 in a stage_spec: the strategy's). */
+static int stage_tp(const strategy *s, int i)
+{
+    return s->stage[i].tp > 0 ? s->stage[i].tp : s->tp;
+}
+
+static int stage_dp(const strategy *s, int i)
+{
+    return s->stage[i].dp > 0 ? s->stage[i].dp : s->dp;
+}
+
+/* True when every stage's GPU runs FlashAttention (NVIDIA Ampere to Hopper). */
+static bool all_flash_capable(const cluster *c, const strategy *s)
+{
+    for (int i = 0; i < s->n_stages; i++) {
+        const node_group *g = stage_group(c, s, i);
+        if (g == NULL || !gen_is_nvidia(g->gpu.gen) || g->gpu.gen < GEN_AMPERE ||
+            !gen_before_blackwell(g->gpu.gen))
+            return false;
+    }
+    return true;
+}
+
 /* ---- rules ---------------------------------------------------------------- */
 
 int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int why_size)
@@ -303,6 +340,13 @@ int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int 
         return -1;
     }
     for (int i = 0; i < s->n_stages; i++) {
+        if (stage_tp(s, i) != stage_tp(s, 0) || stage_dp(s, i) != stage_dp(s, 0)) {
+            why_set(why, why_size,
+                    "pipeline stages 0 and %d have tp=%d dp=%d and tp=%d dp=%d: Megatron-LM "
+                    "runs one TP and one DP degree on every stage", i, stage_tp(s, 0),
+                    stage_dp(s, 0), stage_tp(s, i), stage_dp(s, i));
+            return -1;
+        }
         if (s->stage[i].n_layers < 1) {
             why_set(why, why_size, "pipeline stage %d holds no decoder layer", i);
             return -1;
@@ -389,6 +433,91 @@ int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_p
     }
     *nodes = (int)(gpus / gpn);
     *procs_per_node = gpn;
+    return 0;
+}
+
+/* Runs of consecutive stages on one group, in stage order (no node math). */
+static int stage_runs(const strategy *s, emit_component *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_stages; i++) {
+        if (n > 0 && out[n - 1].group == s->stage[i].group) {
+            out[n - 1].n_stages++;
+            continue;
+        }
+        if (n >= max)
+            return -1;
+        memset(&out[n], 0, sizeof out[n]);
+        out[n].group = s->stage[i].group;
+        out[n].first_stage = i;
+        out[n].n_stages = 1;
+        n++;
+    }
+    return n;
+}
+
+int emit_components(const cluster *c, const plan *pl, emit_component *out, int max, int *n,
+                    char *why, int why_size)
+{
+    const strategy *s = &pl->s;
+    long per_stage = (long)s->tp * (s->cp > 0 ? s->cp : 1) * s->dp;
+    int k, node = 0, used[CLUSTER_MAX_GROUPS] = {0};
+
+    *n = 0;
+    for (int i = 0; i < s->n_stages; i++) {
+        if (stage_tp(s, i) != stage_tp(s, 0)) {
+            why_set(why, why_size, "pipeline stages 0 and %d have tp=%d and tp=%d: Megatron-LM "
+                    "runs one TP degree on every stage", i, stage_tp(s, 0), stage_tp(s, i));
+            return -1;
+        }
+        if (c != NULL && (s->stage[i].group < 0 || s->stage[i].group >= c->n_groups)) {
+            why_set(why, why_size, "pipeline stage %d names node group %d of %d", i,
+                    s->stage[i].group, c->n_groups);
+            return -1;
+        }
+    }
+    k = stage_runs(s, out, max);
+    if (k < 0) {
+        why_set(why, why_size, "more than %d launch components", max);
+        return -1;
+    }
+    if (k <= 1 || c == NULL) {
+        int nodes = 1, ppn = 1;
+        if (k > 1) {   /* no cluster: one launch group of all stages */
+            out[0].n_stages = s->n_stages;
+            k = 1;
+        }
+        if (emit_launch_shape(c, pl, &nodes, &ppn, why, why_size) != 0)
+            return -1;
+        if (k == 1) {
+            out[0].nodes = nodes;
+            out[0].gpus_per_node = ppn;
+        }
+        *n = k;
+        return 0;
+    }
+    for (int j = 0; j < k; j++) {
+        const node_group *g = &c->group[out[j].group];
+        long gpus = per_stage * out[j].n_stages;
+        if (g->gpus_per_node <= 0 || gpus % g->gpus_per_node != 0) {
+            why_set(why, why_size, "stages %d-%d on %s use %ld GPUs, not whole nodes of %d",
+                    out[j].first_stage, out[j].first_stage + out[j].n_stages - 1, g->name, gpus,
+                    g->gpus_per_node);
+            return -1;
+        }
+        out[j].gpus_per_node = g->gpus_per_node;
+        out[j].nodes = (int)(gpus / g->gpus_per_node);
+        out[j].first_node = node;
+        out[j].first_rank = per_stage * out[j].first_stage;
+        node += out[j].nodes;
+        used[out[j].group] += out[j].nodes;
+        if (used[out[j].group] > g->nodes) {
+            why_set(why, why_size, "the plan needs %d nodes of %s, which has %d",
+                    used[out[j].group], g->name, g->nodes);
+            return -1;
+        }
+    }
+    *n = k;
     return 0;
 }
 
@@ -574,8 +703,7 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
         arg_switch(l, SEC_PRECISION, "--bf16");
         break;
     }
-    if (g0 != NULL && gen_is_nvidia(g0->gpu.gen) && g0->gpu.gen >= GEN_AMPERE &&
-        gen_before_blackwell(g0->gpu.gen))
+    if (g0 != NULL && all_flash_capable(c, s))
         arg_str(l, SEC_PRECISION, "--attention-backend", "flash");
     else
         arg_str(l, SEC_PRECISION, "--attention-backend", "auto");
@@ -643,14 +771,53 @@ static void print_value(FILE *out, const emit_arg *a)
     fputc('\'', out);
 }
 
+/* The launch components of a plan for its header and scripts. */
+typedef struct launch_map {
+    emit_component comp[STRATEGY_MAX_STAGES];
+    int n;
+    int nodes;              /* all components */
+    bool have_nodes;        /* node counts known (launch scripts) */
+} launch_map;
+
+static long stage_ranks(const strategy *s)
+{
+    return (long)s->tp * (s->cp > 0 ? s->cp : 1) * s->dp;
+}
+
+/* "# model M on C (GPU)"; with stages on several groups, every group's GPU
+ * and the stage map: which stages, layers and global ranks each run holds. */
 static void print_summary(FILE *out, const model *m, const cluster *c, const plan *pl,
-                          const arg_list *l)
+                          const arg_list *l, const launch_map *lm)
 {
     const strategy *s = &pl->s;
     const evaluation *e = &pl->e;
     const node_group *g0 = stage_group(c, s, 0);
-    fprintf(out, "# model %s on %s (%s)\n", m->name[0] ? m->name : "(unnamed)",
-            c != NULL && c->name[0] ? c->name : "(cluster)", g0 != NULL ? g0->gpu.name : "?");
+    fprintf(out, "# model %s on %s (", m->name[0] ? m->name : "(unnamed)",
+            c != NULL && c->name[0] ? c->name : "(cluster)");
+    if (lm == NULL || lm->n <= 1 || c == NULL) {
+        fprintf(out, "%s)\n", g0 != NULL ? g0->gpu.name : "?");
+    } else {
+        for (int j = 0; j < lm->n; j++)
+            fprintf(out, "%s%s", j ? " + " : "", c->group[lm->comp[j].group].gpu.name);
+        fputs(")\n", out);
+        fprintf(out, "# stage map (Megatron rank order tp-cp-ep-dp-pp, pp outermost: stage i "
+                     "holds global ranks [i x %ld, (i+1) x %ld)):\n", stage_ranks(s),
+                stage_ranks(s));
+        for (int j = 0; j < lm->n; j++) {
+            const emit_component *k = &lm->comp[j];
+            const node_group *g = &c->group[k->group];
+            int layers = 0, last = k->first_stage + k->n_stages - 1;
+            for (int i = k->first_stage; i <= last; i++)
+                layers += s->stage[i].n_layers;
+            fprintf(out, "#   group %d: %s (%s): stages %d-%d, %d layers, global ranks %ld-%ld",
+                    j, g->name, g->gpu.name, k->first_stage, last, layers,
+                    stage_ranks(s) * k->first_stage, stage_ranks(s) * (last + 1) - 1);
+            if (lm->have_nodes)
+                fprintf(out, ", %d nodes x %d GPUs, node ranks %d-%d", k->nodes,
+                        k->gpus_per_node, k->first_node, k->first_node + k->nodes - 1);
+            fputc('\n', out);
+        }
+    }
     fprintf(out, "# plan: tp=%d pp=%d dp=%d cp=%d ep=%d vpp=%d mbs=%d gbs=%d seq=%d sp=%s "
                  "recompute=%s zero=%d (%d GPUs, %ld micro-batches per step)\n",
             s->tp, s->pp, s->dp, s->cp > 0 ? s->cp : 1, s->ep > 0 ? s->ep : 1,
@@ -668,10 +835,10 @@ static void print_summary(FILE *out, const model *m, const cluster *c, const pla
 }
 
 static void print_megatron(FILE *out, const model *m, const cluster *c, const plan *pl,
-                           const arg_list *l)
+                           const arg_list *l, const launch_map *lm)
 {
     fputs("# Megatron-LM core_v0.15.0 arguments for pretrain_gpt.py, from planner\n", out);
-    print_summary(out, m, c, pl, l);
+    print_summary(out, m, c, pl, l, lm);
     fputs("# placeholders: set $DATA_PATH, $TOKENIZER_MODEL and $CHECKPOINT_DIR; the last\n"
           "# block (training hyper-parameters) holds typical values to edit\n", out);
     for (int i = 0; i < l->n; i++) {
@@ -728,8 +895,9 @@ static void print_environment(FILE *out, const cluster *c, const plan *pl)
 }
 
 static void print_slurm(FILE *out, const model *m, const cluster *c, const plan *pl,
-                        const arg_list *l, int nodes, int ppn)
+                        const arg_list *l, const launch_map *lm)
 {
+    int nodes = lm->comp[0].nodes, ppn = lm->comp[0].gpus_per_node;
     fputs("#!/bin/bash\n", out);
     fprintf(out, "#SBATCH --job-name=planner-train\n"
                  "#SBATCH --nodes=%d\n"
@@ -739,7 +907,7 @@ static void print_slurm(FILE *out, const model *m, const cluster *c, const plan 
                  "#SBATCH --output=%%x-%%j.out\n", nodes, ppn);
     fputs("# sbatch script for Megatron-LM core_v0.15.0, from planner: one srun task per\n"
           "# node, each running torchrun with one process per GPU.\n", out);
-    print_summary(out, m, c, pl, l);
+    print_summary(out, m, c, pl, l, lm);
     fputs("set -euo pipefail\n\n", out);
     print_placeholders(out);
     fputs("MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n"
@@ -757,8 +925,9 @@ static void print_slurm(FILE *out, const model *m, const cluster *c, const plan 
 }
 
 static void print_torchrun(FILE *out, const model *m, const cluster *c, const plan *pl,
-                           const arg_list *l, int nodes, int ppn)
+                           const arg_list *l, const launch_map *lm)
 {
+    int nodes = lm->comp[0].nodes, ppn = lm->comp[0].gpus_per_node;
     fputs("#!/bin/bash\n", out);
     if (nodes > 1)
         fprintf(out, "# torchrun launch for Megatron-LM core_v0.15.0, from planner.  Run this\n"
@@ -766,7 +935,7 @@ static void print_torchrun(FILE *out, const model *m, const cluster *c, const pl
                      "# the address of the node with NODE_RANK=0.\n", nodes, nodes - 1);
     else
         fputs("# torchrun launch for Megatron-LM core_v0.15.0, from planner (one node).\n", out);
-    print_summary(out, m, c, pl, l);
+    print_summary(out, m, c, pl, l, lm);
     fputs("set -euo pipefail\n\n", out);
     if (nodes > 1)
         fprintf(out, "NODE_RANK=\"${NODE_RANK:?set NODE_RANK to the index of this node, 0..%d}\"\n"
@@ -784,11 +953,137 @@ static void print_torchrun(FILE *out, const model *m, const cluster *c, const pl
                  "    \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n", ppn, nodes);
 }
 
+/* The sbatch script of a plan whose stages sit on several node groups: one
+ * hetjob component per run of stages, in stage order, each with a placeholder
+ * partition and constraint for its GPU; one heterogeneous srun step whose
+ * tasks find their node rank as their host's index in the concatenated node
+ * lists of the components (component 0 first), so global ranks, and with them
+ * pipeline stages, follow the component order. */
+static void print_slurm_het(FILE *out, const model *m, const cluster *c, const plan *pl,
+                            const arg_list *l, const launch_map *lm)
+{
+    fputs("#!/bin/bash\n", out);
+    for (int j = 0; j < lm->n; j++) {
+        const emit_component *k = &lm->comp[j];
+        const node_group *g = &c->group[k->group];
+        if (j > 0)
+            fputs("#SBATCH hetjob\n", out);
+        fprintf(out, "# ---- het group %d: %s (%s), pipeline stages %d-%d, node ranks %d-%d\n",
+                j, g->name, g->gpu.name, k->first_stage, k->first_stage + k->n_stages - 1,
+                k->first_node, k->first_node + k->nodes - 1);
+        if (j == 0)
+            fputs("#SBATCH --job-name=planner-train\n"
+                  "#SBATCH --output=%x-%j.out\n", out);
+        fprintf(out, "#SBATCH --nodes=%d\n"
+                     "#SBATCH --ntasks-per-node=1\n"
+                     "#SBATCH --gpus-per-node=%d\n"
+                     "#SBATCH --exclusive\n"
+                     "# PLACEHOLDER: the partition and node feature that give %s nodes here\n"
+                     "#SBATCH --partition=PLACEHOLDER-partition-%s\n"
+                     "#SBATCH --constraint=PLACEHOLDER-feature-%s\n",
+                k->nodes, k->gpus_per_node, g->gpu.name, g->gpu.name, g->gpu.name);
+    }
+    fputs("# Heterogeneous sbatch script for Megatron-LM core_v0.15.0, from planner: one\n"
+          "# hetjob component per node group, in pipeline stage order; one srun task per\n"
+          "# node, each running torchrun with one process per GPU.  Replace the\n"
+          "# PLACEHOLDER partitions and constraints (sbatch rejects them as they are).\n", out);
+    print_summary(out, m, c, pl, l, lm);
+    fputs("set -euo pipefail\n\n", out);
+    print_placeholders(out);
+    fputs("# Nodes in launch order: het group 0's, then group 1's ...; a node's rank is\n"
+          "# its index here, so pipeline stage order follows the group order above.\n"
+          "HET_NODES=()\n", out);
+    fprintf(out, "for k in $(seq 0 %d); do\n"
+                 "    var=\"SLURM_JOB_NODELIST_HET_GROUP_$k\"\n"
+                 "    mapfile -t -O \"${#HET_NODES[@]}\" HET_NODES < <(scontrol show hostnames \"${!var:?not a heterogeneous job: $var unset}\")\n"
+                 "done\n"
+                 "if [ \"${#HET_NODES[@]}\" -ne %d ]; then\n"
+                 "    echo \"$0: ${#HET_NODES[@]} nodes allocated, the plan needs %d\" >&2\n"
+                 "    exit 1\n"
+                 "fi\n", lm->n - 1, lm->nodes, lm->nodes);
+    fputs("HET_NODE_LIST=\"${HET_NODES[*]}\"\n"
+          "MASTER_ADDR=\"${HET_NODES[0]}\"   # the first node of het group 0\n"
+          "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n", out);
+    fprintf(out, "NNODES=%d\n"
+                 "export HET_NODE_LIST MASTER_ADDR MASTER_PORT NNODES\n\n", lm->nodes);
+    print_environment(out, c, pl);
+    print_args_array(out, l);
+    fputs("\n# Runs on every node inside srun: this node's rank (its index in HET_NODE_LIST),\n"
+          "# checked against its het group's range, then torchrun.  Arguments: first\n"
+          "# node rank, last node rank, processes per node, then the training command.\n"
+          "# shellcheck disable=SC2016\n"
+          "LAUNCH='lo=$1 hi=$2 nproc=$3; shift 3\n"
+          "rank=0\n"
+          "for h in $HET_NODE_LIST; do\n"
+          "    [ \"$h\" = \"$SLURMD_NODENAME\" ] && break\n"
+          "    rank=$((rank + 1))\n"
+          "done\n"
+          "if [ \"$rank\" -lt \"$lo\" ] || [ \"$rank\" -gt \"$hi\" ]; then\n"
+          "    echo \"$SLURMD_NODENAME: node rank $rank is outside $lo-$hi\" >&2\n"
+          "    exit 1\n"
+          "fi\n"
+          "exec torchrun --nproc_per_node=\"$nproc\" --nnodes=\"$NNODES\" --node_rank=\"$rank\" \\\n"
+          "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \"$@\"'\n\n", out);
+    fputs("srun --kill-on-bad-exit=1", out);
+    for (int j = 0; j < lm->n; j++) {
+        const emit_component *k = &lm->comp[j];
+        fprintf(out, " \\\n    %s--het-group=%d --ntasks-per-node=1 bash -c \"$LAUNCH\" launch %d %d %d \\\n"
+                     "        \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"",
+                j ? ": " : "", j, k->first_node, k->first_node + k->nodes - 1, k->gpus_per_node);
+    }
+    fputc('\n', out);
+}
+
+/* The torchrun script of a plan on several node groups: the node rank picks
+ * the group (and with it the processes per node); the header says which
+ * nodes of which group take which NODE_RANK values. */
+static void print_torchrun_het(FILE *out, const model *m, const cluster *c, const plan *pl,
+                               const arg_list *l, const launch_map *lm)
+{
+    fprintf(out, "#!/bin/bash\n"
+                 "# torchrun launch for Megatron-LM core_v0.15.0, from planner.  The plan's\n"
+                 "# pipeline stages sit on %d node groups: run this script on every node with\n"
+                 "# NODE_RANK as listed (stage order follows node rank order) and MASTER_ADDR set\n"
+                 "# to the address of the node with NODE_RANK=0:\n", lm->n);
+    for (int j = 0; j < lm->n; j++) {
+        const emit_component *k = &lm->comp[j];
+        const node_group *g = &c->group[k->group];
+        fprintf(out, "#   %d nodes of %s (%s): NODE_RANK=%d..%d, %d processes each "
+                     "(stages %d-%d)\n", k->nodes, g->name, g->gpu.name, k->first_node,
+                k->first_node + k->nodes - 1, k->gpus_per_node, k->first_stage,
+                k->first_stage + k->n_stages - 1);
+    }
+    print_summary(out, m, c, pl, l, lm);
+    fputs("set -euo pipefail\n\n", out);
+    fprintf(out, "NODE_RANK=\"${NODE_RANK:?set NODE_RANK to the index of this node, 0..%d}\"\n"
+                 "MASTER_ADDR=\"${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\"\n"
+                 "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n", lm->nodes - 1);
+    for (int j = 0; j < lm->n; j++) {
+        const emit_component *k = &lm->comp[j];
+        const node_group *g = &c->group[k->group];
+        fprintf(out, "%s [ \"$NODE_RANK\" -ge %d ] && [ \"$NODE_RANK\" -le %d ]; then\n"
+                     "    NPROC=%d   # %s (%s), stages %d-%d\n", j ? "elif" : "if", k->first_node,
+                k->first_node + k->nodes - 1, k->gpus_per_node, g->name, g->gpu.name,
+                k->first_stage, k->first_stage + k->n_stages - 1);
+    }
+    fprintf(out, "else\n"
+                 "    echo \"$0: NODE_RANK=$NODE_RANK is not in 0..%d\" >&2\n"
+                 "    exit 1\n"
+                 "fi\n\n", lm->nodes - 1);
+    print_placeholders(out);
+    print_environment(out, c, pl);
+    print_args_array(out, l);
+    fprintf(out, "\nexec torchrun --nproc_per_node=\"$NPROC\" --nnodes=%d --node_rank=\"$NODE_RANK\" \\\n"
+                 "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \\\n"
+                 "    \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n", lm->nodes);
+}
+
 int emit_write(FILE *out, emit_kind kind, const model *m, const cluster *c,
                const plan *pl, char *why, int why_size)
 {
     arg_list *l = NULL;
-    int rc = -1, nodes = 1, ppn = 1;
+    launch_map *lm = NULL;
+    int rc = -1;
 
     if (out == NULL || m == NULL || pl == NULL) {
         why_set(why, why_size, "nothing to emit");
@@ -800,27 +1095,46 @@ int emit_write(FILE *out, emit_kind kind, const model *m, const cluster *c,
     }
     if (emit_check(m, c, pl, why, why_size) != 0)
         return -1;
-    if (kind != EMIT_MEGATRON &&
-        emit_launch_shape(c, pl, &nodes, &ppn, why, why_size) != 0)
-        return -1;
+    lm = pl_calloc(1, sizeof *lm);
     l = pl_calloc(1, sizeof *l);
-    if (l == NULL) {
+    if (lm == NULL || l == NULL) {
         why_set(why, why_size, "out of memory");
-        return -1;
+        goto cleanup;
+    }
+    if (kind == EMIT_MEGATRON) {
+        lm->n = stage_runs(&pl->s, lm->comp, STRATEGY_MAX_STAGES);
+    } else {
+        if (emit_components(c, pl, lm->comp, STRATEGY_MAX_STAGES, &lm->n, why, why_size) != 0)
+            goto cleanup;
+        lm->have_nodes = true;
+        for (int j = 0; j < lm->n; j++)
+            lm->nodes += lm->comp[j].nodes;
     }
     if (build_args(m, c, pl, l) != 0) {
         why_set(why, why_size, "out of memory or too many arguments");
         goto cleanup;
     }
     switch (kind) {
-    case EMIT_MEGATRON: print_megatron(out, m, c, pl, l); break;
-    case EMIT_SLURM: print_slurm(out, m, c, pl, l, nodes, ppn); break;
-    case EMIT_TORCHRUN: print_torchrun(out, m, c, pl, l, nodes, ppn); break;
+    case EMIT_MEGATRON: print_megatron(out, m, c, pl, l, lm); break;
+    case EMIT_SLURM:
+        if (lm->n > 1 && c != NULL)
+            print_slurm_het(out, m, c, pl, l, lm);
+        else
+            print_slurm(out, m, c, pl, l, lm);
+        break;
+    case EMIT_TORCHRUN:
+        if (lm->n > 1 && c != NULL)
+            print_torchrun_het(out, m, c, pl, l, lm);
+        else
+            print_torchrun(out, m, c, pl, l, lm);
+        break;
     case EMIT_NONE: break;
     }
     rc = 0;
 cleanup:
-    pl_free(l->layout);
+    if (l != NULL)
+        pl_free(l->layout);
     pl_free(l);
+    pl_free(lm);
     return rc;
 }

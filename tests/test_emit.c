@@ -347,6 +347,8 @@ START_TEST(uneven_first_last)
     for (int i = 0; i < 16; i++) {
         s->stage[i].n_layers = (i == 0 || i == 15) ? 7 : 8;
         s->stage[i].group = 0;
+        s->stage[i].tp = s->tp;
+        s->stage[i].dp = s->dp;
     }
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
     ck_flag(t, "--decoder-first-pipeline-num-layers", "7");
@@ -597,6 +599,152 @@ START_TEST(torchrun_script)
 }
 END_TEST
 
+/* Two node groups: group 0 of H100 nodes with 8 GPUs, group 1 of A100
+ * nodes with 4 GPUs.  Llama 3 70B, tp 4, dp 4, pp 2: stage 0 (40 layers) on
+ * the A100s, stage 1 on the H100s; 16 ranks per stage. */
+static void hetero(fixture *f)
+{
+    llama70b(f);
+    const gpu_spec *a100 = catalog_find("A100-SXM-80GB");
+    ck_assert_ptr_nonnull(a100);
+    snprintf(f->c.name, sizeof f->c.name, "test-mixed");
+    f->c.n_groups = 2;
+    f->group[0].nodes = 4;
+    snprintf(f->group[1].name, sizeof f->group[1].name, "a100-pod");
+    f->group[1].gpu = *a100;
+    f->group[1].nodes = 6;
+    f->group[1].gpus_per_node = 4;
+    f->group[1].intra_bytes_per_s = a100->intra_node_bytes_per_s;
+    f->group[1].inter_bytes_per_s = 25e9;
+    strategy *s = &f->pl.s;
+    s->tp = 4; s->pp = 2; s->dp = 4; s->vpp = 1; s->gbs = 64;
+    even_stages(s, 80);
+    s->stage[0].group = 1;
+    s->stage[1].group = 0;
+}
+
+START_TEST(hetero_slurm)
+{
+    fixture f;
+    char *t = NULL;
+    hetero(&f);
+    ck_assert_int_eq(emit_to_string(EMIT_SLURM, &f, &t), 0);
+    /* component 0: stage 0 = global ranks 0-15 on 16 / 4 = 4 A100 nodes,
+     * node ranks 0-3; component 1: stage 1 = ranks 16-31 on 16 / 8 = 2 H100
+     * nodes, node ranks 4-5 (torchrun's global rank of a node's first process
+     * is the sum of the processes of the lower node ranks: 16 and 24) */
+    const char *c0 = strstr(t, "#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\n"
+                               "#SBATCH --gpus-per-node=4\n");
+    const char *het = strstr(t, "\n#SBATCH hetjob\n");
+    const char *c1 = strstr(t, "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+                               "#SBATCH --gpus-per-node=8\n");
+    ck_assert_ptr_nonnull(c0);
+    ck_assert_ptr_nonnull(het);
+    ck_assert_ptr_nonnull(c1);
+    ck_assert(c0 < het && het < c1);
+    ck_assert_ptr_nonnull(strstr(t, "#SBATCH --constraint=PLACEHOLDER-feature-A100-SXM-80GB\n"));
+    ck_assert_ptr_nonnull(strstr(t, "#SBATCH --constraint=PLACEHOLDER-feature-H100-SXM\n"));
+    ck_assert_ptr_nonnull(strstr(t, "#SBATCH --partition=PLACEHOLDER-partition-A100-SXM-80GB\n"));
+    ck_assert_ptr_nonnull(strstr(t, "# model llama3-70b on test-mixed (A100-SXM-80GB + H100-SXM)\n"));
+    ck_assert_ptr_nonnull(strstr(t, "stages 0-0, 40 layers, global ranks 0-15, 4 nodes x 4 GPUs, "
+                                    "node ranks 0-3\n"));
+    ck_assert_ptr_nonnull(strstr(t, "stages 1-1, 40 layers, global ranks 16-31, 2 nodes x 8 GPUs, "
+                                    "node ranks 4-5\n"));
+    ck_assert_ptr_nonnull(strstr(t, "--het-group=0 --ntasks-per-node=1 bash -c \"$LAUNCH\" "
+                                    "launch 0 3 4 "));
+    ck_assert_ptr_nonnull(strstr(t, ": --het-group=1 --ntasks-per-node=1 bash -c \"$LAUNCH\" "
+                                    "launch 4 5 8 "));
+    ck_assert_ptr_nonnull(strstr(t, "SLURM_JOB_NODELIST_HET_GROUP_$k"));
+    ck_assert_ptr_nonnull(strstr(t, "MASTER_ADDR=\"${HET_NODES[0]}\""));
+    ck_assert_ptr_nonnull(strstr(t, "\nNNODES=6\n"));
+    /* every stage's GPU runs FlashAttention: still flash */
+    ck_assert_ptr_nonnull(strstr(t, "    --attention-backend flash\n"));
+    check_flags_known(t);
+    ck_assert_int_eq(run_on_text("bash -n", t), 0);
+    if (have_shellcheck())
+        ck_assert_int_eq(run_on_text("shellcheck", t), 0);
+    free(t);
+
+    /* the torchrun form: node ranks pick the group and its processes */
+    ck_assert_int_eq(emit_to_string(EMIT_TORCHRUN, &f, &t), 0);
+    ck_assert_ptr_nonnull(strstr(t, "#   4 nodes of a100-pod (A100-SXM-80GB): NODE_RANK=0..3, "
+                                    "4 processes each (stages 0-0)\n"));
+    ck_assert_ptr_nonnull(strstr(t, "#   2 nodes of main (H100-SXM): NODE_RANK=4..5, "
+                                    "8 processes each (stages 1-1)\n"));
+    ck_assert_ptr_nonnull(strstr(t, "if [ \"$NODE_RANK\" -ge 0 ] && [ \"$NODE_RANK\" -le 3 ]; then\n"
+                                    "    NPROC=4 "));
+    ck_assert_ptr_nonnull(strstr(t, "elif [ \"$NODE_RANK\" -ge 4 ] && [ \"$NODE_RANK\" -le 5 ]; then\n"
+                                    "    NPROC=8 "));
+    ck_assert_ptr_nonnull(strstr(t, "exec torchrun --nproc_per_node=\"$NPROC\" --nnodes=6 "));
+    ck_assert_int_eq(run_on_text("bash -n", t), 0);
+    if (have_shellcheck())
+        ck_assert_int_eq(run_on_text("shellcheck", t), 0);
+    free(t);
+
+    /* the Megatron list alone names both GPUs and the stage map */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_assert_ptr_nonnull(strstr(t, "(A100-SXM-80GB + H100-SXM)\n"));
+    ck_assert_ptr_nonnull(strstr(t, "stages 0-0, 40 layers, global ranks 0-15\n"));
+    free(t);
+
+    /* three runs: A100, H100, A100 again (pp 3, 16 ranks each) */
+    hetero(&f);
+    f.pl.s.pp = 3;
+    even_stages(&f.pl.s, 78);
+    set_layers(&f, 78);
+    f.pl.s.stage[0].group = 1;
+    f.pl.s.stage[2].group = 1;
+    f.group[1].nodes = 8;
+    emit_component comp[8];
+    int n = 0;
+    char why[256];
+    ck_assert_int_eq(emit_components(&f.c, &f.pl, comp, 8, &n, why, sizeof why), 0);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(comp[0].nodes, 4);
+    ck_assert_int_eq(comp[1].nodes, 2);
+    ck_assert_int_eq(comp[1].first_node, 4);
+    ck_assert_int_eq(comp[2].first_node, 6);
+    ck_assert_int_eq(comp[2].first_rank, 32);
+    /* 4 + 4 A100 nodes of the 7 the group has: refused */
+    f.group[1].nodes = 7;
+    ck_assert_int_eq(emit_components(&f.c, &f.pl, comp, 8, &n, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "a100-pod"));
+}
+END_TEST
+
+START_TEST(hetero_refused)
+{
+    fixture f;
+    char why[256];
+    char *t = NULL;
+    size_t len = 0;
+    /* a different TP degree on one stage: Megatron has one */
+    hetero(&f);
+    f.pl.s.stage[1].tp = 8;
+    f.pl.s.stage[1].dp = 2;
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "one TP and one DP degree"));
+    FILE *fp = open_memstream(&t, &len);
+    ck_assert_int_eq(emit_write(fp, EMIT_SLURM, &f.m, &f.c, &f.pl, why, sizeof why), -1);
+    fclose(fp);
+    ck_assert_uint_eq(len, 0);
+    free(t);
+
+    /* tp 2, dp 3: 6 ranks per stage do not fill 8-GPU H100 nodes */
+    hetero(&f);
+    f.pl.s.tp = 2; f.pl.s.dp = 3; f.pl.s.gbs = 48; f.pl.s.tp_comm_overlap = false;
+    even_stages(&f.pl.s, 80);
+    f.pl.s.stage[0].group = 1;
+    t = NULL;
+    fp = open_memstream(&t, &len);
+    ck_assert_int_eq(emit_write(fp, EMIT_TORCHRUN, &f.m, &f.c, &f.pl, why, sizeof why), -1);
+    fclose(fp);
+    ck_assert_uint_eq(len, 0);
+    ck_assert_ptr_nonnull(strstr(why, "not whole nodes"));
+    free(t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("emit");
@@ -611,6 +759,8 @@ int main(void)
     tcase_add_test(tc, rules_refused);
     tcase_add_test(tc, slurm_script);
     tcase_add_test(tc, torchrun_script);
+    tcase_add_test(tc, hetero_slurm);
+    tcase_add_test(tc, hetero_refused);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

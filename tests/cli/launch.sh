@@ -55,6 +55,67 @@ tp, pp, dp, cp = map(int, plan.groups())
 assert nodes * 8 == tp * pp * dp * cp, (nodes, plan.groups())
 PY
 
+# heterogeneous plan (32 DGX A100 + 32 DGX H100): one hetjob component per run
+# of stages, in stage order; the node ranks each component's srun task accepts
+# and the torchrun ranges must give every stage's global ranks
+# [i tp cp dp, (i+1) tp cp dp) to nodes of the stage's GPU (from --format json)
+MC=clusters/h100-a100-mixed.yaml
+if [ -f "$MC" ]; then
+    $P --model "$M" --cluster "$MC" --format json > "$T/mixed.json" || fail "mixed json exit $?"
+    for kind in slurm torchrun; do
+        $P --model "$M" --cluster "$MC" --emit $kind > "$T/mixed-$kind.sh" ||
+            fail "mixed --emit $kind exit $?"
+        bash -n "$T/mixed-$kind.sh" || fail "mixed $kind: bash -n"
+        if command -v shellcheck > /dev/null 2>&1; then
+            shellcheck "$T/mixed-$kind.sh" || fail "mixed $kind: shellcheck"
+        fi
+    done
+    python3 - "$T/mixed.json" "$T/mixed-slurm.sh" "$T/mixed-torchrun.sh" <<'PY' || fail "mixed: stage map"
+import json, re, sys
+best = json.load(open(sys.argv[1]))["strategies"][0]
+slurm = open(sys.argv[2]).read()
+torch = open(sys.argv[3]).read()
+stages = best["stages"]
+per_stage = best["tp"] * best["cp"] * best["dp"]
+assert len({s["tp"] for s in stages}) == 1
+assert len({s["gpu"] for s in stages}) > 1, "the mixed plan uses one GPU type"
+# sbatch components, split at "#SBATCH hetjob"
+head = slurm.split("\nset -euo pipefail")[0]
+comps = head.split("#SBATCH hetjob\n")
+nodes = [int(re.search(r"^#SBATCH --nodes=(\d+)$", c, re.M).group(1)) for c in comps]
+gpn = [int(re.search(r"^#SBATCH --gpus-per-node=(\d+)$", c, re.M).group(1)) for c in comps]
+gpus = [re.search(r"^#SBATCH --constraint=PLACEHOLDER-feature-(\S+)$", c, re.M).group(1)
+        for c in comps]
+# srun parts: "--het-group=K ... launch LO HI NPROC"
+parts = re.findall(r"--het-group=(\d+) --ntasks-per-node=1 bash -c \"\$LAUNCH\" launch (\d+) (\d+) (\d+)",
+                   slurm)
+assert [int(p[0]) for p in parts] == list(range(len(comps))), parts
+# torchrun: NODE_RANK ranges and NPROC, in order
+tr = re.findall(r'\[ "\$NODE_RANK" -ge (\d+) \] && \[ "\$NODE_RANK" -le (\d+) \]; then\n    NPROC=(\d+)',
+                torch)
+assert len(tr) == len(comps), tr
+node_gpu = []   # per node rank: (GPU, processes)
+nxt = 0
+for k, (n, g, gpu, p, t) in enumerate(zip(nodes, gpn, gpus, parts, tr)):
+    lo, hi, nproc = int(p[1]), int(p[2]), int(p[3])
+    assert (lo, hi, nproc) == (nxt, nxt + n - 1, g), (k, p, n, g)
+    assert tuple(map(int, t)) == (lo, hi, nproc), (k, t)
+    node_gpu += [(gpu, g)] * n
+    nxt += n
+assert int(re.search(r"^NNODES=(\d+)$", slurm, re.M).group(1)) == nxt
+assert re.search(r"--nnodes=%d " % nxt, torch)
+# global ranks per node (torchrun: prefix sums of processes per node)
+rank_gpu = [gpu for gpu, g in node_gpu for _ in range(g)]
+assert len(rank_gpu) == per_stage * best["pp"] == best["gpus"], (len(rank_gpu), best["gpus"])
+for i, s in enumerate(stages):
+    held = set(rank_gpu[i * per_stage:(i + 1) * per_stage])
+    assert held == {s["gpu"]}, (i, s["gpu"], held)
+# the header names every group's GPU
+m = re.search(r"^# model \S+ on \S+ \((.*)\)$", slurm, re.M)
+assert set(m.group(1).split(" + ")) == {s["gpu"] for s in stages}, m.group(1)
+PY
+fi
+
 # trace and SVG of the best plan
 $P --model "$M" --cluster "$C" --format json --trace "$T/t.json" --svg "$T/t.svg" > "$T/plan.json" ||
     fail "trace/svg exit $?"
