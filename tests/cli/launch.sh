@@ -4,7 +4,8 @@
 # every Megatron flag exists in core_v0.15.0 (when ../shared is present); the
 # trace is Chrome trace JSON whose step matches the plan's predicted step; the
 # SVG parses as XML; failed writes are exit 4 and leave no partial file; the
-# man page renders.
+# man page renders and documents every long option of every command's --help;
+# heterogeneous plans map pipeline stages to their node groups' node ranks.
 set -u
 P=./planner
 T=$(mktemp -d)
@@ -158,5 +159,28 @@ if [ -f planner.1 ]; then
     elif command -v mandoc > /dev/null 2>&1; then
         mandoc -Tlint planner.1 || fail "mandoc lint"
     fi
+fi
+# every long option of every command's --help is documented in the man page,
+# in that command's section (an option is the first --word of a help line
+# that starts with it, after an optional short form)
+if [ -f planner.1 ]; then
+    sed 's/\\-/-/g' planner.1 > "$T/man.src"
+    for cmd in plan validate sweep calibrate crossval; do
+        # (the exit status of --help is not checked here: the options are)
+        case $cmd in
+            plan) sec='Planning (the default command)'; $P --help > "$T/help" ;;
+            *) sec="planner $cmd"; $P $cmd --help > "$T/help" ;;
+        esac
+        # the man page section of the command: from its .SS line to the next .SS/.SH
+        awk -v s="$sec" 'index($0, ".SS \"" s) == 1 { on = 1; next }
+                         on && /^\.S[SH] / { exit } on' "$T/man.src" > "$T/sec"
+        [ -s "$T/sec" ] || fail "man page: no section for $cmd ($sec)"
+        sed -n 's/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p' "$T/help" | sort -u > "$T/opts"
+        [ -s "$T/opts" ] || fail "planner $cmd --help: no options found"
+        while read -r opt; do
+            grep -q -- "$opt\([^a-z0-9-]\|$\)" "$T/sec" ||
+                fail "man page: $opt of 'planner $cmd --help' is not in section '$sec'"
+        done < "$T/opts"
+    done
 fi
 echo "launch.sh: ok"
