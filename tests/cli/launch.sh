@@ -117,6 +117,36 @@ assert set(m.group(1).split(" + ")) == {s["gpu"] for s in stages}, m.group(1)
 PY
 fi
 
+# docs/json-schema.md names every key of real documents: the mixed-cluster
+# plan above (placement_note, stages on two GPUs) and a run where nothing fits
+# (closest_miss, reason, advice; exit 3)
+if [ -f "$MC" ] && [ -f docs/json-schema.md ] && [ -f configs/llama3.1-405b.json ] &&
+   [ -f clusters/amp-4xg4dn.yaml ]; then
+    $P --model configs/llama3.1-405b.json --cluster clusters/amp-4xg4dn.yaml --format json \
+        > "$T/miss.json" 2> /dev/null; rc=$?
+    [ $rc -eq 3 ] || fail "405B on 16 T4: exit $rc, expected 3"
+    python3 - docs/json-schema.md "$T/mixed.json" "$T/miss.json" <<'PY' || fail "json-schema.md incomplete"
+import json, sys
+doc = open(sys.argv[1]).read()
+def keys(o, path, out):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            out.add((k, path + "." + k))
+            keys(v, path + "." + k, out)
+    elif isinstance(o, list):
+        for v in o:
+            keys(v, path + "[]", out)
+found = set()
+for f in sys.argv[2:]:
+    keys(json.load(open(f)), "", found)
+names = {k for k, _ in found}
+for need in ("placement_note", "stages", "closest_miss", "advice", "reason"):
+    assert need in names, "the documents lack " + need
+missing = sorted(p for k, p in found if '"%s"' % k not in doc and "`%s`" % k not in doc)
+assert not missing, missing
+PY
+fi
+
 # trace and SVG of the best plan
 $P --model "$M" --cluster "$C" --format json --trace "$T/t.json" --svg "$T/t.svg" > "$T/plan.json" ||
     fail "trace/svg exit $?"
