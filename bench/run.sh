@@ -4,7 +4,8 @@
 # flags, then times full searches of the two reference cases (issue 3):
 #   GPT-3 175B on 64 DGX H100 (512 GPUs)       target < 100 ms
 #   Llama 3.1 405B on 2048 DGX H100 (16,384)   target < 1 s
-# and prints best/median wall time, candidates and candidates per second.
+# (the model file's sequence and batch, and Llama 3.1's real setup: --seq 8192
+# --gbs 2048 through ./planner) and prints best/median wall time, candidates and candidates per second.
 # Then bench/bench_pipeline.c times the pipeline-schedule simulation alone
 # (the search's inner loop) on the calls those two searches make, recorded
 # through ld's --wrap=schedule_simulate_ex and replayed.
@@ -14,7 +15,7 @@ build=${BUILD:-build}
 cc=${CC:-cc}
 mkdir -p "$build/bench"
 pkgs="jansson yaml-0.1 lapacke openblas"
-# shellcheck disable=SC2046
+# shellcheck disable=SC2046,SC2086
 $cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
     $(pkg-config --cflags $pkgs 2>/dev/null) \
     -o "$build/bench/bench_search" bench/bench_search.c "$build/libplanner.a" \
@@ -23,8 +24,34 @@ repeats=${REPEATS:-7}
 "$build/bench/bench_search" -r "$repeats" \
     configs/gpt3-175b.json clusters/h100x512.yaml \
     configs/llama3.1-405b.json clusters/h100x16384.yaml
+# Llama 3.1 405B with its real training setup (Meta 2024: sequence 8192,
+# global batch 2048 sequences = 16M tokens), through the planner itself:
+# the search time it reports (search.seconds of --format json, the same
+# CLOCK_MONOTONIC span as bench_search) and the whole process's wall time.
+./planner --model configs/llama3.1-405b.json --cluster clusters/h100x16384.yaml \
+    --seq 8192 --gbs 2048 --format json > /dev/null || { echo "bench: ./planner failed (run make)" >&2; exit 1; }
+python3 - "$repeats" <<'PY'
+import json, subprocess, sys, time
+cmd = ["./planner", "--model", "configs/llama3.1-405b.json", "--cluster",
+       "clusters/h100x16384.yaml", "--seq", "8192", "--gbs", "2048", "--format", "json"]
+search, wall = [], []
+for _ in range(int(sys.argv[1])):
+    t0 = time.monotonic()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    wall.append(time.monotonic() - t0)
+    d = json.loads(out)
+    search.append(d["search"]["seconds"])
+search.sort(); wall.sort()
+med = lambda v: v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
+s = d["search"]
+print(" ".join(cmd[:-2]))
+print("  %d GPUs, %d runs: search best %.1f ms, median %.1f ms; process median %.1f ms; "
+      "%d candidates evaluated (%d feasible), %.0f candidates/s"
+      % (d["cluster"]["gpus"], len(search), 1e3 * search[0], 1e3 * med(search), 1e3 * med(wall),
+         s["candidates"], s["feasible"], s["candidates"] / med(search)))
+PY
 echo "targets: GPT-3 175B on 512 GPUs < 100 ms; Llama 3.1 405B on 16,384 GPUs < 1 s (median)"
-# shellcheck disable=SC2046
+# shellcheck disable=SC2046,SC2086
 $cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
     $(pkg-config --cflags $pkgs 2>/dev/null) -Wl,--wrap=schedule_simulate_ex \
     -o "$build/bench/bench_pipeline" bench/bench_pipeline.c "$build/libplanner.a" \
@@ -36,7 +63,7 @@ $cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
 # Heterogeneous clusters (issue 4): AMP's GPT-2 on 16 T4 and 12 V100 + 4 T4
 # (< 50 ms each), Llama 3 70B on 32 DGX H100 + 32 DGX A100 and on 1,024 GPUs
 # of three types (< 10 s with ILP partitions); DP and ILP partitions each.
-# shellcheck disable=SC2046
+# shellcheck disable=SC2046,SC2086
 $cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
     $(pkg-config --cflags $pkgs 2>/dev/null) \
     -o "$build/bench/bench_hetero" bench/bench_hetero.c "$build/libplanner.a" \
