@@ -56,7 +56,8 @@ int harness_sweep_axis(const uint8_t *data, size_t size, char *msg, int msg_size
 /* A small layer-partition problem decoded from the bytes (up to 24 layers,
  * 8 stages, 3 GPU classes, edge values included), solved by the DP and by
  * GLPK's ILP (partition.h): neither may crash or abort, both must agree on
- * feasibility and on the optimal bottleneck, and every split must fit. */
+ * feasibility and on the optimal bottleneck (within 1e-4 relative), and every
+ * split must fit.  TIMEOUT and SOLVER_ERROR are accepted non-answers. */
 int harness_partition(const uint8_t *data, size_t size, char *msg, int msg_size);
 
 /* A calibration file (calibration.h calibration_load, through a temporary
