@@ -236,9 +236,9 @@ int cmd_plan(int argc, char **argv)
     memset(&res, 0, sizeof res);
     search_options_default(&a.opts);
     a.opts.progress = progress_stderr_is_tty();   /* shown after ~1 s only */
-    rc = parse_plan_args(argc, argv, &a);
-    if (rc != 0)
-        return rc > 0 ? rc : PLANNER_OK;
+    int parsed = parse_plan_args(argc, argv, &a);   /* -1: --help/--version done */
+    if (parsed != 0)
+        return parsed > 0 ? parsed : PLANNER_OK;
 
     cost_params_default(&params);
     if (a.calibration_path != NULL &&

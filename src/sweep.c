@@ -1138,10 +1138,10 @@ int cmd_sweep(int argc, char **argv)
     memset(&a, 0, sizeof a);
     memset(&run, 0, sizeof run);
     memset(&af, 0, sizeof af);
-    rc = parse_sweep_args(argc, argv, &a);
-    if (rc != 0) {
+    int parsed = parse_sweep_args(argc, argv, &a);   /* -1: --help done */
+    if (parsed != 0) {
         sweep_args_free(&a);
-        return rc > 0 ? rc : PLANNER_OK;
+        return parsed > 0 ? parsed : PLANNER_OK;
     }
     if (a.merge) {
         rc = cmd_merge(&a, argc - optind, argv + optind);

@@ -1,0 +1,29 @@
+#!/bin/sh
+# CLI basics: --help and --version exit 0 on stdout for every subcommand; an
+# unknown option is a usage error (2) on stderr.
+set -u
+P=${PLANNER:-./planner}
+fail=0
+check() {   # check EXPECTED_STATUS DESCRIPTION CMD...
+    want=$1; what=$2; shift 2
+    "$@" >/tmp/planner-main.$$.out 2>/tmp/planner-main.$$.err
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL: $what: exit $got, expected $want"; fail=1
+    fi
+}
+check 0 "planner --help" "$P" --help
+grep -q "^Usage: planner" /tmp/planner-main.$$.out || { echo "FAIL: --help has no usage line"; fail=1; }
+grep -q "70  internal error" /tmp/planner-main.$$.out || { echo "FAIL: --help lacks the exit-code table"; fail=1; }
+check 0 "planner --version" "$P" --version
+grep -q "^planner [0-9]" /tmp/planner-main.$$.out || { echo "FAIL: --version output"; fail=1; }
+for cmd in validate sweep calibrate crossval; do
+    check 0 "planner $cmd --help" "$P" "$cmd" --help
+done
+check 2 "unknown option" "$P" --bogus
+grep -q "^planner: unknown option '--bogus'" /tmp/planner-main.$$.err || { echo "FAIL: unknown option message"; fail=1; }
+check 2 "missing --cluster" "$P" --model configs/gpt3-175b.json
+check 2 "bad --top" "$P" --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml --top 0
+rm -f /tmp/planner-main.$$.out /tmp/planner-main.$$.err
+[ "$fail" -eq 0 ] && echo "main.sh: ok"
+exit "$fail"
