@@ -1,12 +1,12 @@
 /* test_alloc_fail.c: allocation-failure injection ("torture", as in curl).
  *
  * For every shipped model (each .json in configs/), every shipped cluster
- * (each .yaml in clusters/) and one full search (AMP's GPT-2 on AMP's heterogeneous
- * 3 x p3.8xlarge + 1 x g4dn.12xlarge cluster), the call is repeated with
- * alloc_fail_at(n) for n = 1, 2, ... until a run completes without reaching
- * the n-th allocation.  Every run must end either with a clean out-of-memory
- * error (PLANNER_E_INTERNAL, "out of memory", no result handed out) or with
- * the same result as the run without failures.  Under `make sanitize` the
+ * (each .yaml in clusters/) and two full searches (k_searches below), the
+ * call is repeated with alloc_fail_at(n) for n = 1, 2, ... until a run
+ * completes without reaching the n-th allocation.  Every run must end
+ * either with a clean out-of-memory error (PLANNER_E_INTERNAL, "out of
+ * memory", no result handed out) or with the same result as the run
+ * without failures.  Under `make sanitize` the
  * LeakSanitizer adds: nothing allocated before the failure leaks.
  *
  * libyaml allocates with plain malloc and cannot be failed this way.  jansson
@@ -233,9 +233,20 @@ static void assert_same_result(long n, const search_result *a, const search_resu
     }
 }
 
+/* Full searches: AMP's GPT-2 on AMP's 3 x p3.8xlarge + 1 x g4dn.12xlarge
+ * (placement over two groups, DP partition), and the uneven GPT 13B on
+ * 32 DGX H100 + 32 DGX A100 with the GLPK partitioner. */
+static const struct {
+    const char *model, *cluster;
+    partition_solver partition;
+} k_searches[] = {
+    {"configs/amp-gpt2.json", "clusters/amp-3xp3-1xg4dn.yaml", PARTITION_DP},
+    {"configs/uneven-gpt-13b.json", "clusters/h100-a100-mixed.yaml", PARTITION_ILP},
+};
+
 START_TEST(search_survives_every_failure)
 {
-    const char *mpath = "configs/amp-gpt2.json", *cpath = "clusters/amp-3xp3-1xg4dn.yaml";
+    const char *mpath = k_searches[_i].model, *cpath = k_searches[_i].cluster;
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
     cluster *c = NULL;
@@ -251,6 +262,7 @@ START_TEST(search_survives_every_failure)
     search_options_default(&o);
     o.gbs = m->global_batch > 0 ? m->global_batch : 1024;
     o.seq_len = m->seq_len;
+    o.partition = k_searches[_i].partition;
     ck_assert_msg(search_run(m, c, &p, &o, &ref, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_ge(ref.n_top, 1);
     for (long n = 1; n <= MAX_RUNS; n++) {
@@ -274,7 +286,7 @@ START_TEST(search_survives_every_failure)
     search_result_free(&ref);
     model_free(m);
     cluster_free(c);
-    fprintf(stderr, "alloc_fail: search, %ld runs\n", runs);
+    fprintf(stderr, "alloc_fail: search %s on %s, %ld runs\n", mpath, cpath, runs);
 }
 END_TEST
 
@@ -286,7 +298,8 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, models_survive_every_failure);
     tcase_add_test(tc, clusters_survive_every_failure);
-    tcase_add_test(tc, search_survives_every_failure);
+    tcase_add_loop_test(tc, search_survives_every_failure, 0,
+                        (int)(sizeof k_searches / sizeof k_searches[0]));
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
