@@ -2,8 +2,9 @@
  * (`planner calibrate`, `planner crossval`), and the calibration file.
  *
  * The fitted quantities are named parameters over cost_params: per GPU
- * generation "<gen>.<field>" (hopper.gemm_eff, ampere.kernel_s), or a global
- * "<field>" (step_overhead_s).  An efficiency enters the step time as
+ * generation "<gen>.<field>" (hopper.gemm_eff, ampere.step_overhead_s); every
+ * field is per generation (a bare "<field>" in --params or in a calibration
+ * file means that field for every generation).  An efficiency enters the step time as
  * work / (peak x eff), so its inverse is fitted; a time or a fraction of a
  * modelled time is fitted as is.
  * The table of fields is in calibrate.c (one line per constant).
@@ -32,7 +33,7 @@ typedef struct calib_param {
     int gen;
 } calib_param;
 
-/* Parses "hopper.gemm_eff" / "step_overhead_s".  Returns 0 or -1. */
+/* Parses "hopper.gemm_eff".  Returns 0 or -1. */
 int calib_param_parse(const char *name, calib_param *out);
 void calib_param_name(const calib_param *p, char *buf, size_t size);
 calib_kind calib_param_kind(const calib_param *p);

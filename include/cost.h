@@ -41,6 +41,16 @@ typedef struct gen_constants {
                                    NCCL/userbuffer kernels take SMs and HBM
                                    bandwidth from the GEMMs they hide behind
                                    [0.05, 0.5] */
+    double step_overhead_s;     /* fixed per-step time outside the modelled
+                                   work (host: scheduler, data loader,
+                                   logging, Python between kernels), s;
+                                   physically [0, 0.05] for a tuned modern
+                                   stack.  Fitted per generation, it also
+                                   absorbs what the corpus's software of
+                                   that era paid and the model does not
+                                   see (cost.c): calibrate it for your
+                                   stack.  A plan over several generations
+                                   pays the largest of its stages' */
 } gen_constants;
 
 /* The memory reserve lives in two documented parts and nowhere else: the
@@ -52,15 +62,6 @@ typedef struct gen_constants {
  * caching allocator's fragmentation, proportional to the activations. */
 typedef struct cost_params {
     gen_constants gen[GEN_COUNT];
-    double step_overhead_s;     /* fixed per-step host-side cost outside
-                                   the modelled work (scheduler, data
-                                   loader, logging), s; physically
-                                   [0, 0.05].  The synchronizing scalar
-                                   all-reduces and the grad-norm / fp16
-                                   unscale passes are modelled (cost.c
-                                   step_sync_s); the default (0.28, cost.c)
-                                   still absorbs what the 2020 runs' old
-                                   software paid */
     double reserve_bytes;       /* per GPU beyond the catalog's usable memory:
                                    workspaces, further NCCL communicators
                                    [0.5, 3] GiB */

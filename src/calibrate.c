@@ -68,7 +68,7 @@ static const param_field k_fields[] = {
     {"fp8_gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, fp8_gemm_eff), 0.01, 1.0, 1.0},
     {"overlap_exposed", CALIB_DIRECT, true, offsetof(gen_constants, overlap_exposed), 0.0, 1.0,
      0.1},
-    {"step_overhead_s", CALIB_DIRECT, false, offsetof(cost_params, step_overhead_s), 0.0, 10.0,
+    {"step_overhead_s", CALIB_DIRECT, true, offsetof(gen_constants, step_overhead_s), 0.0, 10.0,
      0.1},
 };
 #define N_FIELDS ((int)(sizeof k_fields / sizeof k_fields[0]))
@@ -179,7 +179,11 @@ static void field_list(char *buf, size_t size)
     size_t used = 0;
     buf[0] = '\0';
     for (pass = 0; pass < 2; pass++) {
-        int first = 1;
+        int first = 1, any = 0;
+        for (f = 0; f < N_FIELDS; f++)
+            any |= k_fields[f].per_gen == (pass == 0);
+        if (!any)
+            continue;
         used += (size_t)snprintf(buf + used, size - used, "%s",
                                  pass == 0 ? "per generation, as GEN.NAME or NAME for every "
                                              "generation: " : "; global: ");
@@ -1129,33 +1133,54 @@ planner_status calibration_load(const char *path, cost_params *p, planner_error 
         st = cfail(&rd, seg, 1, "expected an object of fitted constants");
         goto cleanup;
     }
+    /* A bare per-generation field name ("step_overhead_s", as files written
+     * before it became per generation name it) sets that field for every
+     * generation, as --params reads it; a "GEN.NAME" overrides it whatever
+     * the order: pass 0 applies the bare names, pass 1 the others. */
     {
         json_t *pv;
-        json_object_foreach(v, key, pv) {
-            calib_param cp;
-            char why[64];
-            double x;
-            seg[1].key = key;
-            if (calib_param_parse(key, &cp) != 0) {
-                names = pl_malloc(sizeof *names);
-                if (names == NULL) {
-                    st = error_oom(err);
+        int pass;
+        for (pass = 0; pass < 2; pass++) {
+            json_object_foreach(v, key, pv) {
+                calib_param cp;
+                char why[64];
+                double x;
+                int fi, g, bare = -1;
+                seg[1].key = key;
+                for (fi = 0; fi < N_FIELDS; fi++)
+                    if (k_fields[fi].per_gen && strcmp(key, k_fields[fi].field) == 0)
+                        bare = fi;
+                if (bare >= 0) {
+                    cp.field = bare;
+                    cp.gen = 0;
+                } else if (calib_param_parse(key, &cp) != 0) {
+                    names = pl_malloc(sizeof *names);
+                    if (names == NULL) {
+                        st = error_oom(err);
+                        goto cleanup;
+                    }
+                    all_names(names);
+                    st = unknown_key(&rd, seg, 2, names->ptr, names->n);
                     goto cleanup;
                 }
-                all_names(names);
-                st = unknown_key(&rd, seg, 2, names->ptr, names->n - (N_FIELDS - 1));
-                goto cleanup;
+                if (!json_is_number(pv)) {
+                    st = cfail(&rd, seg, 2, "expected a number");
+                    goto cleanup;
+                }
+                x = json_number_value(pv);
+                if (calib_param_check(&cp, x, why, sizeof why) != 0) {
+                    st = cfail(&rd, seg, 2, "%.6g is out of range (accepted %s)", x, why);
+                    goto cleanup;
+                }
+                if (bare >= 0 && pass == 0) {
+                    for (g = 0; g < GEN_COUNT; g++) {
+                        cp.gen = g;
+                        calib_param_set(&q, &cp, x);
+                    }
+                } else if (bare < 0 && pass == 1) {
+                    calib_param_set(&q, &cp, x);
+                }
             }
-            if (!json_is_number(pv)) {
-                st = cfail(&rd, seg, 2, "expected a number");
-                goto cleanup;
-            }
-            x = json_number_value(pv);
-            if (calib_param_check(&cp, x, why, sizeof why) != 0) {
-                st = cfail(&rd, seg, 2, "%.6g is out of range (accepted %s)", x, why);
-                goto cleanup;
-            }
-            calib_param_set(&q, &cp, x);
         }
     }
     *p = q;

@@ -224,6 +224,48 @@ START_TEST(ranges_add_up)
 }
 END_TEST
 
+/* step_overhead_s is per GPU generation: a fixed time added once per step,
+ * the generation's own on a homogeneous cluster, the largest of the stages'
+ * generations when a plan spans several (the slowest host sets the pace). */
+START_TEST(step_overhead_per_generation)
+{
+    fixture f;
+    evaluation a, b;
+    node_group groups[2];
+    strategy s = make(8, 2, 4, 1, 1, 64, true, RECOMPUTE_SELECTIVE, 1);
+    setup(&f);
+    evaluate(&f.m, &f.c, &f.p, &s, &a);
+    ck_assert_double_eq(a.time.overhead_s, f.p.gen[GEN_AMPERE].step_overhead_s);
+    f.p.gen[GEN_AMPERE].step_overhead_s += 0.1;
+    evaluate(&f.m, &f.c, &f.p, &s, &b);
+    ck_assert_rel(b.step_time_s - a.step_time_s, 0.1, 1e-9);
+    f.p.gen[GEN_HOPPER].step_overhead_s += 5.0;     /* no Hopper GPU in the plan */
+    evaluate(&f.m, &f.c, &f.p, &s, &a);
+    ck_assert_double_eq(a.step_time_s, b.step_time_s);
+
+    /* stage 0 on A100s, stage 1 on H100s */
+    groups[0] = f.g;
+    groups[1] = f.g;
+    ck_assert_ptr_nonnull(catalog_find("H100-SXM"));
+    groups[1].gpu = *catalog_find("H100-SXM");
+    f.c.group = groups;
+    f.c.n_groups = 2;
+    s.stage[1].group = 1;
+    f.p.gen[GEN_AMPERE].step_overhead_s = 0.1;
+    f.p.gen[GEN_HOPPER].step_overhead_s = 0.3;
+    evaluate(&f.m, &f.c, &f.p, &s, &a);
+    ck_assert_double_eq(a.time.overhead_s, 0.3);
+    f.p.gen[GEN_HOPPER].step_overhead_s = 0.5;
+    evaluate(&f.m, &f.c, &f.p, &s, &b);
+    ck_assert_double_eq(b.time.overhead_s, 0.5);
+    ck_assert_rel(b.step_time_s - a.step_time_s, 0.2, 1e-9);
+    f.p.gen[GEN_AMPERE].step_overhead_s = 0.7;
+    evaluate(&f.m, &f.c, &f.p, &s, &b);
+    ck_assert_double_eq(b.time.overhead_s, 0.7);
+    ck_assert_rel(b.step_time_s - a.step_time_s, 0.4, 1e-9);
+}
+END_TEST
+
 START_TEST(megatron_rules)
 {
     fixture f;
@@ -258,6 +300,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, korthikanti_175b_plan);
     tcase_add_test(tc, more_hardware_never_slower);
+    tcase_add_test(tc, step_overhead_per_generation);
     tcase_add_test(tc, memory_grows_with_microbatch);
     tcase_add_test(tc, infeasible_reported);
     tcase_add_test(tc, embedding_and_logits_on_end_stages);

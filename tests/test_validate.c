@@ -1,8 +1,10 @@
 /* test_validate.c: the runs-file reader (good input, positioned errors) and
  * accuracy on ../shared/validation/published-runs.json (skipped without
  * ../shared).  The issue's target for the 53 dense 16-bit runs is MAPE <= 10%
- * and no run worse than 25%; the default constants reach MAPE 9.6%, max
- * 25.0% (README "Validation"), and this asserts the target. */
+ * and no run worse than 25%; the default constants (round 4: per-generation
+ * step_overhead_s) reach MAPE 7.3%, max 21.4%, and the 24 predictable FP8
+ * runs MAPE 8.9%, max 25.8% (README "Validation").  This asserts those
+ * figures with about a point of margin, so a regression shows. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,15 +123,19 @@ START_TEST(bad_inputs_located)
 }
 END_TEST
 
-START_TEST(published_runs_dense16_target)
+/* MAPE and max error of `subset` over the corpus with the defaults; *n the
+ * runs predicted.  Every dense 16-bit run must be predictable. */
+static void corpus_errors(validation_subset subset, double *mape, double *worst, int *n)
 {
     const char *shared = tu_shared_dir();
     char path[1024];
     validation_set *v = NULL;
     planner_error err = PLANNER_ERROR_INIT;
     cost_params p;
-    double sum = 0, worst = 0;
-    int i, n = 0;
+    double sum = 0;
+    int i;
+    *mape = *worst = 0;
+    *n = 0;
     if (shared == NULL)
         return;   /* no ../shared: skip */
     snprintf(path, sizeof path, "%s/validation/published-runs.json", shared);
@@ -140,22 +146,51 @@ START_TEST(published_runs_dense16_target)
     for (i = 0; i < v->n; i++) {
         plan best;
         planner_error e2 = PLANNER_ERROR_INIT;
+        planner_status st;
         double e;
-        if (v->run[i].subset != SUBSET_DENSE16)
+        if (v->run[i].subset != subset || v->run[i].unsupported[0])
             continue;
-        ck_assert_msg(validation_predict(&v->run[i], &p, &best, &e2) == PLANNER_OK,
-                      "%s: %s", v->run[i].id, e2.msg);
+        st = validation_predict(&v->run[i], &p, &best, &e2);
+        if (subset == SUBSET_DENSE16)
+            ck_assert_msg(st == PLANNER_OK, "%s: %s", v->run[i].id, e2.msg);
+        if (st != PLANNER_OK)
+            continue;
         e = fabs(best.e.tokens_per_s_per_gpu - v->run[i].measured_tokens_per_s_per_gpu) /
             v->run[i].measured_tokens_per_s_per_gpu;
-        ck_assert_msg(e <= 0.25, "%s: error %.1f%%", v->run[i].id, 100 * e);
         sum += e;
-        if (e > worst)
-            worst = e;
-        n++;
+        if (e > *worst)
+            *worst = e;
+        (*n)++;
     }
-    ck_assert_int_eq(n, 53);
-    ck_assert_msg(sum / n <= 0.10, "MAPE %.2f%% (max %.1f%%)", 100 * sum / n, 100 * worst);
+    *mape = *n > 0 ? sum / *n : 0;
     validation_free(v);
+}
+
+START_TEST(published_runs_dense16_target)
+{
+    double mape, worst;
+    int n;
+    corpus_errors(SUBSET_DENSE16, &mape, &worst, &n);
+    if (n == 0)
+        return;
+    ck_assert_int_eq(n, 53);
+    /* the issue: MAPE <= 10%, max <= 25%; reached: 7.3%, 21.4% */
+    ck_assert_msg(mape <= 0.083, "MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(worst <= 0.224, "max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
+}
+END_TEST
+
+START_TEST(published_runs_fp8_guard)
+{
+    double mape, worst;
+    int n;
+    corpus_errors(SUBSET_FP8, &mape, &worst, &n);
+    if (n == 0)
+        return;
+    ck_assert_int_ge(n, 24);
+    /* reached: 8.9%, 25.8% on 24 runs (the rest need MoE or do not fit) */
+    ck_assert_msg(mape <= 0.099, "FP8 MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(worst <= 0.268, "FP8 max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST
 
@@ -168,6 +203,7 @@ int main(void)
     tcase_add_test(tc, predicts_a_run);
     tcase_add_test(tc, bad_inputs_located);
     tcase_add_test(tc, published_runs_dense16_target);
+    tcase_add_test(tc, published_runs_fp8_guard);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -461,15 +461,15 @@ static int check_params(const cost_params *p, char *msg, int msg_size)
             if (!(eff[i] > 0 && eff[i] <= 1))
                 return fail(msg, msg_size, "generation %d: efficiency %zu = %g", g, i, eff[i]);
         if (!(isfinite(k->kernel_s) && k->kernel_s >= 0) ||
-            !(k->overlap_exposed >= 0 && k->overlap_exposed <= 1))
-            return fail(msg, msg_size, "generation %d: kernel %g s, overlap exposed %g", g,
-                        k->kernel_s, k->overlap_exposed);
+            !(k->overlap_exposed >= 0 && k->overlap_exposed <= 1) ||
+            !(isfinite(k->step_overhead_s) && k->step_overhead_s >= 0))
+            return fail(msg, msg_size, "generation %d: kernel %g s, overlap exposed %g, "
+                        "overhead %g s", g, k->kernel_s, k->overlap_exposed, k->step_overhead_s);
     }
-    if (!(isfinite(p->step_overhead_s) && p->step_overhead_s >= 0) ||
-        !(isfinite(p->reserve_bytes) && p->reserve_bytes >= 0) ||
+    if (!(isfinite(p->reserve_bytes) && p->reserve_bytes >= 0) ||
         !(isfinite(p->frag_fraction) && p->frag_fraction >= 0))
-        return fail(msg, msg_size, "overhead %g s, reserve %g B, fragmentation %g",
-                    p->step_overhead_s, p->reserve_bytes, p->frag_fraction);
+        return fail(msg, msg_size, "reserve %g B, fragmentation %g", p->reserve_bytes,
+                    p->frag_fraction);
     return 0;
 }
 
