@@ -25,6 +25,17 @@ void memory_state_bytes(precision prec, int zero, int dp, state_bytes *out);
  * pp (1 + (pp - 1)/(pp vpp)) (Megatron theoretical_memory_usage.py). */
 double memory_inflight(int pp, int vpp, int microbatches, int rank);
 
+/* Peak activation bytes held by pipeline rank `rank` under the interleaved
+ * schedule when its vpp chunks keep different amounts (chunk_act_bytes[c]:
+ * one micro-batch of chunk c): rank r runs its warm-up forwards, then one
+ * forward and one backward alternately, then the remaining backwards
+ * (pipeline.c's order: groups of pp micro-batches, chunk by chunk); each
+ * forward adds its chunk's activations, each backward frees them.  The
+ * running maximum over the warm-up and the first steady groups (the
+ * pattern repeats per group).  Equal chunks: memory_inflight() x their sum. */
+double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
+                              const double *chunk_act_bytes);
+
 /* Fills *out for a stage holding `params` parameters (per GPU), `act_bytes`
  * activations per micro-batch, `extra_bytes` of transient working set, with
  * `inflight` micro-batches in flight, on a GPU of `capacity_bytes` usable

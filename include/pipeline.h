@@ -50,6 +50,17 @@ double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd
                             const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
                             double *rank_end_s, sched_events *out);
 
+/* schedule_simulate_ex with per-chunk times: fwd_chunk_s[r vpp + c]
+ * (bwd_chunk_s likewise) is one micro-batch's forward (backward) of virtual
+ * chunk c on rank r, for chunks of unequal cost (the embedding in rank 0's
+ * chunk 0, the output layer and loss in rank pp-1's chunk vpp-1, uneven
+ * layer counts per chunk).  Equal chunks give schedule_simulate_ex's times
+ * for fwd_s[r] = the sum of rank r's chunks.  The same engines, exactness
+ * and no-allocation guarantee without `out`; pp vpp entries each. */
+double schedule_simulate_chunks(int pp, int vpp, int microbatches, const double *fwd_chunk_s,
+                                const double *bwd_chunk_s, const double *p2p_s,
+                                double p2p_wrap_s, double *rank_end_s, sched_events *out);
+
 /* A few recent no-event simulations, for a caller that repeats them: in a
  * search, candidates that differ only in what the schedule does not see
  * (ZeRO stage 0/1/2, ...) have the same stage times; about a third of the

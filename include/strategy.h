@@ -39,6 +39,12 @@ typedef struct strategy {
     bool overlap_grad_reduce;   /* DP reduce overlapped with backward */
     bool overlap_param_gather;  /* param all-gather overlapped with forward */
     bool tp_comm_overlap;       /* TP collectives overlapped with GEMMs */
+    /* Megatron --account-for-embedding-in-pipeline-split and
+     * --account-for-loss-in-pipeline-split: the input embedding (the output
+     * layer + loss) counts as one layer of the first (last) virtual chunk,
+     * and the layers are cut by strategy_chunk_layers()'s rule instead of
+     * the stages' n_layers / vpp (stage_spec must agree with it). */
+    bool account_embedding, account_loss;
     int n_stages;               /* == pp */
     stage_spec stage[STRATEGY_MAX_STAGES];
 } strategy;
@@ -47,6 +53,28 @@ typedef struct strategy {
 int strategy_microbatches(const strategy *s);
 int strategy_gpus(const strategy *s);   /* tp * cp * dp * pp (homogeneous) */
 const char *recompute_name(recompute_mode r);
+
+/* Decoder layers of virtual chunk `chunk` (0 .. vpp-1) on pipeline rank
+ * `rank`, and in *first_layer (may be NULL) the first of them; `layers` is
+ * the model's decoder layer count.  Chunks are ordered chunk-major (chunk 0
+ * of ranks 0 .. pp-1, then chunk 1 ...), each holding contiguous layers.
+ * The rule:
+ *   account_embedding / account_loss (Megatron's flags): U = layers + e + l
+ *     units (e, l = 1 when the flag is set), U / (pp vpp) per chunk, less
+ *     the embedding on rank 0 chunk 0 and the loss on rank pp-1 chunk vpp-1
+ *     (Llama 3.1 405B, 126 layers, pp 8 vpp 8: 2 per chunk, 1 in the first
+ *     and the last);
+ *   otherwise each rank's n_layers / vpp per chunk (vpp 1: the stage's own
+ *     first_layer), which is what --decoder-first/last-pipeline-num-layers
+ *     and the even split give.
+ * Returns -1 for a rank or chunk out of range. */
+int strategy_chunk_layers(const strategy *s, int layers, int rank, int chunk, int *first_layer);
+
+/* Sets s's stages (group, tp, dp as given) to the account-for-embedding-
+ * and-loss split of `layers` decoder layers over s->pp ranks and s->vpp
+ * chunks, with both flags on.  0, or -1 when (layers + 2) % (pp vpp) != 0
+ * or a stage would hold a negative count. */
+int strategy_split_account(strategy *s, int layers, int group);
 
 /* Where a step's time goes (seconds per step, exposed parts only). */
 typedef struct time_breakdown {

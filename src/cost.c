@@ -38,6 +38,9 @@
 #include "transformer.h"
 
 #define GIB (1073741824.0)
+/* Per-chunk times of one evaluation (pp x vpp; every chunk holds at least
+ * one layer or the embedding/loss, so far above any real model's). */
+#define COST_MAX_CHUNKS 2048
 #define TIME_CAP_S 1e30     /* absurd inputs (1e-300 B/s links) stay finite */
 
 static double cap_time(double t)
@@ -389,10 +392,19 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
     int mcount = strategy_microbatches(s);
     int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
     int i, j, worst = 0;
+    double fc[COST_MAX_CHUNKS], bc[COST_MAX_CHUNKS];
+    bool chunked;
 
     memset(out, 0, sizeof *out);
     if (pp > STRATEGY_MAX_STAGES)
         pp = STRATEGY_MAX_STAGES;
+    if (v > COST_MAX_CHUNKS / pp)   /* beyond any model's layers */
+        v = COST_MAX_CHUNKS / pp;
+    /* per-chunk schedule times where the chunks of a rank hold different
+     * layer counts (the embedding/loss-accounting split); the even and the
+     * first/last splits keep per-rank times (chunk = rank / vpp), as the
+     * trace (trace.c, per-rank times) replays them */
+    chunked = v > 1 && (s->account_embedding || s->account_loss);
     if (mcount < 1)
         mcount = 1;
     out->n_stages = pp;
@@ -403,35 +415,41 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         const stage_spec *st = &s->stage[i];
         int g = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
         int tp = st->tp > 0 ? st->tp : (s->tp > 0 ? s->tp : 1);
-        int lpc = v > 1 ? st->n_layers / v : st->n_layers;
         const node_group *ng = &c->group[g];
         const gen_constants *k = &p->gen[ng->gpu.gen];
         comm_link dpl = comm_group_link(ng, k, dp, tp * cp);
         double gb = grad_reduce_bytes(m, s->zero);
         double t_grad, t_param, opt_i, inflight;
+        double ca[COST_MAX_CHUNKS];
+        bool act_uneven = false;
         range_cost *r = &rc[i];
 
         memset(r, 0, sizeof *r);
-        if (v == 1) {
-            cost_layer_range(m, c, p, s, g, tp, st->first_layer, st->n_layers, i == 0,
-                             i == pp - 1, r);
-        } else {
-            int round = m->layers / v;
-            for (j = 0; j < v; j++) {
-                range_cost part;
-                cost_layer_range(m, c, p, s, g, tp, st->first_layer + j * round,
-                                 j == v - 1 ? st->n_layers - lpc * (v - 1) : lpc,
-                                 i == 0 && j == 0, i == pp - 1 && j == v - 1, &part);
-                r->fwd_s += part.fwd_s;
-                r->bwd_s += part.bwd_s;
-                r->compute_s += part.compute_s;
-                r->recompute_s += part.recompute_s;
-                r->tp_comm_s += part.tp_comm_s;
-                r->params += part.params;
-                r->act_bytes += part.act_bytes;
-                if (part.act_peak_extra_bytes > r->act_peak_extra_bytes)
-                    r->act_peak_extra_bytes = part.act_peak_extra_bytes;
-                r->n_tensors += part.n_tensors;
+        /* chunk by chunk (strategy_chunk_layers' rule): the embedding in
+         * rank 0's chunk 0, the output layer and loss in rank pp-1's last */
+        for (j = 0; j < v; j++) {
+            range_cost part;
+            int first = 0, n = strategy_chunk_layers(s, m->layers, i, j, &first);
+            if (n < 0)
+                n = 0;
+            cost_layer_range(m, c, p, s, g, tp, first, n, i == 0 && j == 0,
+                             i == pp - 1 && j == v - 1, &part);
+            r->fwd_s += part.fwd_s;
+            r->bwd_s += part.bwd_s;
+            r->compute_s += part.compute_s;
+            r->recompute_s += part.recompute_s;
+            r->tp_comm_s += part.tp_comm_s;
+            r->params += part.params;
+            r->act_bytes += part.act_bytes;
+            if (part.act_peak_extra_bytes > r->act_peak_extra_bytes)
+                r->act_peak_extra_bytes = part.act_peak_extra_bytes;
+            r->n_tensors += part.n_tensors;
+            if (chunked) {
+                fc[i * v + j] = cap_time(part.fwd_s);
+                bc[i * v + j] = cap_time(part.bwd_s);
+                ca[j] = part.act_bytes;
+                if (part.act_bytes != ca[0])
+                    act_uneven = true;
             }
         }
 
@@ -501,6 +519,19 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         grad_exp[i] = cap_time(grad_exp[i]);
         fwd[i] = r->fwd_s;
         bwd[i] = r->bwd_s;
+        if (chunked) {
+            /* what the rank pays beyond its chunks' layers (ZeRO-3's
+             * per-tensor collectives) in equal shares */
+            double sf = 0, sbw = 0;
+            for (j = 0; j < v; j++) {
+                sf += fc[i * v + j];
+                sbw += bc[i * v + j];
+            }
+            for (j = 0; j < v; j++) {
+                fc[i * v + j] = cap_time(fc[i * v + j] + (fwd[i] - sf) / v);
+                bc[i * v + j] = cap_time(bc[i * v + j] + (bwd[i] - sbw) / v);
+            }
+        }
         out->stage_fwd_s[i] = r->fwd_s;
         out->stage_bwd_s[i] = r->bwd_s;
 
@@ -511,10 +542,15 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         /* memory */
         inflight = memory_inflight(pp, v, mcount, i);
         {
-            double extra = r->act_peak_extra_bytes;
+            double extra = r->act_peak_extra_bytes, act = r->act_bytes;
             if (s->zero >= 3 && st->n_layers > 0 && dp > 1)
                 extra += zero3_gather_bytes(m, st, tp);
-            memory_stage(&sb, r->params, r->act_bytes, inflight, extra, p->reserve_bytes,
+            if (act_uneven && act > 0) {
+                /* chunks keep different activations: the schedule's own
+                 * peak, as whole-rank micro-batches */
+                inflight = memory_inflight_chunks(pp, v, mcount, i, ca) / act;
+            }
+            memory_stage(&sb, r->params, act, inflight, extra, p->reserve_bytes,
                          p->frag_fraction, ng->gpu.usable_mem_bytes, &out->stage_memory[i]);
         }
         if (out->stage_memory[i].total_bytes > out->peak_memory_bytes) {
@@ -524,8 +560,12 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         peak_flops += compute_peak_flops(&ng->gpu, precision_peak(m->prec)) * tp * cp * dp;
     }
 
-    span = schedule_simulate_ex(pp, v, mcount, fwd, bwd, p2p, pp > 1 ? p2p[pp - 1] : 0,
-                                rank_end, NULL);
+    if (chunked)
+        span = schedule_simulate_chunks(pp, v, mcount, fc, bc, p2p, pp > 1 ? p2p[pp - 1] : 0,
+                                        rank_end, NULL);
+    else
+        span = schedule_simulate_ex(pp, v, mcount, fwd, bwd, p2p, pp > 1 ? p2p[pp - 1] : 0,
+                                    rank_end, NULL);
     if (span < 0) {   /* out of memory in the simulation: the closed form */
         double fb = 0;
         for (i = 0; i < pp; i++)

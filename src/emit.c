@@ -20,6 +20,12 @@
  *     --pipeline-model-parallel-layout ("E" embedding, "t" decoder layer, "L"
  *     loss, "|" between virtual stages, listed virtual-stage-major: all pp
  *     ranks of chunk 0, then chunk 1 ...); the styles never mix;
+ *   - the embedding/loss-accounting split (strategy_chunk_layers) is
+ *     --account-for-embedding-in-pipeline-split and
+ *     --account-for-loss-in-pipeline-split with
+ *     --num-virtual-stages-per-pipeline-rank: (L + 2) / (pp vpp) per chunk,
+ *     one less in the first and in the last (a chunk may hold only the
+ *     embedding or the loss);
  *   - --recompute-granularity full needs --recompute-method and
  *     --recompute-num-layers; selective takes neither;
  *   - CUDA_DEVICE_MAX_CONNECTIONS=1 when tp > 1 or cp > 1 before Blackwell,
@@ -175,14 +181,15 @@ static bool split_is_even(const model *m, const strategy *s)
 }
 
 /* Layers of virtual chunk v on rank r: the rank's layers spread over its vpp
- * chunks, the first (n % vpp) chunks one larger. */
+ * chunks, the first (n % vpp) chunks one larger.  (The embedding/loss-
+ * accounting split is told by its flags, not by a layout.) */
 static int chunk_layers(const strategy *s, int r, int v)
 {
     int n = s->stage[r].n_layers, vpp = s->vpp > 1 ? s->vpp : 1;
     return n / vpp + (v < n % vpp ? 1 : 0);
 }
 
-typedef enum split_style { SPLIT_EVEN, SPLIT_FIRST_LAST, SPLIT_LAYOUT } split_style;
+typedef enum split_style { SPLIT_EVEN, SPLIT_FIRST_LAST, SPLIT_LAYOUT, SPLIT_ACCOUNT } split_style;
 
 /* How the plan's layer split is told to Megatron.  For SPLIT_FIRST_LAST,
  * *first / *last are the counts to pass, 0 = leave the flag out. */
@@ -190,6 +197,8 @@ static split_style choose_split(const model *m, const strategy *s, int *first, i
 {
     int pp = s->pp, vpp = s->vpp > 1 ? s->vpp : 1;
     *first = *last = 0;
+    if (s->account_embedding || s->account_loss)
+        return SPLIT_ACCOUNT;
     if (split_is_even(m, s))
         return (vpp == 1 || (m->layers / pp) % vpp == 0) ? SPLIT_EVEN : SPLIT_LAYOUT;
     if (pp >= 2) {
@@ -382,7 +391,7 @@ int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int 
                     mb, s->pp);
             return -1;
         }
-        for (int i = 0; i < s->n_stages; i++)
+        for (int i = 0; i < s->n_stages && !s->account_embedding && !s->account_loss; i++)
             if (s->stage[i].n_layers < s->vpp) {
                 why_set(why, why_size, "stage %d has %d layers for %d virtual stages", i,
                         s->stage[i].n_layers, s->vpp);
@@ -621,6 +630,14 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
             arg_int(l, SEC_PARALLEL, "--decoder-first-pipeline-num-layers", first);
         if (last > 0)
             arg_int(l, SEC_PARALLEL, "--decoder-last-pipeline-num-layers", last);
+        if (vpp > 1)
+            arg_int(l, SEC_PARALLEL, "--num-virtual-stages-per-pipeline-rank", vpp);
+    } else if (split == SPLIT_ACCOUNT) {
+        /* (layers + embedding + loss) / (pp vpp) per virtual chunk */
+        if (s->account_embedding)
+            arg_switch(l, SEC_PARALLEL, "--account-for-embedding-in-pipeline-split");
+        if (s->account_loss)
+            arg_switch(l, SEC_PARALLEL, "--account-for-loss-in-pipeline-split");
         if (vpp > 1)
             arg_int(l, SEC_PARALLEL, "--num-virtual-stages-per-pipeline-rank", vpp);
     } else if (split == SPLIT_LAYOUT) {

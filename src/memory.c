@@ -8,6 +8,8 @@
  * activations while recomputing).  Reserve: a fixed amount for NCCL buffers
  * and workspaces on top of the catalog's usable memory (which already leaves
  * 2 GiB for the CUDA context) plus a fragmentation fraction of activations.
+ * Uneven virtual chunks (the embedding or the loss counted as a layer): the
+ * peak is followed through the schedule's order (memory_inflight_chunks).
  * Invariant: every figure is >= 0 and grows with its inputs.
  */
 #include "memory.h"
@@ -56,6 +58,57 @@ double memory_inflight(int pp, int vpp, int microbatches, int rank)
     if (f > microbatches)
         f = microbatches;
     return f < 1 ? 1 : f;
+}
+
+/* Chunk of the k-th forward (backward) of a rank: groups of pp micro-batches
+ * (the last one m % pp), vpp chunks each, backwards in reverse chunk order. */
+static int seq_chunk(int k, int pp, int vpp, int m, int backward)
+{
+    int g = k / (pp * vpp);
+    int gs = m - g * pp < pp ? m - g * pp : pp;
+    int c = gs > 0 ? (k - g * pp * vpp) / gs : 0;
+    if (c >= vpp)
+        c = vpp - 1;
+    return backward ? vpp - 1 - c : c;
+}
+
+double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
+                              const double *chunk_act_bytes)
+{
+    int n, warm, j, nf = 0, nb = 0, end;
+    double held = 0, peak = 0;
+    if (pp < 1)
+        pp = 1;
+    if (vpp < 1)
+        vpp = 1;
+    if (microbatches < 1)
+        microbatches = 1;
+    n = microbatches * vpp;
+    if (vpp == 1) {
+        warm = pp - rank - 1;
+    } else {
+        warm = (pp - rank - 1) * 2 + (vpp - 1) * pp;
+        if (microbatches == pp)
+            warm = n;   /* all forwards first */
+    }
+    if (warm > n)
+        warm = n;
+    if (warm < 0)
+        warm = 0;
+    end = warm + 4 * pp * vpp + 2;   /* the warm-up and two steady groups */
+    if (end > 2 * n)
+        end = 2 * n;
+    for (j = 0; j < end; j++) {
+        bool fwd = j < warm || (j < 2 * n - warm && (j - warm) % 2 == 0);
+        if (fwd) {
+            held += chunk_act_bytes[seq_chunk(nf++, pp, vpp, microbatches, 0)];
+            if (held > peak)
+                peak = held;
+        } else {
+            held -= chunk_act_bytes[seq_chunk(nb++, pp, vpp, microbatches, 1)];
+        }
+    }
+    return peak;
 }
 
 void memory_stage(const state_bytes *sb, double params, double act_bytes,

@@ -14,7 +14,9 @@
  *   B(mb, c) on rank r    after B(mb, c) on r + 1 plus the p2p time
  *                         (last rank: after its own F(mb, vpp - 1), or
  *                          B(mb, c + 1) on rank 0 plus the wrap time)
- * A chunk takes fwd_s[r] / vpp (bwd_s[r] / vpp).  With equal stages and no
+ * A chunk takes fwd_s[r] / vpp (bwd_s[r] / vpp), or its own time with
+ * schedule_simulate_chunks (chunk_dur: from the operation's position, so
+ * the periodic steady state below still repeats per group).  With equal stages and no
  * p2p time this reproduces the closed forms: (m + pp - 1)(t_f + t_b) for
  * 1F1B, bubble (pp - 1)/(vpp m) interleaved.
  *
@@ -126,8 +128,8 @@ static void seq_decode(int k, int pp, int vpp, int m, int backward, int *mb, int
  * Polls the ranks in turn, each running while its inputs are there.  Returns
  * the makespan, -1 if out of memory, -2 if the schedule cannot proceed. */
 static double simulate_events(int pp, int vpp, int m, const double *fwd_s, const double *bwd_s,
-                       const double *p2p_s, double wrap_s, double *fend, double *bend,
-                       double *rank_end, sched_events *out)
+                       const double *p2p_s, double wrap_s, const double *fc, const double *bc,
+                       double *fend, double *bend, double *rank_end, sched_events *out)
 {
     int n = m * vpp, r, progress, done = 0;
     int jpos[MAX_PP];
@@ -173,7 +175,7 @@ static double simulate_events(int pp, int vpp, int m, const double *fwd_s, const
                             break;
                         dep = fend[(pp - 1) * n + k - gs] + wrap_s;
                     }
-                    dur = fwd_s[r] / vpp;
+                    dur = fc != NULL ? fc[r * vpp + chunk] : fwd_s[r] / vpp;
                 } else {
                     if (r < pp - 1) {
                         if (bend[(r + 1) * n + k] < 0)
@@ -191,7 +193,7 @@ static double simulate_events(int pp, int vpp, int m, const double *fwd_s, const
                             break;
                         dep = fend[r * n + fk];
                     }
-                    dur = bwd_s[r] / vpp;
+                    dur = bc != NULL ? bc[r * vpp + chunk] : bwd_s[r] / vpp;
                 }
                 start = dep > freet[r] ? dep : freet[r];
                 freet[r] = start + dur;
@@ -275,6 +277,7 @@ typedef struct sim_state {
     int pp, vpp, m, n;          /* n = m vpp operations of each kind per rank */
     int err;                    /* a FIFO over- or underflowed */
     double wrap_s;
+    const double *fc, *bc;      /* per-chunk times [r vpp + c], or NULL: fdur/bdur */
     sim_rank rk[MAX_PP];
     sim_ring wf;                /* rank pp-1 forward (chunk < vpp-1) -> rank 0 */
     sim_ring wb;                /* rank 0 backward (chunk > 0) -> rank pp-1 */
@@ -313,7 +316,8 @@ static double ring_pop(sim_state *st, sim_ring *q)
 }
 
 static void state_init(sim_state *st, int pp, int vpp, int m, const double *fwd_s,
-                       const double *bwd_s, const double *p2p_s, double wrap_s)
+                       const double *bwd_s, const double *p2p_s, double wrap_s,
+                       const double *fc, const double *bc)
 {
     sim_pos d0;
     int r;
@@ -324,6 +328,8 @@ static void state_init(sim_state *st, int pp, int vpp, int m, const double *fwd_
     st->n = m * vpp;
     st->err = 0;
     st->wrap_s = wrap_s;
+    st->fc = fc;
+    st->bc = bc;
     for (r = 0; r < pp; r++) {
         int warm = vpp > 1 ? (pp - r - 1) * 2 + (vpp - 1) * pp : pp - r - 1;
         if ((vpp > 1 && m == pp) || warm > st->n)   /* Megatron: m == pp
@@ -345,6 +351,22 @@ static void state_init(sim_state *st, int pp, int vpp, int m, const double *fwd_
     st->f0 = st->b0 = st->fl = st->bl = d0;
 }
 
+/* Duration of rank r's k-th forward (backward) with per-chunk times: its
+ * chunk from the position in the sequence (groups of pp micro-batches, the
+ * last one m % pp, vpp chunks each; backwards run the chunks in reverse). */
+static double chunk_dur(const sim_state *st, int r, int k, int backward)
+{
+    int pv = st->pp * st->vpp, g = k / pv;
+    int gs = st->m - g * st->pp < st->pp ? st->m - g * st->pp : st->pp;
+    int c = gs > 0 ? (k - g * pv) / gs : 0;
+    if (c >= st->vpp)
+        c = st->vpp - 1;
+    return backward ? st->bc[r * st->vpp + st->vpp - 1 - c] : st->fc[r * st->vpp + c];
+}
+
+#define FDUR(st, r, x) ((st)->fc != NULL ? chunk_dur(st, r, (x)->nf, 0) : (x)->fdur)
+#define BDUR(st, r, x) ((st)->bc != NULL ? chunk_dur(st, r, (x)->nb, 1) : (x)->bdur)
+
 /* Forward on rank 0 or pp - 1 (both when pp == 1): the chunk decides the
  * wrap-around input and output. */
 static void fwd_edge(sim_state *st, int r)
@@ -355,7 +377,7 @@ static void fwd_edge(sim_state *st, int r)
         dep = st->rk[r].fin[s];
     else if (st->f0.c > 0)
         dep = ring_pop(st, &st->wf);
-    t = (dep > st->rk[r].busy ? dep : st->rk[r].busy) + st->rk[r].fdur;
+    t = (dep > st->rk[r].busy ? dep : st->rk[r].busy) + FDUR(st, r, &st->rk[r]);
     st->rk[r].busy = t;
     if (r < last)
         st->rk[r + 1].fin[s] = t + st->rk[r].p2p;
@@ -381,7 +403,7 @@ static void bwd_edge(sim_state *st, int r)
         dep = st->rk[r].bin[s];
     else
         dep = ring_pop(st, st->bl.c == 0 ? &st->sf : &st->wb);
-    t = (dep > st->rk[r].busy ? dep : st->rk[r].busy) + st->rk[r].bdur;
+    t = (dep > st->rk[r].busy ? dep : st->rk[r].busy) + BDUR(st, r, &st->rk[r]);
     st->rk[r].busy = t;
     if (r > 0)
         st->rk[r - 1].bin[s] = t + st->rk[r - 1].p2p;
@@ -414,7 +436,7 @@ static void fwd_range(sim_state *st, int lo, int hi, int step)
         sim_rank *x = &rk[r];
         int s = x->nf & (SLOTS - 1);
         double dep = x->fin[s], t;
-        t = (dep > x->busy ? dep : x->busy) + x->fdur;
+        t = (dep > x->busy ? dep : x->busy) + FDUR(st, r, x);
         x->busy = t;
         x[1].fin[s] = t + x->p2p;
         x->nf++;
@@ -441,7 +463,7 @@ static void bwd_range(sim_state *st, int lo, int hi, int step)
         sim_rank *x = &rk[r];
         int s = x->nb & (SLOTS - 1);
         double dep = x->bin[s], t;
-        t = (dep > x->busy ? dep : x->busy) + x->bdur;
+        t = (dep > x->busy ? dep : x->busy) + BDUR(st, r, x);
         x->busy = t;
         x[-1].bin[s] = t + x[-1].p2p;
         x->nb++;
@@ -775,16 +797,17 @@ static int run_polling(sim_state *st)
 /* The no-event simulation.  Returns the makespan, or -1 if the schedule
  * cannot proceed. */
 static double simulate_fast(int pp, int vpp, int m, const double *fwd_s, const double *bwd_s,
-                            const double *p2p_s, double wrap_s, double *rank_end)
+                            const double *p2p_s, double wrap_s, const double *fc,
+                            const double *bc, double *rank_end)
 {
     sim_state st;
     sim_snap snap;
     double span = 0;
     int r;
 
-    state_init(&st, pp, vpp, m, fwd_s, bwd_s, p2p_s, wrap_s);
+    state_init(&st, pp, vpp, m, fwd_s, bwd_s, p2p_s, wrap_s, fc, bc);
     if (run_positions(&st, &snap) != 0) {
-        state_init(&st, pp, vpp, m, fwd_s, bwd_s, p2p_s, wrap_s);
+        state_init(&st, pp, vpp, m, fwd_s, bwd_s, p2p_s, wrap_s, fc, bc);
         if (run_polling(&st) != 0)
             return -1;
     }
@@ -797,13 +820,13 @@ static double simulate_fast(int pp, int vpp, int m, const double *fwd_s, const d
     return span;
 }
 
-double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
-                            const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
-                            double *rank_end_s, sched_events *out)
+/* Both entry points: per-rank times (fc, bc NULL) or per-chunk times. */
+static double simulate(int pp, int vpp, int m, const double *fwd_s, const double *bwd_s,
+                       const double *p2p_s, double p2p_wrap_s, const double *fc,
+                       const double *bc, double *rank_end_s, sched_events *out)
 {
     double zero_p2p[MAX_PP];
     double *work, span;
-    int m = microbatches;
 
     if (pp < 1 || pp > MAX_PP || m < 1)
         return 0;
@@ -816,16 +839,45 @@ double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd
     if (out == NULL) {
         if ((double)m * vpp > MAX_OPS)
             return -1;
-        return simulate_fast(pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, rank_end_s);
+        return simulate_fast(pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, fc, bc, rank_end_s);
     }
     /* events are allocated anyway: so is the workspace */
     work = pl_calloc(2 * (size_t)pp * (size_t)m, (size_t)vpp * sizeof *work);
     if (work == NULL)
         return -1;
-    span = simulate_events(pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, work,
+    span = simulate_events(pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, fc, bc, work,
                            work + (size_t)pp * m * vpp, rank_end_s, out);
     pl_free(work);
     return span < 0 ? -1 : span;
+}
+
+double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
+                            const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
+                            double *rank_end_s, sched_events *out)
+{
+    return simulate(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, p2p_wrap_s, NULL, NULL,
+                    rank_end_s, out);
+}
+
+double schedule_simulate_chunks(int pp, int vpp, int microbatches, const double *fwd_chunk_s,
+                                const double *bwd_chunk_s, const double *p2p_s,
+                                double p2p_wrap_s, double *rank_end_s, sched_events *out)
+{
+    double fwd[MAX_PP], bwd[MAX_PP];
+    int r, c;
+    if (pp < 1 || pp > MAX_PP || microbatches < 1)
+        return 0;
+    if (vpp < 1)
+        vpp = 1;
+    for (r = 0; r < pp; r++) {
+        fwd[r] = bwd[r] = 0;
+        for (c = 0; c < vpp; c++) {
+            fwd[r] += fwd_chunk_s[r * vpp + c];
+            bwd[r] += bwd_chunk_s[r * vpp + c];
+        }
+    }
+    return simulate(pp, vpp, microbatches, fwd, bwd, p2p_s, p2p_wrap_s, fwd_chunk_s,
+                    bwd_chunk_s, rank_end_s, out);
 }
 
 /* --- the cache ------------------------------------------------------------- */

@@ -15,7 +15,11 @@
  *        are split by the partitioner (placement.c, partition_dp.c)
  *   mbs  divisors of gbs / dp, ascending
  *   vpp  1, and with pp > 1 and microbatches % pp == 0 every divisor > 1 of
- *        layers / pp (layers per virtual chunk stays whole)
+ *        layers / pp (layers per virtual chunk stays whole), and every
+ *        d > 1 with (layers + 2) % (pp d) == 0: Megatron's
+ *        --account-for-embedding/loss-in-pipeline-split, the embedding and
+ *        the loss one layer each (strategy_split_account; Llama 3.1 405B's
+ *        126 layers at pp 8: vpp 2, 4, 8, 16)
  *   sp   on, off (tp > 1 only)   recompute none, selective, full
  *   zero 3, 2, 1, 0 (dp * cp > 1; otherwise 0 only, see P5)
  *   overlap_grad_reduce when dp * cp > 1; overlap_param_gather when also
@@ -403,9 +407,23 @@ static int place(search_ctx *x, strategy *s, char *why, int why_size)
     placement one;
     const placement *pl = x->placement;
     int r;
+    s->account_embedding = s->account_loss = false;
     if (pl == NULL) {
-        if (!x->m->uneven && s->pp > 0 && x->m->layers % s->pp == 0)
+        int L = x->m->layers;
+        if (!x->m->uneven && s->pp > 0 && L % s->pp == 0 &&
+            (s->vpp <= 1 || (L / s->pp) % s->vpp == 0))
             return search_place_stages(x->m, x->c, x->group, s, why, why_size);
+        if (!x->m->uneven && s->pp > 1 && s->vpp > 1) {
+            /* interleaving over an uneven split: Megatron's
+             * --account-for-embedding/loss-in-pipeline-split rule */
+            if (strategy_split_account(s, L, x->group) == 0)
+                return 0;
+            s->account_embedding = s->account_loss = false;
+            snprintf(why, (size_t)why_size,
+                     "layers %d are not a multiple of pp %d x vpp %d, nor with the embedding "
+                     "and loss counted as layers", L, s->pp, s->vpp);
+            return -1;
+        }
         memset(&one, 0, sizeof one);
         one.n_parts = 1;
         one.part[0].group = x->group;
@@ -691,10 +709,14 @@ static void block_lists_make(const search_ctx *x, block_lists *b)
     if (f->vpp > 0) {
         list_push(&b->vpp, f->vpp);
     } else {
+        int L = x->m->layers;
         list_push(&b->vpp, 1);
-        if (s->pp > 1 && x->m->layers % s->pp == 0 && !x->m->uneven && x->placement == NULL)
-            for (int d = 2; d <= x->m->layers / s->pp; d++)
-                if ((x->m->layers / s->pp) % d == 0)
+        /* whole layers per chunk: the even split ((L / pp) % d == 0), or
+         * with the embedding and loss counted as layers ((L + 2) % (pp d)
+         * == 0, strategy_split_account), ascending */
+        if (s->pp > 1 && !x->m->uneven && x->placement == NULL)
+            for (int d = 2; d <= (L + 2) / s->pp; d++)
+                if ((L % s->pp == 0 && (L / s->pp) % d == 0) || (L + 2) % (s->pp * d) == 0)
                     list_push(&b->vpp, d);
     }
     b->sp.n = 0;

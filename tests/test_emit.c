@@ -383,6 +383,45 @@ START_TEST(uneven_first_last)
 }
 END_TEST
 
+/* Llama 3.1 405B as Megatron-Bridge runs it on 1,024 H100: tp 8 pp 8 cp 2
+ * vpp 8, the embedding and the loss counted as layers ((126 + 2) / 64 = 2
+ * per virtual chunk): the two account flags and the virtual stages per
+ * rank, no layout, no first/last counts, no layers-per-virtual-stage (which
+ * Megatron would divide 126 / 8 by). */
+START_TEST(uneven_account_split)
+{
+    fixture f;
+    char *t = NULL;
+    llama70b(&f);
+    set_layers(&f, 126);
+    f.m.heads = 128; f.m.hidden = 16384; f.m.ffn_hidden = 53248;
+    make_cluster(&f, "H100-SXM", 128);
+    strategy *s = &f.pl.s;
+    s->tp = 8; s->pp = 8; s->dp = 8; s->cp = 2; s->vpp = 8; s->gbs = 512;
+    ck_assert_int_eq(strategy_split_account(s, 126, 0), 0);
+    ck_assert_int_eq(s->stage[0].n_layers, 15);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_assert_ptr_nonnull(strstr(t, "--account-for-embedding-in-pipeline-split"));
+    ck_assert_ptr_nonnull(strstr(t, "--account-for-loss-in-pipeline-split"));
+    ck_flag(t, "--num-virtual-stages-per-pipeline-rank", "8");
+    ck_no_flag(t, "--pipeline-model-parallel-layout");
+    ck_no_flag(t, "--decoder-first-pipeline-num-layers");
+    ck_no_flag(t, "--decoder-last-pipeline-num-layers");
+    ck_no_flag(t, "--num-layers-per-virtual-pipeline-stage");
+    ck_assert_int_ne(check_flags_known(t), 0);
+    free(t);
+    /* pp 16 vpp 8: a chunk of 1 unit, rank 0's first holds only the
+     * embedding (7 layers on rank 0 for 8 chunks): still emitted */
+    make_cluster(&f, "H100-SXM", 32);
+    s->tp = 4; s->pp = 16; s->dp = 4; s->cp = 1; s->vpp = 8; s->gbs = 1536;
+    ck_assert_int_eq(strategy_split_account(s, 126, 0), 0);
+    ck_assert_int_eq(s->stage[0].n_layers, 7);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--num-virtual-stages-per-pipeline-rank", "8");
+    free(t);
+}
+END_TEST
+
 START_TEST(uneven_layout)
 {
     fixture f;
@@ -754,6 +793,7 @@ int main(void)
     tcase_add_test(tc, llama_gqa_interleaved);
     tcase_add_test(tc, uneven_first_last);
     tcase_add_test(tc, uneven_layout);
+    tcase_add_test(tc, uneven_account_split);
     tcase_add_test(tc, recompute_full);
     tcase_add_test(tc, precision_and_sharding);
     tcase_add_test(tc, rules_refused);

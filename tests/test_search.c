@@ -432,6 +432,8 @@ static const struct prune_case {
     {"configs/llama3-70b.json", 4, 40, NULL},
     {"configs/llama3-8b.json", 1, 0, NULL},
     {"configs/llama3-8b.json", 2, 16, NULL},
+    /* 126 layers at pp 8: vpp > 1 only with the embedding/loss split */
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1"},
 };
 
 START_TEST(pruned_search_finds_the_exhaustive_winner)
@@ -460,6 +462,42 @@ START_TEST(pruned_search_finds_the_exhaustive_winner)
     }
     search_result_free(&a);
     search_result_free(&b);
+    model_free(m);
+}
+END_TEST
+
+/* Llama 3.1 405B (126 layers) at Megatron-Bridge's H100 layout tp 8 pp 8
+ * cp 2 vpp 8 on 1,024 GPUs: pp does not divide the layers, so the search
+ * places the embedding/loss-accounting split ((126 + 2) / 64 = 2 per chunk;
+ * ranks 0 and 7 hold 15 layers, the others 16) and the plan is feasible. */
+START_TEST(interleaved_uneven_split_405b)
+{
+    model *m = load("configs/llama3.1-405b.json");
+    test_cluster t;
+    search_result r;
+    const strategy *s;
+    make_cluster(&t, "H100-SXM", 128, 0);
+    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=8,cp=2,vpp=8,mbs=1,gpus=1024", false, 3, &r),
+                     PLANNER_OK);
+    s = &r.top[0].s;
+    ck_assert_int_eq(s->vpp, 8);
+    ck_assert(s->account_embedding && s->account_loss);
+    ck_assert_int_eq(s->stage[0].n_layers, 15);
+    ck_assert_int_eq(s->stage[1].n_layers, 16);
+    ck_assert_int_eq(s->stage[7].n_layers, 15);
+    ck_assert(r.top[0].e.feasible);
+    search_result_free(&r);
+    /* unfixed vpp at pp 8: the list holds 2, 4, 8, 16 ((126 + 2) % (8 d)) */
+    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=8,cp=2,mbs=1,gpus=1024,recompute=none,zero=1,sp=on",
+                         false, 10, &r), PLANNER_OK);
+    {
+        bool seen[17] = {false};
+        for (int i = 0; i < r.n_top; i++)
+            if (r.top[i].s.vpp <= 16)
+                seen[r.top[i].s.vpp] = true;
+        ck_assert(seen[2] || seen[4] || seen[8] || seen[16]);
+    }
+    search_result_free(&r);
     model_free(m);
 }
 END_TEST
@@ -554,6 +592,7 @@ int main(void)
     tcase_add_loop_test(ts, pruned_search_finds_the_exhaustive_winner, 0,
                         (int)(sizeof prune_cases / sizeof prune_cases[0]));
     tcase_add_test(ts, cost_model_properties_the_prunes_use);
+    tcase_add_test(ts, interleaved_uneven_split_405b);
     suite_add_tcase(s, ts);
     return tu_run_suite(s);
 }

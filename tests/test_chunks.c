@@ -1,0 +1,252 @@
+/* test_chunks.c: interleaved pipelines with uneven virtual chunks.
+ *   - strategy_chunk_layers' rule: Megatron's --account-for-embedding/loss-
+ *     in-pipeline-split (Llama 3.1 405B: (126 + 2) / (8 x 8) = 2 per chunk,
+ *     1 in the first and the last), strategy_check accepting it and
+ *     rejecting what Megatron rejects;
+ *   - schedule_simulate_chunks: a hand-derived 2-rank 2-chunk case, equal
+ *     chunks = schedule_simulate_ex, the allocation-free engine = the event
+ *     engine on random uneven chunks, no allocation without events;
+ *   - memory_inflight_chunks: hand-derived peak, equal chunks =
+ *     memory_inflight x their sum. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "alloc.h"
+#include "cost.h"
+#include "memory.h"
+#include "pipeline.h"
+#include "testutil.h"
+
+static void model_405b(model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->layers = 126;
+    m->heads = 128;
+    m->kv_heads = 8;
+}
+
+static void strat(strategy *s, int tp, int pp, int dp, int vpp, int gbs)
+{
+    memset(s, 0, sizeof *s);
+    s->tp = tp;
+    s->pp = pp;
+    s->dp = dp;
+    s->cp = s->ep = 1;
+    s->vpp = vpp;
+    s->mbs = 1;
+    s->gbs = gbs;
+    s->seq_len = 8192;
+    s->sp = true;
+}
+
+START_TEST(account_rule_405b)
+{
+    model m;
+    strategy s;
+    char why[160];
+    int first, r, c, total = 0;
+    model_405b(&m);
+    strat(&s, 8, 8, 8, 8, 512);
+    ck_assert_int_eq(strategy_split_account(&s, 126, 0), 0);
+    /* chunk-major: chunk 0 of rank 0 holds the embedding + layer 0 */
+    ck_assert_int_eq(strategy_chunk_layers(&s, 126, 0, 0, &first), 1);
+    ck_assert_int_eq(first, 0);
+    ck_assert_int_eq(strategy_chunk_layers(&s, 126, 1, 0, &first), 2);
+    ck_assert_int_eq(first, 1);
+    /* chunk 1 of rank 0 follows chunk 0 of rank 7: 1 + 7 x 2 = 15 */
+    ck_assert_int_eq(strategy_chunk_layers(&s, 126, 0, 1, &first), 2);
+    ck_assert_int_eq(first, 15);
+    /* the last chunk: layer 125 + the loss */
+    ck_assert_int_eq(strategy_chunk_layers(&s, 126, 7, 7, &first), 1);
+    ck_assert_int_eq(first, 125);
+    for (r = 0; r < 8; r++)
+        for (c = 0; c < 8; c++)
+            total += strategy_chunk_layers(&s, 126, r, c, NULL);
+    ck_assert_int_eq(total, 126);
+    ck_assert_int_eq(s.stage[0].n_layers, 15);
+    ck_assert_int_eq(s.stage[3].n_layers, 16);
+    ck_assert_int_eq(s.stage[7].n_layers, 15);
+    ck_assert_msg(strategy_check(&m, &s, why, sizeof why) == 0, "%s", why);
+    ck_assert_int_eq(strategy_chunk_layers(&s, 126, 8, 0, NULL), -1);
+    ck_assert_int_eq(strategy_chunk_layers(&s, 126, 0, 8, NULL), -1);
+
+    /* pp 16 vpp 8: (126 + 2) / 128 = 1 per chunk; the first chunk holds only
+     * the embedding, the last only the loss */
+    strat(&s, 4, 16, 4, 8, 1536);
+    ck_assert_int_eq(strategy_split_account(&s, 126, 0), 0);
+    ck_assert_int_eq(strategy_chunk_layers(&s, 126, 0, 0, NULL), 0);
+    ck_assert_int_eq(strategy_chunk_layers(&s, 126, 15, 7, NULL), 0);
+    ck_assert_int_eq(s.stage[0].n_layers, 7);
+    ck_assert_msg(strategy_check(&m, &s, why, sizeof why) == 0, "%s", why);
+
+    /* 128 units do not cut into 8 x 3 chunks */
+    strat(&s, 8, 8, 8, 3, 512);
+    ck_assert_int_eq(strategy_split_account(&s, 126, 0), -1);
+}
+END_TEST
+
+START_TEST(check_rejects)
+{
+    model m;
+    strategy s;
+    char why[160];
+    model_405b(&m);
+    /* the flags with a split that is not theirs */
+    strat(&s, 8, 8, 8, 8, 512);
+    ck_assert_int_eq(strategy_split_account(&s, 126, 0), 0);
+    s.stage[0].n_layers = 16;
+    s.stage[7].n_layers = 14;
+    ck_assert_int_eq(strategy_check(&m, &s, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "embedding/loss"));
+    /* the flags where (L + 2) % (pp vpp) != 0 */
+    strat(&s, 8, 8, 8, 8, 512);
+    ck_assert_int_eq(strategy_split_account(&s, 126, 0), 0);
+    s.vpp = 3;
+    ck_assert_int_eq(strategy_check(&m, &s, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "not a multiple of pp 8 x vpp 3"));
+    /* without the flags, interleaving needs each rank's layers % vpp == 0:
+     * 126 = 15 + 6 x 16 + 15 at vpp 8 does not */
+    strat(&s, 8, 8, 8, 8, 512);
+    ck_assert_int_eq(strategy_split_account(&s, 126, 0), 0);
+    s.account_embedding = s.account_loss = false;
+    ck_assert_int_eq(strategy_check(&m, &s, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "virtual stages"));
+    /* decoder-first/last style: 14 + 7 x 16 = 126, vpp 2, every rank even
+     * per chunk: accepted, chunk 1 of rank 0 starts after chunk 0 of every
+     * rank (7 + 7 x 8 = 63) */
+    strat(&s, 8, 8, 8, 2, 512);
+    s.n_stages = 8;
+    for (int i = 0; i < 8; i++) {
+        s.stage[i].n_layers = i == 0 ? 14 : 16;
+        s.stage[i].first_layer = i == 0 ? 0 : 7 + (i - 1) * 8;
+        s.stage[i].tp = 8;
+        s.stage[i].dp = 8;
+    }
+    ck_assert_msg(strategy_check(&m, &s, why, sizeof why) == 0, "%s", why);
+    {
+        int first;
+        ck_assert_int_eq(strategy_chunk_layers(&s, 126, 0, 1, &first), 7);
+        ck_assert_int_eq(first, 63);
+    }
+    s.stage[3].first_layer = 0;
+    ck_assert_int_eq(strategy_check(&m, &s, why, sizeof why), -1);
+}
+END_TEST
+
+/* pp 2, vpp 2, m 2 (= pp: every forward first), no p2p.  Forwards
+ * (rank, chunk): (0,0) 1 s, (0,1) 2 s, (1,0) 2 s, (1,1) 3 s; backwards
+ * twice.  By hand: rank 0 F(0,c0) 0-1, F(1,c0) 1-2; rank 1 F(0,c0) 1-3,
+ * F(1,c0) 3-5; rank 0 F(0,c1) 3-5, F(1,c1) 5-7; rank 1 F(0,c1) 5-8,
+ * F(1,c1) 8-11, B(0,c1) 11-17, B(1,c1) 17-23; rank 0 B(0,c1) 17-21,
+ * B(1,c1) 23-27; rank 1 B(0,c0) 23-27, B(1,c0) 27-31; rank 0 B(0,c0)
+ * 27-29, B(1,c0) 31-33.  Span 33, rank 1 done at 31. */
+START_TEST(hand_two_ranks)
+{
+    const double f[4] = {1, 2, 2, 3}, b[4] = {2, 4, 4, 6}, p2p[2] = {0, 0};
+    double end[2];
+    sched_events ev = {0};
+    double span = schedule_simulate_chunks(2, 2, 2, f, b, p2p, 0, end, NULL);
+    ck_assert_rel(span, 33.0, 1e-12);
+    ck_assert_rel(end[0], 33.0, 1e-12);
+    ck_assert_rel(end[1], 31.0, 1e-12);
+    span = schedule_simulate_chunks(2, 2, 2, f, b, p2p, 0, end, &ev);
+    ck_assert_rel(span, 33.0, 1e-12);
+    ck_assert_int_eq(ev.n >= 16, 1);
+    sched_events_free(&ev);
+}
+END_TEST
+
+static double rnd(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return ((*seed >> 8) & 0xffff) / 65536.0;
+}
+
+START_TEST(equal_chunks_match_per_rank)
+{
+    unsigned seed = 7;
+    for (int t = 0; t < 60; t++) {
+        int pp = 2 + (int)(rnd(&seed) * 7), vpp = 2 + (int)(rnd(&seed) * 4);
+        int m = pp * (1 + (int)(rnd(&seed) * 6));
+        double fw[16], bw[16], p2p[16], fc[128], bc[128], wrap = rnd(&seed) * 0.01;
+        double e1[16], e2[16], a, b;
+        for (int r = 0; r < pp; r++) {
+            fw[r] = 0.5 + rnd(&seed);
+            bw[r] = 2 * fw[r] + rnd(&seed) * 0.1;
+            p2p[r] = rnd(&seed) * 0.02;
+            for (int c = 0; c < vpp; c++) {
+                fc[r * vpp + c] = fw[r] / vpp;
+                bc[r * vpp + c] = bw[r] / vpp;
+            }
+        }
+        a = schedule_simulate_ex(pp, vpp, m, fw, bw, p2p, wrap, e1, NULL);
+        b = schedule_simulate_chunks(pp, vpp, m, fc, bc, p2p, wrap, e2, NULL);
+        ck_assert_rel(b, a, 1e-12);
+        for (int r = 0; r < pp; r++)
+            ck_assert_rel(e2[r], e1[r], 1e-12);
+    }
+}
+END_TEST
+
+START_TEST(engines_agree_uneven_chunks)
+{
+    unsigned seed = 11;
+    for (int t = 0; t < 80; t++) {
+        int pp = 2 + (int)(rnd(&seed) * 7), vpp = 2 + (int)(rnd(&seed) * 4);
+        int m = pp * (1 + (int)(rnd(&seed) * 12));
+        double p2p[16], fc[128], bc[128], wrap = rnd(&seed) * 0.01;
+        double e1[16], e2[16], a, b;
+        sched_events ev = {0};
+        for (int r = 0; r < pp; r++) {
+            p2p[r] = rnd(&seed) * 0.02;
+            for (int c = 0; c < vpp; c++) {
+                fc[r * vpp + c] = 0.1 + rnd(&seed);
+                bc[r * vpp + c] = 2 * fc[r * vpp + c] + rnd(&seed) * 0.3;
+            }
+        }
+        /* the first chunk light (the embedding), the last heavy (the loss) */
+        fc[0] *= 0.3;
+        fc[pp * vpp - 1] *= 1.8;
+        alloc_fail_at(0);
+        a = schedule_simulate_chunks(pp, vpp, m, fc, bc, p2p, wrap, e1, NULL);
+        ck_assert_int_eq(alloc_count(), 0);
+        b = schedule_simulate_chunks(pp, vpp, m, fc, bc, p2p, wrap, e2, &ev);
+        ck_assert_rel(a, b, 1e-9);
+        for (int r = 0; r < pp; r++)
+            ck_assert_rel(e1[r], e2[r], 1e-9);
+        sched_events_free(&ev);
+    }
+}
+END_TEST
+
+/* pp 2, vpp 2, m 4, rank 0 (warm-up (2 - 0 - 1) 2 + (2 - 1) 2 = 4), chunk
+ * activations 1 and 2: forwards c0 c0 c1 c1 -> 1 2 4 6, then F(c0) 7,
+ * B(c1) 5, F(c0) 6, B(c1) 4, F(c1) 6, B(c0) 5, F(c1) 7, B(c0) 6, ...:
+ * peak 7 (the even formula would say 2.5 x 3 = 7.5). */
+START_TEST(inflight_uneven_hand)
+{
+    const double act[2] = {1, 2};
+    const double eq[3] = {2, 2, 2};
+    ck_assert_rel(memory_inflight_chunks(2, 2, 4, 0, act), 7.0, 1e-15);
+    /* equal chunks: memory_inflight x the rank's activations */
+    for (int r = 0; r < 4; r++)
+        ck_assert_rel(memory_inflight_chunks(4, 3, 16, r, eq),
+                      memory_inflight(4, 3, 16, r) * 6.0, 1e-12);
+    ck_assert_rel(memory_inflight_chunks(4, 3, 4, 0, eq), memory_inflight(4, 3, 4, 0) * 6.0,
+                  1e-12);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("chunks");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, account_rule_405b);
+    tcase_add_test(tc, check_rejects);
+    tcase_add_test(tc, hand_two_ranks);
+    tcase_add_test(tc, equal_chunks_match_per_rank);
+    tcase_add_test(tc, engines_agree_uneven_chunks);
+    tcase_add_test(tc, inflight_uneven_hand);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
