@@ -16,7 +16,11 @@ typedef struct state_bytes {
  *            fp16 4 + 16/d, fp32 8 + 8/d
  * ZeRO stages 2 and 3 (Rajbhandari et al., DeepSpeed layout 2 + 2 + 12 for
  * 16-bit training): 2 shards grads and optimizer, 3 also the weights.
- * FP8 recipes keep 16-bit weights (as bf16). */
+ * FP8 recipes: 2 bytes of weights per parameter either way -- with FP8
+ * primary weights (NeMo / Megatron-Bridge fp8_param(_gather)) the FP8
+ * weight and its FP8 transpose that Transformer Engine keeps for the
+ * backward GEMM (1 + 1 byte), with bf16 weights their 2 bytes (TE then also
+ * caches FP8 copies: not counted, the tuned recipes use FP8 params). */
 void memory_state_bytes(precision prec, int zero, int dp, state_bytes *out);
 
 /* Micro-batches of a whole stage's activations held at once by pipeline rank

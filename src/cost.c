@@ -146,6 +146,41 @@ static double overlapped(double t, double window, const gen_constants *k)
     return (t - hidden) + k->overlap_exposed * hidden;
 }
 
+/* Activation bytes one layer keeps for its backward, per micro-batch on one
+ * GPU: transformer.c's count (Korthikanti et al. 2022 with flash attention:
+ * LN inputs, the QKV / proj / fc1 / fc2 GEMM inputs, Q K V and the
+ * attention output, fc1's output, 16-bit), corrected for FP8/FP4 recipes.
+ * Transformer Engine saves the inputs of its FP8 GEMMs for the weight
+ * gradient in FP8 (te.pytorch Linear / LayerNormLinear: `saved_inputmat` is
+ * the FP8 cast -- or its FP8 transpose -- when fp8 and the wgrad is not
+ * overridden to higher precision; with SP the local FP8 shard, re-gathered
+ * in the backward; MXFP8 adds one 8-bit scale per 32 values, ignored):
+ *   - the two LayerNormLinear outputs (QKV and fc1 inputs): 1 byte, not 2,
+ *     -h bytes per token each, outside the TP region (/ tp with SP);
+ *   - the fc2 input (activation output, f wide): -f bytes per token, the
+ *     16-bit output is freed after the cast; inside the TP region;
+ *   - the proj input: in 16 bits it IS flash attention's saved output O
+ *     (counted once); in FP8 the cast is an extra copy: +qw bytes per token.
+ * Llama 3 70B per token: 35.5 h -> 31.0 h bytes (h 8192, f 28672, qw 8192):
+ * -2h - f + qw = -16384 - 28672 + 8192 B.  Full recompute keeps the layer
+ * input (16 bits), unchanged. */
+static double layer_act_bytes(const model *m, const layer_spec *l, const strategy *s, int tp,
+                              recompute_mode rc)
+{
+    double a = tf_layer_activation_bytes(m, l, s->mbs, s->seq_len, s->cp, tp, s->sp, rc);
+    peak_format fmt = precision_peak(m->prec);
+    if ((fmt == PEAK_FP8 || fmt == PEAK_FP4) && rc != RECOMPUTE_FULL) {
+        double t = tp > 0 ? tp : 1;
+        double sb = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
+        double qw = (double)l->heads * l->head_dim;
+        double f = l->moe && m->moe.experts > 0 ? 0 : l->ffn_hidden;   /* dense MLPs */
+        double d = -2.0 * l->hidden * sb / (s->sp ? t : 1.0) + (qw - f) * sb / t;
+        if (a + d > 0)
+            a += d;
+    }
+    return a;
+}
+
 /* Cost of one decoder layer for one micro-batch on one GPU. */
 static void layer_cost(const model *m, const layer_spec *l, const gpu_spec *gpu,
                        const gen_constants *k, const comm_link *tpl, const comm_link *cpl,
@@ -210,8 +245,7 @@ static void layer_cost(const model *m, const layer_spec *l, const gpu_spec *gpu,
     rc->compute_s += fwd + bwd;
     rc->recompute_s += rec;
     rc->tp_comm_s += tpf + tpb + cpf + cpb;   /* the re-forward's: in recompute_s */
-    rc->act_bytes += tf_layer_activation_bytes(m, l, s->mbs, s->seq_len, s->cp, tp, s->sp,
-                                               s->recompute);
+    rc->act_bytes += layer_act_bytes(m, l, s, tp, s->recompute);
     rc->n_tensors += tf_layer_tensors(m, l);
 }
 
@@ -242,8 +276,7 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
             layer_cost(m, l, gpu, k, &tpl, &cpl, s, tp, &one);
             if (s->recompute == RECOMPUTE_FULL) {
                 /* the layer being recomputed holds its full activations */
-                double a = tf_layer_activation_bytes(m, l, s->mbs, s->seq_len, cp, tp,
-                                                     s->sp, RECOMPUTE_NONE);
+                double a = layer_act_bytes(m, l, s, tp, RECOMPUTE_NONE);
                 if (a > max_layer_act)
                     max_layer_act = a;
             }

@@ -224,6 +224,44 @@ START_TEST(ranges_add_up)
 }
 END_TEST
 
+/* Activations kept per layer, FP8 vs BF16, by hand for one Llama 3 70B
+ * layer (h 8192, 64 heads x 128, 8 KV heads, f 28672 SwiGLU) at tp 4 with
+ * SP, micro-batch 1, sequence 8192 (sb = 8192 tokens, / tp 4):
+ *   16-bit (Korthikanti, flash attention): outside 10 h = 81,920; Q, O, K,
+ *     V 2 (2 x 8192 + 2 x 1024) = 36,864; fc1 out + act out 6 f = 172,032:
+ *     290,816 B per token (35.5 h) -> x 8192 / 4 = 595,591,168 B;
+ *   FP8 (Transformer Engine saves its GEMM inputs in FP8): the two LN
+ *     outputs -8192 each, the fc2 input -28,672, the FP8 copy of the proj
+ *     input +8192: 253,952 B per token (31.0 h) -> 520,093,696 B.
+ * Full recompute keeps the 16-bit layer input either way: 2 h sb / t. */
+START_TEST(fp8_saved_activations)
+{
+    fixture f;
+    range_cost a;
+    strategy s = make(4, 1, 1, 1, 1, 1, true, RECOMPUTE_NONE, 0);
+    setup(&f);
+    f.m.layers = 1;
+    f.m.hidden = 8192;
+    f.m.heads = 64;
+    f.m.kv_heads = 8;
+    f.m.head_dim = 128;
+    f.m.ffn_hidden = 28672;
+    f.m.act = ACT_SWIGLU;
+    f.m.vocab = 128256;
+    f.layers[0] = (layer_spec){8192, 64, 8, 128, 28672, false};
+    s.seq_len = 8192;
+    s.stage[0] = (stage_spec){0, 0, 1, 4, 1};
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 4, 0, 1, false, false, &a);
+    ck_assert_rel(a.act_bytes, 595591168.0, 1e-12);
+    f.m.prec = PREC_FP8;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 4, 0, 1, false, false, &a);
+    ck_assert_rel(a.act_bytes, 520093696.0, 1e-12);
+    s.recompute = RECOMPUTE_FULL;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 4, 0, 1, false, false, &a);
+    ck_assert_rel(a.act_bytes, 2.0 * 8192 * 8192 / 4, 1e-12);
+}
+END_TEST
+
 /* step_overhead_s is per GPU generation: a fixed time added once per step,
  * the generation's own on a homogeneous cluster, the largest of the stages'
  * generations when a plan spans several (the slowest host sets the pace). */
@@ -306,6 +344,7 @@ int main(void)
     tcase_add_test(tc, embedding_and_logits_on_end_stages);
     tcase_add_test(tc, uneven_stages_honoured);
     tcase_add_test(tc, ranges_add_up);
+    tcase_add_test(tc, fp8_saved_activations);
     tcase_add_test(tc, megatron_rules);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

@@ -4,7 +4,8 @@
  * and no run worse than 25%; the default constants (round 4: per-generation
  * step_overhead_s) reach MAPE 7.3%, max 21.4%, and the 24 predictable FP8
  * runs MAPE 8.9%, max 25.8%; with the 14 Llama 3.1 405B runs (interleaved
- * over the embedding/loss-accounting split) all 38 FP8 runs, 8.8% / 25.8%
+ * over the embedding/loss-accounting split) all 38 FP8 runs, 8.8% / 25.8%,
+ * and with Transformer Engine's FP8-saved activations 8.0% / 20.6%
  * (README "Validation").  This asserts those
  * figures with about a point of margin, so a regression shows. */
 #include <math.h>
@@ -192,10 +193,11 @@ START_TEST(published_runs_fp8_guard)
     /* every FP8 run but MoE: the 14 Llama 3.1 405B runs interleave over the
      * embedding/loss-accounting split (126 layers) */
     ck_assert_int_ge(n, 38);
-    /* reached: 8.8%, 25.8% on 38 runs (8.9%, 25.8% on 24 before the 405B
-     * runs; those 14: 8.8%, max 16.1%) */
-    ck_assert_msg(mape <= 0.099, "FP8 MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
-    ck_assert_msg(worst <= 0.268, "FP8 max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
+    /* reached: 8.0%, 20.6% on 38 runs with FP8-saved GEMM inputs (cost.c
+     * layer_act_bytes); 8.8%, 25.8% before; 8.9%, 25.8% on 24 runs before
+     * the 405B runs */
+    ck_assert_msg(mape <= 0.090, "FP8 MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(worst <= 0.216, "FP8 max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST
 
