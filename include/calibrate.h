@@ -45,11 +45,15 @@ int calib_param_check(const calib_param *p, double value, char *why, size_t size
 
 typedef struct calib_options {
     const char *runs_file;  /* for messages */
-    const char *params;     /* "gemm_eff,hopper.inter_eff,..."; NULL = every
-                               parameter of the generations the runs use
-                               (those no run exercises are dropped, with a
-                               note); a name without generation means that
-                               field for every generation present */
+    const char *params;     /* "gemm_eff,hopper.inter_eff,..."; NULL = the
+                               default list: per generation the runs use,
+                               the constants its runs determine (dropped,
+                               each with a note: those no run exercises,
+                               those of a near-singular direction of the
+                               generation's block, those whose fit leaves
+                               the plausible range of cost.h); a name
+                               without generation means that field for
+                               every generation present */
     int subset;             /* validation_subset, or -1 for every supported run */
     int max_iter;           /* linearized fixed-point iterations, >= 1 */
 } calib_options;
@@ -78,7 +82,7 @@ typedef struct calib_fit {
     int iterations;
     bool converged;                     /* strategies and values stable */
     double rms_rel, max_rel, mean_abs_rel;
-    char notes[2048];                   /* dropped parameters, one per line */
+    char notes[8192];                   /* dropped parameters, one per line */
 } calib_fit;
 
 /* Fits the parameters to the supported runs of `set` selected by `use`

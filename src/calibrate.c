@@ -27,6 +27,16 @@
  * below 1e-8 of the largest; the message names the parameters of the
  * undetermined direction, from LAPACKE_dgesvd); efficiencies outside
  * 0.01..1 and times outside their range (negative or absurd fits).
+ * Without --params the default list is made well posed instead of refused:
+ * per generation, what no run exercises is dropped; then, while the
+ * generation's block of the scaled system (its runs x its constants) has a
+ * smallest singular value below 1e-3 of its largest or below 0.01 x
+ * sqrt(runs) (a unit relative change along it moves the runs' step times by
+ * under 1% RMS: below what published throughputs resolve), the constant
+ * with the largest component in that direction (LAPACKE_dgesvd) is dropped;
+ * finally a constant whose fit leaves its plausible range (cost.h, the
+ * table below) is dropped and the fit repeated from the start.  Each drop
+ * is a note on stderr.
  * Cross-validation folds by the runs' "source" (a table never trains and
  * tests together); sources go, largest first, to the fold with fewest runs.
  * Everything is deterministic: fixed orders, OpenBLAS on one thread.
@@ -56,25 +66,31 @@ typedef struct param_field {
     size_t offset;
     double lo, hi;          /* accepted range of the value */
     double typical;         /* scale of the fitted variable when it is 0 */
+    double plo, phi;        /* plausible range (cost.h): the default list drops a
+                               constant whose fit leaves it */
 } param_field;
 
 static const param_field k_fields[] = {
-    {"gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, gemm_eff), 0.01, 1.0, 1.0},
-    {"attn_eff", CALIB_INV_EFF, true, offsetof(gen_constants, attn_eff), 0.01, 1.0, 1.0},
-    {"hbm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, hbm_eff), 0.01, 1.0, 1.0},
-    {"intra_eff", CALIB_INV_EFF, true, offsetof(gen_constants, intra_eff), 0.01, 1.0, 1.0},
-    {"inter_eff", CALIB_INV_EFF, true, offsetof(gen_constants, inter_eff), 0.01, 1.0, 1.0},
-    {"kernel_s", CALIB_DIRECT, true, offsetof(gen_constants, kernel_s), 0.0, 1e-4, 1e-5},
-    {"fp8_gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, fp8_gemm_eff), 0.01, 1.0, 1.0},
+    {"gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, gemm_eff), 0.01, 1.0, 1.0, 0.5, 0.85},
+    {"attn_eff", CALIB_INV_EFF, true, offsetof(gen_constants, attn_eff), 0.01, 1.0, 1.0, 0.05, 0.8},
+    {"hbm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, hbm_eff), 0.01, 1.0, 1.0, 0.6, 0.9},
+    {"intra_eff", CALIB_INV_EFF, true, offsetof(gen_constants, intra_eff), 0.01, 1.0, 1.0, 0.7, 0.9},
+    {"inter_eff", CALIB_INV_EFF, true, offsetof(gen_constants, inter_eff), 0.01, 1.0, 1.0, 0.5, 0.95},
+    {"kernel_s", CALIB_DIRECT, true, offsetof(gen_constants, kernel_s), 0.0, 1e-4, 1e-5, 2e-6, 2e-5},
+    {"fp8_gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, fp8_gemm_eff), 0.01, 1.0, 1.0, 0.3, 0.8},
     {"overlap_exposed", CALIB_DIRECT, true, offsetof(gen_constants, overlap_exposed), 0.0, 1.0,
-     0.1},
+     0.1, 0.05, 0.5},
+    /* plausible: up to 1 s, as the Ampere default (0.324 s) absorbs what the
+     * 2020-2021 stacks paid beyond a tuned stack's ~0.05 s (cost.c) */
     {"step_overhead_s", CALIB_DIRECT, true, offsetof(gen_constants, step_overhead_s), 0.0, 10.0,
-     0.1},
+     0.1, 0.0, 1.0},
 };
 #define N_FIELDS ((int)(sizeof k_fields / sizeof k_fields[0]))
 
 #define FD_REL_STEP 1e-6        /* central-difference step, relative */
 #define RANK_RCOND 1e-8         /* singular values below this x the largest: rank lost */
+#define COLLINEAR_RCOND 1e-3    /* default list: a generation's block below this: drop */
+#define MIN_EFFECT 0.01        /* default list: RMS relative step-time change per unit of the weakest direction */
 #define ZERO_COLUMN 1e-9        /* column norm below this x the largest: unexercised */
 #define CONVERGED_REL 1e-9      /* largest relative change of a variable */
 
@@ -142,6 +158,15 @@ int calib_param_check(const calib_param *p, double value, char *why, size_t size
     snprintf(why, size, "%.6g..%.6g", f->lo, f->hi);
     return isfinite(value) && value >= f->lo && value <= f->hi && !(f->kind == CALIB_INV_EFF &&
                                                                      value <= 0) ? 0 : -1;
+}
+
+/* The plausible range (cost.h) of p: 0 if value lies in it, else -1 with
+ * the range in why. */
+static int plausible_check(const calib_param *p, double value, char *why, size_t size)
+{
+    const param_field *f = &k_fields[p->field];
+    snprintf(why, size, "%.6g..%.6g", f->plo, f->phi);
+    return isfinite(value) && value >= f->plo && value <= f->phi ? 0 : -1;
 }
 
 /* Every parameter name, for did-you-mean. */
@@ -393,8 +418,10 @@ cleanup:
 }
 
 /* The right singular vector of A's smallest singular value (A m x n
- * column-major, overwritten) into v[0..n).  Returns 0, or -1 on failure. */
-static int null_direction(double *A, int m, int n, double *v)
+ * column-major, overwritten) into v[0..n), and the singular values, largest
+ * first, into sv[0..n) when sv is not NULL (those beyond m are 0).  Returns
+ * 0, or -1 on failure. */
+static int null_direction(double *A, int m, int n, double *v, double *sv)
 {
     double wq = 0, *work = NULL, *s = NULL, *vt = NULL;
     lapack_int info;
@@ -413,6 +440,9 @@ static int null_direction(double *A, int m, int n, double *v)
         goto cleanup;
     for (j = 0; j < n; j++)        /* last row of V^T */
         v[j] = vt[(n - 1) + (size_t)j * n];
+    if (sv != NULL)
+        for (j = 0; j < n; j++)
+            sv[j] = j < m ? s[j] : 0.0;
     rc = 0;
 cleanup:
     pl_free(work);
@@ -498,10 +528,109 @@ static planner_status predict_all(fit_state *s, const cost_params *p, planner_er
     return PLANNER_OK;
 }
 
-planner_status calibrate_fit(const validation_set *set, const bool *use,
-                             const cost_params *start, const calib_options *opt,
-                             calib_fit *f, planner_error *err)
+/* Removes parameter j (its column of s->A and its entries). */
+static void drop_column(fit_state *s, calib_fit *f, bool *named, double *scale, int j)
 {
+    int n = f->n_params;
+    memmove(&s->A[(size_t)j * s->m], &s->A[(size_t)(j + 1) * s->m],
+            (size_t)(n - 1 - j) * s->m * sizeof *s->A);
+    memmove(&f->param[j], &f->param[j + 1], (size_t)(n - 1 - j) * sizeof f->param[0]);
+    memmove(&f->start[j], &f->start[j + 1], (size_t)(n - 1 - j) * sizeof f->start[0]);
+    memmove(&named[j], &named[j + 1], (size_t)(n - 1 - j) * sizeof named[0]);
+    memmove(&scale[j], &scale[j + 1], (size_t)(n - 1 - j) * sizeof scale[0]);
+    f->n_params = n - 1;
+}
+
+/* The default parameter list keeps, per generation, only what that
+ * generation's runs determine.  The scaled system is block-diagonal by
+ * generation (a run's step time depends on the constants of its own GPUs),
+ * so each generation's block (its runs, its constants) is judged alone:
+ * while its smallest singular value is below COLLINEAR_RCOND x its largest
+ * (fewer runs than constants makes it 0), the constant with the largest
+ * component in that singular vector (the undetermined direction) is
+ * dropped, with a note naming the others in the direction.  Only
+ * parameters the user did not name are dropped. */
+static planner_status keep_determined(fit_state *s, calib_fit *f, bool *named, double *scale,
+                                      planner_error *err)
+{
+    double *B = NULL;
+    int *rows = NULL, cols[CALIB_MAX_PARAMS];
+    planner_status st = PLANNER_OK;
+    int g, i, j;
+
+    B = pl_calloc((size_t)s->m * CALIB_MAX_PARAMS, sizeof *B);
+    rows = pl_calloc((size_t)s->m, sizeof *rows);
+    if (B == NULL || rows == NULL) {
+        st = error_oom(err);
+        goto cleanup;
+    }
+    for (g = 0; g < GEN_COUNT; g++) {
+        for (;;) {
+            double v[CALIB_MAX_PARAMS], sv[CALIB_MAX_PARAMS], big = 0;
+            char list[512] = "", name[CALIB_NAME_MAX];
+            int k = 0, r = 0, drop = -1, c;
+            for (j = 0; j < f->n_params; j++)
+                if (f->param[j].gen == g)
+                    cols[k++] = j;
+            if (k == 0)
+                break;
+            for (i = 0; i < s->m; i++) {
+                bool any = false;
+                for (c = 0; c < k; c++)
+                    any |= s->A[i + (size_t)cols[c] * s->m] != 0;
+                if (any)
+                    rows[r++] = i;
+            }
+            for (c = 0; c < k; c++)
+                for (i = 0; i < r; i++)
+                    B[i + (size_t)c * r] = s->A[rows[i] + (size_t)cols[c] * s->m];
+            if (null_direction(B, r, k, v, sv) != 0) {
+                st = error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
+                               "calibrate: dgesvd failed on the %s block",
+                               gpu_generation_name((gpu_generation)g));
+                goto cleanup;
+            }
+            if (sv[k - 1] >= COLLINEAR_RCOND * sv[0] && sv[k - 1] >= MIN_EFFECT * sqrt((double)r))
+                break;
+            for (c = 0; c < k; c++)
+                if (!named[cols[c]] && (drop < 0 || fabs(v[c]) > big)) {
+                    drop = c;
+                    big = fabs(v[c]);
+                }
+            if (drop < 0)
+                break;      /* all named: the rank check refuses it */
+            for (c = 0; c < k; c++) {
+                size_t used = strlen(list);
+                if (c == drop || fabs(v[c]) < 0.2)
+                    continue;
+                calib_param_name(&f->param[cols[c]], name, sizeof name);
+                snprintf(list + used, sizeof list - used, "%s%s (%+.2f)", used ? ", " : "",
+                         name, v[c] * (v[drop] < 0 ? -1 : 1));
+            }
+            calib_param_name(&f->param[cols[drop]], name, sizeof name);
+            note(f, "dropped %s: the %d %s run%s not determine it%s%s (of %d constants: "
+                 "smallest singular value %.2g, %.2g of the largest)", name, r,
+                 gpu_generation_name((gpu_generation)g), r == 1 ? " does" : "s do",
+                 list[0] ? " apart from " : "", list, k, sv[k - 1] / sqrt((double)r),
+                 sv[k - 1] / sv[0]);
+            drop_column(s, f, named, scale, cols[drop]);
+        }
+    }
+cleanup:
+    pl_free(B);
+    pl_free(rows);
+    return st;
+}
+
+/* One fit of the parameter list less the `n_excl` in `excl`.  When the
+ * fit of a parameter the user did not name leaves its range, *bad is that
+ * parameter (else bad->field is -1) and the fit is refused as absurd. */
+static planner_status fit_once(const validation_set *set, const bool *use,
+                               const cost_params *start, const calib_options *opt,
+                               const calib_param *excl, int n_excl, calib_param *bad,
+                               double *bad_value, calib_fit *f, planner_error *err)
+{
+    const bool auto_list = opt->params == NULL;
     fit_state s;
     bool gen_used[GEN_COUNT] = {false}, named[CALIB_MAX_PARAMS] = {false};
     bool changed = true, admissible;
@@ -573,8 +702,20 @@ planner_status calibrate_fit(const validation_set *set, const bool *use,
                        f->skipped_infeasible);
         goto cleanup;
     }
+    bad->field = -1;
+    bad->gen = -1;
     if ((st = choose_params(opt, gen_used, f, named, err)) != PLANNER_OK)
         goto cleanup;
+    for (j = f->n_params - 1; j >= 0; j--)
+        for (i = 0; i < n_excl; i++)
+            if (!named[j] && f->param[j].field == excl[i].field &&
+                f->param[j].gen == excl[i].gen) {
+                memmove(&f->param[j], &f->param[j + 1],
+                        (size_t)(f->n_params - 1 - j) * sizeof f->param[0]);
+                memmove(&named[j], &named[j + 1], (size_t)(f->n_params - 1 - j) * sizeof named[0]);
+                f->n_params--;
+                break;
+            }
     for (j = 0; j < f->n_params; j++)
         f->start[j] = calib_param_get(start, &f->param[j]);
 
@@ -606,15 +747,13 @@ planner_status calibrate_fit(const validation_set *set, const bool *use,
                 goto cleanup;
             }
             note(f, "dropped %s: no run exercises it", name);
-            /* remove column j */
-            memmove(&s.A[(size_t)j * s.m], &s.A[(size_t)(j + 1) * s.m],
-                    (size_t)(n - 1 - j) * s.m * sizeof *s.A);
-            memmove(&f->param[j], &f->param[j + 1], (size_t)(n - 1 - j) * sizeof f->param[0]);
-            memmove(&f->start[j], &f->start[j + 1], (size_t)(n - 1 - j) * sizeof f->start[0]);
-            memmove(&named[j], &named[j + 1], (size_t)(n - 1 - j) * sizeof named[0]);
-            memmove(&scale[j], &scale[j + 1], (size_t)(n - 1 - j) * sizeof scale[0]);
-            n--;
-            f->n_params = n;
+            drop_column(&s, f, named, scale, j);
+            n = f->n_params;
+        }
+        if (it == 1 && auto_list) {
+            if ((st = keep_determined(&s, f, named, scale, err)) != PLANNER_OK)
+                goto cleanup;
+            n = f->n_params;
         }
         if (n == 0) {
             st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
@@ -636,7 +775,7 @@ planner_status calibrate_fit(const validation_set *set, const bool *use,
         if (rank < n) {
             double v[CALIB_MAX_PARAMS];
             char list[1024] = "";
-            if (null_direction(s.Acopy, s.m, n, v) == 0) {
+            if (null_direction(s.Acopy, s.m, n, v, NULL) == 0) {
                 for (j = 0; j < n; j++) {
                     char name[CALIB_NAME_MAX];
                     size_t used = strlen(list);
@@ -660,6 +799,10 @@ planner_status calibrate_fit(const validation_set *set, const bool *use,
             if (!isfinite(x) || (calib_param_kind(&f->param[j]) == CALIB_INV_EFF && x <= 0)) {
                 char name[CALIB_NAME_MAX];
                 calib_param_name(&f->param[j], name, sizeof name);
+                if (auto_list && !named[j]) {
+                    *bad = f->param[j];
+                    *bad_value = 1.0 / x;
+                }
                 st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
                                "calibrate: absurd fit: 1/%s = %.4g (an efficiency must be "
                                "positive); the runs do not pin it down: drop it from --params",
@@ -697,8 +840,9 @@ planner_status calibrate_fit(const validation_set *set, const bool *use,
         admissible = true;
         for (j = 0; j < n; j++) {
             char why[64];
-            if (calib_param_check(&f->param[j], calib_param_get(&p, &f->param[j]), why,
-                                  sizeof why) != 0)
+            double v = calib_param_get(&p, &f->param[j]);
+            if ((auto_list ? plausible_check(&f->param[j], v, why, sizeof why)
+                           : calib_param_check(&f->param[j], v, why, sizeof why)) != 0)
                 admissible = false;
         }
         if (admissible && (best_it == 0 || rms < best_rms)) {
@@ -726,6 +870,12 @@ planner_status calibrate_fit(const validation_set *set, const bool *use,
         double v = calib_param_get(&p, &f->param[j]);
         char name[CALIB_NAME_MAX], why[64];
         f->value[j] = v;
+        if (auto_list && !named[j] && plausible_check(&f->param[j], v, why, sizeof why) != 0) {
+            *bad = f->param[j];
+            *bad_value = v;
+            st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL, "implausible");
+            goto cleanup;
+        }
         if (calib_param_check(&f->param[j], v, why, sizeof why) != 0) {
             calib_param_name(&f->param[j], name, sizeof name);
             st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
@@ -766,6 +916,42 @@ cleanup:
     if (st != PLANNER_OK)
         calib_fit_free(f);
     return st;
+}
+
+/* The fit; a parameter of the default list whose fit leaves its range is
+ * not determined by the runs either: it is dropped, with a note, and the
+ * fit repeated from the start without it. */
+planner_status calibrate_fit(const validation_set *set, const bool *use,
+                             const cost_params *start, const calib_options *opt,
+                             calib_fit *f, planner_error *err)
+{
+    calib_param excl[CALIB_MAX_PARAMS], bad;
+    char dropped[sizeof f->notes] = "";
+    int n_excl = 0;
+    for (;;) {
+        double bad_value = 0;
+        planner_status st = fit_once(set, use, start, opt, excl, n_excl, &bad, &bad_value, f,
+                                     err);
+        char name[CALIB_NAME_MAX], why[64];
+        size_t used;
+        if (st == PLANNER_OK || bad.field < 0 || n_excl >= CALIB_MAX_PARAMS) {
+            /* the notes of the earlier attempts first */
+            if (dropped[0]) {
+                char tmp[sizeof f->notes];
+                snprintf(tmp, sizeof tmp, "%s%s", dropped, f->notes);
+                memcpy(f->notes, tmp, sizeof tmp);
+            }
+            return st;
+        }
+        excl[n_excl++] = bad;
+        used = strlen(dropped);
+        calib_param_name(&bad, name, sizeof name);
+        plausible_check(&bad, bad_value, why, sizeof why);
+        snprintf(dropped + used, sizeof dropped - used,
+                 "dropped %s: its fit (%.3g) leaves the plausible range %s: the runs do not "
+                 "determine it; refitted without it\n", name, bad_value, why);
+        error_clear(err);
+    }
 }
 
 /* ---- the calibration file ---- */
@@ -1226,8 +1412,11 @@ static void calibrate_usage(FILE *out)
         "      --runs FILE      measured runs\n"
         "  -o, --output FILE    write the calibration file (atomically)\n"
         "      --params LIST    parameters to fit, comma-separated (names below);\n"
-        "                       default: all of them for the GPU generations in the\n"
-        "                       runs, dropping those no run exercises\n"
+        "                       default: per GPU generation in the runs, the\n"
+        "                       constants its runs determine; dropped, with a note:\n"
+        "                       those no run exercises, near-collinear ones (SVD of\n"
+        "                       the generation's block), fits outside the plausible\n"
+        "                       range\n"
         "      --subset NAME    fit only dense16 or fp8 runs (default all supported)\n"
         "      --max-iter N     linearized fixed-point iterations (default 20)\n"
         "  -h, --help           show this help and exit\n"
@@ -1323,15 +1512,16 @@ int cmd_calibrate(int argc, char **argv)
     cost_params_default(&start);
     if ((st = validation_load(runs, &set, &err)) != PLANNER_OK)
         goto cleanup;
-    if ((st = calibrate_fit(set, NULL, &start, &opt, &fit, &err)) != PLANNER_OK) {
+    st = calibrate_fit(set, NULL, &start, &opt, &fit, &err);
+    if (fit.notes[0])
+        fprintf(stderr, "%s", fit.notes);
+    if (st != PLANNER_OK) {
         if (st == PLANNER_E_USAGE) {
             cli_usage_error("calibrate ", "%s", err.msg);
             error_clear(&err);
         }
         goto cleanup;
     }
-    if (fit.notes[0])
-        fprintf(stderr, "%s", fit.notes);
     print_fit(&fit, set);
     if (output != NULL) {
         if ((st = calibration_write(output, &fit, set, runs, &err)) != PLANNER_OK)

@@ -171,6 +171,26 @@ grep -q "^planner: $T/range.json:1:27: params.ampere.inter_eff: 1.2 is out of ra
 $P --model $M --cluster $C --calibration "$T/missing.json" > /dev/null 2>&1
 [ $? -eq 4 ] || fail "missing calibration file should exit 4"
 
+# the default list (no --params) is well posed on what the runs can
+# determine: one run, many constants -> at most one kept, the rest noted
+$P calibrate --runs "$T/few.json" -o "$T/one.json" > "$T/out" 2> "$T/err" ||
+    fail "default list on one run: exit $?: $(cat "$T/err")"
+grep -q '^dropped hopper\.[a-z_0-9]*: the 1 hopper run does not determine it' "$T/err" ||
+    fail "no SVD drop note: $(cat "$T/err")"
+grep -q '^condition number .* (rank 1 of 1)' "$T/out" || fail "default list on one run: $(cat "$T/out")"
+$P calibrate --runs "$T/synth.json" > "$T/out" 2> "$T/err" ||
+    fail "default list: exit $?: $(cat "$T/err")"
+grep -q '^dropped hopper.fp8_gemm_eff: no run exercises it' "$T/err" ||
+    fail "default list notes: $(cat "$T/err")"
+# and on the public corpus (it was refused as rank deficient: 4 Volta runs,
+# 8 Volta constants)
+if [ -f ../shared/validation/published-runs.json ]; then
+    $P calibrate --runs ../shared/validation/published-runs.json > "$T/out" 2> "$T/err" ||
+        fail "default list on the corpus: exit $?: $(cat "$T/err")"
+    grep -q 'volta runs do not determine it' "$T/err" || fail "corpus notes: $(cat "$T/err")"
+    grep -q '^volta.gemm_eff ' "$T/out" || fail "corpus: volta.gemm_eff not fitted"
+fi
+
 # usage
 $P calibrate > /dev/null 2>&1
 [ $? -eq 2 ] || fail "calibrate without --runs should exit 2"
