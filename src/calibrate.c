@@ -789,7 +789,8 @@ static planner_status fit_once(const validation_set *set, const bool *use,
             st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
                            "calibrate: rank deficient: %d runs determine only %d of %d "
                            "parameters (condition number %.3g); undetermined: %s; fit fewer with "
-                           "--params (e.g. --params gemm_eff,step_overhead_s)",
+                           "--params, or leave --params out (the default list keeps what the "
+                           "runs determine)",
                            s.m, rank, n, f->condition, list[0] ? list : "?");
             goto cleanup;
         }
