@@ -1,21 +1,20 @@
 /* trace.c: the simulated step of a plan, as Chrome trace-event JSON and as an
  * SVG (pipeline timeline and per-stage memory).
  *
- * What it shows: pipeline.c's schedule_simulate() over the plan's per-rank
- * forward and backward times of one micro-batch (evaluation.stage_fwd_s /
- * stage_bwd_s) and the p2p time of each rank boundary; every forward,
- * backward and send, per rank.  After the last backward the step's exposed
+ * What it shows: the pipeline schedule evaluate() simulated, replayed with
+ * the same inputs (cost_chunks.c: per-rank forward and backward times of
+ * one micro-batch, evaluation.stage_fwd_s / stage_bwd_s, or per-chunk
+ * times for an interleaved plan over the embedding/loss-accounting split,
+ * whose chunks differ; the p2p time of each rank boundary and of the
+ * interleaved wrap-around); every forward, backward and send, per rank.  After the last backward the step's exposed
  * data-parallel communication (time_breakdown.dp_comm_s), the optimizer step
  * (optimizer_s) and the fixed overhead follow on every rank, so the trace
  * ends at pipeline span + dp_comm_s + optimizer_s + overhead_s, which is the
  * cost model's step time (cost.c: step = max_i(finish_i + exposed reduce_i) +
  * optimizer + exposed gather + overhead, dp_comm_s = the exposed parts).
  *
- * The p2p time of a boundary is derived here as cost.c derives it (no helper
- * is exported for it): mbs x seq / cp x hidden / tp activations of 2 bytes (4
- * in FP32) over NVLink x intra_eff when the whole model-parallel x pipeline
- * block fits one NVLink domain of one node group, else over the inter-group
- * (or inter-node) link x inter_eff, plus that link's latency.
+ * ZeRO-3's gathers and reduces run inside each forward and backward, so
+ * for it nothing but the optimizer and the overhead follows the pipeline.
  *
  * Formats: Chrome's "Trace Event Format" (JSON object with traceEvents;
  * complete events ph "X" with ts/dur in microseconds; metadata ph "M" naming
@@ -31,6 +30,7 @@
 #include <math.h>
 #include <string.h>
 #include "alloc.h"
+#include "cost_chunks.h"
 #include "pipeline.h"
 #include "trace.h"
 
@@ -47,6 +47,7 @@ typedef struct step_sim {
     double end_s;           /* span + dp + opt + overhead */
     double p2p_s[STRATEGY_MAX_STAGES];
     int pp, vpp, microbatches;
+    bool chunked;           /* per-chunk times (uneven interleaved chunks) */
 } step_sim;
 
 static int clamp_group(const cluster *c, int g)
@@ -61,13 +62,15 @@ static long plan_microbatches(const strategy *s)
     return mb > 0 ? mb : 1;
 }
 
-/* Runs the schedule of pl.  0, or -1 (bad plan, too many events, or OOM). */
+/* Runs the schedule of pl, with the inputs evaluate() simulated
+ * (cost_chunks.c).  0, or -1 (bad plan, too many events, or OOM). */
 static int step_simulate(const model *m, const cluster *c, const cost_params *p,
                          const plan *pl, step_sim *out)
 {
     const strategy *s = &pl->s;
     const evaluation *e = &pl->e;
     long mb = plan_microbatches(s);
+    cost_schedule *in;
 
     memset(out, 0, sizeof *out);
     out->pp = s->pp;
@@ -77,16 +80,26 @@ static int step_simulate(const model *m, const cluster *c, const cost_params *p,
         return -1;
     if (2.0 * (double)mb * s->pp * out->vpp * 2.0 > (double)TRACE_MAX_EVENTS)
         return -1;
-    out->microbatches = (int)mb;
-    for (int i = 0; i < s->pp; i++)
-        out->p2p_s[i] = (i < s->pp - 1) ? cost_boundary_p2p_s(m, c, p, s, i) : 0;
-    out->span_s = schedule_simulate(s->pp, out->vpp, out->microbatches, e->stage_fwd_s,
-                                    e->stage_bwd_s, out->p2p_s, &out->ev);
+    in = pl_malloc(sizeof *in);
+    if (in == NULL)
+        return -1;
+    if (cost_schedule_inputs(m, c, p, s, e, in) != 0) {
+        pl_free(in);
+        return -1;
+    }
+    out->microbatches = in->microbatches;
+    out->vpp = in->vpp;
+    out->chunked = in->chunked;
+    memcpy(out->p2p_s, in->p2p_s, sizeof out->p2p_s);
+    out->span_s = cost_schedule_simulate(in, NULL, &out->ev);
+    pl_free(in);
     if (out->span_s < 0) {
         sched_events_free(&out->ev);
         return -1;
     }
-    out->dp_s = e->time.dp_comm_s > 0 ? e->time.dp_comm_s : 0;
+    /* ZeRO-3's collectives run inside each forward and backward (the
+     * breakdown's dp_comm_s counts them): nothing follows the pipeline */
+    out->dp_s = s->zero < 3 && e->time.dp_comm_s > 0 ? e->time.dp_comm_s : 0;
     out->opt_s = e->time.optimizer_s > 0 ? e->time.optimizer_s : 0;
     out->overhead_s = e->time.overhead_s > 0 ? e->time.overhead_s : 0;
     out->end_s = out->span_s + out->dp_s + out->opt_s + out->overhead_s;

@@ -5,7 +5,13 @@
  * al. 2021, the pipeline-flush closed form), then the exposed DP
  * communication (4 ms) and the optimizer (1 ms) follow: 38 ms.  With a p2p
  * time d per boundary the fill and the drain each cross pp - 1 boundaries,
- * so the step can be no shorter than 33 + 2 (pp - 1) d. */
+ * so the step can be no shorter than 33 + 2 (pp - 1) d.
+ *
+ * A real plan with uneven interleaved chunks (Llama 3.1 405B, tp 8 pp 8 vpp
+ * 8 over Megatron's --account-for-embedding/loss-in-pipeline-split: 2
+ * layers per chunk, 1 in rank 0's first and rank 7's last): the trace
+ * replays evaluate()'s per-chunk schedule, so its simulated step IS the
+ * predicted step (a replay over per-rank times / vpp ended 3 ms late). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "catalog.h"
+#include "cluster.h"
+#include "model.h"
 #include "trace.h"
 #include "testutil.h"
 
@@ -200,6 +208,82 @@ START_TEST(chrome_refuses_bad_plan)
 }
 END_TEST
 
+/* One forward event's duration (us) of (rank, chunk, micro-batch 0). */
+static double fwd_dur_us(json_t *root, int rank, int chunk)
+{
+    size_t i;
+    json_t *ev;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
+        json_t *args = json_object_get(ev, "args");
+        const char *cat = json_string_value(json_object_get(ev, "cat"));
+        if (cat != NULL && strcmp(cat, "forward") == 0 &&
+            json_integer_value(json_object_get(ev, "pid")) == rank &&
+            json_integer_value(json_object_get(args, "chunk")) == chunk &&
+            json_integer_value(json_object_get(args, "microbatch")) == 0)
+            return json_number_value(json_object_get(ev, "dur"));
+    }
+    return -1;
+}
+
+START_TEST(chrome_uneven_chunks_match_evaluate)
+{
+    model *m = NULL;
+    cluster *c = NULL;
+    planner_error err;
+    cost_params p;
+    plan pl;
+    tally t;
+    char why[160], *text = NULL;
+    size_t len = 0;
+    if (model_load("configs/llama3.1-405b.json", NULL, &m, &err) != 0 ||
+        cluster_load("clusters/h100x16384.yaml", &c, &err) != 0)
+        ck_abort_msg("cannot load the shipped 405B config or cluster: %s", err.msg);
+    cost_params_default(&p);
+    memset(&pl, 0, sizeof pl);
+    strategy *s = &pl.s;
+    s->tp = 8; s->pp = 8; s->dp = 256; s->cp = 1; s->ep = 1; s->vpp = 8;
+    s->mbs = 1; s->gbs = 2048; s->seq_len = 8192; s->sp = true;
+    s->recompute = RECOMPUTE_FULL; s->zero = 1;
+    s->overlap_grad_reduce = s->overlap_param_gather = s->tp_comm_overlap = true;
+    s->n_stages = 8;
+    for (int i = 0; i < 8; i++) {
+        s->stage[i].tp = 8;
+        s->stage[i].dp = 256;
+    }
+    ck_assert_int_eq(strategy_split_account(s, m->layers, 0), 0);
+    ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 0, 0, NULL), 1);
+    ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 0, 1, NULL), 2);
+    ck_assert_msg(strategy_check(m, s, why, sizeof why) == 0, "%s", why);
+    evaluate(m, c, &p, s, &pl.e);
+    ck_assert(pl.e.feasible);
+
+    FILE *fp = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_int_eq(trace_write_chrome(fp, m, c, &p, &pl), 0);
+    fclose(fp);
+    json_t *root = load_trace(text, &t);
+    /* 2048 / 256 = 8 micro-batches x 8 chunks x 8 ranks */
+    ck_assert_int_eq(t.fwd, 512);
+    ck_assert_int_eq(t.bwd, 512);
+    json_t *other = json_object_get(root, "otherData");
+    ck_assert_rel(json_real_value(json_object_get(other, "simulated_step_s")),
+                  pl.e.step_time_s, 1e-9);
+    /* the chunks are timed one by one: rank 0's chunk 0 (the embedding and
+     * 1 layer) is shorter than its chunk 1 (2 layers); rank 3's chunks, 2
+     * layers each, are equal, and equal to rank 0's chunk 1 */
+    double f00 = fwd_dur_us(root, 0, 0), f01 = fwd_dur_us(root, 0, 1);
+    double f30 = fwd_dur_us(root, 3, 0), f35 = fwd_dur_us(root, 3, 5);
+    ck_assert(f00 > 0 && f01 > 0);
+    ck_assert_msg(f00 < 0.6 * f01, "chunk 0 %.1f us, chunk 1 %.1f us", f00, f01);
+    ck_assert_rel(f35, f30, 1e-6);
+    ck_assert_rel(f01, f30, 1e-6);
+    json_decref(root);
+    free(text);
+    model_free(m);
+    cluster_free(c);
+}
+END_TEST
+
 /* Writes text to a file and parses it with Python's XML parser; returns 1
  * parsed, 0 failed, -1 no python3. */
 static int python_xml_ok(const char *text)
@@ -274,6 +358,7 @@ int main(void)
     tcase_add_test(tc, chrome_1f1b_closed_form);
     tcase_add_test(tc, chrome_p2p_sends);
     tcase_add_test(tc, chrome_refuses_bad_plan);
+    tcase_add_test(tc, chrome_uneven_chunks_match_evaluate);
     tcase_add_test(tc, svg_events_and_memory);
     tcase_add_test(tc, svg_many_microbatches_bounded);
     suite_add_tcase(s, tc);
