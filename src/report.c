@@ -166,20 +166,59 @@ static void layer_split(const strategy *s, char *buf, size_t size)
     }
 }
 
-/* The best plan's stages: layers, GPU, TP, time per micro-batch, memory. */
-static void stage_map(FILE *out, const cluster *c, const plan *pl)
+/* The layers of rank `rank`'s virtual chunks, "0 | 15-16 | 31-32 | ..."
+ * (strategy_chunk_layers' rule; "-" for a chunk holding only the embedding
+ * or the loss; more than 8 chunks: the first 4, "...", the last 2). */
+static void chunk_ranges(const model *m, const strategy *s, int rank, char *buf, size_t size)
+{
+    size_t len = 0;
+    int v = s->vpp > 0 ? s->vpp : 1;
+    buf[0] = '\0';
+    for (int j = 0; j < v && len + 1 < size; j++) {
+        int first = 0, n = strategy_chunk_layers(s, m->layers, rank, j, &first);
+        const char *sep = j ? " | " : "";
+        if (v > 8 && j == 4) {
+            snprintf(buf + len, size - len, " | ...");
+            j = v - 3;
+        } else if (n <= 0) {
+            snprintf(buf + len, size - len, "%s-", sep);
+        } else if (n == 1) {
+            snprintf(buf + len, size - len, "%s%d", sep, first);
+        } else {
+            snprintf(buf + len, size - len, "%s%d-%d", sep, first, first + n - 1);
+        }
+        len = strlen(buf);
+    }
+}
+
+/* The best plan's stages: layers, GPU, TP, time per micro-batch, memory;
+ * with interleaving, each rank's chunks (its layers are not contiguous). */
+static void stage_map(FILE *out, const model *m, const cluster *c, const plan *pl)
 {
     const strategy *s = &pl->s;
     const evaluation *e = &pl->e;
     int n = s->n_stages < e->n_stages ? s->n_stages : e->n_stages;
-    fprintf(out, "  stage map (layers, GPU, tp, forward + backward of one micro-batch, "
-                 "memory per GPU):\n");
+    char chunks[160];
+    if (s->vpp > 1)
+        fprintf(out, "  stage map (layers, GPU, tp, forward + backward of one micro-batch, "
+                     "memory per GPU, the rank's %d chunks in pipeline order):\n", s->vpp);
+    else
+        fprintf(out, "  stage map (layers, GPU, tp, forward + backward of one micro-batch, "
+                     "memory per GPU):\n");
     for (int i = 0; i < n && i < STRATEGY_MAX_STAGES; i++) {
         const stage_spec *st = &s->stage[i];
         int g = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
         if (n > 16 && i == 8) {
             fprintf(out, "    ...\n");
             i = n - 5;
+            continue;
+        }
+        if (s->vpp > 1) {
+            chunk_ranges(m, s, i, chunks, sizeof chunks);
+            fprintf(out, "    %3d  %3d layers  %-16s tp %-2d %9.2f ms %7.2f GiB  layers %s\n", i,
+                    st->n_layers, c->group[g].gpu.name, st->tp > 0 ? st->tp : s->tp,
+                    1e3 * (e->stage_fwd_s[i] + e->stage_bwd_s[i]),
+                    e->stage_memory[i].total_bytes / GIB, chunks);
             continue;
         }
         fprintf(out, "    %3d  layers %3d-%-3d (%3d)  %-16s tp %-2d %9.2f ms %7.2f GiB\n", i,
@@ -277,7 +316,7 @@ void report_table(FILE *out, const model *m, const cluster *c,
     stage_groups(c, &best->s, buf, sizeof buf);
     fprintf(out, "  on %d GPUs: %s\n", plan_gpu_count(&best->s), buf);
     if (stage_map_matters(&best->s))
-        stage_map(out, c, best);
+        stage_map(out, m, c, best);
     if (res->placement_note[0] != '\0')
         fprintf(out, "  placement: %s\n", res->placement_note);
     fprintf(out, "  overlap: grad reduce %s, param gather %s, TP comm %s\n",
@@ -415,7 +454,7 @@ static json_t *j_time(jb *b, const time_breakdown *t)
     return o;
 }
 
-static json_t *j_plan(jb *b, const cluster *c, const plan *pl, int rank)
+static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, int rank)
 {
     const strategy *s = &pl->s;
     const evaluation *e = &pl->e;
@@ -466,6 +505,19 @@ static json_t *j_plan(jb *b, const cluster *c, const plan *pl, int rank)
         jset(b, so, "layers", json_integer(st->n_layers));
         jset(b, so, "tp", json_integer(st->tp));
         jset(b, so, "dp", json_integer(st->dp));
+        {
+            /* the rank's virtual chunks in pipeline order (one without
+             * interleaving): contiguous layer ranges */
+            json_t *cl = json_array();
+            for (int j = 0; j < (s->vpp > 0 ? s->vpp : 1); j++) {
+                int first = 0, nl = strategy_chunk_layers(s, m->layers, i, j, &first);
+                json_t *co = json_object();
+                jset(b, co, "first_layer", json_integer(first));
+                jset(b, co, "layers", json_integer(nl > 0 ? nl : 0));
+                jpush(b, cl, co);
+            }
+            jset(b, so, "chunks", cl);
+        }
         if (i < e->n_stages) {
             jset(b, so, "peak_memory_bytes", jnum(e->stage_memory[i].total_bytes));
             jset(b, so, "forward_s", jnum(e->stage_fwd_s[i]));
@@ -507,12 +559,12 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
     jset(&b, root, "search", search);
     search = NULL;
     for (int i = 0; i < res->n_top; i++)
-        jpush(&b, list, j_plan(&b, c, &res->top[i], i + 1));
+        jpush(&b, list, j_plan(&b, m, c, &res->top[i], i + 1));
     jset(&b, root, "strategies", list);
     list = NULL;
     if (res->n_top <= 0) {
         jset(&b, root, "closest_miss",
-             res->have_miss ? j_plan(&b, c, &res->miss, 0) : json_null());
+             res->have_miss ? j_plan(&b, m, c, &res->miss, 0) : json_null());
         jset(&b, root, "advice", json_string(res->advice));
     }
     /* Dump to memory first: a failure then writes nothing at all.  jansson

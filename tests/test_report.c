@@ -270,6 +270,74 @@ START_TEST(table_shows_the_winner)
 }
 END_TEST
 
+/* Llama 3.1 405B, tp 8 pp 8 vpp 8 on the shipped 16,384-GPU cluster, over
+ * Megatron's --account-for-embedding/loss-in-pipeline-split: (126 + 2) /
+ * (8 x 8) = 2 layer units per chunk, chunk c of rank r is pipeline position
+ * k = 8 c + r and holds layers 2k - 1 and 2k (k = 0: the embedding and
+ * layer 0; k = 63: layer 125 and the loss).  The stage map and JSON
+ * `stages[].chunks` show these ranges, not one contiguous range per rank. */
+START_TEST(interleaved_chunks_shown)
+{
+    fixture f;
+    cluster *c = NULL;
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params p;
+    char msg[256], *text;
+    int rc;
+    memset(&f, 0, sizeof f);
+    ck_assert_int_eq(model_load("configs/llama3.1-405b.json", NULL, &f.m, &err), PLANNER_OK);
+    ck_assert_int_eq(cluster_load("clusters/h100x16384.yaml", &c, &err), PLANNER_OK);
+    f.c = *c;   /* borrows c's groups */
+    search_options_default(&f.o);
+    f.o.top_n = 1;
+    f.o.gbs = 2048;
+    f.o.seq_len = 8192;
+    ck_assert_int_eq(constraints_parse("tp=8,pp=8,vpp=8,mbs=1", &f.o.fix, msg, sizeof msg), 0);
+    cost_params_default(&p);
+    ck_assert_int_eq(search_run(f.m, &f.c, &p, &f.o, &f.r, &err), PLANNER_OK);
+    ck_assert(f.r.top[0].s.account_embedding && f.r.top[0].s.account_loss);
+
+    text = table_text(&f, false);
+    ck_assert_msg(strstr(text, "layers 0 | 15-16 | 31-32 | 47-48 | 63-64 | 79-80 | 95-96 | "
+                               "111-112\n") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "layers 13-14 | 29-30 | 45-46 | 61-62 | 77-78 | 93-94 | "
+                               "109-110 | 125\n") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "layers   1-16") == NULL, "%s", text);   /* not contiguous */
+    free(text);
+
+    text = json_text(&f, &rc);
+    ck_assert_int_eq(rc, 0);
+    json_t *root = parse(text);
+    json_t *stages = json_object_get(json_array_get(json_object_get(root, "strategies"), 0),
+                                     "stages");
+    ck_assert_int_eq(json_array_size(stages), 8);
+    int seen[126] = {0};
+    for (int r = 0; r < 8; r++) {
+        json_t *st = json_array_get(stages, r), *chunks = json_object_get(st, "chunks");
+        int sum = 0;
+        ck_assert_int_eq(json_array_size(chunks), 8);
+        for (int ci = 0; ci < 8; ci++) {
+            json_t *ch = json_array_get(chunks, ci);
+            int k = 8 * ci + r, first = (int)json_integer_value(json_object_get(ch, "first_layer"));
+            int n = (int)json_integer_value(json_object_get(ch, "layers"));
+            ck_assert_int_eq(first, k == 0 ? 0 : 2 * k - 1);
+            ck_assert_int_eq(n, k == 0 || k == 63 ? 1 : 2);
+            for (int l = first; l < first + n; l++)
+                seen[l]++;
+            sum += n;
+        }
+        ck_assert_int_eq(sum, json_integer_value(json_object_get(st, "layers")));
+    }
+    for (int l = 0; l < 126; l++)
+        ck_assert_int_eq(seen[l], 1);   /* every layer on exactly one chunk */
+    json_decref(root);
+    free(text);
+    search_result_free(&f.r);
+    model_free(f.m);
+    cluster_free(c);
+}
+END_TEST
+
 START_TEST(infeasible_text)
 {
     fixture f;
@@ -299,6 +367,7 @@ int main(void)
     tcase_add_test(tc, json_allocation_failures);
     tcase_add_test(tc, table_shows_the_winner);
     tcase_add_test(tc, infeasible_text);
+    tcase_add_test(tc, interleaved_chunks_shown);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -167,6 +167,30 @@ root = E.parse(sys.argv[3]).getroot()
 assert root.tag == "{http://www.w3.org/2000/svg}svg"
 PY
 
+# an interleaved plan over uneven chunks (Megatron's account-for-embedding/loss
+# split: rank 0's first and rank 7's last chunk hold 1 layer, the others 2):
+# the trace replays evaluate()'s per-chunk schedule, so it ends at the
+# predicted step, and the stage map lists each rank's chunks
+if [ -f configs/llama3.1-405b.json ] && [ -f clusters/h100x16384.yaml ]; then
+    $P --model configs/llama3.1-405b.json --cluster clusters/h100x16384.yaml --gbs 2048 \
+        --seq 8192 --fix tp=8,pp=8,vpp=8,mbs=1 --top 1 --format json --trace "$T/c.json" \
+        > "$T/c-plan.json" || fail "405B vpp 8 trace exit $?"
+    python3 - "$T/c.json" "$T/c-plan.json" <<'PY' || fail "405B vpp 8 trace content"
+import json, sys
+tr = json.load(open(sys.argv[1]))
+best = json.load(open(sys.argv[2]))["strategies"][0]
+ev = [e for e in tr["traceEvents"] if e["ph"] == "X"]
+end_us = max(e["ts"] + e["dur"] for e in ev)
+assert abs(end_us / 1e6 - best["step_time_s"]) <= 1e-6 * best["step_time_s"], (end_us, best)
+assert abs(tr["otherData"]["simulated_step_s"] - best["step_time_s"]) <= 1e-9 * best["step_time_s"]
+ch = best["stages"][0]["chunks"]
+assert [(c["first_layer"], c["layers"]) for c in ch[:3]] == [(0, 1), (15, 2), (31, 2)], ch
+PY
+    $P --model configs/llama3.1-405b.json --cluster clusters/h100x16384.yaml --gbs 2048 \
+        --seq 8192 --fix tp=8,pp=8,vpp=8,mbs=1 --top 1 > "$T/c.txt" || fail "405B vpp 8 exit $?"
+    grep -q "layers 0 | 15-16 | 31-32 | 47-48" "$T/c.txt" || fail "405B stage map chunks"
+fi
+
 # write errors: exit 4, and no partial or temporary file left behind
 if [ -w /dev/full ]; then
     $P --model "$M" --cluster "$C" --emit slurm > /dev/full 2> "$T/err"; rc=$?
