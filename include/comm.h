@@ -41,6 +41,17 @@ double comm_reducescatter_s(const comm_link *l, int n, double bytes);  /* S = in
 /* Latency of one ring phase (n-1 steps) of a group of n ranks on `l`. */
 double comm_ring_latency_s(const comm_link *l, int n);
 
+/* All-to-all of a group of n ranks spaced `stride` apart on node group `g`
+ * (MoE token dispatch / combine), `bytes` = S, the buffer each rank sends,
+ * 1/n of it to each member (itself included, not moved).  Of the n - 1
+ * remote shares, the kd - 1 to members in the same NVLink domain (kd =
+ * min(n, max(1, domain / stride))) cross NVLink at intra x intra_eff, the
+ * n - kd others the rank's own NIC at inter x inter_eff; both run at once:
+ *     max(S (kd-1)/n / intra, S (n-kd)/n / inter) + one step's latency
+ * (network when the group leaves the domain).  n = 1 costs 0. */
+double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int stride,
+                       double bytes);
+
 /* A send of `bytes` over a link of `bytes_per_s` (efficiency applied by the
  * caller) and `latency_s`. */
 double comm_p2p_s(double bytes_per_s, double latency_s, double bytes);

@@ -98,7 +98,10 @@ typedef struct range_cost {
     double compute_s;               /* GEMMs, attention, element-wise (fwd + bwd) */
     double recompute_s;             /* re-forward */
     double tp_comm_s;               /* exposed TP/SP collectives (fwd + bwd) */
+    double ep_comm_s;               /* MoE all-to-all dispatch + combine (fwd + bwd) */
     double params;                  /* parameters held by one GPU */
+    double expert_params;           /* of which routed-expert parameters (their
+                                       grads reduce over tp cp dp / ep ranks) */
     double act_bytes;               /* kept activations, one micro-batch */
     double act_peak_extra_bytes;    /* transient working set (logits, recompute) */
     int n_tensors;                  /* weight tensors (ZeRO-3 collectives) */

@@ -25,9 +25,36 @@ typedef struct tf_gemm {
 /* The GEMMs of one layer's forward pass on one GPU (core attention excluded:
  * see tf_attention_flops).  Returns how many were written (<= TF_MAX_GEMMS).
  * MoE layers: the routed experts' GEMMs at `top_k` tokens per token, evenly
- * spread over the experts (ep ignored), plus the shared experts. */
+ * spread over the experts (ep = 1: tf_layer_gemms_ep), plus the router
+ * and the shared experts. */
 int tf_layer_gemms(const model *m, const layer_spec *l, double tokens, int tp,
                    tf_gemm *out);
+
+/* The same with expert parallelism `ep` (Megatron-Core MoE layer, experts not
+ * tensor-parallel: expert TP 1).  MoE layers give QKV, proj, the router
+ * (tokens x experts x h, replicated), the shared experts (a dense MLP of
+ * shared_experts x shared_expert_ffn, TP-split) and the routed experts as
+ * grouped GEMMs: experts / ep local experts (`count`), each over
+ *     m = tokens x top_k / tp / (experts / ep)
+ * routed copies (tokens balanced over the experts), n = expert_ffn (x2 fused
+ * gate+up with SwiGLU) for fc1, h for fc2.  Few tokens per expert make m
+ * small: compute.c's operand-traffic term then slows them down.  Dense
+ * layers: identical to tf_layer_gemms. */
+int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp, int ep,
+                      tf_gemm *out);
+
+/* Width of the shared experts' MLP: shared_experts x shared_expert_ffn
+ * (expert_ffn when 0); 0 for dense models. */
+double tf_shared_ffn(const model *m);
+
+/* Bytes one GPU sends into one all-to-all (dispatch or combine) of an MoE
+ * layer before the remote fraction is taken: its tokens / tp x top_k copies
+ * of h 16-bit elements.  0 for dense layers. */
+double tf_moe_dispatch_bytes(const model *m, const layer_spec *l, double tokens, int tp);
+
+/* Routed-expert parameters of decoder layer i (all experts; the part of
+ * tf_layer_params that expert parallelism shards); 0 for dense layers. */
+double tf_layer_expert_params(const model *m, int i);
 
 /* FLOPs of a GEMM list (2 m n k count). */
 double tf_gemm_flops(const tf_gemm *g, int n);

@@ -14,6 +14,8 @@
  * ring phases or a tree, 2 ((n/N - 1) intra + ceil(log2 N) inter), whichever
  * is cheaper.  So 1,536 ranks on 192 nodes pay 191 network steps per phase,
  * not 1,535.
+ * All-to-all (MoE dispatch/combine, comm_alltoall_s): the shares to peers in
+ * the NVLink domain and those over the rank's own NIC move concurrently.
  * Invariant: times grow with bytes and fall with bandwidth; n = 1 costs 0.
  */
 #include <math.h>
@@ -108,4 +110,28 @@ double comm_p2p_s(double bytes_per_s, double latency_s, double bytes)
     if (bytes <= 0)
         return 0;
     return bytes / (bytes_per_s > 0 ? bytes_per_s : 1.0) + latency_s;
+}
+
+double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int stride,
+                       double bytes)
+{
+    int dom = comm_nvlink_domain(g), kd;
+    double intra = g->intra_bytes_per_s * k->intra_eff;
+    double inter = g->inter_bytes_per_s * k->inter_eff;
+    double t_intra, t_inter;
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    if (stride < 1)
+        stride = 1;
+    kd = stride >= dom ? 1 : dom / stride;
+    if (kd > n)
+        kd = n;
+    if (!(intra > 0))
+        intra = 1.0;
+    if (!(inter > 0))
+        inter = 1.0;
+    t_intra = bytes * (kd - 1.0) / n / intra;
+    t_inter = bytes * (double)(n - kd) / n / inter;
+    return (t_intra > t_inter ? t_intra : t_inter) +
+           (kd < n ? g->inter_latency_s : g->intra_latency_s);
 }

@@ -23,6 +23,14 @@
  * max_i(step_overhead_s of rank i's GPU generation), where step sync is the
  * grad-norm (and fp16 unscale / inf-check) pass and the job-wide scalar
  * all-reduces (step_sync_s).
+ * MoE layers (expert parallelism ep, experts not tensor-parallel): the
+ * routed experts' grouped GEMMs at their tokens per expert
+ * (tf_layer_gemms_ep), dispatch and combine all-to-alls over the ep
+ * consecutive ranks in the forward and again in the backward (comm.c,
+ * exposed); expert weights / ep per GPU, their gradients reduced (and with
+ * the distributed optimizer their states sharded) over the
+ * expert-data-parallel group of tp cp dp / ep ranks; the all-to-all send and
+ * receive buffers are transient memory.
  * Memory per rank: memory.c with memory_inflight() micro-batches.
  * Sources: ../shared/reference/cost-model.md.  evaluate() allocates only in
  * the schedule simulation; identical consecutive layers are costed once.
@@ -182,27 +190,29 @@ static double layer_act_bytes(const model *m, const layer_spec *l, const strateg
 }
 
 /* Cost of one decoder layer for one micro-batch on one GPU. */
-static void layer_cost(const model *m, const layer_spec *l, const gpu_spec *gpu,
+static void layer_cost(const model *m, const layer_spec *l, const node_group *ng,
                        const gen_constants *k, const comm_link *tpl, const comm_link *cpl,
                        const strategy *s, int tp, range_cost *rc)
 {
+    const gpu_spec *gpu = &ng->gpu;
     peak_format fmt = precision_peak(m->prec);
     int eb = precision_bytes(m->prec);
     int cp = s->cp > 0 ? s->cp : 1;
     double tokens = (double)s->mbs * s->seq_len / cp;
     tf_gemm g[TF_MAX_GEMMS];
-    int ng = tf_layer_gemms(m, l, tokens, tp, g);
-    double gemm = compute_gemms_s(gpu, k, fmt, eb, g, ng);
+    int ep = s->ep > 0 ? s->ep : 1;
+    int ngm = tf_layer_gemms_ep(m, l, tokens, tp, ep, g);
+    double gemm = compute_gemms_s(gpu, k, fmt, eb, g, ngm);
     double attn = compute_attention_s(gpu, k, fmt,
                                       tf_attention_flops(l, s->mbs, s->seq_len, cp, tp));
     double elem = compute_memory_s(gpu, k,
                                    tf_layer_elementwise_bytes(m, l, tokens, tp, s->sp), 6);
     double cast_f = 0, cast_b = 0;
-    double fwd, bwd, tpf = 0, tpb = 0, cpf = 0, cpb = 0, rec = 0;
+    double fwd, bwd, tpf = 0, tpb = 0, cpf = 0, cpb = 0, epf = 0, rec = 0;
 
     if (fmt == PEAK_FP8 || fmt == PEAK_FP4) {
-        cast_f = compute_fp8_cast_s(gpu, k, g, ng, false);
-        cast_b = compute_fp8_cast_s(gpu, k, g, ng, true);
+        cast_f = compute_fp8_cast_s(gpu, k, g, ngm, false);
+        cast_b = compute_fp8_cast_s(gpu, k, g, ngm, true);
     }
     fwd = gemm + attn + elem + cast_f;
     bwd = 2.0 * gemm + ATTN_BWD_RATIO * attn + 2.0 * elem + cast_b;
@@ -236,15 +246,23 @@ static void layer_cost(const model *m, const layer_spec *l, const gpu_spec *gpu,
         cpf = overlapped(t, attn, k);
         cpb = overlapped(2.0 * t, ATTN_BWD_RATIO * attn, k);
     }
+    if (l->moe && m->moe.experts > 0 && ep > 1) {
+        /* MoE: dispatch and combine all-to-alls of the top-k copies over the
+         * EP group (experts not tensor-parallel: consecutive ranks, stride
+         * 1), not overlapped; the backward runs the same two in reverse */
+        epf = 2.0 * (comm_alltoall_s(ng, k, ep, 1, tf_moe_dispatch_bytes(m, l, tokens, tp)) +
+                     k->kernel_s);
+    }
     if (s->recompute == RECOMPUTE_FULL)
-        rec = fwd + tpf + cpf;
+        rec = fwd + tpf + cpf + epf;
     else if (s->recompute == RECOMPUTE_SELECTIVE)
         rec = attn;
-    rc->fwd_s += fwd + tpf + cpf;
-    rc->bwd_s += bwd + tpb + cpb + rec;
+    rc->fwd_s += fwd + tpf + cpf + epf;
+    rc->bwd_s += bwd + tpb + cpb + epf + rec;
     rc->compute_s += fwd + bwd;
     rc->recompute_s += rec;
     rc->tp_comm_s += tpf + tpb + cpf + cpb;   /* the re-forward's: in recompute_s */
+    rc->ep_comm_s += 2.0 * epf;
     rc->act_bytes += layer_act_bytes(m, l, s, tp, s->recompute);
     rc->n_tensors += tf_layer_tensors(m, l);
 }
@@ -260,7 +278,8 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
     comm_link tpl, cpl;
     range_cost one;
     double tokens = (double)s->mbs * s->seq_len / cp;
-    double max_layer_act = 0;
+    double max_layer_act = 0, a2a_buf = 0;
+    int ep = s->ep > 0 ? s->ep : 1;
     int i;
 
     if (tp <= 0)
@@ -273,7 +292,7 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
         const layer_spec *l = &m->layer[i];
         if (i == first || !same_layer(l, &m->layer[i - 1])) {
             memset(&one, 0, sizeof one);
-            layer_cost(m, l, gpu, k, &tpl, &cpl, s, tp, &one);
+            layer_cost(m, l, ng, k, &tpl, &cpl, s, tp, &one);
             if (s->recompute == RECOMPUTE_FULL) {
                 /* the layer being recomputed holds its full activations */
                 double a = layer_act_bytes(m, l, s, tp, RECOMPUTE_NONE);
@@ -286,11 +305,23 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
         out->compute_s += one.compute_s;
         out->recompute_s += one.recompute_s;
         out->tp_comm_s += one.tp_comm_s;
+        out->ep_comm_s += one.ep_comm_s;
         out->act_bytes += one.act_bytes;
         out->n_tensors += one.n_tensors;
-        out->params += tf_layer_params(m, i) / tp;
+        if (l->moe && m->moe.experts > 0) {
+            /* routed experts sharded over ep (not over tp), the rest over tp;
+             * the all-to-all's send and receive buffers of the layer at work */
+            double e = tf_layer_expert_params(m, i);
+            double a2a = 2.0 * tf_moe_dispatch_bytes(m, l, tokens, tp);
+            out->params += (tf_layer_params(m, i) - e) / tp + e / ep;
+            out->expert_params += e / ep;
+            if (a2a > a2a_buf)
+                a2a_buf = a2a;
+        } else {
+            out->params += tf_layer_params(m, i) / tp;
+        }
     }
-    out->act_peak_extra_bytes = max_layer_act;
+    out->act_peak_extra_bytes = max_layer_act + a2a_buf;
     if (first_stage) {
         double emb = compute_memory_s(gpu, k, tokens * m->hidden * 2.0 * 2.0, 1);
         out->fwd_s += emb;
@@ -403,6 +434,7 @@ static const char *binding_of(const time_breakdown *t)
     struct { double v; const char *name; } parts[] = {
         {t->compute_s, "compute"},      {t->recompute_s, "recompute"},
         {t->tp_comm_s, "tp-comm"},      {t->cp_comm_s, "cp-comm"},
+        {t->ep_comm_s, "ep-comm"},
         {t->pp_comm_s, "pp-comm"},      {t->bubble_s, "pipeline-bubble"},
         {t->dp_comm_s, "dp-comm"},      {t->optimizer_s, "optimizer"},
         {t->overhead_s, "overhead"}};
@@ -451,6 +483,11 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         const node_group *ng = &c->group[g];
         const gen_constants *k = &p->gen[ng->gpu.gen];
         comm_link dpl = comm_group_link(ng, k, dp, tp * cp);
+        /* routed experts: expert-data-parallel group of tp cp dp / ep ranks,
+         * ep apart (expert rank order etp-ep-edp-pp, etp 1) */
+        int ep = s->ep > 0 ? s->ep : 1;
+        int edp = (tp * cp * dp) / ep > 0 ? (tp * cp * dp) / ep : 1;
+        comm_link edpl = comm_group_link(ng, k, edp, ep);
         double gb = grad_reduce_bytes(m, s->zero);
         double t_grad, t_param, opt_i, inflight;
         double ca[COST_MAX_CHUNKS];
@@ -472,7 +509,9 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
             r->compute_s += part.compute_s;
             r->recompute_s += part.recompute_s;
             r->tp_comm_s += part.tp_comm_s;
+            r->ep_comm_s += part.ep_comm_s;
             r->params += part.params;
+            r->expert_params += part.expert_params;
             r->act_bytes += part.act_bytes;
             if (part.act_peak_extra_bytes > r->act_peak_extra_bytes)
                 r->act_peak_extra_bytes = part.act_peak_extra_bytes;
@@ -509,15 +548,22 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
             t_grad = t_param = 0;
             grad_exp[i] = 0;
         } else {
-            double bucket = r->params < dp_bucket_params(dp) ? r->params : dp_bucket_params(dp);
+            double dense = r->params - r->expert_params, ex = r->expert_params;
+            double bucket = dense < dp_bucket_params(dp) ? dense : dp_bucket_params(dp);
             double last_grad, first_param = 0;
             if (s->zero >= 1) {
-                t_grad = comm_reducescatter_s(&dpl, dp, r->params * gb);
-                t_param = comm_allgather_s(&dpl, dp, r->params * 2.0);
+                t_grad = comm_reducescatter_s(&dpl, dp, dense * gb);
+                t_param = comm_allgather_s(&dpl, dp, dense * 2.0);
+                if (ex > 0) {
+                    t_grad += comm_reducescatter_s(&edpl, edp, ex * gb);
+                    t_param += comm_allgather_s(&edpl, edp, ex * 2.0);
+                }
                 last_grad = comm_reducescatter_s(&dpl, dp, bucket * gb);
                 first_param = comm_allgather_s(&dpl, dp, bucket * 2.0);
             } else {
-                t_grad = comm_allreduce_s(&dpl, dp, r->params * gb);
+                t_grad = comm_allreduce_s(&dpl, dp, dense * gb);
+                if (ex > 0)
+                    t_grad += comm_allreduce_s(&edpl, edp, ex * gb);
                 t_param = 0;
                 last_grad = comm_allreduce_s(&dpl, dp, bucket * gb);
             }
@@ -534,9 +580,17 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         }
         if (t_param > param_exp)
             param_exp = t_param;
-        opt_i = compute_optimizer_s(&ng->gpu, k, s->zero >= 1 ? r->params / dp : r->params) +
-                step_sync_s(m, ng, k, out->gpus > 0 ? out->gpus : 1,
-                            s->zero >= 1 ? r->params / dp : r->params);
+        {
+            /* the distributed optimizer shards the experts' states over
+             * their expert-data-parallel group */
+            double local = r->params;
+            if (s->zero >= 1)
+                local = r->expert_params > 0
+                            ? (r->params - r->expert_params) / dp + r->expert_params / edp
+                            : r->params / dp;
+            opt_i = compute_optimizer_s(&ng->gpu, k, local) +
+                    step_sync_s(m, ng, k, out->gpus > 0 ? out->gpus : 1, local);
+        }
         if (opt_i > opt)
             opt = opt_i;
         /* the slowest host sets the pace; not clamped at 0 so that
@@ -583,7 +637,17 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
                  * peak, as whole-rank micro-batches */
                 inflight = memory_inflight_chunks(pp, v, mcount, i, ca) / act;
             }
-            memory_stage(&sb, r->params, act, inflight, extra, p->reserve_bytes,
+            state_bytes sbs = sb;
+            if (r->expert_params > 0 && r->params > 0) {
+                /* expert states sharded over edp, the rest over dp */
+                state_bytes sbe;
+                double fe = r->expert_params / r->params;
+                memory_state_bytes(m->prec, s->zero, edp, &sbe);
+                sbs.weights = (1.0 - fe) * sb.weights + fe * sbe.weights;
+                sbs.grads = (1.0 - fe) * sb.grads + fe * sbe.grads;
+                sbs.optimizer = (1.0 - fe) * sb.optimizer + fe * sbe.optimizer;
+            }
+            memory_stage(&sbs, r->params, act, inflight, extra, p->reserve_bytes,
                          p->frag_fraction, ng->gpu.usable_mem_bytes, &out->stage_memory[i]);
         }
         if (out->stage_memory[i].total_bytes > out->peak_memory_bytes) {
@@ -627,6 +691,7 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         t->compute_s = mcount * rc[worst].compute_s;
         t->recompute_s = mcount * rc[worst].recompute_s;
         t->tp_comm_s = mcount * rc[worst].tp_comm_s;
+        t->ep_comm_s = mcount * rc[worst].ep_comm_s;
         for (i = 0; i < pp - 1; i++)
             pp_fill += 2.0 * p2p[i];
         t->pp_comm_s = pp_fill < span - steady ? pp_fill : (span > steady ? span - steady : 0);
@@ -635,7 +700,8 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
             t->bubble_s = 0;
         t->dp_comm_s = (done - span) + param_exp;
         if (s->zero >= 3)
-            t->dp_comm_s += steady - (t->compute_s + t->recompute_s + t->tp_comm_s);
+            t->dp_comm_s += steady - (t->compute_s + t->recompute_s + t->tp_comm_s +
+                                      t->ep_comm_s);
         if (t->dp_comm_s < 0)
             t->dp_comm_s = 0;
         t->optimizer_s = opt;
@@ -643,6 +709,7 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         t->compute_s = cap_time(t->compute_s);
         t->recompute_s = cap_time(t->recompute_s);
         t->tp_comm_s = cap_time(t->tp_comm_s);
+        t->ep_comm_s = cap_time(t->ep_comm_s);
         t->pp_comm_s = cap_time(t->pp_comm_s);
         t->bubble_s = cap_time(t->bubble_s);
         t->dp_comm_s = cap_time(t->dp_comm_s);

@@ -344,8 +344,9 @@ int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int 
                 m->moe.experts);
         return -1;
     }
-    if (s->ep > 1 && s->dp % s->ep != 0) {
-        why_set(why, why_size, "ep=%d must divide dp=%d", s->ep, s->dp);
+    if (s->ep > 1 && ((long)s->tp * cp * s->dp) % s->ep != 0) {
+        why_set(why, why_size, "ep=%d must divide tp x cp x dp = %ld", s->ep,
+                (long)s->tp * cp * s->dp);
         return -1;
     }
     for (int i = 0; i < s->n_stages; i++) {
@@ -614,8 +615,10 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
                 a->value = l->moe_freq;
         }
         arg_str(l, SEC_MODEL, "--moe-token-dispatcher-type", "alltoall");
-        if (m->prec == PREC_BF16)
-            arg_switch(l, SEC_MODEL, "--moe-grouped-gemm");
+        /* the cost model runs the routed experts as grouped GEMMs
+         * (transformer.c), in every precision (Transformer Engine's
+         * GroupedLinear takes FP8 recipes) */
+        arg_switch(l, SEC_MODEL, "--moe-grouped-gemm");
     }
 
     /* parallelism */
@@ -654,6 +657,10 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
         arg_int(l, SEC_PARALLEL, "--context-parallel-size", cp);
     if (s->ep > 1)
         arg_int(l, SEC_PARALLEL, "--expert-model-parallel-size", s->ep);
+    /* experts are not tensor-parallel (the cost model's and strategy.c's
+     * assumption; Megatron's default would be tp) */
+    if (m->moe.experts > 0 && s->tp > 1)
+        arg_int(l, SEC_PARALLEL, "--expert-tensor-parallel-size", 1);
     if (s->tp_comm_overlap)
         arg_switch(l, SEC_PARALLEL, "--tp-comm-overlap");
 

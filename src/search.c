@@ -9,7 +9,8 @@
  * split by the partitioner; the best plan wins either way):
  *   tp   powers of two up to the group's NVLink domain (max of GPUs per node
  *        and the catalog's nvlink_domain), dividing heads and kv_heads
- *   cp   1                       ep   1 (dense); MoE: divisors of experts and dp
+ *   cp   1                       ep   1 (dense); MoE: divisors of the experts
+ *        that divide tp cp dp (experts not tensor-parallel, strategy.c)
  *   pp   1..layers with tp * cp * pp dividing N;  dp = N / (tp cp pp); when
  *        pp does not divide the layers (or the model is uneven) the layers
  *        are split by the partitioner (placement.c, partition_dp.c)
@@ -968,11 +969,12 @@ static void search_group(search_ctx *x)
                 eps.n = 0;
                 if (f->ep > 0)
                     list_push(&eps, f->ep);
-                else if (m->moe.experts > 0)
-                    for (int e = 1; e <= dp; e++) {
-                        if (dp % e == 0 && m->moe.experts % e == 0)
+                else if (m->moe.experts > 0) {
+                    long tcd = (long)tp * cp * dp;
+                    for (int e = 1; e <= m->moe.experts && e <= tcd; e++)
+                        if (tcd % e == 0 && m->moe.experts % e == 0)
                             list_push(&eps, e);
-                    }
+                }
                 else
                     list_push(&eps, 1);
                 for (int ei = 0; ei < eps.n && !stop(x); ei++) {

@@ -6,7 +6,10 @@
  *   micro-batches % pp == 0; SP needs tp > 1; tp_comm_overlap needs SP;
  *   overlap_param_gather needs the distributed optimizer and
  *   overlap_grad_reduce; seq % (2 cp) == 0 with CP; experts % ep == 0 with EP
- *   and ep divides dp; stages cover every layer exactly once.
+ *   and ep divides tp cp dp (experts not tensor-parallel,
+ *   --expert-tensor-parallel-size 1: the expert grid etp-ep-edp spans the
+ *   same tp cp dp ranks as the dense layers, edp = tp cp dp / ep); stages
+ *   cover every layer exactly once.
  * Uneven virtual chunks (transformer_config.py / arguments.py): with
  *   --account-for-embedding-in-pipeline-split and/or
  *   --account-for-loss-in-pipeline-split the embedding / the loss count as a
@@ -124,8 +127,8 @@ int strategy_check(const model *m, const strategy *s, char *why, int why_size)
     if (s->cp > 1 && s->seq_len % (2 * s->cp) != 0)
         FAIL("sequence %d is not a multiple of 2 x cp %d", s->seq_len, s->cp);
     if (s->ep > 1 && (m->moe.experts == 0 || m->moe.experts % s->ep != 0 ||
-                      (s->dp * s->cp) % s->ep != 0))
-        FAIL("ep %d must divide the experts and dp x cp", s->ep);
+                      ((long)s->tp * s->cp * s->dp) % s->ep != 0))
+        FAIL("ep %d must divide the experts and tp x cp x dp", s->ep);
     if (s->n_stages != s->pp)
         FAIL("%d stages listed for pp %d", s->n_stages, s->pp);
     if (account) {

@@ -12,8 +12,12 @@
  *
  * Model conventions the schema leaves open: head_dim = hidden / heads;
  * GeLU models are GPT-style (LayerNorm, learned positions, tied embeddings),
- * SwiGLU models Llama-style (RMSNorm, RoPE, untied).  MoE runs are reported
- * as unsupported (the cost model has no expert parallelism yet).
+ * SwiGLU models Llama-style (RMSNorm, RoPE, untied).  MoE rows ("moe":
+ * moe_experts, moe_topk, moe_ffn_hidden, optional shared_experts,
+ * shared_expert_ffn, dense_layers) -> model.moe, layers from dense_layers on
+ * MoE, the leading ones dense MLPs of ffn_hidden; attention is the row's
+ * (standard GQA: the schema carries no MLA fields), the activation the
+ * row's; the published ep is fixed like any knob.
  * Limits: the file is at most INPUT_MAX_BYTES, at most VALIDATION_MAX_RUNS
  * runs, every count within the model/cluster limits.
  */
@@ -285,9 +289,30 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
         }
     }
     if (json_object_get(jm, "moe") != NULL && !json_is_null(json_object_get(jm, "moe"))) {
+        json_t *jmoe = json_object_get(jm, "moe");
+        model_moe *mo = &r->m->moe;
+        int sh, shf, dl;
         r->subset = SUBSET_MOE;
-        snprintf(r->unsupported, sizeof r->unsupported,
-                 "MoE: expert parallelism and routed-expert costs are not modelled yet");
+        if (!json_is_object(jmoe))
+            return jfail(j, "model.moe", "expected an object", "");
+        snprintf(j->path, sizeof j->path, "%s.model.moe", base);
+        if (jint(j, jmoe, "moe_experts", 1, 65536, 0, &mo->experts) != 0 ||
+            jint(j, jmoe, "moe_topk", 1, 65536, 0, &mo->top_k) != 0 ||
+            jint(j, jmoe, "moe_ffn_hidden", 1, 1 << 24, 0, &mo->expert_ffn) != 0 ||
+            jint(j, jmoe, "shared_experts", 0, 1024, 1, &sh) != 0 ||
+            jint(j, jmoe, "shared_expert_ffn", 1, 1 << 24, 1, &shf) != 0 ||
+            jint(j, jmoe, "dense_layers", 0, layers, 1, &dl) != 0)
+            return -1;
+        if (mo->top_k > mo->experts)
+            return jfail(j, "moe_topk", "more experts per token than experts", "");
+        mo->shared_experts = sh > 0 ? sh : 0;
+        mo->shared_expert_ffn = shf > 0 ? shf : 0;
+        mo->dense_layers = dl > 0 ? dl : 0;
+        mo->layer_freq = 1;
+        memcpy(j->path, base, sizeof base);
+        /* leading dense layers (DeepSeek first_k_dense) keep ffn_hidden */
+        for (i = mo->dense_layers; i < layers; i++)
+            r->m->layer[i].moe = true;
     } else if (r->m->prec == PREC_BF16 || r->m->prec == PREC_FP16 || r->m->prec == PREC_FP32) {
         r->subset = SUBSET_DENSE16;
     } else {
@@ -525,6 +550,17 @@ int cmd_validate(int argc, char **argv)
             if (fabs(o->error) > maxe[r->subset])
                 maxe[r->subset] = fabs(o->error);
             cnt[r->subset]++;
+        } else if (ps == PLANNER_E_INFEASIBLE && !(o->pl.e.step_time_s > 0)) {
+            /* no candidate passed Megatron's rules: the published layout is
+             * one the planner cannot express (e.g. a custom
+             * --pipeline-model-parallel-layout with virtual stages over a
+             * layer count no pp x vpp divides) */
+            o->status = 1;
+            snprintf(o->reason, sizeof o->reason, "%s",
+                     "the published layout is not expressible: no split of the layers under "
+                     "the published knobs passes Megatron's rules as the planner models them "
+                     "(virtual stages over uneven layers need a custom "
+                     "--pipeline-model-parallel-layout)");
         } else if (ps == PLANNER_E_INFEASIBLE) {
             o->status = 2;
             snprintf(o->reason, sizeof o->reason, "%s",

@@ -265,6 +265,86 @@ START_TEST(fp8_layer_between_half_and_bf16)
 }
 END_TEST
 
+/* All-to-all (MoE dispatch/combine), S = 24 MB per rank, round fixture:
+ * NVLink 300 GB/s bus, 3 us; NIC 25 GB/s, 10 us; 8 GPUs per node. */
+START_TEST(alltoall_intra_inter)
+{
+    node_group g = h100_group(4);
+    double S = 24e6;
+    /* 8 ranks on one node: 7/8 of S over NVLink: 70 us + 3 us */
+    ck_assert_rel(comm_alltoall_s(&g, &k_round, 8, 1, S), 70e-6 + 3e-6, 1e-9);
+    /* 16 ranks on two nodes: 7/16 S over NVLink (35 us) while 8/16 S leave
+     * through the rank's NIC (480 us): 480 + 10 us */
+    ck_assert_rel(comm_alltoall_s(&g, &k_round, 16, 1, S), 480e-6 + 10e-6, 1e-9);
+    /* 4 ranks 8 apart: one per node, 3/4 S over the NIC: 720 + 10 us */
+    ck_assert_rel(comm_alltoall_s(&g, &k_round, 4, 8, S), 720e-6 + 10e-6, 1e-9);
+    ck_assert(comm_alltoall_s(&g, &k_round, 1, 1, S) == 0);
+    g.inter_bytes_per_s *= 2;
+    ck_assert(comm_alltoall_s(&g, &k_round, 16, 1, S) < 490e-6);
+}
+END_TEST
+
+/* A small MoE model: h 1024, 8 heads of 128, SwiGLU, RMSNorm; 8 experts of
+ * ffn 512, top-2, one shared expert of ffn 256; every layer MoE. */
+static void moe_model(model *m, layer_spec *layers, int n)
+{
+    int i;
+    memset(m, 0, sizeof *m);
+    strcpy(m->name, "moe-test");
+    m->layers = n;
+    m->hidden = 1024;
+    m->heads = m->kv_heads = 8;
+    m->head_dim = 128;
+    m->ffn_hidden = 512;
+    m->vocab = 32000;
+    m->seq_len = m->max_position = 4096;
+    m->act = ACT_SWIGLU;
+    m->norm = NORM_RMSNORM;
+    m->position = POS_ROPE;
+    m->prec = PREC_BF16;
+    m->moe = (model_moe){8, 2, 512, 1, 256, 0, 1};
+    for (i = 0; i < n; i++)
+        layers[i] = (layer_spec){1024, 8, 8, 128, 512, true};
+    m->layer = layers;
+}
+
+START_TEST(moe_expert_params_over_ep_and_a2a)
+{
+    node_group g = h100_group(1);
+    cluster c;
+    model m;
+    layer_spec layers[2];
+    cost_params p;
+    strategy s = pipeline(1, 1, 8, 1, 2);
+    range_cost r1, r4;
+    double S = 8192.0 * 2 * 1024 * 2;   /* mbs 2 x 4096 tokens, top-2, 2 bytes */
+    double a2a = S * 3.0 / 4.0 / 300e9 + 3e-6;
+    moe_model(&m, layers, 2);
+    round_params(&p);
+    memset(&c, 0, sizeof c);
+    c.n_groups = 1;
+    c.group = &g;
+    /* routed experts of one layer: 8 x 3 x 1024 x 512 (no biases) */
+    ck_assert_rel(tf_layer_expert_params(&m, 0), 12582912.0, 1e-12);
+    ck_assert_rel(tf_moe_dispatch_bytes(&m, &layers[0], 8192, 1), S, 1e-12);
+    cost_layer_range(&m, &c, &p, &s, 0, 1, 0, 2, false, false, &r1);
+    s.ep = 4;
+    cost_layer_range(&m, &c, &p, &s, 0, 1, 0, 2, false, false, &r4);
+    /* ep 4: two experts per GPU, 2 x 12,582,912 / 4 expert parameters; the
+     * GPU holds 3/4 of both layers' experts fewer */
+    ck_assert_rel(r4.expert_params, 6291456.0, 1e-12);
+    ck_assert_rel(r1.params - r4.params, 18874368.0, 1e-12);
+    /* no all-to-all at ep 1; at ep 4 per layer a dispatch and a combine in
+     * the forward and the backward, 3/4 of S over NVLink each: 4 x
+     * (83.886 us + 3 us) per layer, two layers */
+    ck_assert(r1.ep_comm_s == 0);
+    ck_assert_rel(r4.ep_comm_s, 2.0 * 4.0 * a2a, 1e-9);
+    /* the routed FLOPs do not depend on ep; their GEMMs run over fewer
+     * experts with 4x the tokens each: no slower per GPU */
+    ck_assert(r4.compute_s <= r1.compute_s);
+}
+END_TEST
+
 START_TEST(cp_ring_exposed_fraction)
 {
     node_group g = h100_group(1);
@@ -382,6 +462,8 @@ int main(void)
     tcase_add_test(tc, fp8_gemm_faster_not_twice);
     tcase_add_test(tc, fp8_layer_between_half_and_bf16);
     tcase_add_test(tc, cp_ring_exposed_fraction);
+    tcase_add_test(tc, alltoall_intra_inter);
+    tcase_add_test(tc, moe_expert_params_over_ep_and_a2a);
     tcase_add_test(tc, memory_reserve_and_fragmentation);
     tcase_add_test(tc, evaluate_reserve_and_zero3_buffers);
     suite_add_tcase(s, tc);

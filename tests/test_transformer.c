@@ -116,6 +116,45 @@ START_TEST(korthikanti_activation_bytes)
 }
 END_TEST
 
+START_TEST(moe_layer_flops_topk_shared)
+{
+    /* h 1024, 8 heads of 128 (MHA), SwiGLU; 8 experts of ffn 512, top-2,
+     * one shared expert of ffn 256.  Forward FLOPs per token, by hand:
+     *   QKV + proj   2 (3 x 1024 + 1024) 1024        =  8,388,608
+     *   router       2 x 1024 x 8                    =     16,384
+     *   shared       6 x 1024 x 256 (SwiGLU)         =  1,572,864
+     *   routed       2 experts x 6 x 1024 x 512      =  6,291,456
+     *   total                                          16,269,312 */
+    model m;
+    layer_spec l = {1024, 8, 8, 128, 512, true};
+    tf_gemm g[TF_MAX_GEMMS];
+    int n;
+    memset(&m, 0, sizeof m);
+    m.hidden = 1024;
+    m.act = ACT_SWIGLU;
+    m.moe = (model_moe){8, 2, 512, 1, 256, 0, 1};
+    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 1, g);
+    ck_assert_int_eq(n, 7);
+    ck_assert_rel(tf_gemm_flops(g, n), 16269312.0 * 4096, 1e-12);
+    /* ep 4: 2 local experts, each over 4096 x 2 / 2 = 4096 routed tokens;
+     * same FLOPs */
+    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 4, g);
+    ck_assert_rel(tf_gemm_flops(g, n), 16269312.0 * 4096, 1e-12);
+    ck_assert_rel(g[n - 1].count, 2.0, 1e-12);
+    ck_assert_rel(g[n - 1].m, 4096.0, 1e-12);
+    ck_assert_rel(g[n - 1].k, 512.0, 1e-12);
+    ck_assert_rel(g[n - 2].n, 1024.0, 1e-12);   /* fused gate + up */
+    /* ep 8: one expert each, 8192 tokens */
+    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 8, g);
+    ck_assert_rel(g[n - 1].m, 8192.0, 1e-12);
+    /* a dense layer of the same model: no router, no experts */
+    l.moe = false;
+    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 4, g);
+    ck_assert_int_eq(n, 4);
+    ck_assert_rel(tf_gemm_flops(g, n), (8388608.0 + 6.0 * 1024 * 512) * 4096, 1e-12);
+}
+END_TEST
+
 START_TEST(attention_flops)
 {
     model m = gpt3();
@@ -137,6 +176,7 @@ int main(void)
     tcase_add_test(tc, swiglu_gqa_flops_are_twice_the_weights);
     tcase_add_test(tc, korthikanti_activation_bytes);
     tcase_add_test(tc, attention_flops);
+    tcase_add_test(tc, moe_layer_flops_topk_shared);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

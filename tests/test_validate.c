@@ -201,6 +201,24 @@ START_TEST(published_runs_fp8_guard)
 }
 END_TEST
 
+START_TEST(published_runs_moe_guard)
+{
+    double mape, worst;
+    int n;
+    corpus_errors(SUBSET_MOE, &mape, &worst, &n);
+    if (n == 0)
+        return;
+    /* 39 MoE runs (Megatron-Bridge tables): 32 predicted; the 7 DeepSeek-V3
+     * rows with virtual stages over 61 layers (a custom pipeline layout)
+     * are reported unsupported.  Reached: MAPE 67.0%, max 210.6% -- most
+     * runs over-predicted; the same knobs measured up to 1.7x apart
+     * between container releases (README validation) */
+    ck_assert_int_ge(n, 32);
+    ck_assert_msg(mape <= 0.68, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(worst <= 2.12, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("validate");
@@ -211,6 +229,7 @@ int main(void)
     tcase_add_test(tc, bad_inputs_located);
     tcase_add_test(tc, published_runs_dense16_target);
     tcase_add_test(tc, published_runs_fp8_guard);
+    tcase_add_test(tc, published_runs_moe_guard);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

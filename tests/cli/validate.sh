@@ -1,6 +1,6 @@
 #!/bin/sh
 # validate.sh: `planner validate` on a small runs file: table and JSON output,
-# an unsupported (MoE) run, positioned input errors, usage errors.
+# an MoE run (predicted), positioned input errors, usage errors.
 set -u
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -19,7 +19,7 @@ cat >"$tmp/runs.json" <<'JSON'
  {"id": "moe1", "source": "test", "gpu": "H100-SXM", "num_gpus": 8, "gpus_per_node": 8,
   "model": {"layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8, "ffn_hidden": 4096,
             "vocab": 32000, "seq_len": 1024, "activation": "swiglu",
-            "moe": {"experts": 8, "top_k": 2}},
+            "moe": {"moe_experts": 8, "moe_topk": 2, "moe_ffn_hidden": 4096}},
   "parallel": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 8, "vpp": null, "mbs": null,
                "gbs": 64, "sequence_parallel": null, "recompute": null},
   "precision": "bf16", "measured": {"tokens_per_s_per_gpu": 1000, "step_time_s": 1},
@@ -29,7 +29,8 @@ JSON
 
 out=$(./planner validate "$tmp/runs.json") || fail "validate exited $?"
 echo "$out" | grep -q '^k175 ' || fail "no row for k175"
-echo "$out" | grep -q 'moe1.*unsupported: MoE' || fail "MoE run not reported unsupported"
+echo "$out" | grep -q '^moe1 .*%' || fail "MoE run not predicted"
+echo "$out" | grep -q '^MoE *1 *1 ' || fail "no MoE summary"
 echo "$out" | grep -q '^dense 16-bit *1 *1 ' || fail "no dense 16-bit summary"
 
 json=$(./planner validate --format json "$tmp/runs.json") || fail "json exited $?"
@@ -40,8 +41,8 @@ r = {x["id"]: x for x in d["runs"]}
 assert r["k175"]["status"] == "ok", r["k175"]
 assert r["k175"]["predicted_tokens_per_s_per_gpu"] > 0
 assert abs(r["k175"]["measured_tokens_per_s_per_gpu"] - 148.945) < 1e-3
-assert r["moe1"]["status"] == "unsupported" and "MoE" in r["moe1"]["reason"]
-assert d["summary"]["dense16"]["runs"] == 1 and d["summary"]["moe"]["predicted"] == 0
+assert r["moe1"]["status"] == "ok" and r["moe1"]["subset"] == "MoE", r["moe1"]
+assert d["summary"]["dense16"]["runs"] == 1 and d["summary"]["moe"]["predicted"] == 1
 ' || fail "JSON output"
 
 # input errors: positioned, exit 1, nothing on stdout
@@ -54,6 +55,10 @@ sed 's/A100-SXM-80GB/A100-XYZ/' "$tmp/runs.json" >"$tmp/gpu.json"
 ./planner validate "$tmp/gpu.json" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] || fail "unknown GPU should exit 1"
 grep -q 'runs\[0\].gpu' "$tmp/err" || fail "no key path: $(cat "$tmp/err")"
+sed 's/"moe_topk": 2, //' "$tmp/runs.json" >"$tmp/moe.json"
+./planner validate "$tmp/moe.json" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || fail "MoE row without moe_topk should exit 1"
+grep -q 'runs\[1\].model.moe.moe_topk' "$tmp/err" || fail "no MoE key path: $(cat "$tmp/err")"
 ./planner validate "$tmp/missing.json" >/dev/null 2>&1
 [ $? -eq 4 ] || fail "missing file should exit 4"
 
