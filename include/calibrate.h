@@ -43,6 +43,10 @@ void calib_param_set(cost_params *cp, const calib_param *p, double value);
  * in why ("0.01..1"). */
 int calib_param_check(const calib_param *p, double value, char *why, size_t size);
 
+/* calib_options.subset besides a validation_subset. */
+#define CALIB_SUBSET_ALL (-1)     /* every supported run, MoE included */
+#define CALIB_SUBSET_DENSE (-2)   /* dense16 + fp8: every non-MoE run */
+
 typedef struct calib_options {
     const char *runs_file;  /* for messages */
     const char *params;     /* "gemm_eff,hopper.inter_eff,..."; NULL = the
@@ -54,7 +58,8 @@ typedef struct calib_options {
                                the plausible range of cost.h); a name
                                without generation means that field for
                                every generation present */
-    int subset;             /* validation_subset, or -1 for every supported run */
+    int subset;             /* validation_subset, CALIB_SUBSET_DENSE (default:
+                               every non-MoE run) or CALIB_SUBSET_ALL */
     int max_iter;           /* linearized fixed-point iterations, >= 1 */
 } calib_options;
 

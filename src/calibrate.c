@@ -234,12 +234,35 @@ static double from_var(const calib_param *p, double x)
     return k_fields[p->field].kind == CALIB_INV_EFF ? 1.0 / x : x;
 }
 
+/* Whether a run of subset `s` takes part under the --subset choice `subset`
+ * (a validation_subset, CALIB_SUBSET_ALL or CALIB_SUBSET_DENSE).  The default,
+ * CALIB_SUBSET_DENSE, leaves the MoE runs out: their cost model is not
+ * validated yet (README "Validation"), and fitting the shared per-generation
+ * constants to them would degrade the dense predictions. */
+static bool subset_wanted(int subset, validation_subset s)
+{
+    if (subset == CALIB_SUBSET_ALL)
+        return true;
+    if (subset == CALIB_SUBSET_DENSE)
+        return s != SUBSET_MOE;
+    return (int)s == subset;
+}
+
+static const char *subset_label(int subset)
+{
+    if (subset == CALIB_SUBSET_ALL)
+        return "all";
+    if (subset == CALIB_SUBSET_DENSE)
+        return "dense (dense16 + fp8)";
+    return validation_subset_name((validation_subset)subset);
+}
+
 void calib_options_default(calib_options *o)
 {
     memset(o, 0, sizeof *o);
     o->runs_file = "";
     o->params = NULL;
-    o->subset = -1;
+    o->subset = CALIB_SUBSET_DENSE;
     o->max_iter = 20;
 }
 
@@ -675,7 +698,7 @@ static planner_status fit_once(const validation_set *set, const bool *use,
             f->skipped_unsupported++;
             continue;
         }
-        if (opt->subset >= 0 && (int)r->subset != opt->subset) {
+        if (!subset_wanted(opt->subset, r->subset)) {
             f->skipped_subset++;
             continue;
         }
@@ -1384,7 +1407,9 @@ cleanup:
 static int parse_subset(const char *s, int *out)
 {
     if (strcmp(s, "all") == 0)
-        *out = -1;
+        *out = CALIB_SUBSET_ALL;
+    else if (strcmp(s, "dense") == 0)
+        *out = CALIB_SUBSET_DENSE;
     else if (strcmp(s, "dense16") == 0)
         *out = SUBSET_DENSE16;
     else if (strcmp(s, "fp8") == 0)
@@ -1403,7 +1428,7 @@ static void calibrate_usage(FILE *out)
     field_list(list, sizeof list);
     fprintf(out,
         "Usage: planner calibrate --runs FILE [-o CALIB.json] [--params LIST]\n"
-        "                         [--subset all|dense16|fp8] [--max-iter N]\n"
+        "                         [--subset dense|all|dense16|fp8|moe] [--max-iter N]\n"
         "Fit the cost model's constants to measured runs (the schema of\n"
         "published-runs.json) by relatively weighted linear least squares (LAPACKE\n"
         "dgelsd), re-choosing each run's unpublished knobs until the fit is stable.\n"
@@ -1418,7 +1443,8 @@ static void calibrate_usage(FILE *out)
         "                       those no run exercises, near-collinear ones (SVD of\n"
         "                       the generation's block), fits outside the plausible\n"
         "                       range\n"
-        "      --subset NAME    fit only dense16 or fp8 runs (default all supported)\n"
+        "      --subset NAME    runs to fit: dense (dense16 + fp8, the default), all\n"
+        "                       (also MoE), dense16, fp8 or moe\n"
         "      --max-iter N     linearized fixed-point iterations (default 20)\n"
         "  -h, --help           show this help and exit\n"
         "\nParameters: %s.\nGenerations:", list);
@@ -1489,7 +1515,7 @@ int cmd_calibrate(int argc, char **argv)
         case 's':
             if (parse_subset(optarg, &opt.subset) != 0)
                 return cli_usage_error("calibrate ",
-                                       "--subset: expected all, dense16 or fp8, got '%s'", optarg);
+                                       "--subset: expected dense, all, dense16, fp8 or moe, got '%s'", optarg);
             break;
         case 'i':
             if (cli_parse_int(optarg, 1, 1000, &opt.max_iter) != 0)
@@ -1546,7 +1572,7 @@ static void crossval_usage(FILE *out)
 {
     fprintf(out,
         "Usage: planner crossval --runs FILE [--folds K] [--params LIST]\n"
-        "                        [--subset all|dense16|fp8] [--max-iter N]\n"
+        "                        [--subset dense|all|dense16|fp8|moe] [--max-iter N]\n"
         "K-fold cross-validation of 'planner calibrate': the runs are folded by their\n"
         "\"source\" (rows of one table never train and test together); each fold is\n"
         "predicted with the default constants and with constants fitted on the other\n"
@@ -1555,7 +1581,8 @@ static void crossval_usage(FILE *out)
         "      --runs FILE      measured runs\n"
         "      --folds K        folds, 2..100 (default 5; at most the number of sources)\n"
         "      --params LIST    as for calibrate\n"
-        "      --subset NAME    runs to train and test on (default all supported)\n"
+        "      --subset NAME    runs to train and test on: dense (dense16 + fp8, the\n"
+        "                       default), all (also MoE), dense16, fp8 or moe\n"
         "      --max-iter N     as for calibrate\n"
         "  -h, --help           show this help and exit\n"
         "\n%s", cli_exit_codes_help);
@@ -1636,7 +1663,7 @@ int cmd_crossval(int argc, char **argv)
         case 's':
             if (parse_subset(optarg, &opt.subset) != 0)
                 return cli_usage_error("crossval ",
-                                       "--subset: expected all, dense16 or fp8, got '%s'", optarg);
+                                       "--subset: expected dense, all, dense16, fp8 or moe, got '%s'", optarg);
             break;
         case 'i':
             if (cli_parse_int(optarg, 1, 1000, &opt.max_iter) != 0)
@@ -1684,7 +1711,7 @@ int cmd_crossval(int argc, char **argv)
     for (i = 0; i < set->n; i++) {
         const validation_run *r = &set->run[i];
         int k;
-        if (r->unsupported[0] || (opt.subset >= 0 && (int)r->subset != opt.subset))
+        if (r->unsupported[0] || !subset_wanted(opt.subset, r->subset))
             continue;
         if ((st = cv_error(r, &def, &def_err[i], &def_ok[i], scratch, &err)) != PLANNER_OK)
             goto cleanup;
@@ -1736,7 +1763,7 @@ int cmd_crossval(int argc, char **argv)
         ch += fold_runs[i];
     printf("crossval: %s, %d runs from %d sources, %d folds by source, subset %s\n", runs,
            ch, n_src, folds,
-           opt.subset < 0 ? "all" : opt.subset == SUBSET_DENSE16 ? "dense16" : "fp8");
+           subset_label(opt.subset));
     printf("%-5s %7s %6s %5s %13s %16s  %s\n", "fold", "sources", "train", "test",
            "MAPE default", "MAPE calibrated", "fit");
     for (f = 0; f < folds; f++) {
