@@ -665,6 +665,8 @@ static planner_status fit_once(const validation_set *set, const bool *use,
     const char *file = opt->runs_file != NULL ? opt->runs_file : "";
     int i, j, it, n = 0;
 
+    bad->field = -1;          /* no parameter to blame unless a fit is absurd */
+    bad->gen = -1;
     memset(f, 0, sizeof *f);
     memset(&s, 0, sizeof s);
     f->fitted = *start;
@@ -721,8 +723,10 @@ static planner_status fit_once(const validation_set *set, const bool *use,
     if (s.m == 0) {
         st = error_set(err, PLANNER_E_INPUT, file, 0, 0, NULL,
                        "calibrate: no run can be used (%d unsupported, %d in other subsets, "
-                       "%d with no feasible plan)", f->skipped_unsupported, f->skipped_subset,
-                       f->skipped_infeasible);
+                       "%d with no feasible plan)%s", f->skipped_unsupported, f->skipped_subset,
+                       f->skipped_infeasible,
+                       f->skipped_subset > 0 && opt->subset == CALIB_SUBSET_DENSE
+                           ? "; MoE runs are left out unless --subset all or moe" : "");
         goto cleanup;
     }
     bad->field = -1;

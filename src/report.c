@@ -283,17 +283,25 @@ void report_table(FILE *out, const model *m, const cluster *c,
         search_stats(out, res);
         return;
     }
-    fprintf(out, "\n rank  tp  pp    dp  cp vpp  mbs  sp  recomp zero   step s     tokens/s "
+    bool moe = m->moe.experts > 0;   /* MoE: an ep column, and a caution */
+    if (moe)
+        fprintf(out, "note: MoE costs (routed experts, all-to-all) are not validated yet: on the "
+                     "published MoE runs\n      they are mostly optimistic (README \"Validation\"); "
+                     "calibrate with your own\n      runs (planner calibrate --subset moe).\n");
+    fprintf(out, "\n rank  tp  pp    dp  cp%s vpp  mbs  sp  recomp zero   step s     tokens/s "
                  "tok/s/GPU TFLOP/s    MFU  peak mem (stage)%s\n",
-            c->n_groups > 1 ? "  on" : "");
+            moe ? "  ep" : "", c->n_groups > 1 ? "  on" : "");
     for (int i = 0; i < res->n_top; i++) {
         const strategy *s = &res->top[i].s;
         const evaluation *ev = &res->top[i].e;
         fmt_count(ev->tokens_per_s, tps, sizeof tps);
         fmt_count(ev->tokens_per_s_per_gpu, tpg, sizeof tpg);
-        fprintf(out, "%5d %3d %3d %5d %3d %3d %4d %3s %7s %4d %8.3f %12s %9s %7.1f %5.1f%%  "
+        fprintf(out, "%5d %3d %3d %5d %3d", i + 1, s->tp, s->pp, s->dp, s->cp);
+        if (moe)
+            fprintf(out, " %3d", s->ep);
+        fprintf(out, " %3d %4d %3s %7s %4d %8.3f %12s %9s %7.1f %5.1f%%  "
                 "%5.1f GiB (%d)",
-                i + 1, s->tp, s->pp, s->dp, s->cp, s->vpp, s->mbs, s->sp ? "on" : "off",
+                s->vpp, s->mbs, s->sp ? "on" : "off",
                 short_rc(s->recompute), s->zero, ev->step_time_s, tps, tpg,
                 ev->tflops_per_gpu, 100.0 * ev->mfu, ev->peak_memory_bytes / GIB,
                 ev->peak_stage);

@@ -191,6 +191,25 @@ if [ -f ../shared/validation/published-runs.json ]; then
     grep -q '^volta.gemm_eff ' "$T/out" || fail "corpus: volta.gemm_eff not fitted"
 fi
 
+# MoE runs take part only with --subset all|moe: by default a file of MoE runs
+# alone is refused with one line that says so (the drop loop once repeated a
+# stale note until its buffer filled), and nothing is written.
+if [ -f ../shared/validation/published-runs.json ]; then
+    python3 - "$T/moe.json" <<'PY'
+import json, sys
+d = json.load(open("../shared/validation/published-runs.json"))
+d["runs"] = [r for r in d["runs"] if "moe" in r["model"]][:5]
+json.dump(d, open(sys.argv[1], "w"))
+PY
+    $P calibrate --runs "$T/moe.json" -o "$T/moe-calib.json" > /dev/null 2> "$T/err"
+    [ $? -eq 1 ] || fail "MoE-only runs without --subset should exit 1"
+    [ "$(wc -l < "$T/err")" -eq 1 ] || fail "MoE-only refusal is not one line: $(head -c 600 "$T/err")"
+    grep -q 'unless --subset all or moe' "$T/err" || fail "MoE refusal lacks the hint: $(cat "$T/err")"
+    [ ! -e "$T/moe-calib.json" ] || fail "a refused fit wrote its output"
+    $P calibrate --runs "$T/moe.json" -o "$T/moe-calib.json" --subset moe > /dev/null 2> "$T/err" ||
+        fail "--subset moe: exit $?: $(cat "$T/err")"
+fi
+
 # usage
 $P calibrate > /dev/null 2>&1
 [ $? -eq 2 ] || fail "calibrate without --runs should exit 2"
