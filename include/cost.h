@@ -11,6 +11,7 @@
 #include "catalog.h"
 #include "cluster.h"
 #include "model.h"
+#include "pipeline.h"
 #include "strategy.h"
 
 /* Constants for one GPU generation.  Each enters the step time linearly as
@@ -77,6 +78,33 @@ void cost_params_default(cost_params *p);
  * out->feasible says whether every stage fits its GPU's usable memory. */
 void evaluate(const model *m, const cluster *c, const cost_params *p,
               const strategy *s, evaluation *out);
+
+/* Most pp x vpp chunks evaluate() simulates per chunk. */
+#define COST_CHUNKS_MAX 2048
+
+/* The inputs evaluate() gives the pipeline simulation (pipeline.c), for the
+ * outputs that replay it (--trace, --svg): per-rank forward/backward times of
+ * one micro-batch, or per-chunk times (fwd_s[r * vpp + c]) when the chunks
+ * of a rank hold different layer counts (the embedding/loss-accounting
+ * split), and the p2p time after each rank ([pp - 1]: the wrap-around). */
+typedef struct cost_schedule {
+    int pp, vpp, microbatches;
+    bool chunked;
+    double fwd_s[COST_CHUNKS_MAX], bwd_s[COST_CHUNKS_MAX];
+    double p2p_s[STRATEGY_MAX_STAGES];
+    double p2p_wrap_s;
+} cost_schedule;
+
+/* evaluate(), also filling *sched (about 36 KiB: keep it off small stacks)
+ * with the schedule it simulated when sched is not NULL. */
+void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
+                       const strategy *s, evaluation *out, cost_schedule *sched);
+
+/* Simulates *in with the engine evaluate() uses, appending events to
+ * `events` when not NULL: the time from the first forward to the last
+ * backward, each rank's finish in rank_end_s (may be NULL), or < 0. */
+double cost_schedule_simulate(const cost_schedule *in, double *rank_end_s,
+                              sched_events *events);
 
 /* Checks Megatron's rules for `s` on `m` (divisibility, SP needs tp > 1, ...).
  * Returns 0 if valid, else -1 with the broken rule in why. */

@@ -48,7 +48,6 @@
 #define GIB (1073741824.0)
 /* Per-chunk times of one evaluation (pp x vpp; every chunk holds at least
  * one layer or the embedding/loss, so far above any real model's). */
-#define COST_MAX_CHUNKS 2048
 #define TIME_CAP_S 1e30     /* absurd inputs (1e-300 B/s links) stay finite */
 
 static double cap_time(double t)
@@ -448,6 +447,21 @@ static const char *binding_of(const time_breakdown *t)
 void evaluate(const model *m, const cluster *c, const cost_params *p,
               const strategy *s, evaluation *out)
 {
+    evaluate_schedule(m, c, p, s, out, NULL);
+}
+
+double cost_schedule_simulate(const cost_schedule *in, double *rank_end_s, sched_events *events)
+{
+    if (in->chunked)
+        return schedule_simulate_chunks(in->pp, in->vpp, in->microbatches, in->fwd_s, in->bwd_s,
+                                        in->p2p_s, in->p2p_wrap_s, rank_end_s, events);
+    return schedule_simulate_ex(in->pp, in->vpp, in->microbatches, in->fwd_s, in->bwd_s,
+                                in->p2p_s, in->p2p_wrap_s, rank_end_s, events);
+}
+
+void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
+                       const strategy *s, evaluation *out, cost_schedule *sched)
+{
     double fwd[STRATEGY_MAX_STAGES], bwd[STRATEGY_MAX_STAGES], p2p[STRATEGY_MAX_STAGES];
     double rank_end[STRATEGY_MAX_STAGES], grad_exp[STRATEGY_MAX_STAGES];
     double param_exp = 0, opt = 0, done = 0, span, peak_flops = 0, overhead = 0;
@@ -457,14 +471,14 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
     int mcount = strategy_microbatches(s);
     int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
     int i, j, worst = 0;
-    double fc[COST_MAX_CHUNKS], bc[COST_MAX_CHUNKS];
+    double fc[COST_CHUNKS_MAX], bc[COST_CHUNKS_MAX];
     bool chunked;
 
     memset(out, 0, sizeof *out);
     if (pp > STRATEGY_MAX_STAGES)
         pp = STRATEGY_MAX_STAGES;
-    if (v > COST_MAX_CHUNKS / pp)   /* beyond any model's layers */
-        v = COST_MAX_CHUNKS / pp;
+    if (v > COST_CHUNKS_MAX / pp)   /* beyond any model's layers */
+        v = COST_CHUNKS_MAX / pp;
     /* per-chunk schedule times where the chunks of a rank hold different
      * layer counts (the embedding/loss-accounting split); the even and the
      * first/last splits keep per-rank times (chunk = rank / vpp), as the
@@ -490,7 +504,7 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
         comm_link edpl = comm_group_link(ng, k, edp, ep);
         double gb = grad_reduce_bytes(m, s->zero);
         double t_grad, t_param, opt_i, inflight;
-        double ca[COST_MAX_CHUNKS];
+        double ca[COST_CHUNKS_MAX];
         bool act_uneven = false;
         range_cost *r = &rc[i];
 
@@ -663,6 +677,17 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
     else
         span = schedule_simulate_ex(pp, v, mcount, fwd, bwd, p2p, pp > 1 ? p2p[pp - 1] : 0,
                                     rank_end, NULL);
+    if (sched != NULL) {
+        int n = chunked ? pp * v : pp;
+        sched->pp = pp;
+        sched->vpp = v;
+        sched->microbatches = mcount;
+        sched->chunked = chunked;
+        memcpy(sched->fwd_s, chunked ? fc : fwd, (size_t)n * sizeof(double));
+        memcpy(sched->bwd_s, chunked ? bc : bwd, (size_t)n * sizeof(double));
+        memcpy(sched->p2p_s, p2p, (size_t)pp * sizeof(double));
+        sched->p2p_wrap_s = pp > 1 ? p2p[pp - 1] : 0;
+    }
     if (span < 0) {   /* out of memory in the simulation: the closed form */
         double fb = 0;
         for (i = 0; i < pp; i++)

@@ -2,7 +2,7 @@
  * SVG (pipeline timeline and per-stage memory).
  *
  * What it shows: the pipeline schedule evaluate() simulated, replayed with
- * the same inputs (cost_chunks.c: per-rank forward and backward times of
+ * the same inputs (evaluate_schedule(): per-rank forward and backward times of
  * one micro-batch, evaluation.stage_fwd_s / stage_bwd_s, or per-chunk
  * times for an interleaved plan over the embedding/loss-accounting split,
  * whose chunks differ; the p2p time of each rank boundary and of the
@@ -30,7 +30,6 @@
 #include <math.h>
 #include <string.h>
 #include "alloc.h"
-#include "cost_chunks.h"
 #include "pipeline.h"
 #include "trace.h"
 
@@ -63,7 +62,7 @@ static long plan_microbatches(const strategy *s)
 }
 
 /* Runs the schedule of pl, with the inputs evaluate() simulated
- * (cost_chunks.c).  0, or -1 (bad plan, too many events, or OOM). */
+ * (evaluate_schedule).  0, or -1 (bad plan, too many events, or OOM). */
 static int step_simulate(const model *m, const cluster *c, const cost_params *p,
                          const plan *pl, step_sim *out)
 {
@@ -71,6 +70,7 @@ static int step_simulate(const model *m, const cluster *c, const cost_params *p,
     const evaluation *e = &pl->e;
     long mb = plan_microbatches(s);
     cost_schedule *in;
+    evaluation *again;
 
     memset(out, 0, sizeof *out);
     out->pp = s->pp;
@@ -81,12 +81,23 @@ static int step_simulate(const model *m, const cluster *c, const cost_params *p,
     if (2.0 * (double)mb * s->pp * out->vpp * 2.0 > (double)TRACE_MAX_EVENTS)
         return -1;
     in = pl_malloc(sizeof *in);
-    if (in == NULL)
-        return -1;
-    if (cost_schedule_inputs(m, c, p, s, e, in) != 0) {
+    again = pl_malloc(sizeof *again);
+    if (in == NULL || again == NULL) {
         pl_free(in);
+        pl_free(again);
         return -1;
     }
+    /* evaluate() is deterministic: evaluating the plan again yields the
+     * schedule behind pl->e.  Per-rank times are taken from pl->e itself, so
+     * a plan's own evaluation (or a hand-built one) is what gets replayed;
+     * per-chunk times exist only in the schedule. */
+    evaluate_schedule(m, c, p, s, again, in);
+    pl_free(again);
+    if (!in->chunked)
+        for (int i = 0; i < in->pp && i < e->n_stages; i++) {
+            in->fwd_s[i] = e->stage_fwd_s[i];
+            in->bwd_s[i] = e->stage_bwd_s[i];
+        }
     out->microbatches = in->microbatches;
     out->vpp = in->vpp;
     out->chunked = in->chunked;
