@@ -19,31 +19,6 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-/* gbs / (mbs dp) and tp cp dp pp, as strategy.h defines them (kept here so
- * this file needs nothing but the strategy's fields). */
-static int microbatches(const strategy *s)
-{
-    return s->mbs > 0 && s->dp > 0 ? s->gbs / (s->mbs * s->dp) : 0;
-}
-
-static int plan_gpu_count(const strategy *s)
-{
-    return s->tp * s->cp * s->dp * s->pp;
-}
-
-/* GPUs of a node group and of the whole cluster. */
-static int group_gpus(const node_group *g)
-{
-    return g->nodes * g->gpus_per_node;
-}
-
-static int cluster_gpus(const cluster *c)
-{
-    int n = 0;
-    for (int g = 0; g < c->n_groups; g++)
-        n += group_gpus(&c->group[g]);
-    return n;
-}
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -107,7 +82,7 @@ static const memory_breakdown *peak_memory(const evaluation *e)
 
 static void header(FILE *out, const model *m, const cluster *c, const search_result *res)
 {
-    int gpus = cluster_gpus(c);
+    int gpus = cluster_total_gpus(c);
     fprintf(out, "%s on %s: %d GPUs (", m->name, c->name, gpus);
     for (int g = 0; g < c->n_groups; g++)
         fprintf(out, "%s%d x %d %s", g ? " + " : "", c->group[g].nodes,
@@ -238,7 +213,7 @@ static void describe(const strategy *s, char *buf, size_t size)
     snprintf(buf, size,
              "tp %d, pp %d, dp %d, cp %d%s, vpp %d, mbs %d (%d micro-batches), sp %s, "
              "recompute %s, zero %d%s",
-             s->tp, s->pp, s->dp, s->cp, ep, s->vpp, s->mbs, microbatches(s), s->sp ? "on" : "off",
+             s->tp, s->pp, s->dp, s->cp, ep, s->vpp, s->mbs, strategy_microbatches(s), s->sp ? "on" : "off",
              long_rc(s->recompute), s->zero, s->zero == 1 ? " (distributed optimizer)" : "");
 }
 
@@ -322,7 +297,7 @@ void report_table(FILE *out, const model *m, const cluster *c,
     describe(&best->s, buf, sizeof buf);
     fprintf(out, "\nBest plan: %s\n", buf);
     stage_groups(c, &best->s, buf, sizeof buf);
-    fprintf(out, "  on %d GPUs: %s\n", plan_gpu_count(&best->s), buf);
+    fprintf(out, "  on %d GPUs: %s\n", strategy_gpus(&best->s), buf);
     if (stage_map_matters(&best->s))
         stage_map(out, m, c, best);
     if (res->placement_note[0] != '\0')
@@ -418,7 +393,7 @@ static json_t *j_cluster(jb *b, const cluster *c)
 {
     json_t *o = json_object(), *groups = json_array();
     jset(b, o, "name", json_string(c->name));
-    jset(b, o, "gpus", json_integer(cluster_gpus(c)));
+    jset(b, o, "gpus", json_integer(cluster_total_gpus(c)));
     for (int g = 0; g < c->n_groups; g++) {
         const node_group *ng = &c->group[g];
         json_t *go = json_object();
@@ -480,8 +455,8 @@ static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, i
     jset(b, o, "mbs", json_integer(s->mbs));
     jset(b, o, "gbs", json_integer(s->gbs));
     jset(b, o, "seq_len", json_integer(s->seq_len));
-    jset(b, o, "microbatches", json_integer(microbatches(s)));
-    jset(b, o, "gpus", json_integer(plan_gpu_count(s)));
+    jset(b, o, "microbatches", json_integer(strategy_microbatches(s)));
+    jset(b, o, "gpus", json_integer(strategy_gpus(s)));
     jset(b, o, "sp", json_boolean(s->sp));
     jset(b, o, "recompute", json_string(long_rc(s->recompute)));
     jset(b, o, "zero", json_integer(s->zero));

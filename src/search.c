@@ -83,31 +83,6 @@
 #define RC_COUNT 3
 #define ZERO_COUNT 4
 
-/* gbs / (mbs dp) and tp cp dp pp, as strategy.h defines them (kept here so
- * this file needs nothing but the strategy's fields). */
-static int microbatches(const strategy *s)
-{
-    return s->mbs > 0 && s->dp > 0 ? s->gbs / (s->mbs * s->dp) : 0;
-}
-
-static int plan_gpu_count(const strategy *s)
-{
-    return s->tp * s->cp * s->dp * s->pp;
-}
-
-/* GPUs of a node group and of the whole cluster. */
-static int group_gpus(const node_group *g)
-{
-    return g->nodes * g->gpus_per_node;
-}
-
-static int cluster_gpus(const cluster *c)
-{
-    int n = 0;
-    for (int g = 0; g < c->n_groups; g++)
-        n += group_gpus(&c->group[g]);
-    return n;
-}
 
 /* One kept strategy and its ranking keys. */
 typedef struct top_entry {
@@ -1009,8 +984,8 @@ static int search_placements(search_ctx *x)
     if (c->n_groups < 2 || (f->vpp > 1))
         return 0;
     for (int g = 0; g < c->n_groups; g++)
-        if (group_gpus(&c->group[g]) > biggest)
-            biggest = group_gpus(&c->group[g]);
+        if (group_total_gpus(&c->group[g]) > biggest)
+            biggest = group_total_gpus(&c->group[g]);
     pls = pl_calloc(MAX_PLACEMENTS, sizeof *pls);
     if (pls == NULL) {
         x->oom = true;
@@ -1149,8 +1124,8 @@ static void placement_note(search_ctx *x, search_result *res)
     snprintf(res->placement_note, sizeof res->placement_note,
              "best across groups (%.100s stages, %d GPUs) %.0f tokens/s vs best on one "
              "group (%.60s, %d GPUs) %.0f tokens/s: %s (%+.1f%%)",
-             a, plan_gpu_count(&pl[0].s), em->tokens_per_s, x->c->group[ps.part[0].group].name,
-             plan_gpu_count(&pl[1].s), es->tokens_per_s,
+             a, strategy_gpus(&pl[0].s), em->tokens_per_s, x->c->group[ps.part[0].group].name,
+             strategy_gpus(&pl[1].s), es->tokens_per_s,
              em->tokens_per_s > es->tokens_per_s ? "mixing groups wins" : "one group wins",
              100.0 * (em->tokens_per_s / es->tokens_per_s - 1.0));
     pl_free(pl);
@@ -1160,7 +1135,7 @@ static void placement_note(search_ctx *x, search_result *res)
 static int plan_gpus(const search_ctx *x, const cluster *c, int g)
 {
     const strategy_constraints *f = &x->fix;
-    int have = group_gpus(&c->group[g]);
+    int have = group_total_gpus(&c->group[g]);
     long want = have;
     if (f->gpus > 0)
         want = f->gpus;
@@ -1230,7 +1205,7 @@ static int try_variant(search_ctx *x, bool full_rc, bool mbs1, bool zero3)
         x->s.zero = 3;
     if (mbs1 && x->s.mbs != 1) {
         x->s.mbs = 1;
-        if (x->s.vpp > 1 && microbatches(&x->s) % x->s.pp != 0)
+        if (x->s.vpp > 1 && strategy_microbatches(&x->s) % x->s.pp != 0)
             x->s.vpp = 1;
     }
     if (x->s.recompute == x->miss.recompute && x->s.zero == x->miss.zero &&
@@ -1254,7 +1229,7 @@ static int fits_with_more_nodes(search_ctx *x, int k, int *gpus_out)
     search_ctx *y = NULL;
     int found = -1;
 
-    if ((long)group_gpus(&c0->group[g]) * k > CLUSTER_MAX_GPUS)
+    if ((long)group_total_gpus(&c0->group[g]) * k > CLUSTER_MAX_GPUS)
         return -1;
     groups = pl_calloc((size_t)c0->n_groups, sizeof *groups);
     y = pl_calloc(1, sizeof *y);
@@ -1414,7 +1389,7 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
     res->gbs = x->gbs;
     res->seq_len = x->seq_len;
 
-    total = cluster_gpus(c);
+    total = cluster_total_gpus(c);
     if (x->fix.gpus > total) {
         rc = error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
                        "--fix gpus=%d: the cluster has %d GPUs", x->fix.gpus, total);
@@ -1422,8 +1397,8 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
     }
     for (int g = 0; g < c->n_groups && !stop(x); g++) {
         int n = plan_gpus(x, c, g);
-        if (group_gpus(&c->group[g]) > largest)
-            largest = group_gpus(&c->group[g]);
+        if (group_total_gpus(&c->group[g]) > largest)
+            largest = group_total_gpus(&c->group[g]);
         if (n == 0)
             continue;
         x->group = g;
@@ -1456,7 +1431,7 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
         }
         res->n_top = x->n_top;
         seam_refine_top(x, res);
-        res->gpus = plan_gpu_count(&res->top[0].s);
+        res->gpus = strategy_gpus(&res->top[0].s);
         placement_note(x, res);
         if (x->oom) {
             rc = error_oom(err);
@@ -1480,7 +1455,7 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
         if (x->have_miss) {
             res->miss.s = x->miss;
             evaluate(m, c, p, &res->miss.s, &res->miss.e);
-            res->gpus = plan_gpu_count(&res->miss.s);
+            res->gpus = strategy_gpus(&res->miss.s);
         }
         rc = PLANNER_E_INFEASIBLE;
     }
