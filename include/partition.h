@@ -8,10 +8,22 @@
  * and needs, per GPU,
  *     bytes(s, a, b) = fixed_bytes[s] + sum (state_bytes[k][i]
  *                      + inflight[s] act_bytes[k][i]) + max peak_bytes[k][i]
- * which must not exceed capacity_bytes[s].  Every coefficient is finite and
- * >= 0, so a stage's time and bytes grow with its range (the DP relies on
- * it).  Both solvers minimize the bottleneck max_s time(s, ...), every stage
- * holding at least min_layers layers.
+ * which must not exceed capacity_bytes[s].  Both solvers minimize the
+ * bottleneck max_s time(s, ...), every stage holding at least min_layers
+ * layers.
+ *
+ * Valid range (partition_validate(), called by both solvers, which return
+ * PARTITION_INVALID outside it): every coefficient (per-layer costs, fixed
+ * costs, inflight, fill_weight, bottleneck_lb) is finite and either 0 or
+ * within [PARTITION_COEF_MIN, PARTITION_COEF_MAX] = [1e-30, 1e30]; a
+ * capacity is HUGE_VAL (none), 0 or within that range; mip_gap is within
+ * [0, 1].  So a stage's time and bytes grow with its range (the DP relies on
+ * it), no sum of them overflows (4096 layers x 1e30 x 1e30 < 1e64), and no
+ * coefficient is denormal or near DBL_MAX, which GLPK's presolver does not
+ * survive.  Sums over a stage's range are taken directly (never as
+ * differences of running sums, which cancel when 1e30 meets 1e9), in one
+ * order in both solvers and partition_stage_time/bytes(): a split a solver
+ * returns as fitting fits by partition_measure() exactly.
  *
  * The ILP also takes constraints and an objective the DP does not:
  *   class_layer_cap[k]  at most that many layers over all stages of class k
@@ -42,6 +54,8 @@ typedef enum partition_status {
 
 #define PARTITION_MAX_LAYERS 4096
 #define PARTITION_MAX_STAGES 256
+#define PARTITION_COEF_MIN 1e-30    /* least nonzero coefficient */
+#define PARTITION_COEF_MAX 1e30     /* largest finite coefficient */
 
 typedef struct partition_problem {
     int n_layers;                   /* L, 1..PARTITION_MAX_LAYERS */
@@ -85,10 +99,12 @@ typedef struct partition_ws {
 
 void partition_ws_free(partition_ws *ws);   /* frees contents; NULL-safe */
 
-/* Checks the problem's shape and values.  0, or -1 with the reason. */
+/* Checks the problem's shape and values (the valid range above).  0, or -1
+ * with the reason in why (may be NULL when why_size is 0). */
 int partition_validate(const partition_problem *pb, char *why, int why_size);
 
-/* time(s, first, first + n) and bytes(s, first, first + n), summed directly. */
+/* time(s, first, first + n) and bytes(s, first, first + n), summed directly
+ * from the last layer of the range to the first, as the DP sums them. */
 double partition_stage_time(const partition_problem *pb, int s, int first, int n);
 double partition_stage_bytes(const partition_problem *pb, int s, int first, int n);
 
@@ -102,10 +118,15 @@ partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
                               partition_result *out);
 
 /* The same problem (and the ILP-only extras) with GLPK's branch and cut,
- * within time_limit_s (> 0).  Returns OK with out->optimal false when the
- * limit stopped the search after a solution was found, TIMEOUT when none
- * was.  GLPK never aborts the process: indices are checked before each
- * glp_set_* call and its error hook returns here (SOLVER_ERROR). */
+ * within time_limit_s (> 0), which covers the whole call: building the
+ * program as well as GLPK's search.  Returns OK with out->optimal false when
+ * the limit stopped the search after a solution was found, TIMEOUT when none
+ * was.  The split read back from GLPK is verified exactly (every stage holds
+ * >= min_layers, covers L, fits by partition_measure(), class caps hold);
+ * a split that fails is SOLVER_ERROR (never returned as OK), and callers
+ * keep another solver's split.  GLPK never aborts the process: indices are
+ * checked before each glp_set_* call and its error hook returns here
+ * (SOLVER_ERROR). */
 partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
                                partition_result *out);
 

@@ -5,15 +5,23 @@
  *     f[0][j] = time(0, 0, j)                      if bytes(0, 0, j) fits
  *     f[s][j] = min over i of max(f[s-1][i], time(s, i, j))
  *               over the i with bytes(s, i, j) fitting,
- * the answer is f[P-1][L].  Stage costs come from per-class prefix sums (a
- * running maximum for the transient peak), so each (s, i, j) is O(1).  The
- * scan over i runs from the shortest range to longer ones; because every
- * coefficient is >= 0 a longer range is never faster nor smaller, so the
- * scan stops at the first range that is too big or already no better than
- * the best found: in practice O(L x range) per stage instead of O(L^2).
- * Ties keep the first found, i.e. the latest start (later stages shorter).
- * Invariant: the DP's optimum equals the ILP's on the same problem
- * (tests/test_partition.c checks it on random instances).
+ * the answer is f[P-1][L].  For each end j the scan over the start i runs
+ * from the shortest range to longer ones, adding layer i to running sums of
+ * time, state and activation bytes (and a running maximum of the transient
+ * peak), so each (s, i, j) is O(1).  The sums are taken directly, from layer
+ * j - 1 down to i, never as differences of prefix sums: with coefficients
+ * of 1e30 next to 1e9 (partition.h's range) prefix differences cancel
+ * (1e30 + 5e9 - 1e30 = 0) and a stage that does not fit looked as if it
+ * did.  partition_stage_time/bytes() sum in the same order with the same
+ * expression, so the DP's verdict on a range is bit for bit the one
+ * partition_measure() gives.  Because every coefficient is >= 0 a longer
+ * range is never faster nor smaller, so the scan stops at the first range
+ * that is too big or already no better than the best found: in practice
+ * O(L x range) per stage instead of O(L^2).  Ties keep the first found,
+ * i.e. the latest start (later stages shorter).
+ * Invariants: every coefficient passed partition_validate(); the DP's
+ * optimum equals the ILP's on the same problem (tests/test_partition.c
+ * checks it on random instances).
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,17 +59,23 @@ static int min_layers_of(const partition_problem *pb)
     return pb->min_layers > 0 ? pb->min_layers : 1;
 }
 
+/* partition.h's valid range: finite, 0 or within [COEF_MIN, COEF_MAX]. */
 static bool good_value(double v)
 {
-    return isfinite(v) && v >= 0;
+    return v == 0 || (v >= PARTITION_COEF_MIN && v <= PARTITION_COEF_MAX);
 }
 
-#define FAIL(...) do { snprintf(why, (size_t)why_size, __VA_ARGS__); return -1; } while (0)
+#define FAIL(...)                                                  \
+    do {                                                           \
+        if (why != NULL && why_size > 0)                           \
+            snprintf(why, (size_t)why_size, __VA_ARGS__);          \
+        return -1;                                                 \
+    } while (0)
 
 int partition_validate(const partition_problem *pb, char *why, int why_size)
 {
     int L, P, K, ml;
-    if (why_size > 0)
+    if (why != NULL && why_size > 0)
         why[0] = '\0';
     if (pb == NULL)
         FAIL("no problem");
@@ -86,40 +100,47 @@ int partition_validate(const partition_problem *pb, char *why, int why_size)
             FAIL("stage %d: class %d outside 0..%d", s, pb->stage_class[s], K - 1);
         if (!good_value(pb->fixed_time_s[s]) || !good_value(pb->fixed_bytes[s]) ||
             !good_value(pb->inflight[s]))
-            FAIL("stage %d: a fixed cost is negative or not finite", s);
-        if (isnan(pb->capacity_bytes[s]) || pb->capacity_bytes[s] < 0)
-            FAIL("stage %d: capacity is negative or NaN", s);
+            FAIL("stage %d: a fixed cost is outside 0 or [%g, %g]", s, PARTITION_COEF_MIN,
+                 PARTITION_COEF_MAX);
+        if (pb->capacity_bytes[s] != HUGE_VAL && !good_value(pb->capacity_bytes[s]))
+            FAIL("stage %d: capacity is outside 0, [%g, %g] or HUGE_VAL", s,
+                 PARTITION_COEF_MIN, PARTITION_COEF_MAX);
     }
     for (long i = 0; i < (long)K * L; i++) {
         if (!good_value(pb->time_s[i]) || !good_value(pb->state_bytes[i]) ||
             !good_value(pb->act_bytes[i]) ||
             (pb->peak_bytes != NULL && !good_value(pb->peak_bytes[i])))
-            FAIL("class %ld layer %ld: a cost is negative or not finite", i / L, i % L);
+            FAIL("class %ld layer %ld: a cost is outside 0 or [%g, %g]", i / L, i % L,
+                 PARTITION_COEF_MIN, PARTITION_COEF_MAX);
     }
     if (pb->class_layer_cap != NULL)
         for (int k = 0; k < K; k++)
             if (pb->class_layer_cap[k] > L)
                 FAIL("class %d: layer cap %d exceeds %d layers", k, pb->class_layer_cap[k], L);
-    if (!good_value(pb->fill_weight) || !good_value(pb->bottleneck_lb) ||
-        !good_value(pb->mip_gap))
-        FAIL("fill weight, bottleneck bound or gap is negative or not finite");
+    if (!good_value(pb->fill_weight) || !good_value(pb->bottleneck_lb))
+        FAIL("fill weight or bottleneck bound is outside 0 or [%g, %g]", PARTITION_COEF_MIN,
+             PARTITION_COEF_MAX);
+    if (!(pb->mip_gap >= 0 && pb->mip_gap <= 1))
+        FAIL("gap %g is outside [0, 1]", pb->mip_gap);
     return 0;
 }
 
+/* Both sum from the range's last layer down to its first and combine the
+ * sums with the fixed costs in the expression partition_dp() uses. */
 double partition_stage_time(const partition_problem *pb, int s, int first, int n)
 {
     const double *t = pb->time_s + (size_t)pb->stage_class[s] * (size_t)pb->n_layers;
-    double sum = pb->fixed_time_s[s];
-    for (int i = first; i < first + n; i++)
+    double sum = 0;
+    for (int i = first + n - 1; i >= first; i--)
         sum += t[i];
-    return sum;
+    return pb->fixed_time_s[s] + sum;
 }
 
 double partition_stage_bytes(const partition_problem *pb, int s, int first, int n)
 {
     size_t off = (size_t)pb->stage_class[s] * (size_t)pb->n_layers;
     double state = 0, act = 0, peak = 0;
-    for (int i = first; i < first + n; i++) {
+    for (int i = first + n - 1; i >= first; i--) {
         state += pb->state_bytes[off + (size_t)i];
         act += pb->act_bytes[off + (size_t)i];
         if (pb->peak_bytes != NULL && pb->peak_bytes[off + (size_t)i] > peak)
@@ -174,14 +195,13 @@ partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
 {
     partition_ws local = {NULL, 0, NULL, 0};
     partition_status st = PARTITION_OK;
-    char why[160];
-    int L, P, K, ml;
+    int L, P, ml;
     size_t row;
-    double *pt, *ps, *pa, *f;
+    double *f;
     int *arg;
 
     memset(out, 0, sizeof *out);
-    if (partition_validate(pb, why, sizeof why) != 0) {
+    if (partition_validate(pb, NULL, 0) != 0) {
         out->status = PARTITION_INVALID;
         return PARTITION_INVALID;
     }
@@ -192,35 +212,20 @@ partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
             goto unsupported;
     L = pb->n_layers;
     P = pb->n_stages;
-    K = pb->n_classes;
     ml = min_layers_of(pb);
     row = (size_t)L + 1;
     if (ws == NULL)
         ws = &local;
-    if (ws_reserve(ws, row * (3 * (size_t)K + (size_t)P), row * (size_t)P) != 0) {
+    if (ws_reserve(ws, row * (size_t)P, row * (size_t)P) != 0) {
         st = PARTITION_NOMEM;
         goto cleanup;
     }
-    pt = ws->buf;
-    ps = pt + row * (size_t)K;
-    pa = ps + row * (size_t)K;
-    f = pa + row * (size_t)K;
+    f = ws->buf;
     arg = ws->arg;
 
-    /* prefix sums per class */
-    for (int k = 0; k < K; k++) {
-        const size_t o = (size_t)k * (size_t)L, r = (size_t)k * row;
-        pt[r] = ps[r] = pa[r] = 0;
-        for (int i = 0; i < L; i++) {
-            pt[r + (size_t)i + 1] = pt[r + (size_t)i] + pb->time_s[o + (size_t)i];
-            ps[r + (size_t)i + 1] = ps[r + (size_t)i] + pb->state_bytes[o + (size_t)i];
-            pa[r + (size_t)i + 1] = pa[r + (size_t)i] + pb->act_bytes[o + (size_t)i];
-        }
-    }
-
     for (int s = 0; s < P; s++) {
-        const int k = pb->stage_class[s];
-        const size_t r = (size_t)k * row, o = (size_t)k * (size_t)L;
+        const size_t o = (size_t)pb->stage_class[s] * (size_t)L;
+        const double *tt = pb->time_s + o, *sb = pb->state_bytes + o, *ab = pb->act_bytes + o;
         const double *peak = pb->peak_bytes != NULL ? pb->peak_bytes + o : NULL;
         const double ft = pb->fixed_time_s[s], fb = pb->fixed_bytes[s];
         const double inf = pb->inflight[s], cap = pb->capacity_bytes[s];
@@ -236,25 +241,27 @@ partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
         if (s == P - 1)
             jlo = L;   /* only the whole model matters for the last stage */
         for (int j = jlo; j <= jhi; j++) {
-            double best = HUGE_VAL, runmax = 0;
+            /* sums over [i, j), grown one layer at a time as i decreases,
+             * in partition_stage_time/bytes()'s order */
+            double best = HUGE_VAL, tsum = 0, ssum = 0, asum = 0, runmax = 0;
             int bi = -1, ilo = s * ml, ihi = j - ml;
             if (s == 0)
                 ilo = ihi = 0;
             if (ihi < ilo)
                 continue;
-            if (peak != NULL)
-                for (int q = ihi; q < j; q++)
-                    if (peak[q] > runmax)
-                        runmax = peak[q];
-            for (int i = ihi; i >= ilo; i--) {
+            for (int i = j - 1; i >= ilo; i--) {
                 double t, bytes, v;
-                if (peak != NULL && i < ihi && peak[i] > runmax)
+                tsum += tt[i];
+                ssum += sb[i];
+                asum += ab[i];
+                if (peak != NULL && peak[i] > runmax)
                     runmax = peak[i];
-                t = ft + (pt[r + (size_t)j] - pt[r + (size_t)i]);
+                if (i > ihi)
+                    continue;   /* shorter than min_layers */
+                t = ft + tsum;
                 if (t >= best)
                     break;
-                bytes = fb + (ps[r + (size_t)j] - ps[r + (size_t)i]) +
-                        inf * (pa[r + (size_t)j] - pa[r + (size_t)i]) + runmax;
+                bytes = fb + ssum + inf * asum + runmax;
                 if (bytes > cap)
                     break;
                 v = s == 0 ? t : (fp[i] > t ? fp[i] : t);

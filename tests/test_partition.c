@@ -313,7 +313,7 @@ START_TEST(bad_problems_clean_status)
     ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
     ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
     ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), -1);
-    ck_assert_str_eq(why, "class 0 layer 1: a cost is negative or not finite");
+    ck_assert_str_eq(why, "class 0 layer 1: a cost is outside 0 or [1e-30, 1e+30]");
     uniform(&x, 4, 5);   /* more stages than layers */
     ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
     ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
