@@ -8,13 +8,37 @@
  *   z[s][i]   <= z[s+1][i]        stages in order
  *   sum_i x[s][i] >= min_layers
  *   fixed_t[s] + sum_i t[k][i] x[s][i] <= B                    (bottleneck)
- *   fixed_b[s] + sum_i (state + inflight[s] act)[k][i] x[s][i] + y[s]
- *       <= capacity[s],   y[s] >= peak[k][i] x[s][i]          (memory, max)
+ *   sum_i c[s][i] x[s][i] + y[s] <= R[s],                         (memory)
+ *       y[s] >= peak[k][i] x[s][i]                                (its max)
+ *   with c = state + inflight[s] act and R = capacity[s] - fixed_b[s]
  *   sum over stages of class k of sum_i x[s][i] <= cap[k]     (ILP only)
  *   minimize B + fill_weight sum_s time(s),  B >= bottleneck_lb
- * Rows are scaled (time by the mean stage time, bytes by the capacity) so
- * GLPK sees numbers near 1.  The integer solution is read back and measured
- * exactly with partition_measure().
+ *
+ * Numerics.  partition.h's range lets coefficients span 1e-30..1e30; GLPK's
+ * presolver, fed rows whose coefficients span such ratios (the fuzzer's
+ * 1e-299 next to 1e-2), returned "optimal" splits with empty stages, splits
+ * that do not fit, twice the DP's bottleneck, or "infeasible" on feasible
+ * problems.  So every row is put on a scale where its meaningful values are
+ * near 1 and what cannot matter is removed before GLPK sees it:
+ *   - time rows in units of the largest layer time x L / P; coefficients
+ *     below 1e-12 of a lower bound on the bottleneck are dropped (they move
+ *     it by less than 4096 x 1e-12 of itself; the bottleneck returned is
+ *     recomputed exactly) (set_time_scale());
+ *   - memory rows in units of R[s], coefficients clipped at 2 (a layer that
+ *     alone exceeds R cannot be on the stage, at 2 R or at 1e20 R alike),
+ *     those below 1e-12 dropped; R[s] = 0 makes every positive coefficient 1;
+ *     a stage whose fixed bytes exceed its capacity makes the problem
+ *     infeasible before GLPK is called.
+ * The integer solution read back is then verified exactly: every stage holds
+ * >= min_layers, the stages cover the L layers, every stage fits by
+ * partition_measure() and the class caps hold.  A split that fails (GLPK's
+ * tolerances: 1e-7 on rows, 1e-5 on integrality) is PARTITION_SOLVER_ERROR,
+ * never OK: the search then keeps the DP's split (placement.c).
+ *
+ * Time: time_limit_s covers the whole call.  Building a 2,048-layer x
+ * 64-stage program takes seconds by itself, so the clock is read every 1,024
+ * rows while building (TIMEOUT once it is spent) and GLPK's tm_lim gets only
+ * what is left.
  *
  * GLPK aborts the process on misuse; here that cannot happen: every row and
  * column index is checked before glp_set_* / glp_set_mat_row, values are
@@ -28,6 +52,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <string.h>
+#include <time.h>
 #include "alloc.h"
 #include "partition.h"
 
@@ -36,7 +61,12 @@ typedef struct ilp_ctx {
     int L, P, K, ml;
     int n_z, col_b, col_y0, n_cols;  /* columns: z, B, y (1-based) */
     bool has_peak;
-    double tscale, bscale;
+    double tscale;                   /* time unit (set_time_scale) */
+    double tdrop;                    /* time coefficients below: dropped */
+    double drop_below;               /* |coefficient| dropped below this */
+    double t0, limit_s;              /* start (monotonic s), time limit */
+    int rows_built;
+    bool timed_out;                  /* the limit ran out while building */
     /* row builder (dense accumulator over columns) */
     double *acc;                     /* [n_cols + 1] */
     int *touched;                    /* [n_cols + 1] */
@@ -64,6 +94,16 @@ static void on_glpk_error(void *info)
     longjmp(x->jb, 1);
 }
 
+#define ILP_DROP 1e-12      /* coefficients below this (row units) are dropped */
+#define ILP_CLIP 2.0        /* memory coefficients above this (units of R) clip */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int zcol(const ilp_ctx *x, int s, int i)
 {
     return 1 + s * x->L + i;
@@ -82,10 +122,10 @@ static void acc_add(ilp_ctx *x, int col, double v)
     x->acc[col] += v;
 }
 
-/* Adds coef * x[s][i] to the row. */
+/* Adds coef * x[s][i] to the row; drops it below the row's threshold. */
 static void add_x(ilp_ctx *x, int s, int i, double coef)
 {
-    if (coef == 0)
+    if (coef == 0 || fabs(coef) < x->drop_below)
         return;
     if (s < x->P - 1)
         acc_add(x, zcol(x, s, i), coef);
@@ -95,11 +135,18 @@ static void add_x(ilp_ctx *x, int s, int i, double coef)
         x->constant += coef;
 }
 
-static void row_begin(ilp_ctx *x)
+/* Starts a row; every 1,024 rows, checks the clock (the limit covers the
+ * building too) and stops the build once the limit is spent. */
+static void row_begin(ilp_ctx *x, double drop_below)
 {
     x->row_id++;
     x->n_touched = 0;
     x->constant = 0;
+    x->drop_below = drop_below;
+    if (++x->rows_built % 1024 == 0 && now_s() - x->t0 > x->limit_s) {
+        x->timed_out = true;
+        x->bad = true;
+    }
 }
 
 /* Writes the accumulated row as `lo <= row + constant <= hi` (either bound
@@ -152,6 +199,17 @@ static const double *coef_row(const double *a, const ilp_ctx *x, int s)
     return a + (size_t)x->pb->stage_class[s] * (size_t)x->L;
 }
 
+/* A memory coefficient in units of R (> 0), clipped; with R = 0 any
+ * positive amount is 1 (see the file comment). */
+static double mem_coef(double bytes, double R)
+{
+    double c;
+    if (!(R > 0))
+        return bytes > 0 ? 1.0 : 0.0;
+    c = bytes / R;
+    return c > ILP_CLIP ? ILP_CLIP : c;
+}
+
 /* Builds rows, columns and objective into lp. */
 static void build(ilp_ctx *x, glp_prob *lp)
 {
@@ -173,55 +231,56 @@ static void build(ilp_ctx *x, glp_prob *lp)
 
     /* contiguity: prefixes, nested */
     for (int s = 0; s < P - 1 && !x->bad; s++)
-        for (int i = 0; i + 1 < L; i++) {
-            row_begin(x);
+        for (int i = 0; i + 1 < L && !x->bad; i++) {
+            row_begin(x, 0);
             acc_add(x, zcol(x, s, i + 1), 1.0);
             acc_add(x, zcol(x, s, i), -1.0);
             row_end(x, lp, -HUGE_VAL, 0.0);
         }
     for (int s = 0; s + 1 < P - 1 && !x->bad; s++)
-        for (int i = 0; i < L; i++) {
-            row_begin(x);
+        for (int i = 0; i < L && !x->bad; i++) {
+            row_begin(x, 0);
             acc_add(x, zcol(x, s, i), 1.0);
             acc_add(x, zcol(x, s + 1, i), -1.0);
             row_end(x, lp, -HUGE_VAL, 0.0);
         }
     /* every stage holds at least min_layers */
     for (int s = 0; s < P && !x->bad; s++) {
-        row_begin(x);
+        row_begin(x, 0);
         for (int i = 0; i < L; i++)
             add_x(x, s, i, 1.0);
         row_end(x, lp, x->ml, HUGE_VAL);
     }
-    /* bottleneck */
+    /* bottleneck, in units of tscale */
     for (int s = 0; s < P && !x->bad; s++) {
         const double *t = coef_row(pb->time_s, x, s);
-        row_begin(x);
+        row_begin(x, x->tdrop);
         for (int i = 0; i < L; i++)
             add_x(x, s, i, t[i] / x->tscale);
         acc_add(x, x->col_b, -1.0);
         row_end(x, lp, -HUGE_VAL, -pb->fixed_time_s[s] / x->tscale);
     }
-    /* memory */
+    /* memory, in units of R = capacity - fixed bytes (> 0 here, or 0) */
     for (int s = 0; s < P && !x->bad; s++) {
         const double *st = coef_row(pb->state_bytes, x, s), *ac = coef_row(pb->act_bytes, x, s);
-        double cap = pb->capacity_bytes[s], unit;
+        double cap = pb->capacity_bytes[s], R;
         if (!isfinite(cap))
             continue;
-        unit = cap > 1 ? cap : 1;
-        row_begin(x);
+        R = cap - pb->fixed_bytes[s];
+        row_begin(x, ILP_DROP);
         for (int i = 0; i < L; i++)
-            add_x(x, s, i, (st[i] + pb->inflight[s] * ac[i]) / unit);
+            add_x(x, s, i, mem_coef(st[i] + pb->inflight[s] * ac[i], R));
         if (x->has_peak)
-            acc_add(x, x->col_y0 + s, x->bscale / unit);
-        row_end(x, lp, -HUGE_VAL, (cap - pb->fixed_bytes[s]) / unit);
+            acc_add(x, x->col_y0 + s, 1.0);
+        row_end(x, lp, -HUGE_VAL, R > 0 ? 1.0 : 0.0);
         if (x->has_peak) {
             const double *pk = coef_row(pb->peak_bytes, x, s);
             for (int i = 0; i < L && !x->bad; i++) {
-                if (pk[i] <= 0)
+                double c = mem_coef(pk[i], R);
+                if (c < ILP_DROP)
                     continue;
-                row_begin(x);
-                add_x(x, s, i, pk[i] / x->bscale);
+                row_begin(x, ILP_DROP);
+                add_x(x, s, i, c);
                 acc_add(x, x->col_y0 + s, -1.0);
                 row_end(x, lp, -HUGE_VAL, 0.0);
             }
@@ -232,7 +291,7 @@ static void build(ilp_ctx *x, glp_prob *lp)
         for (int k = 0; k < x->K && !x->bad; k++) {
             if (pb->class_layer_cap[k] < 0)
                 continue;
-            row_begin(x);
+            row_begin(x, 0);
             for (int s = 0; s < P; s++)
                 if (pb->stage_class[s] == k)
                     for (int i = 0; i < L; i++)
@@ -241,7 +300,7 @@ static void build(ilp_ctx *x, glp_prob *lp)
         }
     /* objective: B + w sum_s time(s) (constants dropped) */
     if (pb->fill_weight > 0 && !x->bad) {
-        row_begin(x);
+        row_begin(x, x->tdrop * pb->fill_weight);
         for (int s = 0; s < P; s++) {
             const double *t = coef_row(pb->time_s, x, s);
             for (int i = 0; i < L; i++)
@@ -255,6 +314,39 @@ static void build(ilp_ctx *x, glp_prob *lp)
         }
         x->n_touched = 0;
     }
+}
+
+/* The time rows' unit: the largest layer time x L / P (GLPK's branch and
+ * cut is fastest on this scale: on the bench's 1,024-GPU case, 2.8 s in
+ * all, 12 s in units of the bottleneck's lower bound); and the threshold
+ * below which a time coefficient is dropped: 1e-12 of a lower bound on the
+ * bottleneck (bottleneck_lb, else the larger of the largest fixed time and
+ * sum_i (layer i's least time on a class that has a stage) / P), so what is
+ * dropped moves the bottleneck by less than 4096 x 1e-12 of itself. */
+static void set_time_scale(ilp_ctx *x)
+{
+    const partition_problem *pb = x->pb;
+    double most = 0, lb = pb->bottleneck_lb, total = 0;
+    for (long i = 0; i < (long)x->K * x->L; i++)
+        if (pb->time_s[i] > most)
+            most = pb->time_s[i];
+    x->tscale = most > 0 ? most * x->L / x->P : 1.0;
+    for (int i = 0; i < x->L; i++) {
+        double least = HUGE_VAL;
+        for (int s = 0; s < x->P; s++) {
+            double t = pb->time_s[(size_t)pb->stage_class[s] * (size_t)x->L + (size_t)i];
+            if (t < least)
+                least = t;
+        }
+        total += least;
+    }
+    if (total / x->P > lb)
+        lb = total / x->P;
+    for (int s = 0; s < x->P; s++)
+        if (pb->fixed_time_s[s] > lb)
+            lb = pb->fixed_time_s[s];
+    /* a bound of 0 (all least times 0): relative to the unit */
+    x->tdrop = ILP_DROP * (lb > 0 ? lb / x->tscale : 1.0);
 }
 
 /* Reads the split back from the integer solution. */
@@ -283,18 +375,54 @@ static double objective_of(const partition_problem *pb, const int *n_layers)
     return b + pb->fill_weight * sum;
 }
 
+/* The exact check of a split read back from GLPK: min_layers per stage,
+ * L covered, every stage fits (partition_measure(), the DP's own sums),
+ * class caps hold.  True when it passes. */
+static bool split_holds(const ilp_ctx *x, const int *n_layers)
+{
+    const partition_problem *pb = x->pb;
+    bool fits;
+    int sum = 0;
+    for (int s = 0; s < x->P; s++) {
+        if (n_layers[s] < x->ml)
+            return false;
+        sum += n_layers[s];
+    }
+    if (sum != x->L)
+        return false;
+    (void)partition_measure(pb, n_layers, &fits);
+    if (!fits)
+        return false;
+    if (pb->class_layer_cap != NULL)
+        for (int k = 0; k < x->K; k++) {
+            int n = 0;
+            for (int s = 0; s < x->P; s++)
+                if (pb->stage_class[s] == k)
+                    n += n_layers[s];
+            if (pb->class_layer_cap[k] >= 0 && n > pb->class_layer_cap[k])
+                return false;
+        }
+    return true;
+}
+
 /* Builds and solves the program (after setjmp: GLPK errors longjmp out). */
-static partition_status solve(ilp_ctx *x, double time_limit_s, partition_result *out)
+static partition_status solve(ilp_ctx *x, partition_result *out)
 {
     const partition_problem *pb = x->pb;
     partition_status st = PARTITION_OK;
     glp_prob *lp;
     glp_iocp parm;
+    double left_s;
     int ret, mst;
 
     glp_error_hook(on_glpk_error, x);
     lp = glp_create_prob();
     build(x, lp);
+    left_s = x->limit_s - (now_s() - x->t0);
+    if (x->timed_out || (!x->bad && !(left_s > 0))) {
+        glp_delete_prob(lp);
+        return PARTITION_TIMEOUT;
+    }
     if (x->bad) {
         glp_delete_prob(lp);
         return PARTITION_SOLVER_ERROR;
@@ -303,7 +431,7 @@ static partition_status solve(ilp_ctx *x, double time_limit_s, partition_result 
     parm.msg_lev = GLP_MSG_OFF;
     parm.presolve = GLP_ON;
     parm.mip_gap = pb->mip_gap;
-    parm.tm_lim = time_limit_s * 1000 >= 2e9 ? 2000000000 : (int)ceil(time_limit_s * 1000);
+    parm.tm_lim = left_s * 1000 >= 2e9 ? 2000000000 : (int)ceil(left_s * 1000);
     if (parm.tm_lim < 1)
         parm.tm_lim = 1;
     ret = glp_intopt(lp, &parm);
@@ -312,9 +440,13 @@ static partition_status solve(ilp_ctx *x, double time_limit_s, partition_result 
         st = PARTITION_INFEASIBLE;
     } else if (mst == GLP_OPT || mst == GLP_FEAS) {
         read_split(x, lp, out->n_layers);
-        out->optimal = ret == 0 && mst == GLP_OPT;
-        out->bottleneck_s = partition_measure(pb, out->n_layers, NULL);
-        out->objective = objective_of(pb, out->n_layers);
+        if (!split_holds(x, out->n_layers)) {
+            st = PARTITION_SOLVER_ERROR;   /* GLPK's answer is not a valid split */
+        } else {
+            out->optimal = ret == 0 && mst == GLP_OPT;
+            out->bottleneck_s = partition_measure(pb, out->n_layers, NULL);
+            out->objective = objective_of(pb, out->n_layers);
+        }
     } else if (ret == GLP_ETMLIM) {
         st = PARTITION_TIMEOUT;
     } else {
@@ -344,23 +476,32 @@ partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
                                partition_result *out)
 {
     ilp_ctx *x;
-    char why[160];
     volatile partition_status st = PARTITION_OK;
     size_t n;
 
+    double t0 = now_s();
+
     memset(out, 0, sizeof *out);
-    if (partition_validate(pb, why, sizeof why) != 0 || !(time_limit_s > 0)) {
+    if (partition_validate(pb, NULL, 0) != 0 || !(time_limit_s > 0)) {
         out->status = PARTITION_INVALID;
         return PARTITION_INVALID;
     }
     if (pb->n_stages == 1)
         return one_stage(pb, out);
+    /* a stage whose fixed bytes alone exceed its capacity never fits */
+    for (int s = 0; s < pb->n_stages; s++)
+        if (pb->fixed_bytes[s] > pb->capacity_bytes[s]) {
+            out->status = PARTITION_INFEASIBLE;
+            return PARTITION_INFEASIBLE;
+        }
     x = pl_calloc(1, sizeof *x);
     if (x == NULL) {
         out->status = PARTITION_NOMEM;
         return PARTITION_NOMEM;
     }
     x->pb = pb;
+    x->t0 = t0;
+    x->limit_s = time_limit_s;
     x->L = pb->n_layers;
     x->P = pb->n_stages;
     x->K = pb->n_classes;
@@ -373,17 +514,8 @@ partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
             x->has_peak = pb->peak_bytes[i] > 0;
     x->col_y0 = x->col_b + 1;
     x->n_cols = x->col_b + (x->has_peak ? x->P : 0);
-    /* scales: the largest layer time x layers per stage, the largest peak */
-    for (long i = 0; i < (long)x->K * x->L; i++) {
-        if (pb->time_s[i] > x->tscale)
-            x->tscale = pb->time_s[i];
-        if (pb->peak_bytes != NULL && pb->peak_bytes[i] > x->bscale)
-            x->bscale = pb->peak_bytes[i];
-    }
-    x->tscale = x->tscale > 0 ? x->tscale * x->L / x->P : 1.0;
-    if (!(x->bscale > 0))
-        x->bscale = 1.0;
-
+    /* time unit and threshold (file comment) */
+    set_time_scale(x);
     n = (size_t)x->n_cols + 1;
     x->acc = pl_calloc(n, sizeof *x->acc);
     x->val = pl_calloc(n, sizeof *x->val);
@@ -399,7 +531,7 @@ partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
     glp_term_out(GLP_OFF);
     glp_term_hook(on_glpk_output, NULL);
     if (setjmp(x->jb) == 0)
-        st = solve(x, time_limit_s, out);
+        st = solve(x, out);
     else
         st = PARTITION_SOLVER_ERROR;
     /* frees whatever GLPK holds, after an error too; the hooks go with it */
