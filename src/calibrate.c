@@ -55,6 +55,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fileio.h"
+#include "jsonout.h"
 #include "suggest.h"
 
 /* ---- the parameter table: one line per fitted constant of cost_params ---- */
@@ -84,6 +85,7 @@ static const param_field k_fields[] = {
      * 2020-2021 stacks paid beyond a tuned stack's ~0.05 s (cost.c) */
     {"step_overhead_s", CALIB_DIRECT, true, offsetof(gen_constants, step_overhead_s), 0.0, 10.0,
      0.1, 0.0, 1.0},
+    {"moe_host_s", CALIB_DIRECT, true, offsetof(gen_constants, moe_host_s), 0.0, 0.1, 1e-3, 0.0, 5e-3},
 };
 #define N_FIELDS ((int)(sizeof k_fields / sizeof k_fields[0]))
 
@@ -984,83 +986,77 @@ planner_status calibrate_fit(const validation_set *set, const bool *use,
 
 /* ---- the calibration file ---- */
 
-static void put_string(FILE *out, const char *s)
+/* The file as a jansson tree: every number at full precision, so that
+ * JSON_REAL_PRECISION(17) writes text that reads back bit for bit; non-finite
+ * numbers become null.  Returns NULL when an allocation fails. */
+static json_t *calibration_json(const calib_fit *f, const validation_set *set,
+                                const char *runs_file)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
-}
+    json_t *root = json_object(), *params = json_object(), *fit = json_object();
+    json_t *sv = json_array(), *residuals = json_array();
+    bool bad = false;
+    int j, i;
 
-static void put_number(FILE *out, double v)
-{
-    if (isfinite(v))
-        fprintf(out, "%.17g", v);
-    else
-        fputs("null", out);
+    bad |= json_object_set_new(root, "version", json_integer(CALIBRATION_VERSION)) != 0;
+    bad |= json_object_set_new(root, "runs_file",
+                               json_string(runs_file != NULL ? runs_file : "")) != 0;
+    for (j = 0; j < f->n_params; j++) {
+        char name[CALIB_NAME_MAX];
+        calib_param_name(&f->param[j], name, sizeof name);
+        bad |= json_object_set_new(params, name, jsonout_real(f->value[j])) != 0;
+        bad |= json_array_append_new(sv, jsonout_real(f->sv[j])) != 0;
+    }
+    bad |= json_object_set_new(fit, "runs", json_integer(f->n_runs)) != 0;
+    bad |= json_object_set_new(fit, "parameters", json_integer(f->n_params)) != 0;
+    bad |= json_object_set_new(fit, "iterations", json_integer(f->iterations)) != 0;
+    bad |= json_object_set_new(fit, "converged", json_boolean(f->converged)) != 0;
+    bad |= json_object_set_new(fit, "rms_relative_error", jsonout_real(f->rms_rel)) != 0;
+    bad |= json_object_set_new(fit, "max_relative_error", jsonout_real(f->max_rel)) != 0;
+    bad |= json_object_set_new(fit, "condition_number", jsonout_real(f->condition)) != 0;
+    bad |= json_object_set_new(fit, "singular_values", sv) != 0;
+    for (i = 0; i < f->n_runs; i++) {
+        const calib_run_fit *r = &f->run[i];
+        json_t *jr = json_object();
+        bad |= json_object_set_new(jr, "id", json_string(set != NULL && r->run < set->n
+                                                         ? set->run[r->run].id : "")) != 0;
+        bad |= json_object_set_new(jr, "measured_step_s", jsonout_real(r->measured_step_s)) != 0;
+        bad |= json_object_set_new(jr, "predicted_step_s",
+                                   jsonout_real(r->predicted_step_s)) != 0;
+        bad |= json_object_set_new(jr, "relative_error", jsonout_real(r->rel_error)) != 0;
+        bad |= json_array_append_new(residuals, jr) != 0;
+    }
+    bad |= json_object_set_new(fit, "residuals", residuals) != 0;
+    /* the set_new calls take params and fit over even when they fail */
+    bad |= json_object_set_new(root, "params", params) != 0;
+    bad |= json_object_set_new(root, "fit", fit) != 0;
+    if (bad) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
 }
 
 planner_status calibration_write(const char *path, const calib_fit *f,
                                  const validation_set *set, const char *runs_file,
                                  planner_error *err)
 {
+    json_t *root = calibration_json(f, set, runs_file);
+    char *text = jsonout_text(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                    JSON_REAL_PRECISION(17));
     atomic_file af;
     planner_status st;
-    FILE *o;
-    int j, i;
 
+    json_decref(root);
+    if (text == NULL)
+        return error_oom(err);
     if ((st = atomic_open(&af, path, err)) != PLANNER_OK)
-        return st;
-    o = af.fp;
-    fprintf(o, "{\n  \"version\": %d,\n  \"runs_file\": ", CALIBRATION_VERSION);
-    put_string(o, runs_file != NULL ? runs_file : "");
-    fprintf(o, ",\n  \"params\": {");
-    for (j = 0; j < f->n_params; j++) {
-        char name[CALIB_NAME_MAX];
-        calib_param_name(&f->param[j], name, sizeof name);
-        fprintf(o, "%s\n    \"%s\": ", j ? "," : "", name);
-        put_number(o, f->value[j]);
-    }
-    fprintf(o, "\n  },\n  \"fit\": {\n    \"runs\": %d,\n    \"parameters\": %d,\n"
-               "    \"iterations\": %d,\n    \"converged\": %s,\n"
-               "    \"rms_relative_error\": ", f->n_runs, f->n_params, f->iterations,
-            f->converged ? "true" : "false");
-    put_number(o, f->rms_rel);
-    fprintf(o, ",\n    \"max_relative_error\": ");
-    put_number(o, f->max_rel);
-    fprintf(o, ",\n    \"condition_number\": ");
-    put_number(o, f->condition);
-    fprintf(o, ",\n    \"singular_values\": [");
-    for (j = 0; j < f->n_params; j++) {
-        fprintf(o, "%s", j ? ", " : "");
-        put_number(o, f->sv[j]);
-    }
-    fprintf(o, "],\n    \"residuals\": [");
-    for (i = 0; i < f->n_runs; i++) {
-        const calib_run_fit *r = &f->run[i];
-        fprintf(o, "%s\n      {\"id\": ", i ? "," : "");
-        put_string(o, set != NULL && r->run < set->n ? set->run[r->run].id : "");
-        fprintf(o, ", \"measured_step_s\": ");
-        put_number(o, r->measured_step_s);
-        fprintf(o, ", \"predicted_step_s\": ");
-        put_number(o, r->predicted_step_s);
-        fprintf(o, ", \"relative_error\": ");
-        put_number(o, r->rel_error);
-        fprintf(o, "}");
-    }
-    fprintf(o, "%s]\n  }\n}\n", f->n_runs ? "\n    " : "");
-    if ((st = atomic_commit(&af, err)) != PLANNER_OK) {
+        goto cleanup;
+    (void)fputs(text, af.fp);   /* a write error shows in atomic_commit (ferror) */
+    if ((st = atomic_commit(&af, err)) != PLANNER_OK)
         atomic_abort(&af);
-        return st;
-    }
-    return PLANNER_OK;
+cleanup:
+    pl_free(text);
+    return st;
 }
 
 /* Positions: jansson locates syntax errors only.  locate() walks the
@@ -1297,9 +1293,13 @@ planner_status calibration_load(const char *path, cost_params *p, planner_error 
     rd.text = text;
     rd.len = len;
     rd.err = err;
+    memset(&jerr, 0, sizeof jerr);
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL) {
-        if (strstr(jerr.text, "out of memory") != NULL)
+        /* as model_load: jansson leaves the text empty on most allocation
+         * failures and reports a bogus syntax error on some */
+        if (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0' ||
+            alloc_failed())
             st = error_oom(err);
         else
             st = error_set(err, PLANNER_E_INPUT, path, jerr.line > 0 ? jerr.line : 1,

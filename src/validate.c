@@ -24,6 +24,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "alloc.h"
@@ -31,6 +32,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fileio.h"
+#include "jsonout.h"
 #include "validate.h"
 
 #define INTRA_LATENCY_S 3.4e-6    /* NCCL: per NVLink hop (cost-model.md) */
@@ -362,10 +364,17 @@ planner_status validation_load(const char *path, validation_set **out, planner_e
     st = file_read_all(path, INPUT_MAX_BYTES, &text, &len, err);
     if (st != PLANNER_OK)
         return st;
+    memset(&jerr, 0, sizeof jerr);
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL) {
-        st = error_set(err, PLANNER_E_INPUT, path, jerr.line > 0 ? jerr.line : 0,
-                       jerr.column > 0 ? jerr.column : 0, NULL, "%s", jerr.text);
+        /* as model_load: jansson leaves the text empty on most allocation
+         * failures and reports a bogus syntax error on some */
+        if (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0' ||
+            alloc_failed())
+            st = error_oom(err);
+        else
+            st = error_set(err, PLANNER_E_INPUT, path, jerr.line > 0 ? jerr.line : 0,
+                           jerr.column > 0 ? jerr.column : 0, NULL, "%s", jerr.text);
         goto cleanup;
     }
     runs = json_object_get(root, "runs");
@@ -442,27 +451,86 @@ static const char *status_name(int s)
     return s == 0 ? "ok" : s == 1 ? "unsupported" : "infeasible";
 }
 
-static void json_escape(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
-}
-
 static void plan_text(const plan *pl, char *buf, size_t n)
 {
     const strategy *s = &pl->s;
     snprintf(buf, n, "tp%d pp%d dp%d vpp%d mbs%d%s rc=%s z%d%s", s->tp, s->pp, s->dp, s->vpp,
              s->mbs, s->sp ? " sp" : "", recompute_name(s->recompute), s->zero,
              s->overlap_grad_reduce ? " ovl" : "");
+}
+
+/* The --format json document (keys documented in the README's validation
+ * section): numbers at the precision the text shows them (six significant
+ * digits, errors to six decimals), non-finite ones null.  Returns the text
+ * (pl_free it), or NULL when an allocation fails: nothing is written then. */
+static char *validation_json_text(const char *path, const validation_set *set,
+                                  const run_result *res, const int *total, const int *cnt,
+                                  const double *sum, const double *maxe)
+{
+    static const char *const keys[SUBSET_COUNT] = {"dense16", "fp8", "moe"};
+    json_t *root = json_object(), *runs = json_array(), *summary = json_object();
+    char *text = NULL;
+    bool bad = root == NULL;
+    int i, s;
+
+    bad |= json_object_set_new(root, "file", json_string(path)) != 0;
+    for (i = 0; i < set->n; i++) {
+        const validation_run *r = &set->run[i];
+        const run_result *o = &res[i];
+        json_t *jr = json_object();
+        bad |= json_object_set_new(jr, "id", json_string(r->id)) != 0;
+        bad |= json_object_set_new(jr, "subset",
+                                   json_string(validation_subset_name(r->subset))) != 0;
+        bad |= json_object_set_new(jr, "status", json_string(status_name(o->status))) != 0;
+        bad |= json_object_set_new(jr, "measured_tokens_per_s_per_gpu",
+                                   jsonout_rounded(r->measured_tokens_per_s_per_gpu, false)) != 0;
+        if (o->status == 0) {
+            const strategy *ps = &o->pl.s;
+            json_t *jp = json_object();
+            bad |= json_object_set_new(jr, "predicted_tokens_per_s_per_gpu",
+                                       jsonout_rounded(o->predicted, false)) != 0;
+            bad |= json_object_set_new(jr, "error", jsonout_rounded(o->error, true)) != 0;
+            bad |= json_object_set_new(jp, "tp", json_integer(ps->tp)) != 0;
+            bad |= json_object_set_new(jp, "pp", json_integer(ps->pp)) != 0;
+            bad |= json_object_set_new(jp, "dp", json_integer(ps->dp)) != 0;
+            bad |= json_object_set_new(jp, "cp", json_integer(ps->cp)) != 0;
+            bad |= json_object_set_new(jp, "vpp", json_integer(ps->vpp)) != 0;
+            bad |= json_object_set_new(jp, "mbs", json_integer(ps->mbs)) != 0;
+            bad |= json_object_set_new(jp, "sp", json_boolean(ps->sp)) != 0;
+            bad |= json_object_set_new(jp, "recompute",
+                                       json_string(recompute_name(ps->recompute))) != 0;
+            bad |= json_object_set_new(jp, "zero", json_integer(ps->zero)) != 0;
+            bad |= json_object_set_new(jp, "step_time_s",
+                                       jsonout_rounded(o->pl.e.step_time_s, false)) != 0;
+            bad |= json_object_set_new(jp, "peak_memory_bytes",
+                                       jsonout_rounded(o->pl.e.peak_memory_bytes, false)) != 0;
+            bad |= json_object_set_new(jp, "binding",
+                                       json_string(o->pl.e.binding ? o->pl.e.binding : "")) != 0;
+            bad |= json_object_set_new(jr, "plan", jp) != 0;
+        } else {
+            bad |= json_object_set_new(jr, "predicted_tokens_per_s_per_gpu", json_null()) != 0;
+            bad |= json_object_set_new(jr, "error", json_null()) != 0;
+            bad |= json_object_set_new(jr, "reason", json_string(o->reason)) != 0;
+        }
+        bad |= json_array_append_new(runs, jr) != 0;
+    }
+    for (s = 0; s < SUBSET_COUNT; s++) {
+        json_t *js = json_object();
+        bad |= json_object_set_new(js, "runs", json_integer(total[s])) != 0;
+        bad |= json_object_set_new(js, "predicted", json_integer(cnt[s])) != 0;
+        bad |= json_object_set_new(js, "mape", cnt[s] > 0 ? jsonout_rounded(sum[s] / cnt[s], true)
+                                                          : json_null()) != 0;
+        bad |= json_object_set_new(js, "max_error",
+                                   cnt[s] > 0 ? jsonout_rounded(maxe[s], true) : json_null()) != 0;
+        bad |= json_object_set_new(summary, keys[s], js) != 0;
+    }
+    /* the set_new calls take runs and summary over even when they fail */
+    bad |= json_object_set_new(root, "runs", runs) != 0;
+    bad |= json_object_set_new(root, "summary", summary) != 0;
+    if (!bad)
+        text = jsonout_text(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    json_decref(root);
+    return text;
 }
 
 static void validate_usage(FILE *out)
@@ -577,46 +645,13 @@ int cmd_validate(int argc, char **argv)
     }
 
     if (json) {
-        int s;
-        printf("{\n  \"file\": ");
-        json_escape(stdout, path);
-        printf(",\n  \"runs\": [");
-        for (i = 0; i < set->n; i++) {
-            const validation_run *r = &set->run[i];
-            const run_result *o = &res[i];
-            printf("%s\n    {\"id\": ", i ? "," : "");
-            json_escape(stdout, r->id);
-            printf(", \"subset\": ");
-            json_escape(stdout, validation_subset_name(r->subset));
-            printf(", \"status\": \"%s\", \"measured_tokens_per_s_per_gpu\": %.6g",
-                   status_name(o->status), r->measured_tokens_per_s_per_gpu);
-            if (o->status == 0) {
-                const strategy *ps = &o->pl.s;
-                printf(", \"predicted_tokens_per_s_per_gpu\": %.6g, \"error\": %.6f"
-                       ", \"plan\": {\"tp\": %d, \"pp\": %d, \"dp\": %d, \"cp\": %d, \"vpp\": %d"
-                       ", \"mbs\": %d, \"sp\": %s, \"recompute\": \"%s\", \"zero\": %d"
-                       ", \"step_time_s\": %.6g, \"peak_memory_bytes\": %.6g, \"binding\": \"%s\"}",
-                       o->predicted, o->error, ps->tp, ps->pp, ps->dp, ps->cp, ps->vpp, ps->mbs,
-                       ps->sp ? "true" : "false", recompute_name(ps->recompute), ps->zero,
-                       o->pl.e.step_time_s, o->pl.e.peak_memory_bytes,
-                       o->pl.e.binding ? o->pl.e.binding : "");
-            } else {
-                printf(", \"predicted_tokens_per_s_per_gpu\": null, \"error\": null, \"reason\": ");
-                json_escape(stdout, o->reason);
-            }
-            printf("}");
+        char *text = validation_json_text(path, set, res, total, cnt, sum, maxe);
+        if (text == NULL) {
+            st = error_oom(&err);
+            goto cleanup;
         }
-        printf("\n  ],\n  \"summary\": {");
-        for (s = 0; s < SUBSET_COUNT; s++) {
-            static const char *const keys[SUBSET_COUNT] = {"dense16", "fp8", "moe"};
-            printf("%s\n    \"%s\": {\"runs\": %d, \"predicted\": %d", s ? "," : "", keys[s],
-                   total[s], cnt[s]);
-            if (cnt[s] > 0)
-                printf(", \"mape\": %.6f, \"max_error\": %.6f}", sum[s] / cnt[s], maxe[s]);
-            else
-                printf(", \"mape\": null, \"max_error\": null}");
-        }
-        printf("\n  }\n}\n");
+        fputs(text, stdout);
+        pl_free(text);
     } else {
         int s;
         printf("%-36s %-14s %6s %12s %12s %8s  %s\n", "run", "gpu", "gpus", "predicted",
