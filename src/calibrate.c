@@ -1457,6 +1457,67 @@ static void calibrate_usage(FILE *out)
     fprintf(out, ".\n\n%s", cli_exit_codes_help);
 }
 
+/* The command line of calibrate and crossval.  Each command's longopts
+ * name the options it takes; the cases of the others never come up. */
+typedef struct calib_args {
+    const char *cmd;        /* "calibrate " or "crossval ": messages' prefix */
+    const char *runs;       /* --runs FILE (required) */
+    const char *output;     /* calibrate: -o, --output FILE; NULL if absent */
+    int folds;              /* crossval: --folds K (default 5) */
+    calib_options opt;      /* --params, --subset, --max-iter; runs_file */
+} calib_args;
+
+static void calib_args_default(calib_args *a, const char *cmd)
+{
+    memset(a, 0, sizeof *a);
+    a->cmd = cmd;
+    a->folds = 5;
+    calib_options_default(&a->opt);
+}
+
+/* Parses argv into *a.  Returns -1 to go on, or the exit status to return
+ * at once: PLANNER_OK after --help (usage printed), or a usage error
+ * (cli_usage_error has printed it). */
+static int parse_calib_args(calib_args *a, int argc, char **argv, const char *optstring,
+                            const struct option *longopts, void (*usage)(FILE *))
+{
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'r': a->runs = optarg; break;
+        case 'o': a->output = optarg; break;
+        case 'k':
+            if (cli_parse_int(optarg, 2, 100, &a->folds) != 0)
+                return cli_usage_error(a->cmd, "--folds: expected 2..100, got '%s'", optarg);
+            break;
+        case 'p': a->opt.params = optarg; break;
+        case 's':
+            if (parse_subset(optarg, &a->opt.subset) != 0)
+                return cli_usage_error(a->cmd,
+                                       "--subset: expected dense, all, dense16, fp8 or moe, got '%s'", optarg);
+            break;
+        case 'i':
+            if (cli_parse_int(optarg, 1, 1000, &a->opt.max_iter) != 0)
+                return cli_usage_error(a->cmd, "--max-iter: expected 1..1000, got '%s'",
+                                       optarg);
+            break;
+        case 'h': usage(stdout); return PLANNER_OK;
+        case ':':
+            return cli_usage_error(a->cmd, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error(a->cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc)
+        return cli_usage_error(a->cmd, "unexpected argument '%s'", argv[optind]);
+    if (a->runs == NULL)
+        return cli_usage_error(a->cmd, "--runs FILE is required");
+    a->opt.runs_file = a->runs;
+    return -1;
+}
+
 static void print_fit(const calib_fit *f, const validation_set *set)
 {
     int j, i;
@@ -1498,7 +1559,8 @@ int cmd_calibrate(int argc, char **argv)
         {"max-iter", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *runs = NULL, *output = NULL;
+    const char *runs, *output;
+    calib_args a;
     calib_options opt;
     planner_error err = PLANNER_ERROR_INIT;
     planner_status st = PLANNER_OK;
@@ -1508,36 +1570,12 @@ int cmd_calibrate(int argc, char **argv)
     int ch;
 
     memset(&fit, 0, sizeof fit);
-    calib_options_default(&opt);
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'r': runs = optarg; break;
-        case 'o': output = optarg; break;
-        case 'p': opt.params = optarg; break;
-        case 's':
-            if (parse_subset(optarg, &opt.subset) != 0)
-                return cli_usage_error("calibrate ",
-                                       "--subset: expected dense, all, dense16, fp8 or moe, got '%s'", optarg);
-            break;
-        case 'i':
-            if (cli_parse_int(optarg, 1, 1000, &opt.max_iter) != 0)
-                return cli_usage_error("calibrate ", "--max-iter: expected 1..1000, got '%s'",
-                                       optarg);
-            break;
-        case 'h': calibrate_usage(stdout); return PLANNER_OK;
-        case ':':
-            return cli_usage_error("calibrate ", "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("calibrate ", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc)
-        return cli_usage_error("calibrate ", "unexpected argument '%s'", argv[optind]);
-    if (runs == NULL)
-        return cli_usage_error("calibrate ", "--runs FILE is required");
-    opt.runs_file = runs;
+    calib_args_default(&a, "calibrate ");
+    if ((ch = parse_calib_args(&a, argc, argv, ":o:h", longopts, calibrate_usage)) >= 0)
+        return ch;
+    runs = a.runs;
+    output = a.output;
+    opt = a.opt;
     openblas_set_num_threads(1);
 
     cost_params_default(&start);
@@ -1636,8 +1674,9 @@ int cmd_crossval(int argc, char **argv)
         {"max-iter", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *runs = NULL;
-    int folds = 5, ch, i, f, n_src = 0;
+    const char *runs;
+    int folds, ch, i, f, n_src = 0;
+    calib_args a;
     calib_options opt;
     planner_error err = PLANNER_ERROR_INIT;
     planner_status st = PLANNER_OK;
@@ -1653,39 +1692,12 @@ int cmd_crossval(int argc, char **argv)
 
     memset(&fit, 0, sizeof fit);
     memset(by_subset, 0, sizeof by_subset);
-    calib_options_default(&opt);
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'r': runs = optarg; break;
-        case 'k':
-            if (cli_parse_int(optarg, 2, 100, &folds) != 0)
-                return cli_usage_error("crossval ", "--folds: expected 2..100, got '%s'", optarg);
-            break;
-        case 'p': opt.params = optarg; break;
-        case 's':
-            if (parse_subset(optarg, &opt.subset) != 0)
-                return cli_usage_error("crossval ",
-                                       "--subset: expected dense, all, dense16, fp8 or moe, got '%s'", optarg);
-            break;
-        case 'i':
-            if (cli_parse_int(optarg, 1, 1000, &opt.max_iter) != 0)
-                return cli_usage_error("crossval ", "--max-iter: expected 1..1000, got '%s'",
-                                       optarg);
-            break;
-        case 'h': crossval_usage(stdout); return PLANNER_OK;
-        case ':':
-            return cli_usage_error("crossval ", "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("crossval ", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc)
-        return cli_usage_error("crossval ", "unexpected argument '%s'", argv[optind]);
-    if (runs == NULL)
-        return cli_usage_error("crossval ", "--runs FILE is required");
-    opt.runs_file = runs;
+    calib_args_default(&a, "crossval ");
+    if ((ch = parse_calib_args(&a, argc, argv, ":h", longopts, crossval_usage)) >= 0)
+        return ch;
+    runs = a.runs;
+    folds = a.folds;
+    opt = a.opt;
     openblas_set_num_threads(1);
     cost_params_default(&def);
 
