@@ -14,43 +14,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
-#include "search.h"
+#include "bench_common.h"
 
 #define MAX_REPEATS 50
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static int bench_one(const char *model_path, const char *cluster_path, partition_solver ps,
                      double ilp_s, int repeats)
 {
     planner_error err = PLANNER_ERROR_INIT;
-    model *m = NULL;
-    cluster *c = NULL;
-    cost_params p;
-    search_options o;
+    bench_case bc;
     search_result keep;
     double t[MAX_REPEATS], median;
     int rc = 1;
 
     memset(&keep, 0, sizeof keep);
-    if (model_load(model_path, NULL, &m, &err) != PLANNER_OK ||
-        cluster_load(cluster_path, &c, &err) != PLANNER_OK) {
-        error_print(&err, stderr);
+    if (bench_case_load(&bc, model_path, cluster_path) != 0)
         goto cleanup;
-    }
-    cost_params_default(&p);
-    search_options_default(&o);
-    o.gbs = m->global_batch;
-    o.seq_len = m->seq_len;
-    o.partition = ps;
-    o.ilp_time_limit_s = ilp_s;
+    bc.o.partition = ps;
+    bc.o.ilp_time_limit_s = ilp_s;
     for (int i = 0; i < repeats; i++) {
         search_result r;
-        planner_status st = search_run(m, c, &p, &o, &r, &err);
+        planner_status st = search_run(bc.m, bc.c, &bc.p, &bc.o, &r, &err);
         if (st != PLANNER_OK && st != PLANNER_E_INFEASIBLE) {
             error_print(&err, stderr);
             goto cleanup;
@@ -61,15 +45,14 @@ static int bench_one(const char *model_path, const char *cluster_path, partition
         else
             search_result_free(&r);
     }
-    qsort(t, (size_t)repeats, sizeof t[0], cmp_double);
-    median = repeats % 2 ? t[repeats / 2] : 0.5 * (t[repeats / 2 - 1] + t[repeats / 2]);
+    median = bench_sort_median(t, repeats);
     printf("planner --model %s --cluster %s --partition %s", model_path, cluster_path,
            ps == PARTITION_ILP ? "ilp" : "dp");
     if (ps == PARTITION_ILP)
         printf(" --ilp-time-limit %g", ilp_s);
     printf("\n");
     printf("  %d GPUs, %d runs: best %.1f ms, median %.1f ms; %ld candidates (%ld feasible)\n",
-           cluster_total_gpus(c), repeats, 1e3 * t[0], 1e3 * median, keep.candidates,
+           cluster_total_gpus(bc.c), repeats, 1e3 * t[0], 1e3 * median, keep.candidates,
            keep.feasible);
     if (keep.n_top > 0) {
         const strategy *s = &keep.top[0].s;
@@ -77,7 +60,7 @@ static int bench_one(const char *model_path, const char *cluster_path, partition
                s->mbs, keep.top[0].e.tokens_per_s);
         for (int i = 0; i < s->n_stages; i++)
             printf("%s%d@%s", i ? " " : " ", s->stage[i].n_layers,
-                   c->group[s->stage[i].group].gpu.name);
+                   bc.c->group[s->stage[i].group].gpu.name);
         printf("\n");
     }
     if (keep.placement_note[0] != '\0')
@@ -85,8 +68,7 @@ static int bench_one(const char *model_path, const char *cluster_path, partition
     rc = 0;
 cleanup:
     search_result_free(&keep);
-    cluster_free(c);
-    model_free(m);
+    bench_case_free(&bc);
     return rc;
 }
 
@@ -106,10 +88,15 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench_hetero [-r REPEATS] [-t ILP_SECONDS]\n");
             return 2;
         }
-        if (strcmp(argv[i], "-r") == 0)
-            repeats = atoi(argv[i + 1]);
-        else
-            ilp_s = atof(argv[i + 1]);
+        if (strcmp(argv[i], "-r") == 0) {
+            if (bench_parse_int(argv[i + 1], 1, MAX_REPEATS, &repeats) != 0)
+                repeats = 0;   /* refused below */
+        } else {
+            char *end;
+            ilp_s = strtod(argv[i + 1], &end);
+            if (end == argv[i + 1] || *end != '\0')
+                ilp_s = 0;     /* refused below */
+        }
     }
     if (repeats < 1 || repeats > MAX_REPEATS || !(ilp_s > 0)) {
         fprintf(stderr, "bench_hetero: -r takes 1..%d, -t a positive time\n", MAX_REPEATS);

@@ -14,14 +14,10 @@
  * recorded results bit for bit.  Exits 1 when an input fails to load, a
  * search errs, or a replay differs. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "alloc.h"
+#include "bench_common.h"
 #include "pipeline.h"
-#include "search.h"
-
-#define MAX_REPEATS 100
 
 typedef struct call {
     int pp, vpp, m;
@@ -96,44 +92,21 @@ static void rec_clear(void)
     memset(&rec, 0, sizeof rec);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int bench_one(const char *model_path, const char *cluster_path, int repeats)
 {
     planner_error err = PLANNER_ERROR_INIT;
-    model *m = NULL;
-    cluster *c = NULL;
-    cost_params p;
-    search_options o;
+    bench_case bc;
     search_result r;
-    double t[MAX_REPEATS], tc[MAX_REPEATS], median, median_c, ops = 0;
+    double t[BENCH_MAX_REPEATS], tc[BENCH_MAX_REPEATS], median, median_c, ops = 0;
     sched_cache *cache = NULL;
     double end[STRATEGY_MAX_STAGES];
     planner_status st;
     size_t i;
     int k, rc = 1;
 
-    if (model_load(model_path, NULL, &m, &err) != PLANNER_OK ||
-        cluster_load(cluster_path, &c, &err) != PLANNER_OK) {
-        error_print(&err, stderr);
+    if (bench_case_load(&bc, model_path, cluster_path) != 0)
         goto cleanup;
-    }
-    cost_params_default(&p);
-    search_options_default(&o);
-    o.gbs = m->global_batch;
-    o.seq_len = m->seq_len;
-    st = search_run(m, c, &p, &o, &r, &err);
+    st = search_run(bc.m, bc.c, &bc.p, &bc.o, &r, &err);
     if (st != PLANNER_OK && st != PLANNER_E_INFEASIBLE) {
         error_print(&err, stderr);
         goto cleanup;
@@ -146,7 +119,7 @@ static int bench_one(const char *model_path, const char *cluster_path, int repea
     for (i = 0; i < rec.n; i++)
         ops += 2.0 * rec.c[i].pp * rec.c[i].m * rec.c[i].vpp;
     for (k = 0; k < repeats; k++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (i = 0; i < rec.n; i++) {
             const call *x = &rec.c[i];
             double s = __real_schedule_simulate_ex(x->pp, x->vpp, x->m, x->t, x->t + x->pp,
@@ -157,7 +130,7 @@ static int bench_one(const char *model_path, const char *cluster_path, int repea
                 goto cleanup;
             }
         }
-        t[k] = now_s() - t0;
+        t[k] = bench_now_s() - t0;
     }
     cache = pl_malloc(sizeof *cache);
     if (cache == NULL) {
@@ -165,7 +138,7 @@ static int bench_one(const char *model_path, const char *cluster_path, int repea
         goto cleanup;
     }
     for (k = 0; k < repeats; k++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         sched_cache_init(cache);
         for (i = 0; i < rec.n; i++) {
             const call *x = &rec.c[i];
@@ -176,12 +149,10 @@ static int bench_one(const char *model_path, const char *cluster_path, int repea
                 goto cleanup;
             }
         }
-        tc[k] = now_s() - t0;
+        tc[k] = bench_now_s() - t0;
     }
-    qsort(t, (size_t)repeats, sizeof t[0], cmp_double);
-    qsort(tc, (size_t)repeats, sizeof tc[0], cmp_double);
-    median = repeats % 2 ? t[repeats / 2] : 0.5 * (t[repeats / 2 - 1] + t[repeats / 2]);
-    median_c = repeats % 2 ? tc[repeats / 2] : 0.5 * (tc[repeats / 2 - 1] + tc[repeats / 2]);
+    median = bench_sort_median(t, repeats);
+    median_c = bench_sort_median(tc, repeats);
     printf("schedule simulation of planner --model %s --cluster %s\n", model_path, cluster_path);
     printf("  %zu calls, %d replays: best %.1f ms, median %.1f ms; %.0f calls/s, "
            "%.2f us per call; %.0f schedule operations per call\n",
@@ -193,27 +164,16 @@ static int bench_one(const char *model_path, const char *cluster_path, int repea
 cleanup:
     pl_free(cache);
     rec_clear();
-    cluster_free(c);
-    model_free(m);
+    bench_case_free(&bc);
     return rc;
 }
 
 int main(int argc, char **argv)
 {
-    int repeats = 5, i = 1, rc = 0;
+    int repeats = 5, rc = 0, i;
     alloc_init();
-    if (argc > 2 && strcmp(argv[1], "-r") == 0) {
-        repeats = atoi(argv[2]);
-        if (repeats < 1 || repeats > MAX_REPEATS) {
-            fprintf(stderr, "bench_pipeline: -r takes 1..%d\n", MAX_REPEATS);
-            return 2;
-        }
-        i = 3;
-    }
-    if (argc - i < 2 || (argc - i) % 2 != 0) {
-        fprintf(stderr, "usage: bench_pipeline [-r REPEATS] MODEL CLUSTER [MODEL CLUSTER]...\n");
+    if ((i = bench_pair_args(argc, argv, "bench_pipeline", BENCH_MAX_REPEATS, &repeats)) < 0)
         return 2;
-    }
     for (; i + 1 < argc; i += 2)
         rc |= bench_one(argv[i], argv[i + 1], repeats);
     return rc;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/run.sh: search benchmarks (run by `make bench` after `make`).
-# Builds bench/bench_search.c against build/libplanner.a with the project's
-# flags, then times full searches of the two reference cases (issue 3):
+# Builds bench/bench_search.c (with bench/bench_common.c, what the benchmark
+# programs share) against build/libplanner.a with the project's flags, then
+# times full searches of the two reference cases (issue 3):
 #   GPT-3 175B on 64 DGX H100 (512 GPUs)       target < 100 ms
 #   Llama 3.1 405B on 2048 DGX H100 (16,384)   target < 1 s
 # (the model file's sequence and batch, and Llama 3.1's real setup: --seq 8192
@@ -15,11 +16,18 @@ build=${BUILD:-build}
 cc=${CC:-cc}
 mkdir -p "$build/bench"
 pkgs="jansson yaml-0.1 lapacke openblas"
-# shellcheck disable=SC2046,SC2086
-$cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
-    $(pkg-config --cflags $pkgs 2>/dev/null) \
-    -o "$build/bench/bench_search" bench/bench_search.c "$build/libplanner.a" \
-    $(pkg-config --libs $pkgs 2>/dev/null) -lglpk -lm
+# bench_build NAME [LDFLAGS...]: bench/NAME.c and bench/bench_common.c
+# against the library, with the project's flags, into $build/bench/NAME.
+bench_build() {
+    name=$1
+    shift
+    # shellcheck disable=SC2046,SC2086
+    $cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
+        $(pkg-config --cflags $pkgs 2>/dev/null) "$@" \
+        -o "$build/bench/$name" "bench/$name.c" bench/bench_common.c "$build/libplanner.a" \
+        $(pkg-config --libs $pkgs 2>/dev/null) -lglpk -lm
+}
+bench_build bench_search
 repeats=${REPEATS:-7}
 "$build/bench/bench_search" -r "$repeats" \
     configs/gpt3-175b.json clusters/h100x512.yaml \
@@ -51,11 +59,7 @@ print("  %d GPUs, %d runs: search best %.1f ms, median %.1f ms; process median %
          s["candidates"], s["feasible"], s["candidates"] / med(search)))
 PY
 echo "targets: GPT-3 175B on 512 GPUs < 100 ms; Llama 3.1 405B on 16,384 GPUs < 1 s (median)"
-# shellcheck disable=SC2046,SC2086
-$cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
-    $(pkg-config --cflags $pkgs 2>/dev/null) -Wl,--wrap=schedule_simulate_ex \
-    -o "$build/bench/bench_pipeline" bench/bench_pipeline.c "$build/libplanner.a" \
-    $(pkg-config --libs $pkgs 2>/dev/null) -lglpk -lm
+bench_build bench_pipeline -Wl,--wrap=schedule_simulate_ex
 "$build/bench/bench_pipeline" -r "$repeats" \
     configs/gpt3-175b.json clusters/h100x512.yaml \
     configs/llama3.1-405b.json clusters/h100x16384.yaml
@@ -63,10 +67,6 @@ $cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
 # Heterogeneous clusters (issue 4): AMP's GPT-2 on 16 T4 and 12 V100 + 4 T4
 # (< 50 ms each), Llama 3 70B on 32 DGX H100 + 32 DGX A100 and on 1,024 GPUs
 # of three types (< 10 s with ILP partitions); DP and ILP partitions each.
-# shellcheck disable=SC2046,SC2086
-$cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
-    $(pkg-config --cflags $pkgs 2>/dev/null) \
-    -o "$build/bench/bench_hetero" bench/bench_hetero.c "$build/libplanner.a" \
-    $(pkg-config --libs $pkgs 2>/dev/null) -lglpk -lm
+bench_build bench_hetero
 "$build/bench/bench_hetero" -r "${REPEATS_HETERO:-5}"
 echo "targets: AMP cases < 50 ms; 1,024 GPUs of three types with ILP partitions < 10 s (median)"
