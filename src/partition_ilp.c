@@ -63,6 +63,9 @@ typedef struct ilp_ctx {
     bool has_peak;
     double tscale;                   /* time unit (set_time_scale) */
     double tdrop;                    /* time coefficients below: dropped */
+    double lb;                       /* bottleneck lower bound (the DP's) */
+    double ub;                       /* objective of a valid split, or inf */
+    bool ref_obeys_caps;             /* the DP's split is a valid answer */
     double drop_below;               /* |coefficient| dropped below this */
     double t0, limit_s;              /* start (monotonic s), time limit */
     int rows_built;
@@ -210,6 +213,24 @@ static double mem_coef(double bytes, double R)
     return c > ILP_CLIP ? ILP_CLIP : c;
 }
 
+/* A layer time in units of tscale; clipped at twice the objective of a
+ * valid split: a split that puts such a layer on such a stage has a
+ * bottleneck above that objective before and after, so it is never optimal
+ * and the optimum does not move (a 1e30 s layer next to 1 s ones made a
+ * 5e26 coefficient, and GLPK returned 4x the optimum as "optimal"). */
+static double time_coef(const ilp_ctx *x, double t)
+{
+    return (t > 2 * x->ub ? 2 * x->ub : t) / x->tscale;
+}
+
+/* A time bound below the drop threshold is 0, as a coefficient would be
+ * (a 5e-31 right-hand side next to the other rows' 1 made GLPK report a
+ * feasible problem infeasible). */
+static double tiny_to_zero(double v, double drop_below)
+{
+    return fabs(v) < drop_below ? 0.0 : v;
+}
+
 /* Builds rows, columns and objective into lp. */
 static void build(ilp_ctx *x, glp_prob *lp)
 {
@@ -223,7 +244,8 @@ static void build(ilp_ctx *x, glp_prob *lp)
     }
     for (int c = 1; c <= x->n_z; c++)
         glp_set_col_kind(lp, c, GLP_BV);
-    glp_set_col_bnds(lp, x->col_b, GLP_LO, pb->bottleneck_lb / x->tscale, 0.0);
+    glp_set_col_bnds(lp, x->col_b, GLP_LO, tiny_to_zero(pb->bottleneck_lb / x->tscale, x->tdrop),
+                     0.0);
     glp_set_obj_coef(lp, x->col_b, 1.0);
     if (x->has_peak)
         for (int s = 0; s < P; s++)
@@ -256,9 +278,9 @@ static void build(ilp_ctx *x, glp_prob *lp)
         const double *t = coef_row(pb->time_s, x, s);
         row_begin(x, x->tdrop);
         for (int i = 0; i < L; i++)
-            add_x(x, s, i, t[i] / x->tscale);
+            add_x(x, s, i, time_coef(x, t[i]));
         acc_add(x, x->col_b, -1.0);
-        row_end(x, lp, -HUGE_VAL, -pb->fixed_time_s[s] / x->tscale);
+        row_end(x, lp, -HUGE_VAL, -tiny_to_zero(pb->fixed_time_s[s] / x->tscale, x->tdrop));
     }
     /* memory, in units of R = capacity - fixed bytes (> 0 here, or 0) */
     for (int s = 0; s < P && !x->bad; s++) {
@@ -304,7 +326,7 @@ static void build(ilp_ctx *x, glp_prob *lp)
         for (int s = 0; s < P; s++) {
             const double *t = coef_row(pb->time_s, x, s);
             for (int i = 0; i < L; i++)
-                add_x(x, s, i, pb->fill_weight * t[i] / x->tscale);
+                add_x(x, s, i, pb->fill_weight * time_coef(x, t[i]));
         }
         for (int q = 0; q < x->n_touched; q++) {
             int col = x->touched[q];
@@ -316,35 +338,42 @@ static void build(ilp_ctx *x, glp_prob *lp)
     }
 }
 
-/* The time rows' unit: the largest layer time x L / P (GLPK's branch and
- * cut is fastest on this scale: on the bench's 1,024-GPU case, 2.8 s in
- * all, 12 s in units of the bottleneck's lower bound); and the threshold
- * below which a time coefficient is dropped: 1e-12 of a lower bound on the
- * bottleneck (bottleneck_lb, else the larger of the largest fixed time and
- * sum_i (layer i's least time on a class that has a stage) / P), so what is
- * dropped moves the bottleneck by less than 4096 x 1e-12 of itself. */
+/* The time rows' unit: the largest layer time (on a class that has a
+ * stage, clipped as time_coef() does) x L / P, at most 1e3 x the lower
+ * bound below (GLPK's branch and cut is fastest on this scale: on the
+ * bench's 1,024-GPU case, 2.8 s in all, 12 s in units of the bottleneck's
+ * lower bound); and the threshold below which a time coefficient is
+ * dropped: 1e-12 of a lower bound on the bottleneck (the DP's optimum,
+ * bottleneck_lb, the largest fixed time and sum_i (layer i's least time on
+ * a class that has a stage) / P, whichever is largest), so what is dropped
+ * moves the bottleneck by less than 4096 x 1e-12 of itself. */
 static void set_time_scale(ilp_ctx *x)
 {
     const partition_problem *pb = x->pb;
-    double most = 0, lb = pb->bottleneck_lb, total = 0;
-    for (long i = 0; i < (long)x->K * x->L; i++)
-        if (pb->time_s[i] > most)
-            most = pb->time_s[i];
-    x->tscale = most > 0 ? most * x->L / x->P : 1.0;
+    double most = 0, lb = x->lb > pb->bottleneck_lb ? x->lb : pb->bottleneck_lb, total = 0;
     for (int i = 0; i < x->L; i++) {
         double least = HUGE_VAL;
         for (int s = 0; s < x->P; s++) {
             double t = pb->time_s[(size_t)pb->stage_class[s] * (size_t)x->L + (size_t)i];
             if (t < least)
                 least = t;
+            if (t > most)
+                most = t;
         }
         total += least;
     }
+    if (most > 2 * x->ub)
+        most = 2 * x->ub;
+    x->tscale = most > 0 ? most * x->L / x->P : 1.0;
     if (total / x->P > lb)
         lb = total / x->P;
     for (int s = 0; s < x->P; s++)
         if (pb->fixed_time_s[s] > lb)
             lb = pb->fixed_time_s[s];
+    /* a layer far slower on one class than on others must not shrink the
+     * others to nothing: the unit is at most 1e3 x the bound */
+    if (lb > 0 && x->tscale > 1e3 * lb)
+        x->tscale = 1e3 * lb;
     /* a bound of 0 (all least times 0): relative to the unit */
     x->tdrop = ILP_DROP * (lb > 0 ? lb / x->tscale : 1.0);
 }
@@ -446,6 +475,9 @@ static partition_status solve(ilp_ctx *x, partition_result *out)
             out->optimal = ret == 0 && mst == GLP_OPT;
             out->bottleneck_s = partition_measure(pb, out->n_layers, NULL);
             out->objective = objective_of(pb, out->n_layers);
+            /* "optimal" but worse than the DP's valid split: GLPK is wrong */
+            if (out->optimal && out->objective > x->ub * (1 + pb->mip_gap + 1e-6))
+                st = PARTITION_SOLVER_ERROR;
         }
     } else if (ret == GLP_ETMLIM) {
         st = PARTITION_TIMEOUT;
@@ -514,6 +546,28 @@ partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
             x->has_peak = pb->peak_bytes[i] > 0;
     x->col_y0 = x->col_b + 1;
     x->n_cols = x->col_b + (x->has_peak ? x->P : 0);
+    /* the DP on the problem without the ILP-only extras (a relaxation):
+     * no split there, none here; else its optimum bounds the bottleneck
+     * from below, and when its split obeys the caps, its objective bounds
+     * the optimum from above */
+    {
+        partition_problem relaxed = *pb;
+        partition_result r;
+        partition_status sd;
+        relaxed.class_layer_cap = NULL;
+        relaxed.fill_weight = 0;
+        sd = partition_dp(&relaxed, NULL, &r);
+        if (sd != PARTITION_OK) {
+            st = sd == PARTITION_INFEASIBLE || sd == PARTITION_NOMEM ? sd
+                                                                     : PARTITION_SOLVER_ERROR;
+            goto cleanup;
+        }
+        x->lb = r.bottleneck_s;
+        x->ub = HUGE_VAL;
+        x->ref_obeys_caps = split_holds(x, r.n_layers);
+        if (x->ref_obeys_caps)
+            x->ub = objective_of(pb, r.n_layers);
+    }
     /* time unit and threshold (file comment) */
     set_time_scale(x);
     n = (size_t)x->n_cols + 1;
@@ -538,6 +592,8 @@ partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
     glp_error_hook(NULL, NULL);
     glp_term_hook(NULL, NULL);
     glp_free_env();
+    if (st == PARTITION_INFEASIBLE && x->ref_obeys_caps)
+        st = PARTITION_SOLVER_ERROR;   /* the DP's split refutes it */
 cleanup:
     pl_free(x->acc);
     pl_free(x->val);

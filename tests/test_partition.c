@@ -4,13 +4,17 @@
  * memory limit that forces a short first stage), the DP against the GLPK ILP
  * on many random instances (the same optimal bottleneck, the same verdict
  * when nothing fits), the ILP-only extras (per-class layer caps, the fill
- * objective) and clean statuses for bad problems and tiny time limits.
+ * objective) and clean statuses for bad problems and tiny time limits; the
+ * valid range of coefficients (partition.h), the DP without cancellation at
+ * 1e30 next to 1e9, the ILP's exact check of GLPK's answer, DP == ILP on
+ * instances at the range's edges, and a time limit that covers building.
  */
 #include <glpk.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "partition.h"
 #include "testutil.h"
 
@@ -392,6 +396,217 @@ START_TEST(glpk_error_returns_cleanly)
 }
 END_TEST
 
+START_TEST(range_rule)
+{
+    /* partition.h: every coefficient 0 or within [1e-30, 1e30]; capacity
+     * also HUGE_VAL; mip_gap within [0, 1]; both solvers say INVALID */
+    const double bad[] = {1e-31, 5e-324, 1.0000001e30, 1e300, -1e-30, NAN, HUGE_VAL};
+    const double good[] = {0.0, 1e-30, 1e30, 1.0};
+    inst x;
+    partition_result r;
+    char why[160];
+    for (size_t q = 0; q < sizeof bad / sizeof bad[0]; q++) {
+        uniform(&x, 4, 2);
+        x.st[2] = bad[q];
+        ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), -1);
+        ck_assert_str_eq(why, "class 0 layer 2: a cost is outside 0 or [1e-30, 1e+30]");
+        ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
+        ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
+        uniform(&x, 4, 2);
+        x.ft[1] = bad[q];
+        ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), -1);
+        ck_assert_str_eq(why, "stage 1: a fixed cost is outside 0 or [1e-30, 1e+30]");
+        ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
+        ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
+        uniform(&x, 4, 2);
+        x.pb.fill_weight = bad[q];
+        ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
+        if (bad[q] != HUGE_VAL) {   /* HUGE_VAL: no memory limit */
+            uniform(&x, 4, 2);
+            x.cap[0] = bad[q];
+            ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), -1);
+            ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
+            ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
+        }
+    }
+    for (size_t q = 0; q < sizeof good / sizeof good[0]; q++) {
+        uniform(&x, 4, 2);
+        x.t[2] = x.st[2] = x.act[3] = x.ft[0] = x.fb[1] = good[q];
+        x.cap[0] = good[q] > 0 ? good[q] : HUGE_VAL;
+        ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), 0);
+        x.cap[0] = HUGE_VAL;
+        ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_OK);
+    }
+    uniform(&x, 4, 2);
+    x.pb.mip_gap = 1.5;
+    ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
+    x.pb.mip_gap = 1.0;
+    ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_OK);
+}
+END_TEST
+
+START_TEST(dp_no_cancellation_at_1e30)
+{
+    /* 3 layers of 3, 1, 1 s on 2 stages; state bytes 1e30, 5e9, 5e9;
+     * capacity 1e30 on stage 0, 6e9 on stage 1.  Split 1 + 2 (bottleneck
+     * 3) puts 1e10 bytes on stage 1: it does not fit; 2 + 1 does (1e30 +
+     * 5e9 <= 1e30 in doubles and 5e9 <= 6e9): bottleneck 4.  Prefix sums
+     * made the 1 + 2 range 0 bytes ((1e30 + 5e9 + 5e9) - 1e30 = 0). */
+    inst x;
+    partition_result r;
+    bool fits;
+    uniform(&x, 3, 2);
+    x.t[0] = 3.0;
+    x.st[0] = 1e30;
+    x.st[1] = x.st[2] = 5e9;
+    x.cap[0] = 1e30;
+    x.cap[1] = 6e9;
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_OK);
+    ck_assert_int_eq(r.n_layers[0], 2);
+    ck_assert_int_eq(r.n_layers[1], 1);
+    ck_assert_double_eq(r.bottleneck_s, 4.0);
+    partition_measure(&x.pb, r.n_layers, &fits);
+    ck_assert(fits);
+    ck_assert_int_eq(partition_ilp(&x.pb, 10.0, &r), PARTITION_OK);
+    ck_assert_int_eq(r.n_layers[0], 2);
+    ck_assert_double_eq(r.bottleneck_s, 4.0);
+    x.cap[1] = 4e9;   /* nothing fits on stage 1 */
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INFEASIBLE);
+    ck_assert_int_eq(partition_ilp(&x.pb, 10.0, &r), PARTITION_INFEASIBLE);
+}
+END_TEST
+
+START_TEST(ilp_never_returns_a_split_that_does_not_fit)
+{
+    /* 2 layers of 1 byte on 2 stages of capacity 1 - 1e-9 bytes: no stage
+     * fits a layer, but only by 1e-9, inside GLPK's row tolerance (1e-7):
+     * partition_ilp() never returns such a split as OK */
+    inst x;
+    partition_result r;
+    partition_status st;
+    uniform(&x, 2, 2);
+    x.cap[0] = x.cap[1] = 1.0 - 1e-9;
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INFEASIBLE);
+    st = partition_ilp(&x.pb, 10.0, &r);
+    ck_assert_msg(st == PARTITION_INFEASIBLE || st == PARTITION_SOLVER_ERROR, "status %s",
+                  partition_status_name(st));
+    ck_assert_int_eq(r.n_layers[0], 0);
+    /* a stage whose fixed bytes exceed its capacity: infeasible at once */
+    uniform(&x, 4, 2);
+    x.fb[1] = 2.0;
+    x.cap[1] = 1.0;
+    ck_assert_int_eq(partition_ilp(&x.pb, 10.0, &r), PARTITION_INFEASIBLE);
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INFEASIBLE);
+}
+END_TEST
+
+/* random_inst() with a few coefficients moved to the edges of the valid
+ * range (1e-30, 1e30): the fuzzer's findings were of this kind (at 1e-300
+ * and 1e300, now outside the range). */
+static void edge_inst(inst *x, unsigned *seed)
+{
+    int L, P, K, n;
+    random_inst(x, seed);
+    L = x->pb.n_layers;
+    P = x->pb.n_stages;
+    K = x->pb.n_classes;
+    n = 1 + (int)(urand(seed) * 3);
+    for (int q = 0; q < n; q++) {
+        int i = (int)(urand(seed) * K * L) % (K * L), s = (int)(urand(seed) * P) % P;
+        double v = urand(seed) < 0.5 ? 1e-30 : 1e30;
+        switch ((int)(urand(seed) * 6)) {
+        case 0: x->t[i] = v; break;
+        case 1: x->st[i] = v; break;
+        case 2: x->act[i] = v; break;
+        case 3: x->ft[s] = v; break;
+        case 4: x->fb[s] = v; break;
+        default: x->cap[s] = v; break;
+        }
+    }
+}
+
+START_TEST(dp_equals_ilp_at_range_edges)
+{
+    /* the same optimum (or a SOLVER_ERROR, a refused GLPK answer, in at
+     * most 1 in 20), never a split that breaks the rules */
+    unsigned seed = 4242u;
+    int feasible = 0, solver_errors = 0, n = 300;
+    for (int k = 0; k < n; k++) {
+        inst x;
+        partition_result rd, ri;
+        partition_status sd, si;
+        bool fits;
+        edge_inst(&x, &seed);
+        ck_assert_int_eq(partition_validate(&x.pb, NULL, 0), 0);
+        sd = partition_dp(&x.pb, NULL, &rd);
+        si = partition_ilp(&x.pb, 20.0, &ri);
+        ck_assert_msg(sd == PARTITION_OK || sd == PARTITION_INFEASIBLE, "dp status %d", sd);
+        if (sd == PARTITION_OK) {
+            feasible++;
+            partition_measure(&x.pb, rd.n_layers, &fits);
+            ck_assert(fits);
+        }
+        if (si == PARTITION_SOLVER_ERROR) {   /* GLPK's split failed the check */
+            solver_errors++;
+            continue;
+        }
+        ck_assert_msg(si == sd, "instance %d (L %d P %d K %d): dp %s, ilp %s", k,
+                      x.pb.n_layers, x.pb.n_stages, x.pb.n_classes,
+                      partition_status_name(sd), partition_status_name(si));
+        if (sd == PARTITION_OK) {
+            ck_assert(ri.optimal);
+            partition_measure(&x.pb, ri.n_layers, &fits);
+            ck_assert(fits);
+            for (int s = 0; s < x.pb.n_stages; s++)
+                ck_assert_int_ge(ri.n_layers[s], 1);
+            ck_assert_msg(fabs(rd.bottleneck_s - ri.bottleneck_s) <= 1e-6 * rd.bottleneck_s,
+                          "instance %d: dp %.9g, ilp %.9g", k, rd.bottleneck_s,
+                          ri.bottleneck_s);
+        }
+    }
+    printf("partition: at the range edges, %d of %d feasible, %d ILP answers refused by the "
+           "check\n", feasible, n, solver_errors);
+    ck_assert_int_le(solver_errors, n / 20);
+}
+END_TEST
+
+START_TEST(ilp_time_limit_covers_building)
+{
+    /* 2,048 layers on 64 stages: under a 20 ms limit the call stops while
+     * building the program (TIMEOUT); when the limit covered only GLPK's
+     * search, it built the program and solved the LP relaxation first
+     * (2.3 s here) */
+    enum { NL = 2048, NP = 64 };
+    static double t[NL], st[NL], act[NL];
+    double ft[NP] = {0}, fb[NP] = {0}, infl[NP], cap[NP];
+    int cls[NP] = {0};
+    partition_problem pb;
+    partition_result r;
+    partition_status s;
+    struct timespec a, b;
+    double elapsed;
+    for (int i = 0; i < NL; i++) {
+        t[i] = 1.0 + 1e-3 * (i % 7);
+        st[i] = 1.0;
+        act[i] = 0.0;
+    }
+    for (int i = 0; i < NP; i++) {
+        infl[i] = 1;
+        cap[i] = 100.0;
+    }
+    pb = (partition_problem){NL, NP, 1, cls, t, st, act, NULL, ft, fb, infl, cap, 1, NULL,
+                             0, 0, 0};
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    s = partition_ilp(&pb, 0.02, &r);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    elapsed = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+    printf("partition: 2,048 x 64 ILP under a 20 ms limit: %s after %.3f s\n",
+           partition_status_name(s), elapsed);
+    ck_assert_int_eq(s, PARTITION_TIMEOUT);
+    ck_assert_msg(elapsed < 0.5, "%.3f s for a 0.02 s limit", elapsed);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("partition");
@@ -408,6 +623,11 @@ int main(void)
     tcase_add_test(tc, bad_problems_clean_status);
     tcase_add_test(tc, ilp_time_limit_is_clean);
     tcase_add_test(tc, glpk_error_returns_cleanly);
+    tcase_add_test(tc, range_rule);
+    tcase_add_test(tc, dp_no_cancellation_at_1e30);
+    tcase_add_test(tc, ilp_never_returns_a_split_that_does_not_fit);
+    tcase_add_test(tc, dp_equals_ilp_at_range_edges);
+    tcase_add_test(tc, ilp_time_limit_covers_building);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
