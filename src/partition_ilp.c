@@ -29,6 +29,12 @@
  *     those below 1e-12 dropped; R[s] = 0 makes every positive coefficient 1;
  *     a stage whose fixed bytes exceed its capacity makes the problem
  *     infeasible before GLPK is called.
+ * Before GLPK, the DP solves the problem without the ILP-only extras (a
+ * relaxation): no split there means none here (INFEASIBLE, GLPK not run);
+ * its optimum is a lower bound on the bottleneck, and its split, when it
+ * obeys the class caps, bounds the optimum from above: layer times beyond
+ * twice that bound are clipped (such a placement is never optimal), and
+ * GLPK's "optimal" worse than it, or "infeasible", is refuted.
  * The integer solution read back is then verified exactly: every stage holds
  * >= min_layers, the stages cover the L layers, every stage fits by
  * partition_measure() and the class caps hold.  A split that fails (GLPK's
