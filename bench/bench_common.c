@@ -33,6 +33,24 @@ void bench_case_free(bench_case *bc)
     bc->m = NULL;
 }
 
+int bench_search_repeat(const bench_case *bc, int repeats, double *t, search_result *last)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    memset(last, 0, sizeof *last);
+    for (int i = 0; i < repeats; i++) {
+        search_result r;
+        planner_status st = search_run(bc->m, bc->c, &bc->p, &bc->o, &r, &err);
+        if (st != PLANNER_OK && st != PLANNER_E_INFEASIBLE) {
+            error_print(&err, stderr);
+            return 1;
+        }
+        t[i] = r.seconds;
+        search_result_free(last);
+        *last = r;
+    }
+    return 0;
+}
+
 int bench_parse_int(const char *s, int lo, int hi, int *out)
 {
     char *end;

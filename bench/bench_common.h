@@ -23,6 +23,12 @@ typedef struct bench_case {
 int bench_case_load(bench_case *bc, const char *model_path, const char *cluster_path);
 void bench_case_free(bench_case *bc);   /* safe on a failed load */
 
+/* Runs the search on bc `repeats` times: t[i] the seconds of run i
+ * (search_result.seconds), *last the last result (search_result_free it in
+ * every case; zeroed when no run succeeded).  An infeasible plan is a
+ * result, not an error.  Returns 0, or 1 with the error printed. */
+int bench_search_repeat(const bench_case *bc, int repeats, double *t, search_result *last);
+
 /* Parses "[-r REPEATS] MODEL CLUSTER [MODEL CLUSTER]..." for `prog`:
  * *repeats (1..max_repeats, else *repeats as given) and the index of the
  * first MODEL.  Returns -1 after printing the usage error (exit 2). */

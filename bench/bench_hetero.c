@@ -21,7 +21,6 @@
 static int bench_one(const char *model_path, const char *cluster_path, partition_solver ps,
                      double ilp_s, int repeats)
 {
-    planner_error err = PLANNER_ERROR_INIT;
     bench_case bc;
     search_result keep;
     double t[MAX_REPEATS], median;
@@ -32,19 +31,8 @@ static int bench_one(const char *model_path, const char *cluster_path, partition
         goto cleanup;
     bc.o.partition = ps;
     bc.o.ilp_time_limit_s = ilp_s;
-    for (int i = 0; i < repeats; i++) {
-        search_result r;
-        planner_status st = search_run(bc.m, bc.c, &bc.p, &bc.o, &r, &err);
-        if (st != PLANNER_OK && st != PLANNER_E_INFEASIBLE) {
-            error_print(&err, stderr);
-            goto cleanup;
-        }
-        t[i] = r.seconds;
-        if (i == repeats - 1)
-            keep = r;
-        else
-            search_result_free(&r);
-    }
+    if (bench_search_repeat(&bc, repeats, t, &keep) != 0)
+        goto cleanup;
     median = bench_sort_median(t, repeats);
     printf("planner --model %s --cluster %s --partition %s", model_path, cluster_path,
            ps == PARTITION_ILP ? "ilp" : "dp");

@@ -8,39 +8,30 @@
  * candidates per second at the median.  Exits 1 when an input fails to load
  * or a search errs (an infeasible plan is reported, not an error). */
 #include <stdio.h>
+#include <string.h>
 #include "alloc.h"
 #include "bench_common.h"
 
 static int bench_one(const char *model_path, const char *cluster_path, int repeats)
 {
-    planner_error err = PLANNER_ERROR_INIT;
     bench_case bc;
+    search_result r;
     double t[BENCH_MAX_REPEATS], median;
-    long candidates = 0, feasible = 0;
     int rc = 1;
 
-    if (bench_case_load(&bc, model_path, cluster_path) != 0)
+    memset(&r, 0, sizeof r);
+    if (bench_case_load(&bc, model_path, cluster_path) != 0 ||
+        bench_search_repeat(&bc, repeats, t, &r) != 0)
         goto cleanup;
-    for (int i = 0; i < repeats; i++) {
-        search_result r;
-        planner_status st = search_run(bc.m, bc.c, &bc.p, &bc.o, &r, &err);
-        if (st != PLANNER_OK && st != PLANNER_E_INFEASIBLE) {
-            error_print(&err, stderr);
-            goto cleanup;
-        }
-        t[i] = r.seconds;
-        candidates = r.candidates;
-        feasible = r.feasible;
-        search_result_free(&r);
-    }
     median = bench_sort_median(t, repeats);
     printf("planner --model %s --cluster %s\n", model_path, cluster_path);
     printf("  %d GPUs, %d runs: best %.1f ms, median %.1f ms; %ld candidates evaluated "
            "(%ld feasible), %.0f candidates/s\n",
-           cluster_total_gpus(bc.c), repeats, 1e3 * t[0], 1e3 * median, candidates, feasible,
-           median > 0 ? (double)candidates / median : 0.0);
+           cluster_total_gpus(bc.c), repeats, 1e3 * t[0], 1e3 * median, r.candidates, r.feasible,
+           median > 0 ? (double)r.candidates / median : 0.0);
     rc = 0;
 cleanup:
+    search_result_free(&r);
     bench_case_free(&bc);
     return rc;
 }

@@ -1559,9 +1559,7 @@ int cmd_calibrate(int argc, char **argv)
         {"max-iter", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *runs, *output;
     calib_args a;
-    calib_options opt;
     planner_error err = PLANNER_ERROR_INIT;
     planner_status st = PLANNER_OK;
     validation_set *set = NULL;
@@ -1573,15 +1571,12 @@ int cmd_calibrate(int argc, char **argv)
     calib_args_default(&a, "calibrate ");
     if ((ch = parse_calib_args(&a, argc, argv, ":o:h", longopts, calibrate_usage)) >= 0)
         return ch;
-    runs = a.runs;
-    output = a.output;
-    opt = a.opt;
     openblas_set_num_threads(1);
 
     cost_params_default(&start);
-    if ((st = validation_load(runs, &set, &err)) != PLANNER_OK)
+    if ((st = validation_load(a.runs, &set, &err)) != PLANNER_OK)
         goto cleanup;
-    st = calibrate_fit(set, NULL, &start, &opt, &fit, &err);
+    st = calibrate_fit(set, NULL, &start, &a.opt, &fit, &err);
     if (fit.notes[0])
         fprintf(stderr, "%s", fit.notes);
     if (st != PLANNER_OK) {
@@ -1592,11 +1587,11 @@ int cmd_calibrate(int argc, char **argv)
         goto cleanup;
     }
     print_fit(&fit, set);
-    if (output != NULL) {
-        if ((st = calibration_write(output, &fit, set, runs, &err)) != PLANNER_OK)
+    if (a.output != NULL) {
+        if ((st = calibration_write(a.output, &fit, set, a.runs, &err)) != PLANNER_OK)
             goto cleanup;
-        if (strcmp(output, "-") != 0)
-            printf("wrote %s\n", output);
+        if (strcmp(a.output, "-") != 0)
+            printf("wrote %s\n", a.output);
     }
     if (fflush(stdout) != 0 || ferror(stdout))
         st = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL, "cannot write to stdout");
@@ -1674,10 +1669,8 @@ int cmd_crossval(int argc, char **argv)
         {"max-iter", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *runs;
     int folds, ch, i, f, n_src = 0;
     calib_args a;
-    calib_options opt;
     planner_error err = PLANNER_ERROR_INIT;
     planner_status st = PLANNER_OK;
     validation_set *set = NULL;
@@ -1695,13 +1688,11 @@ int cmd_crossval(int argc, char **argv)
     calib_args_default(&a, "crossval ");
     if ((ch = parse_calib_args(&a, argc, argv, ":h", longopts, crossval_usage)) >= 0)
         return ch;
-    runs = a.runs;
     folds = a.folds;
-    opt = a.opt;
     openblas_set_num_threads(1);
     cost_params_default(&def);
 
-    if ((st = validation_load(runs, &set, &err)) != PLANNER_OK)
+    if ((st = validation_load(a.runs, &set, &err)) != PLANNER_OK)
         goto cleanup;
     if (set->n > 0) {
         src = pl_calloc((size_t)set->n, sizeof *src);
@@ -1727,7 +1718,7 @@ int cmd_crossval(int argc, char **argv)
     for (i = 0; i < set->n; i++) {
         const validation_run *r = &set->run[i];
         int k;
-        if (r->unsupported[0] || !subset_wanted(opt.subset, r->subset))
+        if (r->unsupported[0] || !subset_wanted(a.opt.subset, r->subset))
             continue;
         if ((st = cv_error(r, &def, &def_err[i], &def_ok[i], scratch, &err)) != PLANNER_OK)
             goto cleanup;
@@ -1746,7 +1737,7 @@ int cmd_crossval(int argc, char **argv)
         src_runs[k]++;
     }
     if (n_src < folds) {
-        st = error_set(&err, PLANNER_E_INPUT, runs, 0, 0, NULL,
+        st = error_set(&err, PLANNER_E_INPUT, a.runs, 0, 0, NULL,
                        "crossval: %d source%s with predictable runs cannot make %d folds "
                        "(folds never split a source)", n_src, n_src == 1 ? "" : "s", folds);
         goto cleanup;
@@ -1777,9 +1768,9 @@ int cmd_crossval(int argc, char **argv)
 
     for (i = 0, ch = 0; i < folds; i++)
         ch += fold_runs[i];
-    printf("crossval: %s, %d runs from %d sources, %d folds by source, subset %s\n", runs,
+    printf("crossval: %s, %d runs from %d sources, %d folds by source, subset %s\n", a.runs,
            ch, n_src, folds,
-           subset_label(opt.subset));
+           subset_label(a.opt.subset));
     printf("%-5s %7s %6s %5s %13s %16s  %s\n", "fold", "sources", "train", "test",
            "MAPE default", "MAPE calibrated", "fit");
     for (f = 0; f < folds; f++) {
@@ -1792,7 +1783,7 @@ int cmd_crossval(int argc, char **argv)
         }
         calib_fit_free(&fit);
         error_clear(&err);
-        st = calibrate_fit(set, use, &def, &opt, &fit, &err);
+        st = calibrate_fit(set, use, &def, &a.opt, &fit, &err);
         if (st == PLANNER_E_INTERNAL || st == PLANNER_E_USAGE) {
             if (st == PLANNER_E_USAGE) {
                 cli_usage_error("crossval ", "%s", err.msg);
