@@ -52,6 +52,19 @@ typedef struct gen_constants {
                                    see (cost.c): calibrate it for your
                                    stack.  A plan over several generations
                                    pays the largest of its stages' */
+    double moe_host_s;          /* host time of one MoE layer's forward per
+                                   micro-batch that lands on the critical
+                                   path, s (the backward pays twice it):
+                                   Megatron's token dispatcher copies the
+                                   tokens per expert to the host (the
+                                   all-to-all splits, TE's grouped-GEMM
+                                   m_splits) and waits for them, so the
+                                   CPU can no longer run ahead and the
+                                   layer's ~200 launches of router,
+                                   permutation, all-to-alls and per-expert
+                                   quantize + GEMM show on the GPU's
+                                   timeline [0, 5e-3]; dense layers pay
+                                   nothing (no sync: the host runs ahead) */
 } gen_constants;
 
 /* The memory reserve lives in two documented parts and nowhere else: the

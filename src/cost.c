@@ -93,16 +93,17 @@ static double cap_time(double t)
  * With one global overhead (round 3) the 2020 runs set it to 0.28 s, the
  * small fast H100 runs came out -24% and Hopper's gemm_eff rose to 0.85 to
  * compensate. */
+#define MOE_HOST_S 2.25e-3
 void cost_params_default(cost_params *p)
 {
     /* gemm, attn, hbm, intra, inter, kernel_s, fp8_gemm, overlap_exposed,
-     * step_overhead_s */
+     * step_overhead_s, moe_host_s */
     static const gen_constants volta = {0.594, 0.210, 0.748, 0.87, 0.80, 6.3e-6, 0.65, 0.408,
-                                        0.225};
+                                        0.225, MOE_HOST_S};
     static const gen_constants ampere = {0.678, 0.211, 0.748, 0.78, 0.503, 6.3e-6, 0.65, 0.408,
-                                         0.324};
+                                         0.324, MOE_HOST_S};
     static const gen_constants hopper = {0.658, 0.453, 0.748, 0.82, 0.729, 6.3e-6, 0.725, 0.408,
-                                         0.066};
+                                         0.066, MOE_HOST_S};
     int g;
     memset(p, 0, sizeof *p);
     for (g = 0; g < GEN_COUNT; g++)
@@ -251,6 +252,13 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
          * 1), not overlapped; the backward runs the same two in reverse */
         epf = 2.0 * (comm_alltoall_s(ng, k, ep, 1, tf_moe_dispatch_bytes(m, l, tokens, tp)) +
                      k->kernel_s);
+    }
+    if (l->moe && m->moe.experts > 0) {
+        /* the token dispatcher's device-to-host sync (tokens per expert)
+         * drains the host's run-ahead: the layer's launches are paced by
+         * the host, forward once, backward (dgrad + wgrad) twice */
+        fwd += k->moe_host_s;
+        bwd += 2.0 * k->moe_host_s;
     }
     if (s->recompute == RECOMPUTE_FULL)
         rec = fwd + tpf + cpf + epf;

@@ -262,6 +262,60 @@ START_TEST(fp8_saved_activations)
 }
 END_TEST
 
+/* moe_host_s: each MoE layer pays the host-paced time of Megatron's token
+ * dispatcher (device-to-host sync of the tokens per expert) once in the
+ * forward and twice in the backward, per micro-batch; the full-recompute
+ * re-forward pays it again; dense layers never.  Qwen3-30B-A3B-like: one
+ * dense layer then one MoE layer (128 experts, top-8, expert ffn 768), ep 8
+ * over one DGX, 4 micro-batches on one pipeline rank. */
+START_TEST(moe_host_time)
+{
+    fixture f;
+    range_cost d0, d1, m0, m1;
+    evaluation a, b;
+    strategy s = make(1, 1, 8, 1, 1, 32, false, RECOMPUTE_NONE, 1);
+    double hs;
+    int g;
+    setup(&f);
+    for (g = 0; g < GEN_COUNT; g++)      /* a property of the host path */
+        ck_assert_double_eq(f.p.gen[g].moe_host_s, 2.25e-3);
+    f.m.layers = 2;
+    f.m.hidden = 2048;
+    f.m.heads = 32;
+    f.m.kv_heads = 4;
+    f.m.head_dim = 128;
+    f.m.ffn_hidden = 6144;
+    f.m.act = ACT_SWIGLU;
+    f.m.moe.experts = 128;
+    f.m.moe.top_k = 8;
+    f.m.moe.expert_ffn = 768;
+    f.layers[0] = (layer_spec){2048, 32, 4, 128, 6144, false};
+    f.layers[1] = (layer_spec){2048, 32, 4, 128, 6144, true};
+    s.ep = 8;
+    s.seq_len = 4096;
+    s.stage[0] = (stage_spec){0, 0, 2, 1, 8};
+    hs = f.p.gen[GEN_AMPERE].moe_host_s;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &d1);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 1, 1, false, false, &m1);
+    evaluate(&f.m, &f.c, &f.p, &s, &b);
+    f.p.gen[GEN_AMPERE].moe_host_s = 0;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &d0);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 1, 1, false, false, &m0);
+    evaluate(&f.m, &f.c, &f.p, &s, &a);
+    ck_assert_double_eq(d1.fwd_s, d0.fwd_s);
+    ck_assert_double_eq(d1.bwd_s, d0.bwd_s);
+    ck_assert_rel(m1.fwd_s - m0.fwd_s, hs, 1e-9);
+    ck_assert_rel(m1.bwd_s - m0.bwd_s, 2.0 * hs, 1e-9);
+    /* 32 / (8 x 1) = 4 micro-batches through one rank: 4 x 3 x 2.25 ms */
+    ck_assert_rel(b.step_time_s - a.step_time_s, 4 * 3.0 * hs, 1e-9);
+    s.recompute = RECOMPUTE_FULL;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 1, 1, false, false, &m0);
+    f.p.gen[GEN_AMPERE].moe_host_s = hs;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 1, 1, false, false, &m1);
+    ck_assert_rel(m1.bwd_s - m0.bwd_s, 3.0 * hs, 1e-9);
+}
+END_TEST
+
 /* step_overhead_s is per GPU generation: a fixed time added once per step,
  * the generation's own on a homogeneous cluster, the largest of the stages'
  * generations when a plan spans several (the slowest host sets the pace). */
@@ -345,6 +399,7 @@ int main(void)
     tcase_add_test(tc, uneven_stages_honoured);
     tcase_add_test(tc, ranges_add_up);
     tcase_add_test(tc, fp8_saved_activations);
+    tcase_add_test(tc, moe_host_time);
     tcase_add_test(tc, megatron_rules);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
