@@ -30,7 +30,9 @@
  * exposed); expert weights / ep per GPU, their gradients reduced (and with
  * the distributed optimizer their states sharded) over the
  * expert-data-parallel group of tp cp dp / ep ranks; the all-to-all send and
- * receive buffers are transient memory.
+ * receive buffers are transient memory; each MoE layer pays moe_host_s in
+ * its forward and twice in its backward (the dispatcher's device-to-host
+ * sync leaves the layer's launches on the critical path).
  * Memory per rank: memory.c with memory_inflight() micro-batches.
  * Sources: ../shared/reference/cost-model.md.  evaluate() allocates only in
  * the schedule simulation; identical consecutive layers are costed once.
@@ -93,6 +95,12 @@ static double cap_time(double t)
  * With one global overhead (round 3) the 2020 runs set it to 0.28 s, the
  * small fast H100 runs came out -24% and Hopper's gemm_eff rose to 0.85 to
  * compensate. */
+/* moe_host_s (round MoE 2): the host-paced time of one MoE layer's forward
+ * per micro-batch (backward 2x), fitted on a grid to the 32 predictable MoE
+ * runs (MAPE 67.0% -> 27.6%, max 210.6% -> 91.7%); the same for every
+ * generation -- a property of the host and the software stack, and the
+ * corpus has no MoE run before Hopper.  README validation has the evidence
+ * (Qwen3-30B-A3B at mbs 1: ~9 ms per layer on H100 and B200 alike). */
 #define MOE_HOST_S 2.25e-3
 void cost_params_default(cost_params *p)
 {
