@@ -1,12 +1,10 @@
 /* model_load.c: reads a model description, our JSON or a HuggingFace
  * config.json, into a validated `model` (model.h).
  *
- * Parsing is jansson with JSON_REJECT_DUPLICATES, after a pre-scan that
- * enforces MODEL_MAX_DEPTH (jansson's own limit is 2048 levels).  jansson
- * reports positions for syntax errors only, so schema errors locate their key
- * themselves: locate() re-scans the (already valid) text along the key path
- * and returns the 1-based line and column of the key, which is what every
- * message points at.  Messages name the key path: `model.hidden: ...`.
+ * Parsing goes through jsonin.c (duplicate keys, a depth limit, NUL bytes
+ * and out of memory handled there); every schema error is set with
+ * jsonin_fail(), which points at the key's line and column in the text and
+ * names the key path: `model.hidden: ...`.
  *
  * Recognition: a file with model_type, architectures, hidden_size,
  * num_hidden_layers or n_embd is a HF config (its family from model_type,
@@ -25,10 +23,10 @@
 #include <string.h>
 #include "alloc.h"
 #include "fileio.h"
+#include "jsonin.h"
 #include "model.h"
 #include "suggest.h"
 
-#define MODEL_MAX_DEPTH 64
 #define MAX_HIDDEN 1000000
 #define MAX_FFN 10000000
 #define MAX_VOCAB 10000000
@@ -39,271 +37,6 @@
 #define MAX_ATTN_WIDTH 16777216   /* heads * head_dim */
 #define MAX_EXPERTS 65536
 #define MAX_GBS 100000000
-#define PATH_DEPTH 8
-
-/* A key path into the document: keys and array indices. */
-typedef struct jpath {
-    int n;
-    struct {
-        const char *key;   /* NULL: array index */
-        int index;
-    } e[PATH_DEPTH];
-} jpath;
-
-typedef struct loader {
-    const char *file;
-    const char *text;
-    size_t len;
-    planner_error *err;
-} loader;
-
-static jpath path_key(const jpath *p, const char *key)
-{
-    jpath q = *p;
-    if (q.n < PATH_DEPTH) {
-        q.e[q.n].key = key;
-        q.e[q.n].index = 0;
-        q.n++;
-    }
-    return q;
-}
-
-static jpath path_index(const jpath *p, int index)
-{
-    jpath q = *p;
-    if (q.n < PATH_DEPTH) {
-        q.e[q.n].key = NULL;
-        q.e[q.n].index = index;
-        q.n++;
-    }
-    return q;
-}
-
-static void path_format(const jpath *p, char *buf, size_t size)
-{
-    size_t used;
-    int i;
-    snprintf(buf, size, "model");
-    for (i = 0; i < p->n; i++) {
-        used = strlen(buf);
-        if (used + 1 >= size)
-            return;
-        if (p->e[i].key != NULL)
-            snprintf(buf + used, size - used, ".%s", p->e[i].key);
-        else
-            snprintf(buf + used, size - used, "[%d]", p->e[i].index);
-    }
-}
-
-/* ---- Locating a key path in the text (the text is valid JSON). ---- */
-
-typedef struct scan {
-    const char *s;
-    size_t n, i, bol;   /* bol: offset of the current line's start */
-    int line;
-} scan;
-
-static void sc_ws(scan *c)
-{
-    while (c->i < c->n) {
-        char ch = c->s[c->i];
-        if (ch == '\n') {
-            c->line++;
-            c->bol = c->i + 1;
-        } else if (ch != ' ' && ch != '\t' && ch != '\r') {
-            break;
-        }
-        c->i++;
-    }
-}
-
-/* 1-based column in characters (UTF-8 continuation bytes do not count). */
-static int sc_col(const scan *c)
-{
-    int col = 1;
-    size_t k;
-    for (k = c->bol; k < c->i && k < c->n; k++)
-        if (((unsigned char)c->s[k] & 0xC0) != 0x80)
-            col++;
-    return col;
-}
-
-static void sc_string(scan *c)
-{
-    c->i++;   /* opening quote */
-    while (c->i < c->n && c->s[c->i] != '"') {
-        if (c->s[c->i] == '\\')
-            c->i++;
-        c->i++;
-    }
-    c->i++;
-}
-
-static void sc_value(scan *c)
-{
-    char open;
-    sc_ws(c);
-    if (c->i >= c->n)
-        return;
-    open = c->s[c->i];
-    if (open == '"') {
-        sc_string(c);
-        return;
-    }
-    if (open != '{' && open != '[') {
-        while (c->i < c->n && strchr(",]} \t\r\n", c->s[c->i]) == NULL)
-            c->i++;
-        return;
-    }
-    c->i++;
-    for (;;) {
-        sc_ws(c);
-        if (c->i >= c->n)
-            return;
-        if (c->s[c->i] == '}' || c->s[c->i] == ']') {
-            c->i++;
-            return;
-        }
-        if (open == '{') {
-            sc_string(c);
-            sc_ws(c);
-            c->i++;   /* ':' */
-        }
-        sc_value(c);
-        sc_ws(c);
-        if (c->i < c->n && c->s[c->i] == ',')
-            c->i++;
-    }
-}
-
-/* Line and column of the last element of `p` (the key, or the array
- * element); where the path stops matching, the innermost container found. */
-static void locate(const loader *ld, const jpath *p, int *line, int *col)
-{
-    scan c = {ld->text, ld->len, 0, 0, 1};
-    int k;
-
-    sc_ws(&c);
-    *line = c.line;
-    *col = sc_col(&c);
-    for (k = 0; k < p->n; k++) {
-        int found = 0;
-        if (c.i >= c.n)
-            return;
-        *line = c.line;
-        *col = sc_col(&c);
-        if (p->e[k].key != NULL) {
-            size_t klen = strlen(p->e[k].key);
-            if (c.s[c.i] != '{')
-                return;
-            c.i++;
-            for (;;) {
-                size_t start;
-                int kline, kcol;
-                sc_ws(&c);
-                if (c.i >= c.n || c.s[c.i] != '"')
-                    return;
-                kline = c.line;
-                kcol = sc_col(&c);
-                start = c.i + 1;
-                sc_string(&c);
-                found = c.i - start - 1 == klen &&
-                        memcmp(c.s + start, p->e[k].key, klen) == 0;
-                sc_ws(&c);
-                c.i++;   /* ':' */
-                if (found) {
-                    *line = kline;
-                    *col = kcol;
-                    sc_ws(&c);
-                    break;
-                }
-                sc_value(&c);
-                sc_ws(&c);
-                if (c.i >= c.n || c.s[c.i] != ',')
-                    return;
-                c.i++;
-            }
-        } else {
-            int j;
-            if (c.s[c.i] != '[')
-                return;
-            c.i++;
-            for (j = 0; j < p->e[k].index; j++) {
-                sc_value(&c);
-                sc_ws(&c);
-                if (c.i >= c.n || c.s[c.i] != ',')
-                    return;
-                c.i++;
-            }
-            sc_ws(&c);
-            *line = c.line;
-            *col = sc_col(&c);
-        }
-    }
-}
-
-static planner_status fail(const loader *ld, const jpath *p, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Sets the error at the key path `p`: "model.a.b: message". */
-static planner_status fail(const loader *ld, const jpath *p, const char *fmt, ...)
-{
-    char pathstr[ERROR_PATH_MAX], msg[ERROR_MSG_MAX];
-    int line = 0, col = 0;
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    path_format(p, pathstr, sizeof pathstr);
-    locate(ld, p, &line, &col);
-    return error_set(ld->err, PLANNER_E_INPUT, ld->file, line, col, pathstr, "%s: %s",
-                     pathstr, msg);
-}
-
-/* Rejects NUL bytes, and nesting deeper than MODEL_MAX_DEPTH before jansson
- * recurses. */
-static planner_status check_depth(const loader *ld)
-{
-    scan c = {ld->text, ld->len, 0, 0, 1};
-    int depth = 0;
-    const char *nul = memchr(ld->text, '\0', ld->len);
-    if (nul != NULL) {
-        /* jansson 2.14 skips a NUL byte that follows a token, and locate()
-         * assumes text without one (it looped forever): refuse it here. */
-        for (; c.i < (size_t)(nul - ld->text); c.i++)
-            if (c.s[c.i] == '\n') {
-                c.line++;
-                c.bol = c.i + 1;
-            }
-        return error_set(ld->err, PLANNER_E_INPUT, ld->file, c.line, sc_col(&c), NULL,
-                         "a NUL byte is not allowed in JSON");
-    }
-    for (; c.i < c.n; c.i++) {
-        char ch = c.s[c.i];
-        if (ch == '\n') {
-            c.line++;
-            c.bol = c.i + 1;
-        } else if (ch == '"') {
-            c.i++;
-            while (c.i < c.n && c.s[c.i] != '"' && c.s[c.i] != '\n') {
-                if (c.s[c.i] == '\\')
-                    c.i++;
-                c.i++;
-            }
-            if (c.i < c.n && c.s[c.i] == '\n')
-                c.i--;   /* malformed; let jansson report it */
-        } else if (ch == '{' || ch == '[') {
-            if (++depth > MODEL_MAX_DEPTH)
-                return error_set(ld->err, PLANNER_E_INPUT, ld->file, c.line, sc_col(&c) ,
-                                 NULL, "nesting deeper than %d levels", MODEL_MAX_DEPTH);
-        } else if (ch == '}' || ch == ']') {
-            depth--;
-        }
-    }
-    return PLANNER_OK;
-}
-
 /* ---- Typed getters.  A missing key leaves *out untouched. ---- */
 
 static const char *json_kind(const json_t *v)
@@ -330,66 +63,66 @@ static json_t *member(json_t *obj, const char *key, int null_is_absent)
     return v;
 }
 
-static planner_status get_int(const loader *ld, json_t *obj, const jpath *p,
+static planner_status get_int(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
                               const char *key, int null_absent, long min, long max,
                               int *out, int *present)
 {
     json_t *v = member(obj, key, null_absent);
-    jpath q = path_key(p, key);
+    jsonin_path q = jsonin_key(p, key);
     json_int_t x;
     if (present != NULL)
         *present = 0;
     if (v == NULL)
         return PLANNER_OK;
     if (!json_is_integer(v))
-        return fail(ld, &q, "must be an integer, got %s", json_kind(v));
+        return jsonin_fail(ld, &q, "must be an integer, got %s", json_kind(v));
     x = json_integer_value(v);
     if (x < min) {
         if (min == 1)
-            return fail(ld, &q, "must be > 0, got %lld", (long long)x);
-        return fail(ld, &q, "must be >= %ld, got %lld", min, (long long)x);
+            return jsonin_fail(ld, &q, "must be > 0, got %lld", (long long)x);
+        return jsonin_fail(ld, &q, "must be >= %ld, got %lld", min, (long long)x);
     }
     if (x > max)
-        return fail(ld, &q, "must be at most %ld, got %lld", max, (long long)x);
+        return jsonin_fail(ld, &q, "must be at most %ld, got %lld", max, (long long)x);
     *out = (int)x;
     if (present != NULL)
         *present = 1;
     return PLANNER_OK;
 }
 
-static planner_status need(const loader *ld, const jpath *p, const char *key, int present)
+static planner_status need(const jsonin_doc *ld, const jsonin_path *p, const char *key, int present)
 {
     if (present)
         return PLANNER_OK;
-    return fail(ld, p, "missing required key '%s'", key);
+    return jsonin_fail(ld, p, "missing required key '%s'", key);
 }
 
-static planner_status get_bool(const loader *ld, json_t *obj, const jpath *p,
+static planner_status get_bool(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
                                const char *key, int null_absent, bool *out)
 {
     json_t *v = member(obj, key, null_absent);
-    jpath q = path_key(p, key);
+    jsonin_path q = jsonin_key(p, key);
     if (v == NULL)
         return PLANNER_OK;
     if (!json_is_boolean(v))
-        return fail(ld, &q, "must be true or false, got %s", json_kind(v));
+        return jsonin_fail(ld, &q, "must be true or false, got %s", json_kind(v));
     *out = json_is_true(v);
     return PLANNER_OK;
 }
 
 /* A string that must be one of `names` (n of them); *out gets its index. */
-static planner_status get_choice(const loader *ld, json_t *obj, const jpath *p,
+static planner_status get_choice(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
                                  const char *key, const char *const *names, int n,
                                  int *out)
 {
     json_t *v = json_object_get(obj, key);
-    jpath q = path_key(p, key);
+    jsonin_path q = jsonin_key(p, key);
     char known[256] = "", hint[128];
     int i;
     if (v == NULL)
         return PLANNER_OK;
     if (!json_is_string(v))
-        return fail(ld, &q, "must be a string, got %s", json_kind(v));
+        return jsonin_fail(ld, &q, "must be a string, got %s", json_kind(v));
     for (i = 0; i < n; i++)
         if (strcmp(json_string_value(v), names[i]) == 0) {
             *out = i;
@@ -400,12 +133,12 @@ static planner_status get_choice(const loader *ld, json_t *obj, const jpath *p,
         snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", names[i]);
     }
     suggest_format(json_string_value(v), names, (size_t)n, hint, sizeof hint);
-    return fail(ld, &q, "unknown value '%.64s'%s; expected one of: %s",
+    return jsonin_fail(ld, &q, "unknown value '%.64s'%s; expected one of: %s",
                 json_string_value(v), hint, known);
 }
 
 /* Every key of `obj` must be in `keys` (NULL-terminated). */
-static planner_status check_keys(const loader *ld, json_t *obj, const jpath *p,
+static planner_status check_keys(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
                                  const char *const *keys)
 {
     const char *key;
@@ -421,24 +154,24 @@ static planner_status check_keys(const loader *ld, json_t *obj, const jpath *p,
         for (i = 0; i < n && !ok; i++)
             ok = strcmp(key, keys[i]) == 0;
         if (!ok) {
-            jpath q = path_key(p, key);
+            jsonin_path q = jsonin_key(p, key);
             suggest_format(key, keys, n, hint, sizeof hint);
-            return fail(ld, &q, "unknown key '%.64s'%s", key, hint);
+            return jsonin_fail(ld, &q, "unknown key '%.64s'%s", key, hint);
         }
     }
     return PLANNER_OK;
 }
 
-static planner_status get_object(const loader *ld, json_t *obj, const jpath *p,
+static planner_status get_object(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
                                  const char *key, json_t **out)
 {
     json_t *v = json_object_get(obj, key);
-    jpath q = path_key(p, key);
+    jsonin_path q = jsonin_key(p, key);
     *out = NULL;
     if (v == NULL)
         return PLANNER_OK;
     if (!json_is_object(v))
-        return fail(ld, &q, "must be an object, got %s", json_kind(v));
+        return jsonin_fail(ld, &q, "must be an object, got %s", json_kind(v));
     *out = v;
     return PLANNER_OK;
 }
@@ -468,11 +201,11 @@ static const char *const k_norm_names[] = {"layernorm", "rmsnorm"};
 static const char *const k_pos_names[] = {"rope", "learned"};
 static const char *const k_prec_names[] = {"bf16", "fp16", "fp32", "fp8", "mxfp8", "nvfp4"};
 
-static planner_status read_moe(const loader *ld, json_t *root, const jpath *root_path,
+static planner_status read_moe(const jsonin_doc *ld, json_t *root, const jsonin_path *root_path,
                                model *m)
 {
     json_t *o;
-    jpath p = path_key(root_path, "moe");
+    jsonin_path p = jsonin_key(root_path, "moe");
     int present = 0;
     planner_status rc = get_object(ld, root, root_path, "moe", &o);
     if (rc != PLANNER_OK || o == NULL)
@@ -497,11 +230,11 @@ static planner_status read_moe(const loader *ld, json_t *root, const jpath *root
     return PLANNER_OK;
 }
 
-static planner_status read_mla(const loader *ld, json_t *root, const jpath *root_path,
+static planner_status read_mla(const jsonin_doc *ld, json_t *root, const jsonin_path *root_path,
                                model *m)
 {
     json_t *o;
-    jpath p = path_key(root_path, "mla");
+    jsonin_path p = jsonin_key(root_path, "mla");
     int present = 0;
     planner_status rc = get_object(ld, root, root_path, "mla", &o);
     if (rc != PLANNER_OK || o == NULL)
@@ -526,7 +259,7 @@ static planner_status read_mla(const loader *ld, json_t *root, const jpath *root
 }
 
 /* One entry of layer_list, with the model's figures as defaults. */
-static planner_status read_layer_entry(const loader *ld, json_t *e, const jpath *p,
+static planner_status read_layer_entry(const jsonin_doc *ld, json_t *e, const jsonin_path *p,
                                        const model *m, int *count, layer_spec *ls,
                                        int *has_moe)
 {
@@ -534,7 +267,7 @@ static planner_status read_layer_entry(const loader *ld, json_t *e, const jpath 
     int present = 0;
     bool moe = false;
     if (!json_is_object(e))
-        return fail(ld, p, "must be an object such as {\"count\": 2, \"hidden\": 4096}, got %s",
+        return jsonin_fail(ld, p, "must be an object such as {\"count\": 2, \"hidden\": 4096}, got %s",
                     json_kind(e));
     if ((rc = check_keys(ld, e, p, k_layer_keys)) != PLANNER_OK)
         return rc;
@@ -561,19 +294,19 @@ static planner_status read_layer_entry(const loader *ld, json_t *e, const jpath 
         if (ls->hidden == m->hidden && ls->heads == m->heads)
             ls->head_dim = m->head_dim;
         else if (ls->hidden % ls->heads != 0)
-            return fail(ld, p, "hidden (%d) must be divisible by heads (%d), or give head_dim",
+            return jsonin_fail(ld, p, "hidden (%d) must be divisible by heads (%d), or give head_dim",
                         ls->hidden, ls->heads);
         else
             ls->head_dim = ls->hidden / ls->heads;
     }
     if (ls->kv_heads > ls->heads || ls->heads % ls->kv_heads != 0)
-        return fail(ld, p, "heads (%d) must be a multiple of kv_heads (%d)", ls->heads,
+        return jsonin_fail(ld, p, "heads (%d) must be a multiple of kv_heads (%d)", ls->heads,
                     ls->kv_heads);
     if ((long)ls->heads * ls->head_dim > MAX_ATTN_WIDTH)
-        return fail(ld, p, "heads x head_dim (%ld) exceeds %d", (long)ls->heads * ls->head_dim,
+        return jsonin_fail(ld, p, "heads x head_dim (%ld) exceeds %d", (long)ls->heads * ls->head_dim,
                     MAX_ATTN_WIDTH);
     if (ls->moe && m->moe.experts == 0)
-        return fail(ld, p, "moe: true needs a top-level \"moe\" object");
+        return jsonin_fail(ld, p, "moe: true needs a top-level \"moe\" object");
     return PLANNER_OK;
 }
 
@@ -604,34 +337,34 @@ static planner_status fill_uniform_layers(model *m, planner_error *err)
     return PLANNER_OK;
 }
 
-static planner_status read_layer_list(const loader *ld, json_t *root, const jpath *root_path,
+static planner_status read_layer_list(const jsonin_doc *ld, json_t *root, const jsonin_path *root_path,
                                       model *m, int layers_given)
 {
     json_t *list = json_object_get(root, "layer_list"), *e;
-    jpath lp = path_key(root_path, "layer_list");
+    jsonin_path lp = jsonin_key(root_path, "layer_list");
     size_t idx;
     int total = 0, pos = 0;
     planner_status rc;
 
     if (!json_is_array(list))
-        return fail(ld, &lp, "must be an array of {\"count\", \"hidden\", ...} objects, got %s",
+        return jsonin_fail(ld, &lp, "must be an array of {\"count\", \"hidden\", ...} objects, got %s",
                     json_kind(list));
     if (json_array_size(list) == 0)
-        return fail(ld, &lp, "must list at least one layer");
+        return jsonin_fail(ld, &lp, "must list at least one layer");
     /* first pass: counts, so the array can be sized and checked against layers */
     json_array_foreach(list, idx, e) {
         layer_spec ls;
         int count, has_moe;
-        jpath ep = path_index(&lp, (int)idx);
+        jsonin_path ep = jsonin_index(&lp, (int)idx);
         if ((rc = read_layer_entry(ld, e, &ep, m, &count, &ls, &has_moe)) != PLANNER_OK)
             return rc;
         if (total > MODEL_MAX_LAYERS - count)
-            return fail(ld, &ep, "more than %d layers in all", MODEL_MAX_LAYERS);
+            return jsonin_fail(ld, &ep, "more than %d layers in all", MODEL_MAX_LAYERS);
         total += count;
     }
     if (layers_given && total != m->layers) {
-        jpath p = path_key(root_path, "layers");
-        return fail(ld, &p, "is %d but layer_list lists %d layers", m->layers, total);
+        jsonin_path p = jsonin_key(root_path, "layers");
+        return jsonin_fail(ld, &p, "is %d but layer_list lists %d layers", m->layers, total);
     }
     m->layers = total;
     m->layer = pl_calloc((size_t)total, sizeof *m->layer);
@@ -641,7 +374,7 @@ static planner_status read_layer_list(const loader *ld, json_t *root, const jpat
     json_array_foreach(list, idx, e) {
         layer_spec ls;
         int count, has_moe, k;
-        jpath ep = path_index(&lp, (int)idx);
+        jsonin_path ep = jsonin_index(&lp, (int)idx);
         if ((rc = read_layer_entry(ld, e, &ep, m, &count, &ls, &has_moe)) != PLANNER_OK)
             return rc;
         for (k = 0; k < count; k++, pos++) {
@@ -658,9 +391,9 @@ static planner_status read_layer_list(const loader *ld, json_t *root, const jpat
     return PLANNER_OK;
 }
 
-static planner_status load_ours(const loader *ld, json_t *root, model *m, top_fields *tf)
+static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, top_fields *tf)
 {
-    jpath rp = {0, {{NULL, 0}}};
+    jsonin_path rp = JSONIN_PATH_ROOT;
     json_t *v;
     int present = 0, act = ACT_GELU, norm = NORM_LAYERNORM, pos = POS_LEARNED,
         prec = PREC_BF16;
@@ -672,17 +405,17 @@ static planner_status load_ours(const loader *ld, json_t *root, model *m, top_fi
     m->tied_embeddings = true;
     v = json_object_get(root, "name");
     if (v != NULL) {
-        jpath q = path_key(&rp, "name");
+        jsonin_path q = jsonin_key(&rp, "name");
         if (!json_is_string(v))
-            return fail(ld, &q, "must be a string, got %s", json_kind(v));
+            return jsonin_fail(ld, &q, "must be a string, got %s", json_kind(v));
         if (json_string_length(v) == 0 || json_string_length(v) >= MODEL_NAME_MAX)
-            return fail(ld, &q, "must have 1 to %d characters", MODEL_NAME_MAX - 1);
+            return jsonin_fail(ld, &q, "must have 1 to %d characters", MODEL_NAME_MAX - 1);
         snprintf(m->name, sizeof m->name, "%s", json_string_value(v));
     }
     v = json_object_get(root, "description");
     if (v != NULL && !json_is_string(v)) {
-        jpath q = path_key(&rp, "description");
-        return fail(ld, &q, "must be a string, got %s", json_kind(v));
+        jsonin_path q = jsonin_key(&rp, "description");
+        return jsonin_fail(ld, &q, "must be a string, got %s", json_kind(v));
     }
     if ((rc = get_int(ld, root, &rp, "layers", 0, 1, MODEL_MAX_LAYERS, &m->layers,
                       &tf->has_layers)) ||
@@ -715,14 +448,14 @@ static planner_status load_ours(const loader *ld, json_t *root, model *m, top_fi
     m->position = (position_kind)pos;
     m->prec = (precision)prec;
     if (!tf->has_layers && json_object_get(root, "layer_list") == NULL)
-        return fail(ld, &rp, "missing required key 'layers' (or a 'layer_list')");
+        return jsonin_fail(ld, &rp, "missing required key 'layers' (or a 'layer_list')");
     if (!tf->has_ffn) {
         if (m->act == ACT_GELU) {
             m->ffn_hidden = 4 * m->hidden;
         } else if (m->moe.experts > 0 && m->moe.dense_layers == 0 && m->moe.layer_freq == 1) {
             m->ffn_hidden = m->moe.expert_ffn;   /* every layer is MoE */
         } else {
-            return fail(ld, &rp, "missing required key 'ffn_hidden' (only gelu models "
+            return jsonin_fail(ld, &rp, "missing required key 'ffn_hidden' (only gelu models "
                                  "default it to 4 x hidden)");
         }
     }
@@ -778,10 +511,10 @@ static int hf_family(json_t *root)
 }
 
 /* Reads a required HF integer. */
-static planner_status hf_int(const loader *ld, json_t *root, const char *key, long min,
+static planner_status hf_int(const jsonin_doc *ld, json_t *root, const char *key, long min,
                              long max, int *out)
 {
-    jpath rp = {0, {{NULL, 0}}};
+    jsonin_path rp = JSONIN_PATH_ROOT;
     int present = 0;
     planner_status rc = get_int(ld, root, &rp, key, 1, min, max, out, &present);
     if (rc != PLANNER_OK)
@@ -790,17 +523,17 @@ static planner_status hf_int(const loader *ld, json_t *root, const char *key, lo
 }
 
 /* Optional HF integer. */
-static planner_status hf_opt(const loader *ld, json_t *root, const char *key, long min,
+static planner_status hf_opt(const jsonin_doc *ld, json_t *root, const char *key, long min,
                              long max, int *out, int *present)
 {
-    jpath rp = {0, {{NULL, 0}}};
+    jsonin_path rp = JSONIN_PATH_ROOT;
     return get_int(ld, root, &rp, key, 1, min, max, out, present);
 }
 
 /* Qwen-MoE's mlp_only_layers: indices of layers that keep a dense MLP. */
-static planner_status qwen_dense_layers(const loader *ld, json_t *root, model *m)
+static planner_status qwen_dense_layers(const jsonin_doc *ld, json_t *root, model *m)
 {
-    jpath rp = {0, {{NULL, 0}}}, p = path_key(&rp, "mlp_only_layers");
+    jsonin_path rp = JSONIN_PATH_ROOT, p = jsonin_key(&rp, "mlp_only_layers");
     json_t *list = member(root, "mlp_only_layers", 1), *e;
     size_t idx;
     int i;
@@ -809,31 +542,31 @@ static planner_status qwen_dense_layers(const loader *ld, json_t *root, model *m
     if (list == NULL)
         return PLANNER_OK;
     if (!json_is_array(list))
-        return fail(ld, &p, "must be an array of layer indices, got %s", json_kind(list));
+        return jsonin_fail(ld, &p, "must be an array of layer indices, got %s", json_kind(list));
     json_array_foreach(list, idx, e) {
-        jpath ep = path_index(&p, (int)idx);
+        jsonin_path ep = jsonin_index(&p, (int)idx);
         json_int_t k;
         if (!json_is_integer(e))
-            return fail(ld, &ep, "must be an integer, got %s", json_kind(e));
+            return jsonin_fail(ld, &ep, "must be an integer, got %s", json_kind(e));
         k = json_integer_value(e);
         if (k < 0 || k >= m->layers)
-            return fail(ld, &ep, "layer index %lld is outside 0..%d", (long long)k,
+            return jsonin_fail(ld, &ep, "layer index %lld is outside 0..%d", (long long)k,
                         m->layers - 1);
         m->layer[k].moe = false;
     }
     return PLANNER_OK;
 }
 
-static planner_status load_hf(const loader *ld, json_t *root, model *m, top_fields *tf)
+static planner_status load_hf(const jsonin_doc *ld, json_t *root, model *m, top_fields *tf)
 {
-    jpath rp = {0, {{NULL, 0}}};
+    jsonin_path rp = JSONIN_PATH_ROOT;
     int fam = hf_family(root), present = 0;
     planner_status rc;
 
     if (fam < 0) {
         json_t *t = json_object_get(root, "model_type");
-        jpath q = path_key(&rp, "model_type");
-        return fail(ld, json_is_string(t) ? &q : &rp,
+        jsonin_path q = jsonin_key(&rp, "model_type");
+        return jsonin_fail(ld, json_is_string(t) ? &q : &rp,
                     "not a recognized HuggingFace config%s%s%s (known: llama, mistral, "
                     "qwen2, qwen3, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, "
                     "gpt2, gpt_neox)",
@@ -964,20 +697,20 @@ static planner_status load_hf(const loader *ld, json_t *root, model *m, top_fiel
 
 /* ---- Shared validation and defaults. ---- */
 
-static planner_status finish(const loader *ld, json_t *root, model *m, const top_fields *tf,
+static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const top_fields *tf,
                              const model_overrides *ov)
 {
-    jpath rp = {0, {{NULL, 0}}};
+    jsonin_path rp = JSONIN_PATH_ROOT;
     int hf = m->format != MODEL_FORMAT_PLANNER;
     planner_status rc;
-    jpath heads_p = path_key(&rp, hf ? (m->format == MODEL_FORMAT_HF_GPT2 ? "n_head"
+    jsonin_path heads_p = jsonin_key(&rp, hf ? (m->format == MODEL_FORMAT_HF_GPT2 ? "n_head"
                                                                          : "num_attention_heads")
                                      : "heads");
-    jpath hidden_p = path_key(&rp, hf ? (m->format == MODEL_FORMAT_HF_GPT2 ? "n_embd"
+    jsonin_path hidden_p = jsonin_key(&rp, hf ? (m->format == MODEL_FORMAT_HF_GPT2 ? "n_embd"
                                                                           : "hidden_size")
                                       : "hidden");
-    jpath kv_p = path_key(&rp, hf ? "num_key_value_heads" : "kv_heads");
-    jpath maxpos_p = path_key(&rp, hf ? (m->format == MODEL_FORMAT_HF_GPT2 ? "n_positions"
+    jsonin_path kv_p = jsonin_key(&rp, hf ? "num_key_value_heads" : "kv_heads");
+    jsonin_path maxpos_p = jsonin_key(&rp, hf ? (m->format == MODEL_FORMAT_HF_GPT2 ? "n_positions"
                                                                           : "max_position_embeddings")
                                       : "max_position");
 
@@ -985,21 +718,21 @@ static planner_status finish(const loader *ld, json_t *root, model *m, const top
         m->kv_heads = m->heads;
     if (!tf->has_heads_dim) {
         if (m->hidden % m->heads != 0)
-            return fail(ld, &hidden_p, "must be divisible by heads (%d), or give head_dim",
+            return jsonin_fail(ld, &hidden_p, "must be divisible by heads (%d), or give head_dim",
                         m->heads);
         m->head_dim = m->hidden / m->heads;
     }
     if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
-        return fail(ld, tf->has_kv ? &kv_p : &heads_p,
+        return jsonin_fail(ld, tf->has_kv ? &kv_p : &heads_p,
                     "heads (%d) must be a multiple of kv_heads (%d)", m->heads, m->kv_heads);
     if ((long)m->heads * m->head_dim > MAX_ATTN_WIDTH)
-        return fail(ld, &heads_p, "heads x head_dim (%ld) exceeds %d",
+        return jsonin_fail(ld, &heads_p, "heads x head_dim (%ld) exceeds %d",
                     (long)m->heads * m->head_dim, MAX_ATTN_WIDTH);
     if (m->moe.experts > 0) {
-        jpath mp = hf ? rp : path_key(&rp, "moe");
+        jsonin_path mp = hf ? rp : jsonin_key(&rp, "moe");
         if (m->moe.top_k > m->moe.experts) {
-            jpath q = hf ? path_key(&rp, "num_experts_per_tok") : path_key(&mp, "top_k");
-            return fail(ld, &q, "top_k (%d) exceeds the number of experts (%d)",
+            jsonin_path q = hf ? jsonin_key(&rp, "num_experts_per_tok") : jsonin_key(&mp, "top_k");
+            return jsonin_fail(ld, &q, "top_k (%d) exceeds the number of experts (%d)",
                         m->moe.top_k, m->moe.experts);
         }
     }
@@ -1015,11 +748,11 @@ static planner_status finish(const loader *ld, json_t *root, model *m, const top
         (rc = qwen_dense_layers(ld, root, m)) != PLANNER_OK)
         return rc;
     if (m->moe.experts > 0 && m->moe.dense_layers >= m->layers) {
-        jpath q = hf ? path_key(&rp, "first_k_dense_replace")
-                     : path_key(&rp, "moe");
+        jsonin_path q = hf ? jsonin_key(&rp, "first_k_dense_replace")
+                     : jsonin_key(&rp, "moe");
         if (!hf)
-            q = path_key(&q, "dense_layers");
-        return fail(ld, &q, "leaves no MoE layer (%d dense of %d layers)",
+            q = jsonin_key(&q, "dense_layers");
+        return jsonin_fail(ld, &q, "leaves no MoE layer (%d dense of %d layers)",
                     m->moe.dense_layers, m->layers);
     }
 
@@ -1036,11 +769,11 @@ static planner_status finish(const loader *ld, json_t *root, model *m, const top
         m->max_position = m->seq_len;
     if (m->seq_len > m->max_position) {
         if (ov != NULL && ov->seq_len > 0)
-            return fail(ld, &maxpos_p, "sequence length %d (from --seq) exceeds max_position %d",
+            return jsonin_fail(ld, &maxpos_p, "sequence length %d (from --seq) exceeds max_position %d",
                         m->seq_len, m->max_position);
         {
-            jpath q = path_key(&rp, "seq_len");
-            return fail(ld, &q, "seq_len (%d) exceeds max_position (%d)", m->seq_len,
+            jsonin_path q = jsonin_key(&rp, "seq_len");
+            return jsonin_fail(ld, &q, "seq_len (%d) exceeds max_position (%d)", m->seq_len,
                         m->max_position);
         }
     }
@@ -1073,32 +806,17 @@ static void name_from_path(const char *path, char *buf, size_t size)
 planner_status model_load_buffer(const char *text, size_t len, const char *name,
                                  const model_overrides *ov, model **out, planner_error *err)
 {
-    loader ld = {name, text, len, err};
-    json_error_t jerr;
-    json_t *root = NULL;
+    jsonin_doc ld;
+    json_t *root;
     model *m = NULL;
     top_fields tf;
     planner_status rc;
 
     *out = NULL;
     memset(&tf, 0, sizeof tf);
-    if ((rc = check_depth(&ld)) != PLANNER_OK)
+    if ((rc = jsonin_parse(&ld, text, len, name, "model", err)) != PLANNER_OK)
         goto cleanup;
-    memset(&jerr, 0, sizeof jerr);
-    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (root == NULL) {
-        /* jansson leaves the text empty on most allocation failures, and on
-         * some reports a bogus syntax error: an injected failure says which */
-        if (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0' ||
-            alloc_failed()) {
-            rc = error_oom(err);
-        } else {
-            int line = jerr.line > 0 ? jerr.line : 1;
-            int col = jerr.column > 0 ? jerr.column : 1;
-            rc = error_set(err, PLANNER_E_INPUT, name, line, col, NULL, "%s", jerr.text);
-        }
-        goto cleanup;
-    }
+    root = ld.root;
     if (!json_is_object(root)) {
         rc = error_set(err, PLANNER_E_INPUT, name, 1, 1, NULL,
                        "a model description must be a JSON object, got %s", json_kind(root));
@@ -1119,7 +837,7 @@ planner_status model_load_buffer(const char *text, size_t len, const char *name,
     m = NULL;
 cleanup:
     model_free(m);
-    json_decref(root);
+    jsonin_close(&ld);
     return rc;
 }
 
