@@ -55,6 +55,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fileio.h"
+#include "jsonin.h"
 #include "jsonout.h"
 #include "suggest.h"
 
@@ -1059,141 +1060,13 @@ cleanup:
     return st;
 }
 
-/* Positions: jansson locates syntax errors only.  locate() walks the
- * (already valid) text along a key path and returns the 1-based line and
- * column of the last key or array element it finds on it. */
-typedef struct jseg {
-    const char *key;    /* NULL: array element `index` */
-    int index;
-} jseg;
-
-static size_t skip_ws(const char *t, size_t len, size_t i)
-{
-    while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
-        i++;
-    return i;
-}
-
-static size_t skip_string(const char *t, size_t len, size_t i)
-{
-    for (i++; i < len && t[i] != '"'; i++)
-        if (t[i] == '\\')
-            i++;
-    return i < len ? i + 1 : len;
-}
-
-static size_t skip_value(const char *t, size_t len, size_t i)
-{
-    int depth = 0;
-    if (i < len && t[i] == '"')
-        return skip_string(t, len, i);
-    if (i < len && (t[i] == '{' || t[i] == '[')) {
-        while (i < len) {
-            if (t[i] == '"') {
-                i = skip_string(t, len, i);
-                continue;
-            }
-            if (t[i] == '{' || t[i] == '[')
-                depth++;
-            else if (t[i] == '}' || t[i] == ']') {
-                if (--depth == 0)
-                    return i + 1;
-            }
-            i++;
-        }
-        return len;
-    }
-    while (i < len && !strchr(",]} \t\r\n", t[i]))
-        i++;
-    return i;
-}
-
-static void locate(const char *t, size_t len, const jseg *seg, int nseg, int *line, int *col)
-{
-    size_t i = skip_ws(t, len, 0), found = i, k;
-    int d = 0;
-    while (d < nseg && i < len) {
-        bool obj = t[i] == '{', hit = false;
-        int idx = 0;
-        if (t[i] != '{' && t[i] != '[')
-            break;
-        i = skip_ws(t, len, i + 1);
-        while (i < len && t[i] != '}' && t[i] != ']') {
-            size_t at = i;
-            if (obj) {
-                size_t end = skip_string(t, len, i);
-                size_t klen = end - i - 2;
-                bool match = seg[d].key != NULL && strlen(seg[d].key) == klen &&
-                             memchr(t + i + 1, '\\', klen) == NULL &&
-                             memcmp(t + i + 1, seg[d].key, klen) == 0;
-                i = skip_ws(t, len, end);
-                if (i < len && t[i] == ':')
-                    i = skip_ws(t, len, i + 1);
-                hit = match;
-            } else {
-                hit = seg[d].key == NULL && idx == seg[d].index;
-            }
-            if (hit) {
-                found = at;
-                d++;
-                break;
-            }
-            i = skip_ws(t, len, skip_value(t, len, i));
-            if (i < len && t[i] == ',')
-                i = skip_ws(t, len, i + 1);
-            idx++;
-        }
-        if (!hit)
-            break;
-    }
-    *line = 1;
-    *col = 1;
-    for (k = 0; k < found && k < len; k++) {
-        if (t[k] == '\n') {
-            (*line)++;
-            *col = 1;
-        } else if (((unsigned char)t[k] & 0xC0) != 0x80) {
-            (*col)++;
-        }
-    }
-}
-
-typedef struct creader {
-    const char *file, *text;
-    size_t len;
-    planner_error *err;
-} creader;
-
-static planner_status cfail(const creader *rd, const jseg *seg, int nseg, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static planner_status cfail(const creader *rd, const jseg *seg, int nseg, const char *fmt, ...)
-{
-    char path[ERROR_PATH_MAX] = "", msg[ERROR_MSG_MAX];
-    int line, col, d;
-    va_list ap;
-    for (d = 0; d < nseg; d++) {
-        size_t used = strlen(path);
-        if (seg[d].key != NULL)
-            snprintf(path + used, sizeof path - used, "%s%.100s", d ? "." : "", seg[d].key);
-        else
-            snprintf(path + used, sizeof path - used, "[%d]", seg[d].index);
-    }
-    locate(rd->text, rd->len, seg, nseg, &line, &col);
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (path[0] == '\0')
-        return error_set(rd->err, PLANNER_E_INPUT, rd->file, line, col, NULL, "%s", msg);
-    return error_set(rd->err, PLANNER_E_INPUT, rd->file, line, col, path, "%s: %s", path, msg);
-}
-
 /* An unknown key: a message with did-you-mean. */
-static planner_status unknown_key(const creader *rd, const jseg *seg, int nseg,
+static planner_status unknown_key(const jsonin_doc *doc, const jsonin_path *p,
                                   const char *const *known, size_t n)
 {
     char hint[128];
-    suggest_format(seg[nseg - 1].key, known, n, hint, sizeof hint);
-    return cfail(rd, seg, nseg, "unknown key%s", hint);
+    suggest_format(p->e[p->n - 1].key, known, n, hint, sizeof hint);
+    return jsonin_fail(doc, p, "unknown key%s", hint);
 }
 
 static int key_known(const char *key, const char *const *known, size_t n)
@@ -1205,7 +1078,7 @@ static int key_known(const char *key, const char *const *known, size_t n)
     return 0;
 }
 
-static planner_status check_fit(const creader *rd, json_t *fit)
+static planner_status check_fit(const jsonin_doc *doc, json_t *fit)
 {
     static const char *const keys[] = {"runs", "parameters", "iterations", "converged",
                                        "rms_relative_error", "max_relative_error",
@@ -1213,60 +1086,59 @@ static planner_status check_fit(const creader *rd, json_t *fit)
     static const char *const rkeys[] = {"id", "measured_step_s", "predicted_step_s",
                                         "relative_error"};
     const size_t nk = sizeof keys / sizeof keys[0], nr = sizeof rkeys / sizeof rkeys[0];
+    const jsonin_path root = JSONIN_PATH_ROOT, fp = jsonin_key(&root, "fit");
     const char *key;
     json_t *v;
-    jseg seg[4] = {{"fit", 0}, {NULL, 0}, {NULL, 0}, {NULL, 0}};
 
     if (!json_is_object(fit))
-        return cfail(rd, seg, 1, "expected an object");
+        return jsonin_fail(doc, &fp, "expected an object");
     json_object_foreach(fit, key, v) {
-        seg[1].key = key;
+        jsonin_path kp = jsonin_key(&fp, key);
         if (!key_known(key, keys, nk))
-            return unknown_key(rd, seg, 2, keys, nk);
+            return unknown_key(doc, &kp, keys, nk);
         if (strcmp(key, "converged") == 0) {
             if (!json_is_boolean(v))
-                return cfail(rd, seg, 2, "expected true or false");
+                return jsonin_fail(doc, &kp, "expected true or false");
         } else if (strcmp(key, "singular_values") == 0) {
             size_t i;
             json_t *e;
             if (!json_is_array(v))
-                return cfail(rd, seg, 2, "expected an array of numbers");
+                return jsonin_fail(doc, &kp, "expected an array of numbers");
             json_array_foreach(v, i, e) {
                 if (!json_is_number(e) || json_number_value(e) < 0) {
-                    seg[2].key = NULL;
-                    seg[2].index = (int)i;
-                    return cfail(rd, seg, 3, "expected a number >= 0");
+                    jsonin_path ep = jsonin_index(&kp, i);
+                    return jsonin_fail(doc, &ep, "expected a number >= 0");
                 }
             }
         } else if (strcmp(key, "residuals") == 0) {
             size_t i;
             json_t *e;
             if (!json_is_array(v))
-                return cfail(rd, seg, 2, "expected an array of objects");
+                return jsonin_fail(doc, &kp, "expected an array of objects");
             json_array_foreach(v, i, e) {
+                jsonin_path ep = jsonin_index(&kp, i);
                 const char *rk;
                 json_t *rv;
-                seg[2].key = NULL;
-                seg[2].index = (int)i;
                 if (!json_is_object(e))
-                    return cfail(rd, seg, 3, "expected an object");
+                    return jsonin_fail(doc, &ep, "expected an object");
                 json_object_foreach(e, rk, rv) {
-                    seg[3].key = rk;
+                    jsonin_path rp = jsonin_key(&ep, rk);
                     if (!key_known(rk, rkeys, nr))
-                        return unknown_key(rd, seg, 4, rkeys, nr);
+                        return unknown_key(doc, &rp, rkeys, nr);
                     if (strcmp(rk, "id") == 0 ? !json_is_string(rv) : !json_is_number(rv))
-                        return cfail(rd, seg, 4, strcmp(rk, "id") == 0 ? "expected a string"
-                                                                      : "expected a number");
+                        return jsonin_fail(doc, &rp, strcmp(rk, "id") == 0
+                                                         ? "expected a string"
+                                                         : "expected a number");
                 }
             }
         } else if (strcmp(key, "condition_number") == 0 ||
                    strcmp(key, "rms_relative_error") == 0 ||
                    strcmp(key, "max_relative_error") == 0) {
             if (!json_is_number(v) && !json_is_null(v))
-                return cfail(rd, seg, 2, "expected a number");
+                return jsonin_fail(doc, &kp, "expected a number");
         } else {
             if (!json_is_integer(v) || json_integer_value(v) < 0)
-                return cfail(rd, seg, 2, "expected a whole number >= 0");
+                return jsonin_fail(doc, &kp, "expected a whole number >= 0");
         }
     }
     return PLANNER_OK;
@@ -1276,75 +1148,61 @@ planner_status calibration_load(const char *path, cost_params *p, planner_error 
 {
     static const char *const top[] = {"version", "runs_file", "params", "fit"};
     const size_t ntop = sizeof top / sizeof top[0];
+    const jsonin_path rootp = JSONIN_PATH_ROOT;
+    jsonin_path kp;
     char *text = NULL;
     size_t len = 0;
-    json_t *root = NULL, *v;
-    json_error_t jerr;
+    json_t *root, *v;
+    jsonin_doc doc = {path, NULL, 0, NULL, "", err};
     planner_status st;
     cost_params q = *p;
-    creader rd;
     const char *key;
-    jseg seg[2] = {{NULL, 0}, {NULL, 0}};
     name_list *names = NULL;
 
     if ((st = file_read_all(path, INPUT_MAX_BYTES, &text, &len, err)) != PLANNER_OK)
         return st;
-    rd.file = path;
-    rd.text = text;
-    rd.len = len;
-    rd.err = err;
-    memset(&jerr, 0, sizeof jerr);
-    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (root == NULL) {
-        /* as model_load: jansson leaves the text empty on most allocation
-         * failures and reports a bogus syntax error on some */
-        if (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0' ||
-            alloc_failed())
-            st = error_oom(err);
-        else
-            st = error_set(err, PLANNER_E_INPUT, path, jerr.line > 0 ? jerr.line : 1,
-                           jerr.column > 0 ? jerr.column : 1, NULL, "%s", jerr.text);
+    if ((st = jsonin_parse(&doc, text, len, path, NULL, err)) != PLANNER_OK)
         goto cleanup;
-    }
+    root = doc.root;
     if (!json_is_object(root)) {
-        st = cfail(&rd, seg, 0, "a calibration file is a JSON object (from 'planner calibrate')");
+        st = jsonin_fail(&doc, &rootp,
+                         "a calibration file is a JSON object (from 'planner calibrate')");
         goto cleanup;
     }
     json_object_foreach(root, key, v) {
-        seg[0].key = key;
         if (!key_known(key, top, ntop)) {
-            st = unknown_key(&rd, seg, 1, top, ntop);
+            kp = jsonin_key(&rootp, key);
+            st = unknown_key(&doc, &kp, top, ntop);
             goto cleanup;
         }
     }
-    seg[0].key = "version";
+    kp = jsonin_key(&rootp, "version");
     v = json_object_get(root, "version");
     if (v == NULL) {
-        st = cfail(&rd, seg, 0, "missing \"version\" (expected %d)", CALIBRATION_VERSION);
+        st = jsonin_fail(&doc, &rootp, "missing \"version\" (expected %d)", CALIBRATION_VERSION);
         goto cleanup;
     }
     if (!json_is_integer(v) || json_integer_value(v) != CALIBRATION_VERSION) {
-        st = cfail(&rd, seg, 1, "unsupported version (expected %d)", CALIBRATION_VERSION);
+        st = jsonin_fail(&doc, &kp, "unsupported version (expected %d)", CALIBRATION_VERSION);
         goto cleanup;
     }
-    seg[0].key = "runs_file";
+    kp = jsonin_key(&rootp, "runs_file");
     v = json_object_get(root, "runs_file");
     if (v != NULL && !json_is_string(v)) {
-        st = cfail(&rd, seg, 1, "expected a string");
+        st = jsonin_fail(&doc, &kp, "expected a string");
         goto cleanup;
     }
-    seg[0].key = "fit";
     v = json_object_get(root, "fit");
-    if (v != NULL && (st = check_fit(&rd, v)) != PLANNER_OK)
+    if (v != NULL && (st = check_fit(&doc, v)) != PLANNER_OK)
         goto cleanup;
-    seg[0].key = "params";
+    kp = jsonin_key(&rootp, "params");
     v = json_object_get(root, "params");
     if (v == NULL) {
-        st = cfail(&rd, seg, 0, "missing \"params\" (an object of fitted constants)");
+        st = jsonin_fail(&doc, &rootp, "missing \"params\" (an object of fitted constants)");
         goto cleanup;
     }
     if (!json_is_object(v)) {
-        st = cfail(&rd, seg, 1, "expected an object of fitted constants");
+        st = jsonin_fail(&doc, &kp, "expected an object of fitted constants");
         goto cleanup;
     }
     /* A bare per-generation field name ("step_overhead_s", as files written
@@ -1360,7 +1218,7 @@ planner_status calibration_load(const char *path, cost_params *p, planner_error 
                 char why[64];
                 double x;
                 int fi, g, bare = -1;
-                seg[1].key = key;
+                jsonin_path pp = jsonin_key(&kp, key);
                 for (fi = 0; fi < N_FIELDS; fi++)
                     if (k_fields[fi].per_gen && strcmp(key, k_fields[fi].field) == 0)
                         bare = fi;
@@ -1374,16 +1232,16 @@ planner_status calibration_load(const char *path, cost_params *p, planner_error 
                         goto cleanup;
                     }
                     all_names(names);
-                    st = unknown_key(&rd, seg, 2, names->ptr, names->n);
+                    st = unknown_key(&doc, &pp, names->ptr, names->n);
                     goto cleanup;
                 }
                 if (!json_is_number(pv)) {
-                    st = cfail(&rd, seg, 2, "expected a number");
+                    st = jsonin_fail(&doc, &pp, "expected a number");
                     goto cleanup;
                 }
                 x = json_number_value(pv);
                 if (calib_param_check(&cp, x, why, sizeof why) != 0) {
-                    st = cfail(&rd, seg, 2, "%.6g is out of range (accepted %s)", x, why);
+                    st = jsonin_fail(&doc, &pp, "%.6g is out of range (accepted %s)", x, why);
                     goto cleanup;
                 }
                 if (bare >= 0 && pass == 0) {
@@ -1401,7 +1259,7 @@ planner_status calibration_load(const char *path, cost_params *p, planner_error 
     st = PLANNER_OK;
 cleanup:
     pl_free(names);
-    json_decref(root);
+    jsonin_close(&doc);
     pl_free(text);
     return st;
 }
