@@ -19,7 +19,9 @@
  * (standard GQA: the schema carries no MLA fields), the activation the
  * row's; the published ep is fixed like any knob.
  * Limits: the file is at most INPUT_MAX_BYTES, at most VALIDATION_MAX_RUNS
- * runs, every count within the model/cluster limits.
+ * runs, every count within the model/cluster limits.  Parsed by jsonin.c;
+ * every error names the key path (runs[3].model.heads) and points at that
+ * key's line and column (at the enclosing object when the key is missing).
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -32,6 +34,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fileio.h"
+#include "jsonin.h"
 #include "jsonout.h"
 #include "validate.h"
 
@@ -62,17 +65,18 @@ void validation_free(validation_set *v)
     pl_free(v);
 }
 
+/* Where load_run() is: the document (for positions and errors) and the key
+ * path of the object being read. */
 typedef struct jctx {
-    const char *file;
-    planner_error *err;
-    char path[ERROR_PATH_MAX];
+    const jsonin_doc *doc;
+    jsonin_path path;
 } jctx;
 
+/* "PATH.key: msg what" at key's position (PATH alone when key is ""). */
 static int jfail(jctx *j, const char *key, const char *msg, const char *what)
 {
-    char path[ERROR_PATH_MAX];
-    snprintf(path, sizeof path, "%.200s%s%.50s", j->path, key[0] ? "." : "", key);
-    error_set(j->err, PLANNER_E_INPUT, j->file, 0, 0, path, "%s: %s%s", path, msg, what);
+    jsonin_path p = key[0] ? jsonin_key(&j->path, key) : j->path;
+    jsonin_fail(j->doc, &p, "%s%s", msg, what);
     return -1;
 }
 
@@ -146,11 +150,10 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     int layers, hidden, heads, kv, ffn, vocab, seq, gpn, i;
     int tp, pp, dp, cp, ep, vpp, mbs, gbs;
     double meas;
-    char base[ERROR_PATH_MAX];
+    const jsonin_path base = j->path;
 
     if (!json_is_object(o))
         return jfail(j, "", "expected an object", "");
-    memcpy(base, j->path, sizeof base);
     if (jstr(j, o, "id", 0, &id) != 0 || jstr(j, o, "gpu", 0, &gpu_name) != 0 ||
         jstr(j, o, "precision", 0, &prec) != 0 ||
         jint(j, o, "num_gpus", 1, CLUSTER_MAX_GPUS, 0, &r->num_gpus) != 0 ||
@@ -174,7 +177,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
         return jfail(j, "measured", "expected an object", "");
     unpub = json_object_get(o, "unpublished");
 
-    snprintf(j->path, sizeof j->path, "%s.model", base);
+    j->path = jsonin_key(&base, "model");
     if (jint(j, jm, "layers", 1, MODEL_MAX_LAYERS, 0, &layers) != 0 ||
         jint(j, jm, "hidden", 1, 1 << 20, 0, &hidden) != 0 ||
         jint(j, jm, "heads", 1, 1 << 16, 0, &heads) != 0 ||
@@ -195,7 +198,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     if (strcmp(act, "gelu") != 0 && strcmp(act, "swiglu") != 0)
         return jfail(j, "activation", "expected gelu or swiglu, got ", act);
 
-    snprintf(j->path, sizeof j->path, "%s.parallel", base);
+    j->path = jsonin_key(&base, "parallel");
     if (jint(j, jp, "tp", 1, 1 << 20, 1, &tp) != 0 || jint(j, jp, "pp", 1, 1 << 20, 1, &pp) != 0 ||
         jint(j, jp, "dp", 1, 1 << 20, 1, &dp) != 0 || jint(j, jp, "cp", 1, 1 << 20, 1, &cp) != 0 ||
         jint(j, jp, "ep", 1, 1 << 20, 1, &ep) != 0 || jint(j, jp, "vpp", 1, 1 << 10, 1, &vpp) != 0 ||
@@ -234,21 +237,21 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     }
     r->gbs = gbs;
 
-    snprintf(j->path, sizeof j->path, "%s.measured", base);
+    j->path = jsonin_key(&base, "measured");
     v = json_object_get(jmeas, "tokens_per_s_per_gpu");
     if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))
         return jfail(j, "tokens_per_s_per_gpu", "expected a number > 0", "");
     meas = json_number_value(v);
     r->measured_tokens_per_s_per_gpu = meas;
-    memcpy(j->path, base, sizeof base);
+    j->path = base;
 
     /* the model */
     r->m = pl_calloc(1, sizeof *r->m);
     if (r->m == NULL)
-        return error_oom(j->err), -1;
+        return error_oom(j->doc->err), -1;
     r->m->layer = pl_calloc((size_t)layers, sizeof *r->m->layer);
     if (r->m->layer == NULL)
-        return error_oom(j->err), -1;
+        return error_oom(j->doc->err), -1;
     {
         model *m = r->m;
         json_t *name = json_object_get(jm, "name");
@@ -297,9 +300,10 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
         model_moe *mo = &r->m->moe;
         int sh, shf, dl;
         r->subset = SUBSET_MOE;
+        j->path = jsonin_key(&base, "model");
         if (!json_is_object(jmoe))
-            return jfail(j, "model.moe", "expected an object", "");
-        snprintf(j->path, sizeof j->path, "%s.model.moe", base);
+            return jfail(j, "moe", "expected an object", "");
+        j->path = jsonin_key(&j->path, "moe");
         if (jint(j, jmoe, "moe_experts", 1, 65536, 0, &mo->experts) != 0 ||
             jint(j, jmoe, "moe_topk", 1, 65536, 0, &mo->top_k) != 0 ||
             jint(j, jmoe, "moe_ffn_hidden", 1, 1 << 24, 0, &mo->expert_ffn) != 0 ||
@@ -313,7 +317,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
         mo->shared_expert_ffn = shf > 0 ? shf : 0;
         mo->dense_layers = dl > 0 ? dl : 0;
         mo->layer_freq = 1;
-        memcpy(j->path, base, sizeof base);
+        j->path = base;
         /* leading dense layers (DeepSeek first_k_dense) keep ffn_hidden */
         for (i = mo->dense_layers; i < layers; i++)
             r->m->layer[i].moe = true;
@@ -329,10 +333,10 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     /* the cluster: one group of the run's GPUs */
     r->c = pl_calloc(1, sizeof *r->c);
     if (r->c == NULL)
-        return error_oom(j->err), -1;
+        return error_oom(j->doc->err), -1;
     r->c->group = pl_calloc(1, sizeof *r->c->group);
     if (r->c->group == NULL)
-        return error_oom(j->err), -1;
+        return error_oom(j->doc->err), -1;
     {
         node_group *g = r->c->group;
         int per_node = gpn < r->num_gpus ? gpn : r->num_gpus;
@@ -352,39 +356,31 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
 
 planner_status validation_load(const char *path, validation_set **out, planner_error *err)
 {
+    const jsonin_path rootp = JSONIN_PATH_ROOT, runsp = jsonin_key(&rootp, "runs");
     char *text = NULL;
     size_t len = 0, i;
-    json_t *root = NULL, *runs;
-    json_error_t jerr;
+    json_t *runs;
+    jsonin_doc doc = {path, NULL, 0, NULL, "", err};
     validation_set *v = NULL;
     planner_status st;
     jctx j;
+    int line, col;
 
     *out = NULL;
     st = file_read_all(path, INPUT_MAX_BYTES, &text, &len, err);
     if (st != PLANNER_OK)
         return st;
-    memset(&jerr, 0, sizeof jerr);
-    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (root == NULL) {
-        /* as model_load: jansson leaves the text empty on most allocation
-         * failures and reports a bogus syntax error on some */
-        if (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0' ||
-            alloc_failed())
-            st = error_oom(err);
-        else
-            st = error_set(err, PLANNER_E_INPUT, path, jerr.line > 0 ? jerr.line : 0,
-                           jerr.column > 0 ? jerr.column : 0, NULL, "%s", jerr.text);
+    if ((st = jsonin_parse(&doc, text, len, path, NULL, err)) != PLANNER_OK)
         goto cleanup;
-    }
-    runs = json_object_get(root, "runs");
+    runs = json_object_get(doc.root, "runs");
+    jsonin_locate(&doc, &runsp, &line, &col);
     if (!json_is_array(runs)) {
-        st = error_set(err, PLANNER_E_INPUT, path, 0, 0, "runs",
+        st = error_set(err, PLANNER_E_INPUT, path, line, col, "runs",
                        "expected an object with a \"runs\" array");
         goto cleanup;
     }
     if (json_array_size(runs) > VALIDATION_MAX_RUNS) {
-        st = error_set(err, PLANNER_E_INPUT, path, 0, 0, "runs", "more than %d runs",
+        st = error_set(err, PLANNER_E_INPUT, path, line, col, "runs", "more than %d runs",
                        VALIDATION_MAX_RUNS);
         goto cleanup;
     }
@@ -394,10 +390,9 @@ planner_status validation_load(const char *path, validation_set **out, planner_e
         st = error_oom(err);
         goto cleanup;
     }
-    j.file = path;
-    j.err = err;
+    j.doc = &doc;
     for (i = 0; i < json_array_size(runs); i++) {
-        snprintf(j.path, sizeof j.path, "runs[%zu]", i);
+        j.path = jsonin_index(&runsp, i);
         v->n++;
         if (load_run(&j, json_array_get(runs, i), &v->run[i]) != 0) {
             st = err->status != PLANNER_OK ? err->status : PLANNER_E_INPUT;
@@ -409,7 +404,7 @@ planner_status validation_load(const char *path, validation_set **out, planner_e
     st = PLANNER_OK;
 cleanup:
     validation_free(v);
-    json_decref(root);
+    jsonin_close(&doc);
     pl_free(text);
     return st;
 }

@@ -130,6 +130,64 @@ START_TEST(bad_inputs_located)
 }
 END_TEST
 
+/* Every error points at its key: "LINE:COL: path: message", positions
+ * counted by hand (columns in characters, 1-based). */
+START_TEST(errors_positioned)
+{
+    static const char moe_model[] = "\"activation\": \"gelu\"}";
+    char range[64], moe[4096], run[4096], want_moe[128];
+    const char *at;
+    struct { const char *text; const char *want; } cases[] = {
+        /* the example: "id" is the 12th character */
+        {"{\"runs\": [{\"id\": 5}]}", "1:12: runs[0].id: expected a string"},
+        /* a missing key: the object that lacks it */
+        {"{\"runs\": [{\"id\": \"a\"},\n  {\"id\": \"b\"}]}",
+         "1:11: runs[0].gpu: missing (a string is required)"},
+        /* the second run, on its own line; a non-ASCII id counts as one column */
+        {"{\"runs\": [\n  [],\n  {\"id\": \"\xc3\xa9\", \"gpu\": 7}\n]}",
+         "2:3: runs[0]: expected an object"},
+        {"{\"runs\": [\n  {\"id\": \"\xc3\xa9\", \"gpu\": 7}\n]}",
+         "2:15: runs[0].gpu: expected a string"},
+        {"{\n  \"runs\": {}\n}", "2:3: expected an object with a \"runs\" array"},
+        {"[1, 2]", "1:1: expected an object with a \"runs\" array"},
+        /* an escaped key is found as jansson decoded it */
+        {"{\"r\\u0075ns\": [{\"id\": 1}]}", "1:17: runs[0].id: expected a string"},
+        {NULL, NULL},
+        {NULL, NULL},
+    };
+    size_t i, n = sizeof cases / sizeof cases[0];
+
+    /* num_gpus out of range on line 3 */
+    snprintf(range, sizeof range, "3:4: runs[0].num_gpus: expected a whole number in 1..%d",
+             CLUSTER_MAX_GPUS);
+    cases[n - 2].text = "{\"runs\": [\n  {\"id\": \"a\", \"gpu\": \"A100-SXM-80GB\", "
+                        "\"precision\": \"bf16\",\n   \"num_gpus\": 0, \"gpus_per_node\": 8}\n]}";
+    cases[n - 2].want = range;
+    /* nested: runs[0].model.moe.moe_topk, one line: its column is its offset + 1 */
+    snprintf(run, sizeof run, k_run, "A100-SXM-80GB");
+    at = strstr(run, moe_model);
+    ck_assert_ptr_nonnull(at);
+    snprintf(moe, sizeof moe, "%.*s\"activation\": \"gelu\", \"moe\": {\"moe_experts\": 8, "
+             "\"moe_topk\": 9, \"moe_ffn_hidden\": 1024}}%s", (int)(at - run), run,
+             at + strlen(moe_model));
+    cases[n - 1].text = moe;
+    snprintf(want_moe, sizeof want_moe,
+             "1:%d: runs[0].model.moe.moe_topk: more experts per token than experts",
+             (int)(strstr(moe, "\"moe_topk\"") - moe) + 1);
+    cases[n - 1].want = want_moe;
+    for (i = 0; i < n; i++) {
+        validation_set *v = NULL;
+        planner_error err = PLANNER_ERROR_INIT;
+        char got[1024];
+        ck_assert_int_eq(load_text(cases[i].text, &v, &err), PLANNER_E_INPUT);
+        ck_assert_ptr_null(v);
+        snprintf(got, sizeof got, "%d:%d: %s", err.line, err.col, err.msg);
+        ck_assert_msg(strcmp(got, cases[i].want) == 0, "case %zu:\n  got    %s\n  expect %s", i,
+                      got, cases[i].want);
+    }
+}
+END_TEST
+
 /* MAPE and max error of `subset` over the corpus with the defaults; *n the
  * runs predicted.  Every dense 16-bit run must be predictable. */
 static void corpus_errors(validation_subset subset, double *mape, double *worst, int *n)
@@ -337,6 +395,7 @@ int main(void)
     tcase_add_test(tc, reads_a_run);
     tcase_add_test(tc, predicts_a_run);
     tcase_add_test(tc, bad_inputs_located);
+    tcase_add_test(tc, errors_positioned);
     tcase_add_test(tc, json_output);
     tcase_add_test(tc, published_runs_dense16_target);
     tcase_add_test(tc, published_runs_fp8_guard);

@@ -51,6 +51,13 @@ printf '{"runs": [\n  {"id": }]}' >"$tmp/bad.json"
 [ $? -eq 1 ] || fail "bad JSON should exit 1"
 grep -q "^planner: $tmp/bad.json:2:" "$tmp/err" || fail "no position: $(cat "$tmp/err")"
 [ ! -s "$tmp/out" ] || fail "partial output on error"
+# schema errors are positioned too (the issue's example: "id" is column 12)
+printf '{"runs": [{"id": 5}]}' >"$tmp/r.json"
+./planner validate "$tmp/r.json" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] || fail "a wrong type should exit 1"
+[ "$(cat "$tmp/err")" = "planner: $tmp/r.json:1:12: runs[0].id: expected a string" ] ||
+    fail "schema error: $(cat "$tmp/err")"
+[ ! -s "$tmp/out" ] || fail "partial output on error"
 sed 's/A100-SXM-80GB/A100-XYZ/' "$tmp/runs.json" >"$tmp/gpu.json"
 ./planner validate "$tmp/gpu.json" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] || fail "unknown GPU should exit 1"
