@@ -8,6 +8,14 @@
  * told apart from bad input: 2.14 sets json_error_out_of_memory only in some
  * places, leaves the text empty in most others and reports a bogus syntax
  * error in a few (an injected failure, alloc_failed(), says which).
+ * Known and NOT handled here: 2.14 also ignores a failed growth of its token
+ * buffer (16 bytes, doubled as needed) and drops that byte; for a string of
+ * 14, 30, 62... characters the byte is the closing quote and its decoder
+ * then reads and writes past the buffer (reproduced: {"abcdefghijklmn": 1}
+ * with the 4th allocation failing, under ASan).  A longer token merely loses
+ * a byte when the next allocation succeeds.  The remedy needs jansson's
+ * allocator to keep failing once one allocation of a parse has failed
+ * (alloc.c), so that the decoder's own allocation fails first.
  *
  * Locating: jansson keeps no positions in the tree, so jsonin_locate()
  * re-scans the text, which jsonin_parse() has accepted (valid JSON, no NUL),
