@@ -5,9 +5,9 @@
  * Invariants: the table and the JSON show the same plans in the same order
  * (search_result.top, best first); every number printed comes from the
  * evaluation, nothing is recomputed here except sums and ratios of it.  JSON
- * is built with jansson and serialized by it (json_dumps, then one write),
- * so escaping is right and a failed allocation writes nothing;
- * non-finite numbers become null (jansson refuses NaN and inf).  Sizes are
+ * is built with jansson and serialized by jsonout_text() (the whole text or
+ * nothing, then one write), so escaping is right and a failed allocation
+ * writes nothing; non-finite numbers become null (jsonout_real).  Sizes are
  * printed in GiB (2^30 bytes), JSON carries bytes and seconds.
  */
 #include <jansson.h>
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "alloc.h"
+#include "jsonout.h"
 #include "report.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -341,11 +342,6 @@ typedef struct jb {
     bool failed;
 } jb;
 
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 /* Sets obj[key] = v, taking v over in every case (jansson's _new calls
  * release v when they fail; a NULL obj releases it here). */
 static void jset(jb *b, json_t *obj, const char *key, json_t *v)
@@ -385,7 +381,7 @@ static json_t *j_model(jb *b, const model *m)
     jset(b, o, "precision", json_string(precision_name(m->prec)));
     jset(b, o, "tied_embeddings", json_boolean(m->tied_embeddings));
     jset(b, o, "experts", json_integer(m->moe.experts));
-    jset(b, o, "parameters", jnum(model_param_count(m)));
+    jset(b, o, "parameters", jsonout_real(model_param_count(m)));
     return o;
 }
 
@@ -401,7 +397,7 @@ static json_t *j_cluster(jb *b, const cluster *c)
         jset(b, go, "gpu", json_string(ng->gpu.name));
         jset(b, go, "nodes", json_integer(ng->nodes));
         jset(b, go, "gpus_per_node", json_integer(ng->gpus_per_node));
-        jset(b, go, "usable_memory_bytes", jnum(ng->gpu.usable_mem_bytes));
+        jset(b, go, "usable_memory_bytes", jsonout_real(ng->gpu.usable_mem_bytes));
         jpush(b, groups, go);
     }
     jset(b, o, "groups", groups);
@@ -411,29 +407,29 @@ static json_t *j_cluster(jb *b, const cluster *c)
 static json_t *j_memory(jb *b, const memory_breakdown *mb)
 {
     json_t *o = json_object();
-    jset(b, o, "weights_bytes", jnum(mb->weights_bytes));
-    jset(b, o, "grads_bytes", jnum(mb->grads_bytes));
-    jset(b, o, "optimizer_bytes", jnum(mb->optimizer_bytes));
-    jset(b, o, "activations_bytes", jnum(mb->activations_bytes));
-    jset(b, o, "reserve_bytes", jnum(mb->reserve_bytes));
-    jset(b, o, "total_bytes", jnum(mb->total_bytes));
-    jset(b, o, "capacity_bytes", jnum(mb->capacity_bytes));
+    jset(b, o, "weights_bytes", jsonout_real(mb->weights_bytes));
+    jset(b, o, "grads_bytes", jsonout_real(mb->grads_bytes));
+    jset(b, o, "optimizer_bytes", jsonout_real(mb->optimizer_bytes));
+    jset(b, o, "activations_bytes", jsonout_real(mb->activations_bytes));
+    jset(b, o, "reserve_bytes", jsonout_real(mb->reserve_bytes));
+    jset(b, o, "total_bytes", jsonout_real(mb->total_bytes));
+    jset(b, o, "capacity_bytes", jsonout_real(mb->capacity_bytes));
     return o;
 }
 
 static json_t *j_time(jb *b, const time_breakdown *t)
 {
     json_t *o = json_object();
-    jset(b, o, "compute_s", jnum(t->compute_s));
-    jset(b, o, "recompute_s", jnum(t->recompute_s));
-    jset(b, o, "tp_comm_s", jnum(t->tp_comm_s));
-    jset(b, o, "cp_comm_s", jnum(t->cp_comm_s));
-    jset(b, o, "ep_comm_s", jnum(t->ep_comm_s));
-    jset(b, o, "pp_comm_s", jnum(t->pp_comm_s));
-    jset(b, o, "bubble_s", jnum(t->bubble_s));
-    jset(b, o, "dp_comm_s", jnum(t->dp_comm_s));
-    jset(b, o, "optimizer_s", jnum(t->optimizer_s));
-    jset(b, o, "overhead_s", jnum(t->overhead_s));
+    jset(b, o, "compute_s", jsonout_real(t->compute_s));
+    jset(b, o, "recompute_s", jsonout_real(t->recompute_s));
+    jset(b, o, "tp_comm_s", jsonout_real(t->tp_comm_s));
+    jset(b, o, "cp_comm_s", jsonout_real(t->cp_comm_s));
+    jset(b, o, "ep_comm_s", jsonout_real(t->ep_comm_s));
+    jset(b, o, "pp_comm_s", jsonout_real(t->pp_comm_s));
+    jset(b, o, "bubble_s", jsonout_real(t->bubble_s));
+    jset(b, o, "dp_comm_s", jsonout_real(t->dp_comm_s));
+    jset(b, o, "optimizer_s", jsonout_real(t->optimizer_s));
+    jset(b, o, "overhead_s", jsonout_real(t->overhead_s));
     return o;
 }
 
@@ -463,12 +459,12 @@ static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, i
     jset(b, o, "overlap_grad_reduce", json_boolean(s->overlap_grad_reduce));
     jset(b, o, "overlap_param_gather", json_boolean(s->overlap_param_gather));
     jset(b, o, "tp_comm_overlap", json_boolean(s->tp_comm_overlap));
-    jset(b, o, "step_time_s", jnum(e->step_time_s));
-    jset(b, o, "tokens_per_s", jnum(e->tokens_per_s));
-    jset(b, o, "tokens_per_s_per_gpu", jnum(e->tokens_per_s_per_gpu));
-    jset(b, o, "tflops_per_gpu", jnum(e->tflops_per_gpu));
-    jset(b, o, "mfu", jnum(e->mfu));
-    jset(b, o, "peak_memory_bytes", jnum(e->peak_memory_bytes));
+    jset(b, o, "step_time_s", jsonout_real(e->step_time_s));
+    jset(b, o, "tokens_per_s", jsonout_real(e->tokens_per_s));
+    jset(b, o, "tokens_per_s_per_gpu", jsonout_real(e->tokens_per_s_per_gpu));
+    jset(b, o, "tflops_per_gpu", jsonout_real(e->tflops_per_gpu));
+    jset(b, o, "mfu", jsonout_real(e->mfu));
+    jset(b, o, "peak_memory_bytes", jsonout_real(e->peak_memory_bytes));
     jset(b, o, "peak_stage", json_integer(e->peak_stage));
     jset(b, o, "feasible", json_boolean(e->feasible));
     if (!e->feasible)
@@ -502,9 +498,9 @@ static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, i
             jset(b, so, "chunks", cl);
         }
         if (i < e->n_stages) {
-            jset(b, so, "peak_memory_bytes", jnum(e->stage_memory[i].total_bytes));
-            jset(b, so, "forward_s", jnum(e->stage_fwd_s[i]));
-            jset(b, so, "backward_s", jnum(e->stage_bwd_s[i]));
+            jset(b, so, "peak_memory_bytes", jsonout_real(e->stage_memory[i].total_bytes));
+            jset(b, so, "forward_s", jsonout_real(e->stage_fwd_s[i]));
+            jset(b, so, "backward_s", jsonout_real(e->stage_bwd_s[i]));
             jset(b, so, "memory", j_memory(b, &e->stage_memory[i]));
         }
         jpush(b, stages, so);
@@ -518,7 +514,6 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
 {
     jb b = {false};
     json_t *root = json_object(), *search = json_object(), *list = json_array();
-    json_t *back = NULL;
     char *text = NULL;
     int rc = -1;
 
@@ -534,9 +529,9 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
     jset(&b, search, "feasible", json_integer(res->feasible));
     jset(&b, search, "pruned", json_integer(res->pruned));
     jset(&b, search, "invalid", json_integer(res->invalid));
-    jset(&b, search, "seconds", jnum(res->seconds));
+    jset(&b, search, "seconds", jsonout_real(res->seconds));
     jset(&b, search, "candidates_per_s",
-         jnum(res->seconds > 0 ? (double)res->candidates / res->seconds : 0));
+         jsonout_real(res->seconds > 0 ? (double)res->candidates / res->seconds : 0));
     if (res->placement_note[0] != '\0')
         jset(&b, search, "placement_note", json_string(res->placement_note));
     jset(&b, root, "search", search);
@@ -550,18 +545,11 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
              res->have_miss ? j_plan(&b, m, c, &res->miss, 0) : json_null());
         jset(&b, root, "advice", json_string(res->advice));
     }
-    /* Dump to memory first: a failure then writes nothing at all.  jansson
-     * 2.14's dump can ride over a failed allocation of its own and return a
-     * damaged text (a key lost), so the text is parsed back and compared
-     * before it is written. */
-    if (!b.failed && root != NULL)
-        text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (text != NULL)
-        back = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
-    if (back != NULL && json_equal(root, back) && fputs(text, out) != EOF &&
-        fputc('\n', out) != EOF)
+    /* The whole text or nothing (jsonout_text), then one write. */
+    if (!b.failed)
+        text = jsonout_text(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (text != NULL && fputs(text, out) != EOF)
         rc = 0;
-    json_decref(back);
     pl_free(text);
     json_decref(search);
     json_decref(list);
