@@ -20,6 +20,12 @@ void pl_free(void *p);                    /* NULL-safe */
 /* Routes jansson's allocations through pl_malloc/pl_free.  Call once at start. */
 void alloc_init(void);
 
+/* Bracket every jansson parse (src/jsonin.c): between the two, once one of
+ * jansson's allocations has failed, every later one fails too, because
+ * jansson 2.14 survives a failed token-buffer growth with a damaged token. */
+void alloc_json_parse_begin(void);
+void alloc_json_parse_end(void);
+
 /* Fault injection (tests only): the `nth` allocation from now (1-based) and
  * only that one returns NULL; 0 disables.  alloc_count() is the number of
  * allocations made since the last alloc_fail_at() call. */

@@ -8,14 +8,13 @@
  * told apart from bad input: 2.14 sets json_error_out_of_memory only in some
  * places, leaves the text empty in most others and reports a bogus syntax
  * error in a few (an injected failure, alloc_failed(), says which).
- * Known and NOT handled here: 2.14 also ignores a failed growth of its token
- * buffer (16 bytes, doubled as needed) and drops that byte; for a string of
- * 14, 30, 62... characters the byte is the closing quote and its decoder
- * then reads and writes past the buffer (reproduced: {"abcdefghijklmn": 1}
- * with the 4th allocation failing, under ASan).  A longer token merely loses
- * a byte when the next allocation succeeds.  The remedy needs jansson's
- * allocator to keep failing once one allocation of a parse has failed
- * (alloc.c), so that the decoder's own allocation fails first.
+ * 2.14 also ignores a failed growth of its token buffer (16 bytes, doubled
+ * as needed) and drops that byte; for a string of 14, 30, 62... characters
+ * the byte is the closing quote and its decoder then reads and writes past
+ * the buffer (reproduced: {"abcdefghijklmn": 1} with the 4th allocation
+ * failing, under ASan).  Handled by bracketing the parse with
+ * alloc_json_parse_begin/end (alloc.c): once one allocation of the parse has
+ * failed, the rest fail too, so jansson stops at its next allocation.
  *
  * Locating: jansson keeps no positions in the tree, so jsonin_locate()
  * re-scans the text, which jsonin_parse() has accepted (valid JSON, no NUL),
@@ -351,7 +350,9 @@ planner_status jsonin_parse(jsonin_doc *doc, const char *text, size_t len, const
     if ((rc = prescan(text, len, file, err)) != PLANNER_OK)
         return rc;
     memset(&jerr, 0, sizeof jerr);
+    alloc_json_parse_begin();
     doc->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    alloc_json_parse_end();
     if (doc->root != NULL)
         return PLANNER_OK;
     if (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0' ||

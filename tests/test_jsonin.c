@@ -206,15 +206,17 @@ END_TEST
 
 /* Every allocation of the parse failing in turn: out of memory (exit 70) or
  * success, never an input error, never a leak (LeakSanitizer in make
- * sanitize).  Every token here is under 16 bytes: jansson 2.14 ignores a
- * failed growth of its 16-byte token buffer and drops a byte, which for a
- * 14-, 30- or 62-character string is the closing quote, and its decoder then
- * runs past the buffer (a crash; see jsonin.c). */
+ * sanitize).  The strings of 14, 30 and 62 characters are the ones jansson
+ * 2.14 damages when a growth of its token buffer fails (the closing quote is
+ * dropped and its decoder ran past the buffer, caught by ASan), which the
+ * sticky failure of alloc_json_parse_begin/end prevents (see jsonin.c). */
 START_TEST(out_of_memory_is_not_a_syntax_error)
 {
     static const char text[] =
         "{\"tokens\": [1, 2.5, \"a string\", -7e3],"
-        " \"b\": {\"c\": {\"d\": [true, null, false]}}, \"e\": \"\\u00e9\"}";
+        " \"b\": {\"c\": {\"d\": [true, null, false]}}, \"e\": \"\\u00e9\","
+        " \"abcdefghijklmn\": \"abcdefghijklmnopqrstuvwxyz0123\","
+        " \"k62\": \"abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz\"}";
     long n;
     int ok = 0, oom = 0;
     alloc_init();
