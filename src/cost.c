@@ -197,6 +197,21 @@ static double layer_act_bytes(const model *m, const layer_spec *l, const strateg
     return a;
 }
 
+/* Adds part's times, kept activations and weight tensors to *acc (what one
+ * more layer or chunk adds to a range; parameters and transients are the
+ * caller's, as they combine differently). */
+static void range_cost_add_work(range_cost *acc, const range_cost *part)
+{
+    acc->fwd_s += part->fwd_s;
+    acc->bwd_s += part->bwd_s;
+    acc->compute_s += part->compute_s;
+    acc->recompute_s += part->recompute_s;
+    acc->tp_comm_s += part->tp_comm_s;
+    acc->ep_comm_s += part->ep_comm_s;
+    acc->act_bytes += part->act_bytes;
+    acc->n_tensors += part->n_tensors;
+}
+
 /* Cost of one decoder layer for one micro-batch on one GPU. */
 static void layer_cost(const model *m, const layer_spec *l, const node_group *ng,
                        const gen_constants *k, const comm_link *tpl, const comm_link *cpl,
@@ -315,14 +330,7 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
                     max_layer_act = a;
             }
         }
-        out->fwd_s += one.fwd_s;
-        out->bwd_s += one.bwd_s;
-        out->compute_s += one.compute_s;
-        out->recompute_s += one.recompute_s;
-        out->tp_comm_s += one.tp_comm_s;
-        out->ep_comm_s += one.ep_comm_s;
-        out->act_bytes += one.act_bytes;
-        out->n_tensors += one.n_tensors;
+        range_cost_add_work(out, &one);
         if (l->moe && m->moe.experts > 0) {
             /* routed experts sharded over ep (not over tp), the rest over tp;
              * the all-to-all's send and receive buffers of the layer at work */
@@ -534,18 +542,11 @@ void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
                 n = 0;
             cost_layer_range(m, c, p, s, g, tp, first, n, i == 0 && j == 0,
                              i == pp - 1 && j == v - 1, &part);
-            r->fwd_s += part.fwd_s;
-            r->bwd_s += part.bwd_s;
-            r->compute_s += part.compute_s;
-            r->recompute_s += part.recompute_s;
-            r->tp_comm_s += part.tp_comm_s;
-            r->ep_comm_s += part.ep_comm_s;
+            range_cost_add_work(r, &part);
             r->params += part.params;
             r->expert_params += part.expert_params;
-            r->act_bytes += part.act_bytes;
             if (part.act_peak_extra_bytes > r->act_peak_extra_bytes)
                 r->act_peak_extra_bytes = part.act_peak_extra_bytes;
-            r->n_tensors += part.n_tensors;
             if (chunked) {
                 fc[i * v + j] = cap_time(part.fwd_s);
                 bc[i * v + j] = cap_time(part.bwd_s);
