@@ -117,32 +117,30 @@ static void arg_switch(arg_list *l, arg_section sec, const char *flag)
     arg_add(l, sec, flag);
 }
 
+/* Adds `flag v`; returns the argument (NULL when out of memory). */
+static emit_arg *arg_str(arg_list *l, arg_section sec, const char *flag, const char *v)
+{
+    emit_arg *a = arg_add(l, sec, flag);
+    if (a == NULL)
+        return NULL;
+    snprintf(a->small, sizeof a->small, "%s", v);
+    a->value = a->small;
+    return a;
+}
+
 static void arg_int(arg_list *l, arg_section sec, const char *flag, long v)
 {
-    emit_arg *a = arg_add(l, sec, flag);
-    if (a == NULL)
-        return;
-    snprintf(a->small, sizeof a->small, "%ld", v);
-    a->value = a->small;
+    char text[32];
+    snprintf(text, sizeof text, "%ld", v);
+    arg_str(l, sec, flag, text);
 }
 
-static void arg_str(arg_list *l, arg_section sec, const char *flag, const char *v)
-{
-    emit_arg *a = arg_add(l, sec, flag);
-    if (a == NULL)
-        return;
-    snprintf(a->small, sizeof a->small, "%s", v);
-    a->value = a->small;
-}
-
+/* A value that is a shell expression ("$DATA_PATH"), quoted for the shell. */
 static void arg_shell(arg_list *l, arg_section sec, const char *flag, const char *v)
 {
-    emit_arg *a = arg_add(l, sec, flag);
-    if (a == NULL)
-        return;
-    snprintf(a->small, sizeof a->small, "%s", v);
-    a->value = a->small;
-    a->shell = true;
+    emit_arg *a = arg_str(l, sec, flag, v);
+    if (a != NULL)
+        a->shell = true;
 }
 
 static void add_note(arg_list *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
