@@ -9,23 +9,33 @@ MANDIR    ?= $(PREFIX)/share/man/man1
 CC        ?= cc
 VERSION   := 0.1.0
 
+# The project's required flags: user CFLAGS / CPPFLAGS add to them (make
+# CFLAGS=-O0 keeps -std=c11 and every warning).
 WARN      := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 \
              -Wstrict-prototypes -Wmissing-prototypes -Wvla -Werror
-CPPFLAGS  += -Iinclude -D_POSIX_C_SOURCE=200809L -DPLANNER_VERSION='"$(VERSION)"'
+PL_CPPFLAGS := -Iinclude -D_POSIX_C_SOURCE=200809L -DPLANNER_VERSION='"$(VERSION)"'
 CFLAGS    ?= -O2 -g
-CFLAGS    += $(WARN)
 PKGS      := jansson yaml-0.1 lapacke openblas
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS    += $(PKG_LIBS) -lglpk -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+ALL_CFLAGS = $(PL_CPPFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) $(WARN) $(CFLAGS)
 
+# The layers, bottom to top (docs/DESIGN.md): the library is every layer but
+# tool/; the planner binary is tool/ on top of it.
+LAYERS    := base inputs model cost schedule partition search fit out
 BUILD     ?= build
-LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
+LIB_SRC   := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 LIB_OBJ   := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC))
+TOOL_SRC  := $(filter-out src/tool/main.c,$(wildcard src/tool/*.c))
+TOOL_OBJ  := $(patsubst src/%.c,$(BUILD)/%.o,$(TOOL_SRC))
 TEST_SRC  := $(wildcard tests/test_*.c)
 TEST_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_UTIL := tests/testutil.c
+# Everything a binary links: the tool's objects (in their own archive) and the
+# library.
+LINK_LIBS  = -Wl,--start-group $(BUILD)/libtool.a $(BUILD)/libplanner.a -Wl,--end-group $(LDLIBS)
 
 .PHONY: all deps run check test sanitize fuzz bench install uninstall clean help
 
@@ -51,21 +61,27 @@ deps:
 
 $(BUILD)/%.o: src/%.c | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libplanner.a: $(LIB_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
-planner: $(BUILD)/main.o $(BUILD)/libplanner.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/libtool.a: $(TOOL_OBJ)
+	rm -f $@ && $(AR) rcs $@ $^
+
+# The one link rule of the planner binary; ./planner is the default build's.
+$(BUILD)/planner: $(BUILD)/tool/main.o $(BUILD)/libtool.a $(BUILD)/libplanner.a
+	$(CC) $(WARN) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LINK_LIBS)
+
+planner: $(BUILD)/planner
+	cp $< $@
 
 run: all
 	./planner --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml
 
-$(BUILD)/tests/%: tests/%.c $(TEST_UTIL) tests/testutil.h $(BUILD)/libplanner.a
+$(BUILD)/tests/%: tests/%.c $(TEST_UTIL) tests/testutil.h $(BUILD)/libtool.a $(BUILD)/libplanner.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(TEST_UTIL) \
-	    $(BUILD)/libplanner.a $(LDLIBS) $(CHECK_LIBS)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(TEST_UTIL) $(LINK_LIBS) $(CHECK_LIBS)
 
 # The fast tier: every tests/test_*.c binary, then the CLI tests.
 check test: all $(TEST_BIN)
@@ -82,28 +98,24 @@ FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_
 HARNESS    := tests/fuzz/harness.c
 
 sanitize:
-	$(MAKE) BUILD=build-san CC=clang CFLAGS="$(SAN_FLAGS) $(WARN)" \
+	$(MAKE) BUILD=build-san CC=clang CFLAGS="$(SAN_FLAGS)" \
 	    LDFLAGS="-fsanitize=address,undefined" build-san/planner $(TEST_BIN:$(BUILD)/%=build-san/%)
 	@sh tests/run_sanitize.sh build-san $(TEST_BIN:$(BUILD)/%=build-san/%)
 
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c) into build-fuzz/; tests/fuzz/run.sh
 # runs them.
 fuzz:
-	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZ_FLAGS) $(WARN)" $(FUZZ_BIN)
+	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" $(FUZZ_BIN)
 
-$(BUILD)/planner: $(BUILD)/main.o $(BUILD)/libplanner.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
-$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(HARNESS) tests/fuzz/harness.h $(BUILD)/libplanner.a
-	$(CC) $(CPPFLAGS) -Itests/fuzz $(PKG_CFLAGS) $(CFLAGS) -fsanitize=fuzzer -o $@ $< \
-	    $(HARNESS) $(BUILD)/libplanner.a $(LDLIBS)
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(HARNESS) tests/fuzz/harness.h $(BUILD)/libtool.a $(BUILD)/libplanner.a
+	$(CC) $(ALL_CFLAGS) -Itests/fuzz -fsanitize=fuzzer -o $@ $< $(HARNESS) $(LINK_LIBS)
 
 # The replay test runs every corpus and regression input through the harness.
 $(BUILD)/tests/test_replay: tests/test_replay.c $(HARNESS) tests/fuzz/harness.h $(TEST_UTIL) \
-	    tests/testutil.h $(BUILD)/libplanner.a
+	    tests/testutil.h $(BUILD)/libtool.a $(BUILD)/libplanner.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests -Itests/fuzz $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(HARNESS) \
-	    $(TEST_UTIL) $(BUILD)/libplanner.a $(LDLIBS) $(CHECK_LIBS)
+	$(CC) $(ALL_CFLAGS) -Itests -Itests/fuzz -o $@ $< $(HARNESS) $(TEST_UTIL) $(LINK_LIBS) \
+	    $(CHECK_LIBS)
 
 bench: all
 	@sh bench/run.sh
@@ -119,4 +131,4 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz planner
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/main.d
+-include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(BUILD)/tool/main.d

@@ -7,7 +7,7 @@
 #ifndef PLANNER_BENCH_COMMON_H
 #define PLANNER_BENCH_COMMON_H
 
-#include "search.h"
+#include "search/search.h"
 
 #define BENCH_MAX_REPEATS 100
 

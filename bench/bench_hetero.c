@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "alloc.h"
+#include "base/alloc.h"
 #include "bench_common.h"
 
 #define MAX_REPEATS 50

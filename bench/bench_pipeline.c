@@ -15,9 +15,9 @@
  * search errs, or a replay differs. */
 #include <stdio.h>
 #include <string.h>
-#include "alloc.h"
+#include "base/alloc.h"
 #include "bench_common.h"
-#include "pipeline.h"
+#include "schedule/pipeline.h"
 
 typedef struct call {
     int pp, vpp, m;

@@ -9,7 +9,7 @@
  * or a search errs (an infeasible plan is reported, not an error). */
 #include <stdio.h>
 #include <string.h>
-#include "alloc.h"
+#include "base/alloc.h"
 #include "bench_common.h"
 
 static int bench_one(const char *model_path, const char *cluster_path, int repeats)

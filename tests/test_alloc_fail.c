@@ -20,12 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "alloc.h"
-#include "cluster.h"
-#include "cost.h"
-#include "fileio.h"
-#include "model.h"
-#include "search.h"
+#include "base/alloc.h"
+#include "inputs/cluster.h"
+#include "schedule/evaluate.h"
+#include "base/fileio.h"
+#include "inputs/model.h"
+#include "search/search.h"
 #include "testutil.h"
 
 #define MAX_FILES 256

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "alloc.h"
-#include "cluster.h"
-#include "fileio.h"
-#include "model.h"
+#include "base/alloc.h"
+#include "inputs/cluster.h"
+#include "base/fileio.h"
+#include "inputs/model.h"
 #include "testutil.h"
 
 #define BAD_DIR "tests/bad"

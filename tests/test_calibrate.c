@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "alloc.h"
-#include "calibrate.h"
-#include "calibration.h"
+#include "base/alloc.h"
+#include "fit/calibrate.h"
+#include "fit/calibration.h"
 #include "testutil.h"
 
 /* One run: id, gpu, gpus, layers, hidden, heads, ffn, seq, activation,

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "catalog.h"
+#include "inputs/catalog.h"
 #include "testutil.h"
 
 #define T 1e12

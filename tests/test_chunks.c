@@ -11,10 +11,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "alloc.h"
-#include "cost.h"
-#include "memory.h"
-#include "pipeline.h"
+#include "base/alloc.h"
+#include "schedule/evaluate.h"
+#include "cost/memory.h"
+#include "schedule/pipeline.h"
 #include "testutil.h"
 
 static void model_405b(model *m)

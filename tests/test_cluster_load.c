@@ -4,7 +4,7 @@
  * p3.8xlarge 10 Gb/s per 4 GPUs = 312.5e6 B/s per GPU. */
 #include <math.h>
 #include <string.h>
-#include "cluster.h"
+#include "inputs/cluster.h"
 #include "testutil.h"
 
 static cluster *load(const char *path)

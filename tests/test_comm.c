@@ -12,11 +12,11 @@
  * where a comparison is an inequality. */
 #include <math.h>
 #include <string.h>
-#include "comm.h"
-#include "compute.h"
-#include "cost.h"
-#include "memory.h"
-#include "transformer.h"
+#include "cost/comm.h"
+#include "cost/compute.h"
+#include "schedule/evaluate.h"
+#include "cost/memory.h"
+#include "model/transformer.h"
 #include "testutil.h"
 
 static const gen_constants k_round = {0.8, 0.5, 0.8, 0.75, 0.5, 0.0, 0.6, 0.25, 0.0, 0.0};

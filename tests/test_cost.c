@@ -3,7 +3,7 @@
  * reported as such; ranges add up; Megatron's rules (strategy_check). */
 #include <math.h>
 #include <string.h>
-#include "cost.h"
+#include "schedule/evaluate.h"
 #include "testutil.h"
 
 typedef struct fixture {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "catalog.h"
-#include "emit.h"
+#include "inputs/catalog.h"
+#include "out/emit.h"
 #include "testutil.h"
 
 typedef struct fixture {

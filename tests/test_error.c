@@ -1,7 +1,7 @@
 /* test_error.c: the error type's first-wins rule and its printed form. */
 #include <math.h>
 #include <string.h>
-#include "error.h"
+#include "base/error.h"
 #include "testutil.h"
 
 START_TEST(prints_file_line_col)

@@ -6,8 +6,8 @@
  * error). */
 #include <stdio.h>
 #include <string.h>
-#include "alloc.h"
-#include "jsonin.h"
+#include "base/alloc.h"
+#include "base/jsonin.h"
 #include "testutil.h"
 
 /* line:col of `p` in `text` (which must parse). */

@@ -2,7 +2,7 @@
  * optimizer docs, ZeRO) and micro-batches in flight under 1F1B and
  * interleaving (Megatron theoretical_memory_usage.py). */
 #include <math.h>
-#include "memory.h"
+#include "cost/memory.h"
 #include "testutil.h"
 
 static double total(precision p, int zero, int dp)

@@ -8,7 +8,7 @@
  * 175B by hand: 96 (12 h^2 + 13 h) + (V + s) h + 2 h = 174,615,846,912. */
 #include <math.h>
 #include <string.h>
-#include "model.h"
+#include "inputs/model.h"
 #include "testutil.h"
 
 static model *load(const char *path, const model_overrides *ov)

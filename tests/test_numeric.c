@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "alloc.h"
-#include "cluster.h"
-#include "cost.h"
-#include "model.h"
-#include "report.h"
-#include "search.h"
-#include "show_inputs.h"
+#include "base/alloc.h"
+#include "inputs/cluster.h"
+#include "schedule/evaluate.h"
+#include "inputs/model.h"
+#include "out/report.h"
+#include "search/search.h"
+#include "out/show_inputs.h"
 #include "testutil.h"
 
 #define MODEL(fields) "{\"name\": \"t\", " fields "}"

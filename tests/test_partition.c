@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "partition.h"
+#include "partition/partition.h"
 #include "testutil.h"
 
 #define MAXL 24

@@ -8,9 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "alloc.h"
-#include "pipeline.h"
-#include "strategy.h"
+#include "base/alloc.h"
+#include "schedule/pipeline.h"
+#include "model/strategy.h"
 #include "testutil.h"
 
 /* ---- reference: every operation's end time, ranks polled in turn -------- */

@@ -11,8 +11,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "placement.h"
-#include "search.h"
+#include "partition/placement.h"
+#include "search/search.h"
 #include "testutil.h"
 
 static model *load_model(const char *path)

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "alloc.h"
+#include "base/alloc.h"
 #include "harness.h"
 #include "testutil.h"
 

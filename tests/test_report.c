@@ -5,8 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "alloc.h"
-#include "report.h"
+#include "base/alloc.h"
+#include "out/report.h"
 #include "testutil.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)

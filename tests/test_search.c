@@ -10,8 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "alloc.h"
-#include "search.h"
+#include "base/alloc.h"
+#include "search/search.h"
 #include "testutil.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)

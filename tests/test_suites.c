@@ -7,7 +7,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
-#include "model.h"
+#include "inputs/model.h"
 #include "testutil.h"
 
 static int starts_with(const char *s, const char *prefix)

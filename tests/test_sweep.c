@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "sweep.h"
+#include "tool/sweep.h"
 #include "testutil.h"
 
 static void axis_ok(sweep_dim d, const char *text, int n, const char *const *expect)

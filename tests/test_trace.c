@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "catalog.h"
-#include "cluster.h"
-#include "model.h"
-#include "trace.h"
+#include "inputs/catalog.h"
+#include "inputs/cluster.h"
+#include "inputs/model.h"
+#include "out/trace.h"
 #include "testutil.h"
 
 typedef struct fixture {

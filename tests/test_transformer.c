@@ -3,9 +3,9 @@
  * 2022) and hand-derived values. */
 #include <math.h>
 #include <string.h>
-#include "cost.h"
+#include "schedule/evaluate.h"
 #include "testutil.h"
-#include "transformer.h"
+#include "model/transformer.h"
 
 static layer_spec g_layers[128];
 

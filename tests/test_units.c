@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "testutil.h"
-#include "units.h"
+#include "base/units.h"
 
 static double parse_ok(const char *text, unit_kind kind)
 {

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "alloc.h"
-#include "commands.h"
+#include "base/alloc.h"
+#include "tool/commands.h"
 #include "testutil.h"
-#include "validate.h"
+#include "fit/validate.h"
 
 static const char k_run[] =
     "{\"runs\": [{\"id\": \"t1\", \"source\": \"test\", \"gpu\": \"%s\", \"num_gpus\": 64,"

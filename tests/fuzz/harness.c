@@ -11,16 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "alloc.h"
-#include "calibration.h"
+#include "base/alloc.h"
+#include "fit/calibration.h"
 #include "harness.h"
-#include "cluster.h"
-#include "model.h"
-#include "partition.h"
-#include "search.h"
-#include "sweep.h"
-#include "units.h"
-#include "validate.h"
+#include "inputs/cluster.h"
+#include "inputs/model.h"
+#include "partition/partition.h"
+#include "search/search.h"
+#include "tool/sweep.h"
+#include "base/units.h"
+#include "fit/validate.h"
 
 #define PARSER_MSG_SIZE 64   /* small on purpose: truncation must be safe */
 

@@ -1,0 +1,63 @@
+/* comm.h: collectives and point-to-point transfers, alpha-beta, over the
+ * link a process group actually crosses.
+ *
+ * Bytes follow nccl-tests' PERFORMANCE.md: with S the full buffer and n ranks,
+ * each GPU moves 2 (n-1)/n S for an all-reduce, (n-1)/n S for an all-gather or
+ * a reduce-scatter, S for a send.  Time = bytes / bus bandwidth + latency,
+ * with NCCL's hierarchical latency structure (src/graph/tuning.cc): a ring
+ * phase of n ranks over N nodes takes n-1 steps, of which N-1 cross the
+ * network (inter-node latency) and n-N stay on NVLink (intra-node latency);
+ * an all-reduce is two phases, or a tree: 2 ((n/N - 1) intra + log2 N inter),
+ * whichever is cheaper.
+ */
+#ifndef PLANNER_COMM_H
+#define PLANNER_COMM_H
+
+#include "inputs/cluster.h"
+#include <stdbool.h>
+#include "cost/params.h"
+
+/* What one rank of a group sees: bus bandwidth (efficiency applied) and the
+ * latency of one step. */
+typedef struct comm_link {
+    double bytes_per_s;
+    double latency_s;       /* per network step (inter-node), or per NVLink
+                               step when the group stays in one domain */
+    double intra_latency_s; /* per NVLink step */
+    int ranks_per_node;     /* members of the group inside one NVLink domain */
+    bool inter_node;        /* the group spans nodes (NVLink domains) */
+} comm_link;
+
+/* The link of a group of `size` ranks spaced `stride` apart in Megatron's
+ * rank order (tp-cp-ep-dp-pp) on node group `g`.  Inside one NVLink domain:
+ * the NVLink rate x intra_eff.  Across domains: the k members per node share
+ * the node's NICs, so the bus bandwidth is min(NVLink x intra_eff,
+ * k x NIC x inter_eff), k = max(1, domain / stride) (at most size). */
+comm_link comm_group_link(const node_group *g, const gen_constants *k, int size,
+                          int stride);
+
+double comm_allreduce_s(const comm_link *l, int n, double bytes);
+double comm_allgather_s(const comm_link *l, int n, double bytes);      /* S = output */
+double comm_reducescatter_s(const comm_link *l, int n, double bytes);  /* S = input */
+/* Latency of one ring phase (n-1 steps) of a group of n ranks on `l`. */
+double comm_ring_latency_s(const comm_link *l, int n);
+
+/* All-to-all of a group of n ranks spaced `stride` apart on node group `g`
+ * (MoE token dispatch / combine), `bytes` = S, the buffer each rank sends,
+ * 1/n of it to each member (itself included, not moved).  Of the n - 1
+ * remote shares, the kd - 1 to members in the same NVLink domain (kd =
+ * min(n, max(1, domain / stride))) cross NVLink at intra x intra_eff, the
+ * n - kd others the rank's own NIC at inter x inter_eff; both run at once:
+ *     max(S (kd-1)/n / intra, S (n-kd)/n / inter) + one step's latency
+ * (network when the group leaves the domain).  n = 1 costs 0. */
+double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int stride,
+                       double bytes);
+
+/* A send of `bytes` over a link of `bytes_per_s` (efficiency applied by the
+ * caller) and `latency_s`. */
+double comm_p2p_s(double bytes_per_s, double latency_s, double bytes);
+
+/* GPUs of group `g` joined by the fast intra-node link (NVL72: 72). */
+int comm_nvlink_domain(const node_group *g);
+
+#endif

@@ -1,0 +1,49 @@
+/* compute.h: seconds of the work transformer.c counts, on one GPU.
+ *
+ * Every time term is work / (peak x efficiency) -- linear in 1/efficiency, so
+ * calibration can fit the per-generation efficiencies by least squares --
+ * plus a fixed per-kernel cost.
+ */
+#ifndef PLANNER_COMPUTE_H
+#define PLANNER_COMPUTE_H
+
+#include "inputs/catalog.h"
+#include "cost/params.h"
+#include "model/transformer.h"
+
+/* The dense peak the GEMMs run at for format `fmt` (FP16 where the GPU has
+ * no BF16 path, FP32 where it has neither). */
+double compute_peak_flops(const gpu_spec *gpu, peak_format fmt);
+
+/* One GEMM list on `gpu` at format `fmt` with `elem_bytes` per operand
+ * element:  2 m n k / (peak x gemm_eff, fp8_gemm_eff for FP8/FP4)  +  (m k + k n + m n) elem_bytes /
+ * (HBM x hbm_eff)  +  kernel_s, per GEMM.  The operand-traffic term is what
+ * makes small and skinny GEMMs (large TP, small micro-batch) run far below
+ * peak: their arithmetic intensity falls towards the GPU's FLOP/byte ratio. */
+double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
+                       int elem_bytes, const tf_gemm *g, int n);
+
+/* Flash attention, forward: `flops` counted in full (non-causal); a causal
+ * kernel executes half of them.  flops / 2 / (peak x attn_eff) + kernel_s. */
+double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
+                           double flops);
+
+/* FP8/FP4 recipes: Transformer Engine's cast-transpose of each GEMM's
+ * 16-bit input (forward: the activation A, m x k; backward: the output
+ * gradient, m x n) into the low-precision copy and its transpose, with the
+ * amax reduction: read 2 bytes, write 1 + 1 per element.  Weights are cast
+ * once per step (first micro-batch) and not counted. */
+#define FP8_CAST_BYTES_PER_ELEM 4.0
+double compute_fp8_cast_s(const gpu_spec *gpu, const gen_constants *k, const tf_gemm *g,
+                          int n, bool backward);
+
+/* Memory-bound kernels: bytes / (HBM x hbm_eff) + kernels x kernel_s. */
+double compute_memory_s(const gpu_spec *gpu, const gen_constants *k, double bytes,
+                        int kernels);
+
+/* Adam step over `params` local parameters (fp32 master, moments and grads
+ * read, written back, 16-bit copy written, grads zeroed): 34 bytes/param. */
+#define OPTIMIZER_BYTES_PER_PARAM 34.0
+double compute_optimizer_s(const gpu_spec *gpu, const gen_constants *k, double params);
+
+#endif

@@ -1,0 +1,68 @@
+/* layer_cost.h: the time and memory of decoder layers on one GPU, for one
+ * micro-batch -- the building block of a stage's cost (schedule/evaluate.h
+ * composes stages into a step; the partitioners sum ranges).
+ */
+#ifndef PLANNER_COST_LAYER_COST_H
+#define PLANNER_COST_LAYER_COST_H
+
+#include <stdbool.h>
+#include "cost/params.h"
+#include "inputs/cluster.h"
+#include "inputs/model.h"
+#include "model/strategy.h"
+
+/* Model FLOPs of one step (no recompute), the figure behind MFU. */
+double model_flops_per_step(const model *m, int gbs, int seq_len);
+
+/* Time and memory of the contiguous decoder layers [first, first + n) on one
+ * GPU of node group `group` under strategy `s` (its tp, cp, mbs, seq_len, sp,
+ * recompute, zero; `tp` overrides s->tp when > 0), for one micro-batch; the
+ * embedding when `first_stage`, the output layer, logits and loss when
+ * `last_stage`.  For partitioners: a stage's cost is the sum of its ranges.
+ * Memory holds weights, grads and optimizer states of the range and ONE
+ * micro-batch of activations (act_bytes); the caller multiplies by the
+ * micro-batches in flight (memory_inflight). */
+typedef struct range_cost {
+    double fwd_s, bwd_s;            /* incl. recompute and exposed TP comm */
+    double compute_s;               /* GEMMs, attention, element-wise (fwd + bwd) */
+    double recompute_s;             /* re-forward */
+    double tp_comm_s;               /* exposed TP/SP collectives (fwd + bwd) */
+    double ep_comm_s;               /* MoE all-to-all dispatch + combine (fwd + bwd) */
+    double params;                  /* parameters held by one GPU */
+    double expert_params;           /* of which routed-expert parameters (their
+                                       grads reduce over tp cp dp / ep ranks) */
+    double act_bytes;               /* kept activations, one micro-batch */
+    double act_peak_extra_bytes;    /* transient working set (logits, recompute) */
+    int n_tensors;                  /* weight tensors (ZeRO-3 collectives) */
+} range_cost;
+
+void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
+                      const strategy *s, int group, int tp, int first, int n,
+                      bool first_stage, bool last_stage, range_cost *out);
+
+/* p2p time of one micro-batch's activations crossing the boundary after
+ * pipeline rank i (to rank i+1; for i = pp-1 the wrap-around to rank 0 of
+ * an interleaved schedule): b s / cp x h / tp elements at the model's
+ * activation width, over NVLink when the whole pipeline sits in one NVLink
+ * domain of one node group, else over the link between the two ranks' node
+ * groups (cluster_link_between), efficiency applied. */
+double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
+                           const strategy *s, int i);
+
+/* Times above this are absurd inputs (1e-300 B/s links): capped so they
+ * stay finite; non-finite and negative times become the cap and 0. */
+#define COST_TIME_CAP_S 1e30
+double cost_cap_time(double t);
+
+/* Megatron's DDP bucket: max(40M, 1M x dp) parameters (distributed.py). */
+double cost_dp_bucket_params(int dp);
+
+/* Exposed part of a collective of `t` seconds overlapped with `window`
+ * seconds of compute (what does not fit shows in full, what fits slows the
+ * compute by k->overlap_exposed of itself). */
+double cost_overlapped(double t, double window, const gen_constants *k);
+
+/* Adds part's times, kept activations and weight tensors to *acc. */
+void range_cost_add_work(range_cost *acc, const range_cost *part);
+
+#endif

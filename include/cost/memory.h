@@ -1,0 +1,51 @@
+/* memory.h: bytes per GPU on a pipeline stage (memory.c). */
+#ifndef PLANNER_MEMORY_H
+#define PLANNER_MEMORY_H
+
+#include "inputs/model.h"
+#include "model/strategy.h"
+
+/* Model-state bytes per parameter on one GPU. */
+typedef struct state_bytes {
+    double weights, grads, optimizer;
+} state_bytes;
+
+/* Megatron mixed precision with Adam (distributed-optimizer docs):
+ *   zero 0   bf16 2 + 4 + 12 = 18, fp16 2 + 2 + 16 = 20, fp32 4 + 4 + 8 = 16
+ *   zero 1   (distributed optimizer) the optimizer part / dp: bf16 6 + 12/d,
+ *            fp16 4 + 16/d, fp32 8 + 8/d
+ * ZeRO stages 2 and 3 (Rajbhandari et al., DeepSpeed layout 2 + 2 + 12 for
+ * 16-bit training): 2 shards grads and optimizer, 3 also the weights.
+ * FP8 recipes: 2 bytes of weights per parameter either way -- with FP8
+ * primary weights (NeMo / Megatron-Bridge fp8_param(_gather)) the FP8
+ * weight and its FP8 transpose that Transformer Engine keeps for the
+ * backward GEMM (1 + 1 byte), with bf16 weights their 2 bytes (TE then also
+ * caches FP8 copies: not counted, the tuned recipes use FP8 params). */
+void memory_state_bytes(precision prec, int zero, int dp, state_bytes *out);
+
+/* Micro-batches of a whole stage's activations held at once by pipeline rank
+ * `rank` (0-based): 1F1B min(pp - rank, m); interleaved
+ * min(((pp - rank - 1) 2 + (vpp - 1) pp + 1) / vpp, m) -- rank 0 holds
+ * pp (1 + (pp - 1)/(pp vpp)) (Megatron theoretical_memory_usage.py). */
+double memory_inflight(int pp, int vpp, int microbatches, int rank);
+
+/* Peak activation bytes held by pipeline rank `rank` under the interleaved
+ * schedule when its vpp chunks keep different amounts (chunk_act_bytes[c]:
+ * one micro-batch of chunk c): rank r runs its warm-up forwards, then one
+ * forward and one backward alternately, then the remaining backwards
+ * (pipeline.c's order: groups of pp micro-batches, chunk by chunk); each
+ * forward adds its chunk's activations, each backward frees them.  The
+ * running maximum over the warm-up and the first steady groups (the
+ * pattern repeats per group).  Equal chunks: memory_inflight() x their sum. */
+double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
+                              const double *chunk_act_bytes);
+
+/* Fills *out for a stage holding `params` parameters (per GPU), `act_bytes`
+ * activations per micro-batch, `extra_bytes` of transient working set, with
+ * `inflight` micro-batches in flight, on a GPU of `capacity_bytes` usable
+ * memory; reserve_bytes + frag_fraction x activations go to reserve. */
+void memory_stage(const state_bytes *sb, double params, double act_bytes,
+                  double inflight, double extra_bytes, double reserve_bytes,
+                  double frag_fraction, double capacity_bytes, memory_breakdown *out);
+
+#endif

@@ -1,0 +1,84 @@
+/* params.h: the cost model's free constants.
+ *
+ * Defaults from cost_params_default() (src/cost/layer_cost.c says what they
+ * were fitted on), or fitted by `planner calibrate` and loaded with
+ * calibration_load().  Nothing else in the cost model is tunable.
+ */
+#ifndef PLANNER_COST_PARAMS_H
+#define PLANNER_COST_PARAMS_H
+
+#include "inputs/catalog.h"
+
+/* Constants for one GPU generation.  Each enters the step time linearly as
+ * work / (peak x eff) (fit 1/eff), as a fixed time (fit it directly) or as a
+ * fraction of a modelled time (fit it directly), so `planner calibrate` can
+ * fit them by linear least squares.  Plausible ranges in brackets; the
+ * defaults and what they were fitted on are in cost.c. */
+typedef struct gen_constants {
+    double gemm_eff;            /* 16-bit GEMM math achieved / dense peak for
+                                   large GEMMs [0.5, 0.85] */
+    double attn_eff;            /* core attention achieved / 16-bit peak,
+                                   causal half counted [0.05, 0.8]: low where
+                                   the runs predate flash attention */
+    double hbm_eff;             /* achieved / peak HBM bandwidth: element-wise
+                                   kernels, GEMM operand traffic, FP8 casts,
+                                   optimizer [0.6, 0.9] */
+    double intra_eff;           /* collective bus bandwidth / NVLink rate
+                                   (nccl-tests: A100 235/300, H100 368/450)
+                                   [0.7, 0.9] */
+    double inter_eff;           /* collective bus bandwidth / NIC rate
+                                   [0.5, 0.95] */
+    double kernel_s;            /* fixed cost per kernel (launch, tail) and per
+                                   collective call, s [2e-6, 2e-5] */
+    double fp8_gemm_eff;        /* FP8/FP4 GEMM math achieved / that format's
+                                   dense peak [0.3, 0.8] */
+    double overlap_exposed;     /* fraction of an overlapped collective's time
+                                   that still lands on the critical path: the
+                                   NCCL/userbuffer kernels take SMs and HBM
+                                   bandwidth from the GEMMs they hide behind
+                                   [0.05, 0.5] */
+    double step_overhead_s;     /* fixed per-step time outside the modelled
+                                   work (host: scheduler, data loader,
+                                   logging, Python between kernels), s;
+                                   physically [0, 0.05] for a tuned modern
+                                   stack.  Fitted per generation, it also
+                                   absorbs what the corpus's software of
+                                   that era paid and the model does not
+                                   see (cost.c): calibrate it for your
+                                   stack.  A plan over several generations
+                                   pays the largest of its stages' */
+    double moe_host_s;          /* host time of one MoE layer's forward per
+                                   micro-batch that lands on the critical
+                                   path, s (the backward pays twice it):
+                                   Megatron's token dispatcher copies the
+                                   tokens per expert to the host (the
+                                   all-to-all splits, TE's grouped-GEMM
+                                   m_splits) and waits for them, so the
+                                   CPU can no longer run ahead and the
+                                   layer's ~200 launches of router,
+                                   permutation, all-to-alls and per-expert
+                                   quantize + GEMM show on the GPU's
+                                   timeline [0, 5e-3]; dense layers pay
+                                   nothing (no sync: the host runs ahead) */
+} gen_constants;
+
+/* The memory reserve lives in two documented parts and nowhere else: the
+ * catalog's usable_mem_bytes already leaves 2 GiB of the framework-visible
+ * memory for the CUDA context (~0.5-1 GiB) and the first NCCL communicator's
+ * buffers (src/catalog.c); reserve_bytes adds the rest of the per-process
+ * fixed overhead (cuBLAS/cuBLASLt and Transformer Engine workspaces, the
+ * buffers of the further TP/PP/DP/CP communicators), and frag_fraction the
+ * caching allocator's fragmentation, proportional to the activations. */
+typedef struct cost_params {
+    gen_constants gen[GEN_COUNT];
+    double reserve_bytes;       /* per GPU beyond the catalog's usable memory:
+                                   workspaces, further NCCL communicators
+                                   [0.5, 3] GiB */
+    double frag_fraction;       /* allocator fragmentation, fraction of
+                                   activations [0.05, 0.2] */
+} cost_params;
+
+/* Fills *p with the documented defaults. */
+void cost_params_default(cost_params *p);
+
+#endif

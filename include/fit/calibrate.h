@@ -1,0 +1,113 @@
+/* calibrate.h: fitting the cost model's free constants to measured runs
+ * (`planner calibrate`, `planner crossval`), and the calibration file.
+ *
+ * The fitted quantities are named parameters over cost_params: per GPU
+ * generation "<gen>.<field>" (hopper.gemm_eff, ampere.step_overhead_s); every
+ * field is per generation (a bare "<field>" in --params or in a calibration
+ * file means that field for every generation).  An efficiency enters the step time as
+ * work / (peak x eff), so its inverse is fitted; a time or a fraction of a
+ * modelled time is fitted as is.
+ * The table of fields is in calibrate.c (one line per constant).
+ */
+#ifndef PLANNER_CALIBRATE_H
+#define PLANNER_CALIBRATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "schedule/evaluate.h"
+#include "fit/validate.h"
+
+#define CALIBRATION_VERSION 1
+#define CALIB_MAX_PARAMS 96
+#define CALIB_NAME_MAX 48
+
+typedef enum calib_kind {
+    CALIB_INV_EFF,      /* an efficiency in (0, 1]: 1/value is fitted */
+    CALIB_DIRECT        /* a time or a fraction: fitted as is */
+} calib_kind;
+
+/* One fitted quantity: a field of the table, for one generation (or -1 for
+ * a global field). */
+typedef struct calib_param {
+    int field;
+    int gen;
+} calib_param;
+
+/* Parses "hopper.gemm_eff".  Returns 0 or -1. */
+int calib_param_parse(const char *name, calib_param *out);
+void calib_param_name(const calib_param *p, char *buf, size_t size);
+calib_kind calib_param_kind(const calib_param *p);
+double calib_param_get(const cost_params *cp, const calib_param *p);
+void calib_param_set(cost_params *cp, const calib_param *p, double value);
+/* 0 if `value` is in the parameter's accepted range, else -1 with the range
+ * in why ("0.01..1"). */
+int calib_param_check(const calib_param *p, double value, char *why, size_t size);
+
+/* calib_options.subset besides a validation_subset. */
+#define CALIB_SUBSET_ALL (-1)     /* every supported run, MoE included */
+#define CALIB_SUBSET_DENSE (-2)   /* dense16 + fp8: every non-MoE run */
+
+typedef struct calib_options {
+    const char *runs_file;  /* for messages */
+    const char *params;     /* "gemm_eff,hopper.inter_eff,..."; NULL = the
+                               default list: per generation the runs use,
+                               the constants its runs determine (dropped,
+                               each with a note: those no run exercises,
+                               those of a near-singular direction of the
+                               generation's block, those whose fit leaves
+                               the plausible range of cost.h); a name
+                               without generation means that field for
+                               every generation present */
+    int subset;             /* validation_subset, CALIB_SUBSET_DENSE (default:
+                               every non-MoE run) or CALIB_SUBSET_ALL */
+    int max_iter;           /* linearized fixed-point iterations, >= 1 */
+} calib_options;
+
+void calib_options_default(calib_options *o);
+
+typedef struct calib_run_fit {
+    int run;                /* index into the validation_set */
+    double measured_step_s;
+    double predicted_step_s;
+    double rel_error;       /* predicted / measured - 1 (step time) */
+} calib_run_fit;
+
+typedef struct calib_fit {
+    int n_params;
+    calib_param param[CALIB_MAX_PARAMS];
+    double start[CALIB_MAX_PARAMS];     /* values before the fit */
+    double value[CALIB_MAX_PARAMS];     /* fitted values */
+    cost_params fitted;                 /* the start params with the fit applied */
+    int n_runs;
+    calib_run_fit *run;                 /* n_runs, owned */
+    int skipped_unsupported, skipped_subset, skipped_infeasible;
+    int rank;
+    double sv[CALIB_MAX_PARAMS];        /* singular values, scaled columns */
+    double condition;                   /* sv[0] / sv[n-1] */
+    int iterations;
+    bool converged;                     /* strategies and values stable */
+    double rms_rel, max_rel, mean_abs_rel;
+    char notes[8192];                   /* dropped parameters, one per line */
+} calib_fit;
+
+/* Fits the parameters to the supported runs of `set` selected by `use`
+ * (NULL: all) and opt->subset, starting from *start.  Each iteration picks
+ * every run's strategy with the current constants (validation_predict),
+ * linearizes its step time in the fitted variables (exact: the model is
+ * piecewise linear in them), and solves the relatively weighted least-squares
+ * problem with LAPACKE_dgelsd.  Refuses (PLANNER_E_INPUT, message in *err)
+ * fewer runs than parameters, rank deficiency, an explicitly named parameter
+ * no run exercises, and values outside their range.  Free with
+ * calib_fit_free. */
+planner_status calibrate_fit(const validation_set *set, const bool *use,
+                             const cost_params *start, const calib_options *opt,
+                             calib_fit *out, planner_error *err);
+void calib_fit_free(calib_fit *f);   /* frees contents; NULL-safe */
+
+/* Writes the calibration file (atomically): version, runs_file, params by
+ * name, fit statistics and per-run residuals. */
+planner_status calibration_write(const char *path, const calib_fit *f,
+                                 const validation_set *set, const char *runs_file,
+                                 planner_error *err);
+
+#endif

@@ -1,0 +1,122 @@
+/* model.h: the model description, as the planner understands it.
+ *
+ * Loaded from our JSON format or a HuggingFace config.json (model_load.c).
+ * After loading, `layer` always holds `layers` entries, one per decoder layer,
+ * so the cost model never needs to know whether the model was uniform.
+ * Every count is validated > 0 and within the limits below before use.
+ */
+#ifndef PLANNER_MODEL_H
+#define PLANNER_MODEL_H
+
+#include <stdbool.h>
+#include "inputs/catalog.h"
+#include "base/error.h"
+
+#define MODEL_NAME_MAX 128
+#define MODEL_MAX_LAYERS 4096
+
+typedef enum activation { ACT_GELU, ACT_SWIGLU } activation;
+typedef enum norm_kind { NORM_LAYERNORM, NORM_RMSNORM } norm_kind;
+typedef enum position_kind { POS_ROPE, POS_LEARNED } position_kind;
+
+/* Training number format. */
+typedef enum precision {
+    PREC_BF16, PREC_FP16, PREC_FP32, PREC_FP8, PREC_MXFP8, PREC_NVFP4, PREC_COUNT
+} precision;
+
+/* Where the description came from. */
+typedef enum model_format {
+    MODEL_FORMAT_PLANNER,   /* our JSON */
+    MODEL_FORMAT_HF_LLAMA,  /* Llama, Mistral, Qwen2 */
+    MODEL_FORMAT_HF_MIXTRAL,
+    MODEL_FORMAT_HF_QWEN_MOE,
+    MODEL_FORMAT_HF_DEEPSEEK,
+    MODEL_FORMAT_HF_GPT2,
+    MODEL_FORMAT_HF_GPTNEOX
+} model_format;
+
+/* One decoder layer.  Uniform models repeat the model's own figures. */
+typedef struct layer_spec {
+    int hidden;        /* residual width entering and leaving the layer */
+    int heads, kv_heads, head_dim;
+    int ffn_hidden;    /* dense MLP width; unused when moe */
+    bool moe;          /* routed experts replace the dense MLP */
+} layer_spec;
+
+/* Mixture of experts.  experts == 0: dense model. */
+typedef struct model_moe {
+    int experts;             /* routed experts per MoE layer */
+    int top_k;               /* experts per token */
+    int expert_ffn;          /* ffn width of one routed expert */
+    int shared_experts;      /* always-on experts */
+    int shared_expert_ffn;   /* ffn width of one shared expert (0 = expert_ffn) */
+    int dense_layers;        /* leading layers with a dense MLP (DeepSeek first_k_dense) */
+    int layer_freq;          /* every layer_freq-th layer is MoE (1 = all) */
+} model_moe;
+
+/* Multi-head latent attention (DeepSeek-V2/V3).  kv_lora_rank == 0: none. */
+typedef struct model_mla {
+    int q_lora_rank, kv_lora_rank;
+    int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+} model_mla;
+
+typedef struct model {
+    char name[MODEL_NAME_MAX];
+    model_format format;
+    int layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab;
+    int seq_len;          /* training sequence length */
+    int max_position;     /* position embeddings (>= seq_len) */
+    activation act;
+    norm_kind norm;
+    position_kind position;
+    bool tied_embeddings;
+    int global_batch;     /* sequences per step (model_load fills the
+                             default, MODEL_DEFAULT_GLOBAL_BATCH, when neither
+                             the file nor a flag gives it) */
+    precision prec;
+    model_moe moe;
+    model_mla mla;
+    int mtp_layers;       /* multi-token-prediction layers (DeepSeek-V3), parsed only */
+    layer_spec *layer;    /* `layers` entries, owned */
+    bool uneven;          /* the file listed layers that differ */
+    bool seq_len_default;       /* seq_len was not given: the default was used */
+    bool global_batch_default;  /* global_batch was not given: the default */
+} model;
+
+/* Defaults when neither the file nor a flag gives a figure. */
+#define MODEL_DEFAULT_SEQ_LEN 4096        /* capped at max_position */
+#define MODEL_DEFAULT_GLOBAL_BATCH 1024   /* sequences per step */
+
+/* Values from the command line that replace or fill the file's. 0 = keep. */
+typedef struct model_overrides {
+    int seq_len;
+    int global_batch;
+} model_overrides;
+
+/* Reads `path` (our JSON or a HF config.json, recognized by its keys),
+ * applies `ov` (may be NULL) and validates everything.  On success *out owns a
+ * new model (free with model_free) and 0 is returned; otherwise the status and
+ * *err describe the first problem. */
+planner_status model_load(const char *path, const model_overrides *ov, model **out,
+                          planner_error *err);
+
+/* Same, from a buffer; `name` is used as FILE in errors. */
+planner_status model_load_buffer(const char *text, size_t len, const char *name,
+                                 const model_overrides *ov, model **out,
+                                 planner_error *err);
+
+void model_free(model *m);   /* NULL-safe */
+
+/* Derived figures. */
+double model_param_count(const model *m);          /* all parameters */
+double model_active_param_count(const model *m);   /* per token (MoE: top-k) */
+double model_layer_params(const model *m, int i);  /* decoder layer i */
+double model_embedding_params(const model *m);     /* input embedding */
+
+const char *precision_name(precision p);
+peak_format precision_peak(precision p);           /* catalog column it runs at */
+int precision_bytes(precision p);                  /* bytes per weight in compute copy */
+const char *activation_name(activation a);
+const char *model_format_name(model_format f);
+
+#endif

@@ -1,0 +1,136 @@
+/* strategy.h: one parallel training layout, and what the cost model predicts
+ * for it.
+ *
+ * Megatron's rank order is tp-cp-ep-dp-pp (TP fastest): N = tp * cp * dp * pp,
+ * EP is carved out of DP.  `stage[i]` is pipeline rank i: the node group that
+ * hosts it and how many decoder layers it holds (over all its virtual chunks).
+ */
+#ifndef PLANNER_STRATEGY_H
+#define PLANNER_STRATEGY_H
+
+#include <stdbool.h>
+#include "base/error.h"
+
+#define STRATEGY_MAX_STAGES 256
+
+typedef enum recompute_mode {
+    RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL
+} recompute_mode;
+
+typedef struct stage_spec {
+    int group;          /* index into cluster.group */
+    int first_layer;    /* first decoder layer (0-based; vpp > 1: of chunk 0) */
+    int n_layers;       /* decoder layers on this pipeline rank, all chunks */
+    int tp;             /* tensor-parallel degree of this stage (= strategy tp
+                           unless the hardware differs) */
+    int dp;             /* data-parallel degree of this stage (= strategy dp) */
+} stage_spec;
+
+typedef struct strategy {
+    int tp, pp, dp, cp, ep;
+    int vpp;                    /* virtual stages per pipeline rank, 1 = none */
+    int mbs, gbs;               /* micro-batch and global batch, sequences */
+    int seq_len;
+    bool sp;                    /* sequence parallelism (needs tp > 1) */
+    recompute_mode recompute;
+    int recompute_layers;       /* full recompute: layers per stage, 0 = all */
+    int zero;                   /* 0 plain; 1 distributed optimizer (ZeRO-1);
+                                   2 also grads; 3 also weights */
+    bool overlap_grad_reduce;   /* DP reduce overlapped with backward */
+    bool overlap_param_gather;  /* param all-gather overlapped with forward */
+    bool tp_comm_overlap;       /* TP collectives overlapped with GEMMs */
+    /* Megatron --account-for-embedding-in-pipeline-split and
+     * --account-for-loss-in-pipeline-split: the input embedding (the output
+     * layer + loss) counts as one layer of the first (last) virtual chunk,
+     * and the layers are cut by strategy_chunk_layers()'s rule instead of
+     * the stages' n_layers / vpp (stage_spec must agree with it). */
+    bool account_embedding, account_loss;
+    int n_stages;               /* == pp */
+    stage_spec stage[STRATEGY_MAX_STAGES];
+} strategy;
+
+/* Micro-batches per step: gbs / (mbs * dp). */
+int strategy_microbatches(const strategy *s);
+int strategy_gpus(const strategy *s);   /* tp * cp * dp * pp (homogeneous) */
+const char *recompute_name(recompute_mode r);
+
+/* Decoder layers of virtual chunk `chunk` (0 .. vpp-1) on pipeline rank
+ * `rank`, and in *first_layer (may be NULL) the first of them; `layers` is
+ * the model's decoder layer count.  Chunks are ordered chunk-major (chunk 0
+ * of ranks 0 .. pp-1, then chunk 1 ...), each holding contiguous layers.
+ * The rule:
+ *   account_embedding / account_loss (Megatron's flags): U = layers + e + l
+ *     units (e, l = 1 when the flag is set), U / (pp vpp) per chunk, less
+ *     the embedding on rank 0 chunk 0 and the loss on rank pp-1 chunk vpp-1
+ *     (Llama 3.1 405B, 126 layers, pp 8 vpp 8: 2 per chunk, 1 in the first
+ *     and the last);
+ *   otherwise each rank's n_layers / vpp per chunk (vpp 1: the stage's own
+ *     first_layer), which is what --decoder-first/last-pipeline-num-layers
+ *     and the even split give.
+ * Returns -1 for a rank or chunk out of range. */
+int strategy_chunk_layers(const strategy *s, int layers, int rank, int chunk, int *first_layer);
+
+/* Sets s's stages (group, tp, dp as given) to the account-for-embedding-
+ * and-loss split of `layers` decoder layers over s->pp ranks and s->vpp
+ * chunks, with both flags on.  0, or -1 when (layers + 2) % (pp vpp) != 0
+ * or a stage would hold a negative count. */
+int strategy_split_account(strategy *s, int layers, int group);
+
+/* Where a step's time goes (seconds per step, exposed parts only). */
+typedef struct time_breakdown {
+    double compute_s;       /* forward + backward GEMMs and kernels, critical path */
+    double recompute_s;     /* re-forward for recomputation */
+    double tp_comm_s;       /* exposed TP (and SP) collectives */
+    double cp_comm_s;
+    double ep_comm_s;
+    double pp_comm_s;       /* exposed p2p send/recv */
+    double bubble_s;        /* pipeline fill and drain */
+    double dp_comm_s;       /* exposed gradient reduce / param gather */
+    double optimizer_s;     /* optimizer step */
+    double overhead_s;      /* fixed per-step overheads */
+} time_breakdown;
+
+/* Bytes per GPU on one pipeline stage. */
+typedef struct memory_breakdown {
+    double weights_bytes;
+    double grads_bytes;
+    double optimizer_bytes;
+    double activations_bytes;   /* micro-batches in flight, incl. embedding/logits */
+    double reserve_bytes;       /* CUDA context, NCCL buffers, fragmentation */
+    double total_bytes;
+    double capacity_bytes;      /* usable memory of the stage's GPU */
+} memory_breakdown;
+
+typedef struct evaluation {
+    bool feasible;
+    char reason[160];           /* why not feasible, "" otherwise */
+    double step_time_s;
+    double tokens_per_s;
+    double tokens_per_s_per_gpu;
+    double tflops_per_gpu;      /* model FLOPs (no recompute) per GPU per second / 1e12 */
+    double mfu;                 /* model FLOP/s over peak of the GPUs used */
+    double peak_memory_bytes;   /* max over stages */
+    int peak_stage;             /* stage holding the peak */
+    int gpus;                   /* GPUs the strategy uses */
+    time_breakdown time;
+    const char *binding;        /* what limits the step, static string */
+    int n_stages;
+    memory_breakdown stage_memory[STRATEGY_MAX_STAGES];
+    double stage_fwd_s[STRATEGY_MAX_STAGES];   /* one micro-batch, one rank */
+    double stage_bwd_s[STRATEGY_MAX_STAGES];
+} evaluation;
+
+/* A strategy and its prediction: what the search returns. */
+typedef struct plan {
+    strategy s;
+    evaluation e;
+} plan;
+
+/* The model this strategy trains (inputs/model.h). */
+struct model;
+
+/* Checks Megatron's rules for `s` on `m` (divisibility, SP needs tp > 1, ...).
+ * Returns 0 if valid, else -1 with the broken rule in why. */
+int strategy_check(const struct model *m, const strategy *s, char *why, int why_size);
+
+#endif

@@ -1,0 +1,99 @@
+/* transformer.h: what one decoder layer (and the embedding / output layer)
+ * costs, from the model description alone: FLOPs, GEMM shapes, memory-bound
+ * traffic, parameters and activation bytes.  No hardware here (compute.c
+ * turns these into seconds, memory.c into bytes per GPU).
+ *
+ * Shapes are for one micro-batch of `tokens` = micro-batch x seq / cp tokens on
+ * one GPU of a tensor-parallel group of `tp` (column-parallel GEMMs split their
+ * output width, row-parallel ones their input width).
+ */
+#ifndef PLANNER_TRANSFORMER_H
+#define PLANNER_TRANSFORMER_H
+
+#include <stdbool.h>
+#include "inputs/model.h"
+#include "model/strategy.h"
+
+/* One GEMM: C[m x n] = A[m x k] B[k x n], `count` times. */
+typedef struct tf_gemm {
+    double m, n, k;
+    double count;
+} tf_gemm;
+
+#define TF_MAX_GEMMS 8
+
+/* The GEMMs of one layer's forward pass on one GPU (core attention excluded:
+ * see tf_attention_flops).  Returns how many were written (<= TF_MAX_GEMMS).
+ * MoE layers: the routed experts' GEMMs at `top_k` tokens per token, evenly
+ * spread over the experts (ep = 1: tf_layer_gemms_ep), plus the router
+ * and the shared experts. */
+int tf_layer_gemms(const model *m, const layer_spec *l, double tokens, int tp,
+                   tf_gemm *out);
+
+/* The same with expert parallelism `ep` (Megatron-Core MoE layer, experts not
+ * tensor-parallel: expert TP 1).  MoE layers give QKV, proj, the router
+ * (tokens x experts x h, replicated), the shared experts (a dense MLP of
+ * shared_experts x shared_expert_ffn, TP-split) and the routed experts as
+ * grouped GEMMs: experts / ep local experts (`count`), each over
+ *     m = tokens x top_k / tp / (experts / ep)
+ * routed copies (tokens balanced over the experts), n = expert_ffn (x2 fused
+ * gate+up with SwiGLU) for fc1, h for fc2.  Few tokens per expert make m
+ * small: compute.c's operand-traffic term then slows them down.  Dense
+ * layers: identical to tf_layer_gemms. */
+int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp, int ep,
+                      tf_gemm *out);
+
+/* Width of the shared experts' MLP: shared_experts x shared_expert_ffn
+ * (expert_ffn when 0); 0 for dense models. */
+double tf_shared_ffn(const model *m);
+
+/* Bytes one GPU sends into one all-to-all (dispatch or combine) of an MoE
+ * layer before the remote fraction is taken: its tokens / tp x top_k copies
+ * of h 16-bit elements.  0 for dense layers. */
+double tf_moe_dispatch_bytes(const model *m, const layer_spec *l, double tokens, int tp);
+
+/* Routed-expert parameters of decoder layer i (all experts; the part of
+ * tf_layer_params that expert parallelism shards); 0 for dense layers. */
+double tf_layer_expert_params(const model *m, int i);
+
+/* FLOPs of a GEMM list (2 m n k count). */
+double tf_gemm_flops(const tf_gemm *g, int n);
+
+/* Forward FLOPs of core attention (scores and weighted sum, 4 B s^2 a hd / tp
+ * counted in full, as the published conventions do) for `seqs` sequences of
+ * `seq` tokens of which this GPU holds seq/cp queries. */
+double tf_attention_flops(const layer_spec *l, double seqs, int seq, int cp, int tp);
+
+/* Bytes read and written by one layer's memory-bound kernels in the forward
+ * pass on one GPU (norms, bias-dropout-add, activation function, RoPE), 16-bit
+ * elements.  Parts outside the TP region are divided by tp only with SP. */
+double tf_layer_elementwise_bytes(const model *m, const layer_spec *l, double tokens,
+                                  int tp, bool sp);
+
+/* Model FLOPs of one layer's forward pass per token, no split (GEMMs plus
+ * full non-causal core attention at sequence length `seq`). */
+double tf_layer_flops_per_token(const model *m, const layer_spec *l, int seq);
+
+/* Output layer (logits) FLOPs per token, forward. */
+double tf_logits_flops_per_token(const model *m);
+
+/* Parameters of one decoder layer (= model_layer_params for that layer). */
+double tf_layer_params(const model *m, int i);
+
+/* Weight tensors of a layer (each gathered / reduced separately by ZeRO-3). */
+int tf_layer_tensors(const model *m, const layer_spec *l);
+
+/* Activation bytes one layer keeps for the backward pass, per micro-batch of
+ * `seqs` sequences of `seq` tokens, on one GPU (Korthikanti et al. 2022 with
+ * flash attention: no s x s term; GQA and any ffn width):
+ *   outside the TP region (LN inputs, QKV and MLP inputs, dropout masks)
+ *       10 s b h                       divided by tp only with SP
+ *   inside it (Q, K, V, attention output, MLP fc1 and activation outputs)
+ *       2 s b (2 a hd + 2 g hd) + 4 s b f (GeLU) or 6 s b f (SwiGLU),  / tp
+ *   selective recompute: flash attention keeps nothing s x s, so the same;
+ *   full recompute: the layer input only, 2 s b h (/ tp with SP).
+ * GPT (f = 4h, MHA): 34 s b h with SP / t, s b h (10 + 24/t) without. */
+double tf_layer_activation_bytes(const model *m, const layer_spec *l, double seqs,
+                                 int seq, int cp, int tp, bool sp, recompute_mode rc);
+
+#endif

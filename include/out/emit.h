@@ -1,0 +1,56 @@
+/* emit.h: launch material for a plan: Megatron-LM arguments, an sbatch
+ * script, a torchrun command.  Every flag exists in Megatron core_v0.15.0. */
+#ifndef PLANNER_EMIT_H
+#define PLANNER_EMIT_H
+
+#include <stdio.h>
+#include "inputs/cluster.h"
+#include "inputs/model.h"
+#include "model/strategy.h"
+
+typedef enum emit_kind { EMIT_NONE, EMIT_MEGATRON, EMIT_SLURM, EMIT_TORCHRUN } emit_kind;
+
+/* Writes the launch material of `kind` for plan `pl`.  Returns 0 or -1 if the
+ * plan cannot be expressed (message in why). */
+int emit_write(FILE *out, emit_kind kind, const model *m, const cluster *c,
+               const plan *pl, char *why, int why_size);
+
+/* Checks plan `pl` against the rules of Megatron-LM core_v0.15.0's
+ * validate_args and TransformerConfig (../shared/reference/cost-model.md):
+ * world = tp pp cp dp, gbs % (mbs dp), heads and query groups % tp, layer
+ * split, interleaving (pp > 1, micro-batches % pp == 0 and >= pp), SP for
+ * --tp-comm-overlap, distributed optimizer and grad-reduce overlap for
+ * --overlap-param-gather, seq % 2cp, experts % ep.  Returns 0, or -1 with the
+ * broken rule in why.  emit_write calls it first. */
+int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int why_size);
+
+/* Nodes and processes per node the plan launches on: the GPUs it uses
+ * (tp cp dp pp) over the GPUs per node of the node groups its stages sit on.
+ * Returns 0, or -1 with a reason (groups with different GPUs per node, or a
+ * GPU count that does not fill whole nodes). */
+int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_per_node,
+                      char *why, int why_size);
+
+/* One component of the launch: a run of consecutive pipeline stages on one
+ * node group.  Megatron orders ranks tp-cp-ep-dp-pp (pp outermost), so stage
+ * i owns global ranks [i tp cp dp, (i+1) tp cp dp); components in stage order
+ * with node ranks assigned in the same order put every stage on its group. */
+typedef struct emit_component {
+    int group;              /* index into cluster.group */
+    int first_stage;        /* first pipeline stage of the run */
+    int n_stages;
+    int nodes;              /* whole nodes of the group it needs */
+    int gpus_per_node;      /* processes per node (the group's GPUs per node) */
+    int first_node;         /* node rank of its first node (sum of earlier nodes) */
+    long first_rank;        /* global rank of its first process */
+} emit_component;
+
+/* Splits plan `pl` into launch components (at most `max`, written to out[],
+ * count in *n).  Returns 0, or -1 with a reason: stages with different TP or
+ * DP degrees (Megatron has one of each), a component that does not fill
+ * whole nodes, or more nodes than a group has.  A plan on one group gives one
+ * component (nodes from emit_launch_shape). */
+int emit_components(const cluster *c, const plan *pl, emit_component *out, int max, int *n,
+                    char *why, int why_size);
+
+#endif

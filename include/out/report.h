@@ -1,0 +1,21 @@
+/* report.h: the plan's output for people (a table and the winner's
+ * breakdowns) and for programs (JSON, schema in docs/json-schema.md). */
+#ifndef PLANNER_REPORT_H
+#define PLANNER_REPORT_H
+
+#include <stdio.h>
+#include "search/search.h"
+
+void report_table(FILE *out, const model *m, const cluster *c,
+                  const search_options *opts, const search_result *res);
+void report_json(FILE *out, const model *m, const cluster *c,
+                 const search_options *opts, const search_result *res);
+/* report_json, returning 0, or -1 when the document could not be built
+ * (out of memory: nothing is written then) or written. */
+int report_json_write(FILE *out, const model *m, const cluster *c,
+                      const search_options *opts, const search_result *res);
+/* No plan fits: the closest miss and what would make it fit. */
+void report_infeasible(FILE *out, const model *m, const cluster *c,
+                       const search_result *res);
+
+#endif

@@ -1,0 +1,97 @@
+/* placement.h: pipeline stages on node groups, layers on stages.
+ *
+ * A placement lists, in pipeline order, runs of stages on node groups
+ * ("3 stages on p3, then 1 on g4dn"): each stage's tp x cp x dp GPUs sit in
+ * one group (TP and DP groups never span GPU types), and a group hosts at
+ * most GPUs / (tp cp dp) stages.  The placer turns a placement and a
+ * strategy's knobs into the strategy's stage list: each stage's group and
+ * TP degree from the placement, its layers from the partitioner
+ * (partition.h), with per-layer costs from cost_layer_range() on each
+ * stage's own GPU type, memoized per (group, tp, cp, mbs, seq, sp,
+ * recompute, TP overlap) within one placer (one search).
+ */
+#ifndef PLANNER_PLACEMENT_H
+#define PLANNER_PLACEMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "schedule/evaluate.h"
+#include "partition/partition.h"
+
+#define PLACEMENT_MAX_PARTS 8
+
+typedef struct placement_part {
+    int group;          /* index into cluster.group */
+    int n_stages;       /* consecutive pipeline stages on it, >= 1 */
+    int tp;             /* TP degree of these stages (0: the strategy's) */
+} placement_part;
+
+typedef struct placement {
+    int n_parts;
+    placement_part part[PLACEMENT_MAX_PARTS];
+} placement;
+
+/* Stages in all (the pipeline depth). */
+int placement_stages(const placement *pl);
+
+/* GPUs a placement uses with cp x dp per stage. */
+long placement_gpus(const placement *pl, int tp, int cp, int dp);
+
+/* The runs of s's stages (group changes start a new part).  0, or -1 when
+ * s has more runs than PLACEMENT_MAX_PARTS or no stages. */
+int placement_from_strategy(const strategy *s, placement *out);
+
+/* Placements over two or more node groups of `c` for stages of tp x cp x dp
+ * GPUs, written to out[0..cap) in a deterministic order; returns how many.
+ * Every ordered choice of 2 or more groups (all orders for up to 4 groups;
+ * with more, the groups sorted by usable memory, then peak FLOP/s, and the
+ * prefixes of that order).  Each group hosts as many stages as it has room
+ * for (GPUs / (tp cp dp)), or, when `want_pp` > 0, any counts that add up
+ * to want_pp.  Placements deeper than max_stages are left out; at most
+ * `cap` are made (the first ones in this order). */
+int placement_enumerate(const cluster *c, int tp, int cp, int dp, int max_stages,
+                        int want_pp, placement *out, int cap);
+
+/* "p3 x3 + g4dn x1" into buf. */
+void placement_describe(const cluster *c, const placement *pl, char *buf, size_t size);
+
+typedef struct placer placer;
+
+typedef struct placer_stats {
+    long partitions;        /* partition problems solved */
+    long ilp_solves;        /* of those, by the ILP */
+    long ilp_not_optimal;   /* ILP stopped by its time limit (best found used) */
+    long ilp_fallbacks;     /* ILP gave no split: the DP's was used */
+    long cost_misses;       /* per-layer cost tables computed */
+    long cost_hits;         /* ... and reused */
+} placer_stats;
+
+/* A placer for one search.  use_ilp: partition with partition_ilp() (its
+ * fill objective, time limit ilp_time_limit_s per solve), else the DP.
+ * Returns NULL when out of memory.  Borrowed inputs must outlive it. */
+placer *placer_new(const model *m, const cluster *c, const cost_params *p, bool use_ilp,
+                   double ilp_time_limit_s);
+void placer_free(placer *pc);   /* NULL-safe */
+const placer_stats *placer_get_stats(const placer *pc);
+
+/* When no split fits: on (the default), the split whose worst stage is the
+ * least over its memory (a search's closest miss: its advice names what
+ * that stage needs); off, the fastest split (cheaper, for searches that
+ * already hold a feasible plan and so will never report a miss). */
+void placer_balance_misses(placer *pc, bool on);
+
+/* Fills s->stage[] and s->n_stages (= s->pp, set by the caller to
+ * placement_stages(pl)) for s's tp, cp, dp, mbs, gbs, seq_len, sp,
+ * recompute, zero and tp_comm_overlap: groups and TP from `pl`, layers from
+ * the partitioner (the least bottleneck that fits every stage's memory; when
+ * nothing fits, see placer_balance_misses; evaluate() then reports the
+ * miss).  vpp must be 1.  Returns 0; -1 when it cannot (the reason in
+ * why); -2 when out of memory. */
+int placer_place(placer *pc, const placement *pl, strategy *s, char *why, int why_size);
+
+/* The same with the solver chosen per call (the search screens with the DP
+ * and re-partitions the plans that may rank with the ILP). */
+int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp, char *why,
+                      int why_size);
+
+#endif

@@ -1,0 +1,45 @@
+/* evaluate.h: one strategy's predicted step time, throughput and per-stage
+ * memory -- per-stage costs (cost/layer_cost.h) run through the pipeline
+ * schedule (schedule/pipeline.h), then the data-parallel reduce, optimizer
+ * and per-step overheads.
+ */
+#ifndef PLANNER_SCHEDULE_EVALUATE_H
+#define PLANNER_SCHEDULE_EVALUATE_H
+
+#include "cost/layer_cost.h"
+#include "schedule/pipeline.h"
+
+/* Predicts `s` for `m` on `c`.  `s` must be valid for the model (see
+ * strategy_check); the stages must cover every layer.  Always fills *out;
+ * out->feasible says whether every stage fits its GPU's usable memory. */
+void evaluate(const model *m, const cluster *c, const cost_params *p,
+              const strategy *s, evaluation *out);
+
+/* Most pp x vpp chunks evaluate() simulates per chunk. */
+#define COST_CHUNKS_MAX 2048
+
+/* The inputs evaluate() gives the pipeline simulation (pipeline.c), for the
+ * outputs that replay it (--trace, --svg): per-rank forward/backward times of
+ * one micro-batch, or per-chunk times (fwd_s[r * vpp + c]) when the chunks
+ * of a rank hold different layer counts (the embedding/loss-accounting
+ * split), and the p2p time after each rank ([pp - 1]: the wrap-around). */
+typedef struct cost_schedule {
+    int pp, vpp, microbatches;
+    bool chunked;
+    double fwd_s[COST_CHUNKS_MAX], bwd_s[COST_CHUNKS_MAX];
+    double p2p_s[STRATEGY_MAX_STAGES];
+    double p2p_wrap_s;
+} cost_schedule;
+
+/* evaluate(), also filling *sched (about 36 KiB: keep it off small stacks)
+ * with the schedule it simulated when sched is not NULL. */
+void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
+                       const strategy *s, evaluation *out, cost_schedule *sched);
+
+/* Simulates *in with the engine evaluate() uses, appending events to
+ * `events` when not NULL: the time from the first forward to the last
+ * backward, each rank's finish in rank_end_s (may be NULL), or < 0. */
+double cost_schedule_simulate(const cost_schedule *in, double *rank_end_s,
+                              sched_events *events);
+
+#endif

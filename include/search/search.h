@@ -1,0 +1,93 @@
+/* search.h: enumerate strategies, evaluate each, rank the feasible ones.
+ *
+ * The space: tp, pp, dp, cp, ep, vpp, micro-batch, sequence parallelism,
+ * recompute mode, ZeRO stage / distributed optimizer, overlap flags, and on
+ * heterogeneous clusters the placement of stages on node groups and the layer
+ * partition.  Constraints from `--fix` pin any subset.  Ties are broken
+ * deterministically (see search.c).
+ */
+#ifndef PLANNER_SEARCH_H
+#define PLANNER_SEARCH_H
+
+#include <stdbool.h>
+#include "schedule/evaluate.h"
+
+/* -1 = free.  For booleans: -1 free, 0 off, 1 on. */
+typedef struct strategy_constraints {
+    int tp, pp, dp, cp, ep, vpp, mbs;
+    int sp;
+    int recompute;      /* recompute_mode or -1 */
+    int zero;           /* 0..3 or -1 */
+    int gpus;           /* use exactly this many GPUs, -1 = any */
+} strategy_constraints;
+
+#define STRATEGY_CONSTRAINTS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+
+/* Parses "tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1" into *out
+ * (starting from *out's current values).  Returns 0 or -1 with a message. */
+int constraints_parse(const char *text, strategy_constraints *out, char *msg,
+                      int msg_size);
+
+typedef enum objective {
+    OBJECTIVE_THROUGHPUT     /* highest tokens/s */
+} objective;
+
+typedef enum partition_solver {
+    PARTITION_DP,            /* exact dynamic program (default) */
+    PARTITION_ILP            /* GLPK integer program, with a time limit */
+} partition_solver;
+
+typedef struct search_options {
+    int top_n;                        /* plans to keep, >= 1 */
+    objective obj;
+    strategy_constraints fix;
+    int gbs;                          /* global batch, sequences (>0) */
+    int seq_len;
+    partition_solver partition;
+    double ilp_time_limit_s;
+    bool progress;                    /* progress on stderr */
+    bool exhaustive;                  /* evaluate every candidate, no pruning
+                                         (tests compare it with the pruned search) */
+} search_options;
+
+typedef struct search_result {
+    plan *top;                        /* n_top plans, best first, owned */
+    int n_top;
+    long candidates;                  /* strategies evaluated */
+    long feasible;                    /* of those, fitting in memory */
+    double seconds;                   /* wall time of the search */
+    bool have_miss;                   /* no feasible plan: the closest one */
+    plan miss;
+    char advice[512];                 /* what would make it fit */
+    long pruned;                      /* candidates skipped by a safe prune */
+    long invalid;                     /* candidates strategy_check rejected */
+    int gbs, seq_len;                 /* the global batch and sequence planned */
+    int gpus;                         /* GPUs each plan uses */
+    char placement_note[512];         /* several node groups: the best plan
+                                         across groups vs the best on one */
+} search_result;
+
+/* Fills *opts with defaults (top 10, throughput, nothing fixed, DP partition). */
+void search_options_default(search_options *opts);
+
+/* Runs the search.  Returns 0 (with res->n_top >= 1), PLANNER_E_INFEASIBLE
+ * (res->advice filled; res->have_miss when at least one strategy could be
+ * evaluated, false when no strategy satisfies the rules and --fix), or
+ * another status with *err.  Free res with search_result_free. */
+planner_status search_run(const model *m, const cluster *c, const cost_params *p,
+                          const search_options *opts, search_result *res,
+                          planner_error *err);
+
+void search_result_free(search_result *res);   /* NULL-safe; frees contents */
+
+/* The placement seam: fills s->stage[] and s->n_stages for a strategy whose
+ * tp, cp, pp, dp and vpp are set, with every stage on node group `group` of
+ * `c` and the decoder layers split evenly (layers / pp per rank).  Returns 0,
+ * or -1 with the reason in why when it cannot (layers % pp != 0, pp too
+ * large).  The search uses it for even splits on one group; uneven splits
+ * and placements across node groups go through placement.h (the placement
+ * seam in search.c). */
+int search_place_stages(const model *m, const cluster *c, int group, strategy *s,
+                        char *why, int why_size);
+
+#endif

@@ -1,0 +1,20 @@
+/* cli.h: small helpers shared by the subcommands' option parsers. */
+#ifndef PLANNER_CLI_H
+#define PLANNER_CLI_H
+
+#include "base/error.h"
+
+/* Parses a whole decimal integer in [min, max]; -1 if not. */
+int cli_parse_int(const char *text, long min, long max, int *out);
+/* Parses a finite double in [min, max]; -1 if not. */
+int cli_parse_double(const char *text, double min, double max, double *out);
+
+/* Usage error: prints "planner: MESSAGE" and "Try 'planner --help'." and
+ * returns PLANNER_E_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The exit-code table, as printed at the end of every --help. */
+extern const char cli_exit_codes_help[];
+
+#endif

@@ -1,0 +1,115 @@
+/* alloc.c: allocation wrappers with fault injection (see alloc.h).
+ *
+ * The counters below are the project's only mutable globals: two exist for
+ * the allocation-failure tests (alloc_fail_at(n) makes exactly the n-th
+ * allocation after the call fail), one makes a failed allocation inside a
+ * jansson parse stick until the parse ends (json_alloc).  In normal runs fail_at is 0 and the
+ * wrappers cost one branch. */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/alloc.h"
+
+static long g_fail_at;     /* 0: never fail */
+static int g_json_parsing; /* inside alloc_json_parse_begin/end */
+static int g_json_failed;  /* a jansson allocation of the current parse failed */
+static long g_count;       /* allocations since alloc_fail_at() */
+static int g_failed;
+
+static int should_fail(void)
+{
+    g_count++;
+    if (g_fail_at > 0 && g_count == g_fail_at) {
+        g_failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+void *pl_malloc(size_t size)
+{
+    if (should_fail())
+        return NULL;
+    return malloc(size == 0 ? 1 : size);
+}
+
+void *pl_calloc(size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    if (should_fail())
+        return NULL;
+    return calloc(n == 0 ? 1 : n, size == 0 ? 1 : size);
+}
+
+void *pl_realloc(void *p, size_t size)
+{
+    if (should_fail())
+        return NULL;
+    return realloc(p, size == 0 ? 1 : size);
+}
+
+char *pl_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = pl_malloc(n);
+    if (d != NULL)
+        memcpy(d, s, n);
+    return d;
+}
+
+void pl_free(void *p)
+{
+    free(p);
+}
+
+/* jansson's allocator.  jansson 2.14 ignores a failed growth of its token
+ * buffer and drops a byte, which can be a string's closing quote; its decoder
+ * then runs past the buffer.  Once one allocation of a parse has failed, every
+ * later one of that parse fails too, so jansson gives up at its next
+ * allocation instead of decoding a damaged token (see src/jsonin.c). */
+static void *json_alloc(size_t size)
+{
+    void *p;
+    if (g_json_failed)
+        return NULL;
+    p = pl_malloc(size);
+    if (p == NULL && g_json_parsing)
+        g_json_failed = 1;
+    return p;
+}
+
+void alloc_json_parse_begin(void)
+{
+    g_json_parsing = 1;
+    g_json_failed = 0;
+}
+
+void alloc_json_parse_end(void)
+{
+    g_json_parsing = 0;
+    g_json_failed = 0;
+}
+
+void alloc_init(void)
+{
+    json_set_alloc_funcs(json_alloc, pl_free);
+}
+
+void alloc_fail_at(long nth)
+{
+    g_fail_at = nth;
+    g_count = 0;
+    g_failed = 0;
+}
+
+long alloc_count(void)
+{
+    return g_count;
+}
+
+int alloc_failed(void)
+{
+    return g_failed;
+}

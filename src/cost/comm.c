@@ -1,0 +1,137 @@
+/* comm.c: alpha-beta collectives over the link each process group crosses.
+ *
+ * Megatron orders ranks tp-cp-ep-dp-pp (TP fastest), so a TP group of t <= 8
+ * sits on one node's NVLink, a DP group of stride t*cp spans nodes once
+ * t*cp*dp exceeds the node, and PP neighbours are t*cp*dp ranks apart.  A
+ * group crossing nodes runs NCCL rings through every member; its node
+ * boundary carries the ring's traffic over the NICs of the k members on that
+ * node, so the bus bandwidth is k NICs' worth, never more than NVLink.
+ * Bus bandwidths are the link rates times the generation's efficiencies
+ * (nccl-tests: A100 NVLink3 235 of 300 GB/s, NDR 400 Gb/s ~47 of 50 GB/s).
+ * Latency: NCCL's model (src/graph/tuning.cc): a ring phase of n ranks on N
+ * nodes has n-1 steps, N-1 of them over the network (the cluster's
+ * inter-node latency), n-N over NVLink (intra-node latency); all-reduce is two
+ * ring phases or a tree, 2 ((n/N - 1) intra + ceil(log2 N) inter), whichever
+ * is cheaper.  So 1,536 ranks on 192 nodes pay 191 network steps per phase,
+ * not 1,535.
+ * All-to-all (MoE dispatch/combine, comm_alltoall_s): the shares to peers in
+ * the NVLink domain and those over the rank's own NIC move concurrently.
+ * Invariant: times grow with bytes and fall with bandwidth; n = 1 costs 0.
+ */
+#include <math.h>
+#include "cost/comm.h"
+
+int comm_nvlink_domain(const node_group *g)
+{
+    int d = g->gpus_per_node;
+    if (g->gpu.nvlink_domain > d)
+        d = g->gpu.nvlink_domain;
+    return d > 0 ? d : 1;
+}
+
+comm_link comm_group_link(const node_group *g, const gen_constants *k, int size,
+                          int stride)
+{
+    comm_link l;
+    int dom = comm_nvlink_domain(g);
+    double intra = g->intra_bytes_per_s * k->intra_eff;
+    if (stride < 1)
+        stride = 1;
+    l.intra_latency_s = g->intra_latency_s;
+    if ((double)size * stride <= dom) {
+        l.bytes_per_s = intra;
+        l.latency_s = g->intra_latency_s;
+        l.ranks_per_node = size > 0 ? size : 1;
+        l.inter_node = false;
+    } else {
+        int per_node = stride >= dom ? 1 : dom / stride;
+        double inter;
+        if (per_node > size)
+            per_node = size;
+        l.ranks_per_node = per_node > 0 ? per_node : 1;
+        inter = per_node * g->inter_bytes_per_s * k->inter_eff;
+        l.bytes_per_s = inter < intra ? inter : intra;
+        l.latency_s = g->inter_latency_s;
+        l.inter_node = true;
+    }
+    if (!(l.bytes_per_s > 0))
+        l.bytes_per_s = 1.0;
+    return l;
+}
+
+/* Nodes (NVLink domains) a group of n ranks spans on l. */
+static double nodes_spanned(const comm_link *l, int n)
+{
+    int k = l->ranks_per_node > 0 ? l->ranks_per_node : 1;
+    if (!l->inter_node || k >= n)
+        return 1;
+    return ceil((double)n / k);
+}
+
+double comm_ring_latency_s(const comm_link *l, int n)
+{
+    double nn;
+    if (n <= 1)
+        return 0;
+    nn = nodes_spanned(l, n);
+    if (nn <= 1)
+        return (n - 1) * l->latency_s;
+    return (nn - 1) * l->latency_s + (n - nn) * l->intra_latency_s;
+}
+
+double comm_allreduce_s(const comm_link *l, int n, double bytes)
+{
+    double ring, tree, nn;
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    nn = nodes_spanned(l, n);
+    ring = 2.0 * comm_ring_latency_s(l, n);
+    if (nn <= 1)
+        tree = 2.0 * ceil(log2((double)n)) * l->latency_s;
+    else
+        tree = 2.0 * ((n / nn - 1) * l->intra_latency_s + ceil(log2(nn)) * l->latency_s);
+    return 2.0 * (n - 1) / n * bytes / l->bytes_per_s + (ring < tree ? ring : tree);
+}
+
+double comm_allgather_s(const comm_link *l, int n, double bytes)
+{
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    return (double)(n - 1) / n * bytes / l->bytes_per_s + comm_ring_latency_s(l, n);
+}
+
+double comm_reducescatter_s(const comm_link *l, int n, double bytes)
+{
+    return comm_allgather_s(l, n, bytes);
+}
+
+double comm_p2p_s(double bytes_per_s, double latency_s, double bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    return bytes / (bytes_per_s > 0 ? bytes_per_s : 1.0) + latency_s;
+}
+
+double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int stride,
+                       double bytes)
+{
+    int dom = comm_nvlink_domain(g), kd;
+    double intra = g->intra_bytes_per_s * k->intra_eff;
+    double inter = g->inter_bytes_per_s * k->inter_eff;
+    double t_intra, t_inter;
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    if (stride < 1)
+        stride = 1;
+    kd = stride >= dom ? 1 : dom / stride;
+    if (kd > n)
+        kd = n;
+    if (!(intra > 0))
+        intra = 1.0;
+    if (!(inter > 0))
+        inter = 1.0;
+    t_intra = bytes * (kd - 1.0) / n / intra;
+    t_inter = bytes * (double)(n - kd) / n / inter;
+    return (t_intra > t_inter ? t_intra : t_inter) +
+           (kd < n ? g->inter_latency_s : g->intra_latency_s);
+}

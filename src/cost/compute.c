@@ -1,0 +1,82 @@
+/* compute.c: GEMM, flash-attention, memory-bound and optimizer kernels on one
+ * GPU, from peak FLOP/s and HBM bandwidth (catalog) and the generation's
+ * efficiencies (cost_params).
+ *
+ * GEMM: a roofline taken as a sum, not a max -- math at gemm_eff x peak plus
+ * the unavoidable operand traffic (read A and B, write C once) at hbm_eff x
+ * HBM bandwidth, plus a fixed launch/tail cost.  For a GEMM of m x n x k the
+ * achieved fraction of peak is then about
+ *     gemm_eff / (1 + (peak gemm_eff / (HBM hbm_eff)) (1/m + 1/n + 1/k) b/2)
+ * so efficiency falls when any dimension nears the GPU's FLOP/byte ratio
+ * (A100: 312 TFLOP/s / 2 TB/s = 156 FLOP/byte): h/t = 512 loses ~20%.
+ * FP8/FP4 recipes run the linear layers' GEMMs at that format's peak x
+ * fp8_gemm_eff with 1-byte operands, and pay Transformer Engine's
+ * cast-transpose kernels (compute_fp8_cast_s); attention, norms, logits and
+ * communication stay 16-bit.
+ * Attention: FlashAttention-2 style kernels at attn_eff x peak; causal masks
+ * skip half the work; the backward re-computes the scores and does five
+ * matmuls to the forward's two (2.5x).  Element-wise kernels and the
+ * optimizer are HBM-bound.
+ * Invariant: every term grows with work and falls with peak or bandwidth.
+ */
+#include "cost/compute.h"
+
+double compute_peak_flops(const gpu_spec *gpu, peak_format fmt)
+{
+    double p = gpu->peak_flops[fmt];
+    if (p <= 0 && fmt == PEAK_BF16)     /* no BF16 path (V100, T4): FP16 */
+        p = gpu->peak_flops[PEAK_FP16];
+    if (p <= 0)
+        p = gpu->peak_flops[PEAK_FP32];
+    return p > 0 ? p : 1e12;
+}
+
+static int low_precision(peak_format fmt)
+{
+    return fmt == PEAK_FP8 || fmt == PEAK_FP4;
+}
+
+double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
+                       int elem_bytes, const tf_gemm *g, int n)
+{
+    double flop_rate = compute_peak_flops(gpu, fmt) *
+                       (low_precision(fmt) ? k->fp8_gemm_eff : k->gemm_eff);
+    double byte_rate = gpu->hbm_bytes_per_s * k->hbm_eff;
+    double t = 0;
+    int i;
+    for (i = 0; i < n; i++) {
+        double flops = 2.0 * g[i].m * g[i].n * g[i].k;
+        double bytes = (g[i].m * g[i].k + g[i].k * g[i].n + g[i].m * g[i].n) * elem_bytes;
+        t += g[i].count * (flops / flop_rate + bytes / byte_rate + k->kernel_s);
+    }
+    return t;
+}
+
+double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
+                           double flops)
+{
+    /* FlashAttention runs its matmuls at 16-bit even in FP8 recipes */
+    peak_format f = low_precision(fmt) ? PEAK_BF16 : fmt;
+    return 0.5 * flops / (compute_peak_flops(gpu, f) * k->attn_eff) + k->kernel_s;
+}
+
+double compute_fp8_cast_s(const gpu_spec *gpu, const gen_constants *k, const tf_gemm *g,
+                          int n, bool backward)
+{
+    double elems = 0;
+    int i;
+    for (i = 0; i < n; i++)
+        elems += g[i].count * (backward ? g[i].m * g[i].n : g[i].m * g[i].k);
+    return compute_memory_s(gpu, k, FP8_CAST_BYTES_PER_ELEM * elems, n);
+}
+
+double compute_memory_s(const gpu_spec *gpu, const gen_constants *k, double bytes,
+                        int kernels)
+{
+    return bytes / (gpu->hbm_bytes_per_s * k->hbm_eff) + kernels * k->kernel_s;
+}
+
+double compute_optimizer_s(const gpu_spec *gpu, const gen_constants *k, double params)
+{
+    return params * OPTIMIZER_BYTES_PER_PARAM / (gpu->hbm_bytes_per_s * k->hbm_eff);
+}

@@ -1,0 +1,368 @@
+/* layer_cost.c: per-layer and per-range costs (one micro-batch on one GPU),
+ * the p2p time across a pipeline boundary and the default constants;
+ * schedule/evaluate.c composes them into a step (its header has the whole
+ * model of a step).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "cost/comm.h"
+#include "cost/compute.h"
+#include "cost/layer_cost.h"
+#include "cost/memory.h"
+#include "model/transformer.h"
+
+#define GIB (1073741824.0)
+/* Per-chunk times of one evaluation (pp x vpp; every chunk holds at least
+ * one layer or the embedding/loss, so far above any real model's). */
+
+
+double cost_cap_time(double t)
+{
+    return isfinite(t) && t < COST_TIME_CAP_S ? (t > 0 ? t : 0) : COST_TIME_CAP_S;
+}
+
+/* Defaults fitted (round 4: Nelder-Mead on dense MAPE + 0.3 dense max
+ * error + 0.5 x the same for FP8, each constant held to a physically
+ * plausible range) to the 53 dense 16-bit runs of
+ * ../shared/validation/published-runs.json, FP8 checked on its 24
+ * predictable runs: dense MAPE 7.3%, max 21.4% (was 9.6% / 24.2% with one
+ * global overhead); FP8 8.9% / 25.8% (was 9.7% / 26.7%).
+ *   Volta (4 Megatron 2020 runs): gemm 0.594 and the overhead; attn_eff
+ *     held at Ampere's (same era, same unfused memory-bound softmax, a
+ *     similar FLOP/byte ratio): 4 runs cannot separate it from gemm_eff.
+ *   Ampere (40 runs: Megatron 2020, SC21, Korthikanti): gemm 0.678, attn
+ *     0.211 (pre-flash attention), inter 0.503 -- interior: with its bound
+ *     lowered to 0.3 the fit stays at 0.50 (SC21's 1,000-2,000-GPU jobs on
+ *     a shared fabric).
+ *   Hopper (9 Megatron-Core r0.8.0 bf16 runs; the 14 H100 FP8 runs at
+ *     half weight share its attention, links and overhead, and Blackwell's
+ *     10 FP8 runs use its copy): gemm 0.658, attn 0.453 (flash
+ *     attention, cuDNN/FA2 era: ~450 of 989 TFLOP/s), inter 0.729;
+ *     fp8_gemm_eff 0.725 from the FP8 runs.
+ *   overlap_exposed 0.408 for all.
+ * intra_eff is not fitted: nccl-tests' bus bandwidth over the NVLink rate
+ * (V100 ~130/150, A100 235/300, H100 368/450); hbm_eff and kernel_s are
+ * round 2's.  Generations without runs copy the nearest measured one
+ * (Turing: Volta, Ada: Ampere, Blackwell and CDNA: Hopper) -- calibrate
+ * them with `planner calibrate`.
+ * step_overhead_s is per generation and only partly physics: Hopper's
+ * 0.066 s is a plausible host time per step of a current stack (data
+ * loader, logging, Python between the step's phases); Ampere's 0.324 s and
+ * Volta's 0.225 s absorb what the 2020-2021 software of their runs paid and
+ * the model does not see -- no fused kernels, TP all-reduces neither
+ * overlapped nor sequence-parallel, recompute settings the 2020 READMEs do
+ * not print (round 3's residual study at zero overhead: those runs want
+ * +0.04..+0.55 s, growing ~13% of the step per doubling of tp).  It is a
+ * property of the software stack as much as of the GPU: on a current
+ * stack on A100s the Ampere value overpredicts the step by ~0.25 s --
+ * calibrate it (`planner calibrate --params ampere.step_overhead_s`).
+ * With one global overhead (round 3) the 2020 runs set it to 0.28 s, the
+ * small fast H100 runs came out -24% and Hopper's gemm_eff rose to 0.85 to
+ * compensate. */
+/* moe_host_s (round MoE 2): the host-paced time of one MoE layer's forward
+ * per micro-batch (backward 2x), fitted on a grid to the 32 predictable MoE
+ * runs (MAPE 67.0% -> 27.6%, max 210.6% -> 91.7%); the same for every
+ * generation -- a property of the host and the software stack, and the
+ * corpus has no MoE run before Hopper.  README validation has the evidence
+ * (Qwen3-30B-A3B at mbs 1: ~9 ms per layer on H100 and B200 alike). */
+#define MOE_HOST_S 2.25e-3
+void cost_params_default(cost_params *p)
+{
+    /* gemm, attn, hbm, intra, inter, kernel_s, fp8_gemm, overlap_exposed,
+     * step_overhead_s, moe_host_s */
+    static const gen_constants volta = {0.594, 0.210, 0.748, 0.87, 0.80, 6.3e-6, 0.65, 0.408,
+                                        0.225, MOE_HOST_S};
+    static const gen_constants ampere = {0.678, 0.211, 0.748, 0.78, 0.503, 6.3e-6, 0.65, 0.408,
+                                         0.324, MOE_HOST_S};
+    static const gen_constants hopper = {0.658, 0.453, 0.748, 0.82, 0.729, 6.3e-6, 0.725, 0.408,
+                                         0.066, MOE_HOST_S};
+    int g;
+    memset(p, 0, sizeof *p);
+    for (g = 0; g < GEN_COUNT; g++)
+        p->gen[g] = hopper;
+    p->gen[GEN_VOLTA] = volta;
+    p->gen[GEN_TURING] = volta;
+    p->gen[GEN_AMPERE] = ampere;
+    p->gen[GEN_ADA] = ampere;
+    p->reserve_bytes = 1.0 * GIB;
+    p->frag_fraction = 0.10;
+}
+
+double model_flops_per_step(const model *m, int gbs, int seq_len)
+{
+    double per_token = tf_logits_flops_per_token(m);
+    int i;
+    for (i = 0; i < m->layers; i++)
+        per_token += tf_layer_flops_per_token(m, &m->layer[i], seq_len);
+    return 3.0 * per_token * (double)gbs * seq_len;
+}
+
+static int same_layer(const layer_spec *a, const layer_spec *b)
+{
+    return a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
+           a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe;
+}
+
+/* Flash attention's backward re-computes the scores and runs five matmuls
+ * (S, dP, dV, dQ, dK) to the forward's two (Dao 2023). */
+#define ATTN_BWD_RATIO 2.5
+
+/* Megatron's DDP bucket: max(40M, 1M x dp) parameters (distributed.py); the
+ * last bucket's reduce cannot start before the backward ends, the first
+ * bucket's gather must finish before the forward starts. */
+double cost_dp_bucket_params(int dp)
+{
+    double b = 1e6 * dp;
+    return b > 4e7 ? b : 4e7;
+}
+
+/* Exposed part of a collective of `t` seconds overlapped with `window`
+ * seconds of compute: what does not fit shows in full, what fits slows the
+ * compute by overlap_exposed of itself (SMs and HBM taken by the
+ * communication kernels). */
+double cost_overlapped(double t, double window, const gen_constants *k)
+{
+    double hidden = t < window ? t : window;
+    return (t - hidden) + k->overlap_exposed * hidden;
+}
+
+/* Activation bytes one layer keeps for its backward, per micro-batch on one
+ * GPU: transformer.c's count (Korthikanti et al. 2022 with flash attention:
+ * LN inputs, the QKV / proj / fc1 / fc2 GEMM inputs, Q K V and the
+ * attention output, fc1's output, 16-bit), corrected for FP8/FP4 recipes.
+ * Transformer Engine saves the inputs of its FP8 GEMMs for the weight
+ * gradient in FP8 (te.pytorch Linear / LayerNormLinear: `saved_inputmat` is
+ * the FP8 cast -- or its FP8 transpose -- when fp8 and the wgrad is not
+ * overridden to higher precision; with SP the local FP8 shard, re-gathered
+ * in the backward; MXFP8 adds one 8-bit scale per 32 values, ignored):
+ *   - the two LayerNormLinear outputs (QKV and fc1 inputs): 1 byte, not 2,
+ *     -h bytes per token each, outside the TP region (/ tp with SP);
+ *   - the fc2 input (activation output, f wide): -f bytes per token, the
+ *     16-bit output is freed after the cast; inside the TP region;
+ *   - the proj input: in 16 bits it IS flash attention's saved output O
+ *     (counted once); in FP8 the cast is an extra copy: +qw bytes per token.
+ * Llama 3 70B per token: 35.5 h -> 31.0 h bytes (h 8192, f 28672, qw 8192):
+ * -2h - f + qw = -16384 - 28672 + 8192 B.  Full recompute keeps the layer
+ * input (16 bits), unchanged. */
+static double layer_act_bytes(const model *m, const layer_spec *l, const strategy *s, int tp,
+                              recompute_mode rc)
+{
+    double a = tf_layer_activation_bytes(m, l, s->mbs, s->seq_len, s->cp, tp, s->sp, rc);
+    peak_format fmt = precision_peak(m->prec);
+    if ((fmt == PEAK_FP8 || fmt == PEAK_FP4) && rc != RECOMPUTE_FULL) {
+        double t = tp > 0 ? tp : 1;
+        double sb = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
+        double qw = (double)l->heads * l->head_dim;
+        double f = l->moe && m->moe.experts > 0 ? 0 : l->ffn_hidden;   /* dense MLPs */
+        double d = -2.0 * l->hidden * sb / (s->sp ? t : 1.0) + (qw - f) * sb / t;
+        if (a + d > 0)
+            a += d;
+    }
+    return a;
+}
+
+/* Adds part's times, kept activations and weight tensors to *acc (what one
+ * more layer or chunk adds to a range; parameters and transients are the
+ * caller's, as they combine differently). */
+void range_cost_add_work(range_cost *acc, const range_cost *part)
+{
+    acc->fwd_s += part->fwd_s;
+    acc->bwd_s += part->bwd_s;
+    acc->compute_s += part->compute_s;
+    acc->recompute_s += part->recompute_s;
+    acc->tp_comm_s += part->tp_comm_s;
+    acc->ep_comm_s += part->ep_comm_s;
+    acc->act_bytes += part->act_bytes;
+    acc->n_tensors += part->n_tensors;
+}
+
+/* Cost of one decoder layer for one micro-batch on one GPU. */
+static void layer_cost(const model *m, const layer_spec *l, const node_group *ng,
+                       const gen_constants *k, const comm_link *tpl, const comm_link *cpl,
+                       const strategy *s, int tp, range_cost *rc)
+{
+    const gpu_spec *gpu = &ng->gpu;
+    peak_format fmt = precision_peak(m->prec);
+    int eb = precision_bytes(m->prec);
+    int cp = s->cp > 0 ? s->cp : 1;
+    double tokens = (double)s->mbs * s->seq_len / cp;
+    tf_gemm g[TF_MAX_GEMMS];
+    int ep = s->ep > 0 ? s->ep : 1;
+    int ngm = tf_layer_gemms_ep(m, l, tokens, tp, ep, g);
+    double gemm = compute_gemms_s(gpu, k, fmt, eb, g, ngm);
+    double attn = compute_attention_s(gpu, k, fmt,
+                                      tf_attention_flops(l, s->mbs, s->seq_len, cp, tp));
+    double elem = compute_memory_s(gpu, k,
+                                   tf_layer_elementwise_bytes(m, l, tokens, tp, s->sp), 6);
+    double cast_f = 0, cast_b = 0;
+    double fwd, bwd, tpf = 0, tpb = 0, cpf = 0, cpb = 0, epf = 0, rec = 0;
+
+    if (fmt == PEAK_FP8 || fmt == PEAK_FP4) {
+        cast_f = compute_fp8_cast_s(gpu, k, g, ngm, false);
+        cast_b = compute_fp8_cast_s(gpu, k, g, ngm, true);
+    }
+    fwd = gemm + attn + elem + cast_f;
+    bwd = 2.0 * gemm + ATTN_BWD_RATIO * attn + 2.0 * elem + cast_b;
+
+    if (tp > 1) {
+        /* forward: two all-reduces (SP: all-gather + reduce-scatter pairs,
+         * the same bytes) of b s h 16-bit activations.  Backward: without SP
+         * the two input-gradient all-reduces; with SP also the re-gather of
+         * each column-parallel input for its weight gradient (3 of the 4
+         * collectives' worth).  With tp_comm_overlap each is split into tp
+         * chunks pipelined with its GEMM: one chunk stays exposed, the rest
+         * hides behind the GEMMs at overlap_exposed, beyond them in full. */
+        double one = 2.0 * comm_allreduce_s(tpl, tp, tokens * l->hidden * 2.0) +
+                     4.0 * k->kernel_s;
+        double back = s->sp ? 1.5 * one : one;
+        if (s->tp_comm_overlap) {
+            tpf = one / tp + cost_overlapped(one - one / tp, gemm, k);
+            tpb = back / tp + cost_overlapped(back - back / tp, 2.0 * gemm, k);
+        } else {
+            tpf = one;
+            tpb = back;
+        }
+    }
+    if (cp > 1) {
+        /* ring attention: this rank's K and V blocks travel round the cp
+         * ranks (cp - 1 steps), overlapped with the attention blocks; the
+         * backward sends K, V and their gradients (twice the bytes) */
+        double kvw = (double)l->kv_heads * l->head_dim / (l->kv_heads >= tp ? tp : l->kv_heads);
+        double kv = tokens * 2.0 * kvw * 2.0;
+        double t = (cp - 1) * comm_p2p_s(cpl->bytes_per_s, cpl->latency_s, kv);
+        cpf = cost_overlapped(t, attn, k);
+        cpb = cost_overlapped(2.0 * t, ATTN_BWD_RATIO * attn, k);
+    }
+    if (l->moe && m->moe.experts > 0 && ep > 1) {
+        /* MoE: dispatch and combine all-to-alls of the top-k copies over the
+         * EP group (experts not tensor-parallel: consecutive ranks, stride
+         * 1), not overlapped; the backward runs the same two in reverse */
+        epf = 2.0 * (comm_alltoall_s(ng, k, ep, 1, tf_moe_dispatch_bytes(m, l, tokens, tp)) +
+                     k->kernel_s);
+    }
+    if (l->moe && m->moe.experts > 0) {
+        /* the token dispatcher's device-to-host sync (tokens per expert)
+         * drains the host's run-ahead: the layer's launches are paced by
+         * the host, forward once, backward (dgrad + wgrad) twice */
+        fwd += k->moe_host_s;
+        bwd += 2.0 * k->moe_host_s;
+    }
+    if (s->recompute == RECOMPUTE_FULL)
+        rec = fwd + tpf + cpf + epf;
+    else if (s->recompute == RECOMPUTE_SELECTIVE)
+        rec = attn;
+    rc->fwd_s += fwd + tpf + cpf + epf;
+    rc->bwd_s += bwd + tpb + cpb + epf + rec;
+    rc->compute_s += fwd + bwd;
+    rc->recompute_s += rec;
+    rc->tp_comm_s += tpf + tpb + cpf + cpb;   /* the re-forward's: in recompute_s */
+    rc->ep_comm_s += 2.0 * epf;
+    rc->act_bytes += layer_act_bytes(m, l, s, tp, s->recompute);
+    rc->n_tensors += tf_layer_tensors(m, l);
+}
+
+void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
+                      const strategy *s, int group, int tp, int first, int n,
+                      bool first_stage, bool last_stage, range_cost *out)
+{
+    const node_group *ng = &c->group[group];
+    const gpu_spec *gpu = &ng->gpu;
+    const gen_constants *k = &p->gen[gpu->gen];
+    int cp = s->cp > 0 ? s->cp : 1;
+    comm_link tpl, cpl;
+    range_cost one;
+    double tokens = (double)s->mbs * s->seq_len / cp;
+    double max_layer_act = 0, a2a_buf = 0;
+    int ep = s->ep > 0 ? s->ep : 1;
+    int i;
+
+    if (tp <= 0)
+        tp = s->tp > 0 ? s->tp : 1;
+    memset(out, 0, sizeof *out);
+    tpl = comm_group_link(ng, k, tp, 1);
+    cpl = comm_group_link(ng, k, cp, tp);
+    memset(&one, 0, sizeof one);
+    for (i = first; i < first + n && i < m->layers; i++) {
+        const layer_spec *l = &m->layer[i];
+        if (i == first || !same_layer(l, &m->layer[i - 1])) {
+            memset(&one, 0, sizeof one);
+            layer_cost(m, l, ng, k, &tpl, &cpl, s, tp, &one);
+            if (s->recompute == RECOMPUTE_FULL) {
+                /* the layer being recomputed holds its full activations */
+                double a = layer_act_bytes(m, l, s, tp, RECOMPUTE_NONE);
+                if (a > max_layer_act)
+                    max_layer_act = a;
+            }
+        }
+        range_cost_add_work(out, &one);
+        if (l->moe && m->moe.experts > 0) {
+            /* routed experts sharded over ep (not over tp), the rest over tp;
+             * the all-to-all's send and receive buffers of the layer at work */
+            double e = tf_layer_expert_params(m, i);
+            double a2a = 2.0 * tf_moe_dispatch_bytes(m, l, tokens, tp);
+            out->params += (tf_layer_params(m, i) - e) / tp + e / ep;
+            out->expert_params += e / ep;
+            if (a2a > a2a_buf)
+                a2a_buf = a2a;
+        } else {
+            out->params += tf_layer_params(m, i) / tp;
+        }
+    }
+    out->act_peak_extra_bytes = max_layer_act + a2a_buf;
+    if (first_stage) {
+        double emb = compute_memory_s(gpu, k, tokens * m->hidden * 2.0 * 2.0, 1);
+        out->fwd_s += emb;
+        out->bwd_s += 2.0 * emb;
+        out->compute_s += 3.0 * emb;
+        out->params += model_embedding_params(m) / tp;
+        out->n_tensors += 1;
+    }
+    if (last_stage) {
+        peak_format fmt = precision_peak(m->prec);
+        tf_gemm lg = {tokens, (double)m->vocab / tp, m->hidden, 1};
+        /* the output GEMM runs in 16 bits even in FP8 recipes */
+        double gemm = compute_gemms_s(gpu, k, fmt == PEAK_FP8 || fmt == PEAK_FP4 ? PEAK_BF16 : fmt,
+                                      2, &lg, 1);
+        /* cross-entropy over fp32 logits: about three passes of 4 bytes */
+        double ce = compute_memory_s(gpu, k, 12.0 * tokens * m->vocab / tp, 3);
+        out->fwd_s += gemm + ce;
+        out->bwd_s += 2.0 * gemm + ce;
+        out->compute_s += 3.0 * gemm + 2.0 * ce;
+        if (!m->tied_embeddings || !first_stage)
+            out->params += (double)m->vocab * m->hidden / tp;
+        out->n_tensors += 1;
+        /* fp32 logits of one micro-batch */
+        out->act_peak_extra_bytes += 4.0 * tokens * m->vocab / tp;
+    }
+}
+
+double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
+                           const strategy *s, int i)
+{
+    int pp = s->pp > 0 ? s->pp : 1, cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
+    int g, gn, tp;
+    const node_group *ng;
+    const gen_constants *k;
+    double bytes, bw, lat;
+    if (i < 0 || i >= pp || i >= STRATEGY_MAX_STAGES || c->n_groups < 1)
+        return 0;
+    g = s->stage[i].group >= 0 && s->stage[i].group < c->n_groups ? s->stage[i].group : 0;
+    gn = s->stage[(i + 1) % pp].group;
+    if (gn < 0 || gn >= c->n_groups)
+        gn = g;
+    tp = s->stage[i].tp > 0 ? s->stage[i].tp : (s->tp > 0 ? s->tp : 1);
+    ng = &c->group[g];
+    k = &p->gen[ng->gpu.gen];
+    bytes = (double)s->mbs * s->seq_len / cp * m->hidden *
+            (m->prec == PREC_FP32 ? 4.0 : 2.0) / tp;
+    if (gn == g && (double)tp * cp * dp * pp <= comm_nvlink_domain(ng)) {
+        bw = ng->intra_bytes_per_s * (k->intra_eff > 0 ? k->intra_eff : 1.0);
+        lat = ng->intra_latency_s;
+    } else {
+        cluster_link_between(c, g, gn, &bw, &lat);
+        bw *= k->inter_eff > 0 ? k->inter_eff : 1.0;   /* unset (0): the link rate */
+    }
+    return comm_p2p_s(bw, lat, bytes);
+}
+

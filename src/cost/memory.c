@@ -1,0 +1,126 @@
+/* memory.c: per-GPU memory of a pipeline stage.
+ *
+ * Model states: bytes per parameter from Megatron's distributed-optimizer
+ * documentation (zero 0/1) and ZeRO (stages 2/3), see memory.h.  Activations:
+ * per layer from transformer.c (Korthikanti et al. 2022 with flash
+ * attention), times the micro-batches in flight under the schedule, plus the
+ * transient working set (fp32 logits on the last stage, one layer's full
+ * activations while recomputing).  Reserve: a fixed amount for NCCL buffers
+ * and workspaces on top of the catalog's usable memory (which already leaves
+ * 2 GiB for the CUDA context) plus a fragmentation fraction of activations.
+ * Uneven virtual chunks (the embedding or the loss counted as a layer): the
+ * peak is followed through the schedule's order (memory_inflight_chunks).
+ * Invariant: every figure is >= 0 and grows with its inputs.
+ */
+#include "cost/memory.h"
+
+void memory_state_bytes(precision prec, int zero, int dp, state_bytes *out)
+{
+    double d = dp > 0 ? dp : 1;
+    double w, g, g_shardable, opt;
+    switch (prec) {
+    case PREC_FP16: w = 2; g = 2; g_shardable = 4; opt = 12; break;
+    case PREC_FP32: w = 4; g = 4; g_shardable = 0; opt = 8; break;
+    default:        w = 2; g = 4; g_shardable = 0; opt = 12; break;
+    }
+    if (zero <= 0) {
+        out->weights = w;
+        out->grads = g + g_shardable;
+        out->optimizer = opt;
+    } else if (zero == 1) {
+        out->weights = w;
+        out->grads = g;
+        out->optimizer = (opt + g_shardable) / d;
+    } else if (prec == PREC_FP32) {
+        out->weights = zero >= 3 ? w / d : w;
+        out->grads = g / d;
+        out->optimizer = opt / d;
+    } else {
+        out->weights = zero >= 3 ? 2.0 / d : 2.0;
+        out->grads = 2.0 / d;
+        out->optimizer = 12.0 / d;
+    }
+}
+
+double memory_inflight(int pp, int vpp, int microbatches, int rank)
+{
+    double f;
+    if (pp < 1)
+        pp = 1;
+    if (vpp < 1)
+        vpp = 1;
+    if (vpp == 1)
+        f = pp - rank;
+    else if (microbatches == pp)
+        f = microbatches;   /* all forwards first */
+    else
+        f = ((pp - rank - 1) * 2.0 + (vpp - 1.0) * pp + 1.0) / vpp;
+    if (f > microbatches)
+        f = microbatches;
+    return f < 1 ? 1 : f;
+}
+
+/* Chunk of the k-th forward (backward) of a rank: groups of pp micro-batches
+ * (the last one m % pp), vpp chunks each, backwards in reverse chunk order. */
+static int seq_chunk(int k, int pp, int vpp, int m, int backward)
+{
+    int g = k / (pp * vpp);
+    int gs = m - g * pp < pp ? m - g * pp : pp;
+    int c = gs > 0 ? (k - g * pp * vpp) / gs : 0;
+    if (c >= vpp)
+        c = vpp - 1;
+    return backward ? vpp - 1 - c : c;
+}
+
+double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
+                              const double *chunk_act_bytes)
+{
+    int n, warm, j, nf = 0, nb = 0, end;
+    double held = 0, peak = 0;
+    if (pp < 1)
+        pp = 1;
+    if (vpp < 1)
+        vpp = 1;
+    if (microbatches < 1)
+        microbatches = 1;
+    n = microbatches * vpp;
+    if (vpp == 1) {
+        warm = pp - rank - 1;
+    } else {
+        warm = (pp - rank - 1) * 2 + (vpp - 1) * pp;
+        if (microbatches == pp)
+            warm = n;   /* all forwards first */
+    }
+    if (warm > n)
+        warm = n;
+    if (warm < 0)
+        warm = 0;
+    end = warm + 4 * pp * vpp + 2;   /* the warm-up and two steady groups */
+    if (end > 2 * n)
+        end = 2 * n;
+    for (j = 0; j < end; j++) {
+        bool fwd = j < warm || (j < 2 * n - warm && (j - warm) % 2 == 0);
+        if (fwd) {
+            held += chunk_act_bytes[seq_chunk(nf++, pp, vpp, microbatches, 0)];
+            if (held > peak)
+                peak = held;
+        } else {
+            held -= chunk_act_bytes[seq_chunk(nb++, pp, vpp, microbatches, 1)];
+        }
+    }
+    return peak;
+}
+
+void memory_stage(const state_bytes *sb, double params, double act_bytes,
+                  double inflight, double extra_bytes, double reserve_bytes,
+                  double frag_fraction, double capacity_bytes, memory_breakdown *out)
+{
+    out->weights_bytes = params * sb->weights;
+    out->grads_bytes = params * sb->grads;
+    out->optimizer_bytes = params * sb->optimizer;
+    out->activations_bytes = act_bytes * inflight + extra_bytes;
+    out->reserve_bytes = reserve_bytes + frag_fraction * out->activations_bytes;
+    out->total_bytes = out->weights_bytes + out->grads_bytes + out->optimizer_bytes +
+                       out->activations_bytes + out->reserve_bytes;
+    out->capacity_bytes = capacity_bytes;
+}

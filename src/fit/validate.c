@@ -1,0 +1,687 @@
+/* validate.c: `planner validate FILE [--format json] [--calibration FILE]`.
+ *
+ * Reads measured runs (schema: ../shared/validation/README.md), builds for
+ * each a model and a one-group cluster of its GPUs (catalog row, the run's
+ * GPUs per node, the catalog's default NIC, NCCL's latency constants), fixes
+ * every published knob (tp, pp, dp, cp, ep, vpp, mbs, sp, recompute, the GPU
+ * count and global batch) and lets search_run() choose the unpublished ones
+ * (mbs, vpp, whatever "unpublished" lists, and the knobs the schema has no
+ * field for: ZeRO stage, overlap flags), as the engineers who ran it tuned
+ * them.  Prints predicted vs measured tokens/s per GPU and the error per run,
+ * then MAPE and max error per subset (dense 16-bit, FP8 family, MoE).
+ *
+ * Model conventions the schema leaves open: head_dim = hidden / heads;
+ * GeLU models are GPT-style (LayerNorm, learned positions, tied embeddings),
+ * SwiGLU models Llama-style (RMSNorm, RoPE, untied).  MoE rows ("moe":
+ * moe_experts, moe_topk, moe_ffn_hidden, optional shared_experts,
+ * shared_expert_ffn, dense_layers) -> model.moe, layers from dense_layers on
+ * MoE, the leading ones dense MLPs of ffn_hidden; attention is the row's
+ * (standard GQA: the schema carries no MLA fields), the activation the
+ * row's; the published ep is fixed like any knob.
+ * Limits: the file is at most INPUT_MAX_BYTES, at most VALIDATION_MAX_RUNS
+ * runs, every count within the model/cluster limits.  Parsed by jsonin.c;
+ * every error names the key path (runs[3].model.heads) and points at that
+ * key's line and column (at the enclosing object when the key is missing).
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "fit/calibration.h"
+#include "tool/cli.h"
+#include "tool/commands.h"
+#include "base/fileio.h"
+#include "base/jsonin.h"
+#include "base/jsonout.h"
+#include "fit/validate.h"
+
+#define INTRA_LATENCY_S 3.4e-6    /* NCCL: per NVLink hop (cost-model.md) */
+#define INTER_LATENCY_S 14e-6     /* NCCL: network */
+
+const char *validation_subset_name(validation_subset s)
+{
+    switch (s) {
+    case SUBSET_DENSE16: return "dense 16-bit";
+    case SUBSET_FP8: return "FP8 family";
+    case SUBSET_MOE: return "MoE";
+    case SUBSET_COUNT: break;
+    }
+    return "unknown";
+}
+
+void validation_free(validation_set *v)
+{
+    int i;
+    if (v == NULL)
+        return;
+    for (i = 0; i < v->n; i++) {
+        model_free(v->run[i].m);
+        cluster_free(v->run[i].c);
+    }
+    pl_free(v->run);
+    pl_free(v);
+}
+
+/* Where load_run() is: the document (for positions and errors) and the key
+ * path of the object being read. */
+typedef struct jctx {
+    const jsonin_doc *doc;
+    jsonin_path path;
+} jctx;
+
+/* "PATH.key: msg what" at key's position (PATH alone when key is ""). */
+static int jfail(jctx *j, const char *key, const char *msg, const char *what)
+{
+    jsonin_path p = key[0] ? jsonin_key(&j->path, key) : j->path;
+    jsonin_fail(j->doc, &p, "%s%s", msg, what);
+    return -1;
+}
+
+/* An integer member in [lo, hi]; null or missing gives *out = -1 when
+ * `optional`.  Returns 0 or -1 with the error set. */
+static int jint(jctx *j, json_t *obj, const char *key, long lo, long hi, int optional,
+                int *out)
+{
+    json_t *v = json_object_get(obj, key);
+    json_int_t x;
+    *out = -1;
+    if (v == NULL || json_is_null(v)) {
+        if (optional)
+            return 0;
+        return jfail(j, key, "missing ", "(a whole number is required)");
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d != floor(d) || !isfinite(d))
+            return jfail(j, key, "expected a whole number", "");
+        /* out of range: the check below reports it (a cast of 1e25 is UB) */
+        x = d < (double)lo ? (json_int_t)lo - 1 : d > (double)hi ? (json_int_t)hi + 1
+                                                                  : (json_int_t)d;
+    } else if (json_is_integer(v)) {
+        x = json_integer_value(v);
+    } else {
+        return jfail(j, key, "expected a whole number", "");
+    }
+    if (x < lo || x > hi) {
+        char range[96];
+        snprintf(range, sizeof range, " in %ld..%ld", lo, hi);
+        return jfail(j, key, "expected a whole number", range);
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int jstr(jctx *j, json_t *obj, const char *key, int optional, const char **out)
+{
+    json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (v == NULL || json_is_null(v)) {
+        if (optional)
+            return 0;
+        return jfail(j, key, "missing ", "(a string is required)");
+    }
+    if (!json_is_string(v))
+        return jfail(j, key, "expected a string", "");
+    *out = json_string_value(v);
+    return 0;
+}
+
+static int in_list(json_t *unpublished, const char *knob)
+{
+    size_t i;
+    json_t *v;
+    if (!json_is_array(unpublished))
+        return 0;
+    json_array_foreach(unpublished, i, v)
+        if (json_is_string(v) && strcmp(json_string_value(v), knob) == 0)
+            return 1;
+    return 0;
+}
+
+/* One run -> r.  Returns 0 or -1 with the error set. */
+static int load_run(jctx *j, json_t *o, validation_run *r)
+{
+    json_t *jm, *jp, *jmeas, *unpub, *v;
+    const char *id, *gpu_name, *prec, *act;
+    const gpu_spec *gpu;
+    int layers, hidden, heads, kv, ffn, vocab, seq, gpn, i;
+    int tp, pp, dp, cp, ep, vpp, mbs, gbs;
+    double meas;
+    const jsonin_path base = j->path;
+
+    if (!json_is_object(o))
+        return jfail(j, "", "expected an object", "");
+    if (jstr(j, o, "id", 0, &id) != 0 || jstr(j, o, "gpu", 0, &gpu_name) != 0 ||
+        jstr(j, o, "precision", 0, &prec) != 0 ||
+        jint(j, o, "num_gpus", 1, CLUSTER_MAX_GPUS, 0, &r->num_gpus) != 0 ||
+        jint(j, o, "gpus_per_node", 1, 1024, 0, &gpn) != 0)
+        return -1;
+    snprintf(r->id, sizeof r->id, "%s", id);
+    v = json_object_get(o, "source");
+    snprintf(r->source, sizeof r->source, "%s", json_is_string(v) ? json_string_value(v) : "");
+    gpu = catalog_find(gpu_name);
+    if (gpu == NULL)
+        return jfail(j, "gpu", "unknown GPU (not in the catalog): ", gpu_name);
+
+    jm = json_object_get(o, "model");
+    jp = json_object_get(o, "parallel");
+    jmeas = json_object_get(o, "measured");
+    if (!json_is_object(jm))
+        return jfail(j, "model", "expected an object", "");
+    if (!json_is_object(jp))
+        return jfail(j, "parallel", "expected an object", "");
+    if (!json_is_object(jmeas))
+        return jfail(j, "measured", "expected an object", "");
+    unpub = json_object_get(o, "unpublished");
+
+    j->path = jsonin_key(&base, "model");
+    if (jint(j, jm, "layers", 1, MODEL_MAX_LAYERS, 0, &layers) != 0 ||
+        jint(j, jm, "hidden", 1, 1 << 20, 0, &hidden) != 0 ||
+        jint(j, jm, "heads", 1, 1 << 16, 0, &heads) != 0 ||
+        jint(j, jm, "kv_heads", 1, 1 << 16, 1, &kv) != 0 ||
+        jint(j, jm, "ffn_hidden", 1, 1 << 24, 0, &ffn) != 0 ||
+        jint(j, jm, "vocab", 1, 1 << 24, 1, &vocab) != 0 ||
+        jint(j, jm, "seq_len", 1, 1 << 24, 0, &seq) != 0 ||
+        jstr(j, jm, "activation", 0, &act) != 0)
+        return -1;
+    if (kv < 0)
+        kv = heads;
+    if (vocab < 0)
+        vocab = 51200;     /* not published: GPT-2 BPE padded, Megatron's default */
+    if (hidden % heads != 0)
+        return jfail(j, "heads", "hidden is not a multiple of heads", "");
+    if (heads % kv != 0)
+        return jfail(j, "kv_heads", "heads is not a multiple of kv_heads", "");
+    if (strcmp(act, "gelu") != 0 && strcmp(act, "swiglu") != 0)
+        return jfail(j, "activation", "expected gelu or swiglu, got ", act);
+
+    j->path = jsonin_key(&base, "parallel");
+    if (jint(j, jp, "tp", 1, 1 << 20, 1, &tp) != 0 || jint(j, jp, "pp", 1, 1 << 20, 1, &pp) != 0 ||
+        jint(j, jp, "dp", 1, 1 << 20, 1, &dp) != 0 || jint(j, jp, "cp", 1, 1 << 20, 1, &cp) != 0 ||
+        jint(j, jp, "ep", 1, 1 << 20, 1, &ep) != 0 || jint(j, jp, "vpp", 1, 1 << 10, 1, &vpp) != 0 ||
+        jint(j, jp, "mbs", 1, 1 << 20, 1, &mbs) != 0 ||
+        jint(j, jp, "gbs", 1, 100000000, 0, &gbs) != 0)
+        return -1;
+    {
+        strategy_constraints none = STRATEGY_CONSTRAINTS_INIT;
+        const char *rc = NULL;
+        json_t *spv = json_object_get(jp, "sequence_parallel");
+        r->fix = none;
+        r->fix.tp = in_list(unpub, "tp") ? -1 : tp;
+        r->fix.pp = in_list(unpub, "pp") ? -1 : pp;
+        r->fix.dp = in_list(unpub, "dp") ? -1 : dp;
+        r->fix.cp = in_list(unpub, "cp") ? -1 : cp;
+        r->fix.ep = in_list(unpub, "ep") ? -1 : ep;
+        r->fix.vpp = in_list(unpub, "vpp") ? -1 : vpp;
+        r->fix.mbs = in_list(unpub, "mbs") ? -1 : mbs;
+        r->fix.gpus = r->num_gpus;
+        if (json_is_boolean(spv) && !in_list(unpub, "sequence_parallel"))
+            r->fix.sp = json_is_true(spv) ? 1 : 0;
+        else if (spv != NULL && !json_is_null(spv) && !json_is_boolean(spv))
+            return jfail(j, "sequence_parallel", "expected true, false or null", "");
+        if (jstr(j, jp, "recompute", 1, &rc) != 0)
+            return -1;
+        if (rc != NULL && !in_list(unpub, "recompute")) {
+            if (strcmp(rc, "none") == 0)
+                r->fix.recompute = RECOMPUTE_NONE;
+            else if (strcmp(rc, "selective") == 0)
+                r->fix.recompute = RECOMPUTE_SELECTIVE;
+            else if (strcmp(rc, "full") == 0)
+                r->fix.recompute = RECOMPUTE_FULL;
+            else
+                return jfail(j, "recompute", "expected none, selective, full or null, got ", rc);
+        }
+    }
+    r->gbs = gbs;
+
+    j->path = jsonin_key(&base, "measured");
+    v = json_object_get(jmeas, "tokens_per_s_per_gpu");
+    if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))
+        return jfail(j, "tokens_per_s_per_gpu", "expected a number > 0", "");
+    meas = json_number_value(v);
+    r->measured_tokens_per_s_per_gpu = meas;
+    j->path = base;
+
+    /* the model */
+    r->m = pl_calloc(1, sizeof *r->m);
+    if (r->m == NULL)
+        return error_oom(j->doc->err), -1;
+    r->m->layer = pl_calloc((size_t)layers, sizeof *r->m->layer);
+    if (r->m->layer == NULL)
+        return error_oom(j->doc->err), -1;
+    {
+        model *m = r->m;
+        json_t *name = json_object_get(jm, "name");
+        snprintf(m->name, sizeof m->name, "%s", json_is_string(name) ? json_string_value(name) : id);
+        m->format = MODEL_FORMAT_PLANNER;
+        m->layers = layers;
+        m->hidden = hidden;
+        m->heads = heads;
+        m->kv_heads = kv;
+        m->head_dim = hidden / heads;
+        m->ffn_hidden = ffn;
+        m->vocab = vocab;
+        m->seq_len = seq;
+        m->max_position = seq;
+        m->act = strcmp(act, "swiglu") == 0 ? ACT_SWIGLU : ACT_GELU;
+        m->norm = m->act == ACT_SWIGLU ? NORM_RMSNORM : NORM_LAYERNORM;
+        m->position = m->act == ACT_SWIGLU ? POS_ROPE : POS_LEARNED;
+        m->tied_embeddings = m->act == ACT_GELU;
+        m->global_batch = gbs;
+        if (strcmp(prec, "bf16") == 0)
+            m->prec = PREC_BF16;
+        else if (strcmp(prec, "fp16") == 0)
+            m->prec = PREC_FP16;
+        else if (strcmp(prec, "fp8") == 0)
+            m->prec = PREC_FP8;
+        else if (strcmp(prec, "mxfp8") == 0)
+            m->prec = PREC_MXFP8;
+        else if (strcmp(prec, "nvfp4") == 0)
+            m->prec = PREC_NVFP4;
+        else if (strcmp(prec, "fp32") == 0)
+            m->prec = PREC_FP32;
+        else
+            return jfail(j, "precision", "unknown precision ", prec);
+        for (i = 0; i < layers; i++) {
+            layer_spec *l = &m->layer[i];
+            l->hidden = hidden;
+            l->heads = heads;
+            l->kv_heads = kv;
+            l->head_dim = m->head_dim;
+            l->ffn_hidden = ffn;
+            l->moe = false;
+        }
+    }
+    if (json_object_get(jm, "moe") != NULL && !json_is_null(json_object_get(jm, "moe"))) {
+        json_t *jmoe = json_object_get(jm, "moe");
+        model_moe *mo = &r->m->moe;
+        int sh, shf, dl;
+        r->subset = SUBSET_MOE;
+        j->path = jsonin_key(&base, "model");
+        if (!json_is_object(jmoe))
+            return jfail(j, "moe", "expected an object", "");
+        j->path = jsonin_key(&j->path, "moe");
+        if (jint(j, jmoe, "moe_experts", 1, 65536, 0, &mo->experts) != 0 ||
+            jint(j, jmoe, "moe_topk", 1, 65536, 0, &mo->top_k) != 0 ||
+            jint(j, jmoe, "moe_ffn_hidden", 1, 1 << 24, 0, &mo->expert_ffn) != 0 ||
+            jint(j, jmoe, "shared_experts", 0, 1024, 1, &sh) != 0 ||
+            jint(j, jmoe, "shared_expert_ffn", 1, 1 << 24, 1, &shf) != 0 ||
+            jint(j, jmoe, "dense_layers", 0, layers, 1, &dl) != 0)
+            return -1;
+        if (mo->top_k > mo->experts)
+            return jfail(j, "moe_topk", "more experts per token than experts", "");
+        mo->shared_experts = sh > 0 ? sh : 0;
+        mo->shared_expert_ffn = shf > 0 ? shf : 0;
+        mo->dense_layers = dl > 0 ? dl : 0;
+        mo->layer_freq = 1;
+        j->path = base;
+        /* leading dense layers (DeepSeek first_k_dense) keep ffn_hidden */
+        for (i = mo->dense_layers; i < layers; i++)
+            r->m->layer[i].moe = true;
+    } else if (r->m->prec == PREC_BF16 || r->m->prec == PREC_FP16 || r->m->prec == PREC_FP32) {
+        r->subset = SUBSET_DENSE16;
+    } else {
+        r->subset = SUBSET_FP8;
+        if (gpu->peak_flops[precision_peak(r->m->prec)] <= 0)
+            snprintf(r->unsupported, sizeof r->unsupported, "%s has no %s tensor cores",
+                     gpu->name, prec);
+    }
+
+    /* the cluster: one group of the run's GPUs */
+    r->c = pl_calloc(1, sizeof *r->c);
+    if (r->c == NULL)
+        return error_oom(j->doc->err), -1;
+    r->c->group = pl_calloc(1, sizeof *r->c->group);
+    if (r->c->group == NULL)
+        return error_oom(j->doc->err), -1;
+    {
+        node_group *g = r->c->group;
+        int per_node = gpn < r->num_gpus ? gpn : r->num_gpus;
+        snprintf(r->c->name, sizeof r->c->name, "%d x %s", r->num_gpus, gpu->name);
+        r->c->n_groups = 1;
+        snprintf(g->name, sizeof g->name, "%s", gpu->name);
+        g->gpu = *gpu;
+        g->gpus_per_node = per_node;
+        g->nodes = (r->num_gpus + per_node - 1) / per_node;
+        g->intra_bytes_per_s = gpu->intra_node_bytes_per_s;
+        g->intra_latency_s = INTRA_LATENCY_S;
+        g->inter_bytes_per_s = gpu->inter_node_bytes_per_s;
+        g->inter_latency_s = INTER_LATENCY_S;
+    }
+    return 0;
+}
+
+planner_status validation_load(const char *path, validation_set **out, planner_error *err)
+{
+    const jsonin_path rootp = JSONIN_PATH_ROOT, runsp = jsonin_key(&rootp, "runs");
+    char *text = NULL;
+    size_t len = 0, i;
+    json_t *runs;
+    jsonin_doc doc = {path, NULL, 0, NULL, "", err};
+    validation_set *v = NULL;
+    planner_status st;
+    jctx j;
+    int line, col;
+
+    *out = NULL;
+    st = file_read_all(path, INPUT_MAX_BYTES, &text, &len, err);
+    if (st != PLANNER_OK)
+        return st;
+    if ((st = jsonin_parse(&doc, text, len, path, NULL, err)) != PLANNER_OK)
+        goto cleanup;
+    runs = json_object_get(doc.root, "runs");
+    jsonin_locate(&doc, &runsp, &line, &col);
+    if (!json_is_array(runs)) {
+        st = error_set(err, PLANNER_E_INPUT, path, line, col, "runs",
+                       "expected an object with a \"runs\" array");
+        goto cleanup;
+    }
+    if (json_array_size(runs) > VALIDATION_MAX_RUNS) {
+        st = error_set(err, PLANNER_E_INPUT, path, line, col, "runs", "more than %d runs",
+                       VALIDATION_MAX_RUNS);
+        goto cleanup;
+    }
+    v = pl_calloc(1, sizeof *v);
+    if (v == NULL || (json_array_size(runs) > 0 &&
+                      (v->run = pl_calloc(json_array_size(runs), sizeof *v->run)) == NULL)) {
+        st = error_oom(err);
+        goto cleanup;
+    }
+    j.doc = &doc;
+    for (i = 0; i < json_array_size(runs); i++) {
+        j.path = jsonin_index(&runsp, i);
+        v->n++;
+        if (load_run(&j, json_array_get(runs, i), &v->run[i]) != 0) {
+            st = err->status != PLANNER_OK ? err->status : PLANNER_E_INPUT;
+            goto cleanup;
+        }
+    }
+    *out = v;
+    v = NULL;
+    st = PLANNER_OK;
+cleanup:
+    validation_free(v);
+    jsonin_close(&doc);
+    pl_free(text);
+    return st;
+}
+
+planner_status validation_predict(const validation_run *r, const cost_params *p,
+                                  plan *best, planner_error *err)
+{
+    search_options opts;
+    search_result res;
+    planner_status st;
+
+    memset(best, 0, sizeof *best);
+    search_options_default(&opts);
+    opts.top_n = 1;
+    opts.fix = r->fix;
+    opts.gbs = r->gbs;
+    opts.seq_len = r->m->seq_len;
+    memset(&res, 0, sizeof res);
+    st = search_run(r->m, r->c, p, &opts, &res, err);
+    if (st == PLANNER_OK && res.n_top > 0)
+        *best = res.top[0];
+    else if (st == PLANNER_E_INFEASIBLE && res.have_miss)
+        *best = res.miss;
+    search_result_free(&res);
+    return st;
+}
+
+/* ---- the command ---- */
+
+typedef struct run_result {
+    int status;              /* 0 ok, 1 unsupported, 2 infeasible */
+    double predicted, error; /* error: (predicted - measured) / measured */
+    plan pl;
+    char reason[ERROR_MSG_MAX];
+} run_result;
+
+static const char *status_name(int s)
+{
+    return s == 0 ? "ok" : s == 1 ? "unsupported" : "infeasible";
+}
+
+static void plan_text(const plan *pl, char *buf, size_t n)
+{
+    const strategy *s = &pl->s;
+    snprintf(buf, n, "tp%d pp%d dp%d vpp%d mbs%d%s rc=%s z%d%s", s->tp, s->pp, s->dp, s->vpp,
+             s->mbs, s->sp ? " sp" : "", recompute_name(s->recompute), s->zero,
+             s->overlap_grad_reduce ? " ovl" : "");
+}
+
+/* The --format json document (keys documented in the README's validation
+ * section): numbers at the precision the text shows them (six significant
+ * digits, errors to six decimals), non-finite ones null.  Returns the text
+ * (pl_free it), or NULL when an allocation fails: nothing is written then. */
+static char *validation_json_text(const char *path, const validation_set *set,
+                                  const run_result *res, const int *total, const int *cnt,
+                                  const double *sum, const double *maxe)
+{
+    static const char *const keys[SUBSET_COUNT] = {"dense16", "fp8", "moe"};
+    json_t *root = json_object(), *runs = json_array(), *summary = json_object();
+    char *text = NULL;
+    bool bad = root == NULL;
+    int i, s;
+
+    bad |= json_object_set_new(root, "file", json_string(path)) != 0;
+    for (i = 0; i < set->n; i++) {
+        const validation_run *r = &set->run[i];
+        const run_result *o = &res[i];
+        json_t *jr = json_object();
+        bad |= json_object_set_new(jr, "id", json_string(r->id)) != 0;
+        bad |= json_object_set_new(jr, "subset",
+                                   json_string(validation_subset_name(r->subset))) != 0;
+        bad |= json_object_set_new(jr, "status", json_string(status_name(o->status))) != 0;
+        bad |= json_object_set_new(jr, "measured_tokens_per_s_per_gpu",
+                                   jsonout_rounded(r->measured_tokens_per_s_per_gpu, false)) != 0;
+        if (o->status == 0) {
+            const strategy *ps = &o->pl.s;
+            json_t *jp = json_object();
+            bad |= json_object_set_new(jr, "predicted_tokens_per_s_per_gpu",
+                                       jsonout_rounded(o->predicted, false)) != 0;
+            bad |= json_object_set_new(jr, "error", jsonout_rounded(o->error, true)) != 0;
+            bad |= json_object_set_new(jp, "tp", json_integer(ps->tp)) != 0;
+            bad |= json_object_set_new(jp, "pp", json_integer(ps->pp)) != 0;
+            bad |= json_object_set_new(jp, "dp", json_integer(ps->dp)) != 0;
+            bad |= json_object_set_new(jp, "cp", json_integer(ps->cp)) != 0;
+            bad |= json_object_set_new(jp, "vpp", json_integer(ps->vpp)) != 0;
+            bad |= json_object_set_new(jp, "mbs", json_integer(ps->mbs)) != 0;
+            bad |= json_object_set_new(jp, "sp", json_boolean(ps->sp)) != 0;
+            bad |= json_object_set_new(jp, "recompute",
+                                       json_string(recompute_name(ps->recompute))) != 0;
+            bad |= json_object_set_new(jp, "zero", json_integer(ps->zero)) != 0;
+            bad |= json_object_set_new(jp, "step_time_s",
+                                       jsonout_rounded(o->pl.e.step_time_s, false)) != 0;
+            bad |= json_object_set_new(jp, "peak_memory_bytes",
+                                       jsonout_rounded(o->pl.e.peak_memory_bytes, false)) != 0;
+            bad |= json_object_set_new(jp, "binding",
+                                       json_string(o->pl.e.binding ? o->pl.e.binding : "")) != 0;
+            bad |= json_object_set_new(jr, "plan", jp) != 0;
+        } else {
+            bad |= json_object_set_new(jr, "predicted_tokens_per_s_per_gpu", json_null()) != 0;
+            bad |= json_object_set_new(jr, "error", json_null()) != 0;
+            bad |= json_object_set_new(jr, "reason", json_string(o->reason)) != 0;
+        }
+        bad |= json_array_append_new(runs, jr) != 0;
+    }
+    for (s = 0; s < SUBSET_COUNT; s++) {
+        json_t *js = json_object();
+        bad |= json_object_set_new(js, "runs", json_integer(total[s])) != 0;
+        bad |= json_object_set_new(js, "predicted", json_integer(cnt[s])) != 0;
+        bad |= json_object_set_new(js, "mape", cnt[s] > 0 ? jsonout_rounded(sum[s] / cnt[s], true)
+                                                          : json_null()) != 0;
+        bad |= json_object_set_new(js, "max_error",
+                                   cnt[s] > 0 ? jsonout_rounded(maxe[s], true) : json_null()) != 0;
+        bad |= json_object_set_new(summary, keys[s], js) != 0;
+    }
+    /* the set_new calls take runs and summary over even when they fail */
+    bad |= json_object_set_new(root, "runs", runs) != 0;
+    bad |= json_object_set_new(root, "summary", summary) != 0;
+    if (!bad)
+        text = jsonout_text(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    json_decref(root);
+    return text;
+}
+
+static void validate_usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: planner validate FILE [--format table|json] [--calibration FILE]\n"
+        "Predict every run of FILE (the schema of published-runs.json) with its\n"
+        "published knobs fixed and the rest searched; print predicted vs measured\n"
+        "tokens/s per GPU, the error per run, and MAPE and max error per subset\n"
+        "(dense 16-bit, FP8 family, MoE).\n"
+        "\n"
+        "      --format table|json  output format (default table)\n"
+        "      --calibration FILE   cost-model constants from 'planner calibrate'\n"
+        "  -h, --help               show this help and exit\n"
+        "\n%s", cli_exit_codes_help);
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"calibration", required_argument, NULL, 'C'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *calib = NULL, *path;
+    int json = 0, ch, i;
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status st = PLANNER_OK;
+    validation_set *set = NULL;
+    run_result *res = NULL;
+    cost_params params;
+    double sum[SUBSET_COUNT] = {0}, maxe[SUBSET_COUNT] = {0};
+    int cnt[SUBSET_COUNT] = {0}, total[SUBSET_COUNT] = {0};
+
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'f':
+            if (strcmp(optarg, "json") == 0)
+                json = 1;
+            else if (strcmp(optarg, "table") == 0)
+                json = 0;
+            else
+                return cli_usage_error("validate", "--format: expected table or json, got '%s'",
+                                       optarg);
+            break;
+        case 'C': calib = optarg; break;
+        case 'h': validate_usage(stdout); return PLANNER_OK;
+        case ':':
+            return cli_usage_error("validate", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("validate", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("validate", "expected one runs FILE");
+    path = argv[optind];
+
+    cost_params_default(&params);
+    if (calib != NULL && (st = calibration_load(calib, &params, &err)) != PLANNER_OK)
+        goto cleanup;
+    if ((st = validation_load(path, &set, &err)) != PLANNER_OK)
+        goto cleanup;
+    if (set->n > 0 && (res = pl_calloc((size_t)set->n, sizeof *res)) == NULL) {
+        st = error_oom(&err);
+        goto cleanup;
+    }
+    for (i = 0; i < set->n; i++) {
+        const validation_run *r = &set->run[i];
+        run_result *o = &res[i];
+        planner_error e2 = PLANNER_ERROR_INIT;
+        planner_status ps;
+        total[r->subset]++;
+        if (r->unsupported[0]) {
+            o->status = 1;
+            snprintf(o->reason, sizeof o->reason, "%s", r->unsupported);
+            continue;
+        }
+        ps = validation_predict(r, &params, &o->pl, &e2);
+        if (ps == PLANNER_OK) {
+            o->status = 0;
+            o->predicted = o->pl.e.tokens_per_s_per_gpu;
+            o->error = (o->predicted - r->measured_tokens_per_s_per_gpu) /
+                       r->measured_tokens_per_s_per_gpu;
+            sum[r->subset] += fabs(o->error);
+            if (fabs(o->error) > maxe[r->subset])
+                maxe[r->subset] = fabs(o->error);
+            cnt[r->subset]++;
+        } else if (ps == PLANNER_E_INFEASIBLE && !(o->pl.e.step_time_s > 0)) {
+            /* no candidate passed Megatron's rules: the published layout is
+             * one the planner cannot express (e.g. a custom
+             * --pipeline-model-parallel-layout with virtual stages over a
+             * layer count no pp x vpp divides) */
+            o->status = 1;
+            snprintf(o->reason, sizeof o->reason, "%s",
+                     "the published layout is not expressible: no split of the layers under "
+                     "the published knobs passes Megatron's rules as the planner models them "
+                     "(virtual stages over uneven layers need a custom "
+                     "--pipeline-model-parallel-layout)");
+        } else if (ps == PLANNER_E_INFEASIBLE) {
+            o->status = 2;
+            snprintf(o->reason, sizeof o->reason, "%s",
+                     o->pl.e.reason[0] ? o->pl.e.reason : "no plan fits in memory");
+        } else if (ps == PLANNER_E_INTERNAL) {
+            st = error_set(&err, ps, NULL, 0, 0, NULL, "%s", e2.msg);
+            goto cleanup;
+        } else {
+            o->status = 1;
+            snprintf(o->reason, sizeof o->reason, "%s", e2.msg);
+        }
+    }
+
+    if (json) {
+        char *text = validation_json_text(path, set, res, total, cnt, sum, maxe);
+        if (text == NULL) {
+            st = error_oom(&err);
+            goto cleanup;
+        }
+        fputs(text, stdout);
+        pl_free(text);
+    } else {
+        int s;
+        printf("%-36s %-14s %6s %12s %12s %8s  %s\n", "run", "gpu", "gpus", "predicted",
+               "measured", "error", "plan (tokens/s per GPU)");
+        for (i = 0; i < set->n; i++) {
+            const validation_run *r = &set->run[i];
+            const run_result *o = &res[i];
+            char pt[160];
+            printf("%-36.36s %-14.14s %6d ", r->id, r->c->group[0].gpu.name, r->num_gpus);
+            if (o->status == 0) {
+                plan_text(&o->pl, pt, sizeof pt);
+                printf("%12.1f %12.1f %+7.1f%%  %s\n", o->predicted,
+                       r->measured_tokens_per_s_per_gpu, 100.0 * o->error, pt);
+            } else {
+                printf("%12s %12.1f %8s  %s: %s\n", "-", r->measured_tokens_per_s_per_gpu, "-",
+                       status_name(o->status), o->reason);
+            }
+        }
+        printf("\n%-14s %6s %9s %8s %8s\n", "subset", "runs", "predicted", "MAPE", "max");
+        for (s = 0; s < SUBSET_COUNT; s++) {
+            if (cnt[s] > 0)
+                printf("%-14s %6d %9d %7.1f%% %7.1f%%\n", validation_subset_name(s), total[s],
+                       cnt[s], 100.0 * sum[s] / cnt[s], 100.0 * maxe[s]);
+            else
+                printf("%-14s %6d %9d %8s %8s\n", validation_subset_name(s), total[s], 0, "-",
+                       "-");
+        }
+    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        st = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL, "cannot write to stdout");
+
+cleanup:
+    if (st != PLANNER_OK)
+        error_print(&err, stderr);
+    pl_free(res);
+    validation_free(set);
+    return st;
+}

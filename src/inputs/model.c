@@ -1,0 +1,179 @@
+/* model.c: figures derived from a loaded model, and the names of its enums.
+ *
+ * Parameter counts follow the weight shapes of the architectures we read:
+ *   attention (GQA)  q: h x (heads hd), k and v: h x (kv_heads hd) each,
+ *                    o: (heads hd) x h
+ *   attention (MLA, DeepSeek-V2/V3)  q: h x q_lora + q_lora x heads (nope + rope)
+ *                    (or h x heads (nope + rope) without q_lora), kv: h x (kv_lora
+ *                    + rope) + kv_lora x heads (nope + v), o: heads v x h, plus the
+ *                    two low-rank norms
+ *   MLP              SwiGLU 3 h f (gate, up, down), GeLU 2 h f
+ *   MoE layer        router h x experts + experts x MLP(expert_ffn) + shared
+ *                    experts x MLP(shared_expert_ffn)
+ *   norms            two per layer and one final: LayerNorm 2 h (weight, bias),
+ *                    RMSNorm h
+ *   biases           LayerNorm models (GPT-2/3, GPT-NeoX) carry biases on every
+ *                    linear layer; RMSNorm models (Llama family) do not
+ *   embedding        vocab x h, plus max_position x h when positions are learned
+ *   output layer     vocab x h unless tied to the input embedding
+ * DeepSeek-V3's multi-token-prediction layers are not counted (671B, not 685B).
+ * Checks: GPT-3 175B -> 174.6e9, Llama 3 8B -> 8.03e9, Mixtral 8x7B 46.7e9 total
+ * and 12.9e9 active (tests/test_model_load.c).
+ */
+#include "inputs/model.h"
+
+static double mlp_params(const model *m, double h, double f)
+{
+    double p = (m->act == ACT_SWIGLU ? 3.0 : 2.0) * h * f;
+    if (m->norm == NORM_LAYERNORM)   /* biases: up (and gate) f each, down h */
+        p += (m->act == ACT_SWIGLU ? 2.0 : 1.0) * f + h;
+    return p;
+}
+
+static double norm_params(const model *m, double h)
+{
+    return m->norm == NORM_LAYERNORM ? 2.0 * h : h;
+}
+
+static double attention_params(const model *m, const layer_spec *l)
+{
+    double h = l->hidden;
+    if (m->mla.kv_lora_rank > 0) {
+        const model_mla *a = &m->mla;
+        double qk = (double)a->qk_nope_head_dim + a->qk_rope_head_dim;
+        double q = a->q_lora_rank > 0
+                       ? h * a->q_lora_rank + a->q_lora_rank + (double)a->q_lora_rank * l->heads * qk
+                       : h * l->heads * qk;
+        double kv = h * ((double)a->kv_lora_rank + a->qk_rope_head_dim) + a->kv_lora_rank +
+                    (double)a->kv_lora_rank * l->heads *
+                        ((double)a->qk_nope_head_dim + a->v_head_dim);
+        double o = (double)l->heads * a->v_head_dim * h;
+        return q + kv + o;
+    }
+    double q_width = (double)l->heads * l->head_dim;
+    double kv_width = (double)l->kv_heads * l->head_dim;
+    double p = h * q_width + 2.0 * h * kv_width + q_width * h;
+    if (m->norm == NORM_LAYERNORM)
+        p += q_width + 2.0 * kv_width + h;
+    return p;
+}
+
+/* Parameters of layer i; `active` counts only top-k routed experts. */
+static double layer_params(const model *m, int i, int active)
+{
+    const layer_spec *l;
+    double h, p;
+    if (m == NULL || m->layer == NULL || i < 0 || i >= m->layers)
+        return 0;
+    l = &m->layer[i];
+    h = l->hidden;
+    p = attention_params(m, l) + 2.0 * norm_params(m, h);
+    if (l->moe && m->moe.experts > 0) {
+        int routed = active ? m->moe.top_k : m->moe.experts;
+        int sffn = m->moe.shared_expert_ffn > 0 ? m->moe.shared_expert_ffn : m->moe.expert_ffn;
+        p += h * m->moe.experts;   /* router */
+        p += routed * mlp_params(m, h, m->moe.expert_ffn);
+        p += m->moe.shared_experts * mlp_params(m, h, sffn);
+    } else {
+        p += mlp_params(m, h, l->ffn_hidden);
+    }
+    return p;
+}
+
+double model_layer_params(const model *m, int i)
+{
+    return layer_params(m, i, 0);
+}
+
+double model_embedding_params(const model *m)
+{
+    double p;
+    if (m == NULL)
+        return 0;
+    p = (double)m->vocab * m->hidden;
+    if (m->position == POS_LEARNED)
+        p += (double)m->max_position * m->hidden;
+    return p;
+}
+
+static double total_params(const model *m, int active)
+{
+    double p;
+    int i;
+    if (m == NULL)
+        return 0;
+    p = model_embedding_params(m) + norm_params(m, m->hidden);
+    if (!m->tied_embeddings)
+        p += (double)m->vocab * m->hidden;
+    for (i = 0; i < m->layers; i++)
+        p += layer_params(m, i, active);
+    return p;
+}
+
+double model_param_count(const model *m)
+{
+    return total_params(m, 0);
+}
+
+double model_active_param_count(const model *m)
+{
+    return total_params(m, 1);
+}
+
+const char *precision_name(precision p)
+{
+    static const char *const names[PREC_COUNT] = {"bf16", "fp16", "fp32",
+                                                  "fp8", "mxfp8", "nvfp4"};
+    return (unsigned)p < PREC_COUNT ? names[p] : "unknown";
+}
+
+/* fp32 training runs its GEMMs at the FP32 column (no TF32 assumed);
+ * FP8 recipes (per-tensor or MX block scaling) at FP8; NVFP4 at FP4. */
+peak_format precision_peak(precision p)
+{
+    switch (p) {
+    case PREC_BF16: return PEAK_BF16;
+    case PREC_FP16: return PEAK_FP16;
+    case PREC_FP32: return PEAK_FP32;
+    case PREC_FP8:
+    case PREC_MXFP8: return PEAK_FP8;
+    case PREC_NVFP4: return PEAK_FP4;
+    case PREC_COUNT: break;
+    }
+    return PEAK_BF16;
+}
+
+/* Bytes per element of the GEMM operands, rounded up to whole bytes
+ * (NVFP4's 4-bit values plus block scales count as 1). */
+int precision_bytes(precision p)
+{
+    switch (p) {
+    case PREC_BF16:
+    case PREC_FP16: return 2;
+    case PREC_FP32: return 4;
+    case PREC_FP8:
+    case PREC_MXFP8:
+    case PREC_NVFP4: return 1;
+    case PREC_COUNT: break;
+    }
+    return 2;
+}
+
+const char *activation_name(activation a)
+{
+    return a == ACT_SWIGLU ? "swiglu" : a == ACT_GELU ? "gelu" : "unknown";
+}
+
+const char *model_format_name(model_format f)
+{
+    switch (f) {
+    case MODEL_FORMAT_PLANNER: return "planner JSON";
+    case MODEL_FORMAT_HF_LLAMA: return "HF config.json (Llama/Mistral/Qwen2)";
+    case MODEL_FORMAT_HF_MIXTRAL: return "HF config.json (Mixtral)";
+    case MODEL_FORMAT_HF_QWEN_MOE: return "HF config.json (Qwen MoE)";
+    case MODEL_FORMAT_HF_DEEPSEEK: return "HF config.json (DeepSeek-V3)";
+    case MODEL_FORMAT_HF_GPT2: return "HF config.json (GPT-2)";
+    case MODEL_FORMAT_HF_GPTNEOX: return "HF config.json (GPT-NeoX)";
+    }
+    return "unknown";
+}

@@ -1,0 +1,194 @@
+/* transformer.c: per-layer work of a decoder-only transformer, from the model
+ * description alone (no hardware).
+ *
+ * Notation (../shared/reference/cost-model.md): b micro-batch, s sequence,
+ * h hidden, a heads, g KV heads, hd head dim, f ffn width, V vocabulary,
+ * t TP degree.  A multiply-add is 2 FLOPs.  Per layer, forward:
+ *   QKV   2 b s h (a + 2 g) hd        column-parallel, output / t
+ *   proj  2 b s (a hd) h              row-parallel, input / t
+ *   MLP   4 b s h f (GeLU), 6 b s h f (SwiGLU: gate and up fused in one GEMM)
+ *   core attention 4 b s^2 a hd (counted in full, as Narayanan eq. 3 does)
+ *   logits 2 b s h V (last stage)
+ * GPT-3 175B per token: 24 h^2 + 4 s h per layer -> Narayanan eq. 3 with f=4h.
+ * MoE layers (Megatron-Core, experts not tensor-parallel): router 2 b s h E,
+ * shared experts a dense MLP of S x f_s, routed experts k copies of every
+ * token through an expert MLP of f_e, run as E/ep grouped GEMMs of
+ * b s k / (t E/ep) tokens each on one GPU (tf_layer_gemms_ep); the
+ * permutation around the all-to-all and the router's softmax are HBM
+ * traffic; the dispatched copies (k b s h) are kept for the backward.
+ * Memory-bound traffic and activation bytes: see transformer.h.  MLA layers are
+ * costed as plain GQA attention with the model's head_dim (to be refined).
+ * Invariant: every function is pure and allocation-free.
+ */
+#include "model/transformer.h"
+
+/* Effective dense-equivalent MLP widths of a layer: routed experts (top-k
+ * of them per token) and shared experts. */
+static double mlp_width_active(const model *m, const layer_spec *l)
+{
+    if (l->moe && m->moe.experts > 0)
+        return (double)m->moe.top_k * m->moe.expert_ffn + tf_shared_ffn(m);
+    return l->ffn_hidden;
+}
+
+double tf_shared_ffn(const model *m)
+{
+    double sffn = m->moe.shared_expert_ffn > 0 ? m->moe.shared_expert_ffn : m->moe.expert_ffn;
+    return m->moe.experts > 0 ? m->moe.shared_experts * sffn : 0;
+}
+
+int tf_layer_gemms(const model *m, const layer_spec *l, double tokens, int tp,
+                   tf_gemm *out)
+{
+    return tf_layer_gemms_ep(m, l, tokens, tp, 1, out);
+}
+
+int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp, int ep,
+                      tf_gemm *out)
+{
+    double h = l->hidden, t = tp > 0 ? tp : 1;
+    double qw = (double)l->heads * l->head_dim, kvw = (double)l->kv_heads * l->head_dim;
+    double glu = m->act == ACT_SWIGLU ? 2.0 : 1.0;
+    int n = 0;
+
+    out[n++] = (tf_gemm){tokens, (qw + 2.0 * kvw) / t, h, 1};   /* QKV */
+    out[n++] = (tf_gemm){tokens, h, qw / t, 1};                  /* output proj */
+    if (l->moe && m->moe.experts > 0) {
+        double e = m->moe.experts, k = m->moe.top_k, fe = m->moe.expert_ffn;
+        double local = e / (ep > 0 ? ep : 1);
+        /* routed copies per local expert: the tp x ep ranks' tokens x top-k
+         * spread evenly over the experts (experts are not tensor-parallel) */
+        double per_expert = tokens * k / t / local;
+        double fs = tf_shared_ffn(m);
+        out[n++] = (tf_gemm){tokens, e, h, 1};                   /* router */
+        if (fs > 0) {
+            out[n++] = (tf_gemm){tokens, glu * fs / t, h, 1};    /* shared fc1 */
+            out[n++] = (tf_gemm){tokens, h, fs / t, 1};          /* shared fc2 */
+        }
+        out[n++] = (tf_gemm){per_expert, glu * fe, h, local};    /* grouped fc1 */
+        out[n++] = (tf_gemm){per_expert, h, fe, local};          /* grouped fc2 */
+        return n;
+    }
+    out[n++] = (tf_gemm){tokens, glu * l->ffn_hidden / t, h, 1};  /* fc1 (gate+up) */
+    out[n++] = (tf_gemm){tokens, h, l->ffn_hidden / t, 1};        /* fc2 */
+    return n;
+}
+
+double tf_moe_dispatch_bytes(const model *m, const layer_spec *l, double tokens, int tp)
+{
+    if (!l->moe || m->moe.experts <= 0)
+        return 0;
+    return tokens / (tp > 0 ? tp : 1) * m->moe.top_k * l->hidden * 2.0;
+}
+
+double tf_layer_expert_params(const model *m, int i)
+{
+    const layer_spec *l;
+    double h, fe, p;
+    if (m == NULL || m->layer == NULL || i < 0 || i >= m->layers)
+        return 0;
+    l = &m->layer[i];
+    if (!l->moe || m->moe.experts <= 0)
+        return 0;
+    h = l->hidden;
+    fe = m->moe.expert_ffn;
+    p = (m->act == ACT_SWIGLU ? 3.0 : 2.0) * h * fe;
+    if (m->norm == NORM_LAYERNORM)   /* biases, as model.c counts them */
+        p += (m->act == ACT_SWIGLU ? 2.0 : 1.0) * fe + h;
+    return (double)m->moe.experts * p;
+}
+
+double tf_gemm_flops(const tf_gemm *g, int n)
+{
+    double sum = 0;
+    int i;
+    for (i = 0; i < n; i++)
+        sum += 2.0 * g[i].m * g[i].n * g[i].k * g[i].count;
+    return sum;
+}
+
+double tf_attention_flops(const layer_spec *l, double seqs, int seq, int cp, int tp)
+{
+    double qw = (double)l->heads * l->head_dim;
+    double s = seq;
+    return 4.0 * seqs * (s / (cp > 0 ? cp : 1)) * s * qw / (tp > 0 ? tp : 1);
+}
+
+double tf_layer_elementwise_bytes(const model *m, const layer_spec *l, double tokens,
+                                  int tp, bool sp)
+{
+    double h = l->hidden, t = tp > 0 ? tp : 1;
+    double outside = sp ? 1.0 / t : 1.0;
+    double f = mlp_width_active(m, l);
+    double bytes = 0;
+    /* two norms: read and write b s h each */
+    bytes += 2.0 * (2.0 * 2.0 * tokens * h) * outside;
+    /* two bias-dropout-add: read 2 b s h, write b s h, 1-byte mask */
+    bytes += 2.0 * (3.0 * 2.0 + 1.0) * tokens * h * outside;
+    /* activation function over the ffn width: GeLU reads 1 writes 1,
+     * SwiGLU reads 2 writes 1 */
+    bytes += (m->act == ACT_SWIGLU ? 3.0 : 2.0) * 2.0 * tokens * f / t;
+    /* rotary embedding on q and k: read and write */
+    if (m->position == POS_ROPE)
+        bytes += 2.0 * 2.0 * tokens * ((double)l->heads + l->kv_heads) * l->head_dim / t;
+    /* MoE: the router's softmax / top-k over the expert scores (read and
+     * write 4-byte scores), and the permutation of the top-k copies of the
+     * hidden states before dispatch and its inverse after combine (each
+     * reads and writes k b s h 16-bit elements) */
+    if (l->moe && m->moe.experts > 0) {
+        bytes += 2.0 * 4.0 * tokens * m->moe.experts * outside;
+        bytes += 2.0 * 2.0 * tf_moe_dispatch_bytes(m, l, tokens, tp);
+    }
+    return bytes;
+}
+
+double tf_layer_flops_per_token(const model *m, const layer_spec *l, int seq)
+{
+    tf_gemm g[TF_MAX_GEMMS];
+    int n = tf_layer_gemms(m, l, 1.0, 1, g);
+    return tf_gemm_flops(g, n) + tf_attention_flops(l, 1.0 / seq, seq, 1, 1);
+}
+
+double tf_logits_flops_per_token(const model *m)
+{
+    return 2.0 * m->hidden * (double)m->vocab;
+}
+
+double tf_layer_params(const model *m, int i)
+{
+    return model_layer_params(m, i);
+}
+
+int tf_layer_tensors(const model *m, const layer_spec *l)
+{
+    /* weights: qkv, proj, fc1, fc2 (+ gate kept fused) and two norms; biases
+     * of LayerNorm models add one tensor per linear and per norm */
+    int n = 4 + 2;
+    if (m->norm == NORM_LAYERNORM)
+        n += 4 + 2;
+    if (l->moe && m->moe.experts > 0)
+        n += 2 * (m->moe.experts - 1) + 1;
+    return n;
+}
+
+double tf_layer_activation_bytes(const model *m, const layer_spec *l, double seqs,
+                                 int seq, int cp, int tp, bool sp, recompute_mode rc)
+{
+    double t = tp > 0 ? tp : 1;
+    double sb = seqs * seq / (cp > 0 ? cp : 1);
+    double h = l->hidden;
+    double qw = (double)l->heads * l->head_dim, kvw = (double)l->kv_heads * l->head_dim;
+    double f = mlp_width_active(m, l);
+    double outside, inside;
+    if (rc == RECOMPUTE_FULL)
+        return 2.0 * sb * h / (sp ? t : 1.0);
+    outside = 10.0 * sb * h;
+    inside = 2.0 * sb * (2.0 * qw + 2.0 * kvw) +
+             (m->act == ACT_SWIGLU ? 6.0 : 4.0) * sb * f;
+    /* MoE: the routed experts' fc1 input is the dispatched (permuted) copy
+     * of the hidden states, k per token, kept besides the layer's own MLP
+     * input (which the shared experts and the router read) */
+    if (l->moe && m->moe.experts > 0)
+        inside += 2.0 * sb * m->moe.top_k * h;
+    return outside / (sp ? t : 1.0) + inside / t;
+}

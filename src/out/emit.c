@@ -1,0 +1,1162 @@
+/* emit.c: launch material for a plan.
+ *
+ * What it models: the command line of Megatron-LM core_v0.15.0's
+ * pretrain_gpt.py that trains model `m` with plan `pl`, and two launchers for
+ * it: an sbatch script (one srun task per node, each running torchrun) and a
+ * torchrun script run by hand on every node.
+ *
+ * Sources: the flag names are those of megatron/training/arguments.py at tag
+ * core_v0.15.0 (../shared/reference/megatron-flags-core_v0.15.0.txt; a test
+ * checks every flag we print against it), and the rules of validate_args and
+ * TransformerConfig summarized in ../shared/reference/cost-model.md:
+ *   - --sequence-parallel only with tp > 1; --tp-comm-overlap needs it;
+ *   - --overlap-param-gather needs the distributed optimizer and
+ *     --overlap-grad-reduce;
+ *   - an even split needs L % pp == 0; virtual stages via
+ *     --num-layers-per-virtual-pipeline-stage need (L/pp) % that == 0;
+ *   - an uneven split is --decoder-first/last-pipeline-num-layers (the middle
+ *     ranks even, each count % vpp == 0, vpp then given by
+ *     --num-virtual-stages-per-pipeline-rank) or else
+ *     --pipeline-model-parallel-layout ("E" embedding, "t" decoder layer, "L"
+ *     loss, "|" between virtual stages, listed virtual-stage-major: all pp
+ *     ranks of chunk 0, then chunk 1 ...); the styles never mix;
+ *   - the embedding/loss-accounting split (strategy_chunk_layers) is
+ *     --account-for-embedding-in-pipeline-split and
+ *     --account-for-loss-in-pipeline-split with
+ *     --num-virtual-stages-per-pipeline-rank: (L + 2) / (pp vpp) per chunk,
+ *     one less in the first and in the last (a chunk may hold only the
+ *     embedding or the loss);
+ *   - --recompute-granularity full needs --recompute-method and
+ *     --recompute-num-layers; selective takes neither;
+ *   - CUDA_DEVICE_MAX_CONNECTIONS=1 when tp > 1 or cp > 1 before Blackwell,
+ *     except with Megatron FSDP (ZeRO-2/3 here), which refuses it.
+ * ZeRO-2/3 map to Megatron FSDP (--use-megatron-fsdp with
+ * --data-parallel-sharding-strategy optim_grads / optim_grads_params, which
+ * needs --ckpt-format fsdp_dtensor).
+ *
+ * Heterogeneous plans (stages on several node groups): Megatron orders ranks
+ * tp-cp-ep-dp-pp, pp outermost, so pipeline stage i owns global ranks
+ * [i tp cp dp, (i+1) tp cp dp); torchrun gives a node the global ranks after
+ * those of all lower node ranks (the sum of their processes per node).  So
+ * the launch is cut into components, one per run of consecutive stages on one
+ * group, in stage order, and node ranks are numbered component by component:
+ * the sbatch script is a Slurm heterogeneous job (one `#SBATCH hetjob`
+ * component per run, placeholder partition and constraint for its GPU, one
+ * srun step over all components where each node's rank is its index in the
+ * components' concatenated node lists, MASTER_ADDR the first node of
+ * component 0); the torchrun script maps NODE_RANK ranges to groups.
+ * Megatron has one TP and one DP degree: plans whose stages differ are
+ * refused.
+ *
+ * Invariants: emit_check passes before anything is printed; every flag comes
+ * from one table (the args list below) so the three outputs agree; values are
+ * shell-quoted when they hold anything but [A-Za-z0-9_.,:/+=-]. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "inputs/catalog.h"
+#include "out/emit.h"
+
+#define EMIT_MAX_ARGS 128
+
+typedef enum arg_section {
+    SEC_MODEL, SEC_PARALLEL, SEC_BATCH, SEC_MEMORY, SEC_PRECISION, SEC_DATA, SEC_TRAINING,
+    SEC_COUNT
+} arg_section;
+
+static const char *const section_title[SEC_COUNT] = {
+    "model", "parallelism", "batch", "memory: recompute, optimizer sharding, overlap",
+    "precision and kernels", "data, tokenizer, checkpoints (placeholders)",
+    "training hyper-parameters (typical values: edit)"};
+
+typedef struct emit_arg {
+    const char *flag;
+    const char *value;      /* NULL: a switch; points into small or a heap buffer */
+    bool shell;             /* value is a shell word already ("$DATA_PATH") */
+    arg_section sec;
+    char small[48];
+} emit_arg;
+
+typedef struct arg_list {
+    emit_arg a[EMIT_MAX_ARGS];
+    int n;
+    char *layout;           /* owned: --pipeline-model-parallel-layout value */
+    char moe_freq[1024];    /* --moe-layer-freq value */
+    char notes[4][160];     /* comment lines for the header */
+    int n_notes;
+} arg_list;
+
+static void why_set(char *why, int why_size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void why_set(char *why, int why_size, const char *fmt, ...)
+{
+    va_list ap;
+    if (why == NULL || why_size <= 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, (size_t)why_size, fmt, ap);
+    va_end(ap);
+}
+
+static emit_arg *arg_add(arg_list *l, arg_section sec, const char *flag)
+{
+    emit_arg *a;
+    if (l->n >= EMIT_MAX_ARGS)
+        return NULL;
+    a = &l->a[l->n++];
+    memset(a, 0, sizeof *a);
+    a->flag = flag;
+    a->sec = sec;
+    return a;
+}
+
+static void arg_switch(arg_list *l, arg_section sec, const char *flag)
+{
+    arg_add(l, sec, flag);
+}
+
+/* Adds `flag v`; returns the argument (NULL when out of memory). */
+static emit_arg *arg_str(arg_list *l, arg_section sec, const char *flag, const char *v)
+{
+    emit_arg *a = arg_add(l, sec, flag);
+    if (a == NULL)
+        return NULL;
+    snprintf(a->small, sizeof a->small, "%s", v);
+    a->value = a->small;
+    return a;
+}
+
+static void arg_int(arg_list *l, arg_section sec, const char *flag, long v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%ld", v);
+    arg_str(l, sec, flag, text);
+}
+
+/* A value that is a shell expression ("$DATA_PATH"), quoted for the shell. */
+static void arg_shell(arg_list *l, arg_section sec, const char *flag, const char *v)
+{
+    emit_arg *a = arg_str(l, sec, flag, v);
+    if (a != NULL)
+        a->shell = true;
+}
+
+static void add_note(arg_list *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_note(arg_list *l, const char *fmt, ...)
+{
+    va_list ap;
+    if (l->n_notes >= (int)(sizeof l->notes / sizeof l->notes[0]))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(l->notes[l->n_notes++], sizeof l->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+/* ---- plan facts ---------------------------------------------------------- */
+
+static int plan_seq(const model *m, const strategy *s)
+{
+    return s->seq_len > 0 ? s->seq_len : m->seq_len;
+}
+
+static long plan_microbatches(const strategy *s)
+{
+    long per = (long)s->mbs * s->dp;
+    return per > 0 ? s->gbs / per : 0;
+}
+
+static bool split_is_even(const model *m, const strategy *s)
+{
+    if (m->layers % s->pp != 0)
+        return false;
+    for (int i = 0; i < s->n_stages; i++)
+        if (s->stage[i].n_layers != m->layers / s->pp)
+            return false;
+    return true;
+}
+
+/* Layers of virtual chunk v on rank r: the rank's layers spread over its vpp
+ * chunks, the first (n % vpp) chunks one larger.  (The embedding/loss-
+ * accounting split is told by its flags, not by a layout.) */
+static int chunk_layers(const strategy *s, int r, int v)
+{
+    int n = s->stage[r].n_layers, vpp = s->vpp > 1 ? s->vpp : 1;
+    return n / vpp + (v < n % vpp ? 1 : 0);
+}
+
+typedef enum split_style { SPLIT_EVEN, SPLIT_FIRST_LAST, SPLIT_LAYOUT, SPLIT_ACCOUNT } split_style;
+
+/* How the plan's layer split is told to Megatron.  For SPLIT_FIRST_LAST,
+ * *first / *last are the counts to pass, 0 = leave the flag out. */
+static split_style choose_split(const model *m, const strategy *s, int *first, int *last)
+{
+    int pp = s->pp, vpp = s->vpp > 1 ? s->vpp : 1;
+    *first = *last = 0;
+    if (s->account_embedding || s->account_loss)
+        return SPLIT_ACCOUNT;
+    if (split_is_even(m, s))
+        return (vpp == 1 || (m->layers / pp) % vpp == 0) ? SPLIT_EVEN : SPLIT_LAYOUT;
+    if (pp >= 2) {
+        int n0 = s->stage[0].n_layers, nl = s->stage[pp - 1].n_layers;
+        int mid = pp > 2 ? s->stage[1].n_layers : nl;
+        bool ok = n0 > 0 && nl > 0 && mid > 0;
+        for (int i = 1; i < pp - 1; i++)
+            ok = ok && s->stage[i].n_layers == mid;
+        if (vpp > 1)
+            ok = ok && n0 % vpp == 0 && nl % vpp == 0 && mid % vpp == 0;
+        if (ok) {
+            *first = n0 != mid ? n0 : 0;
+            *last = (pp > 2 && nl != mid) ? nl : 0;
+            return SPLIT_FIRST_LAST;
+        }
+    }
+    return SPLIT_LAYOUT;
+}
+
+/* Builds the layout string "Et*12|t*12|...|t*11L" (heap, *out). */
+static int build_layout(const strategy *s, char **out)
+{
+    int pp = s->pp, vpp = s->vpp > 1 ? s->vpp : 1;
+    size_t cap = (size_t)pp * (size_t)vpp * 16 + 8, len = 0;
+    char *buf = pl_malloc(cap);
+    if (buf == NULL)
+        return -1;
+    buf[0] = '\0';
+    for (int v = 0; v < vpp; v++) {
+        for (int r = 0; r < pp; r++) {
+            int n = chunk_layers(s, r, v);
+            bool first = v == 0 && r == 0, lastseg = v == vpp - 1 && r == pp - 1;
+            int w = snprintf(buf + len, cap - len, "%s%s", first ? "" : "|", first ? "E" : "");
+            len += (size_t)w;
+            if (n == 1)
+                w = snprintf(buf + len, cap - len, "t");
+            else if (n > 1)
+                w = snprintf(buf + len, cap - len, "t*%d", n);
+            else
+                w = 0;
+            len += (size_t)w;
+            if (lastseg)
+                len += (size_t)snprintf(buf + len, cap - len, "L");
+        }
+    }
+    *out = buf;
+    return 0;
+}
+
+static bool gen_before_blackwell(gpu_generation g)
+{
+    return g != GEN_BLACKWELL && g != GEN_BLACKWELL_ULTRA;
+}
+
+static bool gen_is_nvidia(gpu_generation g)
+{
+    return g != GEN_CDNA2 && g != GEN_CDNA3;
+}
+
+/* The node group of stage i, clamped to a valid index. */
+static const node_group *stage_group(const cluster *c, const strategy *s, int i)
+{
+    int g = (i >= 0 && i < s->n_stages) ? s->stage[i].group : 0;
+    if (c == NULL || c->n_groups <= 0 || c->group == NULL)
+        return NULL;
+    if (g < 0 || g >= c->n_groups)
+        g = 0;
+    return &c->group[g];
+}
+
+/* True when any stage's GPU needs CUDA_DEVICE_MAX_CONNECTIONS=1. */
+static bool needs_max_connections(const cluster *c, const strategy *s)
+{
+    if ((s->tp <= 1 && s->cp <= 1) || s->zero >= 2)
+        return false;
+    for (int i = 0; i < s->n_stages; i++) {
+        const node_group *g = stage_group(c, s, i);
+        if (g != NULL && gen_before_blackwell(g->gpu.gen))
+            return true;
+    }
+    return c == NULL;
+}
+
+/* Stage i's TP and DP degrees (0 in a stage_spec: the strategy's). */
+static int stage_tp(const strategy *s, int i)
+{
+    return s->stage[i].tp > 0 ? s->stage[i].tp : s->tp;
+}
+
+static int stage_dp(const strategy *s, int i)
+{
+    return s->stage[i].dp > 0 ? s->stage[i].dp : s->dp;
+}
+
+/* True when every stage's GPU runs FlashAttention (NVIDIA Ampere to Hopper). */
+static bool all_flash_capable(const cluster *c, const strategy *s)
+{
+    for (int i = 0; i < s->n_stages; i++) {
+        const node_group *g = stage_group(c, s, i);
+        if (g == NULL || !gen_is_nvidia(g->gpu.gen) || g->gpu.gen < GEN_AMPERE ||
+            !gen_before_blackwell(g->gpu.gen))
+            return false;
+    }
+    return true;
+}
+
+/* ---- rules ---------------------------------------------------------------- */
+
+int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int why_size)
+{
+    const strategy *s = &pl->s;
+    int seq = plan_seq(m, s), total = 0, cp = s->cp > 0 ? s->cp : 1;
+    long mb;
+    (void)c;
+
+    if (s->tp < 1 || s->pp < 1 || s->dp < 1 || s->mbs < 1 || s->gbs < 1) {
+        why_set(why, why_size, "tp, pp, dp, mbs and gbs must be >= 1");
+        return -1;
+    }
+    if (s->n_stages != s->pp || s->pp > STRATEGY_MAX_STAGES) {
+        why_set(why, why_size, "the plan has %d stages for pp=%d", s->n_stages, s->pp);
+        return -1;
+    }
+    if (s->gbs % (s->mbs * s->dp) != 0) {
+        why_set(why, why_size, "global batch %d is not a multiple of mbs x dp = %d x %d",
+                s->gbs, s->mbs, s->dp);
+        return -1;
+    }
+    if (m->heads % s->tp != 0) {
+        why_set(why, why_size, "%d attention heads are not divisible by tp=%d", m->heads, s->tp);
+        return -1;
+    }
+    if (m->mla.kv_lora_rank == 0 && m->kv_heads < m->heads && m->kv_heads % s->tp != 0) {
+        why_set(why, why_size, "%d query groups are not divisible by tp=%d", m->kv_heads, s->tp);
+        return -1;
+    }
+    if (cp > 1 && seq % (2 * cp) != 0) {
+        why_set(why, why_size, "sequence length %d is not a multiple of 2 x cp = %d", seq, 2 * cp);
+        return -1;
+    }
+    if (s->ep > 1 && (m->moe.experts == 0 || m->moe.experts % s->ep != 0)) {
+        why_set(why, why_size, "ep=%d needs a number of experts divisible by it (%d)", s->ep,
+                m->moe.experts);
+        return -1;
+    }
+    if (s->ep > 1 && ((long)s->tp * cp * s->dp) % s->ep != 0) {
+        why_set(why, why_size, "ep=%d must divide tp x cp x dp = %ld", s->ep,
+                (long)s->tp * cp * s->dp);
+        return -1;
+    }
+    for (int i = 0; i < s->n_stages; i++) {
+        if (stage_tp(s, i) != stage_tp(s, 0) || stage_dp(s, i) != stage_dp(s, 0)) {
+            why_set(why, why_size,
+                    "pipeline stages 0 and %d have tp=%d dp=%d and tp=%d dp=%d: Megatron-LM "
+                    "runs one TP and one DP degree on every stage", i, stage_tp(s, 0),
+                    stage_dp(s, 0), stage_tp(s, i), stage_dp(s, i));
+            return -1;
+        }
+        if (s->stage[i].n_layers < 1) {
+            why_set(why, why_size, "pipeline stage %d holds no decoder layer", i);
+            return -1;
+        }
+        total += s->stage[i].n_layers;
+    }
+    if (total != m->layers) {
+        why_set(why, why_size, "the stages hold %d layers, the model has %d", total, m->layers);
+        return -1;
+    }
+    if (s->tp_comm_overlap && !(s->sp && s->tp > 1)) {
+        why_set(why, why_size, "--tp-comm-overlap needs sequence parallelism (and tp > 1)");
+        return -1;
+    }
+    if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce)) {
+        why_set(why, why_size,
+                "--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce");
+        return -1;
+    }
+    if (s->zero < 0 || s->zero > 3) {
+        why_set(why, why_size, "ZeRO stage %d is not 0..3", s->zero);
+        return -1;
+    }
+    mb = plan_microbatches(s);
+    if (s->vpp > 1) {
+        if (s->pp < 2) {
+            why_set(why, why_size, "virtual pipeline stages (vpp=%d) need pp > 1", s->vpp);
+            return -1;
+        }
+        if (mb % s->pp != 0 || mb < s->pp) {
+            why_set(why, why_size,
+                    "the interleaved schedule needs micro-batches (%ld) >= pp and %% pp == 0 (pp=%d)",
+                    mb, s->pp);
+            return -1;
+        }
+        for (int i = 0; i < s->n_stages && !s->account_embedding && !s->account_loss; i++)
+            if (s->stage[i].n_layers < s->vpp) {
+                why_set(why, why_size, "stage %d has %d layers for %d virtual stages", i,
+                        s->stage[i].n_layers, s->vpp);
+                return -1;
+            }
+    }
+    if (s->recompute == RECOMPUTE_FULL && s->recompute_layers < 0) {
+        why_set(why, why_size, "recompute_layers %d < 0", s->recompute_layers);
+        return -1;
+    }
+    if (m->position == POS_LEARNED && m->max_position > 0 && m->max_position < seq) {
+        why_set(why, why_size, "sequence length %d exceeds the %d learned positions", seq,
+                m->max_position);
+        return -1;
+    }
+    return 0;
+}
+
+int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_per_node,
+                      char *why, int why_size)
+{
+    const strategy *s = &pl->s;
+    long gpus = (long)s->tp * (s->cp > 0 ? s->cp : 1) * s->dp * s->pp;
+    int gpn = 0;
+    for (int i = 0; i < s->n_stages; i++) {
+        const node_group *g = stage_group(c, s, i);
+        if (g == NULL)
+            continue;
+        if (gpn == 0)
+            gpn = g->gpus_per_node;
+        else if (g->gpus_per_node != gpn) {
+            why_set(why, why_size,
+                    "the stages sit on node groups with %d and %d GPUs per node; launch them as a "
+                    "heterogeneous job by hand", gpn, g->gpus_per_node);
+            return -1;
+        }
+    }
+    if (gpn <= 0)
+        gpn = 8;
+    if (gpus <= gpn) {
+        *nodes = 1;
+        *procs_per_node = (int)gpus;
+        return 0;
+    }
+    if (gpus % gpn != 0) {
+        why_set(why, why_size, "%ld GPUs do not fill whole nodes of %d GPUs", gpus, gpn);
+        return -1;
+    }
+    *nodes = (int)(gpus / gpn);
+    *procs_per_node = gpn;
+    return 0;
+}
+
+/* Runs of consecutive stages on one group, in stage order (no node math). */
+static int stage_runs(const strategy *s, emit_component *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_stages; i++) {
+        if (n > 0 && out[n - 1].group == s->stage[i].group) {
+            out[n - 1].n_stages++;
+            continue;
+        }
+        if (n >= max)
+            return -1;
+        memset(&out[n], 0, sizeof out[n]);
+        out[n].group = s->stage[i].group;
+        out[n].first_stage = i;
+        out[n].n_stages = 1;
+        n++;
+    }
+    return n;
+}
+
+int emit_components(const cluster *c, const plan *pl, emit_component *out, int max, int *n,
+                    char *why, int why_size)
+{
+    const strategy *s = &pl->s;
+    long per_stage = (long)s->tp * (s->cp > 0 ? s->cp : 1) * s->dp;
+    int k, node = 0, used[CLUSTER_MAX_GROUPS] = {0};
+
+    *n = 0;
+    for (int i = 0; i < s->n_stages; i++) {
+        if (stage_tp(s, i) != stage_tp(s, 0)) {
+            why_set(why, why_size, "pipeline stages 0 and %d have tp=%d and tp=%d: Megatron-LM "
+                    "runs one TP degree on every stage", i, stage_tp(s, 0), stage_tp(s, i));
+            return -1;
+        }
+        if (c != NULL && (s->stage[i].group < 0 || s->stage[i].group >= c->n_groups)) {
+            why_set(why, why_size, "pipeline stage %d names node group %d of %d", i,
+                    s->stage[i].group, c->n_groups);
+            return -1;
+        }
+    }
+    k = stage_runs(s, out, max);
+    if (k < 0) {
+        why_set(why, why_size, "more than %d launch components", max);
+        return -1;
+    }
+    if (k <= 1 || c == NULL) {
+        int nodes = 1, ppn = 1;
+        if (k > 1) {   /* no cluster: one launch group of all stages */
+            out[0].n_stages = s->n_stages;
+            k = 1;
+        }
+        if (emit_launch_shape(c, pl, &nodes, &ppn, why, why_size) != 0)
+            return -1;
+        if (k == 1) {
+            out[0].nodes = nodes;
+            out[0].gpus_per_node = ppn;
+        }
+        *n = k;
+        return 0;
+    }
+    for (int j = 0; j < k; j++) {
+        const node_group *g = &c->group[out[j].group];
+        long gpus = per_stage * out[j].n_stages;
+        if (g->gpus_per_node <= 0 || gpus % g->gpus_per_node != 0) {
+            why_set(why, why_size, "stages %d-%d on %s use %ld GPUs, not whole nodes of %d",
+                    out[j].first_stage, out[j].first_stage + out[j].n_stages - 1, g->name, gpus,
+                    g->gpus_per_node);
+            return -1;
+        }
+        out[j].gpus_per_node = g->gpus_per_node;
+        out[j].nodes = (int)(gpus / g->gpus_per_node);
+        out[j].first_node = node;
+        out[j].first_rank = per_stage * out[j].first_stage;
+        node += out[j].nodes;
+        used[out[j].group] += out[j].nodes;
+        if (used[out[j].group] > g->nodes) {
+            why_set(why, why_size, "the plan needs %d nodes of %s, which has %d",
+                    used[out[j].group], g->name, g->nodes);
+            return -1;
+        }
+    }
+    *n = k;
+    return 0;
+}
+
+/* ---- the argument list ---------------------------------------------------- */
+
+/* "([0]*3+[1]*58)" from the layers' moe flags (run-length Python list). */
+static void moe_layer_freq(const model *m, char *buf, size_t size)
+{
+    size_t len = 0;
+    bool all = true;
+    for (int i = 0; i < m->layers; i++)
+        all = all && m->layer[i].moe;
+    if (all || m->layer == NULL) {
+        snprintf(buf, size, "1");
+        return;
+    }
+    len += (size_t)snprintf(buf, size, "(");
+    for (int i = 0; i < m->layers && len < size;) {
+        int j = i;
+        while (j < m->layers && m->layer[j].moe == m->layer[i].moe)
+            j++;
+        len += (size_t)snprintf(buf + len, size - len, "%s[%d]*%d", i == 0 ? "" : "+",
+                                m->layer[i].moe ? 1 : 0, j - i);
+        i = j;
+    }
+    if (len < size)
+        snprintf(buf + len, size - len, ")");
+}
+
+static int build_args(const model *m, const cluster *c, const plan *pl, arg_list *l)
+{
+    const strategy *s = &pl->s;
+    const node_group *g0 = stage_group(c, s, 0);
+    int seq = plan_seq(m, s), first = 0, last = 0;
+    int cp = s->cp > 0 ? s->cp : 1, vpp = s->vpp > 1 ? s->vpp : 1;
+    split_style split;
+
+    /* model */
+    arg_int(l, SEC_MODEL, "--num-layers", m->layers);
+    arg_int(l, SEC_MODEL, "--hidden-size", m->hidden);
+    if (m->moe.experts == 0 || m->ffn_hidden > 0)
+        arg_int(l, SEC_MODEL, "--ffn-hidden-size", m->ffn_hidden);
+    arg_int(l, SEC_MODEL, "--num-attention-heads", m->heads);
+    if (m->mla.kv_lora_rank > 0) {
+        arg_switch(l, SEC_MODEL, "--multi-latent-attention");
+        if (m->mla.q_lora_rank > 0)
+            arg_int(l, SEC_MODEL, "--q-lora-rank", m->mla.q_lora_rank);
+        arg_int(l, SEC_MODEL, "--kv-lora-rank", m->mla.kv_lora_rank);
+        arg_int(l, SEC_MODEL, "--qk-head-dim", m->mla.qk_nope_head_dim);
+        arg_int(l, SEC_MODEL, "--qk-pos-emb-head-dim", m->mla.qk_rope_head_dim);
+        arg_int(l, SEC_MODEL, "--v-head-dim", m->mla.v_head_dim);
+    } else {
+        if (m->kv_heads > 0 && m->kv_heads < m->heads) {
+            arg_switch(l, SEC_MODEL, "--group-query-attention");
+            arg_int(l, SEC_MODEL, "--num-query-groups", m->kv_heads);
+        }
+        if (m->heads > 0 && (m->hidden % m->heads != 0 || m->head_dim != m->hidden / m->heads))
+            arg_int(l, SEC_MODEL, "--kv-channels", m->head_dim);
+    }
+    arg_int(l, SEC_MODEL, "--seq-length", seq);
+    arg_int(l, SEC_MODEL, "--max-position-embeddings",
+            m->max_position > seq ? m->max_position : seq);
+    if (m->act == ACT_SWIGLU)
+        arg_switch(l, SEC_MODEL, "--swiglu");
+    arg_str(l, SEC_MODEL, "--normalization", m->norm == NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
+    arg_str(l, SEC_MODEL, "--position-embedding-type",
+            m->position == POS_ROPE ? "rope" : "learned_absolute");
+    if (m->norm == NORM_RMSNORM)   /* Llama family: no biases (model.c counts none) */
+        arg_switch(l, SEC_MODEL, "--disable-bias-linear");
+    if (!m->tied_embeddings)
+        arg_switch(l, SEC_MODEL, "--untie-embeddings-and-output-weights");
+    if (m->moe.experts > 0) {
+        arg_int(l, SEC_MODEL, "--num-experts", m->moe.experts);
+        arg_int(l, SEC_MODEL, "--moe-router-topk", m->moe.top_k);
+        arg_int(l, SEC_MODEL, "--moe-ffn-hidden-size", m->moe.expert_ffn);
+        if (m->moe.shared_experts > 0) {
+            int sffn = m->moe.shared_expert_ffn > 0 ? m->moe.shared_expert_ffn : m->moe.expert_ffn;
+            arg_int(l, SEC_MODEL, "--moe-shared-expert-intermediate-size",
+                    (long)m->moe.shared_experts * sffn);
+        }
+        moe_layer_freq(m, l->moe_freq, sizeof l->moe_freq);
+        if (strcmp(l->moe_freq, "1") != 0) {
+            emit_arg *a = arg_add(l, SEC_MODEL, "--moe-layer-freq");
+            if (a != NULL)
+                a->value = l->moe_freq;
+        }
+        arg_str(l, SEC_MODEL, "--moe-token-dispatcher-type", "alltoall");
+        /* the cost model runs the routed experts as grouped GEMMs
+         * (transformer.c), in every precision (Transformer Engine's
+         * GroupedLinear takes FP8 recipes) */
+        arg_switch(l, SEC_MODEL, "--moe-grouped-gemm");
+    }
+
+    /* parallelism */
+    arg_int(l, SEC_PARALLEL, "--tensor-model-parallel-size", s->tp);
+    arg_int(l, SEC_PARALLEL, "--pipeline-model-parallel-size", s->pp);
+    split = choose_split(m, s, &first, &last);
+    if (split == SPLIT_EVEN && vpp > 1) {
+        arg_int(l, SEC_PARALLEL, "--num-layers-per-virtual-pipeline-stage",
+                m->layers / s->pp / vpp);
+    } else if (split == SPLIT_FIRST_LAST) {
+        if (first > 0)
+            arg_int(l, SEC_PARALLEL, "--decoder-first-pipeline-num-layers", first);
+        if (last > 0)
+            arg_int(l, SEC_PARALLEL, "--decoder-last-pipeline-num-layers", last);
+        if (vpp > 1)
+            arg_int(l, SEC_PARALLEL, "--num-virtual-stages-per-pipeline-rank", vpp);
+    } else if (split == SPLIT_ACCOUNT) {
+        /* (layers + embedding + loss) / (pp vpp) per virtual chunk */
+        if (s->account_embedding)
+            arg_switch(l, SEC_PARALLEL, "--account-for-embedding-in-pipeline-split");
+        if (s->account_loss)
+            arg_switch(l, SEC_PARALLEL, "--account-for-loss-in-pipeline-split");
+        if (vpp > 1)
+            arg_int(l, SEC_PARALLEL, "--num-virtual-stages-per-pipeline-rank", vpp);
+    } else if (split == SPLIT_LAYOUT) {
+        emit_arg *a;
+        if (build_layout(s, &l->layout) != 0)
+            return -1;
+        a = arg_add(l, SEC_PARALLEL, "--pipeline-model-parallel-layout");
+        if (a != NULL)
+            a->value = l->layout;
+    }
+    if (s->sp && s->tp > 1)
+        arg_switch(l, SEC_PARALLEL, "--sequence-parallel");
+    if (cp > 1)
+        arg_int(l, SEC_PARALLEL, "--context-parallel-size", cp);
+    if (s->ep > 1)
+        arg_int(l, SEC_PARALLEL, "--expert-model-parallel-size", s->ep);
+    /* experts are not tensor-parallel (the cost model's and strategy.c's
+     * assumption; Megatron's default would be tp) */
+    if (m->moe.experts > 0 && s->tp > 1)
+        arg_int(l, SEC_PARALLEL, "--expert-tensor-parallel-size", 1);
+    if (s->tp_comm_overlap)
+        arg_switch(l, SEC_PARALLEL, "--tp-comm-overlap");
+
+    /* batch */
+    arg_int(l, SEC_BATCH, "--micro-batch-size", s->mbs);
+    arg_int(l, SEC_BATCH, "--global-batch-size", s->gbs);
+
+    /* memory */
+    if (s->recompute == RECOMPUTE_SELECTIVE) {
+        arg_str(l, SEC_MEMORY, "--recompute-granularity", "selective");
+    } else if (s->recompute == RECOMPUTE_FULL) {
+        arg_str(l, SEC_MEMORY, "--recompute-granularity", "full");
+        if (s->recompute_layers == 0) {
+            /* every layer: uniform units of one layer */
+            arg_str(l, SEC_MEMORY, "--recompute-method", "uniform");
+            arg_int(l, SEC_MEMORY, "--recompute-num-layers", 1);
+        } else {
+            /* the first k layers of each rank; Megatron counts per virtual chunk */
+            int k = (s->recompute_layers + vpp - 1) / vpp;
+            if (k * vpp != s->recompute_layers)
+                add_note(l, "full recompute of %d layers per rank rounded up to %d per virtual "
+                         "chunk (%d per rank)", s->recompute_layers, k, k * vpp);
+            arg_str(l, SEC_MEMORY, "--recompute-method", "block");
+            arg_int(l, SEC_MEMORY, "--recompute-num-layers", k);
+        }
+    }
+    if (s->zero == 1) {
+        arg_switch(l, SEC_MEMORY, "--use-distributed-optimizer");
+    } else if (s->zero >= 2) {
+        arg_switch(l, SEC_MEMORY, "--use-megatron-fsdp");
+        arg_str(l, SEC_MEMORY, "--data-parallel-sharding-strategy",
+                s->zero == 2 ? "optim_grads" : "optim_grads_params");
+        arg_str(l, SEC_MEMORY, "--ckpt-format", "fsdp_dtensor");
+    }
+    if (s->overlap_grad_reduce)
+        arg_switch(l, SEC_MEMORY, "--overlap-grad-reduce");
+    if (s->overlap_param_gather)
+        arg_switch(l, SEC_MEMORY, "--overlap-param-gather");
+
+    /* precision and kernels */
+    switch (m->prec) {
+    case PREC_FP16:
+        arg_switch(l, SEC_PRECISION, "--fp16");
+        break;
+    case PREC_FP32:
+        break;
+    case PREC_FP8:
+        arg_switch(l, SEC_PRECISION, "--bf16");
+        arg_str(l, SEC_PRECISION, "--fp8-format", "hybrid");
+        arg_str(l, SEC_PRECISION, "--fp8-recipe", "delayed");
+        break;
+    case PREC_MXFP8:
+        arg_switch(l, SEC_PRECISION, "--bf16");
+        arg_str(l, SEC_PRECISION, "--fp8-format", "e4m3");
+        arg_str(l, SEC_PRECISION, "--fp8-recipe", "mxfp8");
+        break;
+    case PREC_NVFP4:
+        arg_switch(l, SEC_PRECISION, "--bf16");
+        arg_str(l, SEC_PRECISION, "--fp4-format", "e2m1");
+        arg_str(l, SEC_PRECISION, "--fp4-recipe", "nvfp4");
+        break;
+    case PREC_BF16:
+    default:
+        arg_switch(l, SEC_PRECISION, "--bf16");
+        break;
+    }
+    if (g0 != NULL && all_flash_capable(c, s))
+        arg_str(l, SEC_PRECISION, "--attention-backend", "flash");
+    else
+        arg_str(l, SEC_PRECISION, "--attention-backend", "auto");
+
+    /* data, tokenizer, checkpoints */
+    arg_shell(l, SEC_DATA, "--data-path", "\"$DATA_PATH\"");
+    arg_str(l, SEC_DATA, "--tokenizer-type", "HuggingFaceTokenizer");
+    arg_shell(l, SEC_DATA, "--tokenizer-model", "\"$TOKENIZER_MODEL\"");
+    arg_shell(l, SEC_DATA, "--save", "\"$CHECKPOINT_DIR\"");
+    arg_shell(l, SEC_DATA, "--load", "\"$CHECKPOINT_DIR\"");
+    arg_int(l, SEC_DATA, "--save-interval", 1000);
+
+    /* training hyper-parameters */
+    arg_int(l, SEC_TRAINING, "--train-iters", 1000);
+    arg_str(l, SEC_TRAINING, "--lr", "3.0e-4");
+    arg_str(l, SEC_TRAINING, "--min-lr", "3.0e-5");
+    arg_str(l, SEC_TRAINING, "--lr-decay-style", "cosine");
+    arg_str(l, SEC_TRAINING, "--lr-warmup-fraction", "0.01");
+    arg_str(l, SEC_TRAINING, "--weight-decay", "0.1");
+    arg_str(l, SEC_TRAINING, "--adam-beta1", "0.9");
+    arg_str(l, SEC_TRAINING, "--adam-beta2", "0.95");
+    arg_str(l, SEC_TRAINING, "--clip-grad", "1.0");
+    arg_int(l, SEC_TRAINING, "--log-interval", 1);
+    arg_switch(l, SEC_TRAINING, "--log-throughput");
+    arg_int(l, SEC_TRAINING, "--eval-interval", 1000);
+    arg_int(l, SEC_TRAINING, "--eval-iters", 10);
+
+    if (m->vocab > 0)
+        add_note(l, "vocabulary: %d entries, defined by the tokenizer (Megatron pads it to a "
+                 "multiple of 128 x tp)", m->vocab);
+    return l->n < EMIT_MAX_ARGS ? 0 : -1;
+}
+
+/* ---- printing -------------------------------------------------------------- */
+
+static bool plain_word(const char *v)
+{
+    if (*v == '\0')
+        return false;
+    for (const char *p = v; *p; p++) {
+        char ch = *p;
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || strchr("_.,:/+=-", ch) != NULL;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static void print_value(FILE *out, const emit_arg *a)
+{
+    if (a->value == NULL)
+        return;
+    if (a->shell || plain_word(a->value)) {
+        fprintf(out, " %s", a->value);
+        return;
+    }
+    fputs(" '", out);
+    for (const char *p = a->value; *p; p++) {
+        if (*p == '\'')
+            fputs("'\\''", out);
+        else
+            fputc(*p, out);
+    }
+    fputc('\'', out);
+}
+
+/* The launch components of a plan for its header and scripts. */
+typedef struct launch_map {
+    emit_component comp[STRATEGY_MAX_STAGES];
+    int n;
+    int nodes;              /* all components */
+    bool have_nodes;        /* node counts known (launch scripts) */
+} launch_map;
+
+static long stage_ranks(const strategy *s)
+{
+    return (long)s->tp * (s->cp > 0 ? s->cp : 1) * s->dp;
+}
+
+/* "# model M on C (GPU)"; with stages on several groups, every group's GPU
+ * and the stage map: which stages, layers and global ranks each run holds. */
+static void print_summary(FILE *out, const model *m, const cluster *c, const plan *pl,
+                          const arg_list *l, const launch_map *lm)
+{
+    const strategy *s = &pl->s;
+    const evaluation *e = &pl->e;
+    const node_group *g0 = stage_group(c, s, 0);
+    fprintf(out, "# model %s on %s (", m->name[0] ? m->name : "(unnamed)",
+            c != NULL && c->name[0] ? c->name : "(cluster)");
+    if (lm == NULL || lm->n <= 1 || c == NULL) {
+        fprintf(out, "%s)\n", g0 != NULL ? g0->gpu.name : "?");
+    } else {
+        for (int j = 0; j < lm->n; j++)
+            fprintf(out, "%s%s", j ? " + " : "", c->group[lm->comp[j].group].gpu.name);
+        fputs(")\n", out);
+        fprintf(out, "# stage map (Megatron rank order tp-cp-ep-dp-pp, pp outermost: stage i "
+                     "holds global ranks [i x %ld, (i+1) x %ld)):\n", stage_ranks(s),
+                stage_ranks(s));
+        for (int j = 0; j < lm->n; j++) {
+            const emit_component *k = &lm->comp[j];
+            const node_group *g = &c->group[k->group];
+            int layers = 0, last = k->first_stage + k->n_stages - 1;
+            for (int i = k->first_stage; i <= last; i++)
+                layers += s->stage[i].n_layers;
+            fprintf(out, "#   group %d: %s (%s): stages %d-%d, %d layers, global ranks %ld-%ld",
+                    j, g->name, g->gpu.name, k->first_stage, last, layers,
+                    stage_ranks(s) * k->first_stage, stage_ranks(s) * (last + 1) - 1);
+            if (lm->have_nodes)
+                fprintf(out, ", %d nodes x %d GPUs, node ranks %d-%d", k->nodes,
+                        k->gpus_per_node, k->first_node, k->first_node + k->nodes - 1);
+            fputc('\n', out);
+        }
+    }
+    fprintf(out, "# plan: tp=%d pp=%d dp=%d cp=%d ep=%d vpp=%d mbs=%d gbs=%d seq=%d sp=%s "
+                 "recompute=%s zero=%d (%d GPUs, %ld micro-batches per step)\n",
+            s->tp, s->pp, s->dp, s->cp > 0 ? s->cp : 1, s->ep > 0 ? s->ep : 1,
+            s->vpp > 0 ? s->vpp : 1, s->mbs, s->gbs, plan_seq(m, s), s->sp ? "on" : "off",
+            s->recompute == RECOMPUTE_FULL ? "full"
+            : s->recompute == RECOMPUTE_SELECTIVE ? "selective" : "none",
+            s->zero, s->tp * (s->cp > 0 ? s->cp : 1) * s->dp * s->pp, plan_microbatches(s));
+    if (e->step_time_s > 0)
+        fprintf(out, "# predicted: %.3f s per step, %.0f tokens/s (%.0f per GPU), MFU %.1f%%, "
+                     "peak memory %.1f GiB per GPU (stage %d)\n",
+                e->step_time_s, e->tokens_per_s, e->tokens_per_s_per_gpu, 100.0 * e->mfu,
+                e->peak_memory_bytes / (1024.0 * 1024.0 * 1024.0), e->peak_stage);
+    for (int i = 0; i < l->n_notes; i++)
+        fprintf(out, "# note: %s\n", l->notes[i]);
+}
+
+static void print_megatron(FILE *out, const model *m, const cluster *c, const plan *pl,
+                           const arg_list *l, const launch_map *lm)
+{
+    fputs("# Megatron-LM core_v0.15.0 arguments for pretrain_gpt.py, from planner\n", out);
+    print_summary(out, m, c, pl, l, lm);
+    fputs("# placeholders: set $DATA_PATH, $TOKENIZER_MODEL and $CHECKPOINT_DIR; the last\n"
+          "# block (training hyper-parameters) holds typical values to edit\n", out);
+    for (int i = 0; i < l->n; i++) {
+        fputs(l->a[i].flag, out);
+        print_value(out, &l->a[i]);
+        fputs(i + 1 < l->n ? " \\\n" : "\n", out);
+    }
+}
+
+static void print_args_array(FILE *out, const arg_list *l)
+{
+    arg_section sec = SEC_COUNT;
+    fputs("MEGATRON_ARGS=(\n", out);
+    for (int i = 0; i < l->n; i++) {
+        if (l->a[i].sec != sec) {
+            sec = l->a[i].sec;
+            fprintf(out, "    # %s\n", section_title[sec]);
+        }
+        fprintf(out, "    %s", l->a[i].flag);
+        print_value(out, &l->a[i]);
+        fputc('\n', out);
+    }
+    fputs(")\n", out);
+}
+
+static void print_placeholders(FILE *out)
+{
+    fputs("# ---- PLACEHOLDERS: set these here or export them before launching ----\n"
+          "MEGATRON_DIR=\"${MEGATRON_DIR:-/path/to/Megatron-LM}\"\n"
+          "DATA_PATH=\"${DATA_PATH:-/path/to/dataset_text_document}\"\n"
+          "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-/path/to/tokenizer}\"\n"
+          "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-/path/to/checkpoints}\"\n"
+          "for v in MEGATRON_DIR DATA_PATH TOKENIZER_MODEL CHECKPOINT_DIR; do\n"
+          "    case \"${!v}\" in\n"
+          "        /path/to/*) echo \"$0: set $v (still the placeholder ${!v})\" >&2; exit 1 ;;\n"
+          "    esac\n"
+          "done\n\n", out);
+}
+
+static void print_environment(FILE *out, const cluster *c, const plan *pl)
+{
+    const strategy *s = &pl->s;
+    if (needs_max_connections(c, s))
+        fputs("# tp > 1 or cp > 1 before Blackwell: Megatron requires one CUDA connection\n"
+              "export CUDA_DEVICE_MAX_CONNECTIONS=1\n", out);
+    fputs("export NCCL_DEBUG=\"${NCCL_DEBUG:-WARN}\"\n"
+          "export NCCL_IB_TIMEOUT=\"${NCCL_IB_TIMEOUT:-22}\"\n"
+          "export NCCL_IB_QPS_PER_CONNECTION=\"${NCCL_IB_QPS_PER_CONNECTION:-4}\"\n"
+          "export TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"
+          "export TORCH_NCCL_AVOID_RECORD_STREAMS=1\n"
+          "# site specific, uncomment and set: the bootstrap interface and the IB HCAs\n"
+          "# export NCCL_SOCKET_IFNAME=eth0\n"
+          "# export NCCL_IB_HCA=mlx5\n\n", out);
+}
+
+static void print_slurm(FILE *out, const model *m, const cluster *c, const plan *pl,
+                        const arg_list *l, const launch_map *lm)
+{
+    int nodes = lm->comp[0].nodes, ppn = lm->comp[0].gpus_per_node;
+    fputs("#!/bin/bash\n", out);
+    fprintf(out, "#SBATCH --job-name=planner-train\n"
+                 "#SBATCH --nodes=%d\n"
+                 "#SBATCH --ntasks-per-node=1\n"
+                 "#SBATCH --gpus-per-node=%d\n"
+                 "#SBATCH --exclusive\n"
+                 "#SBATCH --output=%%x-%%j.out\n", nodes, ppn);
+    fputs("# sbatch script for Megatron-LM core_v0.15.0, from planner: one srun task per\n"
+          "# node, each running torchrun with one process per GPU.\n", out);
+    print_summary(out, m, c, pl, l, lm);
+    fputs("set -euo pipefail\n\n", out);
+    print_placeholders(out);
+    fputs("MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n"
+          "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n"
+          "export MASTER_ADDR MASTER_PORT\n\n", out);
+    print_environment(out, c, pl);
+    print_args_array(out, l);
+    fprintf(out, "\n# $SLURM_NODEID must expand on each node, inside srun, not here.\n"
+                 "# shellcheck disable=SC2016\n"
+                 "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c 'exec torchrun \\\n"
+                 "    --nproc_per_node=%d --nnodes=%d --node_rank=\"$SLURM_NODEID\" \\\n"
+                 "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \"$@\"' \\\n"
+                 "    torchrun \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n",
+            ppn, nodes);
+}
+
+static void print_torchrun(FILE *out, const model *m, const cluster *c, const plan *pl,
+                           const arg_list *l, const launch_map *lm)
+{
+    int nodes = lm->comp[0].nodes, ppn = lm->comp[0].gpus_per_node;
+    fputs("#!/bin/bash\n", out);
+    if (nodes > 1)
+        fprintf(out, "# torchrun launch for Megatron-LM core_v0.15.0, from planner.  Run this\n"
+                     "# script on each of the %d nodes with NODE_RANK=0..%d and MASTER_ADDR set to\n"
+                     "# the address of the node with NODE_RANK=0.\n", nodes, nodes - 1);
+    else
+        fputs("# torchrun launch for Megatron-LM core_v0.15.0, from planner (one node).\n", out);
+    print_summary(out, m, c, pl, l, lm);
+    fputs("set -euo pipefail\n\n", out);
+    if (nodes > 1)
+        fprintf(out, "NODE_RANK=\"${NODE_RANK:?set NODE_RANK to the index of this node, 0..%d}\"\n"
+                     "MASTER_ADDR=\"${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\"\n",
+                nodes - 1);
+    else
+        fputs("NODE_RANK=\"${NODE_RANK:-0}\"\n"
+              "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n", out);
+    fputs("MASTER_PORT=\"${MASTER_PORT:-6000}\"\n\n", out);
+    print_placeholders(out);
+    print_environment(out, c, pl);
+    print_args_array(out, l);
+    fprintf(out, "\nexec torchrun --nproc_per_node=%d --nnodes=%d --node_rank=\"$NODE_RANK\" \\\n"
+                 "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \\\n"
+                 "    \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n", ppn, nodes);
+}
+
+/* The sbatch script of a plan whose stages sit on several node groups: one
+ * hetjob component per run of stages, in stage order, each with a placeholder
+ * partition and constraint for its GPU; one heterogeneous srun step whose
+ * tasks find their node rank as their host's index in the concatenated node
+ * lists of the components (component 0 first), so global ranks, and with them
+ * pipeline stages, follow the component order. */
+static void print_slurm_het(FILE *out, const model *m, const cluster *c, const plan *pl,
+                            const arg_list *l, const launch_map *lm)
+{
+    fputs("#!/bin/bash\n", out);
+    for (int j = 0; j < lm->n; j++) {
+        const emit_component *k = &lm->comp[j];
+        const node_group *g = &c->group[k->group];
+        if (j > 0)
+            fputs("#SBATCH hetjob\n", out);
+        fprintf(out, "# ---- het group %d: %s (%s), pipeline stages %d-%d, node ranks %d-%d\n",
+                j, g->name, g->gpu.name, k->first_stage, k->first_stage + k->n_stages - 1,
+                k->first_node, k->first_node + k->nodes - 1);
+        if (j == 0)
+            fputs("#SBATCH --job-name=planner-train\n"
+                  "#SBATCH --output=%x-%j.out\n", out);
+        fprintf(out, "#SBATCH --nodes=%d\n"
+                     "#SBATCH --ntasks-per-node=1\n"
+                     "#SBATCH --gpus-per-node=%d\n"
+                     "#SBATCH --exclusive\n"
+                     "# PLACEHOLDER: the partition and node feature that give %s nodes here\n"
+                     "#SBATCH --partition=PLACEHOLDER-partition-%s\n"
+                     "#SBATCH --constraint=PLACEHOLDER-feature-%s\n",
+                k->nodes, k->gpus_per_node, g->gpu.name, g->gpu.name, g->gpu.name);
+    }
+    fputs("# Heterogeneous sbatch script for Megatron-LM core_v0.15.0, from planner: one\n"
+          "# hetjob component per node group, in pipeline stage order; one srun task per\n"
+          "# node, each running torchrun with one process per GPU.  Replace the\n"
+          "# PLACEHOLDER partitions and constraints (sbatch rejects them as they are).\n", out);
+    print_summary(out, m, c, pl, l, lm);
+    fputs("set -euo pipefail\n\n", out);
+    print_placeholders(out);
+    fputs("# Nodes in launch order: het group 0's, then group 1's ...; a node's rank is\n"
+          "# its index here, so pipeline stage order follows the group order above.\n"
+          "HET_NODES=()\n", out);
+    fprintf(out, "for k in $(seq 0 %d); do\n"
+                 "    var=\"SLURM_JOB_NODELIST_HET_GROUP_$k\"\n"
+                 "    mapfile -t -O \"${#HET_NODES[@]}\" HET_NODES < <(scontrol show hostnames \"${!var:?not a heterogeneous job: $var unset}\")\n"
+                 "done\n"
+                 "if [ \"${#HET_NODES[@]}\" -ne %d ]; then\n"
+                 "    echo \"$0: ${#HET_NODES[@]} nodes allocated, the plan needs %d\" >&2\n"
+                 "    exit 1\n"
+                 "fi\n", lm->n - 1, lm->nodes, lm->nodes);
+    fputs("HET_NODE_LIST=\"${HET_NODES[*]}\"\n"
+          "MASTER_ADDR=\"${HET_NODES[0]}\"   # the first node of het group 0\n"
+          "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n", out);
+    fprintf(out, "NNODES=%d\n"
+                 "export HET_NODE_LIST MASTER_ADDR MASTER_PORT NNODES\n\n", lm->nodes);
+    print_environment(out, c, pl);
+    print_args_array(out, l);
+    fputs("\n# Runs on every node inside srun: this node's rank (its index in HET_NODE_LIST),\n"
+          "# checked against its het group's range, then torchrun.  Arguments: first\n"
+          "# node rank, last node rank, processes per node, then the training command.\n"
+          "# shellcheck disable=SC2016\n"
+          "LAUNCH='lo=$1 hi=$2 nproc=$3; shift 3\n"
+          "rank=0\n"
+          "for h in $HET_NODE_LIST; do\n"
+          "    [ \"$h\" = \"$SLURMD_NODENAME\" ] && break\n"
+          "    rank=$((rank + 1))\n"
+          "done\n"
+          "if [ \"$rank\" -lt \"$lo\" ] || [ \"$rank\" -gt \"$hi\" ]; then\n"
+          "    echo \"$SLURMD_NODENAME: node rank $rank is outside $lo-$hi\" >&2\n"
+          "    exit 1\n"
+          "fi\n"
+          "exec torchrun --nproc_per_node=\"$nproc\" --nnodes=\"$NNODES\" --node_rank=\"$rank\" \\\n"
+          "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \"$@\"'\n\n", out);
+    fputs("srun --kill-on-bad-exit=1", out);
+    for (int j = 0; j < lm->n; j++) {
+        const emit_component *k = &lm->comp[j];
+        fprintf(out, " \\\n    %s--het-group=%d --ntasks-per-node=1 bash -c \"$LAUNCH\" launch %d %d %d \\\n"
+                     "        \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"",
+                j ? ": " : "", j, k->first_node, k->first_node + k->nodes - 1, k->gpus_per_node);
+    }
+    fputc('\n', out);
+}
+
+/* The torchrun script of a plan on several node groups: the node rank picks
+ * the group (and with it the processes per node); the header says which
+ * nodes of which group take which NODE_RANK values. */
+static void print_torchrun_het(FILE *out, const model *m, const cluster *c, const plan *pl,
+                               const arg_list *l, const launch_map *lm)
+{
+    fprintf(out, "#!/bin/bash\n"
+                 "# torchrun launch for Megatron-LM core_v0.15.0, from planner.  The plan's\n"
+                 "# pipeline stages sit on %d node groups: run this script on every node with\n"
+                 "# NODE_RANK as listed (stage order follows node rank order) and MASTER_ADDR set\n"
+                 "# to the address of the node with NODE_RANK=0:\n", lm->n);
+    for (int j = 0; j < lm->n; j++) {
+        const emit_component *k = &lm->comp[j];
+        const node_group *g = &c->group[k->group];
+        fprintf(out, "#   %d nodes of %s (%s): NODE_RANK=%d..%d, %d processes each "
+                     "(stages %d-%d)\n", k->nodes, g->name, g->gpu.name, k->first_node,
+                k->first_node + k->nodes - 1, k->gpus_per_node, k->first_stage,
+                k->first_stage + k->n_stages - 1);
+    }
+    print_summary(out, m, c, pl, l, lm);
+    fputs("set -euo pipefail\n\n", out);
+    fprintf(out, "NODE_RANK=\"${NODE_RANK:?set NODE_RANK to the index of this node, 0..%d}\"\n"
+                 "MASTER_ADDR=\"${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\"\n"
+                 "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n", lm->nodes - 1);
+    for (int j = 0; j < lm->n; j++) {
+        const emit_component *k = &lm->comp[j];
+        const node_group *g = &c->group[k->group];
+        fprintf(out, "%s [ \"$NODE_RANK\" -ge %d ] && [ \"$NODE_RANK\" -le %d ]; then\n"
+                     "    NPROC=%d   # %s (%s), stages %d-%d\n", j ? "elif" : "if", k->first_node,
+                k->first_node + k->nodes - 1, k->gpus_per_node, g->name, g->gpu.name,
+                k->first_stage, k->first_stage + k->n_stages - 1);
+    }
+    fprintf(out, "else\n"
+                 "    echo \"$0: NODE_RANK=$NODE_RANK is not in 0..%d\" >&2\n"
+                 "    exit 1\n"
+                 "fi\n\n", lm->nodes - 1);
+    print_placeholders(out);
+    print_environment(out, c, pl);
+    print_args_array(out, l);
+    fprintf(out, "\nexec torchrun --nproc_per_node=\"$NPROC\" --nnodes=%d --node_rank=\"$NODE_RANK\" \\\n"
+                 "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \\\n"
+                 "    \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n", lm->nodes);
+}
+
+int emit_write(FILE *out, emit_kind kind, const model *m, const cluster *c,
+               const plan *pl, char *why, int why_size)
+{
+    arg_list *l = NULL;
+    launch_map *lm = NULL;
+    int rc = -1;
+
+    if (out == NULL || m == NULL || pl == NULL) {
+        why_set(why, why_size, "nothing to emit");
+        return -1;
+    }
+    if (kind == EMIT_NONE) {
+        why_set(why, why_size, "no launch material requested");
+        return -1;
+    }
+    if (emit_check(m, c, pl, why, why_size) != 0)
+        return -1;
+    lm = pl_calloc(1, sizeof *lm);
+    l = pl_calloc(1, sizeof *l);
+    if (lm == NULL || l == NULL) {
+        why_set(why, why_size, "out of memory");
+        goto cleanup;
+    }
+    if (kind == EMIT_MEGATRON) {
+        lm->n = stage_runs(&pl->s, lm->comp, STRATEGY_MAX_STAGES);
+    } else {
+        if (emit_components(c, pl, lm->comp, STRATEGY_MAX_STAGES, &lm->n, why, why_size) != 0)
+            goto cleanup;
+        lm->have_nodes = true;
+        for (int j = 0; j < lm->n; j++)
+            lm->nodes += lm->comp[j].nodes;
+    }
+    if (build_args(m, c, pl, l) != 0) {
+        why_set(why, why_size, "out of memory or too many arguments");
+        goto cleanup;
+    }
+    switch (kind) {
+    case EMIT_MEGATRON: print_megatron(out, m, c, pl, l, lm); break;
+    case EMIT_SLURM:
+        if (lm->n > 1 && c != NULL)
+            print_slurm_het(out, m, c, pl, l, lm);
+        else
+            print_slurm(out, m, c, pl, l, lm);
+        break;
+    case EMIT_TORCHRUN:
+        if (lm->n > 1 && c != NULL)
+            print_torchrun_het(out, m, c, pl, l, lm);
+        else
+            print_torchrun(out, m, c, pl, l, lm);
+        break;
+    case EMIT_NONE: break;
+    }
+    rc = 0;
+cleanup:
+    if (l != NULL)
+        pl_free(l->layout);
+    pl_free(l);
+    pl_free(lm);
+    return rc;
+}

@@ -1,0 +1,604 @@
+/* report.c: the search's result for people (a ranked table and the winner's
+ * time and memory breakdowns), for programs (JSON, schema in
+ * docs/json-schema.md) and, when nothing fits, the closest miss and advice.
+ *
+ * Invariants: the table and the JSON show the same plans in the same order
+ * (search_result.top, best first); every number printed comes from the
+ * evaluation, nothing is recomputed here except sums and ratios of it.  JSON
+ * is built with jansson and serialized by jsonout_text() (the whole text or
+ * nothing, then one write), so escaping is right and a failed allocation
+ * writes nothing; non-finite numbers become null (jsonout_real).  Sizes are
+ * printed in GiB (2^30 bytes), JSON carries bytes and seconds.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "base/jsonout.h"
+#include "out/report.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* Formats a non-negative number with thousands separators, no decimals. */
+static void fmt_count(double v, char *buf, size_t size)
+{
+    char digits[32], out[48];
+    int n, o = 0;
+    if (!isfinite(v) || v < 0 || v > 9e18) {
+        snprintf(buf, size, "%s", isfinite(v) ? "-" : "inf");
+        return;
+    }
+    snprintf(digits, sizeof digits, "%.0f", v);
+    n = (int)strlen(digits);
+    if (n > 20)
+        n = 20;
+    for (int i = 0; i < n; i++) {
+        out[o++] = digits[i];
+        if ((n - 1 - i) % 3 == 0 && i != n - 1)
+            out[o++] = ',';
+    }
+    out[o] = '\0';
+    if (size > 0) {
+        size_t len = strlen(out) < size - 1 ? strlen(out) : size - 1;
+        memcpy(buf, out, len);
+        buf[len] = '\0';
+    }
+}
+
+static const char *short_rc(recompute_mode r)
+{
+    switch (r) {
+    case RECOMPUTE_NONE: return "none";
+    case RECOMPUTE_SELECTIVE: return "sel";
+    case RECOMPUTE_FULL: return "full";
+    }
+    return "?";
+}
+
+static const char *long_rc(recompute_mode r)
+{
+    switch (r) {
+    case RECOMPUTE_NONE: return "none";
+    case RECOMPUTE_SELECTIVE: return "selective";
+    case RECOMPUTE_FULL: return "full";
+    }
+    return "?";
+}
+
+static double pct(double part, double whole)
+{
+    return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+static const memory_breakdown *peak_memory(const evaluation *e)
+{
+    if (e->n_stages <= 0 || e->peak_stage < 0 || e->peak_stage >= e->n_stages)
+        return NULL;
+    return &e->stage_memory[e->peak_stage];
+}
+
+static void header(FILE *out, const model *m, const cluster *c, const search_result *res)
+{
+    int gpus = cluster_total_gpus(c);
+    fprintf(out, "%s on %s: %d GPUs (", m->name, c->name, gpus);
+    for (int g = 0; g < c->n_groups; g++)
+        fprintf(out, "%s%d x %d %s", g ? " + " : "", c->group[g].nodes,
+                c->group[g].gpus_per_node, c->group[g].gpu.name);
+    fprintf(out, "), global batch %d, sequence %d, %s\n", res->gbs, res->seq_len,
+            precision_name(m->prec));
+}
+
+/* The node groups a plan's stages sit on, in stage order, runs merged:
+ * "dgx-h100 (H100-SXM)" or "a (A100) stages 0-3, b (H100) stages 4-7". */
+static void stage_groups(const cluster *c, const strategy *s, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < s->n_stages && len + 1 < size;) {
+        int g = s->stage[i].group, j = i;
+        while (j + 1 < s->n_stages && s->stage[j + 1].group == g)
+            j++;
+        if (g < 0 || g >= c->n_groups)
+            g = 0;
+        if (i == 0 && j == s->n_stages - 1)
+            snprintf(buf + len, size - len, "%s (%s)", c->group[g].name, c->group[g].gpu.name);
+        else
+            snprintf(buf + len, size - len, "%s%s (%s) stages %d-%d", i ? ", " : "",
+                     c->group[g].name, c->group[g].gpu.name, i, j);
+        len = strlen(buf);
+        i = j + 1;
+    }
+}
+
+/* Whether s's stages split the layers unevenly or span node groups: its
+ * stage map is then worth printing. */
+static bool stage_map_matters(const strategy *s)
+{
+    for (int i = 1; i < s->n_stages && i < STRATEGY_MAX_STAGES; i++)
+        if (s->stage[i].n_layers != s->stage[0].n_layers ||
+            s->stage[i].group != s->stage[0].group || s->stage[i].tp != s->stage[0].tp)
+            return true;
+    return false;
+}
+
+/* "28/52" (layers per stage; long pipelines elided in the middle). */
+static void layer_split(const strategy *s, char *buf, size_t size)
+{
+    size_t len = 0;
+    int n = s->n_stages < STRATEGY_MAX_STAGES ? s->n_stages : STRATEGY_MAX_STAGES;
+    buf[0] = '\0';
+    for (int i = 0; i < n && len + 1 < size; i++) {
+        if (n > 8 && i == 3) {
+            snprintf(buf + len, size - len, "/...");
+            i = n - 3;
+        } else {
+            snprintf(buf + len, size - len, "%s%d", i ? "/" : "", s->stage[i].n_layers);
+        }
+        len = strlen(buf);
+    }
+}
+
+/* The layers of rank `rank`'s virtual chunks, "0 | 15-16 | 31-32 | ..."
+ * (strategy_chunk_layers' rule; "-" for a chunk holding only the embedding
+ * or the loss; more than 8 chunks: the first 4, "...", the last 2). */
+static void chunk_ranges(const model *m, const strategy *s, int rank, char *buf, size_t size)
+{
+    size_t len = 0;
+    int v = s->vpp > 0 ? s->vpp : 1;
+    buf[0] = '\0';
+    for (int j = 0; j < v && len + 1 < size; j++) {
+        int first = 0, n = strategy_chunk_layers(s, m->layers, rank, j, &first);
+        const char *sep = j ? " | " : "";
+        if (v > 8 && j == 4) {
+            snprintf(buf + len, size - len, " | ...");
+            j = v - 3;
+        } else if (n <= 0) {
+            snprintf(buf + len, size - len, "%s-", sep);
+        } else if (n == 1) {
+            snprintf(buf + len, size - len, "%s%d", sep, first);
+        } else {
+            snprintf(buf + len, size - len, "%s%d-%d", sep, first, first + n - 1);
+        }
+        len = strlen(buf);
+    }
+}
+
+/* The best plan's stages: layers, GPU, TP, time per micro-batch, memory;
+ * with interleaving, each rank's chunks (its layers are not contiguous). */
+static void stage_map(FILE *out, const model *m, const cluster *c, const plan *pl)
+{
+    const strategy *s = &pl->s;
+    const evaluation *e = &pl->e;
+    int n = s->n_stages < e->n_stages ? s->n_stages : e->n_stages;
+    char chunks[160];
+    if (s->vpp > 1)
+        fprintf(out, "  stage map (layers, GPU, tp, forward + backward of one micro-batch, "
+                     "memory per GPU, the rank's %d chunks in pipeline order):\n", s->vpp);
+    else
+        fprintf(out, "  stage map (layers, GPU, tp, forward + backward of one micro-batch, "
+                     "memory per GPU):\n");
+    for (int i = 0; i < n && i < STRATEGY_MAX_STAGES; i++) {
+        const stage_spec *st = &s->stage[i];
+        int g = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
+        if (n > 16 && i == 8) {
+            fprintf(out, "    ...\n");
+            i = n - 5;
+            continue;
+        }
+        if (s->vpp > 1) {
+            chunk_ranges(m, s, i, chunks, sizeof chunks);
+            fprintf(out, "    %3d  %3d layers  %-16s tp %-2d %9.2f ms %7.2f GiB  layers %s\n", i,
+                    st->n_layers, c->group[g].gpu.name, st->tp > 0 ? st->tp : s->tp,
+                    1e3 * (e->stage_fwd_s[i] + e->stage_bwd_s[i]),
+                    e->stage_memory[i].total_bytes / GIB, chunks);
+            continue;
+        }
+        fprintf(out, "    %3d  layers %3d-%-3d (%3d)  %-16s tp %-2d %9.2f ms %7.2f GiB\n", i,
+                st->first_layer, st->first_layer + st->n_layers - 1, st->n_layers,
+                c->group[g].gpu.name, st->tp > 0 ? st->tp : s->tp,
+                1e3 * (e->stage_fwd_s[i] + e->stage_bwd_s[i]),
+                e->stage_memory[i].total_bytes / GIB);
+    }
+}
+
+/* "tp 8, pp 16, dp 4, ..." for one strategy. */
+static void describe(const strategy *s, char *buf, size_t size)
+{
+    char ep[24] = "";
+    if (s->ep > 1)
+        snprintf(ep, sizeof ep, ", ep %d", s->ep);
+    snprintf(buf, size,
+             "tp %d, pp %d, dp %d, cp %d%s, vpp %d, mbs %d (%d micro-batches), sp %s, "
+             "recompute %s, zero %d%s",
+             s->tp, s->pp, s->dp, s->cp, ep, s->vpp, s->mbs, strategy_microbatches(s), s->sp ? "on" : "off",
+             long_rc(s->recompute), s->zero, s->zero == 1 ? " (distributed optimizer)" : "");
+}
+
+static void search_stats(FILE *out, const search_result *res)
+{
+    char cand[32], feas[32], pruned[32], rate[32];
+    fmt_count((double)res->candidates, cand, sizeof cand);
+    fmt_count((double)res->feasible, feas, sizeof feas);
+    fmt_count((double)res->pruned, pruned, sizeof pruned);
+    fmt_count(res->seconds > 0 ? (double)res->candidates / res->seconds : 0, rate, sizeof rate);
+    fprintf(out, "Search: %s candidates evaluated (%s feasible, %s pruned as unable to win), "
+            "%.3f s, %s candidates/s\n", cand, feas, pruned, res->seconds, rate);
+}
+
+static void memory_lines(FILE *out, const memory_breakdown *mb, const char *indent)
+{
+    fprintf(out, "%sweights       %8.2f GiB\n", indent, mb->weights_bytes / GIB);
+    fprintf(out, "%sgradients     %8.2f GiB\n", indent, mb->grads_bytes / GIB);
+    fprintf(out, "%soptimizer     %8.2f GiB\n", indent, mb->optimizer_bytes / GIB);
+    fprintf(out, "%sactivations   %8.2f GiB\n", indent, mb->activations_bytes / GIB);
+    fprintf(out, "%sreserve       %8.2f GiB\n", indent, mb->reserve_bytes / GIB);
+    fprintf(out, "%stotal         %8.2f GiB of %.2f GiB usable (%.0f%%)\n", indent,
+            mb->total_bytes / GIB, mb->capacity_bytes / GIB,
+            pct(mb->total_bytes, mb->capacity_bytes));
+}
+
+/* ---- table ------------------------------------------------------------------ */
+
+void report_table(FILE *out, const model *m, const cluster *c,
+                  const search_options *opts, const search_result *res)
+{
+    char buf[512], tps[32], tpg[32];
+    const plan *best;
+    const evaluation *e;
+    const time_breakdown *t;
+    const memory_breakdown *mb;
+    (void)opts;
+
+    header(out, m, c, res);
+    if (res->n_top <= 0) {
+        fprintf(out, "No feasible plan.\n");
+        search_stats(out, res);
+        return;
+    }
+    bool moe = m->moe.experts > 0;   /* MoE: an ep column, and a caution */
+    if (moe)
+        fprintf(out, "note: MoE costs (routed experts, all-to-all) are not validated yet: on the "
+                     "published MoE runs\n      they are mostly optimistic (README \"Validation\"); "
+                     "calibrate with your own\n      runs (planner calibrate --subset moe).\n");
+    fprintf(out, "\n rank  tp  pp    dp  cp%s vpp  mbs  sp  recomp zero   step s     tokens/s "
+                 "tok/s/GPU TFLOP/s    MFU  peak mem (stage)%s\n",
+            moe ? "  ep" : "", c->n_groups > 1 ? "  on" : "");
+    for (int i = 0; i < res->n_top; i++) {
+        const strategy *s = &res->top[i].s;
+        const evaluation *ev = &res->top[i].e;
+        fmt_count(ev->tokens_per_s, tps, sizeof tps);
+        fmt_count(ev->tokens_per_s_per_gpu, tpg, sizeof tpg);
+        fprintf(out, "%5d %3d %3d %5d %3d", i + 1, s->tp, s->pp, s->dp, s->cp);
+        if (moe)
+            fprintf(out, " %3d", s->ep);
+        fprintf(out, " %3d %4d %3s %7s %4d %8.3f %12s %9s %7.1f %5.1f%%  "
+                "%5.1f GiB (%d)",
+                s->vpp, s->mbs, s->sp ? "on" : "off",
+                short_rc(s->recompute), s->zero, ev->step_time_s, tps, tpg,
+                ev->tflops_per_gpu, 100.0 * ev->mfu, ev->peak_memory_bytes / GIB,
+                ev->peak_stage);
+        if (c->n_groups > 1) {
+            stage_groups(c, s, buf, sizeof buf);
+            fprintf(out, "  %s", buf);
+        }
+        if (stage_map_matters(s)) {
+            layer_split(s, buf, sizeof buf);
+            fprintf(out, "  layers %s", buf);
+        }
+        fputc('\n', out);
+    }
+
+    best = &res->top[0];
+    e = &best->e;
+    t = &e->time;
+    describe(&best->s, buf, sizeof buf);
+    fprintf(out, "\nBest plan: %s\n", buf);
+    stage_groups(c, &best->s, buf, sizeof buf);
+    fprintf(out, "  on %d GPUs: %s\n", strategy_gpus(&best->s), buf);
+    if (stage_map_matters(&best->s))
+        stage_map(out, m, c, best);
+    if (res->placement_note[0] != '\0')
+        fprintf(out, "  placement: %s\n", res->placement_note);
+    fprintf(out, "  overlap: grad reduce %s, param gather %s, TP comm %s\n",
+            best->s.overlap_grad_reduce ? "on" : "off",
+            best->s.overlap_param_gather ? "on" : "off", best->s.tp_comm_overlap ? "on" : "off");
+    fprintf(out, "Time per step: %.3f s\n", e->step_time_s);
+    {
+        const struct { const char *name; double v; bool always; } rows[] = {
+            {"compute", t->compute_s, true},
+            {"recompute", t->recompute_s, true},
+            {"TP comm (exposed)", t->tp_comm_s, true},
+            {"CP comm (exposed)", t->cp_comm_s, false},
+            {"EP comm (exposed)", t->ep_comm_s, false},
+            {"PP comm (exposed)", t->pp_comm_s, true},
+            {"DP comm (exposed)", t->dp_comm_s, true},
+            {"pipeline bubble", t->bubble_s, true},
+            {"optimizer step", t->optimizer_s, true},
+            {"fixed overhead", t->overhead_s, true},
+        };
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+            if (rows[i].always || rows[i].v > 0)
+                fprintf(out, "  %-19s %9.3f s %6.1f%%\n", rows[i].name, rows[i].v,
+                        pct(rows[i].v, e->step_time_s));
+    }
+    mb = peak_memory(e);
+    if (mb != NULL) {
+        fprintf(out, "Memory per GPU on stage %d (the peak, %s):\n", e->peak_stage,
+                c->group[best->s.stage[e->peak_stage].group].gpu.name);
+        memory_lines(out, mb, "  ");
+    }
+    fprintf(out, "Bound by: %s\n", e->binding != NULL ? e->binding : "-");
+    search_stats(out, res);
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+/* Builder state: any failed allocation marks the whole document failed. */
+typedef struct jb {
+    bool failed;
+} jb;
+
+/* Sets obj[key] = v, taking v over in every case (jansson's _new calls
+ * release v when they fail; a NULL obj releases it here). */
+static void jset(jb *b, json_t *obj, const char *key, json_t *v)
+{
+    if (obj == NULL) {
+        json_decref(v);
+        b->failed = true;
+    } else if (json_object_set_new(obj, key, v) != 0) {
+        b->failed = true;
+    }
+}
+
+static void jpush(jb *b, json_t *arr, json_t *v)
+{
+    if (arr == NULL) {
+        json_decref(v);
+        b->failed = true;
+    } else if (json_array_append_new(arr, v) != 0) {
+        b->failed = true;
+    }
+}
+
+static json_t *j_model(jb *b, const model *m)
+{
+    json_t *o = json_object();
+    jset(b, o, "name", json_string(m->name));
+    jset(b, o, "format", json_string(model_format_name(m->format)));
+    jset(b, o, "layers", json_integer(m->layers));
+    jset(b, o, "hidden", json_integer(m->hidden));
+    jset(b, o, "heads", json_integer(m->heads));
+    jset(b, o, "kv_heads", json_integer(m->kv_heads));
+    jset(b, o, "head_dim", json_integer(m->head_dim));
+    jset(b, o, "ffn_hidden", json_integer(m->ffn_hidden));
+    jset(b, o, "vocab", json_integer(m->vocab));
+    jset(b, o, "seq_len", json_integer(m->seq_len));
+    jset(b, o, "activation", json_string(activation_name(m->act)));
+    jset(b, o, "precision", json_string(precision_name(m->prec)));
+    jset(b, o, "tied_embeddings", json_boolean(m->tied_embeddings));
+    jset(b, o, "experts", json_integer(m->moe.experts));
+    jset(b, o, "parameters", jsonout_real(model_param_count(m)));
+    return o;
+}
+
+static json_t *j_cluster(jb *b, const cluster *c)
+{
+    json_t *o = json_object(), *groups = json_array();
+    jset(b, o, "name", json_string(c->name));
+    jset(b, o, "gpus", json_integer(cluster_total_gpus(c)));
+    for (int g = 0; g < c->n_groups; g++) {
+        const node_group *ng = &c->group[g];
+        json_t *go = json_object();
+        jset(b, go, "name", json_string(ng->name));
+        jset(b, go, "gpu", json_string(ng->gpu.name));
+        jset(b, go, "nodes", json_integer(ng->nodes));
+        jset(b, go, "gpus_per_node", json_integer(ng->gpus_per_node));
+        jset(b, go, "usable_memory_bytes", jsonout_real(ng->gpu.usable_mem_bytes));
+        jpush(b, groups, go);
+    }
+    jset(b, o, "groups", groups);
+    return o;
+}
+
+static json_t *j_memory(jb *b, const memory_breakdown *mb)
+{
+    json_t *o = json_object();
+    jset(b, o, "weights_bytes", jsonout_real(mb->weights_bytes));
+    jset(b, o, "grads_bytes", jsonout_real(mb->grads_bytes));
+    jset(b, o, "optimizer_bytes", jsonout_real(mb->optimizer_bytes));
+    jset(b, o, "activations_bytes", jsonout_real(mb->activations_bytes));
+    jset(b, o, "reserve_bytes", jsonout_real(mb->reserve_bytes));
+    jset(b, o, "total_bytes", jsonout_real(mb->total_bytes));
+    jset(b, o, "capacity_bytes", jsonout_real(mb->capacity_bytes));
+    return o;
+}
+
+static json_t *j_time(jb *b, const time_breakdown *t)
+{
+    json_t *o = json_object();
+    jset(b, o, "compute_s", jsonout_real(t->compute_s));
+    jset(b, o, "recompute_s", jsonout_real(t->recompute_s));
+    jset(b, o, "tp_comm_s", jsonout_real(t->tp_comm_s));
+    jset(b, o, "cp_comm_s", jsonout_real(t->cp_comm_s));
+    jset(b, o, "ep_comm_s", jsonout_real(t->ep_comm_s));
+    jset(b, o, "pp_comm_s", jsonout_real(t->pp_comm_s));
+    jset(b, o, "bubble_s", jsonout_real(t->bubble_s));
+    jset(b, o, "dp_comm_s", jsonout_real(t->dp_comm_s));
+    jset(b, o, "optimizer_s", jsonout_real(t->optimizer_s));
+    jset(b, o, "overhead_s", jsonout_real(t->overhead_s));
+    return o;
+}
+
+static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, int rank)
+{
+    const strategy *s = &pl->s;
+    const evaluation *e = &pl->e;
+    const memory_breakdown *mb = peak_memory(e);
+    json_t *o = json_object(), *stages = json_array();
+
+    if (rank > 0)
+        jset(b, o, "rank", json_integer(rank));
+    jset(b, o, "tp", json_integer(s->tp));
+    jset(b, o, "pp", json_integer(s->pp));
+    jset(b, o, "dp", json_integer(s->dp));
+    jset(b, o, "cp", json_integer(s->cp));
+    jset(b, o, "ep", json_integer(s->ep));
+    jset(b, o, "vpp", json_integer(s->vpp));
+    jset(b, o, "mbs", json_integer(s->mbs));
+    jset(b, o, "gbs", json_integer(s->gbs));
+    jset(b, o, "seq_len", json_integer(s->seq_len));
+    jset(b, o, "microbatches", json_integer(strategy_microbatches(s)));
+    jset(b, o, "gpus", json_integer(strategy_gpus(s)));
+    jset(b, o, "sp", json_boolean(s->sp));
+    jset(b, o, "recompute", json_string(long_rc(s->recompute)));
+    jset(b, o, "zero", json_integer(s->zero));
+    jset(b, o, "overlap_grad_reduce", json_boolean(s->overlap_grad_reduce));
+    jset(b, o, "overlap_param_gather", json_boolean(s->overlap_param_gather));
+    jset(b, o, "tp_comm_overlap", json_boolean(s->tp_comm_overlap));
+    jset(b, o, "step_time_s", jsonout_real(e->step_time_s));
+    jset(b, o, "tokens_per_s", jsonout_real(e->tokens_per_s));
+    jset(b, o, "tokens_per_s_per_gpu", jsonout_real(e->tokens_per_s_per_gpu));
+    jset(b, o, "tflops_per_gpu", jsonout_real(e->tflops_per_gpu));
+    jset(b, o, "mfu", jsonout_real(e->mfu));
+    jset(b, o, "peak_memory_bytes", jsonout_real(e->peak_memory_bytes));
+    jset(b, o, "peak_stage", json_integer(e->peak_stage));
+    jset(b, o, "feasible", json_boolean(e->feasible));
+    if (!e->feasible)
+        jset(b, o, "reason", json_string(e->reason));
+    jset(b, o, "binding", e->binding != NULL ? json_string(e->binding) : json_null());
+    jset(b, o, "time", j_time(b, &e->time));
+    if (mb != NULL)
+        jset(b, o, "memory", j_memory(b, mb));
+    for (int i = 0; i < s->n_stages && i < STRATEGY_MAX_STAGES; i++) {
+        const stage_spec *st = &s->stage[i];
+        json_t *so = json_object();
+        int g = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
+        jset(b, so, "stage", json_integer(i));
+        jset(b, so, "gpu", json_string(c->group[g].gpu.name));
+        jset(b, so, "group", json_integer(g));
+        jset(b, so, "first_layer", json_integer(st->first_layer));
+        jset(b, so, "layers", json_integer(st->n_layers));
+        jset(b, so, "tp", json_integer(st->tp));
+        jset(b, so, "dp", json_integer(st->dp));
+        {
+            /* the rank's virtual chunks in pipeline order (one without
+             * interleaving): contiguous layer ranges */
+            json_t *cl = json_array();
+            for (int j = 0; j < (s->vpp > 0 ? s->vpp : 1); j++) {
+                int first = 0, nl = strategy_chunk_layers(s, m->layers, i, j, &first);
+                json_t *co = json_object();
+                jset(b, co, "first_layer", json_integer(first));
+                jset(b, co, "layers", json_integer(nl > 0 ? nl : 0));
+                jpush(b, cl, co);
+            }
+            jset(b, so, "chunks", cl);
+        }
+        if (i < e->n_stages) {
+            jset(b, so, "peak_memory_bytes", jsonout_real(e->stage_memory[i].total_bytes));
+            jset(b, so, "forward_s", jsonout_real(e->stage_fwd_s[i]));
+            jset(b, so, "backward_s", jsonout_real(e->stage_bwd_s[i]));
+            jset(b, so, "memory", j_memory(b, &e->stage_memory[i]));
+        }
+        jpush(b, stages, so);
+    }
+    jset(b, o, "stages", stages);
+    return o;
+}
+
+int report_json_write(FILE *out, const model *m, const cluster *c,
+                      const search_options *opts, const search_result *res)
+{
+    jb b = {false};
+    json_t *root = json_object(), *search = json_object(), *list = json_array();
+    char *text = NULL;
+    int rc = -1;
+
+    jset(&b, root, "planner_version", json_string(PLANNER_VERSION));
+    jset(&b, root, "model", j_model(&b, m));
+    jset(&b, root, "cluster", j_cluster(&b, c));
+    jset(&b, search, "objective", json_string("throughput"));
+    jset(&b, search, "top", json_integer(opts != NULL ? opts->top_n : res->n_top));
+    jset(&b, search, "gbs", json_integer(res->gbs));
+    jset(&b, search, "seq_len", json_integer(res->seq_len));
+    jset(&b, search, "gpus", json_integer(res->gpus));
+    jset(&b, search, "candidates", json_integer(res->candidates));
+    jset(&b, search, "feasible", json_integer(res->feasible));
+    jset(&b, search, "pruned", json_integer(res->pruned));
+    jset(&b, search, "invalid", json_integer(res->invalid));
+    jset(&b, search, "seconds", jsonout_real(res->seconds));
+    jset(&b, search, "candidates_per_s",
+         jsonout_real(res->seconds > 0 ? (double)res->candidates / res->seconds : 0));
+    if (res->placement_note[0] != '\0')
+        jset(&b, search, "placement_note", json_string(res->placement_note));
+    jset(&b, root, "search", search);
+    search = NULL;
+    for (int i = 0; i < res->n_top; i++)
+        jpush(&b, list, j_plan(&b, m, c, &res->top[i], i + 1));
+    jset(&b, root, "strategies", list);
+    list = NULL;
+    if (res->n_top <= 0) {
+        jset(&b, root, "closest_miss",
+             res->have_miss ? j_plan(&b, m, c, &res->miss, 0) : json_null());
+        jset(&b, root, "advice", json_string(res->advice));
+    }
+    /* The whole text or nothing (jsonout_text), then one write. */
+    if (!b.failed)
+        text = jsonout_text(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (text != NULL && fputs(text, out) != EOF)
+        rc = 0;
+    pl_free(text);
+    json_decref(search);
+    json_decref(list);
+    json_decref(root);
+    return rc;
+}
+
+void report_json(FILE *out, const model *m, const cluster *c,
+                 const search_options *opts, const search_result *res)
+{
+    (void)report_json_write(out, m, c, opts, res);
+}
+
+/* ---- nothing fits ----------------------------------------------------------- */
+
+void report_infeasible(FILE *out, const model *m, const cluster *c, const search_result *res)
+{
+    char buf[512];
+    fprintf(out, "planner: no feasible plan: ");
+    header(out, m, c, res);
+    if (res->have_miss) {
+        const plan *pl = &res->miss;
+        const evaluation *e = &pl->e;
+        const memory_breakdown *mb = peak_memory(e);
+        describe(&pl->s, buf, sizeof buf);
+        fprintf(out, "closest miss: %s\n", buf);
+        if (mb != NULL)
+            fprintf(out, "  needs %.2f GiB per GPU on stage %d, %.2f GiB usable (%.2fx)\n",
+                    e->peak_memory_bytes / GIB, e->peak_stage, mb->capacity_bytes / GIB,
+                    mb->capacity_bytes > 0 ? e->peak_memory_bytes / mb->capacity_bytes : 0);
+        if (e->reason[0] != '\0')
+            fprintf(out, "  %s\n", e->reason);
+        fprintf(out, "  stage layers  weights    grads optimizer activations  reserve    total"
+                     "   usable (GiB)\n");
+        for (int i = 0; i < e->n_stages && i < STRATEGY_MAX_STAGES; i++) {
+            const memory_breakdown *sm = &e->stage_memory[i];
+            if (e->n_stages > 8 && i >= 3 && i < e->n_stages - 2 && i != e->peak_stage) {
+                if (i == 3 || i == e->peak_stage + 1)
+                    fprintf(out, "    ...\n");
+                continue;
+            }
+            fprintf(out, "  %5d %6d %8.2f %8.2f %9.2f %11.2f %8.2f %8.2f %8.2f%s\n", i,
+                    pl->s.stage[i].n_layers, sm->weights_bytes / GIB, sm->grads_bytes / GIB,
+                    sm->optimizer_bytes / GIB, sm->activations_bytes / GIB,
+                    sm->reserve_bytes / GIB, sm->total_bytes / GIB, sm->capacity_bytes / GIB,
+                    sm->total_bytes > sm->capacity_bytes ? "  over" : "");
+        }
+    }
+    if (res->advice[0] != '\0')
+        fprintf(out, "advice: %s\n", res->advice);
+    search_stats(out, res);
+}

@@ -1,0 +1,174 @@
+/* show_inputs.c: `--show-inputs`, the model and the cluster as the planner
+ * understood them, after defaults and overrides, with derived figures
+ * (parameter counts, GPUs in total, per-group peaks and memory).
+ *
+ * The text is for people: one block per model and per node group, figures
+ * with their units (units_format), defaults marked "(default)".  Layers are
+ * printed as runs of identical layers, only when they are not all alike. */
+#include <stdio.h>
+#include <string.h>
+#include "out/show_inputs.h"
+#include "base/units.h"
+
+/* "583.5 M" or "11.51 B". */
+static void fmt_params(double p, char *buf, size_t size)
+{
+    if (p >= 1e9)
+        snprintf(buf, size, "%.4g B", p / 1e9);
+    else
+        snprintf(buf, size, "%.4g M", p / 1e6);
+}
+
+static int layer_eq(const layer_spec *a, const layer_spec *b)
+{
+    return a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
+           a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe;
+}
+
+static void show_layer_runs(FILE *out, const model *m)
+{
+    int i = 0;
+    while (i < m->layers) {
+        int j = i;
+        const layer_spec *l = &m->layer[i];
+        char range[32], pbuf[32];
+        while (j + 1 < m->layers && layer_eq(&m->layer[j + 1], l))
+            j++;
+        if (i == j)
+            snprintf(range, sizeof range, "%d", i);
+        else
+            snprintf(range, sizeof range, "%d-%d", i, j);
+        fprintf(out, "    %-9s hidden %d, heads %d (kv %d) x %d, ", range, l->hidden, l->heads,
+                l->kv_heads, l->head_dim);
+        if (l->moe)
+            fprintf(out, "MoE MLP");
+        else
+            fprintf(out, "ffn %d", l->ffn_hidden);
+        fmt_params(model_layer_params(m, i), pbuf, sizeof pbuf);
+        fprintf(out, ", %s params each\n", pbuf);
+        i = j + 1;
+    }
+}
+
+static void show_model(FILE *out, const model *m)
+{
+    int i, alike = 1;
+    double total = model_param_count(m);
+
+    fprintf(out, "Model %s (%s)\n", m->name, model_format_name(m->format));
+    fprintf(out, "  layers %d, hidden %d, heads %d, kv_heads %d, head_dim %d, ffn_hidden %d\n",
+            m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn_hidden);
+    fprintf(out, "  vocab %d, seq_len %d%s, max_position %d\n", m->vocab, m->seq_len,
+            m->seq_len_default ? " (default)" : "", m->max_position);
+    fprintf(out, "  activation %s, normalization %s, position %s, tied embeddings %s\n",
+            activation_name(m->act), m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm",
+            m->position == POS_ROPE ? "rope" : "learned", m->tied_embeddings ? "yes" : "no");
+    fprintf(out, "  global batch %d sequences%s (%.4g M tokens), precision %s (runs at the %s peak)\n",
+            m->global_batch, m->global_batch_default ? " (default)" : "",
+            (double)m->global_batch * m->seq_len / 1e6, precision_name(m->prec),
+            peak_format_name(precision_peak(m->prec)));
+    if (m->moe.experts > 0) {
+        int n_moe = 0;
+        for (i = 0; i < m->layers; i++)
+            n_moe += m->layer[i].moe;
+        fprintf(out, "  MoE: %d experts, top-%d, expert ffn %d", m->moe.experts, m->moe.top_k,
+                m->moe.expert_ffn);
+        if (m->moe.shared_experts > 0)
+            fprintf(out, ", %d shared (ffn %d)", m->moe.shared_experts,
+                    m->moe.shared_expert_ffn > 0 ? m->moe.shared_expert_ffn
+                                                 : m->moe.expert_ffn);
+        fprintf(out, "; %d MoE layers, %d dense\n", n_moe, m->layers - n_moe);
+    }
+    if (m->mla.kv_lora_rank > 0)
+        fprintf(out, "  MLA: q_lora_rank %d, kv_lora_rank %d, qk head dim %d nope + %d rope, "
+                     "v head dim %d\n",
+                m->mla.q_lora_rank, m->mla.kv_lora_rank, m->mla.qk_nope_head_dim,
+                m->mla.qk_rope_head_dim, m->mla.v_head_dim);
+    if (m->mtp_layers > 0)
+        fprintf(out, "  multi-token prediction layers: %d (parsed; not counted)\n", m->mtp_layers);
+    fprintf(out, "  parameters %.4g B (embedding %.4g B%s)", total / 1e9,
+            model_embedding_params(m) / 1e9, m->tied_embeddings ? ", tied output" : "");
+    if (m->moe.experts > 0)
+        fprintf(out, ", active per token %.4g B", model_active_param_count(m) / 1e9);
+    fprintf(out, "\n");
+    for (i = 1; i < m->layers; i++)
+        if (!layer_eq(&m->layer[i], &m->layer[0]))
+            alike = 0;
+    if (alike) {
+        char pbuf[32];
+        fmt_params(model_layer_params(m, 0), pbuf, sizeof pbuf);
+        fprintf(out, "  decoder layers: all %d alike, %s params each\n", m->layers, pbuf);
+    } else {
+        fprintf(out, "  decoder layers%s:\n", m->uneven ? " (uneven, from layer_list)" : "");
+        show_layer_runs(out, m);
+    }
+}
+
+static void show_group(FILE *out, const node_group *g)
+{
+    char a[32], b[32];
+    int f, first = 1;
+    fprintf(out, "  group %s: %s (%s), %d node%s x %d GPUs = %d GPUs\n", g->name, g->gpu.name,
+            gpu_generation_name(g->gpu.gen), g->nodes, g->nodes == 1 ? "" : "s",
+            g->gpus_per_node, group_total_gpus(g));
+    fprintf(out, "    dense peak per GPU:");
+    for (f = 0; f < PEAK_COUNT; f++) {
+        if (g->gpu.peak_flops[f] <= 0)
+            continue;
+        units_format(g->gpu.peak_flops[f], UNIT_FLOPS, a, sizeof a);
+        fprintf(out, "%s %s %s", first ? "" : ",", peak_format_name((peak_format)f), a);
+        first = 0;
+    }
+    fprintf(out, "\n");
+    units_format(g->gpu.mem_bytes, UNIT_SIZE, a, sizeof a);
+    units_format(g->gpu.usable_mem_bytes, UNIT_SIZE, b, sizeof b);
+    fprintf(out, "    memory %s (usable %s), ", a, b);
+    units_format(g->gpu.hbm_bytes_per_s, UNIT_BANDWIDTH, a, sizeof a);
+    fprintf(out, "HBM %s\n", a);
+    units_format(g->intra_bytes_per_s, UNIT_BANDWIDTH, a, sizeof a);
+    units_format(g->intra_latency_s, UNIT_TIME, b, sizeof b);
+    fprintf(out, "    intra-node %s per GPU one-way, latency %s; NVLink domain %d GPUs\n", a, b,
+            g->gpu.nvlink_domain);
+    units_format(g->inter_bytes_per_s, UNIT_BANDWIDTH, a, sizeof a);
+    units_format(g->inter_latency_s, UNIT_TIME, b, sizeof b);
+    fprintf(out, "    inter-node %s per GPU one-way (%.4g Gb/s), latency %s\n", a,
+            g->inter_bytes_per_s * 8 / 1e9, b);
+}
+
+/* `fmt`: the model's peak column, for the cluster's total. */
+static void show_cluster(FILE *out, const cluster *c, peak_format fmt)
+{
+    int i;
+    double peak = 0;
+    char a[32], b[32];
+    for (i = 0; i < c->n_groups; i++)
+        peak += group_total_gpus(&c->group[i]) * c->group[i].gpu.peak_flops[fmt];
+    fprintf(out, "Cluster %s: %d GPUs in %d group%s", c->name, cluster_total_gpus(c),
+            c->n_groups, c->n_groups == 1 ? "" : "s");
+    if (peak > 0) {
+        units_format(peak, UNIT_FLOPS, a, sizeof a);
+        fprintf(out, ", %s dense %s in all", a, peak_format_name(fmt));
+    }
+    fprintf(out, "\n");
+    for (i = 0; i < c->n_groups; i++)
+        show_group(out, &c->group[i]);
+    if (c->n_links > 0)
+        fprintf(out, "  links between groups (per GPU, one-way):\n");
+    for (i = 0; i < c->n_links; i++) {
+        const group_link *l = &c->link[i];
+        units_format(l->bytes_per_s, UNIT_BANDWIDTH, a, sizeof a);
+        units_format(l->latency_s, UNIT_TIME, b, sizeof b);
+        fprintf(out, "    %s <-> %s: %s (%.4g Gb/s), latency %s\n", c->group[l->a].name,
+                c->group[l->b].name, a, l->bytes_per_s * 8 / 1e9, b);
+    }
+}
+
+void show_inputs(FILE *out, const model *m, const cluster *c)
+{
+    if (m != NULL)
+        show_model(out, m);
+    if (m != NULL && c != NULL)
+        fprintf(out, "\n");
+    if (c != NULL)
+        show_cluster(out, c, m != NULL ? precision_peak(m->prec) : PEAK_BF16);
+}

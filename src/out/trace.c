@@ -1,0 +1,600 @@
+/* trace.c: the simulated step of a plan, as Chrome trace-event JSON and as an
+ * SVG (pipeline timeline and per-stage memory).
+ *
+ * What it shows: the pipeline schedule evaluate() simulated, replayed with
+ * the same inputs (evaluate_schedule(): per-rank forward and backward times of
+ * one micro-batch, evaluation.stage_fwd_s / stage_bwd_s, or per-chunk
+ * times for an interleaved plan over the embedding/loss-accounting split,
+ * whose chunks differ; the p2p time of each rank boundary and of the
+ * interleaved wrap-around); every forward, backward and send, per rank.  After the last backward the step's exposed
+ * data-parallel communication (time_breakdown.dp_comm_s), the optimizer step
+ * (optimizer_s) and the fixed overhead follow on every rank, so the trace
+ * ends at pipeline span + dp_comm_s + optimizer_s + overhead_s, which is the
+ * cost model's step time (cost.c: step = max_i(finish_i + exposed reduce_i) +
+ * optimizer + exposed gather + overhead, dp_comm_s = the exposed parts).
+ *
+ * ZeRO-3's gathers and reduces run inside each forward and backward, so
+ * for it nothing but the optimizer and the overhead follows the pipeline.
+ *
+ * Formats: Chrome's "Trace Event Format" (JSON object with traceEvents;
+ * complete events ph "X" with ts/dur in microseconds; metadata ph "M" naming
+ * processes and threads).  One process per pipeline rank, threads "compute",
+ * "p2p send", "data parallel + optimizer", so no two events on a thread
+ * overlap.  Written with jansson, one event per line.  The SVG is SVG 1.1,
+ * self-contained, every text XML-escaped.  Invariants: nothing is written
+ * before the simulation succeeded; output size is bounded (the SVG draws at
+ * most TRACE_SVG_MAX_RECTS event rectangles, beyond that one rectangle per
+ * pixel run; the JSON refuses more than TRACE_MAX_EVENTS events).
+ */
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "schedule/pipeline.h"
+#include "out/trace.h"
+
+#define TRACE_MAX_EVENTS 4000000L
+#define TRACE_SVG_MAX_RECTS 6000
+#define GIB 1073741824.0
+
+/* ---- the simulated step --------------------------------------------------- */
+
+typedef struct step_sim {
+    sched_events ev;
+    double span_s;          /* first forward to last backward */
+    double dp_s, opt_s, overhead_s;
+    double end_s;           /* span + dp + opt + overhead */
+    double p2p_s[STRATEGY_MAX_STAGES];
+    int pp, vpp, microbatches;
+    bool chunked;           /* per-chunk times (uneven interleaved chunks) */
+} step_sim;
+
+static int clamp_group(const cluster *c, int g)
+{
+    return (g >= 0 && g < c->n_groups) ? g : 0;
+}
+
+static long plan_microbatches(const strategy *s)
+{
+    long per = (long)(s->mbs > 0 ? s->mbs : 1) * (s->dp > 0 ? s->dp : 1);
+    long mb = s->gbs / per;
+    return mb > 0 ? mb : 1;
+}
+
+/* Runs the schedule of pl, with the inputs evaluate() simulated
+ * (evaluate_schedule).  0, or -1 (bad plan, too many events, or OOM). */
+static int step_simulate(const model *m, const cluster *c, const cost_params *p,
+                         const plan *pl, step_sim *out)
+{
+    const strategy *s = &pl->s;
+    const evaluation *e = &pl->e;
+    long mb = plan_microbatches(s);
+    cost_schedule *in;
+    evaluation *again;
+
+    memset(out, 0, sizeof *out);
+    out->pp = s->pp;
+    out->vpp = s->vpp > 1 ? s->vpp : 1;
+    if (s->pp < 1 || s->pp > STRATEGY_MAX_STAGES || c == NULL || c->n_groups < 1 ||
+        mb > 100000000L)
+        return -1;
+    if (2.0 * (double)mb * s->pp * out->vpp * 2.0 > (double)TRACE_MAX_EVENTS)
+        return -1;
+    in = pl_malloc(sizeof *in);
+    again = pl_malloc(sizeof *again);
+    if (in == NULL || again == NULL) {
+        pl_free(in);
+        pl_free(again);
+        return -1;
+    }
+    /* evaluate() is deterministic: evaluating the plan again yields the
+     * schedule behind pl->e.  Per-rank times are taken from pl->e itself, so
+     * a plan's own evaluation (or a hand-built one) is what gets replayed;
+     * per-chunk times exist only in the schedule. */
+    evaluate_schedule(m, c, p, s, again, in);
+    pl_free(again);
+    if (!in->chunked)
+        for (int i = 0; i < in->pp && i < e->n_stages; i++) {
+            in->fwd_s[i] = e->stage_fwd_s[i];
+            in->bwd_s[i] = e->stage_bwd_s[i];
+        }
+    out->microbatches = in->microbatches;
+    out->vpp = in->vpp;
+    out->chunked = in->chunked;
+    memcpy(out->p2p_s, in->p2p_s, sizeof out->p2p_s);
+    out->span_s = cost_schedule_simulate(in, NULL, &out->ev);
+    pl_free(in);
+    if (out->span_s < 0) {
+        sched_events_free(&out->ev);
+        return -1;
+    }
+    /* ZeRO-3's collectives run inside each forward and backward (the
+     * breakdown's dp_comm_s counts them): nothing follows the pipeline */
+    out->dp_s = s->zero < 3 && e->time.dp_comm_s > 0 ? e->time.dp_comm_s : 0;
+    out->opt_s = e->time.optimizer_s > 0 ? e->time.optimizer_s : 0;
+    out->overhead_s = e->time.overhead_s > 0 ? e->time.overhead_s : 0;
+    out->end_s = out->span_s + out->dp_s + out->opt_s + out->overhead_s;
+    return 0;
+}
+
+static const char *kind_name(sched_kind k)
+{
+    switch (k) {
+    case SCHED_FORWARD: return "forward";
+    case SCHED_BACKWARD: return "backward";
+    case SCHED_SEND: return "p2p";
+    case SCHED_DP_COMM: return "dp-comm";
+    case SCHED_OPTIMIZER: return "optimizer";
+    }
+    return "?";
+}
+
+static const char *gpu_of_stage(const cluster *c, const strategy *s, int i)
+{
+    return c->group[clamp_group(c, s->stage[i].group)].gpu.name;
+}
+
+static void plan_line(const model *m, const plan *pl, char *buf, size_t size)
+{
+    const strategy *s = &pl->s;
+    snprintf(buf, size, "%s: tp=%d pp=%d dp=%d cp=%d vpp=%d mbs=%d gbs=%d seq=%d sp=%s "
+                        "recompute=%s zero=%d",
+             m->name[0] ? m->name : "model", s->tp, s->pp, s->dp, s->cp > 0 ? s->cp : 1,
+             s->vpp > 0 ? s->vpp : 1, s->mbs, s->gbs, s->seq_len, s->sp ? "on" : "off",
+             s->recompute == RECOMPUTE_FULL ? "full"
+             : s->recompute == RECOMPUTE_SELECTIVE ? "selective" : "none", s->zero);
+}
+
+/* ---- Chrome trace JSON ------------------------------------------------------- */
+
+static double us(double s)
+{
+    return round(s * 1e9) / 1e3;   /* microseconds, to the nanosecond */
+}
+
+/* Dumps one event and a separator; -1 on allocation or write failure. */
+static int put_event(FILE *out, json_t *ev, bool *first)
+{
+    int rc;
+    if (ev == NULL)
+        return -1;
+    if (!*first)
+        fputs(",\n", out);
+    *first = false;
+    rc = json_dumpf(ev, out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    json_decref(ev);
+    return rc == 0 ? 0 : -1;
+}
+
+static json_t *meta_event(const char *what, int pid, int tid, const char *key, json_t *val)
+{
+    return json_pack("{s:s, s:s, s:i, s:i, s:{s:o}}", "name", what, "ph", "M", "pid", pid,
+                     "tid", tid, "args", key, val);
+}
+
+static json_t *span_event(const char *name, const char *cat, int pid, int tid, double t0,
+                          double t1, json_t *args)
+{
+    json_t *ev = json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", name, "cat", cat,
+                           "ph", "X", "ts", us(t0), "dur", us(t1) - us(t0), "pid", pid,
+                           "tid", tid);
+    if (ev == NULL) {
+        json_decref(args);
+        return NULL;
+    }
+    if (args != NULL && json_object_set_new(ev, "args", args) != 0) {
+        json_decref(ev);
+        return NULL;
+    }
+    return ev;
+}
+
+enum { TID_COMPUTE = 0, TID_P2P = 1, TID_DP = 2 };
+
+int trace_write_chrome(FILE *out, const model *m, const cluster *c,
+                       const cost_params *p, const plan *pl)
+{
+    step_sim sim;
+    const strategy *s = &pl->s;
+    bool first = true;
+    int rc = -1;
+    char line[512], name[96];
+    static const char *const tname[3] = {"compute", "p2p send", "data parallel + optimizer"};
+
+    if (out == NULL || m == NULL || c == NULL || p == NULL || pl == NULL)
+        return -1;
+    if (step_simulate(m, c, p, pl, &sim) != 0)
+        return -1;
+
+    fputs("{\"traceEvents\":[\n", out);
+    for (int i = 0; i < s->pp; i++) {
+        int last = s->stage[i].first_layer + s->stage[i].n_layers - 1;
+        if (s->vpp > 1)
+            snprintf(line, sizeof line, "stage %d: %d layers in %d chunks, %s x %d", i,
+                     s->stage[i].n_layers, s->vpp, gpu_of_stage(c, s, i), s->tp * s->dp);
+        else
+            snprintf(line, sizeof line, "stage %d: layers %d-%d, %s x %d", i,
+                     s->stage[i].first_layer, last, gpu_of_stage(c, s, i), s->tp * s->dp);
+        if (put_event(out, meta_event("process_name", i, 0, "name", json_string(line)),
+                      &first) != 0 ||
+            put_event(out, meta_event("process_sort_index", i, 0, "sort_index",
+                                      json_integer(i)), &first) != 0)
+            goto cleanup;
+        for (int t = 0; t < 3; t++)
+            if (put_event(out, meta_event("thread_name", i, t, "name", json_string(tname[t])),
+                          &first) != 0 ||
+                put_event(out, meta_event("thread_sort_index", i, t, "sort_index",
+                                          json_integer(t)), &first) != 0)
+                goto cleanup;
+    }
+    for (int k = 0; k < sim.ev.n; k++) {
+        const sched_event *ev = &sim.ev.ev[k];
+        int tid = ev->kind == SCHED_SEND ? TID_P2P : TID_COMPUTE;
+        const char *tag = ev->kind == SCHED_FORWARD ? "F" : ev->kind == SCHED_BACKWARD ? "B"
+                                                                                       : "send";
+        if (sim.vpp > 1)
+            snprintf(name, sizeof name, "%s%d.%d", tag, ev->microbatch, ev->chunk);
+        else
+            snprintf(name, sizeof name, "%s%d", tag, ev->microbatch);
+        if (put_event(out, span_event(name, kind_name(ev->kind), ev->stage, tid, ev->start_s,
+                                      ev->end_s,
+                                      json_pack("{s:i, s:i}", "microbatch", ev->microbatch,
+                                                "chunk", ev->chunk)),
+                      &first) != 0)
+            goto cleanup;
+    }
+    for (int i = 0; i < s->pp; i++) {
+        double t = sim.span_s;
+        if (sim.dp_s > 0 &&
+            put_event(out, span_event("DP comm (exposed)", "dp-comm", i, TID_DP, t, t + sim.dp_s,
+                                      NULL), &first) != 0)
+            goto cleanup;
+        t += sim.dp_s;
+        if (sim.opt_s > 0 &&
+            put_event(out, span_event("optimizer step", "optimizer", i, TID_DP, t, t + sim.opt_s,
+                                      NULL), &first) != 0)
+            goto cleanup;
+        t += sim.opt_s;
+        if (sim.overhead_s > 0 &&
+            put_event(out, span_event("step overhead", "overhead", i, TID_DP, t,
+                                      t + sim.overhead_s, NULL), &first) != 0)
+            goto cleanup;
+    }
+    fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":", out);
+    plan_line(m, pl, line, sizeof line);
+    {
+        json_t *other = json_pack("{s:s, s:s, s:s, s:f, s:f, s:i}", "generator",
+                                  "planner " PLANNER_VERSION, "cluster", c->name, "plan", line,
+                                  "step_time_s", pl->e.step_time_s, "simulated_step_s",
+                                  sim.end_s, "microbatches", sim.microbatches);
+        if (other == NULL)
+            goto cleanup;
+        if (json_dumpf(other, out, JSON_COMPACT | JSON_PRESERVE_ORDER |
+                                       JSON_REAL_PRECISION(12)) != 0) {
+            json_decref(other);
+            goto cleanup;
+        }
+        json_decref(other);
+    }
+    fputs("}\n", out);
+    rc = ferror(out) ? -1 : 0;
+cleanup:
+    sched_events_free(&sim.ev);
+    return rc;
+}
+
+/* ---- SVG ------------------------------------------------------------------------ */
+
+#define SVG_W 1200
+#define SVG_LEFT 110
+#define SVG_RIGHT 30
+#define PLOT_W (SVG_W - SVG_LEFT - SVG_RIGHT)
+
+static const char *const col_f = "#4c78a8", *const col_b = "#54a24b",
+                         *const col_dp = "#e45756", *const col_opt = "#b279a2",
+                         *const col_over = "#9d755d", *const col_idle = "#ececec";
+
+static void xml_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '&': fputs("&amp;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&apos;", out); break;
+        default:
+            if ((unsigned char)*s >= 0x20 || *s == '\t')
+                fputc(*s, out);
+        }
+    }
+}
+
+/* A "nice" tick step (1, 2 or 5 x 10^k) giving about `want` ticks over range. */
+static double nice_step(double range, int want)
+{
+    double raw = range / (want > 0 ? want : 1), mag, f;
+    if (!(raw > 0))
+        return 1;
+    mag = pow(10.0, floor(log10(raw)));
+    f = raw / mag;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+static void fmt_time(double t, double step, char *buf, size_t size)
+{
+    if (step >= 1.0)
+        snprintf(buf, size, "%g s", t);
+    else if (step >= 1e-3)
+        snprintf(buf, size, "%g ms", round(t * 1e6) / 1e3);
+    else
+        snprintf(buf, size, "%g us", round(t * 1e9) / 1e3);
+}
+
+static void rect(FILE *out, double x, double y, double w, double h, const char *fill,
+                 const char *title)
+{
+    fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"", x, y,
+            w, h, fill);
+    if (title != NULL) {
+        fputs("><title>", out);
+        xml_text(out, title);
+        fputs("</title></rect>\n", out);
+    } else {
+        fputs("/>\n", out);
+    }
+}
+
+static void legend_item(FILE *out, double x, double y, const char *fill, const char *label)
+{
+    rect(out, x, y - 10, 12, 12, fill, NULL);
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", x + 17, y);
+    xml_text(out, label);
+    fputs("</text>\n", out);
+}
+
+/* Draws the rows at pixel resolution: per rank, runs of pixels whose busiest
+ * kind (forward / backward / idle) is the same become one rectangle. */
+static int draw_rows_raster(FILE *out, const step_sim *sim, double scale, double y0,
+                            double row_h)
+{
+    int pp = sim->pp, w = PLOT_W;
+    double *busy = pl_calloc((size_t)pp * (size_t)w * 2, sizeof *busy);
+    if (busy == NULL)
+        return -1;
+    for (int k = 0; k < sim->ev.n; k++) {
+        const sched_event *ev = &sim->ev.ev[k];
+        int kind = ev->kind == SCHED_FORWARD ? 0 : ev->kind == SCHED_BACKWARD ? 1 : -1;
+        double x0 = ev->start_s * scale, x1 = ev->end_s * scale;
+        if (kind < 0 || ev->stage < 0 || ev->stage >= pp)
+            continue;
+        for (int px = (int)floor(x0); px < w && px <= (int)floor(x1); px++) {
+            double a = px > x0 ? px : x0, b = px + 1 < x1 ? px + 1 : x1;
+            if (px >= 0 && b > a)
+                busy[((size_t)ev->stage * w + px) * 2 + kind] += b - a;
+        }
+    }
+    for (int r = 0; r < pp; r++) {
+        int start = 0, cls = -1;
+        for (int px = 0; px <= w; px++) {
+            int c2 = -1;
+            if (px < w) {
+                double f = busy[((size_t)r * w + px) * 2], b = busy[((size_t)r * w + px) * 2 + 1];
+                c2 = (f + b < 0.5) ? 2 : (f >= b ? 0 : 1);
+                if (px >= (int)ceil(sim->span_s * scale))
+                    c2 = 3;   /* past the pipeline: drawn separately */
+            }
+            if (c2 != cls) {
+                if (cls == 0 || cls == 1)
+                    rect(out, SVG_LEFT + start, y0 + r * row_h + 1, px - start, row_h - 2,
+                         cls == 0 ? col_f : col_b, NULL);
+                cls = c2;
+                start = px;
+            }
+        }
+    }
+    pl_free(busy);
+    return 0;
+}
+
+static void draw_rows_events(FILE *out, const step_sim *sim, double scale, double y0,
+                             double row_h)
+{
+    char title[96];
+    for (int k = 0; k < sim->ev.n; k++) {
+        const sched_event *ev = &sim->ev.ev[k];
+        double x, w;
+        if (ev->kind != SCHED_FORWARD && ev->kind != SCHED_BACKWARD)
+            continue;
+        x = SVG_LEFT + ev->start_s * scale;
+        w = (ev->end_s - ev->start_s) * scale;
+        if (sim->vpp > 1)
+            snprintf(title, sizeof title, "%s micro-batch %d chunk %d: %.3f-%.3f ms",
+                     ev->kind == SCHED_FORWARD ? "forward" : "backward", ev->microbatch,
+                     ev->chunk, ev->start_s * 1e3, ev->end_s * 1e3);
+        else
+            snprintf(title, sizeof title, "%s micro-batch %d: %.3f-%.3f ms",
+                     ev->kind == SCHED_FORWARD ? "forward" : "backward", ev->microbatch,
+                     ev->start_s * 1e3, ev->end_s * 1e3);
+        rect(out, x, y0 + ev->stage * row_h + 1, w > 0.3 ? w : 0.3, row_h - 2,
+             ev->kind == SCHED_FORWARD ? col_f : col_b, title);
+        if (w >= 16 && row_h >= 12)
+            fprintf(out, "<text class=\"mb\" x=\"%.2f\" y=\"%.2f\">%d</text>\n", x + w / 2,
+                    y0 + ev->stage * row_h + row_h / 2 + 4, ev->microbatch);
+    }
+}
+
+int trace_write_svg(FILE *out, const model *m, const cluster *c,
+                    const cost_params *p, const plan *pl)
+{
+    step_sim sim;
+    const strategy *s = &pl->s;
+    const evaluation *e = &pl->e;
+    int rc = -1, pp;
+    double row_h, tl_top, tl_h, scale, step, mem_top, mem_h = 260, bar_w, max_gib = 0;
+    double height;
+    char line[512], lab[64];
+
+    if (out == NULL || m == NULL || c == NULL || p == NULL || pl == NULL)
+        return -1;
+    if (step_simulate(m, c, p, pl, &sim) != 0)
+        return -1;
+    pp = s->pp;
+    row_h = pp <= 8 ? 28 : pp <= 32 ? 14 : 480.0 / pp;
+    if (row_h < 2)
+        row_h = 2;
+    tl_top = 92;
+    tl_h = row_h * pp;
+    mem_top = tl_top + tl_h + 110;
+    height = mem_top + mem_h + 90;
+    scale = PLOT_W / (sim.end_s > 0 ? sim.end_s : 1.0);
+
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+                 "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-family=\"Helvetica, Arial, "
+                 "sans-serif\" font-size=\"12\">\n", SVG_W, height, SVG_W, height);
+    fputs("<style>text.mb{font-size:9px;fill:#fff;text-anchor:middle}"
+          "text.ax{fill:#444}text.r{text-anchor:end}text.c{text-anchor:middle}"
+          "text.h{font-size:15px;font-weight:bold}</style>\n", out);
+    fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#fff\"/>\n", SVG_W,
+            height);
+
+    /* title */
+    plan_line(m, pl, line, sizeof line);
+    fputs("<text class=\"h\" x=\"16\" y=\"24\">", out);
+    xml_text(out, line);
+    fputs("</text>\n<text x=\"16\" y=\"44\">", out);
+    snprintf(line, sizeof line,
+             "%s: step %.3f s predicted (%.3f s simulated here), %.0f tokens/s, MFU %.1f%%, "
+             "%d micro-batches",
+             c->name[0] ? c->name : "cluster", e->step_time_s, sim.end_s, e->tokens_per_s,
+             100.0 * e->mfu, sim.microbatches);
+    xml_text(out, line);
+    fputs("</text>\n", out);
+
+    /* timeline legend */
+    legend_item(out, SVG_LEFT, 70, col_f, "forward");
+    legend_item(out, SVG_LEFT + 90, 70, col_b, "backward");
+    legend_item(out, SVG_LEFT + 185, 70, col_idle, "idle (pipeline bubble)");
+    legend_item(out, SVG_LEFT + 355, 70, col_dp, "exposed DP communication");
+    legend_item(out, SVG_LEFT + 545, 70, col_opt, "optimizer step");
+    legend_item(out, SVG_LEFT + 665, 70, col_over, "step overhead");
+
+    /* timeline rows: idle background, events, after-pipeline phases */
+    for (int r = 0; r < pp; r++) {
+        double y = tl_top + r * row_h;
+        rect(out, SVG_LEFT, y + 1, sim.span_s * scale, row_h - 2, col_idle, NULL);
+        if (row_h >= 9 && (pp <= 32 || r % (pp / 16) == 0)) {
+            fprintf(out, "<text class=\"r\" x=\"%d\" y=\"%.1f\">stage %d</text>\n",
+                    SVG_LEFT - 8, y + row_h / 2 + 4, r);
+        }
+    }
+    if (sim.ev.n <= TRACE_SVG_MAX_RECTS)
+        draw_rows_events(out, &sim, scale, tl_top, row_h);
+    else if (draw_rows_raster(out, &sim, scale, tl_top, row_h) != 0)
+        goto cleanup;
+    {
+        double x = SVG_LEFT + sim.span_s * scale;
+        if (sim.dp_s > 0)
+            rect(out, x, tl_top + 1, sim.dp_s * scale, tl_h - 2, col_dp,
+                 "exposed data-parallel communication");
+        x += sim.dp_s * scale;
+        if (sim.opt_s > 0)
+            rect(out, x, tl_top + 1, sim.opt_s * scale, tl_h - 2, col_opt, "optimizer step");
+        x += sim.opt_s * scale;
+        if (sim.overhead_s > 0)
+            rect(out, x, tl_top + 1, sim.overhead_s * scale, tl_h - 2, col_over,
+                 "fixed step overhead");
+    }
+    /* time axis */
+    step = nice_step(sim.end_s, 8);
+    fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#444\"/>\n",
+            SVG_LEFT, tl_top + tl_h + 2, SVG_LEFT + PLOT_W, tl_top + tl_h + 2);
+    for (double t = 0; t <= sim.end_s * 1.0000001 && step > 0; t += step) {
+        double x = SVG_LEFT + t * scale;
+        fmt_time(t, step, lab, sizeof lab);
+        fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>\n"
+                     "<text class=\"ax c\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                x, tl_top + tl_h + 2, x, tl_top + tl_h + 7, x, tl_top + tl_h + 20, lab);
+    }
+    fprintf(out, "<text class=\"c\" x=\"%d\" y=\"%.1f\">time within one training step "
+                 "(pipeline rank per row)</text>\n",
+            SVG_LEFT + PLOT_W / 2, tl_top + tl_h + 38);
+
+    /* memory: stacked bars per stage against usable capacity */
+    for (int i = 0; i < pp && i < e->n_stages; i++) {
+        const memory_breakdown *mb = &e->stage_memory[i];
+        double tot = mb->total_bytes > 0 ? mb->total_bytes
+                                         : mb->weights_bytes + mb->grads_bytes +
+                                               mb->optimizer_bytes + mb->activations_bytes +
+                                               mb->reserve_bytes;
+        if (tot / GIB > max_gib)
+            max_gib = tot / GIB;
+        if (mb->capacity_bytes / GIB > max_gib)
+            max_gib = mb->capacity_bytes / GIB;
+    }
+    if (!(max_gib > 0))
+        max_gib = 1;
+    {
+        double ystep = nice_step(max_gib, 6), top = ceil(max_gib / ystep) * ystep;
+        double ys = mem_h / top, base = mem_top + mem_h;
+        fputs("<text class=\"h\" x=\"16\" y=\"", out);
+        fprintf(out, "%.1f\">Memory per GPU, by pipeline stage</text>\n", mem_top - 50);
+        legend_item(out, SVG_LEFT, mem_top - 24, "#4c78a8", "weights");
+        legend_item(out, SVG_LEFT + 85, mem_top - 24, "#72b7b2", "gradients");
+        legend_item(out, SVG_LEFT + 180, mem_top - 24, "#f58518", "optimizer states");
+        legend_item(out, SVG_LEFT + 310, mem_top - 24, "#54a24b", "activations");
+        legend_item(out, SVG_LEFT + 415, mem_top - 24, "#bab0ac", "reserve");
+        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#d62728\" "
+                     "stroke-dasharray=\"5,3\" stroke-width=\"2\"/>\n"
+                     "<text x=\"%d\" y=\"%.1f\">usable capacity</text>\n",
+                SVG_LEFT + 500, mem_top - 28, SVG_LEFT + 520, mem_top - 28, SVG_LEFT + 525,
+                mem_top - 24);
+        for (double g = 0; g <= top * 1.0000001; g += ystep) {
+            double y = base - g * ys;
+            fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
+                         "<text class=\"ax r\" x=\"%d\" y=\"%.1f\">%g GiB</text>\n",
+                    SVG_LEFT, y, SVG_LEFT + PLOT_W, y, SVG_LEFT - 8, y + 4, g);
+        }
+        bar_w = (double)PLOT_W / (pp > 0 ? pp : 1);
+        for (int i = 0; i < pp && i < e->n_stages; i++) {
+            const memory_breakdown *mb = &e->stage_memory[i];
+            const double part[5] = {mb->weights_bytes, mb->grads_bytes, mb->optimizer_bytes,
+                                    mb->activations_bytes, mb->reserve_bytes};
+            static const char *const fill[5] = {"#4c78a8", "#72b7b2", "#f58518", "#54a24b",
+                                                "#bab0ac"};
+            static const char *const what[5] = {"weights", "gradients", "optimizer states",
+                                                "activations", "reserve"};
+            double w = bar_w * 0.7 < 90 ? bar_w * 0.7 : 90;
+            double x = SVG_LEFT + i * bar_w + (bar_w - w) / 2, y = base;
+            for (int k = 0; k < 5; k++) {
+                double h = part[k] / GIB * ys;
+                if (!(h > 0))
+                    continue;
+                y -= h;
+                snprintf(line, sizeof line, "stage %d %s: %.2f GiB", i, what[k],
+                         part[k] / GIB);
+                rect(out, x, y, w, h, fill[k], line);
+            }
+            if (mb->capacity_bytes > 0) {
+                double yc = base - mb->capacity_bytes / GIB * ys;
+                fprintf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                             "stroke=\"#d62728\" stroke-dasharray=\"5,3\" stroke-width=\"2\"/>\n",
+                        x - w * 0.15, yc, x + w * 1.15, yc);
+            }
+            if (pp <= 32 || i % (pp / 16) == 0)
+                fprintf(out, "<text class=\"ax c\" x=\"%.1f\" y=\"%.1f\">%d</text>\n",
+                        x + w / 2, base + 16, i);
+        }
+        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#444\"/>\n",
+                SVG_LEFT, base, SVG_LEFT + PLOT_W, base);
+        fprintf(out, "<text class=\"c\" x=\"%d\" y=\"%.1f\">pipeline stage (peak %.1f GiB on "
+                     "stage %d)</text>\n",
+                SVG_LEFT + PLOT_W / 2, base + 36, e->peak_memory_bytes / GIB, e->peak_stage);
+    }
+    fputs("</svg>\n", out);
+    rc = ferror(out) ? -1 : 0;
+cleanup:
+    sched_events_free(&sim.ev);
+    return rc;
+}

@@ -1,0 +1,301 @@
+/* partition_dp.c: contiguous layers to pipeline stages by an exact dynamic
+ * program (the problem is stated in partition.h).
+ *
+ * f[s][j] = the least bottleneck that places layers [0, j) on stages 0..s:
+ *     f[0][j] = time(0, 0, j)                      if bytes(0, 0, j) fits
+ *     f[s][j] = min over i of max(f[s-1][i], time(s, i, j))
+ *               over the i with bytes(s, i, j) fitting,
+ * the answer is f[P-1][L].  For each end j the scan over the start i runs
+ * from the shortest range to longer ones, adding layer i to running sums of
+ * time, state and activation bytes (and a running maximum of the transient
+ * peak), so each (s, i, j) is O(1).  The sums are taken directly, from layer
+ * j - 1 down to i, never as differences of prefix sums: with coefficients
+ * of 1e30 next to 1e9 (partition.h's range) prefix differences cancel
+ * (1e30 + 5e9 - 1e30 = 0) and a stage that does not fit looked as if it
+ * did.  partition_stage_time/bytes() sum in the same order with the same
+ * expression, so the DP's verdict on a range is bit for bit the one
+ * partition_measure() gives.  Because every coefficient is >= 0 a longer
+ * range is never faster nor smaller, so the scan stops at the first range
+ * that is too big or already no better than the best found: in practice
+ * O(L x range) per stage instead of O(L^2).  Ties keep the first found,
+ * i.e. the latest start (later stages shorter).
+ * Invariants: every coefficient passed partition_validate(); the DP's
+ * optimum equals the ILP's on the same problem (tests/test_partition.c
+ * checks it on random instances).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "partition/partition.h"
+
+const char *partition_status_name(partition_status st)
+{
+    switch (st) {
+    case PARTITION_OK: return "ok";
+    case PARTITION_INFEASIBLE: return "infeasible";
+    case PARTITION_TIMEOUT: return "time limit reached without a solution";
+    case PARTITION_INVALID: return "invalid problem";
+    case PARTITION_UNSUPPORTED: return "constraint not supported by the DP";
+    case PARTITION_NOMEM: return "out of memory";
+    case PARTITION_SOLVER_ERROR: return "solver error";
+    }
+    return "unknown";
+}
+
+void partition_ws_free(partition_ws *ws)
+{
+    if (ws == NULL)
+        return;
+    pl_free(ws->buf);
+    pl_free(ws->arg);
+    ws->buf = NULL;
+    ws->arg = NULL;
+    ws->cap = ws->arg_cap = 0;
+}
+
+static int min_layers_of(const partition_problem *pb)
+{
+    return pb->min_layers > 0 ? pb->min_layers : 1;
+}
+
+/* partition.h's valid range: finite, 0 or within [COEF_MIN, COEF_MAX]. */
+static bool good_value(double v)
+{
+    return v == 0 || (v >= PARTITION_COEF_MIN && v <= PARTITION_COEF_MAX);
+}
+
+#define FAIL(...)                                                  \
+    do {                                                           \
+        if (why != NULL && why_size > 0)                           \
+            snprintf(why, (size_t)why_size, __VA_ARGS__);          \
+        return -1;                                                 \
+    } while (0)
+
+int partition_validate(const partition_problem *pb, char *why, int why_size)
+{
+    int L, P, K, ml;
+    if (why != NULL && why_size > 0)
+        why[0] = '\0';
+    if (pb == NULL)
+        FAIL("no problem");
+    L = pb->n_layers;
+    P = pb->n_stages;
+    K = pb->n_classes;
+    ml = min_layers_of(pb);
+    if (L < 1 || L > PARTITION_MAX_LAYERS)
+        FAIL("layers %d outside 1..%d", L, PARTITION_MAX_LAYERS);
+    if (P < 1 || P > PARTITION_MAX_STAGES)
+        FAIL("stages %d outside 1..%d", P, PARTITION_MAX_STAGES);
+    if (pb->min_layers < 0 || (long)P * ml > L)
+        FAIL("%d stages of at least %d layers do not fit %d layers", P, ml, L);
+    if (K < 1 || K > PARTITION_MAX_STAGES)
+        FAIL("classes %d outside 1..%d", K, PARTITION_MAX_STAGES);
+    if (pb->stage_class == NULL || pb->time_s == NULL || pb->state_bytes == NULL ||
+        pb->act_bytes == NULL || pb->fixed_time_s == NULL || pb->fixed_bytes == NULL ||
+        pb->inflight == NULL || pb->capacity_bytes == NULL)
+        FAIL("missing array");
+    for (int s = 0; s < P; s++) {
+        if (pb->stage_class[s] < 0 || pb->stage_class[s] >= K)
+            FAIL("stage %d: class %d outside 0..%d", s, pb->stage_class[s], K - 1);
+        if (!good_value(pb->fixed_time_s[s]) || !good_value(pb->fixed_bytes[s]) ||
+            !good_value(pb->inflight[s]))
+            FAIL("stage %d: a fixed cost is outside 0 or [%g, %g]", s, PARTITION_COEF_MIN,
+                 PARTITION_COEF_MAX);
+        if (pb->capacity_bytes[s] != HUGE_VAL && !good_value(pb->capacity_bytes[s]))
+            FAIL("stage %d: capacity is outside 0, [%g, %g] or HUGE_VAL", s,
+                 PARTITION_COEF_MIN, PARTITION_COEF_MAX);
+    }
+    for (long i = 0; i < (long)K * L; i++) {
+        if (!good_value(pb->time_s[i]) || !good_value(pb->state_bytes[i]) ||
+            !good_value(pb->act_bytes[i]) ||
+            (pb->peak_bytes != NULL && !good_value(pb->peak_bytes[i])))
+            FAIL("class %ld layer %ld: a cost is outside 0 or [%g, %g]", i / L, i % L,
+                 PARTITION_COEF_MIN, PARTITION_COEF_MAX);
+    }
+    if (pb->class_layer_cap != NULL)
+        for (int k = 0; k < K; k++)
+            if (pb->class_layer_cap[k] > L)
+                FAIL("class %d: layer cap %d exceeds %d layers", k, pb->class_layer_cap[k], L);
+    if (!good_value(pb->fill_weight) || !good_value(pb->bottleneck_lb))
+        FAIL("fill weight or bottleneck bound is outside 0 or [%g, %g]", PARTITION_COEF_MIN,
+             PARTITION_COEF_MAX);
+    if (!(pb->mip_gap >= 0 && pb->mip_gap <= 1))
+        FAIL("gap %g is outside [0, 1]", pb->mip_gap);
+    return 0;
+}
+
+/* Both sum from the range's last layer down to its first and combine the
+ * sums with the fixed costs in the expression partition_dp() uses. */
+double partition_stage_time(const partition_problem *pb, int s, int first, int n)
+{
+    const double *t = pb->time_s + (size_t)pb->stage_class[s] * (size_t)pb->n_layers;
+    double sum = 0;
+    for (int i = first + n - 1; i >= first; i--)
+        sum += t[i];
+    return pb->fixed_time_s[s] + sum;
+}
+
+double partition_stage_bytes(const partition_problem *pb, int s, int first, int n)
+{
+    size_t off = (size_t)pb->stage_class[s] * (size_t)pb->n_layers;
+    double state = 0, act = 0, peak = 0;
+    for (int i = first + n - 1; i >= first; i--) {
+        state += pb->state_bytes[off + (size_t)i];
+        act += pb->act_bytes[off + (size_t)i];
+        if (pb->peak_bytes != NULL && pb->peak_bytes[off + (size_t)i] > peak)
+            peak = pb->peak_bytes[off + (size_t)i];
+    }
+    return pb->fixed_bytes[s] + state + pb->inflight[s] * act + peak;
+}
+
+double partition_measure(const partition_problem *pb, const int *n_layers, bool *fits)
+{
+    double worst = 0;
+    bool ok = true;
+    int first = 0;
+    for (int s = 0; s < pb->n_stages; s++) {
+        double t = partition_stage_time(pb, s, first, n_layers[s]);
+        if (t > worst)
+            worst = t;
+        if (n_layers[s] < 1 ||
+            partition_stage_bytes(pb, s, first, n_layers[s]) > pb->capacity_bytes[s])
+            ok = false;
+        first += n_layers[s];
+    }
+    if (first != pb->n_layers)
+        ok = false;
+    if (fits != NULL)
+        *fits = ok;
+    return worst;
+}
+
+/* Grows the workspace to hold `doubles` doubles and `ints` ints. */
+static int ws_reserve(partition_ws *ws, size_t doubles, size_t ints)
+{
+    if (ws->cap < doubles) {
+        double *b = pl_realloc(ws->buf, doubles * sizeof *b);
+        if (b == NULL)
+            return -1;
+        ws->buf = b;
+        ws->cap = doubles;
+    }
+    if (ws->arg_cap < ints) {
+        int *a = pl_realloc(ws->arg, ints * sizeof *a);
+        if (a == NULL)
+            return -1;
+        ws->arg = a;
+        ws->arg_cap = ints;
+    }
+    return 0;
+}
+
+partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
+                              partition_result *out)
+{
+    partition_ws local = {NULL, 0, NULL, 0};
+    partition_status st = PARTITION_OK;
+    int L, P, ml;
+    size_t row;
+    double *f;
+    int *arg;
+
+    memset(out, 0, sizeof *out);
+    if (partition_validate(pb, NULL, 0) != 0) {
+        out->status = PARTITION_INVALID;
+        return PARTITION_INVALID;
+    }
+    if (pb->fill_weight > 0)
+        goto unsupported;
+    for (int k = 0; pb->class_layer_cap != NULL && k < pb->n_classes; k++)
+        if (pb->class_layer_cap[k] >= 0)
+            goto unsupported;
+    L = pb->n_layers;
+    P = pb->n_stages;
+    ml = min_layers_of(pb);
+    row = (size_t)L + 1;
+    if (ws == NULL)
+        ws = &local;
+    if (ws_reserve(ws, row * (size_t)P, row * (size_t)P) != 0) {
+        st = PARTITION_NOMEM;
+        goto cleanup;
+    }
+    f = ws->buf;
+    arg = ws->arg;
+
+    for (int s = 0; s < P; s++) {
+        const size_t o = (size_t)pb->stage_class[s] * (size_t)L;
+        const double *tt = pb->time_s + o, *sb = pb->state_bytes + o, *ab = pb->act_bytes + o;
+        const double *peak = pb->peak_bytes != NULL ? pb->peak_bytes + o : NULL;
+        const double ft = pb->fixed_time_s[s], fb = pb->fixed_bytes[s];
+        const double inf = pb->inflight[s], cap = pb->capacity_bytes[s];
+        double *fs = f + (size_t)s * row;
+        const double *fp = s > 0 ? f + (size_t)(s - 1) * row : NULL;
+        int *as = arg + (size_t)s * row;
+        int jlo = (s + 1) * ml, jhi = L - (P - 1 - s) * ml;
+
+        for (int j = 0; j <= L; j++) {
+            fs[j] = HUGE_VAL;
+            as[j] = -1;
+        }
+        if (s == P - 1)
+            jlo = L;   /* only the whole model matters for the last stage */
+        for (int j = jlo; j <= jhi; j++) {
+            /* sums over [i, j), grown one layer at a time as i decreases,
+             * in partition_stage_time/bytes()'s order */
+            double best = HUGE_VAL, tsum = 0, ssum = 0, asum = 0, runmax = 0;
+            int bi = -1, ilo = s * ml, ihi = j - ml;
+            if (s == 0)
+                ilo = ihi = 0;
+            if (ihi < ilo)
+                continue;
+            for (int i = j - 1; i >= ilo; i--) {
+                double t, bytes, v;
+                tsum += tt[i];
+                ssum += sb[i];
+                asum += ab[i];
+                if (peak != NULL && peak[i] > runmax)
+                    runmax = peak[i];
+                if (i > ihi)
+                    continue;   /* shorter than min_layers */
+                t = ft + tsum;
+                if (t >= best)
+                    break;
+                bytes = fb + ssum + inf * asum + runmax;
+                if (bytes > cap)
+                    break;
+                v = s == 0 ? t : (fp[i] > t ? fp[i] : t);
+                if (v < best) {
+                    best = v;
+                    bi = i;
+                }
+            }
+            fs[j] = best;
+            as[j] = bi;
+        }
+    }
+
+    if (!isfinite(f[(size_t)(P - 1) * row + (size_t)L])) {
+        st = PARTITION_INFEASIBLE;
+        goto cleanup;
+    }
+    {
+        int j = L;
+        for (int s = P - 1; s >= 0; s--) {
+            int i = arg[(size_t)s * row + (size_t)j];
+            out->n_layers[s] = j - i;
+            j = i;
+        }
+    }
+    out->bottleneck_s = partition_measure(pb, out->n_layers, NULL);
+    out->objective = out->bottleneck_s;
+    out->optimal = true;
+cleanup:
+    partition_ws_free(&local);
+    out->status = st;
+    return st;
+
+unsupported:
+    out->status = PARTITION_UNSUPPORTED;
+    return PARTITION_UNSUPPORTED;
+}

@@ -1,0 +1,526 @@
+/* placement.c: pipeline stages on node groups (placements), and the layer
+ * partition of a strategy's stages (placement.h).
+ *
+ * Model.  Stage s of a placement runs on its part's node group with its
+ * part's TP degree; its per-micro-batch time is the sum of its layers'
+ * forward + backward times from cost_layer_range() on that GPU type (the
+ * embedding on stage 0, the output layer and loss on the last stage), and
+ * its memory is evaluate()'s memory_stage() formula term by term:
+ *     params x (weights + grads + optimizer bytes per param)
+ *   + (1 + frag) (activations x memory_inflight(pp, 1, m, s) + transient)
+ *   + reserve,
+ * where the transient is the largest one layer needs (full recompute) plus
+ * the fp32 logits on the last stage.  ZeRO-3's gathered-weights buffer
+ * (2 x the stage's parameters / its layers) is bounded from above by
+ * 2 x the largest layer plus 2 x the embedding/output parameters, so a
+ * split the partitioner accepts also fits in evaluate().  The partitioner
+ * minimizes the largest stage time (1F1B's steady state is paced by it);
+ * the search then evaluates the split exactly (pipeline simulation, p2p on
+ * the links each boundary crosses).
+ *
+ * Per-layer costs are computed once per (group, tp, cp, mbs, seq, sp,
+ * recompute, TP overlap) and kept in a small round-robin cache: a search
+ * asks for the same tables for every ZeRO stage and data-parallel degree.
+ * Identical consecutive layers are costed once.  No allocation after
+ * placer_new() except the partition workspace's first growth and the ILP.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "cost/memory.h"
+#include "partition/placement.h"
+
+#define COST_CACHE 48
+#define PLACER_ILP_GAP 1e-4      /* relative MIP gap of the search's ILP */
+
+/* ---- placements ----------------------------------------------------------- */
+
+int placement_stages(const placement *pl)
+{
+    int n = 0;
+    for (int k = 0; k < pl->n_parts; k++)
+        n += pl->part[k].n_stages;
+    return n;
+}
+
+long placement_gpus(const placement *pl, int tp, int cp, int dp)
+{
+    long n = 0;
+    for (int k = 0; k < pl->n_parts; k++)
+        n += (long)pl->part[k].n_stages * (pl->part[k].tp > 0 ? pl->part[k].tp : tp) * cp * dp;
+    return n;
+}
+
+int placement_from_strategy(const strategy *s, placement *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s->n_stages < 1)
+        return -1;
+    for (int i = 0; i < s->n_stages && i < STRATEGY_MAX_STAGES; i++) {
+        placement_part *last = out->n_parts > 0 ? &out->part[out->n_parts - 1] : NULL;
+        int tp = s->stage[i].tp > 0 ? s->stage[i].tp : s->tp;
+        if (last != NULL && last->group == s->stage[i].group && last->tp == tp) {
+            last->n_stages++;
+            continue;
+        }
+        if (out->n_parts == PLACEMENT_MAX_PARTS)
+            return -1;
+        out->part[out->n_parts++] = (placement_part){s->stage[i].group, 1, tp};
+    }
+    return 0;
+}
+
+void placement_describe(const cluster *c, const placement *pl, char *buf, size_t size)
+{
+    size_t len = 0;
+    if (size == 0)
+        return;
+    buf[0] = '\0';
+    for (int k = 0; k < pl->n_parts && len + 1 < size; k++) {
+        int g = pl->part[k].group;
+        snprintf(buf + len, size - len, "%s%s x%d", k ? " + " : "",
+                 g >= 0 && g < c->n_groups ? c->group[g].name : "?", pl->part[k].n_stages);
+        len = strlen(buf);
+    }
+}
+
+typedef struct enum_state {
+    const cluster *c;
+    int kmax[CLUSTER_MAX_GROUPS];
+    int max_stages, want_pp;
+    placement *out;
+    int cap, n;
+    placement cur;
+} enum_state;
+
+static void emit(enum_state *e)
+{
+    if (e->n < e->cap)
+        e->out[e->n] = e->cur;
+    e->n++;
+}
+
+/* Stage counts for parts [k, n_parts) adding up to `left` (want_pp). */
+static void counts(enum_state *e, int k, int left)
+{
+    int n = e->cur.n_parts;
+    if (e->n >= e->cap)
+        return;   /* full: the first `cap` in this order are kept */
+    if (k == n) {
+        if (left == 0)
+            emit(e);
+        return;
+    }
+    for (int q = 1; q <= e->kmax[e->cur.part[k].group] && q <= left - (n - k - 1); q++) {
+        e->cur.part[k].n_stages = q;
+        counts(e, k + 1, left - q);
+    }
+}
+
+/* The current ordered group list is complete: give it its stage counts. */
+static void finish(enum_state *e)
+{
+    if (e->want_pp > 0) {
+        if (e->want_pp <= e->max_stages)
+            counts(e, 0, e->want_pp);
+        return;
+    }
+    {
+        int total = 0;
+        for (int k = 0; k < e->cur.n_parts; k++) {
+            e->cur.part[k].n_stages = e->kmax[e->cur.part[k].group];
+            total += e->cur.part[k].n_stages;
+        }
+        if (total <= e->max_stages)
+            emit(e);
+    }
+}
+
+/* Every ordered choice of distinct eligible groups, 2..depth long. */
+static void orders(enum_state *e, int depth, unsigned used)
+{
+    if (e->n >= e->cap)
+        return;
+    if (e->cur.n_parts >= 2)
+        finish(e);
+    if (e->cur.n_parts == depth)
+        return;
+    for (int g = 0; g < e->c->n_groups; g++) {
+        if ((used & (1u << g)) || e->kmax[g] < 1)
+            continue;
+        e->cur.part[e->cur.n_parts++] = (placement_part){g, 0, 0};
+        orders(e, depth, used | (1u << g));
+        e->cur.n_parts--;
+    }
+}
+
+/* Ranks groups for placements over many groups: more usable memory first
+ * (stage 0 holds the most micro-batches), then more peak FLOP/s, then index. */
+static bool group_before(const cluster *c, int a, int b)
+{
+    const gpu_spec *x = &c->group[a].gpu, *y = &c->group[b].gpu;
+    if (x->usable_mem_bytes != y->usable_mem_bytes)
+        return x->usable_mem_bytes > y->usable_mem_bytes;
+    if (x->peak_flops[PEAK_BF16] != y->peak_flops[PEAK_BF16])
+        return x->peak_flops[PEAK_BF16] > y->peak_flops[PEAK_BF16];
+    return a < b;
+}
+
+int placement_enumerate(const cluster *c, int tp, int cp, int dp, int max_stages,
+                        int want_pp, placement *out, int cap)
+{
+    enum_state e;
+    long unit = (long)tp * cp * dp;
+    int eligible = 0;
+
+    if (c == NULL || c->n_groups < 2 || unit < 1 || max_stages < 2)
+        return 0;
+    memset(&e, 0, sizeof e);
+    e.c = c;
+    e.max_stages = max_stages;
+    e.want_pp = want_pp;
+    e.out = out;
+    e.cap = cap;
+    for (int g = 0; g < c->n_groups && g < CLUSTER_MAX_GROUPS; g++) {
+        long k = group_total_gpus(&c->group[g]) / unit;
+        e.kmax[g] = k > STRATEGY_MAX_STAGES ? STRATEGY_MAX_STAGES : (int)k;
+        if (e.kmax[g] > 0)
+            eligible++;
+    }
+    if (eligible < 2)
+        return 0;
+    if (c->n_groups <= 4) {
+        orders(&e, c->n_groups, 0);
+    } else {
+        int rank[CLUSTER_MAX_GROUPS], n = 0;
+        for (int g = 0; g < c->n_groups && g < CLUSTER_MAX_GROUPS; g++) {
+            int at;
+            if (e.kmax[g] < 1)
+                continue;
+            at = n;
+            while (at > 0 && group_before(c, g, rank[at - 1])) {
+                rank[at] = rank[at - 1];
+                at--;
+            }
+            rank[at] = g;
+            n++;
+        }
+        for (int len = 2; len <= n && len <= PLACEMENT_MAX_PARTS; len++) {
+            e.cur.n_parts = len;
+            for (int k = 0; k < len; k++)
+                e.cur.part[k] = (placement_part){rank[k], 0, 0};
+            finish(&e);
+        }
+    }
+    return e.n < cap ? e.n : cap;
+}
+
+/* ---- the placer ---------------------------------------------------------- */
+
+typedef struct cost_key {
+    int group, tp, cp, mbs, seq_len, rc;
+    bool sp, tpo;
+} cost_key;
+
+/* Per-layer costs on one (group, tp, ...) and the end-stage extras:
+ * ext[0] embedding (first stage), ext[1] output layer (last), ext[2] both
+ * (a one-stage pipeline: tied embeddings counted once). */
+typedef struct cost_entry {
+    bool used;
+    cost_key key;
+    double *t, *params, *act, *peak;        /* [L] each */
+    double ext_t[3], ext_params[3], ext_peak[3];
+} cost_entry;
+
+struct placer {
+    const model *m;
+    const cluster *c;
+    const cost_params *p;
+    bool use_ilp;
+    bool balance_misses;                    /* closest_split for misses */
+    double ilp_limit_s;
+    int L;
+    cost_entry cache[COST_CACHE];
+    int next;
+    double *block;                          /* cache arrays */
+    /* one partition problem */
+    double *pt, *pst, *pact, *ppeak;        /* [PLACEMENT_MAX_PARTS * L] */
+    int cls[STRATEGY_MAX_STAGES];
+    double ft[STRATEGY_MAX_STAGES], fb[STRATEGY_MAX_STAGES];
+    double infl[STRATEGY_MAX_STAGES], cap[STRATEGY_MAX_STAGES], nocap[STRATEGY_MAX_STAGES];
+    double scaled[STRATEGY_MAX_STAGES];     /* capacities x f (closest_split) */
+    partition_ws ws;
+    partition_result res;
+    placer_stats st;
+};
+
+placer *placer_new(const model *m, const cluster *c, const cost_params *p, bool use_ilp,
+                   double ilp_time_limit_s)
+{
+    placer *pc = pl_calloc(1, sizeof *pc);
+    size_t L;
+    if (pc == NULL)
+        return NULL;
+    pc->m = m;
+    pc->c = c;
+    pc->p = p;
+    pc->use_ilp = use_ilp;
+    pc->balance_misses = true;
+    pc->ilp_limit_s = ilp_time_limit_s > 0 ? ilp_time_limit_s : 10.0;
+    pc->L = m->layers;
+    L = (size_t)m->layers;
+    pc->block = pl_calloc((size_t)COST_CACHE * 4 * L + (size_t)PLACEMENT_MAX_PARTS * 4 * L,
+                          sizeof *pc->block);
+    if (pc->block == NULL) {
+        pl_free(pc);
+        return NULL;
+    }
+    for (int k = 0; k < COST_CACHE; k++) {
+        double *b = pc->block + (size_t)k * 4 * L;
+        pc->cache[k].t = b;
+        pc->cache[k].params = b + L;
+        pc->cache[k].act = b + 2 * L;
+        pc->cache[k].peak = b + 3 * L;
+    }
+    pc->pt = pc->block + (size_t)COST_CACHE * 4 * L;
+    pc->pst = pc->pt + (size_t)PLACEMENT_MAX_PARTS * L;
+    pc->pact = pc->pst + (size_t)PLACEMENT_MAX_PARTS * L;
+    pc->ppeak = pc->pact + (size_t)PLACEMENT_MAX_PARTS * L;
+    for (int s = 0; s < STRATEGY_MAX_STAGES; s++)
+        pc->nocap[s] = HUGE_VAL;
+    return pc;
+}
+
+void placer_free(placer *pc)
+{
+    if (pc == NULL)
+        return;
+    partition_ws_free(&pc->ws);
+    pl_free(pc->block);
+    pl_free(pc);
+}
+
+const placer_stats *placer_get_stats(const placer *pc)
+{
+    return &pc->st;
+}
+
+void placer_balance_misses(placer *pc, bool on)
+{
+    pc->balance_misses = on;
+}
+
+static bool key_eq(const cost_key *a, const cost_key *b)
+{
+    return a->group == b->group && a->tp == b->tp && a->cp == b->cp && a->mbs == b->mbs &&
+           a->seq_len == b->seq_len && a->rc == b->rc && a->sp == b->sp && a->tpo == b->tpo;
+}
+
+static bool same_layer(const layer_spec *a, const layer_spec *b)
+{
+    return a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
+           a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe;
+}
+
+/* The cost table for key k (computed on a miss, evicting round-robin). */
+static const cost_entry *costs(placer *pc, const cost_key *k, const strategy *s)
+{
+    cost_entry *e;
+    range_cost rc;
+    for (int q = 0; q < COST_CACHE; q++)
+        if (pc->cache[q].used && key_eq(&pc->cache[q].key, k)) {
+            pc->st.cost_hits++;
+            return &pc->cache[q];
+        }
+    pc->st.cost_misses++;
+    e = &pc->cache[pc->next];
+    pc->next = (pc->next + 1) % COST_CACHE;
+    e->used = true;
+    e->key = *k;
+    for (int i = 0; i < pc->L; i++) {
+        if (i > 0 && same_layer(&pc->m->layer[i], &pc->m->layer[i - 1])) {
+            e->t[i] = e->t[i - 1];
+            e->params[i] = e->params[i - 1];
+            e->act[i] = e->act[i - 1];
+            e->peak[i] = e->peak[i - 1];
+            continue;
+        }
+        cost_layer_range(pc->m, pc->c, pc->p, s, k->group, k->tp, i, 1, false, false, &rc);
+        e->t[i] = rc.fwd_s + rc.bwd_s;
+        e->params[i] = rc.params;
+        e->act[i] = rc.act_bytes;
+        e->peak[i] = rc.act_peak_extra_bytes;
+    }
+    for (int x = 0; x < 3; x++) {
+        cost_layer_range(pc->m, pc->c, pc->p, s, k->group, k->tp, 0, 0, x != 1, x != 0, &rc);
+        e->ext_t[x] = rc.fwd_s + rc.bwd_s;
+        e->ext_params[x] = rc.params;
+        e->ext_peak[x] = rc.act_peak_extra_bytes;
+    }
+    return e;
+}
+
+/* Nothing fits: the split whose worst stage is the least over its GPU's
+ * memory (the fastest among those), for evaluate() to report as a miss.
+ * Scales every capacity by f, doubling f until a split fits, then halving
+ * the interval 12 times (f within 0.03% of the least); a stage whose
+ * fixed bytes alone exceed f x capacity never fits, so f is capped at 2^30
+ * and then the fastest split ignoring memory is used. */
+static partition_status closest_split(placer *pc, partition_problem *pb, int P)
+{
+    double lo = 1.0, hi = 2.0, *scaled = pc->scaled;
+    partition_status st = PARTITION_INFEASIBLE;
+    pb->capacity_bytes = scaled;
+    while (hi < 1073741824.0) {
+        for (int s = 0; s < P; s++)
+            scaled[s] = pc->cap[s] * hi;
+        st = partition_dp(pb, &pc->ws, &pc->res);
+        if (st != PARTITION_INFEASIBLE)
+            break;
+        lo = hi;
+        hi *= 2;
+    }
+    if (st == PARTITION_OK) {
+        for (int k = 0; k < 12; k++) {
+            double mid = 0.5 * (lo + hi);
+            for (int s = 0; s < P; s++)
+                scaled[s] = pc->cap[s] * mid;
+            st = partition_dp(pb, &pc->ws, &pc->res);
+            if (st == PARTITION_NOMEM)
+                return st;
+            if (st == PARTITION_OK)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        for (int s = 0; s < P; s++)
+            scaled[s] = pc->cap[s] * hi;
+    } else if (st == PARTITION_INFEASIBLE) {
+        pb->capacity_bytes = pc->nocap;
+    }
+    return st == PARTITION_NOMEM ? st : partition_dp(pb, &pc->ws, &pc->res);
+}
+
+#define WHY(...) do { snprintf(why, (size_t)why_size, __VA_ARGS__); return -1; } while (0)
+
+int placer_place(placer *pc, const placement *pl, strategy *s, char *why, int why_size)
+{
+    return placer_place_with(pc, pl, s, pc->use_ilp, why, why_size);
+}
+
+int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp, char *why,
+                      int why_size)
+{
+    const int L = pc->L;
+    const double frag = pc->p->frag_fraction;
+    int P = placement_stages(pl), K = pl->n_parts, cp = s->cp > 0 ? s->cp : 1;
+    int mcount = strategy_microbatches(s), stage = 0, first = 0;
+    double ext_params_sb[3], sbsum;
+    state_bytes sb;
+    partition_problem pb;
+    partition_status st;
+
+    if (why_size > 0)
+        why[0] = '\0';
+    if (K < 1 || K > PLACEMENT_MAX_PARTS)
+        WHY("placement of %d parts", K);
+    if (P != s->pp)
+        WHY("placement has %d stages, pp is %d", P, s->pp);
+    if (P < 1 || P > STRATEGY_MAX_STAGES || P > L)
+        WHY("pp %d: each of the %d stages needs a layer (%d layers)", P, P, L);
+    if (s->vpp > 1)
+        WHY("interleaving (vpp %d) needs an even split of the layers", s->vpp);
+    if (mcount < 1)
+        mcount = 1;
+    memory_state_bytes(pc->m->prec, s->zero, s->dp, &sb);
+    sbsum = sb.weights + sb.grads + sb.optimizer;
+
+    for (int k = 0; k < K; k++) {
+        const placement_part *pp = &pl->part[k];
+        cost_key key;
+        const cost_entry *e;
+        size_t o = (size_t)k * (size_t)L;
+        if (pp->group < 0 || pp->group >= pc->c->n_groups || pp->n_stages < 1)
+            WHY("placement part %d: no group %d or no stages", k, pp->group);
+        key = (cost_key){pp->group, pp->tp > 0 ? pp->tp : s->tp, cp, s->mbs, s->seq_len,
+                         (int)s->recompute, s->sp, s->tp_comm_overlap};
+        e = costs(pc, &key, s);   /* copied at once: a later miss may evict it */
+        for (int i = 0; i < L; i++) {
+            pc->pt[o + (size_t)i] = e->t[i];
+            pc->pst[o + (size_t)i] = e->params[i] * sbsum;
+            pc->pact[o + (size_t)i] = (1 + frag) * e->act[i];
+            pc->ppeak[o + (size_t)i] =
+                (1 + frag) * (e->peak[i] + (s->zero >= 3 ? 2.0 * e->params[i] : 0));
+        }
+        for (int x = 0; x < 3; x++)
+            ext_params_sb[x] = e->ext_params[x];
+        for (int q = 0; q < pp->n_stages; q++, stage++) {
+            int x = P == 1 ? 2 : stage == 0 ? 0 : stage == P - 1 ? 1 : -1;
+            const node_group *g = &pc->c->group[pp->group];
+            pc->cls[stage] = k;
+            pc->ft[stage] = x >= 0 ? e->ext_t[x] : 0;
+            pc->fb[stage] = pc->p->reserve_bytes;
+            if (x >= 0)
+                pc->fb[stage] += ext_params_sb[x] * sbsum +
+                                 (1 + frag) * (e->ext_peak[x] +
+                                               (s->zero >= 3 ? 2.0 * ext_params_sb[x] : 0));
+            pc->infl[stage] = memory_inflight(P, 1, mcount, stage);
+            pc->cap[stage] = g->gpu.usable_mem_bytes;
+        }
+    }
+
+    pb = (partition_problem){L, P, K, pc->cls, pc->pt, pc->pst, pc->pact, pc->ppeak, pc->ft,
+                             pc->fb, pc->infl, pc->cap, 1, NULL, 0, 0, 0};
+    pc->st.partitions++;
+    st = PARTITION_INFEASIBLE;
+    if (use_ilp && P > 1) {
+        /* the DP's optimum bounds the bottleneck from below: the ILP then
+         * only has to trade the fill and drain against it */
+        st = partition_dp(&pb, &pc->ws, &pc->res);
+        if (st == PARTITION_NOMEM)
+            return -2;
+        pb.bottleneck_lb = pc->res.bottleneck_s * (1 - 1e-9);
+        pb.fill_weight = mcount > 1 ? 1.0 / (mcount - 1) : 0;
+        pb.mip_gap = PLACER_ILP_GAP;
+        if (st == PARTITION_OK) {
+            pc->st.ilp_solves++;
+            st = partition_ilp(&pb, pc->ilp_limit_s, &pc->res);
+        }
+        if (st == PARTITION_OK && !pc->res.optimal)
+            pc->st.ilp_not_optimal++;
+        if (st == PARTITION_NOMEM)
+            return -2;
+        pb.fill_weight = pb.bottleneck_lb = pb.mip_gap = 0;
+        if (st != PARTITION_OK && st != PARTITION_INFEASIBLE) {
+            pc->st.ilp_fallbacks++;
+            st = partition_dp(&pb, &pc->ws, &pc->res);
+        }
+    } else {
+        st = partition_dp(&pb, &pc->ws, &pc->res);
+    }
+    if (st == PARTITION_INFEASIBLE && pc->balance_misses) {
+        st = closest_split(pc, &pb, P);
+    } else if (st == PARTITION_INFEASIBLE) {
+        pb.capacity_bytes = pc->nocap;   /* the fastest split */
+        st = partition_dp(&pb, &pc->ws, &pc->res);
+    }
+    if (st == PARTITION_NOMEM)
+        return -2;
+    if (st != PARTITION_OK)
+        WHY("layer partition: %s", partition_status_name(st));
+
+    s->n_stages = P;
+    stage = 0;
+    for (int k = 0; k < K; k++)
+        for (int q = 0; q < pl->part[k].n_stages; q++, stage++) {
+            stage_spec *ss = &s->stage[stage];
+            ss->group = pl->part[k].group;
+            ss->tp = pl->part[k].tp > 0 ? pl->part[k].tp : s->tp;
+            ss->dp = s->dp;
+            ss->first_layer = first;
+            ss->n_layers = pc->res.n_layers[stage];
+            first += ss->n_layers;
+        }
+    return 0;
+}

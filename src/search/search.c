@@ -1,0 +1,1472 @@
+/* search.c: enumerate parallel layouts, evaluate each with the cost model,
+ * keep the best feasible ones.
+ *
+ * THE SPACE (Megatron-LM core_v0.15.0 knobs; rules from strategy_check()).
+ * GPUs N: every GPU of the node group planned on, or --fix gpus=N; when tp,
+ * pp and dp are all fixed (and gpus is not), N = tp * cp * pp * dp.  Per node
+ * group, then, with several groups, the placements across groups
+ * (search_placements in the placement seam: stages on 2+ groups, layers
+ * split by the partitioner; the best plan wins either way):
+ *   tp   powers of two up to the group's NVLink domain (max of GPUs per node
+ *        and the catalog's nvlink_domain), dividing heads and kv_heads
+ *   cp   1                       ep   1 (dense); MoE: divisors of the experts
+ *        that divide tp cp dp (experts not tensor-parallel, strategy.c)
+ *   pp   1..layers with tp * cp * pp dividing N;  dp = N / (tp cp pp); when
+ *        pp does not divide the layers (or the model is uneven) the layers
+ *        are split by the partitioner (placement.c, partition_dp.c)
+ *   mbs  divisors of gbs / dp, ascending
+ *   vpp  1, and with pp > 1 and microbatches % pp == 0 every divisor > 1 of
+ *        layers / pp (layers per virtual chunk stays whole), and every
+ *        d > 1 with (layers + 2) % (pp d) == 0: Megatron's
+ *        --account-for-embedding/loss-in-pipeline-split, the embedding and
+ *        the loss one layer each (strategy_split_account; Llama 3.1 405B's
+ *        126 layers at pp 8: vpp 2, 4, 8, 16)
+ *   sp   on, off (tp > 1 only)   recompute none, selective, full
+ *   zero 3, 2, 1, 0 (dp * cp > 1; otherwise 0 only, see P5)
+ *   overlap_grad_reduce when dp * cp > 1; overlap_param_gather when also
+ *   zero >= 1; tp_comm_overlap when sp.  A --fix value replaces a knob's
+ *   list by that one value (outside the limits above too: tp=16 on 8-GPU
+ *   nodes is evaluated) and strategy_check() judges it.
+ *
+ * PRUNES.  Each skips only candidates that cannot rank, assuming what the
+ * cost model guarantees physically: a stage's memory never grows when the
+ * micro-batch shrinks, the ZeRO stage rises from 0 to 2, recompute goes
+ * none -> selective -> full, SP turns on, or interleaving is off (vpp 1); and
+ * recomputation never makes a step faster.  ZeRO-3 is a family of its own: it
+ * shards the weights but holds gathered-parameter buffers, so it may need
+ * more memory than ZeRO-2.  tests/test_search.c checks these assumptions on
+ * the cost model and runs the pruned and the exhaustive search
+ * (opts.exhaustive) side by side: same winner.
+ *   P1 block probe: for each (group, tp, cp, pp, dp, ep) the memory-minimal
+ *      variant of each ZeRO family (smallest mbs, vpp 1, sp on, full
+ *      recompute, zero 3 / the highest of 2-0, or the fixed values) is
+ *      evaluated first; if none fits, no variant does and the block is
+ *      skipped.
+ *   P2/P3 known misses: a candidate is not evaluated when a variant that
+ *      needs no more memory did not fit: the same knobs at a smaller or equal
+ *      mbs, with vpp 1 instead of its vpp, sp on instead of off, a higher
+ *      ZeRO stage up to 2, or more recompute.  mbs runs up, zero 3, 2, 1, 0.
+ *   P4 recompute: recompute runs none, selective, full; once one fits, the
+ *      later (slower, same everything else) ones are skipped.
+ *   P5 dp * cp = 1: ZeRO stages 1-3 shard over one rank, the same plan as
+ *      zero 0; only zero 0 is enumerated (unless zero is fixed).
+ *
+ * RANKING: objective (tokens/s, higher first), then the deterministic
+ * tie-break, in this order: lower peak memory per GPU, then the simpler plan:
+ * smaller pp, smaller tp, smaller cp, smaller ep, smaller vpp, larger mbs,
+ * sp on before off, less recompute, lower zero stage, lower group index.
+ * The top N are kept as strategies and evaluated again at the end
+ * (evaluate() is deterministic), so a search holds N strategies, not N
+ * evaluations.
+ *
+ * A prediction that is not finite and positive (absurd inputs: a bandwidth or
+ * peak near 0) is not ranked; it counts as invalid and the advice says so.
+ *
+ * NOTHING FITS: the closest miss is the evaluated strategy with the smallest
+ * peak memory / usable memory ratio; the advice re-evaluates its variants
+ * (full recompute, mbs 1, ZeRO-3, all three) and searches the same space on
+ * 2x, 4x ... 64x the nodes, and names catalog GPUs with enough memory.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "base/alloc.h"
+#include "partition/placement.h"
+#include "base/progress.h"
+#include "search/search.h"
+#include "base/suggest.h"
+
+#define MAX_LIST 128          /* values of one knob in one block */
+#define RC_COUNT 3
+#define ZERO_COUNT 4
+
+
+/* One kept strategy and its ranking keys. */
+typedef struct top_entry {
+    strategy s;
+    double score;             /* objective value, higher is better */
+    double peak_bytes;
+} top_entry;
+
+/* The state of one search. */
+typedef struct search_ctx {
+    const model *m;
+    const cluster *c;
+    const cost_params *p;
+    const search_options *o;
+    strategy_constraints fix;
+    int gbs, seq_len;
+    int gpus;                 /* N, GPUs per plan */
+    int group;                /* node group being planned on */
+    bool exhaustive;
+    bool stop_at_feasible;    /* advice: any feasible plan ends the search */
+    bool found;               /* stop_at_feasible: one was found */
+    int top_cap;
+    /* the kept plans: pool[order[0]] is the best */
+    top_entry *pool;
+    int *order;
+    int n_top, pool_cap;
+    long candidates, feasible, invalid, pruned;
+    /* closest miss */
+    bool have_miss;
+    double miss_ratio, miss_score, miss_peak;
+    strategy miss;
+    char first_invalid[448];
+    bool first_invalid_nonfinite;   /* first_invalid is a non-finite prediction */
+    /* placement seam: the placement of the block being searched (NULL:
+     * every stage on x->group), the placer (per-layer cost cache, partition
+     * workspace; made on first use), the best plan on one group [0] and
+     * across groups [1] */
+    const placement *placement;
+    placer *placer;
+    plan ilp;                 /* --partition ilp: a re-partitioned plan */
+    bool have_best[2];
+    double best_score[2];
+    strategy best[2];
+    /* progress on stderr (opts.progress), and the search's start */
+    progress pr;
+    double t0;
+    /* scratch */
+    strategy s;
+    evaluation e;
+    planner_error *err;
+    bool oom;
+} search_ctx;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- constraints ------------------------------------------------------- */
+
+static const char *const k_keys[] = {
+    "tp", "pp", "dp", "cp", "ep", "vpp", "mbs", "sp", "recompute", "zero", "gpus"
+};
+#define N_KEYS ((int)(sizeof k_keys / sizeof k_keys[0]))
+
+static int *constraint_slot(strategy_constraints *c, int key)
+{
+    switch (key) {
+    case 0: return &c->tp;
+    case 1: return &c->pp;
+    case 2: return &c->dp;
+    case 3: return &c->cp;
+    case 4: return &c->ep;
+    case 5: return &c->vpp;
+    case 6: return &c->mbs;
+    case 7: return &c->sp;
+    case 8: return &c->recompute;
+    case 9: return &c->zero;
+    default: return &c->gpus;
+    }
+}
+
+/* The closest of `names` to `word` (suggest.c's rule), or NULL. */
+static const char *did_you_mean(const char *word, const char *const *names, int n)
+{
+    return suggest_closest(word, names, (size_t)n);
+}
+
+static int parse_whole(const char *text, long min, long max, int *out)
+{
+    char *end;
+    long v;
+    if (text[0] < '0' || text[0] > '9')
+        return -1;
+    v = strtol(text, &end, 10);
+    if (*end != '\0' || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Parses one VALUE for key index `key` into *out. */
+static int parse_value(int key, const char *val, int *out, char *msg, int msg_size)
+{
+    static const char *const rc_names[] = {"none", "selective", "full"};
+    static const char *const sp_names[] = {"on", "off"};
+    const char *hint;
+    long max;
+
+    switch (key) {
+    case 7: /* sp */
+        if (strcmp(val, "on") == 0 || strcmp(val, "true") == 0 || strcmp(val, "1") == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (strcmp(val, "off") == 0 || strcmp(val, "false") == 0 || strcmp(val, "0") == 0) {
+            *out = 0;
+            return 0;
+        }
+        hint = did_you_mean(val, sp_names, 2);
+        snprintf(msg, (size_t)msg_size, "sp: expected on or off, got '%s'%s%s%s", val,
+                 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+        return -1;
+    case 8: /* recompute */
+        for (int i = 0; i < RC_COUNT; i++)
+            if (strcmp(val, rc_names[i]) == 0) {
+                *out = i;
+                return 0;
+            }
+        hint = did_you_mean(val, rc_names, RC_COUNT);
+        snprintf(msg, (size_t)msg_size,
+                 "recompute: expected none, selective or full, got '%s'%s%s%s", val,
+                 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+        return -1;
+    case 9: /* zero */
+        if (parse_whole(val, 0, 3, out) != 0) {
+            snprintf(msg, (size_t)msg_size, "zero: expected 0, 1, 2 or 3, got '%s'", val);
+            return -1;
+        }
+        return 0;
+    default:
+        max = key == 1 ? STRATEGY_MAX_STAGES : key == 10 ? CLUSTER_MAX_GPUS : 1048576;
+        if (parse_whole(val, 1, max, out) != 0) {
+            snprintf(msg, (size_t)msg_size, "%s: expected an integer in 1..%ld, got '%s'",
+                     k_keys[key], max, val);
+            return -1;
+        }
+        return 0;
+    }
+}
+
+/* Copies [b, e) into dst with surrounding blanks trimmed. */
+static void trimmed(char *dst, size_t size, const char *b, const char *e)
+{
+    size_t n;
+    while (b < e && (*b == ' ' || *b == '\t'))
+        b++;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    n = (size_t)(e - b);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, b, n);
+    dst[n] = '\0';
+}
+
+int constraints_parse(const char *text, strategy_constraints *out, char *msg, int msg_size)
+{
+    strategy_constraints c = *out;
+    bool seen[N_KEYS] = {false};
+    const char *item = text;
+    int index = 0;
+
+    if (text == NULL || text[0] == '\0') {
+        snprintf(msg, (size_t)msg_size, "empty constraint list (expected KEY=VALUE,...)");
+        return -1;
+    }
+    for (;;) {
+        const char *comma = strchr(item, ',');
+        const char *end = comma ? comma : item + strlen(item);
+        const char *eq = memchr(item, '=', (size_t)(end - item));
+        char whole[128], key[64], val[64];
+        int k, v;
+
+        index++;
+        trimmed(whole, sizeof whole, item, end);
+        if (whole[0] == '\0') {
+            snprintf(msg, (size_t)msg_size, "empty item %d in '%s' (expected KEY=VALUE)",
+                     index, text);
+            return -1;
+        }
+        if (eq == NULL) {
+            snprintf(msg, (size_t)msg_size, "'%s': expected KEY=VALUE", whole);
+            return -1;
+        }
+        trimmed(key, sizeof key, item, eq);
+        trimmed(val, sizeof val, eq + 1, end);
+        for (k = 0; k < N_KEYS; k++)
+            if (strcmp(key, k_keys[k]) == 0)
+                break;
+        if (k == N_KEYS) {
+            const char *hint = did_you_mean(key, k_keys, N_KEYS);
+            if (hint != NULL)
+                snprintf(msg, (size_t)msg_size, "unknown key '%s' (did you mean '%s'?)", key,
+                         hint);
+            else
+                snprintf(msg, (size_t)msg_size,
+                         "unknown key '%s' (known: tp pp dp cp ep vpp mbs sp recompute zero "
+                         "gpus)", key);
+            return -1;
+        }
+        if (seen[k]) {
+            snprintf(msg, (size_t)msg_size, "duplicate key '%s'", key);
+            return -1;
+        }
+        seen[k] = true;
+        if (val[0] == '\0') {
+            snprintf(msg, (size_t)msg_size, "%s: missing value", key);
+            return -1;
+        }
+        if (parse_value(k, val, &v, msg, msg_size) != 0)
+            return -1;
+        *constraint_slot(&c, k) = v;
+        if (comma == NULL)
+            break;
+        item = comma + 1;
+    }
+    *out = c;
+    return 0;
+}
+
+void search_options_default(search_options *opts)
+{
+    strategy_constraints none = STRATEGY_CONSTRAINTS_INIT;
+    memset(opts, 0, sizeof *opts);
+    opts->top_n = 10;
+    opts->obj = OBJECTIVE_THROUGHPUT;
+    opts->fix = none;
+    opts->partition = PARTITION_DP;
+    opts->ilp_time_limit_s = 10;
+}
+
+void search_result_free(search_result *res)
+{
+    if (res == NULL)
+        return;
+    pl_free(res->top);
+    res->top = NULL;
+    res->n_top = 0;
+}
+
+/* ---- placement seam ----------------------------------------------------- */
+
+int search_place_stages(const model *m, const cluster *c, int group, strategy *s,
+                        char *why, int why_size)
+{
+    int per_rank, per_chunk;
+    if (group < 0 || group >= c->n_groups) {
+        snprintf(why, (size_t)why_size, "no node group %d", group);
+        return -1;
+    }
+    if (s->pp < 1 || s->pp > STRATEGY_MAX_STAGES) {
+        snprintf(why, (size_t)why_size, "pp %d is outside 1..%d", s->pp, STRATEGY_MAX_STAGES);
+        return -1;
+    }
+    if (m->layers % s->pp != 0) {
+        snprintf(why, (size_t)why_size, "layers (%d) %% pp (%d) != 0", m->layers, s->pp);
+        return -1;
+    }
+    per_rank = m->layers / s->pp;
+    if (s->vpp < 1 || per_rank % s->vpp != 0) {
+        snprintf(why, (size_t)why_size, "layers per pipeline rank (%d) %% vpp (%d) != 0",
+                 per_rank, s->vpp);
+        return -1;
+    }
+    per_chunk = per_rank / s->vpp;
+    s->n_stages = s->pp;
+    for (int i = 0; i < s->pp; i++) {
+        stage_spec *st = &s->stage[i];
+        st->group = group;
+        st->first_layer = i * per_chunk;   /* vpp 1: i * per_rank */
+        st->n_layers = per_rank;
+        st->tp = s->tp;
+        st->dp = s->dp;
+    }
+    return 0;
+}
+
+/* Places x->s's stages: the even split (search_place_stages) for a uniform
+ * model on one group when pp divides the layers, as Megatron does by
+ * default; otherwise the placer (placement.c): stages on the groups of
+ * x->placement (or all on x->group), layers from the DP or ILP partition.
+ * 0, or -1 (why; x->oom when out of memory). */
+static int place(search_ctx *x, strategy *s, char *why, int why_size)
+{
+    placement one;
+    const placement *pl = x->placement;
+    int r;
+    s->account_embedding = s->account_loss = false;
+    if (pl == NULL) {
+        int L = x->m->layers;
+        if (!x->m->uneven && s->pp > 0 && L % s->pp == 0 &&
+            (s->vpp <= 1 || (L / s->pp) % s->vpp == 0))
+            return search_place_stages(x->m, x->c, x->group, s, why, why_size);
+        if (!x->m->uneven && s->pp > 1 && s->vpp > 1) {
+            /* interleaving over an uneven split: Megatron's
+             * --account-for-embedding/loss-in-pipeline-split rule */
+            if (strategy_split_account(s, L, x->group) == 0)
+                return 0;
+            s->account_embedding = s->account_loss = false;
+            snprintf(why, (size_t)why_size,
+                     "layers %d are not a multiple of pp %d x vpp %d, nor with the embedding "
+                     "and loss counted as layers", L, s->pp, s->vpp);
+            return -1;
+        }
+        memset(&one, 0, sizeof one);
+        one.n_parts = 1;
+        one.part[0].group = x->group;
+        one.part[0].n_stages = s->pp;
+        pl = &one;
+    }
+    if (x->placer == NULL) {
+        /* screening uses the DP; seam_refine() re-partitions with the ILP */
+        x->placer = placer_new(x->m, x->c, x->p, false, x->o->ilp_time_limit_s);
+        if (x->placer == NULL) {
+            x->oom = true;
+            snprintf(why, (size_t)why_size, "out of memory");
+            return -1;
+        }
+    }
+    /* memory-balanced splits for misses only while no plan fits (a miss is
+     * reported only then) */
+    placer_balance_misses(x->placer, x->feasible == 0);
+    r = placer_place(x->placer, pl, s, why, why_size);
+    if (r == -2)
+        x->oom = true;
+    return r == 0 ? 0 : -1;
+}
+
+/* Places x->s like the closest miss (the same groups in the same order). */
+static int place_like_miss(search_ctx *x, char *why, int why_size)
+{
+    placement pl;
+    int r;
+    if (placement_from_strategy(&x->miss, &pl) != 0 || pl.n_parts <= 1)
+        return place(x, &x->s, why, why_size);
+    x->placement = &pl;
+    r = place(x, &x->s, why, why_size);
+    x->placement = NULL;
+    return r;
+}
+
+/* Keeps the best feasible plan on one group and across groups (for the
+ * placement note). */
+static void seam_offer(search_ctx *x, double score)
+{
+    int k = 0;
+    for (int i = 1; i < x->s.n_stages; i++)
+        if (x->s.stage[i].group != x->s.stage[0].group)
+            k = 1;
+    if (!x->have_best[k] || score > x->best_score[k]) {
+        x->have_best[k] = true;
+        x->best_score[k] = score;
+        x->best[k] = x->s;
+    }
+}
+
+/* ---- ranking ------------------------------------------------------------- */
+
+static int cmp_int(int a, int b) { return (a > b) - (a < b); }
+
+/* < 0 when plan a ranks before plan b (see RANKING above). */
+static int rank_cmp(double score_a, double peak_a, const strategy *a, double score_b,
+                    double peak_b, const strategy *b)
+{
+    int r;
+    if (score_a != score_b)
+        return score_a > score_b ? -1 : 1;
+    if (peak_a != peak_b)
+        return peak_a < peak_b ? -1 : 1;
+    if ((r = cmp_int(a->pp, b->pp)) != 0) return r;
+    if ((r = cmp_int(a->tp, b->tp)) != 0) return r;
+    if ((r = cmp_int(a->cp, b->cp)) != 0) return r;
+    if ((r = cmp_int(a->ep, b->ep)) != 0) return r;
+    if ((r = cmp_int(a->vpp, b->vpp)) != 0) return r;
+    if ((r = cmp_int(b->mbs, a->mbs)) != 0) return r;
+    if ((r = cmp_int(b->sp, a->sp)) != 0) return r;
+    if ((r = cmp_int((int)a->recompute, (int)b->recompute)) != 0) return r;
+    if ((r = cmp_int(a->zero, b->zero)) != 0) return r;
+    return cmp_int(a->n_stages > 0 ? a->stage[0].group : 0,
+                   b->n_stages > 0 ? b->stage[0].group : 0);
+}
+
+static double objective_score(const search_ctx *x, const evaluation *e)
+{
+    switch (x->o->obj) {
+    case OBJECTIVE_THROUGHPUT:
+    default:
+        return e->tokens_per_s;
+    }
+}
+
+/* Keeps s if it ranks among the top N. */
+static void top_offer(search_ctx *x, const strategy *s, double score, double peak)
+{
+    int slot, lo, hi;
+    if (x->n_top == x->top_cap) {
+        top_entry *w = &x->pool[x->order[x->n_top - 1]];
+        if (rank_cmp(score, peak, s, w->score, w->peak_bytes, &w->s) >= 0)
+            return;
+        slot = x->order[--x->n_top];
+    } else {
+        if (x->n_top == x->pool_cap) {
+            int cap = x->pool_cap ? 2 * x->pool_cap : 16;
+            top_entry *np;
+            int *no;
+            if (cap > x->top_cap)
+                cap = x->top_cap;
+            np = pl_realloc(x->pool, (size_t)cap * sizeof *np);
+            if (np == NULL) {
+                x->oom = true;
+                return;
+            }
+            x->pool = np;
+            no = pl_realloc(x->order, (size_t)cap * sizeof *no);
+            if (no == NULL) {
+                x->oom = true;
+                return;
+            }
+            x->order = no;
+            x->pool_cap = cap;
+        }
+        slot = x->n_top;
+    }
+    x->pool[slot].s = *s;
+    x->pool[slot].score = score;
+    x->pool[slot].peak_bytes = peak;
+    lo = 0;
+    hi = x->n_top;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        top_entry *t = &x->pool[x->order[mid]];
+        if (rank_cmp(t->score, t->peak_bytes, &t->s, score, peak, s) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(&x->order[lo + 1], &x->order[lo], (size_t)(x->n_top - lo) * sizeof(int));
+    x->order[lo] = slot;
+    x->n_top++;
+}
+
+static double miss_ratio(const evaluation *e)
+{
+    double cap;
+    if (e->n_stages <= 0 || e->peak_stage < 0 || e->peak_stage >= e->n_stages)
+        return HUGE_VAL;
+    cap = e->stage_memory[e->peak_stage].capacity_bytes;
+    if (!(cap > 0) || !isfinite(e->peak_memory_bytes))
+        return HUGE_VAL;
+    return e->peak_memory_bytes / cap;
+}
+
+/* Checks x->s against Megatron's rules and evaluates it into x->e.
+ * Returns 1 fits, 0 does not fit, -1 invalid (counted when `count`). */
+static int check_eval(search_ctx *x, bool count)
+{
+    char why[192];
+    if (strategy_check(x->m, &x->s, why, sizeof why) != 0) {
+        if (count) {
+            x->invalid++;
+            if (x->first_invalid[0] == '\0')
+                snprintf(x->first_invalid, sizeof x->first_invalid,
+                         "tp %d, cp %d, pp %d, dp %d, vpp %d, mbs %d: %s", x->s.tp, x->s.cp,
+                         x->s.pp, x->s.dp, x->s.vpp, x->s.mbs, why);
+        }
+        return -1;
+    }
+    evaluate(x->m, x->c, x->p, &x->s, &x->e);
+    if (!(isfinite(x->e.step_time_s) && x->e.step_time_s > 0 &&
+          isfinite(x->e.tokens_per_s) && x->e.tokens_per_s > 0 &&
+          isfinite(x->e.peak_memory_bytes))) {
+        /* absurd inputs (a bandwidth or peak near 0): no prediction to rank */
+        if (count) {
+            x->invalid++;
+            if (x->first_invalid[0] == '\0') {
+                x->first_invalid_nonfinite = true;
+                snprintf(x->first_invalid, sizeof x->first_invalid,
+                         "tp %d, pp %d, dp %d: the cost model gives no finite step time "
+                         "(step %g s, peak %g B); check the cluster's bandwidths and peaks",
+                         x->s.tp, x->s.pp, x->s.dp, x->e.step_time_s,
+                         x->e.peak_memory_bytes);
+            }
+        }
+        return -1;
+    }
+    return x->e.feasible && isfinite(objective_score(x, &x->e)) ? 1 : 0;
+}
+
+/* Counts the evaluated x->s and offers it to the ranking or the closest miss. */
+static void record(search_ctx *x, int fit)
+{
+    double score = objective_score(x, &x->e), peak = x->e.peak_memory_bytes, ratio;
+
+    x->candidates++;
+    if ((x->candidates & 255) == 0)
+        progress_update(&x->pr, x->candidates, -1);
+    if (fit == 1) {
+        x->feasible++;
+        seam_offer(x, score);
+        if (x->stop_at_feasible)
+            x->found = true;
+        top_offer(x, &x->s, score, peak);
+        return;
+    }
+    ratio = miss_ratio(&x->e);
+    if (!x->have_miss || ratio < x->miss_ratio ||
+        (ratio == x->miss_ratio &&
+         rank_cmp(score, peak, &x->s, x->miss_score, x->miss_peak, &x->miss) < 0)) {
+        x->have_miss = true;
+        x->miss_ratio = ratio;
+        x->miss_score = score;
+        x->miss_peak = peak;
+        x->miss = x->s;
+    }
+}
+
+/* Checks, evaluates and records x->s.  1 fits, 0 does not, -1 invalid. */
+static int try_strategy(search_ctx *x)
+{
+    int fit = check_eval(x, true);
+    if (fit >= 0)
+        record(x, fit);
+    return fit;
+}
+
+/* ---- enumeration ---------------------------------------------------------- */
+
+typedef struct int_list {
+    int n;
+    int v[MAX_LIST];
+} int_list;
+
+static void list_push(int_list *l, int v)
+{
+    if (l->n < MAX_LIST)
+        l->v[l->n++] = v;
+}
+
+/* Divisors of n in [lo, hi], ascending. */
+static void divisors(int_list *l, int n, int lo, int hi)
+{
+    l->n = 0;
+    for (int d = lo; d <= hi && d <= n; d++)
+        if (n % d == 0)
+            list_push(l, d);
+}
+
+static int group_tp_limit(const node_group *g)
+{
+    int lim = g->gpus_per_node;
+    if (g->gpu.nvlink_domain > lim)
+        lim = g->gpu.nvlink_domain;
+    return lim < 1 ? 1 : lim;
+}
+
+/* Fills the knobs of x->s that follow from the others. */
+static void set_derived(search_ctx *x)
+{
+    strategy *s = &x->s;
+    int shard = s->dp * s->cp;
+    s->gbs = x->gbs;
+    s->seq_len = x->seq_len;
+    s->recompute_layers = 0;
+    s->overlap_grad_reduce = shard > 1;
+    s->overlap_param_gather = shard > 1 && s->zero >= 1;
+    s->tp_comm_overlap = s->sp && s->tp > 1;
+}
+
+/* The values of one block's inner knobs. */
+typedef struct block_lists {
+    int_list mbs, vpp, sp, zero, rc;
+} block_lists;
+
+static void block_lists_make(const search_ctx *x, block_lists *b)
+{
+    const strategy *s = &x->s;
+    const strategy_constraints *f = &x->fix;
+    int per_dp = x->gbs / s->dp;
+
+    if (f->mbs > 0) {
+        b->mbs.n = 0;
+        list_push(&b->mbs, f->mbs);
+    } else {
+        divisors(&b->mbs, per_dp, 1, per_dp);
+    }
+    b->vpp.n = 0;
+    if (f->vpp > 0) {
+        list_push(&b->vpp, f->vpp);
+    } else {
+        int L = x->m->layers;
+        list_push(&b->vpp, 1);
+        /* whole layers per chunk: the even split ((L / pp) % d == 0), or
+         * with the embedding and loss counted as layers ((L + 2) % (pp d)
+         * == 0, strategy_split_account), ascending */
+        if (s->pp > 1 && !x->m->uneven && x->placement == NULL)
+            for (int d = 2; d <= (L + 2) / s->pp; d++)
+                if ((L % s->pp == 0 && (L / s->pp) % d == 0) || (L + 2) % (s->pp * d) == 0)
+                    list_push(&b->vpp, d);
+    }
+    b->sp.n = 0;
+    if (f->sp >= 0) {
+        list_push(&b->sp, f->sp);
+    } else {
+        if (s->tp > 1)
+            list_push(&b->sp, 1);
+        list_push(&b->sp, 0);
+    }
+    b->zero.n = 0;
+    if (f->zero >= 0) {
+        list_push(&b->zero, f->zero);
+    } else if (s->dp * s->cp > 1) {
+        for (int z = 3; z >= 0; z--)
+            list_push(&b->zero, z);
+    } else {
+        list_push(&b->zero, 0);
+    }
+    b->rc.n = 0;
+    if (f->recompute >= 0) {
+        list_push(&b->rc, f->recompute);
+    } else {
+        for (int r = 0; r < RC_COUNT; r++)
+            list_push(&b->rc, r);
+    }
+}
+
+/* Whether vpp v applies to micro-batch count mb (fixed values always do:
+ * strategy_check judges them). */
+static bool vpp_applies(const search_ctx *x, int v, int mb)
+{
+    if (x->fix.vpp > 0 || v == 1)
+        return true;
+    return x->s.pp > 1 && mb % x->s.pp == 0;
+}
+
+/* Builds x->s's inner knobs and stages.  0 or -1 (cannot place). */
+static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
+{
+    char why[192];
+    strategy *s = &x->s;
+    s->mbs = mbs;
+    s->vpp = vpp;
+    s->sp = sp != 0;
+    s->zero = zero;
+    s->recompute = (recompute_mode)rc;
+    set_derived(x);
+    if (place(x, s, why, sizeof why) != 0) {
+        x->invalid++;
+        if (x->first_invalid[0] == '\0')
+            snprintf(x->first_invalid, sizeof x->first_invalid,
+                     "tp %d, cp %d, pp %d, dp %d, vpp %d: %s", s->tp, s->cp, s->pp, s->dp,
+                     s->vpp, why);
+        return -1;
+    }
+    return 0;
+}
+
+static bool stop(const search_ctx *x)
+{
+    return x->oom || (x->stop_at_feasible && x->found);
+}
+
+/* The inner knobs of one candidate of a block. */
+typedef struct inner_key {
+    int mbs, vpp, sp, zero, rc;
+} inner_key;
+
+static bool key_eq(const inner_key *k, int mbs, int vpp, int sp, int zero, int rc)
+{
+    return k->mbs == mbs && k->vpp == vpp && k->sp == sp && k->zero == zero && k->rc == rc;
+}
+
+/* P1: evaluates the memory-minimal variant of each ZeRO family of the block
+ * (zero 3, and the highest stage <= 2 in the list).  Returns true when the
+ * block may hold a plan that fits; false when no variant can (every probe
+ * was valid and did not fit; the probes are recorded).  probe[] gets the
+ * recorded probes, *n_probe their count. */
+static bool block_may_fit(search_ctx *x, const block_lists *b, inner_key probe[2], int *n_probe)
+{
+    int mb0 = b->mbs.v[0], v0 = x->fix.vpp > 0 ? x->fix.vpp : 1;
+    int sp0 = b->sp.v[0], rc0 = b->rc.v[b->rc.n - 1];
+    int fam[2], n_fam = 0;
+
+    *n_probe = 0;
+    for (int zi = 0; zi < b->zero.n; zi++)
+        if (b->zero.v[zi] == 3) {
+            fam[n_fam++] = 3;
+            break;
+        }
+    for (int zi = 0; zi < b->zero.n; zi++)
+        if (b->zero.v[zi] <= 2) {
+            fam[n_fam++] = b->zero.v[zi];    /* the list runs 3, 2, 1, 0 */
+            break;
+        }
+    for (int f = 0; f < n_fam; f++) {
+        int fit;
+        if (build(x, mb0, v0, sp0, fam[f], rc0) != 0)
+            return true;
+        fit = check_eval(x, false);
+        if (fit != 0)
+            return true;   /* fits, or invalid: no conclusion, enumerate */
+        record(x, 0);
+        probe[*n_probe] = (inner_key){mb0, v0, sp0, fam[f], rc0};
+        (*n_probe)++;
+    }
+    return false;
+}
+
+typedef unsigned char dead_table[2][ZERO_COUNT][RC_COUNT];
+
+/* P2/P3: whether (vpp index vi, sp, zero, rc) at the current mbs is known not
+ * to fit, because a variant that needs no more memory did not fit at this or
+ * a smaller mbs (dead[]): the same or vpp 1, the same or sp on, the same or a
+ * higher ZeRO stage up to 2, the same or more recompute. */
+static bool known_not_to_fit(const block_lists *b, dead_table *dead, int vi, int sp,
+                             int zero, int rc)
+{
+    int v1 = -1;
+    for (int i = 0; i < b->vpp.n; i++)
+        if (b->vpp.v[i] == 1)
+            v1 = i;
+    for (int a = 0; a < 2; a++) {
+        int v = a == 0 ? vi : v1;
+        if (v < 0 || (a == 1 && v == vi))
+            continue;
+        for (int sq = sp; sq <= 1; sq++)
+            for (int z = zero; z <= (zero <= 2 ? 2 : 3); z++)
+                for (int r = rc; r < RC_COUNT; r++)
+                    if (dead[v][sq][z][r])
+                        return true;
+    }
+    return false;
+}
+
+/* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P4. */
+static void search_block(search_ctx *x)
+{
+    block_lists b;
+    /* dead[vpp index][sp][zero][rc]: did not fit at a smaller mbs (P2) */
+    dead_table *dead;
+    inner_key probe[2];
+    int n_probe = 0;
+
+    block_lists_make(x, &b);
+    if (b.mbs.n == 0)
+        return;
+
+    if (!x->exhaustive && !block_may_fit(x, &b, probe, &n_probe)) {
+        long total = 0;
+        for (int mi = 0; mi < b.mbs.n; mi++)
+            for (int vi = 0; vi < b.vpp.n; vi++)
+                if (vpp_applies(x, b.vpp.v[vi], x->gbs / (x->s.dp * b.mbs.v[mi])))
+                    total += (long)b.sp.n * b.zero.n * b.rc.n;
+        x->pruned += total - n_probe;
+        return;
+    }
+
+    dead = pl_calloc((size_t)b.vpp.n, sizeof *dead);
+    if (dead == NULL) {
+        x->oom = true;
+        return;
+    }
+    for (int mi = 0; mi < b.mbs.n && !stop(x); mi++) {
+        int mbs = b.mbs.v[mi];
+        int mb = x->gbs / (x->s.dp * mbs);
+        for (int vi = 0; vi < b.vpp.n && !stop(x); vi++) {
+            int vpp = b.vpp.v[vi];
+            if (!vpp_applies(x, vpp, mb))
+                continue;
+            for (int si = 0; si < b.sp.n && !stop(x); si++) {
+                int sp = b.sp.v[si];
+                for (int zi = 0; zi < b.zero.n && !stop(x); zi++) {
+                    int zero = b.zero.v[zi];
+                    bool fitted = false;
+                    for (int ri = 0; ri < b.rc.n && !stop(x); ri++) {
+                        int rc = b.rc.v[ri];
+                        int fit = -2;
+                        if (!x->exhaustive && fitted) {
+                            x->pruned++;                  /* P4 */
+                            continue;
+                        }
+                        if (!x->exhaustive && known_not_to_fit(&b, dead, vi, sp, zero, rc)) {
+                            dead[vi][sp][zero][rc] = 1;
+                            x->pruned++;                  /* P2, P3 */
+                            continue;
+                        }
+                        for (int q = 0; q < n_probe; q++)
+                            if (key_eq(&probe[q], mbs, vpp, sp, zero, rc))
+                                fit = 0;   /* a probe: evaluated and recorded */
+                        if (fit == -2) {
+                            if (build(x, mbs, vpp, sp, zero, rc) != 0)
+                                continue;
+                            fit = try_strategy(x);
+                        }
+                        if (fit == 1)
+                            fitted = true;                /* P4 */
+                        else if (fit == 0)
+                            dead[vi][sp][zero][rc] = 1;   /* P2, P3 */
+                    }
+                }
+            }
+        }
+    }
+    pl_free(dead);
+}
+
+/* Enumerates every block of node group x->group with N = x->gpus. */
+static void search_group(search_ctx *x)
+{
+    const model *m = x->m;
+    const node_group *g = &x->c->group[x->group];
+    const strategy_constraints *f = &x->fix;
+    int_list tps, cps, pps, eps;
+    int n = x->gpus;
+
+    tps.n = 0;
+    if (f->tp > 0) {
+        list_push(&tps, f->tp);
+    } else {
+        int lim = group_tp_limit(g);
+        for (int t = 1; t <= lim && t <= n; t *= 2)
+            if (m->heads % t == 0 && m->kv_heads % t == 0)
+                list_push(&tps, t);
+    }
+    cps.n = 0;
+    list_push(&cps, f->cp > 0 ? f->cp : 1);
+    if (f->pp > 0) {
+        pps.n = 0;
+        list_push(&pps, f->pp);
+    } else {
+        /* any pp up to the layers: the placer splits them unevenly when
+         * pp does not divide them */
+        divisors(&pps, n, 1, m->layers < STRATEGY_MAX_STAGES ? m->layers : STRATEGY_MAX_STAGES);
+    }
+
+    for (int ti = 0; ti < tps.n && !stop(x); ti++)
+        for (int ci = 0; ci < cps.n && !stop(x); ci++)
+            for (int pi = 0; pi < pps.n && !stop(x); pi++) {
+                int tp = tps.v[ti], cp = cps.v[ci], pp = pps.v[pi];
+                long tcp = (long)tp * cp * pp;
+                int dp;
+                if (tcp > n || n % tcp != 0)
+                    continue;
+                dp = (int)(n / tcp);
+                if ((f->dp > 0 && dp != f->dp) || x->gbs % dp != 0)
+                    continue;
+                eps.n = 0;
+                if (f->ep > 0)
+                    list_push(&eps, f->ep);
+                else if (m->moe.experts > 0) {
+                    long tcd = (long)tp * cp * dp;
+                    for (int e = 1; e <= m->moe.experts && e <= tcd; e++)
+                        if (tcd % e == 0 && m->moe.experts % e == 0)
+                            list_push(&eps, e);
+                }
+                else
+                    list_push(&eps, 1);
+                for (int ei = 0; ei < eps.n && !stop(x); ei++) {
+                    memset(&x->s, 0, sizeof x->s);
+                    x->s.tp = tp;
+                    x->s.cp = cp;
+                    x->s.pp = pp;
+                    x->s.dp = dp;
+                    x->s.ep = eps.v[ei];
+                    search_block(x);
+                }
+            }
+}
+
+/* Placement seam: the blocks whose stages span two or more node groups
+ * (placement_enumerate: every order of every choice of groups, each group
+ * hosting GPUs / (tp cp dp) stages, or counts adding up to a fixed pp).  tp
+ * runs over the powers of two every group of the placement allows, dp over
+ * the divisors of the global batch; interleaving is off (Megatron's virtual
+ * stages need an even split).  Returns the blocks searched. */
+#define MAX_PLACEMENTS 1024
+static int search_placements(search_ctx *x)
+{
+    const model *m = x->m;
+    const cluster *c = x->c;
+    const strategy_constraints *f = &x->fix;
+    int max_pp = m->layers < STRATEGY_MAX_STAGES ? m->layers : STRATEGY_MAX_STAGES;
+    int cp = f->cp > 0 ? f->cp : 1, fixed_vpp = x->fix.vpp, searched = 0, biggest = 0;
+    int_list tps, dps;
+    placement *pls;
+
+    if (c->n_groups < 2 || (f->vpp > 1))
+        return 0;
+    for (int g = 0; g < c->n_groups; g++)
+        if (group_total_gpus(&c->group[g]) > biggest)
+            biggest = group_total_gpus(&c->group[g]);
+    pls = pl_calloc(MAX_PLACEMENTS, sizeof *pls);
+    if (pls == NULL) {
+        x->oom = true;
+        return 0;
+    }
+    tps.n = 0;
+    if (f->tp > 0) {
+        list_push(&tps, f->tp);
+    } else {
+        int lim = 1;
+        for (int g = 0; g < c->n_groups; g++)
+            if (group_tp_limit(&c->group[g]) > lim)
+                lim = group_tp_limit(&c->group[g]);
+        for (int t = 1; t <= lim; t *= 2)
+            if (m->heads % t == 0 && m->kv_heads % t == 0)
+                list_push(&tps, t);
+    }
+    dps.n = 0;
+    if (f->dp > 0)
+        list_push(&dps, f->dp);
+    else
+        divisors(&dps, x->gbs, 1, biggest);
+    x->fix.vpp = 1;
+    for (int ti = 0; ti < tps.n && !stop(x); ti++)
+        for (int di = 0; di < dps.n && !stop(x); di++) {
+            int tp = tps.v[ti], dp = dps.v[di];
+            /* a fixed pp admits many count vectors: the first 128 in
+             * enumeration order (earlier groups with fewer stages first) */
+            int n = placement_enumerate(c, tp, cp, dp, f->pp > 0 ? f->pp : max_pp, f->pp, pls,
+                                        f->pp > 0 ? 128 : MAX_PLACEMENTS);
+            if (x->gbs % dp != 0)
+                continue;
+            for (int k = 0; k < n && !stop(x); k++) {
+                long gpus = placement_gpus(&pls[k], tp, cp, dp);
+                bool tp_ok = true;
+                for (int q = 0; q < pls[k].n_parts && f->tp <= 0; q++)
+                    if (tp > group_tp_limit(&c->group[pls[k].part[q].group]))
+                        tp_ok = false;
+                if (!tp_ok || (f->gpus > 0 && gpus != f->gpus) || gpus > CLUSTER_MAX_GPUS)
+                    continue;
+                memset(&x->s, 0, sizeof x->s);
+                x->s.tp = tp;
+                x->s.cp = cp;
+                x->s.pp = placement_stages(&pls[k]);
+                x->s.dp = dp;
+                x->s.ep = f->ep > 0 ? f->ep : 1;
+                x->placement = &pls[k];
+                x->group = pls[k].part[0].group;
+                x->gpus = (int)gpus;
+                searched++;
+                search_block(x);
+            }
+        }
+    x->placement = NULL;
+    x->fix.vpp = fixed_vpp;
+    pl_free(pls);
+    return searched;
+}
+
+/* --partition ilp: each kept plan whose layers the placer split is
+ * re-partitioned by the ILP (its fill objective, steady state plus fill and
+ * drain, bounded below by the DP's bottleneck) and evaluated again; the
+ * faster split stays, and the list is sorted again.  Only the kept plans
+ * pay for an ILP solve; the search itself screens with the exact DP. */
+static void seam_refine_top(search_ctx *x, search_result *res)
+{
+    char why[160];
+    if (x->o->partition != PARTITION_ILP || x->placer == NULL)
+        return;
+    for (int i = 0; i < res->n_top; i++) {
+        plan *pl = &res->top[i];
+        placement where;
+        bool split = false;
+        for (int k = 1; k < pl->s.n_stages && !split; k++)
+            split = pl->s.stage[k].n_layers != pl->s.stage[0].n_layers ||
+                    pl->s.stage[k].group != pl->s.stage[0].group;
+        if (pl->s.pp < 2 || pl->s.vpp > 1 ||
+            (!split && !x->m->uneven && x->m->layers % pl->s.pp == 0))
+            continue;   /* the even split: Megatron's default, no partitioner */
+        if (placement_from_strategy(&pl->s, &where) != 0)
+            continue;
+        x->ilp.s = pl->s;
+        if (placer_place_with(x->placer, &where, &x->ilp.s, true, why, sizeof why) != 0)
+            continue;
+        evaluate(x->m, x->c, x->p, &x->ilp.s, &x->ilp.e);
+        if (x->ilp.e.feasible && isfinite(x->ilp.e.tokens_per_s) &&
+            objective_score(x, &x->ilp.e) > objective_score(x, &pl->e))
+            *pl = x->ilp;
+    }
+    for (int i = 1; i < res->n_top; i++)   /* insertion sort, stable */
+        for (int k = i; k > 0; k--) {
+            plan *a = &res->top[k - 1], *b = &res->top[k];
+            if (rank_cmp(objective_score(x, &b->e), b->e.peak_memory_bytes, &b->s,
+                         objective_score(x, &a->e), a->e.peak_memory_bytes, &a->s) >= 0)
+                break;
+            x->ilp = *a;
+            *a = *b;
+            *b = x->ilp;
+        }
+}
+
+/* The line comparing the best plan across groups with the best on one
+ * group (multi-group clusters). */
+static void placement_note(search_ctx *x, search_result *res)
+{
+    char a[160];
+    plan *pl = NULL;
+    const evaluation *em, *es;
+    placement pm, ps;
+    if (x->c->n_groups < 2)
+        return;
+    if (!x->have_best[1]) {
+        snprintf(res->placement_note, sizeof res->placement_note,
+                 "no plan across node groups fits; the best runs on one group");
+        return;
+    }
+    if (!x->have_best[0]) {
+        snprintf(res->placement_note, sizeof res->placement_note,
+                 "no plan on a single node group fits; the plans span groups");
+        return;
+    }
+    pl = pl_calloc(2, sizeof *pl);
+    if (pl == NULL) {
+        x->oom = true;
+        return;
+    }
+    pl[0].s = x->best[1];
+    pl[1].s = x->best[0];
+    evaluate(x->m, x->c, x->p, &pl[0].s, &pl[0].e);
+    evaluate(x->m, x->c, x->p, &pl[1].s, &pl[1].e);
+    em = &pl[0].e;
+    es = &pl[1].e;
+    placement_from_strategy(&pl[0].s, &pm);
+    placement_from_strategy(&pl[1].s, &ps);
+    placement_describe(x->c, &pm, a, sizeof a);
+    snprintf(res->placement_note, sizeof res->placement_note,
+             "best across groups (%.100s stages, %d GPUs) %.0f tokens/s vs best on one "
+             "group (%.60s, %d GPUs) %.0f tokens/s: %s (%+.1f%%)",
+             a, strategy_gpus(&pl[0].s), em->tokens_per_s, x->c->group[ps.part[0].group].name,
+             strategy_gpus(&pl[1].s), es->tokens_per_s,
+             em->tokens_per_s > es->tokens_per_s ? "mixing groups wins" : "one group wins",
+             100.0 * (em->tokens_per_s / es->tokens_per_s - 1.0));
+    pl_free(pl);
+}
+
+/* The GPUs a plan uses on group g, or 0 when the group is too small. */
+static int plan_gpus(const search_ctx *x, const cluster *c, int g)
+{
+    const strategy_constraints *f = &x->fix;
+    int have = group_total_gpus(&c->group[g]);
+    long want = have;
+    if (f->gpus > 0)
+        want = f->gpus;
+    else if (f->tp > 0 && f->pp > 0 && f->dp > 0)
+        want = (long)f->tp * f->pp * f->dp * (f->cp > 0 ? f->cp : 1);
+    return want <= have ? (int)want : 0;
+}
+
+static void ctx_init(search_ctx *x, const model *m, const cluster *c, const cost_params *p,
+                     const search_options *o, planner_error *err)
+{
+    memset(x, 0, sizeof *x);
+    x->m = m;
+    x->c = c;
+    x->p = p;
+    x->o = o;
+    x->fix = o->fix;
+    x->gbs = o->gbs > 0 ? o->gbs : m->global_batch > 0 ? m->global_batch : 1024;
+    x->seq_len = o->seq_len > 0 ? o->seq_len : m->seq_len > 0 ? m->seq_len : 4096;
+    x->exhaustive = o->exhaustive;
+    x->top_cap = o->top_n > 0 ? o->top_n : 1;
+    x->err = err;
+}
+
+static void ctx_free(search_ctx *x)
+{
+    placer_free(x->placer);
+    x->placer = NULL;
+    pl_free(x->pool);
+    pl_free(x->order);
+    x->pool = NULL;
+    x->order = NULL;
+}
+
+/* ---- advice ------------------------------------------------------------- */
+
+/* Appends printf text to buf (truncating quietly). */
+static void appendf(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    va_list ap;
+    if (len + 1 >= size)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static int miss_group(const search_ctx *x)
+{
+    return x->miss.n_stages > 0 ? x->miss.stage[0].group : 0;
+}
+
+/* Evaluates the closest miss with some knobs changed into x->s / x->e.
+ * Returns 1 fits, 0 does not, -1 invalid or the same as the miss. */
+static int try_variant(search_ctx *x, bool full_rc, bool mbs1, bool zero3)
+{
+    char why[256];
+    x->s = x->miss;
+    if (full_rc)
+        x->s.recompute = RECOMPUTE_FULL;
+    if (zero3 && x->s.dp * x->s.cp > 1)
+        x->s.zero = 3;
+    if (mbs1 && x->s.mbs != 1) {
+        x->s.mbs = 1;
+        if (x->s.vpp > 1 && strategy_microbatches(&x->s) % x->s.pp != 0)
+            x->s.vpp = 1;
+    }
+    if (x->s.recompute == x->miss.recompute && x->s.zero == x->miss.zero &&
+        x->s.mbs == x->miss.mbs)
+        return -1;
+    set_derived(x);
+    x->group = miss_group(x);
+    if (place_like_miss(x, why, sizeof why) != 0)
+        return -1;
+    return check_eval(x, false);
+}
+
+/* Searches the same space (dp free) on k times the nodes of the closest
+ * miss's group.  Returns 1 some plan fits, 0 none, -1 cannot try. */
+static int fits_with_more_nodes(search_ctx *x, int k, int *gpus_out)
+{
+    const cluster *c0 = x->c;
+    int g = miss_group(x);
+    cluster big = *c0;
+    node_group *groups = NULL;
+    search_ctx *y = NULL;
+    int found = -1;
+
+    if ((long)group_total_gpus(&c0->group[g]) * k > CLUSTER_MAX_GPUS)
+        return -1;
+    groups = pl_calloc((size_t)c0->n_groups, sizeof *groups);
+    y = pl_calloc(1, sizeof *y);
+    if (groups == NULL || y == NULL) {
+        x->oom = true;
+        goto cleanup;
+    }
+    memcpy(groups, c0->group, (size_t)c0->n_groups * sizeof *groups);
+    groups[g].nodes *= k;
+    big.group = groups;
+    ctx_init(y, x->m, &big, x->p, x->o, x->err);
+    y->fix = x->fix;
+    if (y->fix.gpus > 0)
+        y->fix.gpus *= k;
+    y->fix.dp = -1;            /* more GPUs means more data parallelism */
+    y->stop_at_feasible = true;
+    y->top_cap = 1;
+    y->group = g;
+    y->gpus = plan_gpus(y, &big, g);
+    if (y->gpus > 0)
+        search_group(y);
+    if (y->oom)
+        x->oom = true;
+    found = y->found ? 1 : 0;
+    *gpus_out = y->gpus;
+cleanup:
+    if (y != NULL)
+        ctx_free(y);
+    pl_free(y);
+    pl_free(groups);
+    return found;
+}
+
+static bool any_fixed(const strategy_constraints *f)
+{
+    return f->tp > 0 || f->pp > 0 || f->dp > 0 || f->cp > 0 || f->ep > 0 || f->vpp > 0 ||
+           f->mbs > 0 || f->sp >= 0 || f->recompute >= 0 || f->zero >= 0 || f->gpus > 0;
+}
+
+/* Advice when no strategy could even be evaluated. */
+static void advice_no_candidate(const search_ctx *x, char *a, size_t n)
+{
+    const strategy_constraints *f = &x->fix;
+    bool fixed = any_fixed(f);
+    long tcp = (long)(f->tp > 0 ? f->tp : 1) * (f->cp > 0 ? f->cp : 1) * (f->pp > 0 ? f->pp : 1);
+    if (x->first_invalid[0] == '\0' && tcp > 1 && x->gpus % tcp != 0) {
+        appendf(a, n, "the fixed tp x cp x pp = %ld does not divide the %d GPUs", tcp, x->gpus);
+        return;
+    }
+    if (x->first_invalid[0] == '\0' && f->dp > 0 && x->gbs % f->dp != 0) {
+        appendf(a, n, "dp %d does not divide the global batch of %d sequences", f->dp, x->gbs);
+        return;
+    }
+    if (x->first_invalid[0] != '\0')
+        appendf(a, n, "no strategy %s%s; e.g. %s",
+                x->first_invalid_nonfinite ? "has a finite prediction"
+                                           : "satisfies Megatron's rules",
+                fixed ? " under --fix" : "", x->first_invalid);
+    else
+        appendf(a, n,
+                "no layout tp x cp x pp x dp = %d GPUs meets the rules (tp divides heads %d "
+                "and kv_heads %d, pp divides layers %d, dp divides the global batch %d)%s",
+                x->gpus, x->m->heads, x->m->kv_heads, x->m->layers, x->gbs,
+                fixed ? " and --fix" : "");
+}
+
+/* Writes the advice for an infeasible search into a (the closest miss is
+ * x->miss).  Every claim comes from an evaluation or a search. */
+static void make_advice(search_ctx *x, char *a, size_t n)
+{
+    static const struct { bool rc, mbs, zero; const char *what; } var[] = {
+        {true, false, false, "full recompute"},
+        {false, true, false, "mbs 1"},
+        {false, false, true, "ZeRO-3"},
+        {true, true, true, "full recompute + mbs 1 + ZeRO-3"},
+    };
+    const node_group *g = &x->c->group[miss_group(x)];
+    bool fixed = any_fixed(&x->fix), layout_fixed;
+    double best = HUGE_VAL, need, cap;
+    int k, found = 0, gpus = 0, listed = 0;
+    const gpu_spec *pick[3] = {NULL, NULL, NULL};
+
+    a[0] = '\0';
+    /* 1. Variants of the closest miss, cheapest change first. */
+    for (size_t i = 0; i < sizeof var / sizeof var[0]; i++) {
+        int fit = try_variant(x, var[i].rc, var[i].mbs, var[i].zero);
+        if (fit == 1) {
+            appendf(a, n, "%s makes the closest miss fit (%.1f GiB per GPU)%s; ", var[i].what,
+                    x->e.peak_memory_bytes / GIB, fixed ? ", relax --fix" : "");
+            best = -1;
+            break;
+        }
+        if (fit == 0 && x->e.peak_memory_bytes < best)
+            best = x->e.peak_memory_bytes;
+    }
+    if (best > 0 && isfinite(best))
+        appendf(a, n, "with full recompute, mbs 1 and ZeRO-3 it still needs %.1f GiB per GPU; ",
+                best / GIB);
+
+    /* 2. More nodes of the same kind. */
+    layout_fixed = x->fix.tp > 0 && x->fix.pp > 0 && x->fix.dp > 0 && x->fix.gpus <= 0;
+    if (!layout_fixed) {
+        for (k = 2; k <= 64 && !x->oom; k *= 2) {
+            found = fits_with_more_nodes(x, k, &gpus);
+            if (found != 0)
+                break;
+        }
+        if (found == 1)
+            appendf(a, n, "%d nodes (%d GPUs, %dx) fit; ", g->nodes * k, gpus, k);
+        else if (found == 0)
+            appendf(a, n, "even %d nodes (64x) do not fit; ", g->nodes * 64);
+    }
+
+    /* 3. GPUs with more memory: the closest miss as it is. */
+    x->s = x->miss;
+    check_eval(x, false);
+    need = x->e.peak_memory_bytes;
+    cap = x->e.n_stages > 0 ? x->e.stage_memory[x->e.peak_stage].capacity_bytes : 0;
+    appendf(a, n, "the closest miss needs %.1f GiB per GPU, %.1f usable", need / GIB, cap / GIB);
+    for (size_t i = 0; i < catalog_count(); i++) {
+        const gpu_spec *gs = catalog_at(i);
+        if (gs == NULL || gs->usable_mem_bytes < need)
+            continue;
+        /* keep the three smallest that suffice, ascending */
+        for (int j = 0; j < 3; j++) {
+            if (pick[j] == NULL || gs->usable_mem_bytes < pick[j]->usable_mem_bytes) {
+                for (int q = 2; q > j; q--)
+                    pick[q] = pick[q - 1];
+                pick[j] = gs;
+                break;
+            }
+        }
+    }
+    for (int j = 0; j < 3 && pick[j] != NULL; j++, listed++)
+        appendf(a, n, "%s%s (%.0f GiB)", listed == 0 ? "; it fits as is on " : ", ",
+                pick[j]->name, pick[j]->usable_mem_bytes / GIB);
+}
+
+planner_status search_run(const model *m, const cluster *c, const cost_params *p,
+                          const search_options *opts, search_result *res,
+                          planner_error *err)
+{
+    search_ctx *x = NULL;
+    planner_status rc = PLANNER_OK;
+    int total, largest = 0, searched = 0;
+
+    memset(res, 0, sizeof *res);
+    if (m == NULL || c == NULL || p == NULL || opts == NULL || c->n_groups < 1)
+        return error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
+                         "search_run: missing model, cluster or options");
+    x = pl_calloc(1, sizeof *x);
+    if (x == NULL)
+        return error_oom(err);
+    ctx_init(x, m, c, p, opts, err);
+    x->t0 = now_s();
+    progress_start(&x->pr, "planner: search, candidates evaluated", opts->progress);
+    res->gbs = x->gbs;
+    res->seq_len = x->seq_len;
+
+    total = cluster_total_gpus(c);
+    if (x->fix.gpus > total) {
+        rc = error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
+                       "--fix gpus=%d: the cluster has %d GPUs", x->fix.gpus, total);
+        goto cleanup;
+    }
+    for (int g = 0; g < c->n_groups && !stop(x); g++) {
+        int n = plan_gpus(x, c, g);
+        if (group_total_gpus(&c->group[g]) > largest)
+            largest = group_total_gpus(&c->group[g]);
+        if (n == 0)
+            continue;
+        x->group = g;
+        x->gpus = n;
+        searched++;
+        search_group(x);
+    }
+    if (!stop(x))
+        searched += search_placements(x);
+    if (x->oom) {
+        rc = error_oom(err);
+        goto cleanup;
+    }
+    res->candidates = x->candidates;
+    res->feasible = x->feasible;
+    res->pruned = x->pruned;
+    res->invalid = x->invalid;
+    res->gpus = x->gpus;
+
+    if (x->n_top > 0) {
+        res->top = pl_calloc((size_t)x->n_top, sizeof *res->top);
+        if (res->top == NULL) {
+            rc = error_oom(err);
+            goto cleanup;
+        }
+        for (int i = 0; i < x->n_top; i++) {
+            plan *pl = &res->top[i];
+            pl->s = x->pool[x->order[i]].s;
+            evaluate(m, c, p, &pl->s, &pl->e);
+        }
+        res->n_top = x->n_top;
+        seam_refine_top(x, res);
+        res->gpus = strategy_gpus(&res->top[0].s);
+        placement_note(x, res);
+        if (x->oom) {
+            rc = error_oom(err);
+            goto cleanup;
+        }
+    } else if (searched == 0) {
+        snprintf(res->advice, sizeof res->advice,
+                 "the plan needs more GPUs than any node group has (largest: %d) and no "
+                 "placement across node groups matches it", largest);
+        rc = PLANNER_E_INFEASIBLE;
+    } else {
+        if (x->have_miss)
+            make_advice(x, res->advice, sizeof res->advice);
+        else
+            advice_no_candidate(x, res->advice, sizeof res->advice);
+        if (x->oom) {
+            rc = error_oom(err);
+            goto cleanup;
+        }
+        res->have_miss = x->have_miss;
+        if (x->have_miss) {
+            res->miss.s = x->miss;
+            evaluate(m, c, p, &res->miss.s, &res->miss.e);
+            res->gpus = strategy_gpus(&res->miss.s);
+        }
+        rc = PLANNER_E_INFEASIBLE;
+    }
+    res->seconds = now_s() - x->t0;
+cleanup:
+    if (rc != PLANNER_OK && rc != PLANNER_E_INFEASIBLE)
+        search_result_free(res);
+    if (x != NULL) {
+        progress_finish(&x->pr);
+        ctx_free(x);
+    }
+    pl_free(x);
+    return rc;
+}

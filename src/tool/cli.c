@@ -1,0 +1,54 @@
+/* cli.c: number parsing and usage errors for the option parsers. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "tool/cli.h"
+
+const char cli_exit_codes_help[] =
+    "Exit status:\n"
+    "  0   success\n"
+    "  1   invalid input (a model, cluster or runs file, or a value in it)\n"
+    "  2   usage error (bad command line)\n"
+    "  3   no feasible plan (nothing fits; the closest miss is reported)\n"
+    "  4   I/O error (cannot read an input or write an output)\n"
+    "  70  internal error (a bug, or out of memory)\n";
+
+int cli_parse_int(const char *text, long min, long max, int *out)
+{
+    char *end = NULL;
+    if (text == NULL || *text == '\0')
+        return -1;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int cli_parse_double(const char *text, double min, double max, double *out)
+{
+    char *end = NULL;
+    if (text == NULL || *text == '\0')
+        return -1;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(v) || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "planner: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'planner %s--help' for more information.\n",
+            cmd != NULL && cmd[0] != '\0' ? cmd : "");
+    return PLANNER_E_USAGE;
+}

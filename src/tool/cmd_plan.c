@@ -1,0 +1,287 @@
+/* cmd_plan.c: `planner --model FILE --cluster FILE [options]`, the main job.
+ *
+ * Flow: parse options -> load model and cluster (and a calibration) ->
+ * --show-inputs, or search -> report (table or JSON) or launch material
+ * (--emit) -> optional --trace / --svg of the winner.  Every output file is
+ * written atomically; nothing is written when the search fails. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "fit/calibration.h"
+#include "tool/cli.h"
+#include "tool/commands.h"
+#include "out/emit.h"
+#include "base/fileio.h"
+#include "base/progress.h"
+#include "out/report.h"
+#include "search/search.h"
+#include "out/show_inputs.h"
+#include "out/trace.h"
+
+typedef enum output_format { FORMAT_TABLE, FORMAT_JSON } output_format;
+
+typedef struct plan_args {
+    const char *model_path, *cluster_path, *calibration_path;
+    const char *output_path, *trace_path, *svg_path;
+    bool show_inputs;
+    output_format format;
+    emit_kind emit;
+    model_overrides ov;
+    search_options opts;
+} plan_args;
+
+static void plan_usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: planner --model FILE --cluster FILE [OPTION]...\n"
+        "       planner validate|sweep|calibrate|crossval ... (see 'planner CMD --help')\n"
+        "Plan the parallel layout of a transformer training run on a GPU cluster:\n"
+        "search data/tensor/pipeline/sequence parallelism, micro-batch, recompute and\n"
+        "optimizer sharding, rank feasible plans by predicted throughput.\n"
+        "\n"
+        "Inputs:\n"
+        "  -m, --model FILE        model: planner JSON or a HuggingFace config.json\n"
+        "  -c, --cluster FILE      cluster spec (YAML)\n"
+        "      --calibration FILE  cost-model constants fitted by 'planner calibrate'\n"
+        "      --gbs N             global batch size in sequences (default: model file, or 1024)\n"
+        "      --seq N             sequence length (default: model file, or 4096)\n"
+        "Search:\n"
+        "      --fix SPEC          pin knobs, e.g. tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1\n"
+        "                          (keys: tp pp dp cp ep vpp mbs sp recompute zero gpus)\n"
+        "      --top N             plans to list (default 10)\n"
+        "      --objective NAME    ranking objective: throughput (default)\n"
+        "      --partition dp|ilp  layer partitioner: exact DP (default) or GLPK ILP\n"
+        "      --ilp-time-limit S  time limit per ILP solve in seconds (default 10)\n"
+        "Output:\n"
+        "      --show-inputs       print the model and cluster as understood, then exit\n"
+        "      --format table|json report format (default table)\n"
+        "      --emit KIND         print launch material for the best plan instead of the\n"
+        "                          report: megatron (arguments), slurm (sbatch script), torchrun\n"
+        "  -o, --output FILE       write the report or launch material to FILE (atomically)\n"
+        "      --trace FILE        write the best plan's simulated schedule (Chrome trace JSON)\n"
+        "      --svg FILE          write the best plan's timeline and memory as SVG\n"
+        "  -h, --help              show this help and exit\n"
+        "  -V, --version           show the version and exit\n"
+        "\n%s", cli_exit_codes_help);
+}
+
+enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
+       OPT_FORMAT, OPT_EMIT, OPT_TRACE, OPT_SVG, OPT_PARTITION, OPT_ILP_LIMIT,
+       OPT_CALIBRATION };
+
+static int parse_plan_args(int argc, char **argv, plan_args *a)
+{
+    static const struct option longopts[] = {
+        {"model", required_argument, NULL, 'm'},
+        {"cluster", required_argument, NULL, 'c'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"show-inputs", no_argument, NULL, OPT_SHOW_INPUTS},
+        {"gbs", required_argument, NULL, OPT_GBS},
+        {"seq", required_argument, NULL, OPT_SEQ},
+        {"fix", required_argument, NULL, OPT_FIX},
+        {"top", required_argument, NULL, OPT_TOP},
+        {"objective", required_argument, NULL, OPT_OBJECTIVE},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"emit", required_argument, NULL, OPT_EMIT},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"svg", required_argument, NULL, OPT_SVG},
+        {"partition", required_argument, NULL, OPT_PARTITION},
+        {"ilp-time-limit", required_argument, NULL, OPT_ILP_LIMIT},
+        {"calibration", required_argument, NULL, OPT_CALIBRATION},
+        {NULL, 0, NULL, 0}};
+    char msg[256];
+    int ch;
+
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":m:c:o:hV", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'm': a->model_path = optarg; break;
+        case 'c': a->cluster_path = optarg; break;
+        case 'o': a->output_path = optarg; break;
+        case 'h': plan_usage(stdout); return -1;
+        case 'V': printf("planner %s\n", PLANNER_VERSION); return -1;
+        case OPT_SHOW_INPUTS: a->show_inputs = true; break;
+        case OPT_GBS:
+            if (cli_parse_int(optarg, 1, 100000000, &a->ov.global_batch) != 0)
+                return cli_usage_error("", "--gbs: expected an integer in 1..1e8, got '%s'", optarg);
+            break;
+        case OPT_SEQ:
+            if (cli_parse_int(optarg, 1, 16777216, &a->ov.seq_len) != 0)
+                return cli_usage_error("", "--seq: expected an integer in 1..16777216, got '%s'", optarg);
+            break;
+        case OPT_FIX:
+            if (constraints_parse(optarg, &a->opts.fix, msg, sizeof msg) != 0)
+                return cli_usage_error("", "--fix: %s", msg);
+            break;
+        case OPT_TOP:
+            if (cli_parse_int(optarg, 1, 10000, &a->opts.top_n) != 0)
+                return cli_usage_error("", "--top: expected an integer in 1..10000, got '%s'", optarg);
+            break;
+        case OPT_OBJECTIVE:
+            if (strcmp(optarg, "throughput") != 0)
+                return cli_usage_error("", "--objective: unknown objective '%s' (known: throughput)", optarg);
+            a->opts.obj = OBJECTIVE_THROUGHPUT;
+            break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "table") == 0)
+                a->format = FORMAT_TABLE;
+            else if (strcmp(optarg, "json") == 0)
+                a->format = FORMAT_JSON;
+            else
+                return cli_usage_error("", "--format: expected table or json, got '%s'", optarg);
+            break;
+        case OPT_EMIT:
+            if (strcmp(optarg, "megatron") == 0)
+                a->emit = EMIT_MEGATRON;
+            else if (strcmp(optarg, "slurm") == 0)
+                a->emit = EMIT_SLURM;
+            else if (strcmp(optarg, "torchrun") == 0)
+                a->emit = EMIT_TORCHRUN;
+            else
+                return cli_usage_error("", "--emit: expected megatron, slurm or torchrun, got '%s'", optarg);
+            break;
+        case OPT_TRACE: a->trace_path = optarg; break;
+        case OPT_SVG: a->svg_path = optarg; break;
+        case OPT_PARTITION:
+            if (strcmp(optarg, "dp") == 0)
+                a->opts.partition = PARTITION_DP;
+            else if (strcmp(optarg, "ilp") == 0)
+                a->opts.partition = PARTITION_ILP;
+            else
+                return cli_usage_error("", "--partition: expected dp or ilp, got '%s'", optarg);
+            break;
+        case OPT_ILP_LIMIT:
+            if (cli_parse_double(optarg, 0.001, 86400, &a->opts.ilp_time_limit_s) != 0)
+                return cli_usage_error("", "--ilp-time-limit: expected seconds in 0.001..86400, got '%s'", optarg);
+            break;
+        case OPT_CALIBRATION: a->calibration_path = optarg; break;
+        case ':':
+            return cli_usage_error("", "option '%s' needs an argument", argv[optind - 1]);
+        default:
+            return cli_usage_error("", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("", "unexpected argument '%s'", argv[optind]);
+    if (a->model_path == NULL)
+        return cli_usage_error("", "missing --model FILE");
+    if (a->cluster_path == NULL)
+        return cli_usage_error("", "missing --cluster FILE");
+    return 0;
+}
+
+/* Writes the chosen output (report or launch material) to `path`. */
+static planner_status write_main_output(const plan_args *a, const model *m,
+                                        const cluster *c, const search_result *res,
+                                        planner_error *err)
+{
+    atomic_file af;
+    char why[256] = "";
+    planner_status rc = atomic_open(&af, a->output_path ? a->output_path : "-", err);
+    if (rc != PLANNER_OK)
+        return rc;
+    if (a->emit != EMIT_NONE) {
+        if (emit_write(af.fp, a->emit, m, c, &res->top[0], why, sizeof why) != 0) {
+            atomic_abort(&af);
+            return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                             "cannot emit launch material: %s", why);
+        }
+    } else if (a->format == FORMAT_JSON) {
+        if (report_json_write(af.fp, m, c, &a->opts, res) != 0) {
+            atomic_abort(&af);
+            return error_oom(err);
+        }
+    } else {
+        report_table(af.fp, m, c, &a->opts, res);
+    }
+    rc = atomic_commit(&af, err);
+    atomic_abort(&af);
+    return rc;
+}
+
+typedef int (*plan_writer)(FILE *, const model *, const cluster *, const cost_params *,
+                           const plan *);
+
+static planner_status write_plan_file(const char *path, plan_writer fn, const model *m,
+                                      const cluster *c, const cost_params *p,
+                                      const plan *pl, planner_error *err)
+{
+    atomic_file af;
+    planner_status rc = atomic_open(&af, path, err);
+    if (rc != PLANNER_OK)
+        return rc;
+    if (fn(af.fp, m, c, p, pl) != 0) {
+        atomic_abort(&af);
+        return error_set(err, PLANNER_E_INTERNAL, path, 0, 0, NULL, "cannot render");
+    }
+    rc = atomic_commit(&af, err);
+    atomic_abort(&af);
+    return rc;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    plan_args a;
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params params;
+    model *m = NULL;
+    cluster *c = NULL;
+    search_result res;
+    planner_status rc;
+
+    memset(&a, 0, sizeof a);
+    memset(&res, 0, sizeof res);
+    search_options_default(&a.opts);
+    a.opts.progress = progress_stderr_is_tty();   /* shown after ~1 s only */
+    int parsed = parse_plan_args(argc, argv, &a);   /* -1: --help/--version done */
+    if (parsed != 0)
+        return parsed > 0 ? parsed : PLANNER_OK;
+
+    cost_params_default(&params);
+    if (a.calibration_path != NULL &&
+        (rc = calibration_load(a.calibration_path, &params, &err)) != PLANNER_OK)
+        goto cleanup;
+    if ((rc = model_load(a.model_path, &a.ov, &m, &err)) != PLANNER_OK)
+        goto cleanup;
+    if ((rc = cluster_load(a.cluster_path, &c, &err)) != PLANNER_OK)
+        goto cleanup;
+
+    if (a.show_inputs) {
+        show_inputs(stdout, m, c);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            rc = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL,
+                           "write error on standard output");
+        goto cleanup;
+    }
+
+    a.opts.gbs = m->global_batch;
+    a.opts.seq_len = m->seq_len;
+    rc = search_run(m, c, &params, &a.opts, &res, &err);
+    if (rc == PLANNER_E_INFEASIBLE) {
+        if (a.format == FORMAT_JSON && a.emit == EMIT_NONE)
+            write_main_output(&a, m, c, &res, &err);
+        report_infeasible(stderr, m, c, &res);
+        goto cleanup;
+    }
+    if (rc != PLANNER_OK)
+        goto cleanup;
+    if ((rc = write_main_output(&a, m, c, &res, &err)) != PLANNER_OK)
+        goto cleanup;
+    if (a.trace_path != NULL &&
+        (rc = write_plan_file(a.trace_path, trace_write_chrome, m, c, &params,
+                              &res.top[0], &err)) != PLANNER_OK)
+        goto cleanup;
+    if (a.svg_path != NULL)
+        rc = write_plan_file(a.svg_path, trace_write_svg, m, c, &params, &res.top[0], &err);
+
+cleanup:
+    if (err.status != PLANNER_OK)
+        error_print(&err, stderr);
+    search_result_free(&res);
+    cluster_free(c);
+    model_free(m);
+    return rc;
+}
