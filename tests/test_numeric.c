@@ -126,19 +126,35 @@ static const numeric_case k_cases[] = {
      0, 0, REJECT_CLUSTER},
     {"bandwidth 1e-300 bps", MODEL("\"layers\": 2, " BASE_MODEL_FIELDS),
      "groups:\n  - name: g\n    gpu: H100\n    nodes: 2\n    inter_node_bandwidth: 1e-300bps\n"
-     "    intra_node_bandwidth: 1e-300bps\n", 8, 0, PLAN_OR_INFEASIBLE},
+     "    intra_node_bandwidth: 1e-300bps\n", 8, 0, REJECT_CLUSTER},
     {"latency 1e300 s", MODEL("\"layers\": 2, " BASE_MODEL_FIELDS),
      "groups:\n  - name: g\n    gpu: H100\n    nodes: 2\n    inter_node_latency: 1e300s\n"
-     "    intra_node_latency: 1e300s\n", 8, 0, PLAN_OR_INFEASIBLE},
+     "    intra_node_latency: 1e300s\n", 8, 0, REJECT_CLUSTER},
     {"peak 1e-300 FLOP/s", MODEL("\"layers\": 2, " BASE_MODEL_FIELDS),
      "groups:\n  - name: g\n    gpu: H100\n    nodes: 1\n    peak_bf16: 1e-300FLOPS\n", 8, 0,
-     PLAN_OR_INFEASIBLE},
+     REJECT_CLUSTER},
     {"memory 1 byte", MODEL("\"layers\": 2, " BASE_MODEL_FIELDS),
      "groups:\n  - name: g\n    gpu: H100\n    nodes: 1\n    memory: 1B\n"
-     "    usable_memory: 1B\n", 8, 0, INFEASIBLE},
+     "    usable_memory: 1B\n", 8, 0, REJECT_CLUSTER},
     {"memory 1e300 bytes", MODEL("\"layers\": 2, " BASE_MODEL_FIELDS),
      "groups:\n  - name: g\n    gpu: H100\n    nodes: 1\n    memory: 1e300B\n"
-     "    usable_memory: 1e300B\n", 8, 0, PLAN},
+     "    usable_memory: 1e300B\n", 8, 0, REJECT_CLUSTER},
+    /* The plausible ranges' edges (cluster_load.c k_ranges) are accepted and
+     * plan with finite figures: 10 MB/s links with 10 ms latency, 1 GiB of
+     * memory, a 100 GFLOP/s peak and 10 GB/s of HBM. */
+    {"slowest plausible hardware", MODEL("\"layers\": 2, " BASE_MODEL_FIELDS),
+     "groups:\n  - name: g\n    gpu: H100\n    nodes: 2\n    inter_node_bandwidth: 10MB/s\n"
+     "    intra_node_bandwidth: 10MB/s\n    inter_node_latency: 10ms\n"
+     "    intra_node_latency: 10ms\n    peak_bf16: 100GFLOPS\n    hbm_bandwidth: 10GB/s\n",
+     8, 0, PLAN_OR_INFEASIBLE},
+    {"fastest plausible hardware", MODEL("\"layers\": 2, " BASE_MODEL_FIELDS),
+     "groups:\n  - name: g\n    gpu: H100\n    nodes: 2\n    inter_node_bandwidth: 100TB/s\n"
+     "    intra_node_bandwidth: 100TB/s\n    inter_node_latency: 1ns\n"
+     "    intra_node_latency: 1ns\n    peak_bf16: 100PFLOPS\n    hbm_bandwidth: 1000TB/s\n"
+     "    memory: 16TiB\n    usable_memory: 16TiB\n", 8, 0, PLAN},
+    {"bandwidth just below the range", MODEL("\"layers\": 2, " BASE_MODEL_FIELDS),
+     "groups:\n  - name: g\n    gpu: H100\n    nodes: 2\n    inter_node_bandwidth: 9.9MB/s\n",
+     8, 0, REJECT_CLUSTER},
 };
 
 /* "nan" or "inf" as a word of its own (any case): never in the output. */

@@ -427,12 +427,55 @@ static planner_status yint(const yloader *ld, const ynode *map, const ypath *p, 
     return PLANNER_OK;
 }
 
-/* A quantity with a unit, through units_parse. */
+/* Plausible ranges of the physical quantities a cluster file gives (README
+ * "Cluster files" lists them).  They bracket every part in the catalog with
+ * two to three orders of magnitude to spare on either side -- 1 GbE to
+ * NVLink 5 and beyond for links, a T4's 320 GB/s to a B200's 8 TB/s for
+ * HBM, 16 to 192 GB of memory, a T4's 8 TFLOP/s fp32 to a B200's 9 PFLOP/s
+ * fp4 -- so a value outside is a typo or a unit slip, and the cost model
+ * never sees a link of 1e-320 B/s or a latency of 1e300 s.  A key not
+ * listed takes its kind's range. */
+typedef struct quantity_range {
+    const char *key;        /* NULL: the default of its kind */
+    unit_kind kind;
+    double min, max;        /* SI: B/s, s, bytes, FLOP/s */
+} quantity_range;
+
+static const quantity_range k_ranges[] = {
+    {"intra_node_bandwidth", UNIT_BANDWIDTH, 1e7, 1e14},
+    {"inter_node_bandwidth", UNIT_BANDWIDTH, 1e7, 1e14},
+    {"inter_node_bandwidth_per_node", UNIT_BANDWIDTH, 1e7, 1e15},
+    {"bandwidth", UNIT_BANDWIDTH, 1e7, 1e14},
+    {"hbm_bandwidth", UNIT_BANDWIDTH, 1e10, 1e15},
+    {"intra_node_latency", UNIT_TIME, 1e-9, 1e-2},
+    {"inter_node_latency", UNIT_TIME, 1e-9, 1e-2},
+    {"latency", UNIT_TIME, 1e-9, 1e-2},
+    {"memory", UNIT_SIZE, 1073741824.0, 17592186044416.0},          /* 1 GiB .. 16 TiB */
+    {"usable_memory", UNIT_SIZE, 1073741824.0, 17592186044416.0},
+    {NULL, UNIT_BANDWIDTH, 1e6, 1e16},
+    {NULL, UNIT_TIME, 1e-9, 1e8},
+    {NULL, UNIT_SIZE, 1048576.0, 1125899906842624.0},               /* 1 MiB .. 1 PiB */
+    {NULL, UNIT_FLOPS, 1e11, 1e17},                                 /* peaks */
+};
+
+/* The plausible range of `key` (a quantity of `kind`). */
+static const quantity_range *range_of(const char *key, unit_kind kind)
+{
+    size_t i;
+    for (i = 0; i < sizeof k_ranges / sizeof k_ranges[0]; i++)
+        if (k_ranges[i].kind == kind && (k_ranges[i].key == NULL || strcmp(k_ranges[i].key, key) == 0))
+            return &k_ranges[i];
+    return NULL;
+}
+
+/* A quantity with a unit, through units_parse, inside its plausible range
+ * (zero, where allowed, means "absent"). */
 static planner_status yunit(const yloader *ld, const ynode *map, const ypath *p, const char *key,
                             unit_kind kind, bool allow_zero, double *out, int *present)
 {
     const ynode *y = yget(map, key, NULL);
     ypath q = ypath_key(p, key);
+    const quantity_range *r = range_of(key, kind);
     char msg[256];
     if (present != NULL)
         *present = 0;
@@ -442,6 +485,12 @@ static planner_status yunit(const yloader *ld, const ynode *map, const ypath *p,
         return fail(ld, y, &q, "must be a quantity such as 400Gbps, got %s", ykind_name(y));
     if (units_parse(y->value, kind, allow_zero, out, msg, sizeof msg) != 0)
         return fail(ld, y, &q, "%s", msg);
+    if (r != NULL && !(allow_zero && *out == 0) && (*out < r->min || *out > r->max)) {
+        char lo[32], hi[32];
+        units_format(r->min, kind, lo, sizeof lo);
+        units_format(r->max, kind, hi, sizeof hi);
+        return fail(ld, y, &q, "%.64s outside %s..%s", y->value, lo, hi);
+    }
     if (present != NULL)
         *present = 1;
     return PLANNER_OK;
