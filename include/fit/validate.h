@@ -47,4 +47,35 @@ planner_status validation_predict(const validation_run *r, const cost_params *p,
 
 const char *validation_subset_name(validation_subset s);
 
+/* What became of one run's prediction. */
+typedef enum validation_status {
+    VALIDATION_OK,              /* predicted */
+    VALIDATION_UNSUPPORTED,     /* the planner cannot express or model it */
+    VALIDATION_INFEASIBLE       /* no plan fits in memory */
+} validation_status;
+
+typedef struct validation_outcome {
+    validation_status status;
+    double predicted, error;    /* tokens/s per GPU; (predicted - measured) / measured */
+    plan pl;                    /* the chosen plan (status ok) */
+    char reason[ERROR_MSG_MAX]; /* why not (other statuses) */
+} validation_outcome;
+
+/* Per subset: runs, runs predicted, sum and max of |error| over those. */
+typedef struct validation_summary {
+    int total[SUBSET_COUNT], cnt[SUBSET_COUNT];
+    double sum[SUBSET_COUNT], maxe[SUBSET_COUNT];
+} validation_summary;
+
+/* Predicts every run of `set` with constants p: *out gets set->n outcomes
+ * (pl_free it; NULL when the set is empty), *sum the per-subset figures.
+ * A run that cannot be predicted is an outcome, not an error; only an
+ * internal error (out of memory) fails, with nothing in *out. */
+planner_status validation_predict_all(validation_outcome **out, validation_summary *sum,
+                                      const validation_set *set, const cost_params *p,
+                                      planner_error *err);
+
+/* "ok", "unsupported", "infeasible". */
+const char *validation_status_name(validation_status s);
+
 #endif

@@ -5,7 +5,7 @@
 #define PLANNER_COMMANDS_H
 
 int cmd_plan(int argc, char **argv);        /* cmd_plan.c  (the default) */
-int cmd_validate(int argc, char **argv);    /* validate.c  planner validate FILE */
+int cmd_validate(int argc, char **argv);    /* cmd_validate.c  planner validate FILE */
 int cmd_sweep(int argc, char **argv);       /* sweep.c     planner sweep ... */
 int cmd_calibrate(int argc, char **argv);   /* calibrate.c planner calibrate ... */
 int cmd_crossval(int argc, char **argv);    /* calibrate.c planner crossval ... */

@@ -1,4 +1,6 @@
-/* validate.c: `planner validate FILE [--format json] [--calibration FILE]`.
+/* validate.c: the validation corpus and the prediction of each run (the
+ * library half of `planner validate`; the command is tool/cmd_validate.c,
+ * its table and JSON out/validate_report.c).
  *
  * Reads measured runs (schema: ../shared/validation/README.md), builds for
  * each a model and a one-group cluster of its GPUs (catalog row, the run's
@@ -7,8 +9,9 @@
  * count and global batch) and lets search_run() choose the unpublished ones
  * (mbs, vpp, whatever "unpublished" lists, and the knobs the schema has no
  * field for: ZeRO stage, overlap flags), as the engineers who ran it tuned
- * them.  Prints predicted vs measured tokens/s per GPU and the error per run,
- * then MAPE and max error per subset (dense 16-bit, FP8 family, MoE).
+ * them.  validation_predict_all() gives predicted vs measured tokens/s per
+ * GPU and the error per run, and MAPE and max error per subset (dense
+ * 16-bit, FP8 family, MoE).
  *
  * Model conventions the schema leaves open: head_dim = hidden / heads;
  * GeLU models are GPT-style (LayerNorm, learned positions, tied embeddings),
@@ -23,19 +26,14 @@
  * every error names the key path (runs[3].model.heads) and points at that
  * key's line and column (at the enclosing object when the key is missing).
  */
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "fit/calibration.h"
-#include "tool/cli.h"
-#include "tool/commands.h"
 #include "base/fileio.h"
 #include "base/jsonin.h"
-#include "base/jsonout.h"
 #include "fit/validate.h"
 
 #define INTRA_LATENCY_S 3.4e-6    /* NCCL: per NVLink hop (cost-model.md) */
@@ -432,256 +430,76 @@ planner_status validation_predict(const validation_run *r, const cost_params *p,
     return st;
 }
 
-/* ---- the command ---- */
-
-typedef struct run_result {
-    int status;              /* 0 ok, 1 unsupported, 2 infeasible */
-    double predicted, error; /* error: (predicted - measured) / measured */
-    plan pl;
-    char reason[ERROR_MSG_MAX];
-} run_result;
-
-static const char *status_name(int s)
+const char *validation_status_name(validation_status s)
 {
-    return s == 0 ? "ok" : s == 1 ? "unsupported" : "infeasible";
+    return s == VALIDATION_OK ? "ok" : s == VALIDATION_UNSUPPORTED ? "unsupported" : "infeasible";
 }
 
-static void plan_text(const plan *pl, char *buf, size_t n)
+/* Predicts run r into *o; the summary counts it.  Fails only on an internal
+ * error. */
+static planner_status predict_one(validation_outcome *o, validation_summary *sum,
+                                  const validation_run *r, const cost_params *params,
+                                  planner_error *err)
 {
-    const strategy *s = &pl->s;
-    snprintf(buf, n, "tp%d pp%d dp%d vpp%d mbs%d%s rc=%s z%d%s", s->tp, s->pp, s->dp, s->vpp,
-             s->mbs, s->sp ? " sp" : "", recompute_name(s->recompute), s->zero,
-             s->overlap_grad_reduce ? " ovl" : "");
-}
-
-/* The --format json document (keys documented in the README's validation
- * section): numbers at the precision the text shows them (six significant
- * digits, errors to six decimals), non-finite ones null.  Returns the text
- * (pl_free it), or NULL when an allocation fails: nothing is written then. */
-static char *validation_json_text(const char *path, const validation_set *set,
-                                  const run_result *res, const int *total, const int *cnt,
-                                  const double *sum, const double *maxe)
-{
-    static const char *const keys[SUBSET_COUNT] = {"dense16", "fp8", "moe"};
-    json_t *root = json_object(), *runs = json_array(), *summary = json_object();
-    char *text = NULL;
-    bool bad = root == NULL;
-    int i, s;
-
-    bad |= json_object_set_new(root, "file", json_string(path)) != 0;
-    for (i = 0; i < set->n; i++) {
-        const validation_run *r = &set->run[i];
-        const run_result *o = &res[i];
-        json_t *jr = json_object();
-        bad |= json_object_set_new(jr, "id", json_string(r->id)) != 0;
-        bad |= json_object_set_new(jr, "subset",
-                                   json_string(validation_subset_name(r->subset))) != 0;
-        bad |= json_object_set_new(jr, "status", json_string(status_name(o->status))) != 0;
-        bad |= json_object_set_new(jr, "measured_tokens_per_s_per_gpu",
-                                   jsonout_rounded(r->measured_tokens_per_s_per_gpu, false)) != 0;
-        if (o->status == 0) {
-            const strategy *ps = &o->pl.s;
-            json_t *jp = json_object();
-            bad |= json_object_set_new(jr, "predicted_tokens_per_s_per_gpu",
-                                       jsonout_rounded(o->predicted, false)) != 0;
-            bad |= json_object_set_new(jr, "error", jsonout_rounded(o->error, true)) != 0;
-            bad |= json_object_set_new(jp, "tp", json_integer(ps->tp)) != 0;
-            bad |= json_object_set_new(jp, "pp", json_integer(ps->pp)) != 0;
-            bad |= json_object_set_new(jp, "dp", json_integer(ps->dp)) != 0;
-            bad |= json_object_set_new(jp, "cp", json_integer(ps->cp)) != 0;
-            bad |= json_object_set_new(jp, "vpp", json_integer(ps->vpp)) != 0;
-            bad |= json_object_set_new(jp, "mbs", json_integer(ps->mbs)) != 0;
-            bad |= json_object_set_new(jp, "sp", json_boolean(ps->sp)) != 0;
-            bad |= json_object_set_new(jp, "recompute",
-                                       json_string(recompute_name(ps->recompute))) != 0;
-            bad |= json_object_set_new(jp, "zero", json_integer(ps->zero)) != 0;
-            bad |= json_object_set_new(jp, "step_time_s",
-                                       jsonout_rounded(o->pl.e.step_time_s, false)) != 0;
-            bad |= json_object_set_new(jp, "peak_memory_bytes",
-                                       jsonout_rounded(o->pl.e.peak_memory_bytes, false)) != 0;
-            bad |= json_object_set_new(jp, "binding",
-                                       json_string(o->pl.e.binding ? o->pl.e.binding : "")) != 0;
-            bad |= json_object_set_new(jr, "plan", jp) != 0;
-        } else {
-            bad |= json_object_set_new(jr, "predicted_tokens_per_s_per_gpu", json_null()) != 0;
-            bad |= json_object_set_new(jr, "error", json_null()) != 0;
-            bad |= json_object_set_new(jr, "reason", json_string(o->reason)) != 0;
-        }
-        bad |= json_array_append_new(runs, jr) != 0;
+    planner_error e2 = PLANNER_ERROR_INIT;
+    planner_status ps;
+    sum->total[r->subset]++;
+    if (r->unsupported[0]) {
+        o->status = VALIDATION_UNSUPPORTED;
+        snprintf(o->reason, sizeof o->reason, "%s", r->unsupported);
+        return PLANNER_OK;
     }
-    for (s = 0; s < SUBSET_COUNT; s++) {
-        json_t *js = json_object();
-        bad |= json_object_set_new(js, "runs", json_integer(total[s])) != 0;
-        bad |= json_object_set_new(js, "predicted", json_integer(cnt[s])) != 0;
-        bad |= json_object_set_new(js, "mape", cnt[s] > 0 ? jsonout_rounded(sum[s] / cnt[s], true)
-                                                          : json_null()) != 0;
-        bad |= json_object_set_new(js, "max_error",
-                                   cnt[s] > 0 ? jsonout_rounded(maxe[s], true) : json_null()) != 0;
-        bad |= json_object_set_new(summary, keys[s], js) != 0;
-    }
-    /* the set_new calls take runs and summary over even when they fail */
-    bad |= json_object_set_new(root, "runs", runs) != 0;
-    bad |= json_object_set_new(root, "summary", summary) != 0;
-    if (!bad)
-        text = jsonout_text(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-    json_decref(root);
-    return text;
-}
-
-static void validate_usage(FILE *out)
-{
-    fprintf(out,
-        "Usage: planner validate FILE [--format table|json] [--calibration FILE]\n"
-        "Predict every run of FILE (the schema of published-runs.json) with its\n"
-        "published knobs fixed and the rest searched; print predicted vs measured\n"
-        "tokens/s per GPU, the error per run, and MAPE and max error per subset\n"
-        "(dense 16-bit, FP8 family, MoE).\n"
-        "\n"
-        "      --format table|json  output format (default table)\n"
-        "      --calibration FILE   cost-model constants from 'planner calibrate'\n"
-        "  -h, --help               show this help and exit\n"
-        "\n%s", cli_exit_codes_help);
-}
-
-int cmd_validate(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        {"format", required_argument, NULL, 'f'},
-        {"calibration", required_argument, NULL, 'C'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *calib = NULL, *path;
-    int json = 0, ch, i;
-    planner_error err = PLANNER_ERROR_INIT;
-    planner_status st = PLANNER_OK;
-    validation_set *set = NULL;
-    run_result *res = NULL;
-    cost_params params;
-    double sum[SUBSET_COUNT] = {0}, maxe[SUBSET_COUNT] = {0};
-    int cnt[SUBSET_COUNT] = {0}, total[SUBSET_COUNT] = {0};
-
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'f':
-            if (strcmp(optarg, "json") == 0)
-                json = 1;
-            else if (strcmp(optarg, "table") == 0)
-                json = 0;
-            else
-                return cli_usage_error("validate", "--format: expected table or json, got '%s'",
-                                       optarg);
-            break;
-        case 'C': calib = optarg; break;
-        case 'h': validate_usage(stdout); return PLANNER_OK;
-        case ':':
-            return cli_usage_error("validate", "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("validate", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc - 1)
-        return cli_usage_error("validate", "expected one runs FILE");
-    path = argv[optind];
-
-    cost_params_default(&params);
-    if (calib != NULL && (st = calibration_load(calib, &params, &err)) != PLANNER_OK)
-        goto cleanup;
-    if ((st = validation_load(path, &set, &err)) != PLANNER_OK)
-        goto cleanup;
-    if (set->n > 0 && (res = pl_calloc((size_t)set->n, sizeof *res)) == NULL) {
-        st = error_oom(&err);
-        goto cleanup;
-    }
-    for (i = 0; i < set->n; i++) {
-        const validation_run *r = &set->run[i];
-        run_result *o = &res[i];
-        planner_error e2 = PLANNER_ERROR_INIT;
-        planner_status ps;
-        total[r->subset]++;
-        if (r->unsupported[0]) {
-            o->status = 1;
-            snprintf(o->reason, sizeof o->reason, "%s", r->unsupported);
-            continue;
-        }
-        ps = validation_predict(r, &params, &o->pl, &e2);
-        if (ps == PLANNER_OK) {
-            o->status = 0;
-            o->predicted = o->pl.e.tokens_per_s_per_gpu;
-            o->error = (o->predicted - r->measured_tokens_per_s_per_gpu) /
-                       r->measured_tokens_per_s_per_gpu;
-            sum[r->subset] += fabs(o->error);
-            if (fabs(o->error) > maxe[r->subset])
-                maxe[r->subset] = fabs(o->error);
-            cnt[r->subset]++;
-        } else if (ps == PLANNER_E_INFEASIBLE && !(o->pl.e.step_time_s > 0)) {
-            /* no candidate passed Megatron's rules: the published layout is
-             * one the planner cannot express (e.g. a custom
-             * --pipeline-model-parallel-layout with virtual stages over a
-             * layer count no pp x vpp divides) */
-            o->status = 1;
-            snprintf(o->reason, sizeof o->reason, "%s",
-                     "the published layout is not expressible: no split of the layers under "
-                     "the published knobs passes Megatron's rules as the planner models them "
-                     "(virtual stages over uneven layers need a custom "
-                     "--pipeline-model-parallel-layout)");
-        } else if (ps == PLANNER_E_INFEASIBLE) {
-            o->status = 2;
-            snprintf(o->reason, sizeof o->reason, "%s",
-                     o->pl.e.reason[0] ? o->pl.e.reason : "no plan fits in memory");
-        } else if (ps == PLANNER_E_INTERNAL) {
-            st = error_set(&err, ps, NULL, 0, 0, NULL, "%s", e2.msg);
-            goto cleanup;
-        } else {
-            o->status = 1;
-            snprintf(o->reason, sizeof o->reason, "%s", e2.msg);
-        }
-    }
-
-    if (json) {
-        char *text = validation_json_text(path, set, res, total, cnt, sum, maxe);
-        if (text == NULL) {
-            st = error_oom(&err);
-            goto cleanup;
-        }
-        fputs(text, stdout);
-        pl_free(text);
+    ps = validation_predict(r, params, &o->pl, &e2);
+    if (ps == PLANNER_OK) {
+        o->status = VALIDATION_OK;
+        o->predicted = o->pl.e.tokens_per_s_per_gpu;
+        o->error = (o->predicted - r->measured_tokens_per_s_per_gpu) /
+                   r->measured_tokens_per_s_per_gpu;
+        sum->sum[r->subset] += fabs(o->error);
+        if (fabs(o->error) > sum->maxe[r->subset])
+            sum->maxe[r->subset] = fabs(o->error);
+        sum->cnt[r->subset]++;
+    } else if (ps == PLANNER_E_INFEASIBLE && !(o->pl.e.step_time_s > 0)) {
+        /* no candidate passed Megatron's rules: the published layout is
+         * one the planner cannot express (e.g. a custom
+         * --pipeline-model-parallel-layout with virtual stages over a
+         * layer count no pp x vpp divides) */
+        o->status = VALIDATION_UNSUPPORTED;
+        snprintf(o->reason, sizeof o->reason, "%s",
+                 "the published layout is not expressible: no split of the layers under "
+                 "the published knobs passes Megatron's rules as the planner models them "
+                 "(virtual stages over uneven layers need a custom "
+                 "--pipeline-model-parallel-layout)");
+    } else if (ps == PLANNER_E_INFEASIBLE) {
+        o->status = VALIDATION_INFEASIBLE;
+        snprintf(o->reason, sizeof o->reason, "%s",
+                 o->pl.e.reason[0] ? o->pl.e.reason : "no plan fits in memory");
+    } else if (ps == PLANNER_E_INTERNAL) {
+        return error_set(err, ps, NULL, 0, 0, NULL, "%s", e2.msg);
     } else {
-        int s;
-        printf("%-36s %-14s %6s %12s %12s %8s  %s\n", "run", "gpu", "gpus", "predicted",
-               "measured", "error", "plan (tokens/s per GPU)");
-        for (i = 0; i < set->n; i++) {
-            const validation_run *r = &set->run[i];
-            const run_result *o = &res[i];
-            char pt[160];
-            printf("%-36.36s %-14.14s %6d ", r->id, r->c->group[0].gpu.name, r->num_gpus);
-            if (o->status == 0) {
-                plan_text(&o->pl, pt, sizeof pt);
-                printf("%12.1f %12.1f %+7.1f%%  %s\n", o->predicted,
-                       r->measured_tokens_per_s_per_gpu, 100.0 * o->error, pt);
-            } else {
-                printf("%12s %12.1f %8s  %s: %s\n", "-", r->measured_tokens_per_s_per_gpu, "-",
-                       status_name(o->status), o->reason);
-            }
-        }
-        printf("\n%-14s %6s %9s %8s %8s\n", "subset", "runs", "predicted", "MAPE", "max");
-        for (s = 0; s < SUBSET_COUNT; s++) {
-            if (cnt[s] > 0)
-                printf("%-14s %6d %9d %7.1f%% %7.1f%%\n", validation_subset_name(s), total[s],
-                       cnt[s], 100.0 * sum[s] / cnt[s], 100.0 * maxe[s]);
-            else
-                printf("%-14s %6d %9d %8s %8s\n", validation_subset_name(s), total[s], 0, "-",
-                       "-");
-        }
+        o->status = VALIDATION_UNSUPPORTED;
+        snprintf(o->reason, sizeof o->reason, "%s", e2.msg);
     }
-    if (fflush(stdout) != 0 || ferror(stdout))
-        st = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL, "cannot write to stdout");
+    return PLANNER_OK;
+}
 
-cleanup:
-    if (st != PLANNER_OK)
-        error_print(&err, stderr);
-    pl_free(res);
-    validation_free(set);
-    return st;
+planner_status validation_predict_all(validation_outcome **out, validation_summary *sum,
+                                      const validation_set *set, const cost_params *p,
+                                      planner_error *err)
+{
+    validation_outcome *res = NULL;
+    planner_status st;
+    int i;
+
+    *out = NULL;
+    memset(sum, 0, sizeof *sum);
+    if (set->n > 0 && (res = pl_calloc((size_t)set->n, sizeof *res)) == NULL)
+        return error_oom(err);
+    for (i = 0; i < set->n; i++)
+        if ((st = predict_one(&res[i], sum, &set->run[i], p, err)) != PLANNER_OK) {
+            pl_free(res);
+            return st;
+        }
+    *out = res;
+    return PLANNER_OK;
 }
