@@ -208,6 +208,66 @@ START_TEST(ranked_best_first_and_deterministic)
 }
 END_TEST
 
+/* The result carries, for each plan it outputs, the schedule its evaluation
+ * simulated (the trace's input): bit for bit what evaluating the plan again
+ * gives, after the ILP re-partition and re-sort too (Llama 3 70B on the
+ * shipped H100 + A100 cluster, whose plans span node groups). */
+static void check_schedules(const model *m, const cluster *c, const search_result *r)
+{
+    cost_params p;
+    cost_schedule *fresh = calloc(1, sizeof *fresh);
+    evaluation *e = calloc(1, sizeof *e);
+    ck_assert_ptr_nonnull(fresh);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_nonnull(r->sched);
+    cost_params_default(&p);
+    for (int i = 0; i < r->n_top; i++) {
+        memset(fresh, 0, sizeof *fresh);
+        evaluate_schedule(m, c, &p, &r->top[i].s, e, fresh);
+        ck_assert(e->step_time_s == r->top[i].e.step_time_s);
+        ck_assert_int_eq(r->sched[i].pp, r->top[i].s.pp);
+        ck_assert_mem_eq(&r->sched[i], fresh, sizeof *fresh);
+        /* the replayed pipeline ends within the predicted step */
+        ck_assert(cost_schedule_simulate(&r->sched[i], NULL, NULL) <=
+                  r->top[i].e.step_time_s);
+    }
+    free(fresh);
+    free(e);
+}
+
+START_TEST(result_carries_the_schedule)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    search_result r;
+    cluster *c = NULL;
+    planner_error err = PLANNER_ERROR_INIT;
+    search_options o;
+    cost_params p;
+    make_cluster(&t, "H100-SXM", 64, 0);
+    ck_assert_int_eq(run(m, &t.c, NULL, false, 5, &r), PLANNER_OK);
+    check_schedules(m, &t.c, &r);
+    search_result_free(&r);
+    ck_assert_ptr_null(r.sched);
+    model_free(m);
+
+    m = load("configs/llama3-70b.json");
+    ck_assert_msg(cluster_load("clusters/h100-a100-mixed.yaml", &c, &err) == PLANNER_OK, "%s",
+                  err.msg);
+    search_options_default(&o);
+    o.top_n = 6;
+    o.gbs = m->global_batch;
+    o.seq_len = m->seq_len;
+    o.partition = PARTITION_ILP;
+    cost_params_default(&p);
+    ck_assert_int_eq(search_run(m, c, &p, &o, &r, &err), PLANNER_OK);
+    check_schedules(m, c, &r);
+    search_result_free(&r);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 START_TEST(all_fixed_is_one_candidate)
 {
     model *m = load("configs/gpt3-175b.json");
@@ -593,6 +653,7 @@ int main(void)
                         (int)(sizeof prune_cases / sizeof prune_cases[0]));
     tcase_add_test(ts, cost_model_properties_the_prunes_use);
     tcase_add_test(ts, interleaved_uneven_split_405b);
+    tcase_add_test(ts, result_carries_the_schedule);
     suite_add_tcase(s, ts);
     return tu_run_suite(s);
 }

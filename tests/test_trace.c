@@ -29,8 +29,8 @@ typedef struct fixture {
     layer_spec layer[64];
     cluster c;
     node_group group[1];
-    cost_params p;
     plan pl;
+    cost_schedule sched;    /* what the evaluation simulated: the trace's input */
 } fixture;
 
 static void make(fixture *f, int pp, int microbatches)
@@ -73,20 +73,32 @@ static void make(fixture *f, int pp, int microbatches)
         e->stage_memory[i].total_bytes = 38e9 + (pp - i) * 5e9;
         e->stage_memory[i].capacity_bytes = 80e9;
     }
+    f->sched.pp = pp;
+    f->sched.vpp = 1;
+    f->sched.microbatches = microbatches;
+    for (int i = 0; i < pp; i++) {
+        f->sched.fwd_s[i] = 1e-3;
+        f->sched.bwd_s[i] = 2e-3;
+        f->sched.p2p_s[i] = i < pp - 1 ? 1e-12 : 0;   /* sends of ~0 s */
+    }
     e->time.dp_comm_s = 4e-3;
     e->time.optimizer_s = 1e-3;
     e->step_time_s = (microbatches + pp - 1) * 3e-3 + 5e-3;
     e->feasible = true;
 }
 
-static char *render(int (*fn)(FILE *, const model *, const cluster *, const cost_params *,
-                              const plan *), const fixture *f, int *rc)
+typedef planner_status (*writer)(FILE *, const model *, const cluster *, const plan *,
+                                 const cost_schedule *, planner_error *);
+
+static char *render(writer fn, const fixture *f, int *rc)
 {
     char *text = NULL;
     size_t len = 0;
+    planner_error err = PLANNER_ERROR_INIT;
     FILE *fp = open_memstream(&text, &len);
     ck_assert_ptr_nonnull(fp);
-    *rc = fn(fp, &f->m, &f->c, &f->p, &f->pl);
+    *rc = (int)fn(fp, &f->m, &f->c, &f->pl, &f->sched, &err);
+    ck_assert_int_eq((int)err.status, *rc);   /* a failure says why */
     fclose(fp);
     return text;
 }
@@ -182,9 +194,10 @@ START_TEST(chrome_p2p_sends)
     tally t;
     int rc;
     make(&f, 4, 8);
-    /* 1 x 2048 x 4096 activations x 2 bytes = 16,777,216 bytes over a 16.777
-     * GB/s link (efficiency 1 in zeroed params): 1 ms per boundary */
-    f.group[0].intra_bytes_per_s = 16777216e3;
+    /* 1 ms per boundary crossing (what 16,777,216 bytes of 1 x 2048 x 4096
+     * 16-bit activations take over a 16.777 GB/s link) */
+    for (int i = 0; i < 3; i++)
+        f.sched.p2p_s[i] = 1e-3;
     char *text = render(trace_write_chrome, &f, &rc);
     ck_assert_int_eq(rc, 0);
     json_t *root = load_trace(text, &t);
@@ -202,8 +215,15 @@ START_TEST(chrome_refuses_bad_plan)
     make(&f, 4, 8);
     f.pl.s.pp = 0;
     char *text = render(trace_write_chrome, &f, &rc);
-    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(rc, PLANNER_E_INTERNAL);
     ck_assert_uint_eq(strlen(text), 0);   /* nothing written */
+    free(text);
+    /* a schedule that is not the plan's (pp 4 vs 3) */
+    make(&f, 4, 8);
+    f.sched.pp = 3;
+    text = render(trace_write_svg, &f, &rc);
+    ck_assert_int_eq(rc, PLANNER_E_INTERNAL);
+    ck_assert_uint_eq(strlen(text), 0);
     free(text);
 }
 END_TEST
@@ -254,13 +274,17 @@ START_TEST(chrome_uneven_chunks_match_evaluate)
     ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 0, 0, NULL), 1);
     ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 0, 1, NULL), 2);
     ck_assert_msg(strategy_check(m, s, why, sizeof why) == 0, "%s", why);
-    evaluate(m, c, &p, s, &pl.e);
+    cost_schedule *sched = malloc(sizeof *sched);
+    ck_assert_ptr_nonnull(sched);
+    evaluate_schedule(m, c, &p, s, &pl.e, sched);
     ck_assert(pl.e.feasible);
+    ck_assert(sched->chunked);
 
     FILE *fp = open_memstream(&text, &len);
     ck_assert_ptr_nonnull(fp);
-    ck_assert_int_eq(trace_write_chrome(fp, m, c, &p, &pl), 0);
+    ck_assert_int_eq(trace_write_chrome(fp, m, c, &pl, sched, &err), 0);
     fclose(fp);
+    free(sched);
     json_t *root = load_trace(text, &t);
     /* 2048 / 256 = 8 micro-batches x 8 chunks x 8 ranks */
     ck_assert_int_eq(t.fwd, 512);

@@ -11,6 +11,10 @@
 #include "inputs/model.h"
 #include "model/strategy.h"
 
+/* Fills *p with the documented default constants (layer_cost.c says what
+ * they were fitted on). */
+void cost_params_default(cost_params *p);
+
 /* Model FLOPs of one step (no recompute), the figure behind MFU. */
 double model_flops_per_step(const model *m, int gbs, int seq_len);
 

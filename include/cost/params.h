@@ -1,8 +1,9 @@
 /* params.h: the cost model's free constants.
  *
- * Defaults from cost_params_default() (src/cost/layer_cost.c says what they
- * were fitted on), or fitted by `planner calibrate` and loaded with
- * calibration_load().  Nothing else in the cost model is tunable.
+ * Constants only: the defaults come from cost_params_default()
+ * (cost/layer_cost.h; src/cost/layer_cost.c says what they were fitted on),
+ * or are fitted by `planner calibrate` and loaded with calibration_load().
+ * Nothing else in the cost model is tunable.
  */
 #ifndef PLANNER_COST_PARAMS_H
 #define PLANNER_COST_PARAMS_H
@@ -13,7 +14,7 @@
  * work / (peak x eff) (fit 1/eff), as a fixed time (fit it directly) or as a
  * fraction of a modelled time (fit it directly), so `planner calibrate` can
  * fit them by linear least squares.  Plausible ranges in brackets; the
- * defaults and what they were fitted on are in cost.c. */
+ * defaults and what they were fitted on are in layer_cost.c. */
 typedef struct gen_constants {
     double gemm_eff;            /* 16-bit GEMM math achieved / dense peak for
                                    large GEMMs [0.5, 0.85] */
@@ -44,7 +45,7 @@ typedef struct gen_constants {
                                    stack.  Fitted per generation, it also
                                    absorbs what the corpus's software of
                                    that era paid and the model does not
-                                   see (cost.c): calibrate it for your
+                                   see (layer_cost.c): calibrate it for your
                                    stack.  A plan over several generations
                                    pays the largest of its stages' */
     double moe_host_s;          /* host time of one MoE layer's forward per
@@ -65,7 +66,7 @@ typedef struct gen_constants {
 /* The memory reserve lives in two documented parts and nowhere else: the
  * catalog's usable_mem_bytes already leaves 2 GiB of the framework-visible
  * memory for the CUDA context (~0.5-1 GiB) and the first NCCL communicator's
- * buffers (src/catalog.c); reserve_bytes adds the rest of the per-process
+ * buffers (src/inputs/catalog.c); reserve_bytes adds the rest of the per-process
  * fixed overhead (cuBLAS/cuBLASLt and Transformer Engine workspaces, the
  * buffers of the further TP/PP/DP/CP communicators), and frag_fraction the
  * caching allocator's fragmentation, proportional to the activations. */
@@ -77,8 +78,5 @@ typedef struct cost_params {
     double frag_fraction;       /* allocator fragmentation, fraction of
                                    activations [0.05, 0.2] */
 } cost_params;
-
-/* Fills *p with the documented defaults. */
-void cost_params_default(cost_params *p);
 
 #endif

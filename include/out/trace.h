@@ -6,9 +6,15 @@
 #include <stdio.h>
 #include "schedule/evaluate.h"
 
-int trace_write_chrome(FILE *out, const model *m, const cluster *c,
-                       const cost_params *p, const plan *pl);
-int trace_write_svg(FILE *out, const model *m, const cluster *c,
-                    const cost_params *p, const plan *pl);
+/* Writes plan `pl` of `m` on `c` to `out`, replaying `sched`, the schedule
+ * its evaluation simulated (search_result.sched, or evaluate_schedule()):
+ * nothing here runs the cost model.  Returns PLANNER_OK, or a status with
+ * *err: PLANNER_E_IO when a write failed, PLANNER_E_INTERNAL for a schedule
+ * that is not the plan's, a trace over its event limit, or out of memory
+ * (output may then be partial: write to a file you can discard). */
+planner_status trace_write_chrome(FILE *out, const model *m, const cluster *c, const plan *pl,
+                                  const cost_schedule *sched, planner_error *err);
+planner_status trace_write_svg(FILE *out, const model *m, const cluster *c, const plan *pl,
+                               const cost_schedule *sched, planner_error *err);
 
 #endif

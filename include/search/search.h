@@ -52,6 +52,10 @@ typedef struct search_options {
 
 typedef struct search_result {
     plan *top;                        /* n_top plans, best first, owned */
+    cost_schedule *sched;             /* n_top entries, owned: the pipeline
+                                         schedule top[i]'s evaluation
+                                         simulated (--trace, --svg replay it;
+                                         nothing re-runs the cost model) */
     int n_top;
     long candidates;                  /* strategies evaluated */
     long feasible;                    /* of those, fitting in memory */
@@ -70,7 +74,7 @@ typedef struct search_result {
 /* Fills *opts with defaults (top 10, throughput, nothing fixed, DP partition). */
 void search_options_default(search_options *opts);
 
-/* Runs the search.  Returns 0 (with res->n_top >= 1), PLANNER_E_INFEASIBLE
+/* Runs the search.  Returns 0 (with res->n_top >= 1 and res->sched), PLANNER_E_INFEASIBLE
  * (res->advice filled; res->have_miss when at least one strategy could be
  * evaluated, false when no strategy satisfies the rules and --fix), or
  * another status with *err.  Free res with search_result_free. */

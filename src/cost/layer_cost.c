@@ -1,7 +1,34 @@
-/* layer_cost.c: per-layer and per-range costs (one micro-batch on one GPU),
- * the p2p time across a pipeline boundary and the default constants;
- * schedule/evaluate.c composes them into a step (its header has the whole
- * model of a step).
+/* layer_cost.c: what decoder layers cost on one GPU for one micro-batch --
+ * the building block of a stage (schedule/evaluate.c composes stages into a
+ * step; the partitioners sum per-layer ranges) -- the p2p time across a
+ * pipeline boundary, and the default constants.
+ *
+ * Per layer on a GPU of its stage's node group, with the stage's tp:
+ *   forward = GEMMs + flash attention + element-wise kernels (compute.c)
+ *     + the TP/SP collectives (comm.c; hidden behind the GEMMs with
+ *     tp_comm_overlap, cost_overlapped); the embedding on the first stage,
+ *     the output layer, logits and loss on the last;
+ *   backward = 2 x the forward's GEMMs (flash attention: ATTN_BWD_RATIO) +
+ *     the same TP traffic + the re-forward of recomputation (full:
+ *     everything; selective: core attention);
+ *   MoE layers (expert parallelism ep, experts not tensor-parallel): the
+ *     routed experts' grouped GEMMs at their tokens per expert
+ *     (tf_layer_gemms_ep), dispatch and combine all-to-alls over the ep
+ *     consecutive ranks in the forward and again in the backward (comm.c,
+ *     exposed); expert weights / ep per GPU (range_cost.expert_params: their
+ *     states shard over the expert-data-parallel group, memory.c); the
+ *     all-to-all send and receive buffers are transient memory; each MoE
+ *     layer pays moe_host_s in its forward and twice in its backward (the
+ *     dispatcher's device-to-host sync leaves the layer's launches on the
+ *     critical path);
+ *   memory: parameters held, activations kept for the backward (Korthikanti
+ *     et al. 2022 with flash attention, corrected for FP8 recipes) and the
+ *     transient working set;
+ *   p2p between ranks: b s h / t (/ t again with SP) 16-bit elements over
+ *     the link between the two ranks' node groups (NVLink when the whole
+ *     pipeline sits in one node).
+ * Identical consecutive layers are costed once.  Sources:
+ * ../shared/reference/cost-model.md.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,9 +40,6 @@
 #include "model/transformer.h"
 
 #define GIB (1073741824.0)
-/* Per-chunk times of one evaluation (pp x vpp; every chunk holds at least
- * one layer or the embedding/loss, so far above any real model's). */
-
 
 double cost_cap_time(double t)
 {

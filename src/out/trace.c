@@ -1,17 +1,19 @@
 /* trace.c: the simulated step of a plan, as Chrome trace-event JSON and as an
  * SVG (pipeline timeline and per-stage memory).
  *
- * What it shows: the pipeline schedule evaluate() simulated, replayed with
- * the same inputs (evaluate_schedule(): per-rank forward and backward times of
- * one micro-batch, evaluation.stage_fwd_s / stage_bwd_s, or per-chunk
- * times for an interleaved plan over the embedding/loss-accounting split,
- * whose chunks differ; the p2p time of each rank boundary and of the
- * interleaved wrap-around); every forward, backward and send, per rank.  After the last backward the step's exposed
+ * What it shows: the pipeline schedule evaluate() simulated, replayed from
+ * the inputs it kept (cost_schedule, search_result.sched: per-rank forward
+ * and backward times of one micro-batch, or per-chunk times for an
+ * interleaved plan over the embedding/loss-accounting split, whose chunks
+ * differ; the p2p time of each rank boundary and of the interleaved
+ * wrap-around); every forward, backward and send, per rank.  Nothing here
+ * runs the cost model.  After the last backward the step's exposed
  * data-parallel communication (time_breakdown.dp_comm_s), the optimizer step
  * (optimizer_s) and the fixed overhead follow on every rank, so the trace
  * ends at pipeline span + dp_comm_s + optimizer_s + overhead_s, which is the
- * cost model's step time (cost.c: step = max_i(finish_i + exposed reduce_i) +
- * optimizer + exposed gather + overhead, dp_comm_s = the exposed parts).
+ * cost model's step time (evaluate.c: step = max_i(finish_i + exposed
+ * reduce_i) + optimizer + exposed gather + overhead, dp_comm_s = the exposed
+ * parts).
  *
  * ZeRO-3's gathers and reduces run inside each forward and backward, so
  * for it nothing but the optimizer and the overhead follows the pipeline.
@@ -54,59 +56,35 @@ static int clamp_group(const cluster *c, int g)
     return (g >= 0 && g < c->n_groups) ? g : 0;
 }
 
-static long plan_microbatches(const strategy *s)
-{
-    long per = (long)(s->mbs > 0 ? s->mbs : 1) * (s->dp > 0 ? s->dp : 1);
-    long mb = s->gbs / per;
-    return mb > 0 ? mb : 1;
-}
-
-/* Runs the schedule of pl, with the inputs evaluate() simulated
- * (evaluate_schedule).  0, or -1 (bad plan, too many events, or OOM). */
-static int step_simulate(const model *m, const cluster *c, const cost_params *p,
-                         const plan *pl, step_sim *out)
+/* Replays the schedule behind pl's evaluation (`sched`, which the search
+ * kept: search_result.sched).  0, or a status with *err (a schedule that
+ * does not belong to the plan, too many events, out of memory). */
+static planner_status step_simulate(const plan *pl, const cost_schedule *sched, step_sim *out,
+                                    planner_error *err)
 {
     const strategy *s = &pl->s;
     const evaluation *e = &pl->e;
-    long mb = plan_microbatches(s);
-    cost_schedule *in;
-    evaluation *again;
 
     memset(out, 0, sizeof *out);
-    out->pp = s->pp;
-    out->vpp = s->vpp > 1 ? s->vpp : 1;
-    if (s->pp < 1 || s->pp > STRATEGY_MAX_STAGES || c == NULL || c->n_groups < 1 ||
-        mb > 100000000L)
-        return -1;
-    if (2.0 * (double)mb * s->pp * out->vpp * 2.0 > (double)TRACE_MAX_EVENTS)
-        return -1;
-    in = pl_malloc(sizeof *in);
-    again = pl_malloc(sizeof *again);
-    if (in == NULL || again == NULL) {
-        pl_free(in);
-        pl_free(again);
-        return -1;
-    }
-    /* evaluate() is deterministic: evaluating the plan again yields the
-     * schedule behind pl->e.  Per-rank times are taken from pl->e itself, so
-     * a plan's own evaluation (or a hand-built one) is what gets replayed;
-     * per-chunk times exist only in the schedule. */
-    evaluate_schedule(m, c, p, s, again, in);
-    pl_free(again);
-    if (!in->chunked)
-        for (int i = 0; i < in->pp && i < e->n_stages; i++) {
-            in->fwd_s[i] = e->stage_fwd_s[i];
-            in->bwd_s[i] = e->stage_bwd_s[i];
-        }
-    out->microbatches = in->microbatches;
-    out->vpp = in->vpp;
-    out->chunked = in->chunked;
-    memcpy(out->p2p_s, in->p2p_s, sizeof out->p2p_s);
-    out->span_s = cost_schedule_simulate(in, NULL, &out->ev);
-    pl_free(in);
+    if (sched->pp != s->pp || s->pp < 1 || s->pp > STRATEGY_MAX_STAGES || sched->vpp < 1 ||
+        sched->microbatches < 1 || sched->microbatches > 100000000)
+        return error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
+                         "trace: the schedule (pp %d) does not belong to the plan (pp %d)",
+                         sched->pp, s->pp);
+    if (2.0 * sched->microbatches * sched->pp * sched->vpp * 2.0 > (double)TRACE_MAX_EVENTS)
+        return error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
+                         "trace: more than %ld events (%d micro-batches x %d stages x %d "
+                         "chunks)", TRACE_MAX_EVENTS, sched->microbatches, sched->pp,
+                         sched->vpp);
+    out->pp = sched->pp;
+    out->microbatches = sched->microbatches;
+    out->vpp = sched->vpp;
+    out->chunked = sched->chunked;
+    memcpy(out->p2p_s, sched->p2p_s, sizeof out->p2p_s);
+    out->span_s = cost_schedule_simulate(sched, NULL, &out->ev);
     if (out->span_s < 0) {
         sched_events_free(&out->ev);
-        return -1;
+        return error_oom(err);
     }
     /* ZeRO-3's collectives run inside each forward and backward (the
      * breakdown's dp_comm_s counts them): nothing follows the pipeline */
@@ -114,7 +92,7 @@ static int step_simulate(const model *m, const cluster *c, const cost_params *p,
     out->opt_s = e->time.optimizer_s > 0 ? e->time.optimizer_s : 0;
     out->overhead_s = e->time.overhead_s > 0 ? e->time.overhead_s : 0;
     out->end_s = out->span_s + out->dp_s + out->opt_s + out->overhead_s;
-    return 0;
+    return PLANNER_OK;
 }
 
 static const char *kind_name(sched_kind k)
@@ -191,22 +169,11 @@ static json_t *span_event(const char *name, const char *cat, int pid, int tid, d
 
 enum { TID_COMPUTE = 0, TID_P2P = 1, TID_DP = 2 };
 
-int trace_write_chrome(FILE *out, const model *m, const cluster *c,
-                       const cost_params *p, const plan *pl)
+/* The metadata events naming each rank's process and its three threads. */
+static int chrome_metadata(FILE *out, const cluster *c, const strategy *s, bool *first)
 {
-    step_sim sim;
-    const strategy *s = &pl->s;
-    bool first = true;
-    int rc = -1;
-    char line[512], name[96];
     static const char *const tname[3] = {"compute", "p2p send", "data parallel + optimizer"};
-
-    if (out == NULL || m == NULL || c == NULL || p == NULL || pl == NULL)
-        return -1;
-    if (step_simulate(m, c, p, pl, &sim) != 0)
-        return -1;
-
-    fputs("{\"traceEvents\":[\n", out);
+    char line[512];
     for (int i = 0; i < s->pp; i++) {
         int last = s->stage[i].first_layer + s->stage[i].n_layers - 1;
         if (s->vpp > 1)
@@ -216,23 +183,31 @@ int trace_write_chrome(FILE *out, const model *m, const cluster *c,
             snprintf(line, sizeof line, "stage %d: layers %d-%d, %s x %d", i,
                      s->stage[i].first_layer, last, gpu_of_stage(c, s, i), s->tp * s->dp);
         if (put_event(out, meta_event("process_name", i, 0, "name", json_string(line)),
-                      &first) != 0 ||
+                      first) != 0 ||
             put_event(out, meta_event("process_sort_index", i, 0, "sort_index",
-                                      json_integer(i)), &first) != 0)
-            goto cleanup;
+                                      json_integer(i)), first) != 0)
+            return -1;
         for (int t = 0; t < 3; t++)
             if (put_event(out, meta_event("thread_name", i, t, "name", json_string(tname[t])),
-                          &first) != 0 ||
+                          first) != 0 ||
                 put_event(out, meta_event("thread_sort_index", i, t, "sort_index",
-                                          json_integer(t)), &first) != 0)
-                goto cleanup;
+                                          json_integer(t)), first) != 0)
+                return -1;
     }
-    for (int k = 0; k < sim.ev.n; k++) {
-        const sched_event *ev = &sim.ev.ev[k];
+    return 0;
+}
+
+/* Every forward, backward and send of the pipeline, then per rank the
+ * phases after it (exposed DP communication, optimizer, overhead). */
+static int chrome_events(FILE *out, const step_sim *sim, int pp, bool *first)
+{
+    char name[96];
+    for (int k = 0; k < sim->ev.n; k++) {
+        const sched_event *ev = &sim->ev.ev[k];
         int tid = ev->kind == SCHED_SEND ? TID_P2P : TID_COMPUTE;
         const char *tag = ev->kind == SCHED_FORWARD ? "F" : ev->kind == SCHED_BACKWARD ? "B"
                                                                                        : "send";
-        if (sim.vpp > 1)
+        if (sim->vpp > 1)
             snprintf(name, sizeof name, "%s%d.%d", tag, ev->microbatch, ev->chunk);
         else
             snprintf(name, sizeof name, "%s%d", tag, ev->microbatch);
@@ -240,44 +215,89 @@ int trace_write_chrome(FILE *out, const model *m, const cluster *c,
                                       ev->end_s,
                                       json_pack("{s:i, s:i}", "microbatch", ev->microbatch,
                                                 "chunk", ev->chunk)),
-                      &first) != 0)
-            goto cleanup;
+                      first) != 0)
+            return -1;
     }
-    for (int i = 0; i < s->pp; i++) {
-        double t = sim.span_s;
-        if (sim.dp_s > 0 &&
-            put_event(out, span_event("DP comm (exposed)", "dp-comm", i, TID_DP, t, t + sim.dp_s,
-                                      NULL), &first) != 0)
-            goto cleanup;
-        t += sim.dp_s;
-        if (sim.opt_s > 0 &&
-            put_event(out, span_event("optimizer step", "optimizer", i, TID_DP, t, t + sim.opt_s,
-                                      NULL), &first) != 0)
-            goto cleanup;
-        t += sim.opt_s;
-        if (sim.overhead_s > 0 &&
+    for (int i = 0; i < pp; i++) {
+        double t = sim->span_s;
+        if (sim->dp_s > 0 &&
+            put_event(out, span_event("DP comm (exposed)", "dp-comm", i, TID_DP, t,
+                                      t + sim->dp_s, NULL), first) != 0)
+            return -1;
+        t += sim->dp_s;
+        if (sim->opt_s > 0 &&
+            put_event(out, span_event("optimizer step", "optimizer", i, TID_DP, t,
+                                      t + sim->opt_s, NULL), first) != 0)
+            return -1;
+        t += sim->opt_s;
+        if (sim->overhead_s > 0 &&
             put_event(out, span_event("step overhead", "overhead", i, TID_DP, t,
-                                      t + sim.overhead_s, NULL), &first) != 0)
-            goto cleanup;
+                                      t + sim->overhead_s, NULL), first) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The closing otherData object: generator, plan, predicted and simulated
+ * step. */
+static int chrome_other(FILE *out, const model *m, const cluster *c, const plan *pl,
+                        const step_sim *sim)
+{
+    char line[512];
+    json_t *other;
+    int rc;
+    plan_line(m, pl, line, sizeof line);
+    other = json_pack("{s:s, s:s, s:s, s:f, s:f, s:i}", "generator", "planner " PLANNER_VERSION,
+                      "cluster", c->name, "plan", line, "step_time_s", pl->e.step_time_s,
+                      "simulated_step_s", sim->end_s, "microbatches", sim->microbatches);
+    if (other == NULL)
+        return -1;
+    rc = json_dumpf(other, out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    json_decref(other);
+    return rc == 0 ? 0 : -1;
+}
+
+/* What every writer checks first. */
+static planner_status check_args(FILE *out, const model *m, const cluster *c, const plan *pl,
+                                 const cost_schedule *sched, planner_error *err)
+{
+    if (out == NULL || m == NULL || c == NULL || c->n_groups < 1 || pl == NULL || sched == NULL)
+        return error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
+                         "trace: missing output, model, cluster, plan or schedule");
+    return PLANNER_OK;
+}
+
+/* A write that failed (ferror) or a JSON value that could not be built. */
+static planner_status write_failed(FILE *out, planner_error *err)
+{
+    if (ferror(out))
+        return error_set(err, PLANNER_E_IO, NULL, 0, 0, NULL, "trace: write failed");
+    return error_oom(err);
+}
+
+planner_status trace_write_chrome(FILE *out, const model *m, const cluster *c, const plan *pl,
+                                  const cost_schedule *sched, planner_error *err)
+{
+    step_sim sim;
+    bool first = true;
+    planner_status rc = check_args(out, m, c, pl, sched, err);
+
+    if (rc != PLANNER_OK || (rc = step_simulate(pl, sched, &sim, err)) != PLANNER_OK)
+        return rc;
+    fputs("{\"traceEvents\":[\n", out);
+    if (chrome_metadata(out, c, &pl->s, &first) != 0 ||
+        chrome_events(out, &sim, pl->s.pp, &first) != 0) {
+        rc = write_failed(out, err);
+        goto cleanup;
     }
     fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":", out);
-    plan_line(m, pl, line, sizeof line);
-    {
-        json_t *other = json_pack("{s:s, s:s, s:s, s:f, s:f, s:i}", "generator",
-                                  "planner " PLANNER_VERSION, "cluster", c->name, "plan", line,
-                                  "step_time_s", pl->e.step_time_s, "simulated_step_s",
-                                  sim.end_s, "microbatches", sim.microbatches);
-        if (other == NULL)
-            goto cleanup;
-        if (json_dumpf(other, out, JSON_COMPACT | JSON_PRESERVE_ORDER |
-                                       JSON_REAL_PRECISION(12)) != 0) {
-            json_decref(other);
-            goto cleanup;
-        }
-        json_decref(other);
+    if (chrome_other(out, m, c, pl, &sim) != 0) {
+        rc = write_failed(out, err);
+        goto cleanup;
     }
     fputs("}\n", out);
-    rc = ferror(out) ? -1 : 0;
+    if (ferror(out))
+        rc = write_failed(out, err);
 cleanup:
     sched_events_free(&sim.ev);
     return rc;
@@ -424,40 +444,42 @@ static void draw_rows_events(FILE *out, const step_sim *sim, double scale, doubl
     }
 }
 
-int trace_write_svg(FILE *out, const model *m, const cluster *c,
-                    const cost_params *p, const plan *pl)
+/* Where the parts of the SVG go: the timeline rows (one per rank) from
+ * tl_top, the memory chart from mem_top; scale is pixels per second. */
+typedef struct svg_layout {
+    int pp;
+    double row_h, tl_top, tl_h, mem_top, mem_h, height, scale;
+} svg_layout;
+
+static void svg_layout_of(const step_sim *sim, int pp, svg_layout *l)
 {
-    step_sim sim;
-    const strategy *s = &pl->s;
+    l->pp = pp;
+    l->row_h = pp <= 8 ? 28 : pp <= 32 ? 14 : 480.0 / pp;
+    if (l->row_h < 2)
+        l->row_h = 2;
+    l->tl_top = 92;
+    l->tl_h = l->row_h * pp;
+    l->mem_h = 260;
+    l->mem_top = l->tl_top + l->tl_h + 110;
+    l->height = l->mem_top + l->mem_h + 90;
+    l->scale = PLOT_W / (sim->end_s > 0 ? sim->end_s : 1.0);
+}
+
+/* The document's opening, the title lines and the timeline's legend. */
+static void svg_head(FILE *out, const model *m, const cluster *c, const plan *pl,
+                     const step_sim *sim, const svg_layout *l)
+{
     const evaluation *e = &pl->e;
-    int rc = -1, pp;
-    double row_h, tl_top, tl_h, scale, step, mem_top, mem_h = 260, bar_w, max_gib = 0;
-    double height;
-    char line[512], lab[64];
-
-    if (out == NULL || m == NULL || c == NULL || p == NULL || pl == NULL)
-        return -1;
-    if (step_simulate(m, c, p, pl, &sim) != 0)
-        return -1;
-    pp = s->pp;
-    row_h = pp <= 8 ? 28 : pp <= 32 ? 14 : 480.0 / pp;
-    if (row_h < 2)
-        row_h = 2;
-    tl_top = 92;
-    tl_h = row_h * pp;
-    mem_top = tl_top + tl_h + 110;
-    height = mem_top + mem_h + 90;
-    scale = PLOT_W / (sim.end_s > 0 ? sim.end_s : 1.0);
-
+    char line[512];
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
                  "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-family=\"Helvetica, Arial, "
-                 "sans-serif\" font-size=\"12\">\n", SVG_W, height, SVG_W, height);
+                 "sans-serif\" font-size=\"12\">\n", SVG_W, l->height, SVG_W, l->height);
     fputs("<style>text.mb{font-size:9px;fill:#fff;text-anchor:middle}"
           "text.ax{fill:#444}text.r{text-anchor:end}text.c{text-anchor:middle}"
           "text.h{font-size:15px;font-weight:bold}</style>\n", out);
     fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#fff\"/>\n", SVG_W,
-            height);
+            l->height);
 
     /* title */
     plan_line(m, pl, line, sizeof line);
@@ -467,8 +489,8 @@ int trace_write_svg(FILE *out, const model *m, const cluster *c,
     snprintf(line, sizeof line,
              "%s: step %.3f s predicted (%.3f s simulated here), %.0f tokens/s, MFU %.1f%%, "
              "%d micro-batches",
-             c->name[0] ? c->name : "cluster", e->step_time_s, sim.end_s, e->tokens_per_s,
-             100.0 * e->mfu, sim.microbatches);
+             c->name[0] ? c->name : "cluster", e->step_time_s, sim->end_s, e->tokens_per_s,
+             100.0 * e->mfu, sim->microbatches);
     xml_text(out, line);
     fputs("</text>\n", out);
 
@@ -479,49 +501,58 @@ int trace_write_svg(FILE *out, const model *m, const cluster *c,
     legend_item(out, SVG_LEFT + 355, 70, col_dp, "exposed DP communication");
     legend_item(out, SVG_LEFT + 545, 70, col_opt, "optimizer step");
     legend_item(out, SVG_LEFT + 665, 70, col_over, "step overhead");
+}
 
-    /* timeline rows: idle background, events, after-pipeline phases */
-    for (int r = 0; r < pp; r++) {
+/* The timeline: idle background, events, after-pipeline phases, time axis.
+ * 0, or -1 when out of memory. */
+static int svg_timeline(FILE *out, const step_sim *sim, const svg_layout *l)
+{
+    const double tl_top = l->tl_top, tl_h = l->tl_h, row_h = l->row_h, scale = l->scale;
+    double step, x = SVG_LEFT + sim->span_s * scale;
+    char lab[64];
+    for (int r = 0; r < l->pp; r++) {
         double y = tl_top + r * row_h;
-        rect(out, SVG_LEFT, y + 1, sim.span_s * scale, row_h - 2, col_idle, NULL);
-        if (row_h >= 9 && (pp <= 32 || r % (pp / 16) == 0)) {
+        rect(out, SVG_LEFT, y + 1, sim->span_s * scale, row_h - 2, col_idle, NULL);
+        if (row_h >= 9 && (l->pp <= 32 || r % (l->pp / 16) == 0)) {
             fprintf(out, "<text class=\"r\" x=\"%d\" y=\"%.1f\">stage %d</text>\n",
                     SVG_LEFT - 8, y + row_h / 2 + 4, r);
         }
     }
-    if (sim.ev.n <= TRACE_SVG_MAX_RECTS)
-        draw_rows_events(out, &sim, scale, tl_top, row_h);
-    else if (draw_rows_raster(out, &sim, scale, tl_top, row_h) != 0)
-        goto cleanup;
-    {
-        double x = SVG_LEFT + sim.span_s * scale;
-        if (sim.dp_s > 0)
-            rect(out, x, tl_top + 1, sim.dp_s * scale, tl_h - 2, col_dp,
-                 "exposed data-parallel communication");
-        x += sim.dp_s * scale;
-        if (sim.opt_s > 0)
-            rect(out, x, tl_top + 1, sim.opt_s * scale, tl_h - 2, col_opt, "optimizer step");
-        x += sim.opt_s * scale;
-        if (sim.overhead_s > 0)
-            rect(out, x, tl_top + 1, sim.overhead_s * scale, tl_h - 2, col_over,
-                 "fixed step overhead");
-    }
+    if (sim->ev.n <= TRACE_SVG_MAX_RECTS)
+        draw_rows_events(out, sim, scale, tl_top, row_h);
+    else if (draw_rows_raster(out, sim, scale, tl_top, row_h) != 0)
+        return -1;
+    if (sim->dp_s > 0)
+        rect(out, x, tl_top + 1, sim->dp_s * scale, tl_h - 2, col_dp,
+             "exposed data-parallel communication");
+    x += sim->dp_s * scale;
+    if (sim->opt_s > 0)
+        rect(out, x, tl_top + 1, sim->opt_s * scale, tl_h - 2, col_opt, "optimizer step");
+    x += sim->opt_s * scale;
+    if (sim->overhead_s > 0)
+        rect(out, x, tl_top + 1, sim->overhead_s * scale, tl_h - 2, col_over,
+             "fixed step overhead");
     /* time axis */
-    step = nice_step(sim.end_s, 8);
+    step = nice_step(sim->end_s, 8);
     fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#444\"/>\n",
             SVG_LEFT, tl_top + tl_h + 2, SVG_LEFT + PLOT_W, tl_top + tl_h + 2);
-    for (double t = 0; t <= sim.end_s * 1.0000001 && step > 0; t += step) {
-        double x = SVG_LEFT + t * scale;
+    for (double t = 0; t <= sim->end_s * 1.0000001 && step > 0; t += step) {
+        double xt = SVG_LEFT + t * scale;
         fmt_time(t, step, lab, sizeof lab);
         fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>\n"
                      "<text class=\"ax c\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-                x, tl_top + tl_h + 2, x, tl_top + tl_h + 7, x, tl_top + tl_h + 20, lab);
+                xt, tl_top + tl_h + 2, xt, tl_top + tl_h + 7, xt, tl_top + tl_h + 20, lab);
     }
     fprintf(out, "<text class=\"c\" x=\"%d\" y=\"%.1f\">time within one training step "
                  "(pipeline rank per row)</text>\n",
             SVG_LEFT + PLOT_W / 2, tl_top + tl_h + 38);
+    return 0;
+}
 
-    /* memory: stacked bars per stage against usable capacity */
+/* The memory chart's top in GiB: the largest stage total or capacity. */
+static double svg_memory_max_gib(const evaluation *e, int pp)
+{
+    double max_gib = 0;
     for (int i = 0; i < pp && i < e->n_stages; i++) {
         const memory_breakdown *mb = &e->stage_memory[i];
         double tot = mb->total_bytes > 0 ? mb->total_bytes
@@ -533,67 +564,98 @@ int trace_write_svg(FILE *out, const model *m, const cluster *c,
         if (mb->capacity_bytes / GIB > max_gib)
             max_gib = mb->capacity_bytes / GIB;
     }
-    if (!(max_gib > 0))
-        max_gib = 1;
-    {
-        double ystep = nice_step(max_gib, 6), top = ceil(max_gib / ystep) * ystep;
-        double ys = mem_h / top, base = mem_top + mem_h;
-        fputs("<text class=\"h\" x=\"16\" y=\"", out);
-        fprintf(out, "%.1f\">Memory per GPU, by pipeline stage</text>\n", mem_top - 50);
-        legend_item(out, SVG_LEFT, mem_top - 24, "#4c78a8", "weights");
-        legend_item(out, SVG_LEFT + 85, mem_top - 24, "#72b7b2", "gradients");
-        legend_item(out, SVG_LEFT + 180, mem_top - 24, "#f58518", "optimizer states");
-        legend_item(out, SVG_LEFT + 310, mem_top - 24, "#54a24b", "activations");
-        legend_item(out, SVG_LEFT + 415, mem_top - 24, "#bab0ac", "reserve");
-        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#d62728\" "
-                     "stroke-dasharray=\"5,3\" stroke-width=\"2\"/>\n"
-                     "<text x=\"%d\" y=\"%.1f\">usable capacity</text>\n",
-                SVG_LEFT + 500, mem_top - 28, SVG_LEFT + 520, mem_top - 28, SVG_LEFT + 525,
-                mem_top - 24);
-        for (double g = 0; g <= top * 1.0000001; g += ystep) {
-            double y = base - g * ys;
-            fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
-                         "<text class=\"ax r\" x=\"%d\" y=\"%.1f\">%g GiB</text>\n",
-                    SVG_LEFT, y, SVG_LEFT + PLOT_W, y, SVG_LEFT - 8, y + 4, g);
-        }
-        bar_w = (double)PLOT_W / (pp > 0 ? pp : 1);
-        for (int i = 0; i < pp && i < e->n_stages; i++) {
-            const memory_breakdown *mb = &e->stage_memory[i];
-            const double part[5] = {mb->weights_bytes, mb->grads_bytes, mb->optimizer_bytes,
-                                    mb->activations_bytes, mb->reserve_bytes};
-            static const char *const fill[5] = {"#4c78a8", "#72b7b2", "#f58518", "#54a24b",
-                                                "#bab0ac"};
-            static const char *const what[5] = {"weights", "gradients", "optimizer states",
-                                                "activations", "reserve"};
-            double w = bar_w * 0.7 < 90 ? bar_w * 0.7 : 90;
-            double x = SVG_LEFT + i * bar_w + (bar_w - w) / 2, y = base;
-            for (int k = 0; k < 5; k++) {
-                double h = part[k] / GIB * ys;
-                if (!(h > 0))
-                    continue;
-                y -= h;
-                snprintf(line, sizeof line, "stage %d %s: %.2f GiB", i, what[k],
-                         part[k] / GIB);
-                rect(out, x, y, w, h, fill[k], line);
-            }
-            if (mb->capacity_bytes > 0) {
-                double yc = base - mb->capacity_bytes / GIB * ys;
-                fprintf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
-                             "stroke=\"#d62728\" stroke-dasharray=\"5,3\" stroke-width=\"2\"/>\n",
-                        x - w * 0.15, yc, x + w * 1.15, yc);
-            }
-            if (pp <= 32 || i % (pp / 16) == 0)
-                fprintf(out, "<text class=\"ax c\" x=\"%.1f\" y=\"%.1f\">%d</text>\n",
-                        x + w / 2, base + 16, i);
-        }
-        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#444\"/>\n",
-                SVG_LEFT, base, SVG_LEFT + PLOT_W, base);
-        fprintf(out, "<text class=\"c\" x=\"%d\" y=\"%.1f\">pipeline stage (peak %.1f GiB on "
-                     "stage %d)</text>\n",
-                SVG_LEFT + PLOT_W / 2, base + 36, e->peak_memory_bytes / GIB, e->peak_stage);
+    return max_gib > 0 ? max_gib : 1;
+}
+
+/* Stage i's stacked bar (weights, gradients, optimizer states, activations,
+ * reserve) with its capacity line, bar_w wide, on the baseline `base`. */
+static void svg_memory_bar(FILE *out, const evaluation *e, int i, int pp, double bar_w,
+                           double base, double ys)
+{
+    const memory_breakdown *mb = &e->stage_memory[i];
+    const double part[5] = {mb->weights_bytes, mb->grads_bytes, mb->optimizer_bytes,
+                            mb->activations_bytes, mb->reserve_bytes};
+    static const char *const fill[5] = {"#4c78a8", "#72b7b2", "#f58518", "#54a24b",
+                                        "#bab0ac"};
+    static const char *const what[5] = {"weights", "gradients", "optimizer states",
+                                        "activations", "reserve"};
+    double w = bar_w * 0.7 < 90 ? bar_w * 0.7 : 90;
+    double x = SVG_LEFT + i * bar_w + (bar_w - w) / 2, y = base;
+    char line[512];
+    for (int k = 0; k < 5; k++) {
+        double h = part[k] / GIB * ys;
+        if (!(h > 0))
+            continue;
+        y -= h;
+        snprintf(line, sizeof line, "stage %d %s: %.2f GiB", i, what[k], part[k] / GIB);
+        rect(out, x, y, w, h, fill[k], line);
     }
+    if (mb->capacity_bytes > 0) {
+        double yc = base - mb->capacity_bytes / GIB * ys;
+        fprintf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                     "stroke=\"#d62728\" stroke-dasharray=\"5,3\" stroke-width=\"2\"/>\n",
+                x - w * 0.15, yc, x + w * 1.15, yc);
+    }
+    if (pp <= 32 || i % (pp / 16) == 0)
+        fprintf(out, "<text class=\"ax c\" x=\"%.1f\" y=\"%.1f\">%d</text>\n", x + w / 2,
+                base + 16, i);
+}
+
+/* Memory: stacked bars per stage against usable capacity. */
+static void svg_memory(FILE *out, const evaluation *e, const svg_layout *l)
+{
+    const int pp = l->pp;
+    const double mem_top = l->mem_top;
+    double max_gib = svg_memory_max_gib(e, pp);
+    double ystep = nice_step(max_gib, 6), top = ceil(max_gib / ystep) * ystep;
+    double ys = l->mem_h / top, base = mem_top + l->mem_h;
+    double bar_w = (double)PLOT_W / (pp > 0 ? pp : 1);
+    fputs("<text class=\"h\" x=\"16\" y=\"", out);
+    fprintf(out, "%.1f\">Memory per GPU, by pipeline stage</text>\n", mem_top - 50);
+    legend_item(out, SVG_LEFT, mem_top - 24, "#4c78a8", "weights");
+    legend_item(out, SVG_LEFT + 85, mem_top - 24, "#72b7b2", "gradients");
+    legend_item(out, SVG_LEFT + 180, mem_top - 24, "#f58518", "optimizer states");
+    legend_item(out, SVG_LEFT + 310, mem_top - 24, "#54a24b", "activations");
+    legend_item(out, SVG_LEFT + 415, mem_top - 24, "#bab0ac", "reserve");
+    fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#d62728\" "
+                 "stroke-dasharray=\"5,3\" stroke-width=\"2\"/>\n"
+                 "<text x=\"%d\" y=\"%.1f\">usable capacity</text>\n",
+            SVG_LEFT + 500, mem_top - 28, SVG_LEFT + 520, mem_top - 28, SVG_LEFT + 525,
+            mem_top - 24);
+    for (double g = 0; g <= top * 1.0000001; g += ystep) {
+        double y = base - g * ys;
+        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
+                     "<text class=\"ax r\" x=\"%d\" y=\"%.1f\">%g GiB</text>\n",
+                SVG_LEFT, y, SVG_LEFT + PLOT_W, y, SVG_LEFT - 8, y + 4, g);
+    }
+    for (int i = 0; i < pp && i < e->n_stages; i++)
+        svg_memory_bar(out, e, i, pp, bar_w, base, ys);
+    fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#444\"/>\n",
+            SVG_LEFT, base, SVG_LEFT + PLOT_W, base);
+    fprintf(out, "<text class=\"c\" x=\"%d\" y=\"%.1f\">pipeline stage (peak %.1f GiB on "
+                 "stage %d)</text>\n",
+            SVG_LEFT + PLOT_W / 2, base + 36, e->peak_memory_bytes / GIB, e->peak_stage);
+}
+
+planner_status trace_write_svg(FILE *out, const model *m, const cluster *c, const plan *pl,
+                               const cost_schedule *sched, planner_error *err)
+{
+    step_sim sim;
+    svg_layout l;
+    planner_status rc = check_args(out, m, c, pl, sched, err);
+
+    if (rc != PLANNER_OK || (rc = step_simulate(pl, sched, &sim, err)) != PLANNER_OK)
+        return rc;
+    svg_layout_of(&sim, pl->s.pp, &l);
+    svg_head(out, m, c, pl, &sim, &l);
+    if (svg_timeline(out, &sim, &l) != 0) {
+        rc = error_oom(err);
+        goto cleanup;
+    }
+    svg_memory(out, &pl->e, &l);
     fputs("</svg>\n", out);
-    rc = ferror(out) ? -1 : 0;
+    if (ferror(out))
+        rc = write_failed(out, err);
 cleanup:
     sched_events_free(&sim.ev);
     return rc;

@@ -1,41 +1,29 @@
 /* evaluate.c: evaluate() -- one strategy's step time, throughput and per-stage
- * memory.
+ * memory: the step model.
  *
- * Per pipeline rank i (its node group's GPU, its own tp and layers):
- *   forward of one micro-batch = sum over its layers of GEMMs + flash
- *     attention + element-wise kernels (compute.c) + TP/SP collectives
- *     (comm.c; hidden behind the GEMMs with tp_comm_overlap), plus the
- *     embedding on rank 0 and output layer + loss on the last rank;
- *   backward = 2 x the forward's kernels + the same TP traffic + the
- *     re-forward of recomputation (full: everything; selective: core
- *     attention);
- *   p2p between ranks: b s h / t (/ t again with SP) 16-bit elements over the
- *     link between the two ranks' node groups (NVLink when the whole
- *     pipeline sits in one node).
+ * Per pipeline rank i (its node group's GPU, its own tp and layers, chunk by
+ * chunk with vpp > 1): the forward and backward of one micro-batch are the
+ * sums of its layers' costs (cost/layer_cost.c has the per-layer model:
+ * kernels, TP/SP and MoE collectives, recompute, the embedding and loss on
+ * the end ranks), the p2p time to the next rank cost_boundary_p2p_s().
  * The schedule (pipeline.c) turns these into each rank's finish time.  Then
  * the data-parallel gradient reduce (all-reduce, or reduce-scatter with the
- * distributed optimizer / ZeRO) is exposed beyond the last backward unless
- * overlapped with it; the optimizer step (HBM-bound) and the parameter
- * all-gather (ZeRO >= 1, hidden behind the next forward when overlapped)
- * follow; ZeRO-3 gathers weights and reduces grads per micro-batch inside
- * each forward/backward.  step = max_i(finish_i + exposed reduce_i) +
- * max_i(optimizer_i + step sync_i) + max_i(exposed gather_i) +
- * max_i(step_overhead_s of rank i's GPU generation), where step sync is the
- * grad-norm (and fp16 unscale / inf-check) pass and the job-wide scalar
- * all-reduces (step_sync_s).
- * MoE layers (expert parallelism ep, experts not tensor-parallel): the
- * routed experts' grouped GEMMs at their tokens per expert
- * (tf_layer_gemms_ep), dispatch and combine all-to-alls over the ep
- * consecutive ranks in the forward and again in the backward (comm.c,
- * exposed); expert weights / ep per GPU, their gradients reduced (and with
- * the distributed optimizer their states sharded) over the
- * expert-data-parallel group of tp cp dp / ep ranks; the all-to-all send and
- * receive buffers are transient memory; each MoE layer pays moe_host_s in
- * its forward and twice in its backward (the dispatcher's device-to-host
- * sync leaves the layer's launches on the critical path).
- * Memory per rank: memory.c with memory_inflight() micro-batches.
+ * distributed optimizer / ZeRO; routed-expert gradients over the
+ * expert-data-parallel group of tp cp dp / ep ranks) is exposed beyond the
+ * last backward unless overlapped with it; the optimizer step (HBM-bound)
+ * and the parameter all-gather (ZeRO >= 1, hidden behind the next forward
+ * when overlapped) follow; ZeRO-3 gathers weights and reduces grads per
+ * micro-batch inside each forward/backward.  step = max_i(finish_i +
+ * exposed reduce_i) + max_i(optimizer_i + step sync_i) + max_i(exposed
+ * gather_i) + max_i(step_overhead_s of rank i's GPU generation), where step
+ * sync is the grad-norm (and fp16 unscale / inf-check) pass and the
+ * job-wide scalar all-reduces (step_sync_s).
+ * Memory per rank: memory.c (memory_stage(); expert states sharded
+ * over their expert-data-parallel group) with memory_inflight()
+ * micro-batches, or the schedule's own peak when the chunks of a rank keep
+ * different activations (memory_inflight_chunks).
  * Sources: ../shared/reference/cost-model.md.  evaluate() allocates only in
- * the schedule simulation; identical consecutive layers are costed once.
+ * the schedule simulation.
  */
 #include <math.h>
 #include <stdio.h>

@@ -57,7 +57,8 @@
  * sp on before off, less recompute, lower zero stage, lower group index.
  * The top N are kept as strategies and evaluated again at the end
  * (evaluate() is deterministic), so a search holds N strategies, not N
- * evaluations.
+ * evaluations; that final evaluation also keeps the schedule it simulated
+ * (search_result.sched), which --trace and --svg replay.
  *
  * A prediction that is not finite and positive (absurd inputs: a bandwidth or
  * peak near 0) is not ranked; it counts as invalid and the advice says so.
@@ -332,7 +333,9 @@ void search_result_free(search_result *res)
     if (res == NULL)
         return;
     pl_free(res->top);
+    pl_free(res->sched);
     res->top = NULL;
+    res->sched = NULL;
     res->n_top = 0;
 }
 
@@ -1053,8 +1056,14 @@ static int search_placements(search_ctx *x)
 static void seam_refine_top(search_ctx *x, search_result *res)
 {
     char why[160];
+    cost_schedule *sched;
     if (x->o->partition != PARTITION_ILP || x->placer == NULL)
         return;
+    sched = pl_malloc(sizeof *sched);   /* the re-partitioned plan's, then a swap's */
+    if (sched == NULL) {
+        x->oom = true;
+        return;
+    }
     for (int i = 0; i < res->n_top; i++) {
         plan *pl = &res->top[i];
         placement where;
@@ -1070,10 +1079,12 @@ static void seam_refine_top(search_ctx *x, search_result *res)
         x->ilp.s = pl->s;
         if (placer_place_with(x->placer, &where, &x->ilp.s, true, why, sizeof why) != 0)
             continue;
-        evaluate(x->m, x->c, x->p, &x->ilp.s, &x->ilp.e);
+        evaluate_schedule(x->m, x->c, x->p, &x->ilp.s, &x->ilp.e, sched);
         if (x->ilp.e.feasible && isfinite(x->ilp.e.tokens_per_s) &&
-            objective_score(x, &x->ilp.e) > objective_score(x, &pl->e))
+            objective_score(x, &x->ilp.e) > objective_score(x, &pl->e)) {
             *pl = x->ilp;
+            res->sched[i] = *sched;
+        }
     }
     for (int i = 1; i < res->n_top; i++)   /* insertion sort, stable */
         for (int k = i; k > 0; k--) {
@@ -1084,7 +1095,11 @@ static void seam_refine_top(search_ctx *x, search_result *res)
             x->ilp = *a;
             *a = *b;
             *b = x->ilp;
+            *sched = res->sched[k - 1];
+            res->sched[k - 1] = res->sched[k];
+            res->sched[k] = *sched;
         }
+    pl_free(sched);
 }
 
 /* The line comparing the best plan across groups with the best on one
@@ -1368,6 +1383,47 @@ static void make_advice(search_ctx *x, char *a, size_t n)
                 pick[j]->name, pick[j]->usable_mem_bytes / GIB);
 }
 
+/* The kept strategies as the result's plans, best first, each with its
+ * evaluation and the schedule that evaluation simulated (36 KiB each, for
+ * the top N only); the ILP re-partition and the placement note.  0, or -1
+ * when out of memory. */
+static int finish_top(search_ctx *x, search_result *res)
+{
+    res->top = pl_calloc((size_t)x->n_top, sizeof *res->top);
+    res->sched = pl_calloc((size_t)x->n_top, sizeof *res->sched);
+    if (res->top == NULL || res->sched == NULL)
+        return -1;
+    for (int i = 0; i < x->n_top; i++) {
+        plan *pl = &res->top[i];
+        pl->s = x->pool[x->order[i]].s;
+        evaluate_schedule(x->m, x->c, x->p, &pl->s, &pl->e, &res->sched[i]);
+    }
+    res->n_top = x->n_top;
+    seam_refine_top(x, res);
+    res->gpus = strategy_gpus(&res->top[0].s);
+    placement_note(x, res);
+    return x->oom ? -1 : 0;
+}
+
+/* Nothing fits: the advice and the closest miss.  0, or -1 when out of
+ * memory. */
+static int finish_miss(search_ctx *x, search_result *res)
+{
+    if (x->have_miss)
+        make_advice(x, res->advice, sizeof res->advice);
+    else
+        advice_no_candidate(x, res->advice, sizeof res->advice);
+    if (x->oom)
+        return -1;
+    res->have_miss = x->have_miss;
+    if (x->have_miss) {
+        res->miss.s = x->miss;
+        evaluate(x->m, x->c, x->p, &res->miss.s, &res->miss.e);
+        res->gpus = strategy_gpus(&res->miss.s);
+    }
+    return 0;
+}
+
 planner_status search_run(const model *m, const cluster *c, const cost_params *p,
                           const search_options *opts, search_result *res,
                           planner_error *err)
@@ -1419,21 +1475,7 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
     res->gpus = x->gpus;
 
     if (x->n_top > 0) {
-        res->top = pl_calloc((size_t)x->n_top, sizeof *res->top);
-        if (res->top == NULL) {
-            rc = error_oom(err);
-            goto cleanup;
-        }
-        for (int i = 0; i < x->n_top; i++) {
-            plan *pl = &res->top[i];
-            pl->s = x->pool[x->order[i]].s;
-            evaluate(m, c, p, &pl->s, &pl->e);
-        }
-        res->n_top = x->n_top;
-        seam_refine_top(x, res);
-        res->gpus = strategy_gpus(&res->top[0].s);
-        placement_note(x, res);
-        if (x->oom) {
+        if (finish_top(x, res) != 0) {
             rc = error_oom(err);
             goto cleanup;
         }
@@ -1443,21 +1485,7 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
                  "placement across node groups matches it", largest);
         rc = PLANNER_E_INFEASIBLE;
     } else {
-        if (x->have_miss)
-            make_advice(x, res->advice, sizeof res->advice);
-        else
-            advice_no_candidate(x, res->advice, sizeof res->advice);
-        if (x->oom) {
-            rc = error_oom(err);
-            goto cleanup;
-        }
-        res->have_miss = x->have_miss;
-        if (x->have_miss) {
-            res->miss.s = x->miss;
-            evaluate(m, c, p, &res->miss.s, &res->miss.e);
-            res->gpus = strategy_gpus(&res->miss.s);
-        }
-        rc = PLANNER_E_INFEASIBLE;
+        rc = finish_miss(x, res) != 0 ? error_oom(err) : PLANNER_E_INFEASIBLE;
     }
     res->seconds = now_s() - x->t0;
 cleanup:

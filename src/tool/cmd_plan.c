@@ -202,22 +202,22 @@ static planner_status write_main_output(const plan_args *a, const model *m,
     return rc;
 }
 
-typedef int (*plan_writer)(FILE *, const model *, const cluster *, const cost_params *,
-                           const plan *);
+typedef planner_status (*plan_writer)(FILE *, const model *, const cluster *, const plan *,
+                                      const cost_schedule *, planner_error *);
 
 static planner_status write_plan_file(const char *path, plan_writer fn, const model *m,
-                                      const cluster *c, const cost_params *p,
-                                      const plan *pl, planner_error *err)
+                                      const cluster *c, const plan *pl,
+                                      const cost_schedule *sched, planner_error *err)
 {
     atomic_file af;
     planner_status rc = atomic_open(&af, path, err);
     if (rc != PLANNER_OK)
         return rc;
-    if (fn(af.fp, m, c, p, pl) != 0) {
-        atomic_abort(&af);
-        return error_set(err, PLANNER_E_INTERNAL, path, 0, 0, NULL, "cannot render");
-    }
-    rc = atomic_commit(&af, err);
+    rc = fn(af.fp, m, c, pl, sched, err);
+    if (rc != PLANNER_OK && err->file[0] == '\0')   /* name the file it was for */
+        snprintf(err->file, sizeof err->file, "%s", path);
+    if (rc == PLANNER_OK)
+        rc = atomic_commit(&af, err);
     atomic_abort(&af);
     return rc;
 }
@@ -271,11 +271,12 @@ int cmd_plan(int argc, char **argv)
     if ((rc = write_main_output(&a, m, c, &res, &err)) != PLANNER_OK)
         goto cleanup;
     if (a.trace_path != NULL &&
-        (rc = write_plan_file(a.trace_path, trace_write_chrome, m, c, &params,
-                              &res.top[0], &err)) != PLANNER_OK)
+        (rc = write_plan_file(a.trace_path, trace_write_chrome, m, c, &res.top[0],
+                              &res.sched[0], &err)) != PLANNER_OK)
         goto cleanup;
     if (a.svg_path != NULL)
-        rc = write_plan_file(a.svg_path, trace_write_svg, m, c, &params, &res.top[0], &err);
+        rc = write_plan_file(a.svg_path, trace_write_svg, m, c, &res.top[0], &res.sched[0],
+                             &err);
 
 cleanup:
     if (err.status != PLANNER_OK)
