@@ -89,7 +89,7 @@ check test: all $(TEST_BIN)
 
 # The sanitizer tier: the same tests built by clang into build-san/ with ASan +
 # UBSan (LeakSanitizer comes with ASan), any report fails the run; the CLI tests
-# see build-san/planner as ./planner (tests/run_sanitize.sh).  README "Testing".
+# see build-san/planner as ./planner (tests/run_sanitize.sh).  docs/testing.md.
 SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=all
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \

@@ -2,7 +2,7 @@
 # Installs the Debian packages planner needs, if any is missing.
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -u
-PKGS="libglpk-dev libjansson-dev libyaml-dev check libopenblas-dev liblapacke-dev pkg-config"
+PKGS="libglpk-dev libjansson-dev libyaml-dev check libopenblas-dev liblapacke-dev pkg-config python3"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -138,12 +138,16 @@ START_TEST(published_runs_gpus)
     json_t *root, *runs, *run;
     json_error_t jerr;
     size_t i;
-    if (dir == NULL)
-        return;   /* ../shared absent: skip */
+    if (dir == NULL) {
+        tu_skip("test_catalog published_runs_gpus", "../shared absent");
+        return;
+    }
     snprintf(path, sizeof path, "%s/validation/published-runs.json", dir);
     root = json_load_file(path, 0, &jerr);
-    if (root == NULL)
+    if (root == NULL) {
+        tu_skip("test_catalog published_runs_gpus", "../shared/validation/published-runs.json unreadable");
         return;
+    }
     runs = json_object_get(root, "runs");
     ck_assert(json_is_array(runs));
     json_array_foreach(runs, i, run) {

@@ -313,8 +313,10 @@ END_TEST
 static int python_xml_ok(const char *text)
 {
     char path[] = "/tmp/planner-svg-XXXXXX", cmd[256];
-    if (system("command -v python3 >/dev/null 2>&1") != 0)
+    if (system("command -v python3 >/dev/null 2>&1") != 0) {
+        tu_skip("test_trace SVG parses as XML", "python3 not installed");
         return -1;
+    }
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     FILE *fp = fdopen(fd, "w");

@@ -1,4 +1,5 @@
 /* testutil.c: see testutil.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "testutil.h"
@@ -12,6 +13,12 @@ const char *tu_shared_dir(void)
     if (stat("../shared", &st) == 0 && S_ISDIR(st.st_mode))
         return "../shared";
     return NULL;
+}
+
+void tu_skip(const char *name, const char *reason)
+{
+    printf("SKIP %s: %s\n", name, reason);
+    fflush(stdout);
 }
 
 int tu_run_suite(Suite *s)

@@ -6,8 +6,17 @@
 #include <check.h>
 
 /* The shared data folder (../shared, or $PLANNER_SHARED), or NULL if absent:
- * tests that need it skip cleanly then. */
+ * tests that need it report a SKIP then (tu_skip). */
 const char *tu_shared_dir(void);
+
+/* A check that cannot run here: prints "SKIP NAME: REASON" on stdout, which
+ * tests/run_tests.sh counts as skipped (docs/testing.md, "Skipped checks").
+ * The test that calls it returns without asserting. */
+void tu_skip(const char *name, const char *reason);
+
+/* Exit status of a test program none of whose checks could run (automake's
+ * convention): counted as skipped, never as passed. */
+#define TU_EXIT_SKIP 77
 
 /* Runs one suite with CK_NORMAL output; returns the process exit status. */
 int tu_run_suite(Suite *s);

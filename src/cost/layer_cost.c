@@ -88,7 +88,7 @@ double cost_cap_time(double t)
  * per micro-batch (backward 2x), fitted on a grid to the 32 predictable MoE
  * runs (MAPE 67.0% -> 27.6%, max 210.6% -> 91.7%); the same for every
  * generation -- a property of the host and the software stack, and the
- * corpus has no MoE run before Hopper.  README validation has the evidence
+ * corpus has no MoE run before Hopper.  docs/validation.md has the evidence
  * (Qwen3-30B-A3B at mbs 1: ~9 ms per layer on H100 and B200 alike). */
 #define MOE_HOST_S 2.25e-3
 void cost_params_default(cost_params *p)

@@ -262,7 +262,7 @@ void report_table(FILE *out, const model *m, const cluster *c,
     bool moe = m->moe.experts > 0;   /* MoE: an ep column, and a caution */
     if (moe)
         fprintf(out, "note: MoE costs (routed experts, all-to-all) are not validated yet: on the "
-                     "published MoE runs\n      they are mostly optimistic (README \"Validation\"); "
+                     "published MoE runs\n      they are mostly optimistic (docs/validation.md); "
                      "calibrate with your own\n      runs (planner calibrate --subset moe).\n");
     fprintf(out, "\n rank  tp  pp    dp  cp%s vpp  mbs  sp  recomp zero   step s     tokens/s "
                  "tok/s/GPU TFLOP/s    MFU  peak mem (stage)%s\n",

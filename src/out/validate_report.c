@@ -80,8 +80,8 @@ static json_t *run_json(const validation_run *r, const validation_outcome *o)
     return jr;
 }
 
-/* The --format json document (keys documented in the README's validation
- * section).  Returns the text (pl_free it), or NULL when an allocation
+/* The --format json document (keys documented in docs/validation.md).
+ * Returns the text (pl_free it), or NULL when an allocation
  * fails: nothing is written then. */
 static char *validation_json_text(const char *path, const validation_set *set,
                                   const validation_outcome *res, const validation_summary *sm)

@@ -189,6 +189,8 @@ if [ -f ../shared/validation/published-runs.json ]; then
         fail "default list on the corpus: exit $?: $(cat "$T/err")"
     grep -q 'volta runs do not determine it' "$T/err" || fail "corpus notes: $(cat "$T/err")"
     grep -q '^volta.gemm_eff ' "$T/out" || fail "corpus: volta.gemm_eff not fitted"
+else
+    echo "SKIP calibrate.sh default list on the corpus: ../shared/validation/published-runs.json absent"
 fi
 
 # MoE runs take part only with --subset all|moe: by default a file of MoE runs
@@ -208,6 +210,8 @@ PY
     [ ! -e "$T/moe-calib.json" ] || fail "a refused fit wrote its output"
     $P calibrate --runs "$T/moe.json" -o "$T/moe-calib.json" --subset moe > /dev/null 2> "$T/err" ||
         fail "--subset moe: exit $?: $(cat "$T/err")"
+else
+    echo "SKIP calibrate.sh MoE-only runs: ../shared/validation/published-runs.json absent"
 fi
 
 # usage

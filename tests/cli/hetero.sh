@@ -11,7 +11,7 @@ P=./planner
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-command -v python3 > /dev/null 2>&1 || { echo "SKIP: python3 not found"; exit 0; }
+command -v python3 > /dev/null 2>&1 || { echo "SKIP hetero.sh: python3 not found"; exit 77; }
 
 # 1. AMP: GPT-2 on 16 T4 and on 12 V100 + 4 T4, DP and ILP partitions
 for cl in amp-4xg4dn amp-3xp3-1xg4dn; do

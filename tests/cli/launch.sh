@@ -1,8 +1,7 @@
 #!/bin/sh
 # CLI tests of the launch material: --emit megatron|slurm|torchrun, --trace,
 # --svg on a real plan; scripts pass bash -n and shellcheck (when installed);
-# every Megatron flag exists in the --megatron-version release's list
-# (tests/data/megatron-flags/, a superset of ../shared's core_v0.15.0 list); the
+# every Megatron flag exists in core_v0.15.0 (when ../shared is present); the
 # trace is Chrome trace JSON whose step matches the plan's predicted step; the
 # SVG parses as XML; failed writes are exit 4 and leave no partial file; the
 # man page renders and documents every long option of every command's --help;
@@ -15,56 +14,34 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 M=configs/llama3-70b.json
 C=clusters/h100x512.yaml
-for f in "$M" "$C"; do [ -f "$f" ] || { echo "skip: $f absent"; exit 0; }; done
-FLAGS=tests/data/megatron-flags
-SHARED_FLAGS=${PLANNER_SHARED:-../shared}/reference/megatron-flags-core_v0.15.0.txt
-if [ -f "$SHARED_FLAGS" ]; then
-    # the repository's core_v0.15.0 list holds every flag of the shared one
-    missing=$(grep -v '^#' "$SHARED_FLAGS" | sort -u | comm -23 - "$FLAGS/core_v0.15.0.txt")
-    [ -z "$missing" ] || fail "flags of $SHARED_FLAGS missing from $FLAGS: $missing"
-fi
-
-# check_flags FILE KIND TAG: every flag of the Megatron argument list
-# (line-leading --words; scripts: inside MEGATRON_ARGS=( ... )) is in TAG's list
-check_flags() {
-    if [ "$2" = megatron ]; then
-        grep -o '^--[a-z0-9-]*' "$1" > "$T/flags"
-    else
-        sed -n '/^MEGATRON_ARGS=(/,/^)/p' "$1" | grep -o '^ *--[a-z0-9-]*' | tr -d ' ' > "$T/flags"
-    fi
-    [ -s "$T/flags" ] || fail "$1: no flags found"
-    grep -q "^# .*Megatron-LM $3" "$1" || fail "$1: the header does not name $3"
-    while read -r flag; do
-        grep -qx -- "$flag" "$FLAGS/$3.txt" || fail "$1: $flag is not a $3 flag"
-    done < "$T/flags"
-}
+for f in "$M" "$C"; do [ -f "$f" ] || { echo "SKIP launch.sh: $f absent"; exit 77; }; done
+FLAGS=${PLANNER_SHARED:-../shared}/reference/megatron-flags-core_v0.15.0.txt
 
 for kind in megatron slurm torchrun; do
     $P --model "$M" --cluster "$C" --emit $kind > "$T/$kind.sh" || fail "--emit $kind exit $?"
     bash -n "$T/$kind.sh" || fail "$kind: bash -n"
-    check_flags "$T/$kind.sh" $kind core_v0.19.0    # the default: the newest
+    if [ -f "$FLAGS" ]; then
+        # flags of the Megatron argument list: line-leading --words (scripts:
+        # inside MEGATRON_ARGS=( ... ))
+        if [ $kind = megatron ]; then
+            grep -o '^--[a-z0-9-]*' "$T/$kind.sh" > "$T/flags"
+        else
+            sed -n '/^MEGATRON_ARGS=(/,/^)/p' "$T/$kind.sh" | grep -o '^ *--[a-z0-9-]*' |
+                tr -d ' ' > "$T/flags"
+        fi
+        [ -s "$T/flags" ] || fail "$kind: no flags found"
+        while read -r flag; do
+            grep -qx -- "$flag" "$FLAGS" || fail "$kind: $flag is not a core_v0.15.0 flag"
+        done < "$T/flags"
+    else
+        echo "SKIP launch.sh flags in the core_v0.15.0 list: $FLAGS absent"
+    fi
 done
-# every shipped model, for the oldest and the newest release; two models for
-# all five
-for m in configs/*.json; do
-    case $m in
-        */llama3-70b.json|*/deepseek-v3.json) versions="0.15 0.16 0.17 0.18 0.19" ;;
-        *) versions="0.15 0.19" ;;
-    esac
-    for v in $versions; do
-        $P --model "$m" --cluster "$C" --emit megatron --megatron-version $v > "$T/v.txt" ||
-            fail "$m --megatron-version $v: exit $?"
-        check_flags "$T/v.txt" megatron "core_v$v.0"
-    done
-done
-$P --model "$M" --cluster "$C" --emit megatron --megatron-version 0.14 > /dev/null 2> "$T/err"
-rc=$?
-[ $rc -eq 2 ] || fail "--megatron-version 0.14: exit $rc, expected 2"
-grep -q "expected 0.15, 0.16, 0.17, 0.18 or 0.19, got '0.14'" "$T/err" ||
-    fail "--megatron-version 0.14: $(cat "$T/err")"
 if command -v shellcheck > /dev/null 2>&1; then
     shellcheck "$T/slurm.sh" || fail "slurm script: shellcheck"
     shellcheck "$T/torchrun.sh" || fail "torchrun script: shellcheck"
+else
+    echo "SKIP launch.sh shellcheck on the scripts: shellcheck not installed"
 fi
 grep -q '^#SBATCH --ntasks-per-node=1$' "$T/slurm.sh" || fail "slurm: ntasks-per-node"
 grep -q '^#SBATCH --gpus-per-node=8$' "$T/slurm.sh" || fail "slurm: gpus-per-node"
@@ -96,6 +73,8 @@ if [ -f "$MC" ]; then
         bash -n "$T/mixed-$kind.sh" || fail "mixed $kind: bash -n"
         if command -v shellcheck > /dev/null 2>&1; then
             shellcheck "$T/mixed-$kind.sh" || fail "mixed $kind: shellcheck"
+        else
+            echo "SKIP launch.sh shellcheck on the scripts: shellcheck not installed"
         fi
     done
     python3 - "$T/mixed.json" "$T/mixed-slurm.sh" "$T/mixed-torchrun.sh" <<'PY' || fail "mixed: stage map"
@@ -142,6 +121,8 @@ for i, s in enumerate(stages):
 m = re.search(r"^# model \S+ on \S+ \((.*)\)$", slurm, re.M)
 assert set(m.group(1).split(" + ")) == {s["gpu"] for s in stages}, m.group(1)
 PY
+else
+    echo "SKIP launch.sh heterogeneous launch: $MC absent"
 fi
 
 # docs/json-schema.md names every key of real documents: the mixed-cluster
@@ -172,6 +153,8 @@ for need in ("placement_note", "stages", "closest_miss", "advice", "reason"):
 missing = sorted(p for k, p in found if '"%s"' % k not in doc and "`%s`" % k not in doc)
 assert not missing, missing
 PY
+else
+    echo "SKIP launch.sh json-schema.md completeness: a shipped file absent"
 fi
 
 # trace and SVG of the best plan
@@ -216,12 +199,16 @@ PY
     $P --model configs/llama3.1-405b.json --cluster clusters/h100x16384.yaml --gbs 2048 \
         --seq 8192 --fix tp=8,pp=8,vpp=8,mbs=1 --top 1 > "$T/c.txt" || fail "405B vpp 8 exit $?"
     grep -q "layers 0 | 15-16 | 31-32 | 47-48" "$T/c.txt" || fail "405B stage map chunks"
+else
+    echo "SKIP launch.sh 405B interleaved trace: a shipped config or cluster absent"
 fi
 
 # write errors: exit 4, and no partial or temporary file left behind
-if [ -c /dev/full ] && [ -w /dev/full ]; then
+if [ -w /dev/full ]; then
     $P --model "$M" --cluster "$C" --emit slurm > /dev/full 2> "$T/err"; rc=$?
     [ $rc -eq 4 ] || fail "--emit to /dev/full: exit $rc"
+else
+    echo "SKIP launch.sh write error on stdout: /dev/full not writable"
 fi
 $P --model "$M" --cluster "$C" --trace "$T/none/t.json" > /dev/null 2>&1; rc=$?
 [ $rc -eq 4 ] || fail "--trace into a missing directory: exit $rc"
@@ -239,7 +226,11 @@ if [ -f planner.1 ]; then
         done
     elif command -v mandoc > /dev/null 2>&1; then
         mandoc -Tlint planner.1 || fail "mandoc lint"
+    else
+        echo "SKIP launch.sh man page renders: neither groff nor mandoc installed"
     fi
+else
+    echo "SKIP launch.sh man page renders: planner.1 absent"
 fi
 # every long option of every command's --help is documented in the man page,
 # in that command's section (an option is the first --word of a help line
@@ -263,5 +254,7 @@ if [ -f planner.1 ]; then
                 fail "man page: $opt of 'planner $cmd --help' is not in section '$sec'"
         done < "$T/opts"
     done
+else
+    echo "SKIP launch.sh --help options in planner.1: planner.1 absent"
 fi
 echo "launch.sh: ok"

@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 M=configs/gpt3-175b.json
 L=configs/llama3-8b.json
 C=clusters/h100x512.yaml
-for f in "$M" "$L" "$C"; do [ -f "$f" ] || { echo "skip: $f absent"; exit 0; }; done
+for f in "$M" "$L" "$C"; do [ -f "$f" ] || { echo "SKIP sweep.sh: $f absent"; exit 77; }; done
 A="--model $M --model $L --cluster $C --nodes 8..32x2 --gbs 512,1024"
 
 # unsharded: header + 2 models x 3 node counts x 2 batches = 12 lines, in order
@@ -113,6 +113,8 @@ $P sweep --model "$T/nope.json" --cluster "$C" > "$T/out" 2>&1; [ $? -eq 4 ] ||
 if [ -f clusters/h100-a100-mixed.yaml ]; then
     $P sweep --model "$M" --cluster clusters/h100-a100-mixed.yaml --nodes 8 > /dev/null 2>&1
     [ $? -eq 2 ] || fail "--nodes on a two-group cluster should be exit 2"
+else
+    echo "SKIP sweep.sh --nodes on a two-group cluster: clusters/h100-a100-mixed.yaml absent"
 fi
 $P sweep $A -o "$T/nodir/x.csv" > /dev/null 2>&1; [ $? -eq 4 ] || fail "unwritable -o should be exit 4"
 if [ -w /dev/full ]; then
@@ -120,6 +122,8 @@ if [ -w /dev/full ]; then
     [ $rc -eq 4 ] || fail "write error on stdout: exit $rc"
     $P sweep --merge "$T/s0.csv" "$T/s1.csv" "$T/s2.csv" "$T/s3.csv" "$T/s4.csv" > /dev/full 2>/dev/null
     [ $? -eq 4 ] || fail "merge to /dev/full should be exit 4"
+else
+    echo "SKIP sweep.sh write error on stdout: /dev/full not writable"
 fi
 $P sweep --help | grep -q -- '--shard I/N' || fail "sweep --help"
 echo "sweep.sh: ok"

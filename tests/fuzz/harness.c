@@ -509,7 +509,7 @@ int harness_runs(const uint8_t *data, size_t size, char *msg, int msg_size)
         return fail(msg, msg_size, "cannot write a temporary file");
     rc = validation_load(path, &v, &err);
     if (rc != PLANNER_OK) {
-        /* its schema errors name the key path, not the line (README "Testing") */
+        /* its schema errors name the key path, not the line (docs/testing.md) */
         ret = check_error("validation_load", rc, &err, v, path, 1, msg, msg_size);
     } else if (v == NULL || v->n < 0 || v->n > VALIDATION_MAX_RUNS ||
                (v->n > 0 && v->run == NULL)) {

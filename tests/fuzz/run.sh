@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs one libFuzzer harness built by `make fuzz`, niced, for a time or a
-# number of executions, and prints the figures for README "Testing".
+# number of executions, and prints the figures for docs/testing.md.
 # Usage: tests/fuzz/run.sh TARGET [SECONDS] [RUNS] [libFuzzer options...]
 #   TARGET    constraints, model, cluster, sweep (tests/fuzz/fuzz_TARGET.c)
 #   SECONDS   -max_total_time (default 60); RUNS: -runs (default: no limit)

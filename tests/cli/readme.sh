@@ -1,0 +1,93 @@
+#!/bin/sh
+# readme.sh: every example command of README.md runs as written from a fresh
+# clone and exits as the README says.
+#
+# The examples are the lines of the README's ```sh blocks that start with
+# "./planner " (a line ending in "\" continues on the next).  A command whose
+# line ends in "# exit N" must exit N; any other must exit 0.  A command that
+# names ../shared is skipped (with a SKIP line) when ../shared is absent, as the
+# README says, and so are the commands after it in its block (they may read
+# what it wrote).  `make` lines of those blocks are the set-up commands, which the
+# test suite itself is run by: they are not re-run here.  Any other line in a
+# ```sh block (a bare `planner` that is not on PATH, a file the clone does not
+# have) is an error of the README.
+#
+# The commands run in a scratch copy of the shipped inputs (configs/,
+# clusters/, docs/) with ./planner the built binary and ../shared the real one
+# (when present), so their output files land in the copy.
+set -u
+top=$(pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+[ -x ./planner ] || fail "./planner not built"
+
+# 1. extract: one "BLOCK<TAB>EXPECTED<TAB>COMMAND" line per example, or
+# "BAD<TAB>LINE"
+awk '
+    /^```/ {
+        if (inblock) { inblock = 0; next }
+        inblock = ($0 == "```sh"); block += inblock; next
+    }
+    !inblock { next }
+    {
+        line = $0
+        if (cont != "") { cmd = cont " " line; cont = "" }
+        else cmd = line
+        if (cmd ~ /\\$/) { sub(/[ \t]*\\$/, "", cmd); cont = cmd; next }
+        if (cmd ~ /^[ \t]*$/ || cmd ~ /^[ \t]*#/) next
+        if (cmd ~ /^make( |$)/) next
+        if (cmd !~ /^\.\/planner /) { printf "BAD\t%s\n", cmd; next }
+        want = 0
+        if (match(cmd, /[ \t]#[ \t]*exit [0-9]+[ \t]*$/)) {
+            c = substr(cmd, RSTART); sub(/^[ \t]*#[ \t]*exit /, "", c); want = c + 0
+        }
+        sub(/[ \t]+#.*$/, "", cmd)
+        printf "%d\t%d\t%s\n", block, want, cmd
+    }
+' README.md > "$T/examples" || fail "cannot read README.md"
+if grep -q '^BAD' "$T/examples"; then
+    grep '^BAD' "$T/examples" | cut -f2- | sed 's/^/  not an example of .\/planner: /'
+    fail 'README.md: lines of ```sh blocks that are not ./planner commands'
+fi
+n=$(wc -l < "$T/examples")
+# the README walks through the main job, --show-inputs, --emit, traces,
+# sweeps, validate and calibrate: far more than 10 examples
+[ "$n" -ge 10 ] || fail "only $n examples found in README.md (extraction broken?)"
+
+# 2. a scratch clone: shipped inputs copied, the binary and ../shared linked
+mkdir "$T/clone"
+for d in configs clusters docs; do cp -RL "$d" "$T/clone/$d" || fail "copy $d"; done
+ln -s "$top/planner" "$T/clone/planner"
+shared=${PLANNER_SHARED:-../shared}
+have_shared=0
+if [ -d "$shared" ]; then
+    ln -s "$(cd "$shared" && pwd)" "$T/shared"
+    have_shared=1
+fi
+
+# 3. run each
+ran=0; skipped=0; bad=0; skip_block=0
+while IFS="$(printf '\t')" read -r block want cmd; do
+    case $cmd in
+    *../shared*) [ $have_shared -eq 0 ] && skip_block=$block ;;
+    esac
+    if [ "$skip_block" -eq "$block" ]; then
+        echo "SKIP readme.sh '$cmd': ../shared absent"
+        skipped=$((skipped + 1))
+        continue
+    fi
+    (cd "$T/clone" && eval "$cmd") > "$T/out" 2> "$T/err" < /dev/null
+    rc=$?
+    ran=$((ran + 1))
+    if [ $rc -ne "$want" ]; then
+        echo "README example exits $rc, README says $want: $cmd"
+        head -n 5 "$T/err"
+        bad=$((bad + 1))
+    elif [ "$want" -eq 0 ] && [ ! -s "$T/out" ] && ! echo "$cmd" | grep -q -- ' -o '; then
+        echo "README example printed nothing: $cmd"
+        bad=$((bad + 1))
+    fi
+done < "$T/examples"
+[ $bad -eq 0 ] || fail "$bad of $ran README examples do not run as written"
+echo "readme.sh: $ran examples ran as the README says, $skipped skipped"
