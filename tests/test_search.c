@@ -629,6 +629,73 @@ START_TEST(cost_model_properties_the_prunes_use)
 }
 END_TEST
 
+/* ---- the work limit (issue 15's hang) ----------------------------------- */
+
+/* A 4,096-layer model over 4 node groups of 4 GPU types (65,536 GPUs): the
+ * placements across groups need far more than the default limit of DP steps
+ * (hundreds of times).  Under a small limit the search stops, says so,
+ * stays within the limit (plus at most one evaluation, one DP row and one
+ * cost table) and still ranks what it evaluated.  The shipped heterogeneous clusters,
+ * the most demanding shipped cases, need under a third of the default. */
+START_TEST(work_limit_stops_and_says_so)
+{
+    static const char model_json[] =
+        "{\"name\": \"huge\", \"layers\": 4096, \"hidden\": 8192, \"heads\": 64, "
+        "\"kv_heads\": 8, \"ffn_hidden\": 28672, \"vocab\": 128256, \"seq_len\": 4096, "
+        "\"global_batch\": 4096}";
+    static const char cluster_yaml[] =
+        "name: four\ngroups:\n"
+        "  - {name: a, gpu: H100-SXM, nodes: 2048}\n  - {name: b, gpu: A100-SXM-80GB, nodes: 2048}\n"
+        "  - {name: c, gpu: H200-SXM, nodes: 2048}\n  - {name: d, gpu: B200, nodes: 2048}\n";
+    const char *shipped[][2] = {{"configs/llama3-70b.json", "clusters/mixed3x1024.yaml"},
+                                {"configs/llama3-70b.json", "clusters/h100-a100-mixed.yaml"},
+                                {"configs/amp-gpt2.json", "clusters/amp-3xp3-1xg4dn.yaml"}};
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    cluster *c = NULL;
+    search_options o;
+    search_result res;
+    cost_params p;
+
+    ck_assert_msg(model_load_buffer(model_json, strlen(model_json), "huge.json", NULL, &m,
+                                    &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(cluster_load_buffer(cluster_yaml, strlen(cluster_yaml), "four.yaml", &c,
+                                      &err) == PLANNER_OK, "%s", err.msg);
+    cost_params_default(&p);
+    search_options_default(&o);
+    ck_assert(o.work_limit == SEARCH_WORK_LIMIT_DEFAULT);
+    o.gbs = m->global_batch;
+    o.seq_len = m->seq_len;
+    o.top_n = 3;
+    o.work_limit = 2e7;
+    ck_assert_int_eq(search_run(m, c, &p, &o, &res, &err), PLANNER_OK);
+    ck_assert(res.limited);
+    ck_assert_int_ge(res.n_top, 1);
+    ck_assert_msg(res.work >= o.work_limit &&
+                      res.work <= o.work_limit + (SEARCH_EVAL_WORK_PER_LAYER + 2) * m->layers,
+                  "work %.0f for a limit of %.0f", res.work, o.work_limit);
+    search_result_free(&res);
+    model_free(m);
+    cluster_free(c);
+
+    for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
+        m = load(shipped[i][0]);
+        ck_assert_msg(cluster_load(shipped[i][1], &c, &err) == PLANNER_OK, "%s", err.msg);
+        search_options_default(&o);
+        o.gbs = m->global_batch;
+        o.seq_len = m->seq_len;
+        o.work_limit = SEARCH_WORK_LIMIT_DEFAULT / 3;
+        ck_assert_msg(search_run(m, c, &p, &o, &res, &err) == PLANNER_OK, "%s on %s: %s %s",
+                      shipped[i][0], shipped[i][1], err.msg, res.advice);
+        ck_assert_msg(!res.limited && res.work > 0, "%s on %s: limited (%.0f steps)",
+                      shipped[i][0], shipped[i][1], res.work);
+        search_result_free(&res);
+        model_free(m);
+        cluster_free(c);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("search");
@@ -654,6 +721,7 @@ int main(void)
     tcase_add_test(ts, cost_model_properties_the_prunes_use);
     tcase_add_test(ts, interleaved_uneven_split_405b);
     tcase_add_test(ts, result_carries_the_schedule);
+    tcase_add_test(ts, work_limit_stops_and_says_so);
     suite_add_tcase(s, ts);
     return tu_run_suite(s);
 }

@@ -49,7 +49,8 @@ typedef enum partition_status {
     PARTITION_INVALID,          /* malformed problem (counts, NaN, negative) */
     PARTITION_UNSUPPORTED,      /* DP: an ILP-only constraint is set */
     PARTITION_NOMEM,            /* an allocation failed */
-    PARTITION_SOLVER_ERROR      /* GLPK failed (its error hook fired) */
+    PARTITION_SOLVER_ERROR,     /* GLPK failed (its error hook fired) */
+    PARTITION_LIMIT             /* DP: the workspace's step limit reached */
 } partition_status;
 
 #define PARTITION_MAX_LAYERS 4096
@@ -95,6 +96,9 @@ typedef struct partition_ws {
     size_t cap;                     /* doubles in buf */
     int *arg;
     size_t arg_cap;
+    long long steps;                /* DP inner-loop steps done, all calls */
+    long long step_limit;           /* > 0: a call that would go past it
+                                       stops with PARTITION_LIMIT */
 } partition_ws;
 
 void partition_ws_free(partition_ws *ws);   /* frees contents; NULL-safe */

@@ -74,6 +74,12 @@ placer *placer_new(const model *m, const cluster *c, const cost_params *p, bool 
 void placer_free(placer *pc);   /* NULL-safe */
 const placer_stats *placer_get_stats(const placer *pc);
 
+/* The placer's work: DP inner-loop steps plus L per per-layer cost table
+ * built, over all calls.  With a limit > 0, a call that would go past it
+ * stops and placer_place() returns -3 (0 = no limit, the default). */
+void placer_set_work_limit(placer *pc, long long steps);
+long long placer_work(const placer *pc);
+
 /* When no split fits: on (the default), the split whose worst stage is the
  * least over its memory (a search's closest miss: its advice names what
  * that stage needs); off, the fastest split (cheaper, for searches that
@@ -86,7 +92,7 @@ void placer_balance_misses(placer *pc, bool on);
  * the partitioner (the least bottleneck that fits every stage's memory; when
  * nothing fits, see placer_balance_misses; evaluate() then reports the
  * miss).  vpp must be 1.  Returns 0; -1 when it cannot (the reason in
- * why); -2 when out of memory. */
+ * why); -2 when out of memory; -3 when the work limit stopped it. */
 int placer_place(placer *pc, const placement *pl, strategy *s, char *why, int why_size);
 
 /* The same with the solver chosen per call (the search screens with the DP

@@ -48,7 +48,23 @@ typedef struct search_options {
     bool progress;                    /* progress on stderr */
     bool exhaustive;                  /* evaluate every candidate, no pruning
                                          (tests compare it with the pruned search) */
+    double work_limit;                /* at most this much work, in DP steps:
+                                         the layer partitions' steps and cost
+                                         tables (placer_work) and 256 steps per
+                                         layer per evaluated candidate; past it
+                                         the search stops and says so
+                                         (res->limited).  0 = no limit */
 } search_options;
+
+/* The default work limit: a few seconds on one core.  Every shipped model
+ * and cluster needs under a third of it (test_search); a 4,096-layer model over
+ * 64 node groups of 10^6 GPUs needs hundreds of times more. */
+#define SEARCH_WORK_LIMIT_DEFAULT 2e9
+
+/* An evaluated candidate's share of the work: 256 DP steps per layer (what
+ * evaluating a 4,096-layer model costs next to a DP step, measured on that
+ * model: ~1 ms per candidate). */
+#define SEARCH_EVAL_WORK_PER_LAYER 256.0
 
 typedef struct search_result {
     plan *top;                        /* n_top plans, best first, owned */
@@ -69,6 +85,10 @@ typedef struct search_result {
     int gpus;                         /* GPUs each plan uses */
     char placement_note[512];         /* several node groups: the best plan
                                          across groups vs the best on one */
+    bool limited;                     /* the work limit stopped the search:
+                                         the plans are the best of those
+                                         evaluated, not of the whole space */
+    double work;                      /* work done, as in work_limit */
 } search_result;
 
 /* Fills *opts with defaults (top 10, throughput, nothing fixed, DP partition). */

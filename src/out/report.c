@@ -227,6 +227,14 @@ static void search_stats(FILE *out, const search_result *res)
     fmt_count(res->seconds > 0 ? (double)res->candidates / res->seconds : 0, rate, sizeof rate);
     fprintf(out, "Search: %s candidates evaluated (%s feasible, %s pruned as unable to win), "
             "%.3f s, %s candidates/s\n", cand, feas, pruned, res->seconds, rate);
+    if (res->limited) {
+        char work[32];
+        fmt_count(res->work, work, sizeof work);
+        fprintf(out, "Search stopped at its work limit (%s steps): %s %s candidates evaluated, "
+                "not the whole space (--search-limit raises the limit)\n", work,
+                res->n_top > 0 ? "the plans above are the best of the" : "nothing fit among the",
+                cand);
+    }
 }
 
 static void memory_lines(FILE *out, const memory_breakdown *mb, const char *indent)
@@ -534,6 +542,7 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
          jsonout_real(res->seconds > 0 ? (double)res->candidates / res->seconds : 0));
     if (res->placement_note[0] != '\0')
         jset(&b, search, "placement_note", json_string(res->placement_note));
+    jset(&b, search, "limited", json_boolean(res->limited));
     jset(&b, root, "search", search);
     search = NULL;
     for (int i = 0; i < res->n_top; i++)

@@ -39,6 +39,7 @@ const char *partition_status_name(partition_status st)
     case PARTITION_UNSUPPORTED: return "constraint not supported by the DP";
     case PARTITION_NOMEM: return "out of memory";
     case PARTITION_SOLVER_ERROR: return "solver error";
+    case PARTITION_LIMIT: return "work limit reached";
     }
     return "unknown";
 }
@@ -193,7 +194,7 @@ static int ws_reserve(partition_ws *ws, size_t doubles, size_t ints)
 partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
                               partition_result *out)
 {
-    partition_ws local = {NULL, 0, NULL, 0};
+    partition_ws local = {NULL, 0, NULL, 0, 0, 0};
     partition_status st = PARTITION_OK;
     int L, P, ml;
     size_t row;
@@ -249,8 +250,13 @@ partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
                 ilo = ihi = 0;
             if (ihi < ilo)
                 continue;
+            if (ws->step_limit > 0 && ws->steps > ws->step_limit) {
+                st = PARTITION_LIMIT;
+                goto cleanup;
+            }
             for (int i = j - 1; i >= ilo; i--) {
                 double t, bytes, v;
+                ws->steps++;
                 tsum += tt[i];
                 ssum += sb[i];
                 asum += ab[i];

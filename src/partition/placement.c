@@ -306,6 +306,16 @@ const placer_stats *placer_get_stats(const placer *pc)
     return &pc->st;
 }
 
+void placer_set_work_limit(placer *pc, long long steps)
+{
+    pc->ws.step_limit = steps > 0 ? steps : 0;
+}
+
+long long placer_work(const placer *pc)
+{
+    return pc->ws.steps;
+}
+
 void placer_balance_misses(placer *pc, bool on)
 {
     pc->balance_misses = on;
@@ -334,6 +344,7 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const strategy *s)
             return &pc->cache[q];
         }
     pc->st.cost_misses++;
+    pc->ws.steps += pc->L;   /* a table costs about as much as L DP steps */
     e = &pc->cache[pc->next];
     pc->next = (pc->next + 1) % COST_CACHE;
     e->used = true;
@@ -507,6 +518,10 @@ int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp
     }
     if (st == PARTITION_NOMEM)
         return -2;
+    if (st == PARTITION_LIMIT) {
+        snprintf(why, (size_t)why_size, "the search's work limit was reached");
+        return -3;
+    }
     if (st != PARTITION_OK)
         WHY("layer partition: %s", partition_status_name(st));
 

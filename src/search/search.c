@@ -135,7 +135,15 @@ typedef struct search_ctx {
     evaluation e;
     planner_error *err;
     bool oom;
+    bool limited;             /* the work limit stopped the search */
+    double eval_work;         /* the evaluations' share of the work */
 } search_ctx;
+
+/* The search's work in DP steps (search_options.work_limit). */
+static double search_work(const search_ctx *x)
+{
+    return x->eval_work + (x->placer != NULL ? (double)placer_work(x->placer) : 0);
+}
 
 static double now_s(void)
 {
@@ -326,6 +334,7 @@ void search_options_default(search_options *opts)
     opts->fix = none;
     opts->partition = PARTITION_DP;
     opts->ilp_time_limit_s = 10;
+    opts->work_limit = SEARCH_WORK_LIMIT_DEFAULT;
 }
 
 void search_result_free(search_result *res)
@@ -418,12 +427,16 @@ static int place(search_ctx *x, strategy *s, char *why, int why_size)
             return -1;
         }
     }
+    if (x->o->work_limit > 0)   /* what the evaluations left of the limit */
+        placer_set_work_limit(x->placer, (long long)(x->o->work_limit - x->eval_work) + 1);
     /* memory-balanced splits for misses only while no plan fits (a miss is
      * reported only then) */
     placer_balance_misses(x->placer, x->feasible == 0);
     r = placer_place(x->placer, pl, s, why, why_size);
     if (r == -2)
         x->oom = true;
+    if (r == -3)
+        x->limited = true;
     return r == 0 ? 0 : -1;
 }
 
@@ -595,6 +608,9 @@ static void record(search_ctx *x, int fit)
     x->candidates++;
     if ((x->candidates & 255) == 0)
         progress_update(&x->pr, x->candidates, -1);
+    x->eval_work += SEARCH_EVAL_WORK_PER_LAYER * x->m->layers;
+    if (x->o->work_limit > 0 && search_work(x) >= x->o->work_limit)
+        x->limited = true;
     if (fit == 1) {
         x->feasible++;
         seam_offer(x, score);
@@ -757,7 +773,7 @@ static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
 
 static bool stop(const search_ctx *x)
 {
-    return x->oom || (x->stop_at_feasible && x->found);
+    return x->oom || x->limited || (x->stop_at_feasible && x->found);
 }
 
 /* The inner knobs of one candidate of a block. */
@@ -1468,6 +1484,8 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
         rc = error_oom(err);
         goto cleanup;
     }
+    res->limited = x->limited;
+    res->work = search_work(x);
     res->candidates = x->candidates;
     res->feasible = x->feasible;
     res->pruned = x->pruned;

@@ -52,6 +52,8 @@ static void plan_usage(FILE *out)
         "      --objective NAME    ranking objective: throughput (default)\n"
         "      --partition dp|ilp  layer partitioner: exact DP (default) or GLPK ILP\n"
         "      --ilp-time-limit S  time limit per ILP solve in seconds (default 10)\n"
+        "      --search-limit N    stop placing and partitioning after N DP steps (default\n"
+        "                          2e9, a few seconds; the report says when it stopped)\n"
         "Output:\n"
         "      --show-inputs       print the model and cluster as understood, then exit\n"
         "      --format table|json report format (default table)\n"
@@ -67,7 +69,7 @@ static void plan_usage(FILE *out)
 
 enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
        OPT_FORMAT, OPT_EMIT, OPT_TRACE, OPT_SVG, OPT_PARTITION, OPT_ILP_LIMIT,
-       OPT_CALIBRATION };
+       OPT_CALIBRATION, OPT_SEARCH_LIMIT };
 
 static int parse_plan_args(int argc, char **argv, plan_args *a)
 {
@@ -90,6 +92,7 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         {"partition", required_argument, NULL, OPT_PARTITION},
         {"ilp-time-limit", required_argument, NULL, OPT_ILP_LIMIT},
         {"calibration", required_argument, NULL, OPT_CALIBRATION},
+        {"search-limit", required_argument, NULL, OPT_SEARCH_LIMIT},
         {NULL, 0, NULL, 0}};
     char msg[256];
     int ch;
@@ -158,6 +161,10 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
                 return cli_usage_error("", "--ilp-time-limit: expected seconds in 0.001..86400, got '%s'", optarg);
             break;
         case OPT_CALIBRATION: a->calibration_path = optarg; break;
+        case OPT_SEARCH_LIMIT:
+            if (cli_parse_double(optarg, 1e3, 1e15, &a->opts.work_limit) != 0)
+                return cli_usage_error("", "--search-limit: expected steps in 1e3..1e15, got '%s'", optarg);
+            break;
         case ':':
             return cli_usage_error("", "option '%s' needs an argument", argv[optind - 1]);
         default:
