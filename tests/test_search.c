@@ -629,6 +629,32 @@ START_TEST(cost_model_properties_the_prunes_use)
 }
 END_TEST
 
+/* A cluster the loaders would refuse (links and HBM at 1e-300 B/s, built
+ * here directly): the cost model's times hit its cap, and the search ends
+ * with an internal error naming the prediction -- never a plan whose step
+ * is a clamped 1e30 s (issue 16). */
+START_TEST(nonfinite_prediction_is_an_error)
+{
+    test_cluster t;
+    model *m = load("configs/gpt2-xl.json");
+    search_options o;
+    search_result res;
+    cost_params p;
+    planner_error err = PLANNER_ERROR_INIT;
+    make_cluster(&t, "H100-SXM", 2, 0);
+    t.g.intra_bytes_per_s = t.g.inter_bytes_per_s = 1e-300;
+    t.g.gpu.hbm_bytes_per_s = 1e-300;
+    cost_params_default(&p);
+    search_options_default(&o);
+    o.gbs = 64;
+    o.seq_len = 1024;
+    ck_assert_int_eq(search_run(m, &t.c, &p, &o, &res, &err), PLANNER_E_INTERNAL);
+    ck_assert_msg(strstr(err.msg, "no finite step time") != NULL, "%s", err.msg);
+    ck_assert_int_eq(res.n_top, 0);
+    model_free(m);
+}
+END_TEST
+
 /* ---- the work limit (issue 15's hang) ----------------------------------- */
 
 /* A 4,096-layer model over 4 node groups of 4 GPU types (65,536 GPUs): the
@@ -722,6 +748,7 @@ int main(void)
     tcase_add_test(ts, interleaved_uneven_split_405b);
     tcase_add_test(ts, result_carries_the_schedule);
     tcase_add_test(ts, work_limit_stops_and_says_so);
+    tcase_add_test(ts, nonfinite_prediction_is_an_error);
     suite_add_tcase(s, ts);
     return tu_run_suite(s);
 }

@@ -116,7 +116,6 @@ typedef struct search_ctx {
     double miss_ratio, miss_score, miss_peak;
     strategy miss;
     char first_invalid[448];
-    bool first_invalid_nonfinite;   /* first_invalid is a non-finite prediction */
     /* placement seam: the placement of the block being searched (NULL:
      * every stage on x->group), the placer (per-layer cost cache, partition
      * workspace; made on first use), the best plan on one group [0] and
@@ -136,6 +135,7 @@ typedef struct search_ctx {
     planner_error *err;
     bool oom;
     bool limited;             /* the work limit stopped the search */
+    bool broken;              /* a prediction was not finite (first_invalid) */
     double eval_work;         /* the evaluations' share of the work */
 } search_ctx;
 
@@ -581,20 +581,17 @@ static int check_eval(search_ctx *x, bool count)
     }
     evaluate(x->m, x->c, x->p, &x->s, &x->e);
     if (!(isfinite(x->e.step_time_s) && x->e.step_time_s > 0 &&
-          isfinite(x->e.tokens_per_s) && x->e.tokens_per_s > 0 &&
-          isfinite(x->e.peak_memory_bytes))) {
-        /* absurd inputs (a bandwidth or peak near 0): no prediction to rank */
-        if (count) {
-            x->invalid++;
-            if (x->first_invalid[0] == '\0') {
-                x->first_invalid_nonfinite = true;
-                snprintf(x->first_invalid, sizeof x->first_invalid,
-                         "tp %d, pp %d, dp %d: the cost model gives no finite step time "
-                         "(step %g s, peak %g B); check the cluster's bandwidths and peaks",
-                         x->s.tp, x->s.pp, x->s.dp, x->e.step_time_s,
-                         x->e.peak_memory_bytes);
-            }
-        }
+          x->e.step_time_s < COST_TIME_CAP_S && isfinite(x->e.tokens_per_s) &&
+          x->e.tokens_per_s > 0 && isfinite(x->e.peak_memory_bytes))) {
+        /* The loaders keep every input inside its plausible range, so a
+         * prediction that is not finite and positive (or hit the cost
+         * model's cap) is a bug: the search ends with an internal error,
+         * never a plan built on a clamped figure. */
+        x->broken = true;
+        snprintf(x->first_invalid, sizeof x->first_invalid,
+                 "the cost model gives no finite step time for tp %d, pp %d, dp %d "
+                 "(step %g s, peak %g B)", x->s.tp, x->s.pp, x->s.dp, x->e.step_time_s,
+                 x->e.peak_memory_bytes);
         return -1;
     }
     return x->e.feasible && isfinite(objective_score(x, &x->e)) ? 1 : 0;
@@ -773,7 +770,7 @@ static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
 
 static bool stop(const search_ctx *x)
 {
-    return x->oom || x->limited || (x->stop_at_feasible && x->found);
+    return x->oom || x->broken || x->limited || (x->stop_at_feasible && x->found);
 }
 
 /* The inner knobs of one candidate of a block. */
@@ -1315,9 +1312,7 @@ static void advice_no_candidate(const search_ctx *x, char *a, size_t n)
         return;
     }
     if (x->first_invalid[0] != '\0')
-        appendf(a, n, "no strategy %s%s; e.g. %s",
-                x->first_invalid_nonfinite ? "has a finite prediction"
-                                           : "satisfies Megatron's rules",
+        appendf(a, n, "no strategy satisfies Megatron's rules%s; e.g. %s",
                 fixed ? " under --fix" : "", x->first_invalid);
     else
         appendf(a, n,
@@ -1482,6 +1477,10 @@ planner_status search_run(const model *m, const cluster *c, const cost_params *p
         searched += search_placements(x);
     if (x->oom) {
         rc = error_oom(err);
+        goto cleanup;
+    }
+    if (x->broken) {
+        rc = error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL, "%s", x->first_invalid);
         goto cleanup;
     }
     res->limited = x->limited;
