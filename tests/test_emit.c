@@ -125,18 +125,25 @@ static void llama70b(fixture *f)
     even_stages(s, 80);
 }
 
-/* Runs emit_write into a string (caller frees); returns emit's status. */
-static int emit_to_string(emit_kind kind, const fixture *f, char **text)
+/* Runs emit_write for release `ver` into a string (caller frees); returns
+ * emit's status. */
+static int emit_to_string_ver(emit_kind kind, megatron_version ver, const fixture *f,
+                              char **text)
 {
     char why[256] = "";
     size_t len = 0;
     FILE *fp = open_memstream(text, &len);
     ck_assert_ptr_nonnull(fp);
-    int rc = emit_write(fp, kind, &f->m, &f->c, &f->pl, why, sizeof why);
+    int rc = emit_write(fp, kind, ver, &f->m, &f->c, &f->pl, why, sizeof why);
     fclose(fp);
     if (rc != 0)
         fprintf(stderr, "emit: %s\n", why);
     return rc;
+}
+
+static int emit_to_string(emit_kind kind, const fixture *f, char **text)
+{
+    return emit_to_string_ver(kind, MEGATRON_VERSION_DEFAULT, f, text);
 }
 
 /* The value following `flag` on its line ("--flag VALUE \"), or NULL if the
@@ -179,26 +186,19 @@ static const char *flag_value(const char *text, const char *flag, char *buf, siz
                       "unexpected %s", (flag));                                \
     } while (0)
 
-/* Every "--flag" that starts a line (after indentation) is in the reference
- * list; in scripts, the lines of the MEGATRON_ARGS array (the rest are
- * torchrun's own options).  Returns the number checked, -1 if no list. */
-static int check_flags_known(const char *text)
+/* Every "--flag" that starts a line (after indentation) is in release ver's
+ * flag list (tests/data/megatron-flags/TAG.txt, from that release's
+ * megatron/training/arguments.py); in scripts, the lines of the
+ * MEGATRON_ARGS array (the rest are torchrun's own options).  Returns the
+ * number checked. */
+static int check_flags_in(const char *text, megatron_version ver)
 {
-    const char *dir = tu_shared_dir();
     char path[1024], *list = NULL;
     size_t len = 0;
     int checked = 0;
-    if (dir == NULL) {
-        tu_skip("test_emit flags in the core_v0.15.0 list", "../shared absent");
-        return -1;
-    }
-    snprintf(path, sizeof path, "%s/reference/megatron-flags-core_v0.15.0.txt", dir);
+    snprintf(path, sizeof path, "tests/data/megatron-flags/%s.txt", megatron_version_tag(ver));
     FILE *fp = fopen(path, "r");
-    if (fp == NULL) {
-        tu_skip("test_emit flags in the core_v0.15.0 list",
-                "../shared/reference/megatron-flags-core_v0.15.0.txt unreadable");
-        return -1;
-    }
+    ck_assert_msg(fp != NULL, "cannot read %s", path);
     list = calloc(1, 1 << 20);
     len = fread(list + 1, 1, (1 << 20) - 2, fp);
     fclose(fp);
@@ -227,8 +227,8 @@ static int check_flags_known(const char *text)
             }
             needle[n++] = '\n';
             needle[n] = '\0';
-            ck_assert_msg(strstr(list, needle) != NULL, "flag not in Megatron core_v0.15.0:%s",
-                          needle);
+            ck_assert_msg(strstr(list, needle) != NULL, "flag not in Megatron %s:%s",
+                          megatron_version_tag(ver), needle);
             checked++;
         }
         p = *eol ? eol + 1 : eol;
@@ -236,6 +236,11 @@ static int check_flags_known(const char *text)
     free(list);
     free(region);
     return checked;
+}
+
+static int check_flags_known(const char *text)
+{
+    return check_flags_in(text, MEGATRON_VERSION_DEFAULT);
 }
 
 /* Writes text to a temporary file and runs `cmd FILE`; returns its status. */
@@ -563,7 +568,8 @@ START_TEST(rules_refused)
     char *t = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&t, &len);
-    ck_assert_int_eq(emit_write(fp, EMIT_SLURM, &f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &f.pl, why,
+                                sizeof why), -1);
     fclose(fp);
     ck_assert_uint_eq(len, 0);
     free(t);
@@ -772,7 +778,8 @@ START_TEST(hetero_refused)
     ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
     ck_assert_ptr_nonnull(strstr(why, "one TP and one DP degree"));
     FILE *fp = open_memstream(&t, &len);
-    ck_assert_int_eq(emit_write(fp, EMIT_SLURM, &f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &f.pl, why,
+                                sizeof why), -1);
     fclose(fp);
     ck_assert_uint_eq(len, 0);
     free(t);
@@ -784,11 +791,267 @@ START_TEST(hetero_refused)
     f.pl.s.stage[0].group = 1;
     t = NULL;
     fp = open_memstream(&t, &len);
-    ck_assert_int_eq(emit_write(fp, EMIT_TORCHRUN, &f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_int_eq(emit_write(fp, EMIT_TORCHRUN, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &f.pl, why,
+                                sizeof why), -1);
     fclose(fp);
     ck_assert_uint_eq(len, 0);
     ck_assert_ptr_nonnull(strstr(why, "not whole nodes"));
     free(t);
+}
+END_TEST
+
+
+/* ---- running the scripts, every external program stubbed ---------------- */
+
+typedef struct stub_run {
+    int status;             /* the script's exit status */
+    char *torchrun;         /* torchrun's arguments, one per line (owned) */
+    char *notfound;         /* commands run that are neither stubs nor builtins */
+    bool pwned;             /* the hostile names' command ran */
+    char *err;              /* the script's stderr */
+} stub_run;
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    char *text = calloc(1, 1 << 16);
+    ck_assert_ptr_nonnull(text);
+    if (fp != NULL) {
+        size_t n = fread(text, 1, (1 << 16) - 1, fp);
+        text[n] = '\0';
+        fclose(fp);
+    }
+    return text;
+}
+
+/* Runs `text` under tests/stubs/run.sh with the environment assignments
+ * `env` (a shell-quoted string, may be ""). */
+static stub_run run_stubbed(const char *text, const char *env)
+{
+    char dir[] = "/tmp/planner-stub-XXXXXX", path[256], cmd[2048];
+    stub_run r;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/script.sh", dir);
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs(text, fp);
+    fclose(fp);
+    snprintf(cmd, sizeof cmd, "tests/stubs/run.sh %s/out %s %s 2> %s/err", dir, path, env, dir);
+    int rc = system(cmd);
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    snprintf(path, sizeof path, "%s/out/torchrun.log", dir);
+    r.torchrun = slurp(path);
+    snprintf(path, sizeof path, "%s/out/notfound", dir);
+    r.notfound = slurp(path);
+    snprintf(path, sizeof path, "%s/out/pwned", dir);
+    r.pwned = access(path, F_OK) == 0;
+    snprintf(path, sizeof path, "%s/err", dir);
+    r.err = slurp(path);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    return r;
+}
+
+static void stub_run_free(stub_run *r)
+{
+    free(r->torchrun);
+    free(r->notfound);
+    free(r->err);
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+/* The Slurm allocation of the fixture's plans: 16 nodes n0..n15 (gpt3), or
+ * the hetero() job's two het groups. */
+#define SLURM_16 "SLURM_NNODES=16 " \
+    "SLURM_JOB_NODELIST=n0,n1,n2,n3,n4,n5,n6,n7,n8,n9,n10,n11,n12,n13,n14,n15"
+#define SLURM_HET "SLURM_JOB_NODELIST_HET_GROUP_0=a0,a1,a2,a3 SLURM_JOB_NODELIST_HET_GROUP_1=h0,h1"
+
+/* The sbatch script runs torchrun only in an allocation of the plan's size
+ * (torchrun's --nnodes would wait for missing nodes) and says why not. */
+START_TEST(slurm_allocation_checked)
+{
+    fixture f;
+    char *t = NULL;
+    gpt3(&f);
+    ck_assert_int_eq(emit_to_string(EMIT_SLURM, &f, &t), 0);
+    stub_run r = run_stubbed(t, SLURM_16);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_ptr_nonnull(strstr(r.torchrun, "\n--nproc_per_node=8\n--nnodes=16\n--node_rank=0\n"
+                                             "--master_addr=n0\n"));
+    ck_assert_ptr_nonnull(strstr(r.torchrun, "\n/stub/Megatron-LM/pretrain_gpt.py\n"
+                                             "--num-layers\n96\n"));
+    ck_assert_str_eq(r.notfound, "");
+    stub_run_free(&r);
+
+    r = run_stubbed(t, "SLURM_NNODES=15 SLURM_JOB_NODELIST=n0,n1");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.torchrun, "");
+    ck_assert_ptr_nonnull(strstr(r.err, "the allocation has 15 nodes, the plan needs 16"));
+    stub_run_free(&r);
+
+    r = run_stubbed(t, "");   /* not inside Slurm */
+    ck_assert_int_ne(r.status, 0);
+    ck_assert_str_eq(r.torchrun, "");
+    ck_assert_ptr_nonnull(strstr(r.err, "not inside a Slurm allocation"));
+    stub_run_free(&r);
+    free(t);
+}
+END_TEST
+
+/* CUDA_DEVICE_MAX_CONNECTIONS as validate_args needs it: unset with Megatron
+ * FSDP (asserted != 1), 1 with tp or cp > 1 before Blackwell (asserted == 1)
+ * and with TP communication overlap, otherwise the site's value.  Checked in
+ * the environment torchrun starts with, the site having set 4. */
+START_TEST(max_connections)
+{
+    static const struct {
+        const char *gpu;
+        int tp, zero;
+        bool overlap;
+        const char *expect;     /* at torchrun */
+    } cases[] = {
+        {"H100-SXM", 8, 1, false, "1"},         /* TP before Blackwell */
+        {"H100-SXM", 8, 3, true, "(unset)"},    /* FSDP: its assertion is hard */
+        {"H100-SXM", 8, 2, false, "(unset)"},
+        {"B200", 8, 1, true, "1"},              /* TP overlap */
+        {"B200", 8, 1, false, "4"},             /* nothing asked: the site's */
+        {"H100-SXM", 1, 1, false, "4"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixture f;
+        char *t = NULL, expect[64];
+        gpt3(&f);
+        make_cluster(&f, cases[i].gpu, 16);
+        f.pl.s.tp = cases[i].tp;
+        f.pl.s.dp = 16 / cases[i].tp;
+        f.pl.s.sp = f.pl.s.tp > 1;
+        f.pl.s.zero = cases[i].zero;
+        f.pl.s.overlap_param_gather = cases[i].zero == 1;
+        f.pl.s.tp_comm_overlap = cases[i].overlap;
+        even_stages(&f.pl.s, 96);
+        for (emit_kind k = EMIT_SLURM; k <= EMIT_TORCHRUN; k++) {
+            ck_assert_int_eq(emit_to_string(k, &f, &t), 0);
+            stub_run r = run_stubbed(t, SLURM_16 " CUDA_DEVICE_MAX_CONNECTIONS=4");
+            ck_assert_msg(r.status == 0, "case %zu: status %d: %s", i, r.status, r.err);
+            snprintf(expect, sizeof expect, "CUDA_DEVICE_MAX_CONNECTIONS=%s\n", cases[i].expect);
+            ck_assert_msg(strncmp(r.torchrun, expect, strlen(expect)) == 0,
+                          "case %zu kind %d: %s, expected %s", i, (int)k, r.torchrun, expect);
+            stub_run_free(&r);
+            free(t);
+        }
+    }
+}
+END_TEST
+
+/* Names a user writes (model, cluster, node groups) reach the scripts only as
+ * quoted words: with each hostile name (newline, command substitution,
+ * backticks, quotes, ;, #, backslash-newline, carriage return, non-UTF-8)
+ * as every name, each kind of output has the same number of lines as with
+ * plain names, passes bash -n, and run with every program stubbed runs no
+ * command but the launch's own (nothing logged as not found, `pwned` never
+ * run) and still reaches torchrun. */
+START_TEST(hostile_names)
+{
+    static const char *const names[] = {
+        "gpt\npwned #",
+        "$(pwned)",
+        "`pwned`",
+        "x'; pwned; '",
+        "x\"; pwned; \"",
+        "a;pwned",
+        "#\npwned\n#",
+        "\xff\xfe$(pwned)\n",
+        "x\\\npwned",
+        "c\rpwned",
+        "'$(pwned)'\"`pwned`\"",
+        "caf\xc3\xa9 $(pwned)",
+        "",
+    };
+    for (int het = 0; het <= 1; het++) {
+        for (emit_kind k = EMIT_MEGATRON; k <= EMIT_TORCHRUN; k++) {
+            fixture f;
+            char *plain = NULL;
+            if (het)
+                hetero(&f);
+            else
+                gpt3(&f);
+            ck_assert_int_eq(emit_to_string(k, &f, &plain), 0);
+            for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+                char *t = NULL;
+                snprintf(f.m.name, sizeof f.m.name, "%s", names[i]);
+                snprintf(f.c.name, sizeof f.c.name, "%s", names[i]);
+                snprintf(f.group[0].name, sizeof f.group[0].name, "%s", names[i]);
+                snprintf(f.group[1].name, sizeof f.group[1].name, "%s1", names[i]);
+                ck_assert_int_eq(emit_to_string(k, &f, &t), 0);
+                ck_assert_msg(count_lines(t) == count_lines(plain), "name %zu kind %d: %d lines, "
+                              "%d with plain names", i, (int)k, count_lines(t), count_lines(plain));
+                ck_assert_int_eq(run_on_text("bash -n", t), 0);
+                stub_run r = run_stubbed(t, het ? SLURM_HET : SLURM_16);
+                ck_assert_msg(!r.pwned, "name %zu kind %d: the name's command ran", i, (int)k);
+                if (k == EMIT_MEGATRON) {
+                    /* the argument list alone: its first flag is the one command */
+                    ck_assert_str_eq(r.notfound, "--num-layers\n");
+                } else {
+                    ck_assert_msg(r.status == 0, "name %zu kind %d: status %d: %s", i, (int)k,
+                                  r.status, r.err);
+                    ck_assert_str_eq(r.notfound, "");
+                    ck_assert_ptr_nonnull(strstr(r.torchrun, "\n--num-layers\n"));
+                }
+                if (i == 0 && k != EMIT_MEGATRON && have_shellcheck())
+                    ck_assert_int_eq(run_on_text("shellcheck", t), 0);
+                stub_run_free(&r);
+                free(t);
+            }
+            free(plain);
+        }
+    }
+}
+END_TEST
+
+/* --megatron-version: every release's flags, each checked against that
+ * release's list, and the release named in the header. */
+START_TEST(versions)
+{
+    static const struct { const char *text; int v; } parse[] = {
+        {"0.15", MEGATRON_0_15}, {"0.16", MEGATRON_0_16}, {"0.17.0", MEGATRON_0_17},
+        {"core_v0.18.0", MEGATRON_0_18}, {"0.19", MEGATRON_0_19}, {"0.14", -1}, {"0.1", -1},
+        {"0.150", -1}, {"", -1}, {"core_v0.20.0", -1}, {"0.19.1", -1},
+    };
+    for (size_t i = 0; i < sizeof parse / sizeof parse[0]; i++) {
+        megatron_version v = MEGATRON_VERSION_COUNT;
+        int rc = megatron_version_parse(parse[i].text, &v);
+        ck_assert_msg(parse[i].v < 0 ? rc == -1 : rc == 0 && (int)v == parse[i].v, "'%s'",
+                      parse[i].text);
+    }
+    ck_assert_str_eq(megatron_version_tag(MEGATRON_VERSION_DEFAULT), "core_v0.19.0");
+    ck_assert_str_eq(megatron_version_tag(MEGATRON_0_15), "core_v0.15.0");
+    for (int v = 0; v < MEGATRON_VERSION_COUNT; v++) {
+        for (int which = 0; which < 3; which++) {
+            fixture f;
+            char *t = NULL, head[128];
+            if (which == 0)
+                gpt3(&f);
+            else if (which == 1)
+                llama70b(&f);
+            else
+                hetero(&f);
+            for (emit_kind k = EMIT_MEGATRON; k <= EMIT_TORCHRUN; k++) {
+                ck_assert_int_eq(emit_to_string_ver(k, (megatron_version)v, &f, &t), 0);
+                ck_assert_int_gt(check_flags_in(t, (megatron_version)v), 20);
+                snprintf(head, sizeof head, "Megatron-LM %s",
+                         megatron_version_tag((megatron_version)v));
+                ck_assert_ptr_nonnull(strstr(t, head));
+                free(t);
+            }
+        }
+    }
 }
 END_TEST
 
@@ -809,6 +1072,10 @@ int main(void)
     tcase_add_test(tc, torchrun_script);
     tcase_add_test(tc, hetero_slurm);
     tcase_add_test(tc, hetero_refused);
+    tcase_add_test(tc, slurm_allocation_checked);
+    tcase_add_test(tc, max_connections);
+    tcase_add_test(tc, hostile_names);
+    tcase_add_test(tc, versions);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

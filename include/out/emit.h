@@ -1,5 +1,7 @@
 /* emit.h: launch material for a plan: Megatron-LM arguments, an sbatch
- * script, a torchrun command.  Every flag exists in Megatron core_v0.15.0. */
+ * script, a torchrun command, for one Megatron-LM release (core_v0.15.0 ..
+ * core_v0.19.0).  Every flag exists in the chosen release
+ * (tests/data/megatron-flags/, checked by the tests). */
 #ifndef PLANNER_EMIT_H
 #define PLANNER_EMIT_H
 
@@ -10,10 +12,24 @@
 
 typedef enum emit_kind { EMIT_NONE, EMIT_MEGATRON, EMIT_SLURM, EMIT_TORCHRUN } emit_kind;
 
-/* Writes the launch material of `kind` for plan `pl`.  Returns 0 or -1 if the
- * plan cannot be expressed (message in why). */
-int emit_write(FILE *out, emit_kind kind, const model *m, const cluster *c,
-               const plan *pl, char *why, int why_size);
+/* The Megatron-LM releases emit knows, oldest first. */
+typedef enum megatron_version {
+    MEGATRON_0_15, MEGATRON_0_16, MEGATRON_0_17, MEGATRON_0_18, MEGATRON_0_19,
+    MEGATRON_VERSION_COUNT
+} megatron_version;
+
+#define MEGATRON_VERSION_DEFAULT MEGATRON_0_19   /* the newest */
+
+/* "0.15" .. "0.19" (or "core_v0.15.0" ..): 0 and *out, or -1. */
+int megatron_version_parse(const char *text, megatron_version *out);
+
+/* The release's git tag, "core_v0.15.0" ..; "?" for an unknown value. */
+const char *megatron_version_tag(megatron_version v);
+
+/* Writes the launch material of `kind` for plan `pl`, for Megatron-LM release
+ * `ver`.  Returns 0 or -1 if the plan cannot be expressed (message in why). */
+int emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
+               const cluster *c, const plan *pl, char *why, int why_size);
 
 /* Checks plan `pl` against the rules of Megatron-LM core_v0.15.0's
  * validate_args and TransformerConfig (../shared/reference/cost-model.md):

@@ -1,13 +1,15 @@
 /* emit.c: launch material for a plan.
  *
- * What it models: the command line of Megatron-LM core_v0.15.0's
- * pretrain_gpt.py that trains model `m` with plan `pl`, and two launchers for
- * it: an sbatch script (one srun task per node, each running torchrun) and a
- * torchrun script run by hand on every node.
+ * What it models: the command line of Megatron-LM's pretrain_gpt.py, for one
+ * release from core_v0.15.0 to core_v0.19.0 (--megatron-version), that trains
+ * model `m` with plan `pl`, and two launchers for it: an sbatch script (one
+ * srun task per node, each running torchrun) and a torchrun script run by
+ * hand on every node.
  *
- * Sources: the flag names are those of megatron/training/arguments.py at tag
- * core_v0.15.0 (../shared/reference/megatron-flags-core_v0.15.0.txt; a test
- * checks every flag we print against it), and the rules of validate_args and
+ * Sources: the flag names are those of each release's
+ * megatron/training/arguments.py (tests/data/megatron-flags/TAG.txt, made by
+ * scripts/megatron-flags.py; the tests check every flag we print against the
+ * chosen release's list), and the rules of validate_args and
  * TransformerConfig summarized in ../shared/reference/cost-model.md:
  *   - --sequence-parallel only with tp > 1; --tp-comm-overlap needs it;
  *   - --overlap-param-gather needs the distributed optimizer and
@@ -29,7 +31,8 @@
  *   - --recompute-granularity full needs --recompute-method and
  *     --recompute-num-layers; selective takes neither;
  *   - CUDA_DEVICE_MAX_CONNECTIONS=1 when tp > 1 or cp > 1 before Blackwell,
- *     except with Megatron FSDP (ZeRO-2/3 here), which refuses it.
+ *     except with Megatron FSDP (ZeRO-2/3 here), which asserts it is unset or
+ *     > 1: the scripts unset it then (print_max_connections).
  * ZeRO-2/3 map to Megatron FSDP (--use-megatron-fsdp with
  * --data-parallel-sharding-strategy optim_grads / optim_grads_params, which
  * needs --ckpt-format fsdp_dtensor).
@@ -48,9 +51,14 @@
  * Megatron has one TP and one DP degree: plans whose stages differ are
  * refused.
  *
+ * The sbatch script checks that the allocation has the plan's node count
+ * (SLURM_NNODES) before torchrun, whose --nnodes is the plan's.
+ *
  * Invariants: emit_check passes before anything is printed; every flag comes
- * from one table (the args list below) so the three outputs agree; values are
- * shell-quoted when they hold anything but [A-Za-z0-9_.,:/+=-]. */
+ * from one table (the args list below) so the three outputs agree; every
+ * value and every name a user wrote (model, cluster, group) is printed by
+ * shell_word() as one shell word on one line, so no name can end a comment or
+ * a word or expand in a script. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
@@ -761,6 +769,8 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
 
 /* ---- printing -------------------------------------------------------------- */
 
+/* True when `v` is a non-empty run of [A-Za-z0-9_.,:/+=-]: a shell word as
+ * it is, in any context (argument, comment, #SBATCH line). */
 static bool plain_word(const char *v)
 {
     if (*v == '\0')
@@ -775,22 +785,85 @@ static bool plain_word(const char *v)
     return true;
 }
 
+/* Length of the UTF-8 sequence at p encoding a printable character (ASCII
+ * 0x20-0x7e, or a code point from U+00A0 up that is not a surrogate), or 0:
+ * control characters (C0, DEL, C1), malformed, overlong or truncated
+ * sequences (RFC 3629). */
+static int printable_utf8(const unsigned char *p)
+{
+    unsigned cp;
+    int n;
+    if (p[0] >= 0x20 && p[0] < 0x7f)
+        return 1;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        n = 2, cp = p[0] & 0x1fu;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef)
+        n = 3, cp = p[0] & 0x0fu;
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+        n = 4, cp = p[0] & 0x07u;
+    else
+        return 0;
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3fu);
+    }
+    if (cp < 0xa0 || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* Writes `v` as exactly one shell word on one line, so that nothing a user
+ * wrote (model, cluster, group names, paths) can end a comment, an #SBATCH
+ * line or a word, or expand: as it is when plain_word; in single quotes
+ * (each ' as '\'') when every character is printable UTF-8; otherwise in
+ * bash's $'...' with \xHH for every byte outside printable ASCII and \\, \'
+ * escaped (bash(1), QUOTING).  The one place where user text is quoted. */
+static void shell_word(FILE *out, const char *v)
+{
+    const unsigned char *p = (const unsigned char *)v;
+    bool printable = true;
+    if (plain_word(v)) {
+        fputs(v, out);
+        return;
+    }
+    for (int n; *p && printable; p += n)
+        printable = (n = printable_utf8(p)) > 0;
+    if (printable) {
+        fputc('\'', out);
+        for (p = (const unsigned char *)v; *p; p++) {
+            if (*p == '\'')
+                fputs("'\\''", out);
+            else
+                fputc(*p, out);
+        }
+        fputc('\'', out);
+        return;
+    }
+    fputs("$'", out);
+    for (p = (const unsigned char *)v; *p; p++) {
+        if (*p == '\\' || *p == '\'')
+            fprintf(out, "\\%c", *p);
+        else if (*p >= 0x20 && *p < 0x7f)
+            fputc(*p, out);
+        else
+            fprintf(out, "\\x%02x", *p);
+    }
+    fputc('\'', out);
+}
+
+/* " VALUE" of an argument: a shell expression ("$DATA_PATH") as it is,
+ * anything else as one quoted word. */
 static void print_value(FILE *out, const emit_arg *a)
 {
     if (a->value == NULL)
         return;
-    if (a->shell || plain_word(a->value)) {
-        fprintf(out, " %s", a->value);
-        return;
-    }
-    fputs(" '", out);
-    for (const char *p = a->value; *p; p++) {
-        if (*p == '\'')
-            fputs("'\\''", out);
-        else
-            fputc(*p, out);
-    }
-    fputc('\'', out);
+    fputc(' ', out);
+    if (a->shell)
+        fputs(a->value, out);
+    else
+        shell_word(out, a->value);
 }
 
 /* The launch components of a plan for its header and scripts. */
@@ -799,11 +872,21 @@ typedef struct launch_map {
     int n;
     int nodes;              /* all components */
     bool have_nodes;        /* node counts known (launch scripts) */
+    megatron_version ver;   /* the release the flags are for */
 } launch_map;
 
 static long stage_ranks(const strategy *s)
 {
     return (long)s->tp * (s->cp > 0 ? s->cp : 1) * s->dp;
+}
+
+/* "NAME (GPU)" of a node group, both as shell words. */
+static void print_group(FILE *out, const node_group *g)
+{
+    shell_word(out, g->name);
+    fputs(" (", out);
+    shell_word(out, g->gpu.name);
+    fputc(')', out);
 }
 
 /* "# model M on C (GPU)"; with stages on several groups, every group's GPU
@@ -814,13 +897,19 @@ static void print_summary(FILE *out, const model *m, const cluster *c, const pla
     const strategy *s = &pl->s;
     const evaluation *e = &pl->e;
     const node_group *g0 = stage_group(c, s, 0);
-    fprintf(out, "# model %s on %s (", m->name[0] ? m->name : "(unnamed)",
-            c != NULL && c->name[0] ? c->name : "(cluster)");
+    fputs("# model ", out);
+    shell_word(out, m->name[0] ? m->name : "unnamed");
+    fputs(" on ", out);
+    shell_word(out, c != NULL && c->name[0] ? c->name : "cluster");
+    fputs(" (", out);
     if (lm == NULL || lm->n <= 1 || c == NULL) {
-        fprintf(out, "%s)\n", g0 != NULL ? g0->gpu.name : "?");
+        shell_word(out, g0 != NULL ? g0->gpu.name : "?");
+        fputs(")\n", out);
     } else {
-        for (int j = 0; j < lm->n; j++)
-            fprintf(out, "%s%s", j ? " + " : "", c->group[lm->comp[j].group].gpu.name);
+        for (int j = 0; j < lm->n; j++) {
+            fputs(j ? " + " : "", out);
+            shell_word(out, c->group[lm->comp[j].group].gpu.name);
+        }
         fputs(")\n", out);
         fprintf(out, "# stage map (Megatron rank order tp-cp-ep-dp-pp, pp outermost: stage i "
                      "holds global ranks [i x %ld, (i+1) x %ld)):\n", stage_ranks(s),
@@ -831,8 +920,10 @@ static void print_summary(FILE *out, const model *m, const cluster *c, const pla
             int layers = 0, last = k->first_stage + k->n_stages - 1;
             for (int i = k->first_stage; i <= last; i++)
                 layers += s->stage[i].n_layers;
-            fprintf(out, "#   group %d: %s (%s): stages %d-%d, %d layers, global ranks %ld-%ld",
-                    j, g->name, g->gpu.name, k->first_stage, last, layers,
+            fprintf(out, "#   group %d: ", j);
+            print_group(out, g);
+            fprintf(out, ": stages %d-%d, %d layers, global ranks %ld-%ld", k->first_stage, last,
+                    layers,
                     stage_ranks(s) * k->first_stage, stage_ranks(s) * (last + 1) - 1);
             if (lm->have_nodes)
                 fprintf(out, ", %d nodes x %d GPUs, node ranks %d-%d", k->nodes,
@@ -859,7 +950,8 @@ static void print_summary(FILE *out, const model *m, const cluster *c, const pla
 static void print_megatron(FILE *out, const model *m, const cluster *c, const plan *pl,
                            const arg_list *l, const launch_map *lm)
 {
-    fputs("# Megatron-LM core_v0.15.0 arguments for pretrain_gpt.py, from planner\n", out);
+    fprintf(out, "# Megatron-LM %s arguments for pretrain_gpt.py, from planner\n",
+            megatron_version_tag(lm->ver));
     print_summary(out, m, c, pl, l, lm);
     fputs("# placeholders: set $DATA_PATH, $TOKENIZER_MODEL and $CHECKPOINT_DIR; the last\n"
           "# block (training hyper-parameters) holds typical values to edit\n", out);
@@ -900,12 +992,28 @@ static void print_placeholders(FILE *out)
           "done\n\n", out);
 }
 
-static void print_environment(FILE *out, const cluster *c, const plan *pl)
+/* CUDA_DEVICE_MAX_CONNECTIONS as the plan needs it (validate_args in
+ * megatron/training/arguments.py, core_v0.15.0 to core_v0.19.0): Megatron
+ * FSDP asserts it is not 1 (unset: CUDA's default, 8); tp > 1 or cp > 1
+ * before Blackwell asserts it is 1 (unless FSDP, where it only warns); TP
+ * communication overlap orders its collectives and GEMMs on one connection
+ * (1).  Otherwise the site's value stands. */
+static void print_max_connections(FILE *out, const cluster *c, const strategy *s)
 {
-    const strategy *s = &pl->s;
-    if (needs_max_connections(c, s))
+    if (s->zero >= 2)
+        fputs("# Megatron FSDP (ZeRO-2/3) asserts CUDA_DEVICE_MAX_CONNECTIONS is unset or > 1\n"
+              "unset CUDA_DEVICE_MAX_CONNECTIONS\n", out);
+    else if (needs_max_connections(c, s))
         fputs("# tp > 1 or cp > 1 before Blackwell: Megatron requires one CUDA connection\n"
               "export CUDA_DEVICE_MAX_CONNECTIONS=1\n", out);
+    else if (s->tp_comm_overlap)
+        fputs("# TP communication overlap: one CUDA connection keeps its kernel order\n"
+              "export CUDA_DEVICE_MAX_CONNECTIONS=1\n", out);
+}
+
+static void print_environment(FILE *out, const cluster *c, const plan *pl)
+{
+    print_max_connections(out, c, &pl->s);
     fputs("export NCCL_DEBUG=\"${NCCL_DEBUG:-WARN}\"\n"
           "export NCCL_IB_TIMEOUT=\"${NCCL_IB_TIMEOUT:-22}\"\n"
           "export NCCL_IB_QPS_PER_CONNECTION=\"${NCCL_IB_QPS_PER_CONNECTION:-4}\"\n"
@@ -927,10 +1035,19 @@ static void print_slurm(FILE *out, const model *m, const cluster *c, const plan 
                  "#SBATCH --gpus-per-node=%d\n"
                  "#SBATCH --exclusive\n"
                  "#SBATCH --output=%%x-%%j.out\n", nodes, ppn);
-    fputs("# sbatch script for Megatron-LM core_v0.15.0, from planner: one srun task per\n"
-          "# node, each running torchrun with one process per GPU.\n", out);
+    fprintf(out, "# sbatch script for Megatron-LM %s, from planner: one srun task per\n"
+                 "# node, each running torchrun with one process per GPU.\n",
+            megatron_version_tag(lm->ver));
     print_summary(out, m, c, pl, l, lm);
     fputs("set -euo pipefail\n\n", out);
+    /* torchrun's --nnodes is the plan's: an allocation of another size would
+     * leave it waiting for nodes that never come */
+    fprintf(out, "if [ \"${SLURM_NNODES:?not inside a Slurm allocation: submit this script "
+                 "with sbatch}\" -ne %d ]; then\n"
+                 "    echo \"$0: the allocation has $SLURM_NNODES nodes, the plan needs %d\" \\\n"
+                 "        \"(#SBATCH --nodes=%d); plan again for another size\" >&2\n"
+                 "    exit 1\n"
+                 "fi\n\n", nodes, nodes, nodes);
     print_placeholders(out);
     fputs("MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n"
           "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n"
@@ -952,11 +1069,13 @@ static void print_torchrun(FILE *out, const model *m, const cluster *c, const pl
     int nodes = lm->comp[0].nodes, ppn = lm->comp[0].gpus_per_node;
     fputs("#!/bin/bash\n", out);
     if (nodes > 1)
-        fprintf(out, "# torchrun launch for Megatron-LM core_v0.15.0, from planner.  Run this\n"
+        fprintf(out, "# torchrun launch for Megatron-LM %s, from planner.  Run this\n"
                      "# script on each of the %d nodes with NODE_RANK=0..%d and MASTER_ADDR set to\n"
-                     "# the address of the node with NODE_RANK=0.\n", nodes, nodes - 1);
+                     "# the address of the node with NODE_RANK=0.\n", megatron_version_tag(lm->ver),
+                nodes, nodes - 1);
     else
-        fputs("# torchrun launch for Megatron-LM core_v0.15.0, from planner (one node).\n", out);
+        fprintf(out, "# torchrun launch for Megatron-LM %s, from planner (one node).\n",
+                megatron_version_tag(lm->ver));
     print_summary(out, m, c, pl, l, lm);
     fputs("set -euo pipefail\n\n", out);
     if (nodes > 1)
@@ -990,8 +1109,10 @@ static void print_slurm_het(FILE *out, const model *m, const cluster *c, const p
         const node_group *g = &c->group[k->group];
         if (j > 0)
             fputs("#SBATCH hetjob\n", out);
-        fprintf(out, "# ---- het group %d: %s (%s), pipeline stages %d-%d, node ranks %d-%d\n",
-                j, g->name, g->gpu.name, k->first_stage, k->first_stage + k->n_stages - 1,
+        fprintf(out, "# ---- het group %d: ", j);
+        print_group(out, g);
+        fprintf(out, ", pipeline stages %d-%d, node ranks %d-%d\n",
+                k->first_stage, k->first_stage + k->n_stages - 1,
                 k->first_node, k->first_node + k->nodes - 1);
         if (j == 0)
             fputs("#SBATCH --job-name=planner-train\n"
@@ -1000,15 +1121,20 @@ static void print_slurm_het(FILE *out, const model *m, const cluster *c, const p
                      "#SBATCH --ntasks-per-node=1\n"
                      "#SBATCH --gpus-per-node=%d\n"
                      "#SBATCH --exclusive\n"
-                     "# PLACEHOLDER: the partition and node feature that give %s nodes here\n"
-                     "#SBATCH --partition=PLACEHOLDER-partition-%s\n"
-                     "#SBATCH --constraint=PLACEHOLDER-feature-%s\n",
-                k->nodes, k->gpus_per_node, g->gpu.name, g->gpu.name, g->gpu.name);
+                     "# PLACEHOLDER: the partition and node feature that give ",
+                k->nodes, k->gpus_per_node);
+        shell_word(out, g->gpu.name);
+        fputs(" nodes here\n#SBATCH --partition=PLACEHOLDER-partition-", out);
+        shell_word(out, g->gpu.name);
+        fputs("\n#SBATCH --constraint=PLACEHOLDER-feature-", out);
+        shell_word(out, g->gpu.name);
+        fputc('\n', out);
     }
-    fputs("# Heterogeneous sbatch script for Megatron-LM core_v0.15.0, from planner: one\n"
-          "# hetjob component per node group, in pipeline stage order; one srun task per\n"
-          "# node, each running torchrun with one process per GPU.  Replace the\n"
-          "# PLACEHOLDER partitions and constraints (sbatch rejects them as they are).\n", out);
+    fprintf(out, "# Heterogeneous sbatch script for Megatron-LM %s, from planner: one\n"
+                 "# hetjob component per node group, in pipeline stage order; one srun task per\n"
+                 "# node, each running torchrun with one process per GPU.  Replace the\n"
+                 "# PLACEHOLDER partitions and constraints (sbatch rejects them as they are).\n",
+            megatron_version_tag(lm->ver));
     print_summary(out, m, c, pl, l, lm);
     fputs("set -euo pipefail\n\n", out);
     print_placeholders(out);
@@ -1063,15 +1189,17 @@ static void print_torchrun_het(FILE *out, const model *m, const cluster *c, cons
                                const arg_list *l, const launch_map *lm)
 {
     fprintf(out, "#!/bin/bash\n"
-                 "# torchrun launch for Megatron-LM core_v0.15.0, from planner.  The plan's\n"
+                 "# torchrun launch for Megatron-LM %s, from planner.  The plan's\n"
                  "# pipeline stages sit on %d node groups: run this script on every node with\n"
                  "# NODE_RANK as listed (stage order follows node rank order) and MASTER_ADDR set\n"
-                 "# to the address of the node with NODE_RANK=0:\n", lm->n);
+                 "# to the address of the node with NODE_RANK=0:\n", megatron_version_tag(lm->ver),
+            lm->n);
     for (int j = 0; j < lm->n; j++) {
         const emit_component *k = &lm->comp[j];
         const node_group *g = &c->group[k->group];
-        fprintf(out, "#   %d nodes of %s (%s): NODE_RANK=%d..%d, %d processes each "
-                     "(stages %d-%d)\n", k->nodes, g->name, g->gpu.name, k->first_node,
+        fprintf(out, "#   %d nodes of ", k->nodes);
+        print_group(out, g);
+        fprintf(out, ": NODE_RANK=%d..%d, %d processes each (stages %d-%d)\n", k->first_node,
                 k->first_node + k->nodes - 1, k->gpus_per_node, k->first_stage,
                 k->first_stage + k->n_stages - 1);
     }
@@ -1084,9 +1212,10 @@ static void print_torchrun_het(FILE *out, const model *m, const cluster *c, cons
         const emit_component *k = &lm->comp[j];
         const node_group *g = &c->group[k->group];
         fprintf(out, "%s [ \"$NODE_RANK\" -ge %d ] && [ \"$NODE_RANK\" -le %d ]; then\n"
-                     "    NPROC=%d   # %s (%s), stages %d-%d\n", j ? "elif" : "if", k->first_node,
-                k->first_node + k->nodes - 1, k->gpus_per_node, g->name, g->gpu.name,
-                k->first_stage, k->first_stage + k->n_stages - 1);
+                     "    NPROC=%d   # ", j ? "elif" : "if", k->first_node,
+                k->first_node + k->nodes - 1, k->gpus_per_node);
+        print_group(out, g);
+        fprintf(out, ", stages %d-%d\n", k->first_stage, k->first_stage + k->n_stages - 1);
     }
     fprintf(out, "else\n"
                  "    echo \"$0: NODE_RANK=$NODE_RANK is not in 0..%d\" >&2\n"
@@ -1100,8 +1229,32 @@ static void print_torchrun_het(FILE *out, const model *m, const cluster *c, cons
                  "    \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n", lm->nodes);
 }
 
-int emit_write(FILE *out, emit_kind kind, const model *m, const cluster *c,
-               const plan *pl, char *why, int why_size)
+/* ---- releases ------------------------------------------------------------ */
+
+static const char *const version_tag[MEGATRON_VERSION_COUNT] = {
+    "core_v0.15.0", "core_v0.16.0", "core_v0.17.0", "core_v0.18.0", "core_v0.19.0"};
+
+int megatron_version_parse(const char *text, megatron_version *out)
+{
+    for (int v = 0; v < MEGATRON_VERSION_COUNT; v++) {
+        const char *tag = version_tag[v], *number = tag + strlen("core_v");
+        size_t minor = strlen(number) - strlen(".0");   /* "0.15" */
+        if (strcmp(text, tag) == 0 || strcmp(text, number) == 0 ||
+            (strncmp(text, number, minor) == 0 && text[minor] == '\0')) {
+            *out = (megatron_version)v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *megatron_version_tag(megatron_version v)
+{
+    return (int)v >= 0 && v < MEGATRON_VERSION_COUNT ? version_tag[v] : "?";
+}
+
+int emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
+               const cluster *c, const plan *pl, char *why, int why_size)
 {
     arg_list *l = NULL;
     launch_map *lm = NULL;
@@ -1115,6 +1268,10 @@ int emit_write(FILE *out, emit_kind kind, const model *m, const cluster *c,
         why_set(why, why_size, "no launch material requested");
         return -1;
     }
+    if ((int)ver < 0 || ver >= MEGATRON_VERSION_COUNT) {
+        why_set(why, why_size, "unknown Megatron-LM release %d", (int)ver);
+        return -1;
+    }
     if (emit_check(m, c, pl, why, why_size) != 0)
         return -1;
     lm = pl_calloc(1, sizeof *lm);
@@ -1123,6 +1280,7 @@ int emit_write(FILE *out, emit_kind kind, const model *m, const cluster *c,
         why_set(why, why_size, "out of memory");
         goto cleanup;
     }
+    lm->ver = ver;
     if (kind == EMIT_MEGATRON) {
         lm->n = stage_runs(&pl->s, lm->comp, STRATEGY_MAX_STAGES);
     } else {

@@ -26,6 +26,7 @@ typedef struct plan_args {
     bool show_inputs;
     output_format format;
     emit_kind emit;
+    megatron_version megatron;
     model_overrides ov;
     search_options opts;
 } plan_args;
@@ -59,6 +60,8 @@ static void plan_usage(FILE *out)
         "      --format table|json report format (default table)\n"
         "      --emit KIND         print launch material for the best plan instead of the\n"
         "                          report: megatron (arguments), slurm (sbatch script), torchrun\n"
+        "      --megatron-version V  the Megatron-LM release to emit for: 0.15, 0.16, 0.17,\n"
+        "                          0.18 or 0.19 (default 0.19)\n"
         "  -o, --output FILE       write the report or launch material to FILE (atomically)\n"
         "      --trace FILE        write the best plan's simulated schedule (Chrome trace JSON)\n"
         "      --svg FILE          write the best plan's timeline and memory as SVG\n"
@@ -69,7 +72,7 @@ static void plan_usage(FILE *out)
 
 enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
        OPT_FORMAT, OPT_EMIT, OPT_TRACE, OPT_SVG, OPT_PARTITION, OPT_ILP_LIMIT,
-       OPT_CALIBRATION, OPT_SEARCH_LIMIT };
+       OPT_CALIBRATION, OPT_SEARCH_LIMIT, OPT_MEGATRON_VERSION };
 
 static int parse_plan_args(int argc, char **argv, plan_args *a)
 {
@@ -87,6 +90,7 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         {"objective", required_argument, NULL, OPT_OBJECTIVE},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"emit", required_argument, NULL, OPT_EMIT},
+        {"megatron-version", required_argument, NULL, OPT_MEGATRON_VERSION},
         {"trace", required_argument, NULL, OPT_TRACE},
         {"svg", required_argument, NULL, OPT_SVG},
         {"partition", required_argument, NULL, OPT_PARTITION},
@@ -146,6 +150,11 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
             else
                 return cli_usage_error("", "--emit: expected megatron, slurm or torchrun, got '%s'", optarg);
             break;
+        case OPT_MEGATRON_VERSION:
+            if (megatron_version_parse(optarg, &a->megatron) != 0)
+                return cli_usage_error("", "--megatron-version: expected 0.15, 0.16, 0.17, 0.18 or "
+                                       "0.19, got '%s'", optarg);
+            break;
         case OPT_TRACE: a->trace_path = optarg; break;
         case OPT_SVG: a->svg_path = optarg; break;
         case OPT_PARTITION:
@@ -191,7 +200,7 @@ static planner_status write_main_output(const plan_args *a, const model *m,
     if (rc != PLANNER_OK)
         return rc;
     if (a->emit != EMIT_NONE) {
-        if (emit_write(af.fp, a->emit, m, c, &res->top[0], why, sizeof why) != 0) {
+        if (emit_write(af.fp, a->emit, a->megatron, m, c, &res->top[0], why, sizeof why) != 0) {
             atomic_abort(&af);
             return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
                              "cannot emit launch material: %s", why);
@@ -242,6 +251,7 @@ int cmd_plan(int argc, char **argv)
     memset(&a, 0, sizeof a);
     memset(&res, 0, sizeof res);
     search_options_default(&a.opts);
+    a.megatron = MEGATRON_VERSION_DEFAULT;
     a.opts.progress = progress_stderr_is_tty();   /* shown after ~1 s only */
     int parsed = parse_plan_args(argc, argv, &a);   /* -1: --help/--version done */
     if (parsed != 0)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # CLI tests of the launch material: --emit megatron|slurm|torchrun, --trace,
 # --svg on a real plan; scripts pass bash -n and shellcheck (when installed);
-# every Megatron flag exists in core_v0.15.0 (when ../shared is present); the
+# every Megatron flag exists in the --megatron-version release's list
+# (tests/data/megatron-flags/, a superset of ../shared's core_v0.15.0 list); the
 # trace is Chrome trace JSON whose step matches the plan's predicted step; the
 # SVG parses as XML; failed writes are exit 4 and leave no partial file; the
 # man page renders and documents every long option of every command's --help;
@@ -15,28 +16,52 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 M=configs/llama3-70b.json
 C=clusters/h100x512.yaml
 for f in "$M" "$C"; do [ -f "$f" ] || { echo "SKIP launch.sh: $f absent"; exit 77; }; done
-FLAGS=${PLANNER_SHARED:-../shared}/reference/megatron-flags-core_v0.15.0.txt
+FLAGS=tests/data/megatron-flags
+SHARED_FLAGS=${PLANNER_SHARED:-../shared}/reference/megatron-flags-core_v0.15.0.txt
+if [ -f "$SHARED_FLAGS" ]; then
+    # the repository's core_v0.15.0 list holds every flag of the shared one
+    missing=$(grep -v '^#' "$SHARED_FLAGS" | sort -u | comm -23 - "$FLAGS/core_v0.15.0.txt")
+    [ -z "$missing" ] || fail "flags of $SHARED_FLAGS missing from $FLAGS: $missing"
+fi
+
+# check_flags FILE KIND TAG: every flag of the Megatron argument list
+# (line-leading --words; scripts: inside MEGATRON_ARGS=( ... )) is in TAG's list
+check_flags() {
+    if [ "$2" = megatron ]; then
+        grep -o '^--[a-z0-9-]*' "$1" > "$T/flags"
+    else
+        sed -n '/^MEGATRON_ARGS=(/,/^)/p' "$1" | grep -o '^ *--[a-z0-9-]*' | tr -d ' ' > "$T/flags"
+    fi
+    [ -s "$T/flags" ] || fail "$1: no flags found"
+    grep -q "^# .*Megatron-LM $3" "$1" || fail "$1: the header does not name $3"
+    while read -r flag; do
+        grep -qx -- "$flag" "$FLAGS/$3.txt" || fail "$1: $flag is not a $3 flag"
+    done < "$T/flags"
+}
 
 for kind in megatron slurm torchrun; do
     $P --model "$M" --cluster "$C" --emit $kind > "$T/$kind.sh" || fail "--emit $kind exit $?"
     bash -n "$T/$kind.sh" || fail "$kind: bash -n"
-    if [ -f "$FLAGS" ]; then
-        # flags of the Megatron argument list: line-leading --words (scripts:
-        # inside MEGATRON_ARGS=( ... ))
-        if [ $kind = megatron ]; then
-            grep -o '^--[a-z0-9-]*' "$T/$kind.sh" > "$T/flags"
-        else
-            sed -n '/^MEGATRON_ARGS=(/,/^)/p' "$T/$kind.sh" | grep -o '^ *--[a-z0-9-]*' |
-                tr -d ' ' > "$T/flags"
-        fi
-        [ -s "$T/flags" ] || fail "$kind: no flags found"
-        while read -r flag; do
-            grep -qx -- "$flag" "$FLAGS" || fail "$kind: $flag is not a core_v0.15.0 flag"
-        done < "$T/flags"
-    else
-        echo "SKIP launch.sh flags in the core_v0.15.0 list: $FLAGS absent"
-    fi
+    check_flags "$T/$kind.sh" $kind core_v0.19.0    # the default: the newest
 done
+# every shipped model, for the oldest and the newest release; two models for
+# all five
+for m in configs/*.json; do
+    case $m in
+        */llama3-70b.json|*/deepseek-v3.json) versions="0.15 0.16 0.17 0.18 0.19" ;;
+        *) versions="0.15 0.19" ;;
+    esac
+    for v in $versions; do
+        $P --model "$m" --cluster "$C" --emit megatron --megatron-version $v > "$T/v.txt" ||
+            fail "$m --megatron-version $v: exit $?"
+        check_flags "$T/v.txt" megatron "core_v$v.0"
+    done
+done
+$P --model "$M" --cluster "$C" --emit megatron --megatron-version 0.14 > /dev/null 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] || fail "--megatron-version 0.14: exit $rc, expected 2"
+grep -q "expected 0.15, 0.16, 0.17, 0.18 or 0.19, got '0.14'" "$T/err" ||
+    fail "--megatron-version 0.14: $(cat "$T/err")"
 if command -v shellcheck > /dev/null 2>&1; then
     shellcheck "$T/slurm.sh" || fail "slurm script: shellcheck"
     shellcheck "$T/torchrun.sh" || fail "torchrun script: shellcheck"
@@ -204,7 +229,7 @@ else
 fi
 
 # write errors: exit 4, and no partial or temporary file left behind
-if [ -w /dev/full ]; then
+if [ -c /dev/full ] && [ -w /dev/full ]; then
     $P --model "$M" --cluster "$C" --emit slurm > /dev/full 2> "$T/err"; rc=$?
     [ $rc -eq 4 ] || fail "--emit to /dev/full: exit $rc"
 else
