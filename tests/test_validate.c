@@ -152,6 +152,10 @@ START_TEST(errors_positioned)
         {"[1, 2]", "1:1: expected an object with a \"runs\" array"},
         /* an escaped key is found as jansson decoded it */
         {"{\"r\\u0075ns\": [{\"id\": 1}]}", "1:17: runs[0].id: expected a string"},
+        /* a run id is printed in the table: no terminal escapes, no newline */
+        {"{\"runs\": [{\"id\": \"a\\n\\u001b[2J\", \"gpu\": \"H100-SXM\", \"precision\": "
+         "\"bf16\", \"num_gpus\": 8, \"gpus_per_node\": 8}]}",
+         "1:12: runs[0].id: holds a control character (U+000A) at byte 2"},
         {NULL, NULL},
         {NULL, NULL},
     };

@@ -34,6 +34,7 @@
 #include "base/alloc.h"
 #include "base/fileio.h"
 #include "base/jsonin.h"
+#include "base/text.h"
 #include "fit/validate.h"
 
 #define INTRA_LATENCY_S 3.4e-6    /* NCCL: per NVLink hop (cost-model.md) */
@@ -148,6 +149,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     int layers, hidden, heads, kv, ffn, vocab, seq, gpn, i;
     int tp, pp, dp, cp, ep, vpp, mbs, gbs;
     double meas;
+    char why[96];
     const jsonin_path base = j->path;
 
     if (!json_is_object(o))
@@ -157,6 +159,8 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
         jint(j, o, "num_gpus", 1, CLUSTER_MAX_GPUS, 0, &r->num_gpus) != 0 ||
         jint(j, o, "gpus_per_node", 1, 1024, 0, &gpn) != 0)
         return -1;
+    if (text_check_name(id, why, sizeof why) != 0)
+        return jfail(j, "id", "holds ", why);
     snprintf(r->id, sizeof r->id, "%s", id);
     v = json_object_get(o, "source");
     snprintf(r->source, sizeof r->source, "%s", json_is_string(v) ? json_string_value(v) : "");

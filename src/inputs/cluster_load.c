@@ -31,6 +31,7 @@
 #include "inputs/cluster.h"
 #include "base/fileio.h"
 #include "base/suggest.h"
+#include "base/text.h"
 #include "base/units.h"
 
 #define CLUSTER_MAX_DEPTH 32
@@ -515,6 +516,22 @@ static planner_status ystr(const yloader *ld, const ynode *map, const ypath *p, 
     return PLANNER_OK;
 }
 
+/* A name (of the cluster or a group): a string without control characters
+ * or malformed UTF-8 (base/text.h). */
+static planner_status yname(const yloader *ld, const ynode *map, const ypath *p, char *buf,
+                            size_t size)
+{
+    char why[96];
+    int present = 0;
+    planner_status rc = ystr(ld, map, p, "name", buf, size, &present);
+    if (rc == PLANNER_OK && present && text_check_name(buf, why, sizeof why) != 0) {
+        ypath q = ypath_key(p, "name");
+        return fail(ld, yget(map, "name", NULL), &q,
+                    "holds %s: names are printed on terminals and in scripts", why);
+    }
+    return rc;
+}
+
 static const char *const k_top_keys[] = {"name", "description", "groups", "links", NULL};
 static const char *const k_group_keys[] = {
     "name", "gpu", "nodes", "gpus_per_node", "nvlink_domain", "intra_node_bandwidth",
@@ -556,7 +573,7 @@ static planner_status read_group(const yloader *ld, const ynode *g, const ypath 
     if ((rc = need_map(ld, g, p)) || (rc = check_keys(ld, g, p, k_group_keys)))
         return rc;
     snprintf(out->name, sizeof out->name, "group%zu", idx);
-    if ((rc = ystr(ld, g, p, "name", out->name, sizeof out->name, NULL)))
+    if ((rc = yname(ld, g, p, out->name, sizeof out->name)))
         return rc;
     gpu_node = yget(g, "gpu", NULL);
     if (gpu_node == NULL)
@@ -711,7 +728,7 @@ static planner_status read_cluster(const yloader *ld, const ynode *root, cluster
         return fail(ld, root, &p, "a cluster file must be a mapping with name and groups, got %s",
                     ykind_name(root));
     if ((rc = check_keys(ld, root, &p, k_top_keys)) ||
-        (rc = ystr(ld, root, &p, "name", c->name, sizeof c->name, NULL)))
+        (rc = yname(ld, root, &p, c->name, sizeof c->name)))
         return rc;
     {
         const ynode *d = yget(root, "description", NULL);

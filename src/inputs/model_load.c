@@ -26,6 +26,7 @@
 #include "base/jsonin.h"
 #include "inputs/model.h"
 #include "base/suggest.h"
+#include "base/text.h"
 
 #define MAX_HIDDEN 1000000
 #define MAX_FFN 10000000
@@ -397,6 +398,7 @@ static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, to
     json_t *v;
     int present = 0, act = ACT_GELU, norm = NORM_LAYERNORM, pos = POS_LEARNED,
         prec = PREC_BF16;
+    char why[96];
     planner_status rc;
 
     if ((rc = check_keys(ld, root, &rp, k_top_keys)) != PLANNER_OK)
@@ -410,6 +412,9 @@ static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, to
             return jsonin_fail(ld, &q, "must be a string, got %s", json_kind(v));
         if (json_string_length(v) == 0 || json_string_length(v) >= MODEL_NAME_MAX)
             return jsonin_fail(ld, &q, "must have 1 to %d characters", MODEL_NAME_MAX - 1);
+        if (text_check_name(json_string_value(v), why, sizeof why) != 0)
+            return jsonin_fail(ld, &q, "holds %s: names are printed on terminals and in "
+                               "scripts", why);
         snprintf(m->name, sizeof m->name, "%s", json_string_value(v));
     }
     v = json_object_get(root, "description");
@@ -789,6 +794,7 @@ static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const
 /* "configs/llama3-8b.json" -> "llama3-8b". */
 static void name_from_path(const char *path, char *buf, size_t size)
 {
+    char why[96];
     const char *base = strrchr(path, '/');
     size_t n;
     base = base ? base + 1 : path;
@@ -801,6 +807,12 @@ static void name_from_path(const char *path, char *buf, size_t size)
     buf[n] = '\0';
     if (n == 0)
         snprintf(buf, size, "model");
+    /* a file or directory name is not checked like a name in the file:
+     * control characters and bytes that are not UTF-8 become '_' */
+    if (text_check_name(buf, why, sizeof why) != 0)
+        for (char *p = buf; *p; p++)
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+                *p = '_';
 }
 
 planner_status model_load_buffer(const char *text, size_t len, const char *name,

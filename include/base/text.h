@@ -1,0 +1,22 @@
+/* text.h: what a name read from an input may contain.
+ *
+ * Names (of a model, a cluster, a node group, a validation run) are data
+ * that the planner prints: on terminals, in CSV, JSON, SVG, traces and
+ * shell scripts.  A control character there could clear or recolour the
+ * user's terminal (ESC sequences), break a CSV row or a script line, and
+ * bytes that are not UTF-8 make JSON invalid.  So names are refused at load
+ * when they hold any of them: C0 controls and DEL (bytes 0x00-0x1f, 0x7f),
+ * C1 controls (U+0080-U+009F: 0x9b is a one-byte CSI on some terminals) and
+ * malformed UTF-8 (overlong forms, surrogates, code points past U+10FFFF,
+ * truncated sequences) -- RFC 3629 section 4's syntax.
+ */
+#ifndef PLANNER_BASE_TEXT_H
+#define PLANNER_BASE_TEXT_H
+
+#include <stddef.h>
+
+/* 0 when `s` is a valid name; -1 with what is wrong (e.g. "a control
+ * character (U+001B) at byte 3") in why. */
+int text_check_name(const char *s, char *why, size_t why_size);
+
+#endif

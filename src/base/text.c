@@ -1,0 +1,64 @@
+/* text.c: checks names from inputs for control characters and malformed
+ * UTF-8 (text.h says why).  UTF-8 is decoded by RFC 3629's table: a lead
+ * byte C2..F4, continuation bytes 80..BF, with E0 needing A0..BF, ED
+ * 80..9F (no surrogates), F0 90..BF and F4 80..8F (nothing past U+10FFFF)
+ * as its second byte. */
+#include <stdio.h>
+#include "base/text.h"
+
+/* Length of the UTF-8 sequence at p and its code point in *cp, or 0 when
+ * malformed. */
+static int utf8_decode(const unsigned char *p, unsigned long *cp)
+{
+    unsigned char b = p[0], lo = 0x80, hi = 0xbf;
+    int n, i;
+    if (b < 0x80) {
+        *cp = b;
+        return 1;
+    }
+    if (b >= 0xc2 && b <= 0xdf)
+        n = 2;
+    else if (b >= 0xe0 && b <= 0xef)
+        n = 3;
+    else if (b >= 0xf0 && b <= 0xf4)
+        n = 4;
+    else
+        return 0;
+    if (b == 0xe0)
+        lo = 0xa0;
+    else if (b == 0xed)
+        hi = 0x9f;
+    else if (b == 0xf0)
+        lo = 0x90;
+    else if (b == 0xf4)
+        hi = 0x8f;
+    *cp = b & (0xff >> (n + 1));
+    for (i = 1; i < n; i++) {
+        unsigned char c = p[i];
+        if (c < (i == 1 ? lo : 0x80) || c > (i == 1 ? hi : 0xbf))
+            return 0;
+        *cp = (*cp << 6) | (c & 0x3f);
+    }
+    return n;
+}
+
+int text_check_name(const char *s, char *why, size_t why_size)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t at = 0;
+    while (p[at] != '\0') {
+        unsigned long cp;
+        int n = utf8_decode(p + at, &cp);
+        if (n == 0) {
+            snprintf(why, why_size, "a byte that is not UTF-8 (0x%02x) at byte %zu", p[at],
+                     at + 1);
+            return -1;
+        }
+        if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f)) {
+            snprintf(why, why_size, "a control character (U+%04lX) at byte %zu", cp, at + 1);
+            return -1;
+        }
+        at += (size_t)n;
+    }
+    return 0;
+}
