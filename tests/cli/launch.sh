@@ -22,6 +22,8 @@ if [ -f "$SHARED_FLAGS" ]; then
     # the repository's core_v0.15.0 list holds every flag of the shared one
     missing=$(grep -v '^#' "$SHARED_FLAGS" | sort -u | comm -23 - "$FLAGS/core_v0.15.0.txt")
     [ -z "$missing" ] || fail "flags of $SHARED_FLAGS missing from $FLAGS: $missing"
+else
+    echo "SKIP launch.sh shared flag list within core_v0.15.0.txt: $SHARED_FLAGS absent"
 fi
 
 # check_flags FILE KIND TAG: every flag of the Megatron argument list
@@ -233,7 +235,7 @@ if [ -c /dev/full ] && [ -w /dev/full ]; then
     $P --model "$M" --cluster "$C" --emit slurm > /dev/full 2> "$T/err"; rc=$?
     [ $rc -eq 4 ] || fail "--emit to /dev/full: exit $rc"
 else
-    echo "SKIP launch.sh write error on stdout: /dev/full not writable"
+    echo "SKIP launch.sh write error on stdout: /dev/full is not a writable character device"
 fi
 $P --model "$M" --cluster "$C" --trace "$T/none/t.json" > /dev/null 2>&1; rc=$?
 [ $rc -eq 4 ] || fail "--trace into a missing directory: exit $rc"
