@@ -129,7 +129,9 @@ typedef struct plan {
 /* The model this strategy trains (inputs/model.h). */
 struct model;
 
-/* Checks Megatron's rules for `s` on `m` (divisibility, SP needs tp > 1, ...).
+/* Checks Megatron's rules for `s` on `m`: every knob's rule (knob_rule in
+ * model/knobs.h: divisibility, SP needs tp > 1, ...), then the layer split's.
+ * The one rule function: the search, emit_check and validate call it.
  * Returns 0 if valid, else -1 with the broken rule in why. */
 int strategy_check(const struct model *m, const strategy *s, char *why, int why_size);
 

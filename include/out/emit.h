@@ -31,12 +31,10 @@ const char *megatron_version_tag(megatron_version v);
 int emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
                const cluster *c, const plan *pl, char *why, int why_size);
 
-/* Checks plan `pl` against the rules of Megatron-LM core_v0.15.0's
- * validate_args and TransformerConfig (../shared/reference/cost-model.md):
- * world = tp pp cp dp, gbs % (mbs dp), heads and query groups % tp, layer
- * split, interleaving (pp > 1, micro-batches % pp == 0 and >= pp), SP for
- * --tp-comm-overlap, distributed optimizer and grad-reduce overlap for
- * --overlap-param-gather, seq % 2cp, experts % ep.  Returns 0, or -1 with the
+/* Checks plan `pl` against Megatron-LM core_v0.15.0's rules: strategy_check()
+ * (model/strategy.h, the rules the search and validate apply, one per knob
+ * in model/knobs.c), then what Megatron cannot launch though the plan is
+ * valid (stages with their own TP or DP degree).  Returns 0, or -1 with the
  * broken rule in why.  emit_write calls it first. */
 int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int why_size);
 

@@ -10,23 +10,8 @@
 #define PLANNER_SEARCH_H
 
 #include <stdbool.h>
+#include "model/knobs.h"
 #include "schedule/evaluate.h"
-
-/* -1 = free.  For booleans: -1 free, 0 off, 1 on. */
-typedef struct strategy_constraints {
-    int tp, pp, dp, cp, ep, vpp, mbs;
-    int sp;
-    int recompute;      /* recompute_mode or -1 */
-    int zero;           /* 0..3 or -1 */
-    int gpus;           /* use exactly this many GPUs, -1 = any */
-} strategy_constraints;
-
-#define STRATEGY_CONSTRAINTS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
-
-/* Parses "tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1" into *out
- * (starting from *out's current values).  Returns 0 or -1 with a message. */
-int constraints_parse(const char *text, strategy_constraints *out, char *msg,
-                      int msg_size);
 
 typedef enum objective {
     OBJECTIVE_THROUGHPUT     /* highest tokens/s */

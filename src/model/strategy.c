@@ -1,15 +1,10 @@
 /* strategy.c: derived figures of a strategy and Megatron-LM's validity rules
- * (arguments.py, core_v0.15.0; ../shared/reference/cost-model.md):
- *   world = tp cp dp pp; gbs % (mbs dp) == 0; heads % tp == 0; kv_heads % tp
- *   == 0 (GQA groups split across TP); layers % pp == 0 unless the stages list
- *   an uneven split; vpp > 1 needs pp > 1, (layers / pp) % vpp == 0 and
- *   micro-batches % pp == 0; SP needs tp > 1; tp_comm_overlap needs SP;
- *   overlap_param_gather needs the distributed optimizer and
- *   overlap_grad_reduce; seq % (2 cp) == 0 with CP; experts % ep == 0 with EP
- *   and ep divides tp cp dp (experts not tensor-parallel,
- *   --expert-tensor-parallel-size 1: the expert grid etp-ep-edp spans the
- *   same tp cp dp ranks as the dense layers, edp = tp cp dp / ep); stages
- *   cover every layer exactly once.
+ * (arguments.py, core_v0.15.0; ../shared/reference/cost-model.md).  The
+ * rules on single knobs (divisibility, SP, overlaps, interleaving) are
+ * knob_rule()'s (knobs.c); strategy_check() runs them, then the layer split:
+ *   layers % pp == 0 unless the stages list an uneven split; every stage
+ *   holds a layer; stages cover every layer exactly once; a stage with its
+ *   own tp splits the heads too; learned positions cover the sequence.
  * Uneven virtual chunks (transformer_config.py / arguments.py): with
  *   --account-for-embedding-in-pipeline-split and/or
  *   --account-for-loss-in-pipeline-split the embedding / the loss count as a
@@ -22,7 +17,8 @@
  *   is a --pipeline-model-parallel-layout), chunks equal within a rank.
  */
 #include <stdio.h>
-#include "schedule/evaluate.h"
+#include "inputs/model.h"
+#include "model/knobs.h"
 
 int strategy_microbatches(const strategy *s)
 {
@@ -108,27 +104,14 @@ int strategy_check(const model *m, const strategy *s, char *why, int why_size)
     bool account = s->account_embedding || s->account_loss;
     if (why_size > 0)
         why[0] = '\0';
-    if (s->tp < 1 || s->pp < 1 || s->dp < 1 || s->cp < 1 || s->ep < 1 || s->vpp < 1 ||
-        s->mbs < 1 || s->gbs < 1 || s->seq_len < 1)
-        FAIL("every degree, the micro-batch, the global batch and the sequence must be >= 1");
-    if (s->pp > STRATEGY_MAX_STAGES)
-        FAIL("pp %d exceeds %d stages", s->pp, STRATEGY_MAX_STAGES);
-    if (s->gbs % (s->mbs * s->dp) != 0)
-        FAIL("global batch %d is not a multiple of micro-batch %d x dp %d", s->gbs, s->mbs,
-             s->dp);
-    if (s->zero < 0 || s->zero > 3)
-        FAIL("zero stage %d is not 0..3", s->zero);
-    if (s->sp && s->tp < 2)
-        FAIL("sequence parallelism needs tp > 1");
-    if (s->tp_comm_overlap && !s->sp)
-        FAIL("tp_comm_overlap needs sequence parallelism");
-    if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce))
-        FAIL("overlap_param_gather needs the distributed optimizer and overlap_grad_reduce");
-    if (s->cp > 1 && s->seq_len % (2 * s->cp) != 0)
-        FAIL("sequence %d is not a multiple of 2 x cp %d", s->seq_len, s->cp);
-    if (s->ep > 1 && (m->moe.experts == 0 || m->moe.experts % s->ep != 0 ||
-                      ((long)s->tp * s->cp * s->dp) % s->ep != 0))
-        FAIL("ep %d must divide the experts and tp x cp x dp", s->ep);
+    if (s->gbs < 1 || s->seq_len < 1)
+        FAIL("the global batch and the sequence must be >= 1");
+    for (i = 0; i < KNOB_COUNT; i++)   /* ranges first: the rules divide by them */
+        if (knob_value(s, (knob_id)i) < knob_get_info((knob_id)i)->min)
+            return knob_rule(m, s, (knob_id)i, why, why_size);
+    for (i = 0; i < KNOB_COUNT; i++)
+        if (knob_rule(m, s, (knob_id)i, why, why_size) != 0)
+            return -1;
     if (s->n_stages != s->pp)
         FAIL("%d stages listed for pp %d", s->n_stages, s->pp);
     if (account) {
@@ -153,10 +136,11 @@ int strategy_check(const model *m, const strategy *s, char *why, int why_size)
         if (st->n_layers != m->layers / s->pp)
             uneven = 1;
         covered += st->n_layers;
-        if (m->heads % tp != 0)
-            FAIL("heads %d are not a multiple of tp %d", m->heads, tp);
-        if (m->kv_heads % tp != 0 && tp % m->kv_heads != 0)
-            FAIL("kv_heads %d and tp %d: one must divide the other", m->kv_heads, tp);
+        if (st->n_layers < 1)
+            FAIL("pipeline stage %d holds no decoder layer", i);
+        if (tp != s->tp && !knob_tp_splits_heads(m, tp))
+            FAIL("stage %d: %d attention heads and %d query groups do not split over tp=%d",
+                 i, m->heads, m->kv_heads, tp);
         if (s->vpp > 1 && !account && st->n_layers % s->vpp != 0)
             FAIL("stage %d: %d layers do not split into %d virtual stages", i,
                  st->n_layers, s->vpp);
@@ -175,13 +159,7 @@ int strategy_check(const model *m, const strategy *s, char *why, int why_size)
         FAIL("stages hold %d layers, the model has %d", covered, m->layers);
     if (!uneven && !account && m->layers % s->pp != 0)
         FAIL("layers %d are not a multiple of pp %d", m->layers, s->pp);
-    if (s->vpp > 1) {
-        int mb = strategy_microbatches(s);
-        if (s->pp < 2)
-            FAIL("virtual stages need pp > 1");
-        if (mb % s->pp != 0)
-            FAIL("interleaving needs the micro-batches (%d) to be a multiple of pp %d", mb,
-                 s->pp);
-    }
+    if (m->position == POS_LEARNED && m->max_position > 0 && m->max_position < s->seq_len)
+        FAIL("sequence length %d exceeds the %d learned positions", s->seq_len, m->max_position);
     return 0;
 }

@@ -54,16 +54,20 @@
  * The sbatch script checks that the allocation has the plan's node count
  * (SLURM_NNODES) before torchrun, whose --nnodes is the plan's.
  *
- * Invariants: emit_check passes before anything is printed; every flag comes
- * from one table (the args list below) so the three outputs agree; every
- * value and every name a user wrote (model, cluster, group) is printed by
- * shell_word() as one shell word on one line, so no name can end a comment or
- * a word or expand in a script. */
+ * Invariants: emit_check (strategy_check, the search's rules, plus one TP
+ * and DP degree per stage) passes before anything is printed; the plan's
+ * knobs become flags as their rows in the knob registry say (model/knobs.c:
+ * flag, section, order; knob_emit_args for the ones with several flags);
+ * every flag goes into one list (arg_list below) so the three outputs agree;
+ * every value and every name a user wrote (model, cluster, group) is printed
+ * by shell_word() as one shell word on one line, so no name can end a
+ * comment or a word or expand in a script. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
 #include "base/alloc.h"
 #include "inputs/catalog.h"
+#include "model/knobs.h"
 #include "out/emit.h"
 
 #define EMIT_MAX_ARGS 128
@@ -186,15 +190,6 @@ static bool split_is_even(const model *m, const strategy *s)
     return true;
 }
 
-/* Layers of virtual chunk v on rank r: the rank's layers spread over its vpp
- * chunks, the first (n % vpp) chunks one larger.  (The embedding/loss-
- * accounting split is told by its flags, not by a layout.) */
-static int chunk_layers(const strategy *s, int r, int v)
-{
-    int n = s->stage[r].n_layers, vpp = s->vpp > 1 ? s->vpp : 1;
-    return n / vpp + (v < n % vpp ? 1 : 0);
-}
-
 typedef enum split_style { SPLIT_EVEN, SPLIT_FIRST_LAST, SPLIT_LAYOUT, SPLIT_ACCOUNT } split_style;
 
 /* How the plan's layer split is told to Megatron.  For SPLIT_FIRST_LAST,
@@ -224,8 +219,9 @@ static split_style choose_split(const model *m, const strategy *s, int *first, i
     return SPLIT_LAYOUT;
 }
 
-/* Builds the layout string "Et*12|t*12|...|t*11L" (heap, *out). */
-static int build_layout(const strategy *s, char **out)
+/* Builds the layout string "Et*12|t*12|...|t*11L" (heap, *out) of the
+ * plan's chunks (strategy_chunk_layers) for a model of `layers`. */
+static int build_layout(const strategy *s, int layers, char **out)
 {
     int pp = s->pp, vpp = s->vpp > 1 ? s->vpp : 1;
     size_t cap = (size_t)pp * (size_t)vpp * 16 + 8, len = 0;
@@ -235,7 +231,7 @@ static int build_layout(const strategy *s, char **out)
     buf[0] = '\0';
     for (int v = 0; v < vpp; v++) {
         for (int r = 0; r < pp; r++) {
-            int n = chunk_layers(s, r, v);
+            int n = strategy_chunk_layers(s, layers, r, v, NULL);
             bool first = v == 0 && r == 0, lastseg = v == vpp - 1 && r == pp - 1;
             int w = snprintf(buf + len, cap - len, "%s%s", first ? "" : "|", first ? "E" : "");
             len += (size_t)w;
@@ -316,46 +312,12 @@ static bool all_flash_capable(const cluster *c, const strategy *s)
 int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int why_size)
 {
     const strategy *s = &pl->s;
-    int seq = plan_seq(m, s), total = 0, cp = s->cp > 0 ? s->cp : 1;
-    long mb;
     (void)c;
-
-    if (s->tp < 1 || s->pp < 1 || s->dp < 1 || s->mbs < 1 || s->gbs < 1) {
-        why_set(why, why_size, "tp, pp, dp, mbs and gbs must be >= 1");
+    /* Megatron's rules: the same function the search and validate apply */
+    if (strategy_check(m, s, why, why_size) != 0)
         return -1;
-    }
-    if (s->n_stages != s->pp || s->pp > STRATEGY_MAX_STAGES) {
-        why_set(why, why_size, "the plan has %d stages for pp=%d", s->n_stages, s->pp);
-        return -1;
-    }
-    if (s->gbs % (s->mbs * s->dp) != 0) {
-        why_set(why, why_size, "global batch %d is not a multiple of mbs x dp = %d x %d",
-                s->gbs, s->mbs, s->dp);
-        return -1;
-    }
-    if (m->heads % s->tp != 0) {
-        why_set(why, why_size, "%d attention heads are not divisible by tp=%d", m->heads, s->tp);
-        return -1;
-    }
-    if (m->mla.kv_lora_rank == 0 && m->kv_heads < m->heads && m->kv_heads % s->tp != 0) {
-        why_set(why, why_size, "%d query groups are not divisible by tp=%d", m->kv_heads, s->tp);
-        return -1;
-    }
-    if (cp > 1 && seq % (2 * cp) != 0) {
-        why_set(why, why_size, "sequence length %d is not a multiple of 2 x cp = %d", seq, 2 * cp);
-        return -1;
-    }
-    if (s->ep > 1 && (m->moe.experts == 0 || m->moe.experts % s->ep != 0)) {
-        why_set(why, why_size, "ep=%d needs a number of experts divisible by it (%d)", s->ep,
-                m->moe.experts);
-        return -1;
-    }
-    if (s->ep > 1 && ((long)s->tp * cp * s->dp) % s->ep != 0) {
-        why_set(why, why_size, "ep=%d must divide tp x cp x dp = %ld", s->ep,
-                (long)s->tp * cp * s->dp);
-        return -1;
-    }
-    for (int i = 0; i < s->n_stages; i++) {
+    /* a valid plan Megatron cannot launch: stages with their own degrees */
+    for (int i = 0; i < s->n_stages; i++)
         if (stage_tp(s, i) != stage_tp(s, 0) || stage_dp(s, i) != stage_dp(s, 0)) {
             why_set(why, why_size,
                     "pipeline stages 0 and %d have tp=%d dp=%d and tp=%d dp=%d: Megatron-LM "
@@ -363,57 +325,6 @@ int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int 
                     stage_dp(s, 0), stage_tp(s, i), stage_dp(s, i));
             return -1;
         }
-        if (s->stage[i].n_layers < 1) {
-            why_set(why, why_size, "pipeline stage %d holds no decoder layer", i);
-            return -1;
-        }
-        total += s->stage[i].n_layers;
-    }
-    if (total != m->layers) {
-        why_set(why, why_size, "the stages hold %d layers, the model has %d", total, m->layers);
-        return -1;
-    }
-    if (s->tp_comm_overlap && !(s->sp && s->tp > 1)) {
-        why_set(why, why_size, "--tp-comm-overlap needs sequence parallelism (and tp > 1)");
-        return -1;
-    }
-    if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce)) {
-        why_set(why, why_size,
-                "--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce");
-        return -1;
-    }
-    if (s->zero < 0 || s->zero > 3) {
-        why_set(why, why_size, "ZeRO stage %d is not 0..3", s->zero);
-        return -1;
-    }
-    mb = plan_microbatches(s);
-    if (s->vpp > 1) {
-        if (s->pp < 2) {
-            why_set(why, why_size, "virtual pipeline stages (vpp=%d) need pp > 1", s->vpp);
-            return -1;
-        }
-        if (mb % s->pp != 0 || mb < s->pp) {
-            why_set(why, why_size,
-                    "the interleaved schedule needs micro-batches (%ld) >= pp and %% pp == 0 (pp=%d)",
-                    mb, s->pp);
-            return -1;
-        }
-        for (int i = 0; i < s->n_stages && !s->account_embedding && !s->account_loss; i++)
-            if (s->stage[i].n_layers < s->vpp) {
-                why_set(why, why_size, "stage %d has %d layers for %d virtual stages", i,
-                        s->stage[i].n_layers, s->vpp);
-                return -1;
-            }
-    }
-    if (s->recompute == RECOMPUTE_FULL && s->recompute_layers < 0) {
-        why_set(why, why_size, "recompute_layers %d < 0", s->recompute_layers);
-        return -1;
-    }
-    if (m->position == POS_LEARNED && m->max_position > 0 && m->max_position < seq) {
-        why_set(why, why_size, "sequence length %d exceeds the %d learned positions", seq,
-                m->max_position);
-        return -1;
-    }
     return 0;
 }
 
@@ -563,15 +474,33 @@ static void moe_layer_freq(const model *m, char *buf, size_t size)
         snprintf(buf + len, size - len, ")");
 }
 
-static int build_args(const model *m, const cluster *c, const plan *pl, arg_list *l)
+/* The routed and shared experts. */
+static void moe_args(const model *m, arg_list *l)
 {
-    const strategy *s = &pl->s;
-    const node_group *g0 = stage_group(c, s, 0);
-    int seq = plan_seq(m, s), first = 0, last = 0;
-    int cp = s->cp > 0 ? s->cp : 1, vpp = s->vpp > 1 ? s->vpp : 1;
-    split_style split;
+    arg_int(l, SEC_MODEL, "--num-experts", m->moe.experts);
+    arg_int(l, SEC_MODEL, "--moe-router-topk", m->moe.top_k);
+    arg_int(l, SEC_MODEL, "--moe-ffn-hidden-size", m->moe.expert_ffn);
+    if (m->moe.shared_experts > 0) {
+        int sffn = m->moe.shared_expert_ffn > 0 ? m->moe.shared_expert_ffn : m->moe.expert_ffn;
+        arg_int(l, SEC_MODEL, "--moe-shared-expert-intermediate-size",
+                (long)m->moe.shared_experts * sffn);
+    }
+    moe_layer_freq(m, l->moe_freq, sizeof l->moe_freq);
+    if (strcmp(l->moe_freq, "1") != 0) {
+        emit_arg *a = arg_add(l, SEC_MODEL, "--moe-layer-freq");
+        if (a != NULL)
+            a->value = l->moe_freq;
+    }
+    arg_str(l, SEC_MODEL, "--moe-token-dispatcher-type", "alltoall");
+    /* the cost model runs the routed experts as grouped GEMMs
+     * (transformer.c), in every precision (Transformer Engine's
+     * GroupedLinear takes FP8 recipes) */
+    arg_switch(l, SEC_MODEL, "--moe-grouped-gemm");
+}
 
-    /* model */
+/* The model's flags: shape, attention, norms, MoE. */
+static void model_args(const model *m, int seq, arg_list *l)
+{
     arg_int(l, SEC_MODEL, "--num-layers", m->layers);
     arg_int(l, SEC_MODEL, "--hidden-size", m->hidden);
     if (m->moe.experts == 0 || m->ffn_hidden > 0)
@@ -605,76 +534,47 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
         arg_switch(l, SEC_MODEL, "--disable-bias-linear");
     if (!m->tied_embeddings)
         arg_switch(l, SEC_MODEL, "--untie-embeddings-and-output-weights");
-    if (m->moe.experts > 0) {
-        arg_int(l, SEC_MODEL, "--num-experts", m->moe.experts);
-        arg_int(l, SEC_MODEL, "--moe-router-topk", m->moe.top_k);
-        arg_int(l, SEC_MODEL, "--moe-ffn-hidden-size", m->moe.expert_ffn);
-        if (m->moe.shared_experts > 0) {
-            int sffn = m->moe.shared_expert_ffn > 0 ? m->moe.shared_expert_ffn : m->moe.expert_ffn;
-            arg_int(l, SEC_MODEL, "--moe-shared-expert-intermediate-size",
-                    (long)m->moe.shared_experts * sffn);
-        }
-        moe_layer_freq(m, l->moe_freq, sizeof l->moe_freq);
-        if (strcmp(l->moe_freq, "1") != 0) {
-            emit_arg *a = arg_add(l, SEC_MODEL, "--moe-layer-freq");
-            if (a != NULL)
-                a->value = l->moe_freq;
-        }
-        arg_str(l, SEC_MODEL, "--moe-token-dispatcher-type", "alltoall");
-        /* the cost model runs the routed experts as grouped GEMMs
-         * (transformer.c), in every precision (Transformer Engine's
-         * GroupedLinear takes FP8 recipes) */
-        arg_switch(l, SEC_MODEL, "--moe-grouped-gemm");
-    }
+    if (m->moe.experts > 0)
+        moe_args(m, l);
+}
 
-    /* parallelism */
-    arg_int(l, SEC_PARALLEL, "--tensor-model-parallel-size", s->tp);
-    arg_int(l, SEC_PARALLEL, "--pipeline-model-parallel-size", s->pp);
-    split = choose_split(m, s, &first, &last);
-    if (split == SPLIT_EVEN && vpp > 1) {
-        arg_int(l, SEC_PARALLEL, "--num-layers-per-virtual-pipeline-stage",
-                m->layers / s->pp / vpp);
-    } else if (split == SPLIT_FIRST_LAST) {
+/* How the layer split and the virtual stages are told (choose_split); the
+ * embedding/loss-accounting switches are knobs of their own. */
+static int split_args(const model *m, const strategy *s, arg_list *l)
+{
+    int first = 0, last = 0, vpp = s->vpp > 1 ? s->vpp : 1;
+    emit_arg *a;
+    switch (choose_split(m, s, &first, &last)) {
+    case SPLIT_EVEN:
+        if (vpp > 1)
+            arg_int(l, SEC_PARALLEL, "--num-layers-per-virtual-pipeline-stage",
+                    m->layers / s->pp / vpp);
+        return 0;
+    case SPLIT_FIRST_LAST:
         if (first > 0)
             arg_int(l, SEC_PARALLEL, "--decoder-first-pipeline-num-layers", first);
         if (last > 0)
             arg_int(l, SEC_PARALLEL, "--decoder-last-pipeline-num-layers", last);
-        if (vpp > 1)
-            arg_int(l, SEC_PARALLEL, "--num-virtual-stages-per-pipeline-rank", vpp);
-    } else if (split == SPLIT_ACCOUNT) {
-        /* (layers + embedding + loss) / (pp vpp) per virtual chunk */
-        if (s->account_embedding)
-            arg_switch(l, SEC_PARALLEL, "--account-for-embedding-in-pipeline-split");
-        if (s->account_loss)
-            arg_switch(l, SEC_PARALLEL, "--account-for-loss-in-pipeline-split");
-        if (vpp > 1)
-            arg_int(l, SEC_PARALLEL, "--num-virtual-stages-per-pipeline-rank", vpp);
-    } else if (split == SPLIT_LAYOUT) {
-        emit_arg *a;
-        if (build_layout(s, &l->layout) != 0)
+        break;
+    case SPLIT_ACCOUNT:   /* (layers + embedding + loss) / (pp vpp) per virtual chunk */
+        break;
+    case SPLIT_LAYOUT:
+        if (build_layout(s, m->layers, &l->layout) != 0)
             return -1;
         a = arg_add(l, SEC_PARALLEL, "--pipeline-model-parallel-layout");
         if (a != NULL)
             a->value = l->layout;
+        return 0;
     }
-    if (s->sp && s->tp > 1)
-        arg_switch(l, SEC_PARALLEL, "--sequence-parallel");
-    if (cp > 1)
-        arg_int(l, SEC_PARALLEL, "--context-parallel-size", cp);
-    if (s->ep > 1)
-        arg_int(l, SEC_PARALLEL, "--expert-model-parallel-size", s->ep);
-    /* experts are not tensor-parallel (the cost model's and strategy.c's
-     * assumption; Megatron's default would be tp) */
-    if (m->moe.experts > 0 && s->tp > 1)
-        arg_int(l, SEC_PARALLEL, "--expert-tensor-parallel-size", 1);
-    if (s->tp_comm_overlap)
-        arg_switch(l, SEC_PARALLEL, "--tp-comm-overlap");
+    if (vpp > 1)
+        arg_int(l, SEC_PARALLEL, "--num-virtual-stages-per-pipeline-rank", vpp);
+    return 0;
+}
 
-    /* batch */
-    arg_int(l, SEC_BATCH, "--micro-batch-size", s->mbs);
-    arg_int(l, SEC_BATCH, "--global-batch-size", s->gbs);
-
-    /* memory */
+/* Full recompute's method and layer count, selective's granularity. */
+static void recompute_args(const strategy *s, arg_list *l)
+{
+    int vpp = s->vpp > 1 ? s->vpp : 1;
     if (s->recompute == RECOMPUTE_SELECTIVE) {
         arg_str(l, SEC_MEMORY, "--recompute-granularity", "selective");
     } else if (s->recompute == RECOMPUTE_FULL) {
@@ -693,20 +593,76 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
             arg_int(l, SEC_MEMORY, "--recompute-num-layers", k);
         }
     }
-    if (s->zero == 1) {
-        arg_switch(l, SEC_MEMORY, "--use-distributed-optimizer");
-    } else if (s->zero >= 2) {
-        arg_switch(l, SEC_MEMORY, "--use-megatron-fsdp");
-        arg_str(l, SEC_MEMORY, "--data-parallel-sharding-strategy",
-                s->zero == 2 ? "optim_grads" : "optim_grads_params");
-        arg_str(l, SEC_MEMORY, "--ckpt-format", "fsdp_dtensor");
-    }
-    if (s->overlap_grad_reduce)
-        arg_switch(l, SEC_MEMORY, "--overlap-grad-reduce");
-    if (s->overlap_param_gather)
-        arg_switch(l, SEC_MEMORY, "--overlap-param-gather");
+}
 
-    /* precision and kernels */
+/* The flags of knob k whose registry row says MEG_EMIT. */
+static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list *l)
+{
+    switch (k) {
+    case KNOB_VPP:
+        return split_args(m, s, l);
+    case KNOB_EP:
+        if (s->ep > 1)
+            arg_int(l, SEC_PARALLEL, "--expert-model-parallel-size", s->ep);
+        /* experts are not tensor-parallel (the cost model's and strategy.c's
+         * assumption; Megatron's default would be tp) */
+        if (m->moe.experts > 0 && s->tp > 1)
+            arg_int(l, SEC_PARALLEL, "--expert-tensor-parallel-size", 1);
+        return 0;
+    case KNOB_RECOMPUTE:
+        recompute_args(s, l);
+        return 0;
+    case KNOB_ZERO:
+        if (s->zero == 1) {
+            arg_switch(l, SEC_MEMORY, "--use-distributed-optimizer");
+        } else if (s->zero >= 2) {
+            arg_switch(l, SEC_MEMORY, "--use-megatron-fsdp");
+            arg_str(l, SEC_MEMORY, "--data-parallel-sharding-strategy",
+                    s->zero == 2 ? "optim_grads" : "optim_grads_params");
+            arg_str(l, SEC_MEMORY, "--ckpt-format", "fsdp_dtensor");
+        }
+        return 0;
+    default:   /* KNOB_RECOMPUTE_LAYERS: with KNOB_RECOMPUTE */
+        return 0;
+    }
+}
+
+/* The flags of the plan's knobs in launch section `ks`, in the registry's
+ * meg_order (model/knobs.c). */
+static int knob_args(const model *m, const strategy *s, knob_section ks, arg_list *l)
+{
+    static const arg_section sec[] = {
+        [KNOB_SEC_PARALLEL] = SEC_PARALLEL, [KNOB_SEC_BATCH] = SEC_BATCH,
+        [KNOB_SEC_MEMORY] = SEC_MEMORY};
+    knob_id order[KNOB_COUNT];
+    int n = 0;
+    for (int k = 0; k < KNOB_COUNT; k++) {   /* insertion sort by meg_order */
+        const knob_info *ki = knob_get_info((knob_id)k);
+        int j = n++;
+        if (ki->meg == MEG_NONE || ki->meg_section != ks) {
+            n--;
+            continue;
+        }
+        for (; j > 0 && knob_get_info(order[j - 1])->meg_order > ki->meg_order; j--)
+            order[j] = order[j - 1];
+        order[j] = (knob_id)k;
+    }
+    for (int i = 0; i < n; i++) {
+        const knob_info *ki = knob_get_info(order[i]);
+        int v = knob_value(s, order[i]);
+        if ((ki->meg == MEG_INT) || (ki->meg == MEG_INT_ABOVE_1 && v > 1))
+            arg_int(l, sec[ks], ki->megatron, v);
+        else if (ki->meg == MEG_SWITCH && v)
+            arg_switch(l, sec[ks], ki->megatron);
+        else if (ki->meg == MEG_EMIT && knob_emit_args(m, s, order[i], l) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Precision flags and the attention backend. */
+static void precision_args(const model *m, const cluster *c, const strategy *s, arg_list *l)
+{
     switch (m->prec) {
     case PREC_FP16:
         arg_switch(l, SEC_PRECISION, "--fp16");
@@ -733,12 +689,15 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
         arg_switch(l, SEC_PRECISION, "--bf16");
         break;
     }
-    if (g0 != NULL && all_flash_capable(c, s))
+    if (stage_group(c, s, 0) != NULL && all_flash_capable(c, s))
         arg_str(l, SEC_PRECISION, "--attention-backend", "flash");
     else
         arg_str(l, SEC_PRECISION, "--attention-backend", "auto");
+}
 
-    /* data, tokenizer, checkpoints */
+/* Data, tokenizer and checkpoint placeholders, typical hyper-parameters. */
+static void placeholder_args(arg_list *l)
+{
     arg_shell(l, SEC_DATA, "--data-path", "\"$DATA_PATH\"");
     arg_str(l, SEC_DATA, "--tokenizer-type", "HuggingFaceTokenizer");
     arg_shell(l, SEC_DATA, "--tokenizer-model", "\"$TOKENIZER_MODEL\"");
@@ -746,7 +705,6 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
     arg_shell(l, SEC_DATA, "--load", "\"$CHECKPOINT_DIR\"");
     arg_int(l, SEC_DATA, "--save-interval", 1000);
 
-    /* training hyper-parameters */
     arg_int(l, SEC_TRAINING, "--train-iters", 1000);
     arg_str(l, SEC_TRAINING, "--lr", "3.0e-4");
     arg_str(l, SEC_TRAINING, "--min-lr", "3.0e-5");
@@ -760,7 +718,21 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
     arg_switch(l, SEC_TRAINING, "--log-throughput");
     arg_int(l, SEC_TRAINING, "--eval-interval", 1000);
     arg_int(l, SEC_TRAINING, "--eval-iters", 10);
+}
 
+/* The whole argument list, section by section (the plan's knobs from the
+ * registry); 0, or -1 when out of memory or arguments. */
+static int build_args(const model *m, const cluster *c, const plan *pl, arg_list *l)
+{
+    const strategy *s = &pl->s;
+    model_args(m, plan_seq(m, s), l);
+    if (knob_args(m, s, KNOB_SEC_PARALLEL, l) != 0 || knob_args(m, s, KNOB_SEC_BATCH, l) != 0)
+        return -1;
+    arg_int(l, SEC_BATCH, "--global-batch-size", s->gbs);
+    if (knob_args(m, s, KNOB_SEC_MEMORY, l) != 0)
+        return -1;
+    precision_args(m, c, s, l);
+    placeholder_args(l);
     if (m->vocab > 0)
         add_note(l, "vocabulary: %d entries, defined by the tokenizer (Megatron pads it to a "
                  "multiple of 128 x tp)", m->vocab);

@@ -152,179 +152,6 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* ---- constraints ------------------------------------------------------- */
-
-static const char *const k_keys[] = {
-    "tp", "pp", "dp", "cp", "ep", "vpp", "mbs", "sp", "recompute", "zero", "gpus"
-};
-#define N_KEYS ((int)(sizeof k_keys / sizeof k_keys[0]))
-
-static int *constraint_slot(strategy_constraints *c, int key)
-{
-    switch (key) {
-    case 0: return &c->tp;
-    case 1: return &c->pp;
-    case 2: return &c->dp;
-    case 3: return &c->cp;
-    case 4: return &c->ep;
-    case 5: return &c->vpp;
-    case 6: return &c->mbs;
-    case 7: return &c->sp;
-    case 8: return &c->recompute;
-    case 9: return &c->zero;
-    default: return &c->gpus;
-    }
-}
-
-/* The closest of `names` to `word` (suggest.c's rule), or NULL. */
-static const char *did_you_mean(const char *word, const char *const *names, int n)
-{
-    return suggest_closest(word, names, (size_t)n);
-}
-
-static int parse_whole(const char *text, long min, long max, int *out)
-{
-    char *end;
-    long v;
-    if (text[0] < '0' || text[0] > '9')
-        return -1;
-    v = strtol(text, &end, 10);
-    if (*end != '\0' || v < min || v > max)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-/* Parses one VALUE for key index `key` into *out. */
-static int parse_value(int key, const char *val, int *out, char *msg, int msg_size)
-{
-    static const char *const rc_names[] = {"none", "selective", "full"};
-    static const char *const sp_names[] = {"on", "off"};
-    const char *hint;
-    long max;
-
-    switch (key) {
-    case 7: /* sp */
-        if (strcmp(val, "on") == 0 || strcmp(val, "true") == 0 || strcmp(val, "1") == 0) {
-            *out = 1;
-            return 0;
-        }
-        if (strcmp(val, "off") == 0 || strcmp(val, "false") == 0 || strcmp(val, "0") == 0) {
-            *out = 0;
-            return 0;
-        }
-        hint = did_you_mean(val, sp_names, 2);
-        snprintf(msg, (size_t)msg_size, "sp: expected on or off, got '%s'%s%s%s", val,
-                 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
-        return -1;
-    case 8: /* recompute */
-        for (int i = 0; i < RC_COUNT; i++)
-            if (strcmp(val, rc_names[i]) == 0) {
-                *out = i;
-                return 0;
-            }
-        hint = did_you_mean(val, rc_names, RC_COUNT);
-        snprintf(msg, (size_t)msg_size,
-                 "recompute: expected none, selective or full, got '%s'%s%s%s", val,
-                 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
-        return -1;
-    case 9: /* zero */
-        if (parse_whole(val, 0, 3, out) != 0) {
-            snprintf(msg, (size_t)msg_size, "zero: expected 0, 1, 2 or 3, got '%s'", val);
-            return -1;
-        }
-        return 0;
-    default:
-        max = key == 1 ? STRATEGY_MAX_STAGES : key == 10 ? CLUSTER_MAX_GPUS : 1048576;
-        if (parse_whole(val, 1, max, out) != 0) {
-            snprintf(msg, (size_t)msg_size, "%s: expected an integer in 1..%ld, got '%s'",
-                     k_keys[key], max, val);
-            return -1;
-        }
-        return 0;
-    }
-}
-
-/* Copies [b, e) into dst with surrounding blanks trimmed. */
-static void trimmed(char *dst, size_t size, const char *b, const char *e)
-{
-    size_t n;
-    while (b < e && (*b == ' ' || *b == '\t'))
-        b++;
-    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
-        e--;
-    n = (size_t)(e - b);
-    if (n >= size)
-        n = size - 1;
-    memcpy(dst, b, n);
-    dst[n] = '\0';
-}
-
-int constraints_parse(const char *text, strategy_constraints *out, char *msg, int msg_size)
-{
-    strategy_constraints c = *out;
-    bool seen[N_KEYS] = {false};
-    const char *item = text;
-    int index = 0;
-
-    if (text == NULL || text[0] == '\0') {
-        snprintf(msg, (size_t)msg_size, "empty constraint list (expected KEY=VALUE,...)");
-        return -1;
-    }
-    for (;;) {
-        const char *comma = strchr(item, ',');
-        const char *end = comma ? comma : item + strlen(item);
-        const char *eq = memchr(item, '=', (size_t)(end - item));
-        char whole[128], key[64], val[64];
-        int k, v;
-
-        index++;
-        trimmed(whole, sizeof whole, item, end);
-        if (whole[0] == '\0') {
-            snprintf(msg, (size_t)msg_size, "empty item %d in '%s' (expected KEY=VALUE)",
-                     index, text);
-            return -1;
-        }
-        if (eq == NULL) {
-            snprintf(msg, (size_t)msg_size, "'%s': expected KEY=VALUE", whole);
-            return -1;
-        }
-        trimmed(key, sizeof key, item, eq);
-        trimmed(val, sizeof val, eq + 1, end);
-        for (k = 0; k < N_KEYS; k++)
-            if (strcmp(key, k_keys[k]) == 0)
-                break;
-        if (k == N_KEYS) {
-            const char *hint = did_you_mean(key, k_keys, N_KEYS);
-            if (hint != NULL)
-                snprintf(msg, (size_t)msg_size, "unknown key '%s' (did you mean '%s'?)", key,
-                         hint);
-            else
-                snprintf(msg, (size_t)msg_size,
-                         "unknown key '%s' (known: tp pp dp cp ep vpp mbs sp recompute zero "
-                         "gpus)", key);
-            return -1;
-        }
-        if (seen[k]) {
-            snprintf(msg, (size_t)msg_size, "duplicate key '%s'", key);
-            return -1;
-        }
-        seen[k] = true;
-        if (val[0] == '\0') {
-            snprintf(msg, (size_t)msg_size, "%s: missing value", key);
-            return -1;
-        }
-        if (parse_value(k, val, &v, msg, msg_size) != 0)
-            return -1;
-        *constraint_slot(&c, k) = v;
-        if (comma == NULL)
-            break;
-        item = comma + 1;
-    }
-    *out = c;
-    return 0;
-}
-
 void search_options_default(search_options *opts)
 {
     strategy_constraints none = STRATEGY_CONSTRAINTS_INIT;
@@ -932,7 +759,7 @@ static void search_group(search_ctx *x)
     } else {
         int lim = group_tp_limit(g);
         for (int t = 1; t <= lim && t <= n; t *= 2)
-            if (m->heads % t == 0 && m->kv_heads % t == 0)
+            if (knob_tp_splits_heads(m, t))
                 list_push(&tps, t);
     }
     cps.n = 0;
@@ -1016,7 +843,7 @@ static int search_placements(search_ctx *x)
             if (group_tp_limit(&c->group[g]) > lim)
                 lim = group_tp_limit(&c->group[g]);
         for (int t = 1; t <= lim; t *= 2)
-            if (m->heads % t == 0 && m->kv_heads % t == 0)
+            if (knob_tp_splits_heads(m, t))
                 list_push(&tps, t);
     }
     dps.n = 0;

@@ -116,6 +116,17 @@ $P --model $M --cluster $C --fix tp=3 2> "$T/err" > /dev/null
 [ $? -eq 3 ] || fail "tp=3: not exit 3"
 grep -q "^advice: the fixed tp x cp x pp = 3 does not divide the 512 GPUs" "$T/err" || fail "tp=3: $(cat "$T/err")"
 
+# 6b. plan and emit give one verdict (issue 10): Llama 3 70B's 8 query groups do not
+# split over tp 16; the search refuses it with Megatron's rule, as emit does
+for e in "" "--emit megatron"; do
+    # shellcheck disable=SC2086
+    $P --model configs/llama3-70b.json --cluster $C --fix tp=16 $e 2> "$T/err" > "$T/out"
+    [ $? -eq 3 ] || fail "tp=16 $e: not exit 3"
+    grep -q "^advice: no strategy satisfies Megatron's rules under --fix; e.g. tp 16, .*: 8 query groups are not divisible by tp=16$" "$T/err" ||
+        fail "tp=16 $e: $(cat "$T/err")"
+    [ -s "$T/out" ] && fail "tp=16 $e: wrote a plan"
+done
+
 # 7. -o on success: the same report as stdout, written atomically
 $P --model $M --cluster $C --top 3 -o "$T/ok.txt" > "$T/stdout" || fail "-o: exit $?"
 [ -s "$T/stdout" ] && fail "-o also wrote to stdout"

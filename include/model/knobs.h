@@ -1,0 +1,125 @@
+/* knobs.h: the plan knobs of a strategy, one row each: the one registry.
+ *
+ * A knob is a field of `strategy` (model/strategy.h) that a plan chooses:
+ * tp, pp, dp, cp, ep, vpp, mbs, sp, recompute and its layer count, the ZeRO
+ * stage, the overlap flags, the embedding/loss accounting of the layer split.
+ * Its row says everything an output needs: the key (in --fix, the JSON
+ * reports, the sweep's CSV header and JSON Lines, validate's JSON), the
+ * range, whether --fix takes it, its column in the plan table, and the
+ * Megatron-LM flag(s) it becomes.  Its validity rule is knob_rule(), called
+ * by strategy_check(), which the search, emit and validate all use.
+ *
+ * Adding a knob: a field in `strategy`, an id below, a row in knobs.c (and a
+ * case in knob_rule() when Megatron constrains it), and its cost physics;
+ * every output then carries it (tests/test_knobs.c checks each format).
+ */
+#ifndef PLANNER_KNOBS_H
+#define PLANNER_KNOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+#include "model/strategy.h"
+
+/* The knobs, in output order (JSON, CSV, JSON Lines). */
+typedef enum knob_id {
+    KNOB_TP, KNOB_PP, KNOB_DP, KNOB_CP, KNOB_EP, KNOB_VPP, KNOB_MBS,
+    KNOB_SP, KNOB_RECOMPUTE, KNOB_RECOMPUTE_LAYERS, KNOB_ZERO,
+    KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
+    KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS,
+    KNOB_COUNT
+} knob_id;
+
+typedef enum knob_kind {
+    KNOB_KIND_INT,           /* an int field */
+    KNOB_KIND_BOOL,          /* a bool field: on/off in text, true/false in JSON */
+    KNOB_KIND_RECOMPUTE /* a recompute_mode field: none/selective/full */
+} knob_kind;
+
+/* How emit turns the knob into Megatron flags. */
+typedef enum knob_megatron {
+    MEG_NONE,           /* no flag (dp: Megatron derives it from the world size) */
+    MEG_INT,            /* `flag value`, always */
+    MEG_INT_ABOVE_1,    /* `flag value` when value > 1 */
+    MEG_SWITCH,         /* `flag` when on */
+    MEG_EMIT            /* emit's own code for this knob (emit.c knob_args) */
+} knob_megatron;
+
+/* The section of the launch arguments a knob's flags belong to. */
+typedef enum knob_section { KNOB_SEC_PARALLEL, KNOB_SEC_BATCH, KNOB_SEC_MEMORY } knob_section;
+
+typedef struct knob_info {
+    const char *key;        /* --fix key, JSON key, CSV column */
+    knob_kind kind;
+    int min, max;           /* valid values (bools 0..1, recompute 0..2) */
+    size_t offset;          /* of the field in strategy */
+    size_t fix_offset;      /* of its int in strategy_constraints; KNOB_NOT_FIXABLE */
+    const char *table_head; /* plan table column header, NULL: not a column */
+    int table_width;        /* its printf width */
+    bool table_moe_only;    /* the column shows for MoE models only */
+    const char *megatron;   /* its Megatron-LM flag(s), space separated */
+    knob_megatron meg;
+    knob_section meg_section;
+    int meg_order;          /* place among the flags of its section */
+    const char *what;       /* one line for people */
+} knob_info;
+
+#define KNOB_NOT_FIXABLE ((size_t)-1)
+
+/* -1 = free.  For booleans: -1 free, 0 off, 1 on.  One int per fixable knob
+ * (knob_info.fix_offset), and gpus, which is not a knob. */
+typedef struct strategy_constraints {
+    int tp, pp, dp, cp, ep, vpp, mbs;
+    int sp;
+    int recompute;      /* recompute_mode or -1 */
+    int zero;           /* 0..3 or -1 */
+    int gpus;           /* use exactly this many GPUs, -1 = any */
+} strategy_constraints;
+
+#define STRATEGY_CONSTRAINTS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+
+/* The row of knob k (k < KNOB_COUNT). */
+const knob_info *knob_get_info(knob_id k);
+
+/* The knob named `key`, or -1. */
+int knob_find(const char *key);
+
+/* Knob k's value in s (bools 0/1, recompute its mode) and its setter. */
+int knob_value(const strategy *s, knob_id k);
+void knob_set(strategy *s, knob_id k, int v);
+
+/* Text of knob k's value in s: the number, on/off, or the recompute mode's
+ * name (short: "sel" for the table).  Returns buf. */
+const char *knob_text(const strategy *s, knob_id k, bool short_form, char *buf, size_t size);
+
+/* A new JSON value for knob k in s (integer, boolean or string), NULL when
+ * out of memory. */
+json_t *knob_json(const strategy *s, knob_id k);
+
+/* Sets o[key] for knobs first .. last-1 in registry order.  0, or -1 when an
+ * allocation fails. */
+int knobs_json_set(json_t *o, const strategy *s, knob_id first, knob_id last);
+
+/* Writes "tp,pp,...,account_loss" (the keys joined by `sep`) into buf;
+ * returns the length it needs, like snprintf. */
+int knobs_keys_join(char *buf, size_t size, const char *sep);
+
+/* Megatron-LM core_v0.15.0's rule on knob k of s for model m
+ * (../shared/reference/cost-model.md "Megatron-LM rules").  0 when it
+ * holds, else -1 with the broken rule in why.  strategy_check() runs every
+ * knob's rule, then the layer split's. */
+struct model;
+int knob_rule(const struct model *m, const strategy *s, knob_id k, char *why, int why_size);
+
+/* True when tensor parallelism of degree tp splits m's attention: heads %
+ * tp == 0 and, with grouped-query attention (not MLA), the query groups too
+ * (Megatron TransformerConfig: num_query_groups % tp == 0).  The tp rule of
+ * knob_rule, and the search's list of tp values. */
+bool knob_tp_splits_heads(const struct model *m, int tp);
+
+/* Parses "tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1,gpus=64" into
+ * *out (starting from *out's current values): every fixable knob's key, and
+ * gpus.  Returns 0, or -1 with a message. */
+int constraints_parse(const char *text, strategy_constraints *out, char *msg, int msg_size);
+
+#endif

@@ -1,0 +1,419 @@
+/* knobs.c: the registry of plan knobs (model/knobs.h) and their Megatron-LM
+ * rules.
+ *
+ * One row per knob: key, range, --fix slot, plan-table column, Megatron flag
+ * and its place among the launch arguments.  The outputs (report.c's table
+ * and JSON, sweep's CSV and JSON Lines, validate's JSON, emit's flags) and
+ * constraints_parse() walk this table, so a knob added here shows up in all
+ * of them.
+ *
+ * The rules are those of Megatron-LM core_v0.15.0 (arguments.py
+ * validate_args, TransformerConfig.__post_init__; summarized in
+ * ../shared/reference/cost-model.md "Megatron-LM rules"):
+ *   heads % tp == 0; with GQA num_query_groups % tp == 0 (MLA has no query
+ *   groups); gbs % (mbs dp) == 0; seq % (2 cp) == 0 with CP; experts % ep ==
+ *   0 and ep divides tp cp dp (experts not tensor-parallel); vpp > 1 needs
+ *   pp > 1 and micro-batches % pp == 0; --sequence-parallel needs tp > 1;
+ *   --tp-comm-overlap needs SP; --overlap-param-gather needs the distributed
+ *   optimizer and --overlap-grad-reduce.  The layer-split rules (stages
+ *   cover the layers, vpp chunks, embedding/loss accounting) need the stages
+ *   and stay in strategy_check() (strategy.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/suggest.h"
+#include "inputs/cluster.h"
+#include "inputs/model.h"
+#include "model/knobs.h"
+
+#define DEGREE_MAX (1 << 20)
+#define FIELD(f) offsetof(strategy, f)
+#define FIX(f) offsetof(strategy_constraints, f)
+
+static const knob_info knobs[KNOB_COUNT] = {
+    [KNOB_TP] = {"tp", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(tp), FIX(tp), "tp", 3, false,
+                 "--tensor-model-parallel-size", MEG_INT, KNOB_SEC_PARALLEL, 10,
+                 "tensor-parallel degree"},
+    [KNOB_PP] = {"pp", KNOB_KIND_INT, 1, STRATEGY_MAX_STAGES, FIELD(pp), FIX(pp), "pp", 3, false,
+                 "--pipeline-model-parallel-size", MEG_INT, KNOB_SEC_PARALLEL, 20,
+                 "pipeline-parallel degree"},
+    [KNOB_DP] = {"dp", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(dp), FIX(dp), "dp", 5, false,
+                 NULL, MEG_NONE, KNOB_SEC_PARALLEL, 0,
+                 "data-parallel degree (Megatron: world / (tp cp pp))"},
+    [KNOB_CP] = {"cp", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(cp), FIX(cp), "cp", 3, false,
+                 "--context-parallel-size", MEG_INT_ABOVE_1, KNOB_SEC_PARALLEL, 50,
+                 "context-parallel degree"},
+    [KNOB_EP] = {"ep", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(ep), FIX(ep), "ep", 3, true,
+                 "--expert-model-parallel-size", MEG_EMIT, KNOB_SEC_PARALLEL, 60,
+                 "expert-parallel degree (carved out of tp cp dp)"},
+    [KNOB_VPP] = {"vpp", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(vpp), FIX(vpp), "vpp", 3, false,
+                  "--num-layers-per-virtual-pipeline-stage "
+                  "--num-virtual-stages-per-pipeline-rank", MEG_EMIT, KNOB_SEC_PARALLEL, 33,
+                  "virtual pipeline stages per rank (interleaving)"},
+    [KNOB_MBS] = {"mbs", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(mbs), FIX(mbs), "mbs", 4, false,
+                  "--micro-batch-size", MEG_INT, KNOB_SEC_BATCH, 10,
+                  "micro-batch, sequences"},
+    [KNOB_SP] = {"sp", KNOB_KIND_BOOL, 0, 1, FIELD(sp), FIX(sp), "sp", 3, false,
+                 "--sequence-parallel", MEG_SWITCH, KNOB_SEC_PARALLEL, 40,
+                 "sequence parallelism"},
+    [KNOB_RECOMPUTE] = {"recompute", KNOB_KIND_RECOMPUTE, 0, 2, FIELD(recompute), FIX(recompute),
+                        "recomp", 7, false,
+                        "--recompute-granularity --recompute-method --recompute-num-layers",
+                        MEG_EMIT, KNOB_SEC_MEMORY, 10, "activation recomputation"},
+    [KNOB_RECOMPUTE_LAYERS] = {"recompute_layers", KNOB_KIND_INT, 0, DEGREE_MAX,
+                               FIELD(recompute_layers), KNOB_NOT_FIXABLE, NULL, 0, false,
+                               "--recompute-num-layers", MEG_EMIT, KNOB_SEC_MEMORY, 11,
+                               "full recompute: layers per rank, 0 = all"},
+    [KNOB_ZERO] = {"zero", KNOB_KIND_INT, 0, 3, FIELD(zero), FIX(zero), "zero", 4, false,
+                   "--use-distributed-optimizer --use-megatron-fsdp", MEG_EMIT,
+                   KNOB_SEC_MEMORY, 20, "ZeRO stage (1: distributed optimizer)"},
+    [KNOB_OVERLAP_GRAD_REDUCE] = {"overlap_grad_reduce", KNOB_KIND_BOOL, 0, 1,
+                                  FIELD(overlap_grad_reduce), KNOB_NOT_FIXABLE, NULL, 0, false,
+                                  "--overlap-grad-reduce", MEG_SWITCH, KNOB_SEC_MEMORY, 30,
+                                  "DP gradient reduce overlapped with backward"},
+    [KNOB_OVERLAP_PARAM_GATHER] = {"overlap_param_gather", KNOB_KIND_BOOL, 0, 1,
+                                   FIELD(overlap_param_gather), KNOB_NOT_FIXABLE, NULL, 0,
+                                   false, "--overlap-param-gather", MEG_SWITCH,
+                                   KNOB_SEC_MEMORY, 40,
+                                   "parameter all-gather overlapped with forward"},
+    [KNOB_TP_COMM_OVERLAP] = {"tp_comm_overlap", KNOB_KIND_BOOL, 0, 1, FIELD(tp_comm_overlap),
+                              KNOB_NOT_FIXABLE, NULL, 0, false, "--tp-comm-overlap",
+                              MEG_SWITCH, KNOB_SEC_PARALLEL, 70,
+                              "TP collectives overlapped with GEMMs"},
+    [KNOB_ACCOUNT_EMBEDDING] = {"account_embedding", KNOB_KIND_BOOL, 0, 1,
+                                FIELD(account_embedding), KNOB_NOT_FIXABLE, NULL, 0, false,
+                                "--account-for-embedding-in-pipeline-split", MEG_SWITCH,
+                                KNOB_SEC_PARALLEL, 31,
+                                "the embedding counts as a layer of the split"},
+    [KNOB_ACCOUNT_LOSS] = {"account_loss", KNOB_KIND_BOOL, 0, 1, FIELD(account_loss),
+                           KNOB_NOT_FIXABLE, NULL, 0, false,
+                           "--account-for-loss-in-pipeline-split", MEG_SWITCH,
+                           KNOB_SEC_PARALLEL, 32, "the loss counts as a layer of the split"},
+};
+
+static const char *const recompute_short[] = {"none", "sel", "full"};
+
+const knob_info *knob_get_info(knob_id k)
+{
+    return &knobs[k];
+}
+
+int knob_find(const char *key)
+{
+    for (int k = 0; k < KNOB_COUNT; k++)
+        if (strcmp(key, knobs[k].key) == 0)
+            return k;
+    return -1;
+}
+
+int knob_value(const strategy *s, knob_id k)
+{
+    const char *p = (const char *)s + knobs[k].offset;
+    switch (knobs[k].kind) {
+    case KNOB_KIND_BOOL: return *(const bool *)(const void *)p ? 1 : 0;
+    case KNOB_KIND_RECOMPUTE: return (int)*(const recompute_mode *)(const void *)p;
+    case KNOB_KIND_INT: break;
+    }
+    return *(const int *)(const void *)p;
+}
+
+void knob_set(strategy *s, knob_id k, int v)
+{
+    char *p = (char *)s + knobs[k].offset;
+    switch (knobs[k].kind) {
+    case KNOB_KIND_BOOL: *(bool *)(void *)p = v != 0; return;
+    case KNOB_KIND_RECOMPUTE: *(recompute_mode *)(void *)p = (recompute_mode)v; return;
+    case KNOB_KIND_INT: *(int *)(void *)p = v; return;
+    }
+}
+
+const char *knob_text(const strategy *s, knob_id k, bool short_form, char *buf, size_t size)
+{
+    int v = knob_value(s, k);
+    switch (knobs[k].kind) {
+    case KNOB_KIND_BOOL:
+        snprintf(buf, size, "%s", v ? "on" : "off");
+        break;
+    case KNOB_KIND_RECOMPUTE:
+        snprintf(buf, size, "%s", short_form && v >= 0 && v <= 2 ? recompute_short[v]
+                                                                  : recompute_name(v));
+        break;
+    case KNOB_KIND_INT:
+        snprintf(buf, size, "%d", v);
+        break;
+    }
+    return buf;
+}
+
+json_t *knob_json(const strategy *s, knob_id k)
+{
+    int v = knob_value(s, k);
+    switch (knobs[k].kind) {
+    case KNOB_KIND_BOOL: return json_boolean(v);
+    case KNOB_KIND_RECOMPUTE: return json_string(recompute_name((recompute_mode)v));
+    case KNOB_KIND_INT: break;
+    }
+    return json_integer(v);
+}
+
+int knobs_json_set(json_t *o, const strategy *s, knob_id first, knob_id last)
+{
+    int bad = 0;
+    for (int k = first; k < (int)last; k++)
+        bad |= json_object_set_new(o, knobs[k].key, knob_json(s, (knob_id)k)) != 0;
+    return bad ? -1 : 0;
+}
+
+int knobs_keys_join(char *buf, size_t size, const char *sep)
+{
+    size_t len = 0;
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        int w = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, "%s%s",
+                         k ? sep : "", knobs[k].key);
+        len += (size_t)w;
+    }
+    return (int)len;
+}
+
+/* ---- rules ------------------------------------------------------------- */
+
+bool knob_tp_splits_heads(const model *m, int tp)
+{
+    if (tp < 1 || m->heads % tp != 0)
+        return false;
+    return m->mla.kv_lora_rank > 0 || m->kv_heads % tp == 0;
+}
+
+#define FAIL(...) do { snprintf(why, (size_t)why_size, __VA_ARGS__); return -1; } while (0)
+
+/* The degrees' rules: tp, cp, ep. */
+static int rule_degree(const model *m, const strategy *s, knob_id k, char *why, int why_size)
+{
+    long tcd = (long)s->tp * s->cp * s->dp;
+    if (k == KNOB_TP && m->heads % s->tp != 0)
+        FAIL("%d attention heads are not divisible by tp=%d", m->heads, s->tp);
+    if (k == KNOB_TP && !knob_tp_splits_heads(m, s->tp))
+        FAIL("%d query groups are not divisible by tp=%d", m->kv_heads, s->tp);
+    if (k == KNOB_CP && s->cp > 1 && s->seq_len % (2 * s->cp) != 0)
+        FAIL("sequence %d is not a multiple of 2 x cp %d", s->seq_len, s->cp);
+    if (k == KNOB_EP && s->ep > 1 && (m->moe.experts == 0 || m->moe.experts % s->ep != 0 ||
+                                      tcd % s->ep != 0))
+        FAIL("ep %d must divide the experts and tp x cp x dp", s->ep);
+    return 0;
+}
+
+int knob_rule(const model *m, const strategy *s, knob_id k, char *why, int why_size)
+{
+    const knob_info *ki = &knobs[k];
+    int v = knob_value(s, k);
+    if (v < ki->min || v > ki->max)
+        FAIL("%s %d is not in %d..%d", ki->key, v, ki->min, ki->max);
+    switch (k) {
+    case KNOB_TP: case KNOB_CP: case KNOB_EP:
+        return rule_degree(m, s, k, why, why_size);
+    case KNOB_MBS:
+        if (s->gbs % (s->mbs * s->dp) != 0)
+            FAIL("global batch %d is not a multiple of micro-batch %d x dp %d", s->gbs, s->mbs,
+                 s->dp);
+        return 0;
+    case KNOB_VPP:
+        if (s->vpp > 1 && s->pp < 2)
+            FAIL("virtual stages need pp > 1");
+        if (s->vpp > 1 && strategy_microbatches(s) % s->pp != 0)
+            FAIL("interleaving needs the micro-batches (%d) to be a multiple of pp %d",
+                 strategy_microbatches(s), s->pp);
+        return 0;
+    case KNOB_SP:
+        if (s->sp && s->tp < 2)
+            FAIL("sequence parallelism needs tp > 1");
+        return 0;
+    case KNOB_TP_COMM_OVERLAP:
+        if (s->tp_comm_overlap && !s->sp)
+            FAIL("--tp-comm-overlap needs sequence parallelism");
+        return 0;
+    case KNOB_OVERLAP_PARAM_GATHER:
+        if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce))
+            FAIL("--overlap-param-gather needs the distributed optimizer and "
+                 "--overlap-grad-reduce");
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* ---- --fix ------------------------------------------------------------- */
+
+/* "gpus" is a --fix key but not a knob. */
+#define FIX_GPUS KNOB_COUNT
+
+static int parse_whole(const char *text, long min, long max, int *out)
+{
+    char *end;
+    long v;
+    if (text[0] < '0' || text[0] > '9')
+        return -1;
+    v = strtol(text, &end, 10);
+    if (*end != '\0' || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Parses one VALUE of fix key `key` (a knob id, or FIX_GPUS) into *out. */
+static int parse_value(int key, const char *val, int *out, char *msg, int msg_size)
+{
+    static const char *const rc_names[] = {"none", "selective", "full"};
+    static const char *const sw_names[] = {"on", "off"};
+    const char *hint;
+    if (key == FIX_GPUS) {
+        if (parse_whole(val, 1, CLUSTER_MAX_GPUS, out) == 0)
+            return 0;
+        snprintf(msg, (size_t)msg_size, "gpus: expected an integer in 1..%d, got '%s'",
+                 CLUSTER_MAX_GPUS, val);
+        return -1;
+    }
+    switch (knobs[key].kind) {
+    case KNOB_KIND_BOOL:
+        if (strcmp(val, "on") == 0 || strcmp(val, "true") == 0 || strcmp(val, "1") == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (strcmp(val, "off") == 0 || strcmp(val, "false") == 0 || strcmp(val, "0") == 0) {
+            *out = 0;
+            return 0;
+        }
+        hint = suggest_closest(val, sw_names, 2);
+        snprintf(msg, (size_t)msg_size, "%s: expected on or off, got '%s'%s%s%s",
+                 knobs[key].key, val, hint ? " (did you mean '" : "", hint ? hint : "",
+                 hint ? "'?)" : "");
+        return -1;
+    case KNOB_KIND_RECOMPUTE:
+        for (int i = 0; i < 3; i++)
+            if (strcmp(val, rc_names[i]) == 0) {
+                *out = i;
+                return 0;
+            }
+        hint = suggest_closest(val, rc_names, 3);
+        snprintf(msg, (size_t)msg_size,
+                 "%s: expected none, selective or full, got '%s'%s%s%s", knobs[key].key, val,
+                 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+        return -1;
+    case KNOB_KIND_INT:
+        break;
+    }
+    if (parse_whole(val, knobs[key].min, knobs[key].max, out) == 0)
+        return 0;
+    if (key == KNOB_ZERO)
+        snprintf(msg, (size_t)msg_size, "zero: expected 0, 1, 2 or 3, got '%s'", val);
+    else
+        snprintf(msg, (size_t)msg_size, "%s: expected an integer in %d..%d, got '%s'",
+                 knobs[key].key, knobs[key].min, knobs[key].max, val);
+    return -1;
+}
+
+/* The fix keys: the fixable knobs' keys, then "gpus"; ids[] their key ids. */
+static int fix_keys(const char **names, int *ids)
+{
+    int n = 0;
+    for (int k = 0; k < KNOB_COUNT; k++)
+        if (knobs[k].fix_offset != KNOB_NOT_FIXABLE) {
+            ids[n] = k;
+            names[n++] = knobs[k].key;
+        }
+    ids[n] = FIX_GPUS;
+    names[n++] = "gpus";
+    return n;
+}
+
+/* Copies [b, e) into dst with surrounding blanks trimmed. */
+static void trimmed(char *dst, size_t size, const char *b, const char *e)
+{
+    size_t n;
+    while (b < e && (*b == ' ' || *b == '\t'))
+        b++;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    n = (size_t)(e - b);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, b, n);
+    dst[n] = '\0';
+}
+
+/* Finds fix key `key` among names[0..n): its index, or -1 with a message. */
+static int fix_key_index(const char *key, const char **names, int n, char *msg, int msg_size)
+{
+    char known[256];
+    size_t len = 0;
+    const char *hint;
+    for (int i = 0; i < n; i++)
+        if (strcmp(key, names[i]) == 0)
+            return i;
+    hint = suggest_closest(key, names, (size_t)n);
+    if (hint != NULL) {
+        snprintf(msg, (size_t)msg_size, "unknown key '%s' (did you mean '%s'?)", key, hint);
+        return -1;
+    }
+    known[0] = '\0';
+    for (int i = 0; i < n && len < sizeof known; i++)
+        len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", i ? " " : "", names[i]);
+    snprintf(msg, (size_t)msg_size, "unknown key '%s' (known: %s)", key, known);
+    return -1;
+}
+
+int constraints_parse(const char *text, strategy_constraints *out, char *msg, int msg_size)
+{
+    strategy_constraints c = *out;
+    const char *names[KNOB_COUNT + 1];
+    int ids[KNOB_COUNT + 1], n = fix_keys(names, ids);
+    bool seen[KNOB_COUNT + 1] = {false};
+    const char *item = text;
+    int index = 0;
+
+    if (text == NULL || text[0] == '\0') {
+        snprintf(msg, (size_t)msg_size, "empty constraint list (expected KEY=VALUE,...)");
+        return -1;
+    }
+    for (;;) {
+        const char *comma = strchr(item, ',');
+        const char *end = comma ? comma : item + strlen(item);
+        const char *eq = memchr(item, '=', (size_t)(end - item));
+        char whole[128], key[64], val[64];
+        int i, v;
+
+        index++;
+        trimmed(whole, sizeof whole, item, end);
+        if (whole[0] == '\0') {
+            snprintf(msg, (size_t)msg_size, "empty item %d in '%s' (expected KEY=VALUE)",
+                     index, text);
+            return -1;
+        }
+        if (eq == NULL) {
+            snprintf(msg, (size_t)msg_size, "'%s': expected KEY=VALUE", whole);
+            return -1;
+        }
+        trimmed(key, sizeof key, item, eq);
+        trimmed(val, sizeof val, eq + 1, end);
+        if ((i = fix_key_index(key, names, n, msg, msg_size)) < 0)
+            return -1;
+        if (seen[i]) {
+            snprintf(msg, (size_t)msg_size, "duplicate key '%s'", key);
+            return -1;
+        }
+        seen[i] = true;
+        if (val[0] == '\0') {
+            snprintf(msg, (size_t)msg_size, "%s: missing value", key);
+            return -1;
+        }
+        if (parse_value(ids[i], val, &v, msg, msg_size) != 0)
+            return -1;
+        *(int *)(void *)((char *)&c + (ids[i] == FIX_GPUS ? offsetof(strategy_constraints, gpus)
+                                                          : knobs[ids[i]].fix_offset)) = v;
+        if (comma == NULL)
+            break;
+        item = comma + 1;
+    }
+    *out = c;
+    return 0;
+}
