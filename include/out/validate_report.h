@@ -1,5 +1,5 @@
 /* validate_report.h: the output of `planner validate`: a table for people,
- * JSON for programs (keys in the README's validation section).  Both write
+ * JSON for programs (keys in docs/validation.md).  Both write
  * to a FILE* the caller gives. */
 #ifndef PLANNER_VALIDATE_REPORT_H
 #define PLANNER_VALIDATE_REPORT_H

@@ -240,7 +240,7 @@ static double from_var(const calib_param *p, double x)
 /* Whether a run of subset `s` takes part under the --subset choice `subset`
  * (a validation_subset, CALIB_SUBSET_ALL or CALIB_SUBSET_DENSE).  The default,
  * CALIB_SUBSET_DENSE, leaves the MoE runs out: their cost model is not
- * validated yet (README "Validation"), and fitting the shared per-generation
+ * validated yet (docs/validation.md), and fitting the shared per-generation
  * constants to them would degrade the dense predictions. */
 static bool subset_wanted(int subset, validation_subset s)
 {

@@ -10,7 +10,7 @@
  * decimal scalars, quantities go through units.c, GPU names through the
  * catalog.  Messages name the key path: `cluster.groups[1].nodes: ...`.
  *
- * Schema (README "Input files"):
+ * Schema (README "Cluster: YAML"):
  *   name, description,
  *   groups: [{name, gpu, nodes, gpus_per_node, nvlink_domain,
  *             intra_node_bandwidth, intra_node_latency,
@@ -429,7 +429,7 @@ static planner_status yint(const yloader *ld, const ynode *map, const ypath *p, 
 }
 
 /* Plausible ranges of the physical quantities a cluster file gives (README
- * "Cluster files" lists them).  They bracket every part in the catalog with
+ * "Cluster: YAML" lists them).  They bracket every part in the catalog with
  * two to three orders of magnitude to spare on either side -- 1 GbE to
  * NVLink 5 and beyond for links, a T4's 320 GB/s to a B200's 8 TB/s for
  * HBM, 16 to 192 GB of memory, a T4's 8 TFLOP/s fp32 to a B200's 9 PFLOP/s
