@@ -73,6 +73,9 @@ START_TEST(memory_and_links)
     const gpu_spec *h800 = must_find("H800-SXM"), *gb200 = must_find("GB200");
     /* A100-80GB shows 79.3 GiB; usable keeps 2 GiB back (cost-model.md) */
     ck_assert_rel(a100->usable_mem_bytes, 77.3 * GIB, 1e-9);
+    /* datasheet board power: H100 SXM up to 700 W, A100 SXM 400 W */
+    ck_assert_rel(h100->board_power_w, 700, 1e-12);
+    ck_assert_rel(a100->board_power_w, 400, 1e-12);
     ck_assert_rel(a100->hbm_bytes_per_s, 2039e9, 1e-9);
     ck_assert_rel(h100->hbm_bytes_per_s, 3350e9, 1e-9);
     ck_assert_rel(h100->intra_node_bytes_per_s, 450e9, 1e-9);   /* 900 GB/s bidirectional */
@@ -99,6 +102,9 @@ START_TEST(invariants)
                           g->inter_node_bytes_per_s > 0, "%s: bandwidths", g->name);
         ck_assert_msg(g->gpus_per_node >= 1 && g->nvlink_domain >= 1, "%s: layout", g->name);
         ck_assert_msg(g->source != NULL && strlen(g->source) > 10, "%s: source", g->name);
+        /* board power, for energy: 70 W (T4) .. 1400 W (GB300), source given */
+        ck_assert_msg(g->board_power_w >= 70 && g->board_power_w <= 1400 &&
+                          strstr(g->source, "board power") != NULL, "%s: power", g->name);
         ck_assert_msg(strcmp(gpu_generation_name(g->gen), "unknown") != 0, "%s: gen", g->name);
         for (f = 0; f < PEAK_COUNT; f++) {
             ck_assert_msg(isfinite(g->peak_flops[f]) && g->peak_flops[f] >= 0, "%s", g->name);

@@ -32,6 +32,7 @@ typedef struct gpu_spec {
     double inter_node_bytes_per_s;    /* default NIC bandwidth per GPU */
     int gpus_per_node;                /* usual node layout */
     int nvlink_domain;                /* GPUs sharing the fast link (72 for NVL72) */
+    double board_power_w;             /* board power (TDP / max power), for energy */
     const char *source;               /* where the figures come from */
 } gpu_spec;
 

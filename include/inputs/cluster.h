@@ -32,12 +32,22 @@ typedef struct group_link {
     double latency_s;
 } group_link;
 
+/* The `reliability:` and `storage:` blocks of the file; 0 = not given (the
+ * defaults are schedule/goodput.c's). */
+typedef struct cluster_reliability {
+    double failures_per_1000_node_days;
+    double restart_s;                 /* fixed part of a restart */
+    double storage_write_bytes_per_s; /* aggregate, checkpoint writes */
+    double storage_read_bytes_per_s;  /* aggregate, checkpoint loads */
+} cluster_reliability;
+
 typedef struct cluster {
     char name[CLUSTER_NAME_MAX];
     int n_groups;
     node_group *group;              /* owned */
     int n_links;
     group_link *link;               /* owned */
+    cluster_reliability reliability;
 } cluster;
 
 /* Reads a YAML cluster spec.  On success *out owns a new cluster (free with
