@@ -177,8 +177,8 @@ START_TEST(merge_shards)
 {
     /* a 5-point grid in 2 shards (0/2: points 0, 2, 4; 1/2: 1, 3), CSV */
     char p0[64], p1[64], *paths[2] = {p0, p1};
-    char h[1024];
-    snprintf(h, sizeof h, "%s\n", sweep_csv_header);
+    char h[1024], hl[SWEEP_CSV_HEADER_MAX];
+    snprintf(h, sizeof h, "%s\n", sweep_csv_header(hl, sizeof hl));
     char s0[2048], s1[2048], whole[4096];
     snprintf(s0, sizeof s0, "%s0,5,a,\"x,y\",ok\n2,5,c,z,ok\n4,5,e,z,infeasible\n", h);
     snprintf(s1, sizeof s1, "%s1,5,b,z,ok\n3,5,d,z,ok\n", h);

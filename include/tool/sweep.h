@@ -73,7 +73,9 @@ int sweep_shard_parse(const char *text, long *i, long *n);
  * writes them in point order to out.  Lines are copied byte for byte. */
 planner_status sweep_merge(FILE *out, int n_files, char *const *paths, planner_error *err);
 
-/* The CSV header line (no newline). */
-extern const char sweep_csv_header[];
+/* The CSV header line (no newline) into buf, which it returns: the point's
+ * columns, every plan knob's key (model/knobs.h), the figures. */
+#define SWEEP_CSV_HEADER_MAX 1024
+const char *sweep_csv_header(char *buf, size_t size);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/jsonout.h"
+#include "model/knobs.h"
 #include "out/report.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -49,24 +50,18 @@ static void fmt_count(double v, char *buf, size_t size)
     }
 }
 
-static const char *short_rc(recompute_mode r)
+/* The plan table's knob columns (model/knobs.c: those with a table_head;
+ * ep only for MoE models): the headers when s is NULL, else s's values. */
+static void table_knobs(FILE *out, const strategy *s, bool moe)
 {
-    switch (r) {
-    case RECOMPUTE_NONE: return "none";
-    case RECOMPUTE_SELECTIVE: return "sel";
-    case RECOMPUTE_FULL: return "full";
+    char v[32];
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const knob_info *ki = knob_get_info((knob_id)k);
+        if (ki->table_head == NULL || (ki->table_moe_only && !moe))
+            continue;
+        fprintf(out, " %*s", ki->table_width,
+                s == NULL ? ki->table_head : knob_text(s, (knob_id)k, true, v, sizeof v));
     }
-    return "?";
-}
-
-static const char *long_rc(recompute_mode r)
-{
-    switch (r) {
-    case RECOMPUTE_NONE: return "none";
-    case RECOMPUTE_SELECTIVE: return "selective";
-    case RECOMPUTE_FULL: return "full";
-    }
-    return "?";
 }
 
 static double pct(double part, double whole)
@@ -215,7 +210,7 @@ static void describe(const strategy *s, char *buf, size_t size)
              "tp %d, pp %d, dp %d, cp %d%s, vpp %d, mbs %d (%d micro-batches), sp %s, "
              "recompute %s, zero %d%s",
              s->tp, s->pp, s->dp, s->cp, ep, s->vpp, s->mbs, strategy_microbatches(s), s->sp ? "on" : "off",
-             long_rc(s->recompute), s->zero, s->zero == 1 ? " (distributed optimizer)" : "");
+             recompute_name(s->recompute), s->zero, s->zero == 1 ? " (distributed optimizer)" : "");
 }
 
 static void search_stats(FILE *out, const search_result *res)
@@ -272,21 +267,18 @@ void report_table(FILE *out, const model *m, const cluster *c,
         fprintf(out, "note: MoE costs (routed experts, all-to-all) are not validated yet: on the "
                      "published MoE runs\n      they are mostly optimistic (docs/validation.md); "
                      "calibrate with your own\n      runs (planner calibrate --subset moe).\n");
-    fprintf(out, "\n rank  tp  pp    dp  cp%s vpp  mbs  sp  recomp zero   step s     tokens/s "
-                 "tok/s/GPU TFLOP/s    MFU  peak mem (stage)%s\n",
-            moe ? "  ep" : "", c->n_groups > 1 ? "  on" : "");
+    fputs("\n rank", out);
+    table_knobs(out, NULL, moe);
+    fprintf(out, "   step s     tokens/s tok/s/GPU TFLOP/s    MFU  peak mem (stage)%s\n",
+            c->n_groups > 1 ? "  on" : "");
     for (int i = 0; i < res->n_top; i++) {
         const strategy *s = &res->top[i].s;
         const evaluation *ev = &res->top[i].e;
         fmt_count(ev->tokens_per_s, tps, sizeof tps);
         fmt_count(ev->tokens_per_s_per_gpu, tpg, sizeof tpg);
-        fprintf(out, "%5d %3d %3d %5d %3d", i + 1, s->tp, s->pp, s->dp, s->cp);
-        if (moe)
-            fprintf(out, " %3d", s->ep);
-        fprintf(out, " %3d %4d %3s %7s %4d %8.3f %12s %9s %7.1f %5.1f%%  "
-                "%5.1f GiB (%d)",
-                s->vpp, s->mbs, s->sp ? "on" : "off",
-                short_rc(s->recompute), s->zero, ev->step_time_s, tps, tpg,
+        fprintf(out, "%5d", i + 1);
+        table_knobs(out, s, moe);
+        fprintf(out, " %8.3f %12s %9s %7.1f %5.1f%%  %5.1f GiB (%d)", ev->step_time_s, tps, tpg,
                 ev->tflops_per_gpu, 100.0 * ev->mfu, ev->peak_memory_bytes / GIB,
                 ev->peak_stage);
         if (c->n_groups > 1) {
@@ -450,23 +442,15 @@ static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, i
 
     if (rank > 0)
         jset(b, o, "rank", json_integer(rank));
-    jset(b, o, "tp", json_integer(s->tp));
-    jset(b, o, "pp", json_integer(s->pp));
-    jset(b, o, "dp", json_integer(s->dp));
-    jset(b, o, "cp", json_integer(s->cp));
-    jset(b, o, "ep", json_integer(s->ep));
-    jset(b, o, "vpp", json_integer(s->vpp));
-    jset(b, o, "mbs", json_integer(s->mbs));
+    /* the knobs (model/knobs.c), the batch after the degrees and mbs */
+    if (knobs_json_set(o, s, KNOB_TP, KNOB_SP) != 0)
+        b->failed = true;
     jset(b, o, "gbs", json_integer(s->gbs));
     jset(b, o, "seq_len", json_integer(s->seq_len));
     jset(b, o, "microbatches", json_integer(strategy_microbatches(s)));
     jset(b, o, "gpus", json_integer(strategy_gpus(s)));
-    jset(b, o, "sp", json_boolean(s->sp));
-    jset(b, o, "recompute", json_string(long_rc(s->recompute)));
-    jset(b, o, "zero", json_integer(s->zero));
-    jset(b, o, "overlap_grad_reduce", json_boolean(s->overlap_grad_reduce));
-    jset(b, o, "overlap_param_gather", json_boolean(s->overlap_param_gather));
-    jset(b, o, "tp_comm_overlap", json_boolean(s->tp_comm_overlap));
+    if (knobs_json_set(o, s, KNOB_SP, KNOB_COUNT) != 0)
+        b->failed = true;
     jset(b, o, "step_time_s", jsonout_real(e->step_time_s));
     jset(b, o, "tokens_per_s", jsonout_real(e->tokens_per_s));
     jset(b, o, "tokens_per_s_per_gpu", jsonout_real(e->tokens_per_s_per_gpu));

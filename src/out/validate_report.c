@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include "base/alloc.h"
 #include "base/jsonout.h"
+#include "model/knobs.h"
 #include "out/validate_report.h"
 
 static void plan_text(const plan *pl, char *buf, size_t n)
@@ -28,16 +29,7 @@ static json_t *plan_json(const plan *pl)
     const strategy *ps = &pl->s;
     json_t *jp = json_object();
     bool bad = jp == NULL;
-    bad |= json_object_set_new(jp, "tp", json_integer(ps->tp)) != 0;
-    bad |= json_object_set_new(jp, "pp", json_integer(ps->pp)) != 0;
-    bad |= json_object_set_new(jp, "dp", json_integer(ps->dp)) != 0;
-    bad |= json_object_set_new(jp, "cp", json_integer(ps->cp)) != 0;
-    bad |= json_object_set_new(jp, "vpp", json_integer(ps->vpp)) != 0;
-    bad |= json_object_set_new(jp, "mbs", json_integer(ps->mbs)) != 0;
-    bad |= json_object_set_new(jp, "sp", json_boolean(ps->sp)) != 0;
-    bad |= json_object_set_new(jp, "recompute",
-                               json_string(recompute_name(ps->recompute))) != 0;
-    bad |= json_object_set_new(jp, "zero", json_integer(ps->zero)) != 0;
+    bad |= knobs_json_set(jp, ps, KNOB_TP, KNOB_COUNT) != 0;
     bad |= json_object_set_new(jp, "step_time_s",
                                jsonout_rounded(pl->e.step_time_s, false)) != 0;
     bad |= json_object_set_new(jp, "peak_memory_bytes",

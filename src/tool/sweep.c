@@ -40,14 +40,20 @@
 #include "base/progress.h"
 #include "search/search.h"
 #include "base/suggest.h"
+#include "model/knobs.h"
 #include "tool/sweep.h"
 
 #define GRID_FILE_MAX_BYTES (1L << 20)
 
-const char sweep_csv_header[] =
-    "point,points,model,cluster,gpu,nodes,gpus,gbs,seq,intra_bw_scale,inter_bw_scale,"
-    "peak_scale,status,tp,pp,dp,cp,vpp,mbs,sp,recompute,zero,step_time_s,tokens_per_s,"
-    "tokens_per_s_per_gpu,mfu,peak_memory_bytes,reason";
+const char *sweep_csv_header(char *buf, size_t size)
+{
+    char knobs[SWEEP_CSV_HEADER_MAX / 2];
+    knobs_keys_join(knobs, sizeof knobs, ",");
+    snprintf(buf, size, "point,points,model,cluster,gpu,nodes,gpus,gbs,seq,intra_bw_scale,"
+             "inter_bw_scale,peak_scale,status,%s,step_time_s,tokens_per_s,"
+             "tokens_per_s_per_gpu,mfu,peak_memory_bytes,reason", knobs);
+    return buf;
+}
 
 static const char *const dim_keys[SWEEP_DIM_COUNT] = {
     "model", "cluster", "gpu", "nodes", "gbs", "seq", "intra-bw-scale", "inter-bw-scale",
@@ -512,9 +518,10 @@ planner_status sweep_merge(FILE *out, int n_files, char *const *paths, planner_e
     int format = 0;   /* 1 CSV, 2 JSONL */
     const char *points_file = NULL;
     int points_line = 0;
-    char *text = NULL;
+    char *text = NULL, header[SWEEP_CSV_HEADER_MAX];
     planner_status rc = PLANNER_OK;
 
+    sweep_csv_header(header, sizeof header);
     for (int f = 0; f < n_files; f++) {
         size_t len = 0, pos = 0;
         int line_no = 0;
@@ -536,7 +543,7 @@ planner_status sweep_merge(FILE *out, int n_files, char *const *paths, planner_e
                                "empty line in a sweep output");
                 goto cleanup;
             }
-            if (strcmp(s, sweep_csv_header) == 0) {
+            if (strcmp(s, header) == 0) {
                 if (line_no != 1) {
                     rc = error_set(err, PLANNER_E_INPUT, paths[f], line_no, 1, NULL,
                                    "CSV header in the middle of the file");
@@ -642,7 +649,7 @@ planner_status sweep_merge(FILE *out, int n_files, char *const *paths, planner_e
         goto cleanup;
     }
     if (format == 1)
-        fprintf(out, "%s\n", sweep_csv_header);
+        fprintf(out, "%s\n", header);
     for (long i = 0; i < n; i++)
         fprintf(out, "%s\n", lines[i].text);
 cleanup:
@@ -715,12 +722,14 @@ static void write_row_csv(FILE *out, long k, long points, const point_row *r)
     if (r->best != NULL) {
         const strategy *s = &r->best->s;
         const evaluation *e = &r->best->e;
-        fprintf(out, "%d,%d,%d,%d,%d,%d,%s,%s,%d,%.6g,%.6g,%.6g,%.6g,%.0f,", s->tp, s->pp,
-                s->dp, s->cp, s->vpp, s->mbs, s->sp ? "on" : "off",
-                recompute_name(s->recompute), s->zero, e->step_time_s, e->tokens_per_s,
+        char v[32];
+        for (int kn = 0; kn < KNOB_COUNT; kn++)   /* the knobs (model/knobs.c) */
+            fprintf(out, "%s,", knob_text(s, (knob_id)kn, false, v, sizeof v));
+        fprintf(out, "%.6g,%.6g,%.6g,%.6g,%.0f,", e->step_time_s, e->tokens_per_s,
                 e->tokens_per_s_per_gpu, e->mfu, e->peak_memory_bytes);
     } else {
-        fputs(",,,,,,,,,,,,,,", out);
+        for (int kn = 0; kn < KNOB_COUNT + 5; kn++)   /* the knobs and 5 figures */
+            fputc(',', out);
     }
     csv_field(out, r->reason);
     fputc('\n', out);
@@ -740,16 +749,13 @@ static int write_row_jsonl(FILE *out, long k, long points, const point_row *r)
     if (r->best != NULL) {
         const strategy *s = &r->best->s;
         const evaluation *e = &r->best->e;
-        json_t *p = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:s, s:i, s:f, s:f, s:f, "
-                              "s:f, s:I}",
-                              "tp", s->tp, "pp", s->pp, "dp", s->dp, "cp", s->cp, "vpp", s->vpp,
-                              "mbs", s->mbs, "sp", s->sp, "recompute",
-                              recompute_name(s->recompute), "zero", s->zero, "step_time_s",
+        json_t *p = json_pack("{s:f, s:f, s:f, s:f, s:I}", "step_time_s",
                               r6(e->step_time_s), "tokens_per_s", r6(e->tokens_per_s),
                               "tokens_per_s_per_gpu", r6(e->tokens_per_s_per_gpu), "mfu",
                               r6(e->mfu), "peak_memory_bytes",
                               (json_int_t)llround(e->peak_memory_bytes));
-        if (p == NULL || json_object_update(o, p) != 0) {
+        if (p == NULL || knobs_json_set(o, s, KNOB_TP, KNOB_COUNT) != 0 ||
+            json_object_update(o, p) != 0) {
             json_decref(p);
             goto cleanup;
         }
@@ -1205,8 +1211,10 @@ int cmd_sweep(int argc, char **argv)
     if ((rc = atomic_open(&af, a.output != NULL ? a.output : "-", &err)) != PLANNER_OK)
         goto cleanup;
     opened = true;
-    if (run.format == SWEEP_CSV)
-        fprintf(af.fp, "%s\n", sweep_csv_header);
+    if (run.format == SWEEP_CSV) {
+        char header[SWEEP_CSV_HEADER_MAX];
+        fprintf(af.fp, "%s\n", sweep_csv_header(header, sizeof header));
+    }
     progress_start(&pr, "planner: sweep, points", progress_stderr_is_tty());
     {
         long todo = run.points > run.shard_i ? (run.points - run.shard_i + run.shard_n - 1) /

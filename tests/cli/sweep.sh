@@ -29,16 +29,18 @@ sed -n 3p "$T/full.csv" | grep -q "^1,12,$M,$C,H100-SXM,8,64,1024,2048,1,1,1,ok,
     fail "point 1 fields: $(sed -n 3p "$T/full.csv")"
 
 # the point's plan is the plan command's winner on that cluster size
-sed -n 9p "$T/full.csv" > "$T/p7"    # point 7: llama3-8b, 8 nodes, gbs 1024
+sed -n '1p;9p' "$T/full.csv" > "$T/p7"    # the header and point 7: llama3-8b, 8 nodes, gbs 1024
 $P --model "$L" --cluster "$C" --gbs 1024 --fix gpus=64 --top 1 --format json > "$T/plan.json" ||
     fail "plan exit $?"
 python3 - "$T/p7" "$T/plan.json" <<'PY' || fail "sweep point differs from planner --fix gpus=64"
 import csv, json, sys
-row = next(csv.reader(open(sys.argv[1])))
+row = next(csv.DictReader(open(sys.argv[1])))
 best = json.load(open(sys.argv[2]))["strategies"][0]
-want = [str(best[k]) for k in ("tp", "pp", "dp", "cp", "vpp", "mbs")]
-assert row[13:19] == want, (row[13:19], want)
-assert abs(float(row[22]) - best["step_time_s"]) <= 1e-5 * best["step_time_s"], (row[22], best)
+keys = ("tp", "pp", "dp", "cp", "ep", "vpp", "mbs", "recompute_layers", "zero")
+assert [row[k] for k in keys] == [str(best[k]) for k in keys], (row, best)
+assert row["sp"] == ("on" if best["sp"] else "off"), (row, best)
+assert row["recompute"] == best["recompute"], (row, best)
+assert abs(float(row["step_time_s"]) - best["step_time_s"]) <= 1e-5 * best["step_time_s"], (row, best)
 PY
 
 # sharded into 5 (shards 0 and 1 get 3 points, the others 2), merged in any order

@@ -1,0 +1,315 @@
+/* test_knobs.c: the knob registry (model/knobs.h) and the outputs it drives.
+ *
+ * Every knob of the registry must appear in every output: the plan JSON
+ * (strategies[] and the table's columns for the knobs that have one), the
+ * sweep's CSV header and rows and its JSON Lines, validate's JSON, and in
+ * emit's Megatron arguments for the knobs that have a flag.  The outputs
+ * come from ./planner (tests run from the repository root after `make`),
+ * except emit, which is called on hand-built plans that set every knob.
+ * Also: the registry's own consistency (unique keys, setters, ranges) and
+ * --fix parsing from the registry. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "inputs/cluster.h"
+#include "inputs/model.h"
+#include "model/knobs.h"
+#include "out/emit.h"
+#include "testutil.h"
+
+/* Runs `cmd` (a shell command line) and returns its stdout (free it). */
+static char *run(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    size_t len = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(buf);
+    for (size_t n; (n = fread(buf + len, 1, cap - len - 1, p)) > 0;) {
+        len += n;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ck_assert_ptr_nonnull(buf);
+        }
+    }
+    buf[len] = '\0';
+    ck_assert_msg(pclose(p) == 0, "'%s' failed", cmd);
+    return buf;
+}
+
+static json_t *parse(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, JSON_DISABLE_EOF_CHECK, &e);
+    ck_assert_msg(j != NULL, "not JSON: %s: %.200s", e.text, text);
+    return j;
+}
+
+/* Every knob's key is a key of object o (`where` names it in a failure). */
+static void has_every_knob(const json_t *o, const char *where)
+{
+    ck_assert_msg(json_is_object(o), "%s: not an object", where);
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const char *key = knob_get_info((knob_id)k)->key;
+        ck_assert_msg(json_object_get(o, key) != NULL, "%s: no '%s'", where, key);
+    }
+}
+
+/* Field `col` of CSV line `line` (no quoted commas in the fields we read). */
+static int csv_column(const char *header, const char *key)
+{
+    int col = 0;
+    size_t kl = strlen(key);
+    for (const char *p = header; *p; col++) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strcspn(p, "\n");
+        if (n == kl && strncmp(p, key, kl) == 0)
+            return col;
+        if (e == NULL)
+            break;
+        p = e + 1;
+    }
+    return -1;
+}
+
+START_TEST(registry_consistent)
+{
+    strategy s;
+    memset(&s, 0, sizeof s);
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const knob_info *ki = knob_get_info((knob_id)k);
+        ck_assert_ptr_nonnull(ki->key);
+        ck_assert_int_eq(knob_find(ki->key), k);
+        ck_assert_int_le(ki->min, ki->max);
+        ck_assert_msg(ki->meg == MEG_NONE || ki->megatron != NULL, "%s: no flag", ki->key);
+        ck_assert_msg(ki->table_head == NULL || ki->table_width >= (int)strlen(ki->table_head),
+                      "%s: column narrower than its head", ki->key);
+        /* the setter and the getter reach the same field, and only it */
+        for (int v = ki->min; v <= ki->max && v <= ki->min + 2; v++) {
+            strategy t = s;
+            knob_set(&t, (knob_id)k, v);
+            ck_assert_int_eq(knob_value(&t, (knob_id)k), v);
+            for (int j = 0; j < KNOB_COUNT; j++)
+                if (j != k)
+                    ck_assert_int_eq(knob_value(&t, (knob_id)j), knob_value(&s, (knob_id)j));
+        }
+    }
+    s.tp = 8;
+    s.recompute = RECOMPUTE_SELECTIVE;
+    s.sp = true;
+    char buf[32];
+    ck_assert_str_eq(knob_text(&s, KNOB_TP, false, buf, sizeof buf), "8");
+    ck_assert_str_eq(knob_text(&s, KNOB_RECOMPUTE, false, buf, sizeof buf), "selective");
+    ck_assert_str_eq(knob_text(&s, KNOB_RECOMPUTE, true, buf, sizeof buf), "sel");
+    ck_assert_str_eq(knob_text(&s, KNOB_SP, false, buf, sizeof buf), "on");
+}
+END_TEST
+
+START_TEST(fix_from_registry)
+{
+    strategy_constraints c = STRATEGY_CONSTRAINTS_INIT;
+    char msg[256];
+    ck_assert_int_eq(constraints_parse("tp=8, pp=16,sp=off,recompute=full,zero=1,ep=2,gpus=64",
+                                       &c, msg, sizeof msg), 0);
+    ck_assert_int_eq(c.tp, 8);
+    ck_assert_int_eq(c.pp, 16);
+    ck_assert_int_eq(c.sp, 0);
+    ck_assert_int_eq(c.recompute, RECOMPUTE_FULL);
+    ck_assert_int_eq(c.zero, 1);
+    ck_assert_int_eq(c.ep, 2);
+    ck_assert_int_eq(c.gpus, 64);
+    ck_assert_int_eq(c.dp, -1);
+    ck_assert_int_eq(constraints_parse("pp=257", &c, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "pp: expected an integer in 1..256, got '257'");
+    ck_assert_int_eq(constraints_parse("tq=8", &c, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "unknown key 'tq' (did you mean 'tp'?)");
+    ck_assert_int_eq(constraints_parse("zebra=1", &c, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "unknown key 'zebra' (known: tp pp dp cp ep vpp mbs sp recompute zero "
+                          "gpus)");
+    ck_assert_int_eq(constraints_parse("sp=maybe", &c, msg, sizeof msg), -1);
+    ck_assert_int_eq(constraints_parse("tp=8,tp=4", &c, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "duplicate key 'tp'");
+}
+END_TEST
+
+#define PLAN "./planner --model configs/mixtral-8x7b.json --cluster clusters/h100x512.yaml " \
+             "--fix gpus=64 --top 2"
+
+START_TEST(plan_json_and_table)
+{
+    char *text = run(PLAN " --format json 2>/dev/null");
+    json_t *d = parse(text), *list = json_object_get(d, "strategies");
+    ck_assert_int_ge((int)json_array_size(list), 1);
+    for (size_t i = 0; i < json_array_size(list); i++)
+        has_every_knob(json_array_get(list, i), "plan --format json strategies[]");
+    json_decref(d);
+    free(text);
+
+    /* the table: a column per knob with a table head (MoE: ep too) */
+    text = run(PLAN " 2>/dev/null");
+    const char *head = strstr(text, "\n rank ");
+    ck_assert_ptr_nonnull(head);
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const knob_info *ki = knob_get_info((knob_id)k);
+        char col[32];
+        if (ki->table_head == NULL)
+            continue;
+        snprintf(col, sizeof col, " %*s ", ki->table_width, ki->table_head);
+        ck_assert_msg(strstr(head, col) != NULL, "table: no column '%s'", ki->table_head);
+    }
+    free(text);
+}
+END_TEST
+
+#define SWEEP "./planner sweep -m configs/llama3-8b.json -c clusters/h100x512.yaml " \
+              "--nodes 1,2 --gbs 256"
+
+START_TEST(sweep_csv_and_jsonl)
+{
+    char *text = run(SWEEP " 2>/dev/null"), *row = strchr(text, '\n');
+    ck_assert_ptr_nonnull(row);
+    int fields = 1;
+    for (const char *p = row + 1; *p && *p != '\n'; p++)
+        fields += *p == ',';
+    int header_fields = 1;
+    for (const char *p = text; p < row; p++)
+        header_fields += *p == ',';
+    ck_assert_int_eq(fields, header_fields);
+    for (int k = 0; k < KNOB_COUNT; k++)
+        ck_assert_msg(csv_column(text, knob_get_info((knob_id)k)->key) >= 0,
+                      "sweep CSV header: no '%s'", knob_get_info((knob_id)k)->key);
+    free(text);
+
+    text = run(SWEEP " --format jsonl 2>/dev/null");
+    int lines = 0;
+    for (char *line = text; *line; lines++) {
+        char *nl = strchr(line, '\n');
+        ck_assert_ptr_nonnull(nl);
+        *nl = '\0';
+        json_t *o = parse(line);
+        ck_assert_str_eq(json_string_value(json_object_get(o, "status")), "ok");
+        has_every_knob(o, "sweep JSON Lines");
+        json_decref(o);
+        line = nl + 1;
+    }
+    ck_assert_int_eq(lines, 2);
+    free(text);
+}
+END_TEST
+
+START_TEST(validate_json)
+{
+    char path[] = "/tmp/test_knobs_runsXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"runs\": [{\"id\": \"moe1\", \"source\": \"test\", \"gpu\": \"H100-SXM\", "
+          "\"num_gpus\": 8, \"gpus_per_node\": 8, \"model\": {\"layers\": 4, \"hidden\": 1024, "
+          "\"heads\": 8, \"kv_heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 32000, "
+          "\"seq_len\": 1024, \"activation\": \"swiglu\", \"moe\": {\"moe_experts\": 8, "
+          "\"moe_topk\": 2, \"moe_ffn_hidden\": 4096}}, \"parallel\": {\"tp\": 1, \"pp\": 1, "
+          "\"dp\": 8, \"cp\": 1, \"ep\": 8, \"vpp\": null, \"mbs\": null, \"gbs\": 64, "
+          "\"sequence_parallel\": null, \"recompute\": null}, \"precision\": \"bf16\", "
+          "\"measured\": {\"tokens_per_s_per_gpu\": 1000, \"step_time_s\": 1}, "
+          "\"unpublished\": [\"mbs\", \"vpp\"]}]}\n", f);
+    fclose(f);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "./planner validate --format json %s 2>/dev/null", path);
+    char *text = run(cmd);
+    unlink(path);
+    json_t *d = parse(text), *r = json_array_get(json_object_get(d, "runs"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "ok");
+    has_every_knob(json_object_get(r, "plan"), "validate --format json runs[].plan");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "plan"), "ep")), 8);
+    json_decref(d);
+    free(text);
+}
+END_TEST
+
+/* Emits `s` for m on c as Megatron arguments and appends them to *all. */
+static void emit_append(const model *m, const cluster *c, const strategy *s, char **all)
+{
+    plan pl;
+    char why[256], *text = NULL;
+    size_t len = 0;
+    memset(&pl, 0, sizeof pl);
+    pl.s = *s;
+    FILE *fp = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(fp);
+    int rc = emit_write(fp, EMIT_MEGATRON, MEGATRON_VERSION_DEFAULT, m, c, &pl, why, sizeof why);
+    fclose(fp);
+    ck_assert_msg(rc == 0, "emit: %s", why);
+    size_t have = *all ? strlen(*all) : 0;
+    *all = realloc(*all, have + len + 1);
+    ck_assert_ptr_nonnull(*all);
+    memcpy(*all + have, text, len + 1);
+    free(text);
+}
+
+START_TEST(emit_every_flag)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    cluster *c = NULL;
+    char *all = NULL;
+    strategy a, b;
+    bool set[KNOB_COUNT] = {false};
+    ck_assert_int_eq(model_load("configs/mixtral-8x7b.json", NULL, &m, &err), PLANNER_OK);
+    ck_assert_int_eq(cluster_load("clusters/h100x512.yaml", &c, &err), PLANNER_OK);
+    /* A: every knob but the embedding/loss accounting off its minimum */
+    memset(&a, 0, sizeof a);
+    a.tp = 8; a.pp = 4; a.dp = 2; a.cp = 2; a.ep = 2; a.vpp = 2; a.mbs = 2;
+    a.gbs = 128; a.seq_len = 4096;
+    a.sp = true; a.tp_comm_overlap = true;
+    a.recompute = RECOMPUTE_FULL; a.recompute_layers = 2;
+    a.zero = 1; a.overlap_grad_reduce = true; a.overlap_param_gather = true;
+    a.n_stages = a.pp;
+    for (int i = 0; i < a.pp; i++) {
+        a.stage[i].n_layers = m->layers / a.pp;
+        a.stage[i].tp = a.tp;
+        a.stage[i].dp = a.dp;
+    }
+    for (int i = 0; i < a.pp; i++)
+        strategy_chunk_layers(&a, m->layers, i, 0, &a.stage[i].first_layer);
+    emit_append(m, c, &a, &all);
+    /* B: the embedding and the loss counted as layers ((32 + 2) / 2 each) */
+    memset(&b, 0, sizeof b);
+    b.tp = 8; b.pp = 2; b.dp = 1; b.cp = 1; b.ep = 1; b.vpp = 1; b.mbs = 1;
+    b.gbs = 64; b.seq_len = 4096;
+    ck_assert_int_eq(strategy_split_account(&b, m->layers, 0), 0);
+    emit_append(m, c, &b, &all);
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const knob_info *ki = knob_get_info((knob_id)k);
+        char flag[96];
+        set[k] = knob_value(&a, (knob_id)k) > ki->min || knob_value(&b, (knob_id)k) > ki->min;
+        if (ki->meg == MEG_NONE)
+            continue;
+        /* a knob added to the registry needs a value here, so that its
+         * flags are checked */
+        ck_assert_msg(set[k], "%s: at its minimum in both test plans", ki->key);
+        snprintf(flag, sizeof flag, "%.*s", (int)strcspn(ki->megatron, " "), ki->megatron);
+        ck_assert_msg(strstr(all, flag) != NULL, "%s: %s not emitted", ki->key, flag);
+    }
+    free(all);
+    model_free(m);
+    cluster_free(c);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("knobs");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, registry_consistent);
+    tcase_add_test(tc, fix_from_registry);
+    tcase_add_test(tc, plan_json_and_table);
+    tcase_add_test(tc, sweep_csv_and_jsonl);
+    tcase_add_test(tc, validate_json);
+    tcase_add_test(tc, emit_every_flag);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
