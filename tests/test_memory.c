@@ -64,16 +64,38 @@ END_TEST
 
 START_TEST(stage_breakdown_sums)
 {
-    state_bytes sb;
     memory_breakdown mb;
-    memory_state_bytes(PREC_BF16, 0, 1, &sb);
-    memory_stage(&sb, 1e9, 1e8, 4, 5e7, 1e9, 0.1, 80e9, &mb);
+    stage_memory_in in = {PREC_BF16, 0, 1, 1, 1e9, 0, 1e8, 4, 5e7, 1e9, 0.1, 80e9};
+    memory_stage(&in, &mb);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
     ck_assert_rel(mb.grads_bytes, 4e9, 1e-15);
     ck_assert_rel(mb.optimizer_bytes, 12e9, 1e-15);
     ck_assert_rel(mb.activations_bytes, 4.5e8, 1e-15);
     ck_assert_rel(mb.reserve_bytes, 1e9 + 4.5e7, 1e-15);
     ck_assert_rel(mb.total_bytes, 18e9 + 4.5e8 + 1.045e9, 1e-15);
+}
+END_TEST
+
+/* Routed experts' states shard over their expert-data-parallel group, the
+ * rest over dp: bf16 with the distributed optimizer, dp 8, edp 2, half of
+ * 1e9 parameters experts: 0.5e9 x (2 + 4 + 12/8) + 0.5e9 x (2 + 4 + 12/2)
+ * = 3.75e9 + 6e9 bytes; optimizer 0.5e9 x 1.5 + 0.5e9 x 6 = 3.75e9. */
+START_TEST(stage_expert_states_shard_over_edp)
+{
+    static const struct { int edp; double expert, optimizer, total; } cases[] = {
+        {2, 0.5e9, 3.75e9, 9.75e9},   /* the example above */
+        {8, 0.5e9, 1.5e9, 7.5e9},     /* edp = dp: no difference */
+        {2, 0, 1.5e9, 7.5e9},         /* no experts: the dense figure */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memory_breakdown mb;
+        stage_memory_in in = {PREC_BF16, 1, 8, cases[i].edp, 1e9, cases[i].expert,
+                              0, 0, 0, 0, 0.1, 80e9};
+        memory_stage(&in, &mb);
+        ck_assert_rel(mb.weights_bytes + mb.grads_bytes, 6e9, 1e-15);
+        ck_assert_rel(mb.optimizer_bytes, cases[i].optimizer, 1e-15);
+        ck_assert_rel(mb.total_bytes, cases[i].total, 1e-15);
+    }
 }
 END_TEST
 
@@ -86,6 +108,7 @@ int main(void)
     tcase_add_test(tc, inflight_1f1b);
     tcase_add_test(tc, inflight_interleaved);
     tcase_add_test(tc, stage_breakdown_sums);
+    tcase_add_test(tc, stage_expert_states_shard_over_edp);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -256,6 +256,43 @@ START_TEST(pp_not_dividing_layers)
 }
 END_TEST
 
+/* The placer's memory terms are evaluate()'s (memory_stage): routed-expert
+ * states shard over their expert-data-parallel group (tp cp dp / ep = 4
+ * here), not over dp (8).  DeepSeek-V3 (61 layers) at tp 8 pp 8 dp 8 ep 16,
+ * mbs 2, selective recompute, distributed optimizer on 512 H100s: without
+ * the expert term the placer took 9/8/8/8/8/8/8/4, whose stage 1 needs
+ * 79.1 GiB of the 77.2 usable (infeasible); with it, a split that fits
+ * (9/7/8/8/8/8/8/5, 75.0 GiB on stage 2). */
+START_TEST(moe_split_counts_expert_sharding)
+{
+    model *m = load_model("configs/deepseek-v3.json");
+    cluster *c = load_cluster("clusters/h100x512.yaml");
+    cost_params p;
+    placement pl = {1, {{0, 8, 8}}};
+    static strategy s;
+    static evaluation e;
+    char why[160];
+    placer *pc;
+
+    cost_params_default(&p);
+    memset(&s, 0, sizeof s);
+    s.tp = 8; s.pp = 8; s.dp = 8; s.cp = 1; s.ep = 16; s.vpp = 1;
+    s.mbs = 2; s.gbs = 1024; s.seq_len = 4096; s.sp = true;
+    s.recompute = RECOMPUTE_SELECTIVE; s.zero = 1;
+    s.overlap_grad_reduce = s.overlap_param_gather = s.tp_comm_overlap = true;
+    pc = placer_new(m, c, &p, false, 0);
+    ck_assert_ptr_nonnull(pc);
+    ck_assert_int_eq(placer_place(pc, &pl, &s, why, sizeof why), 0);
+    ck_assert_msg(strategy_check(m, &s, why, sizeof why) == 0, "%s", why);
+    evaluate(m, c, &p, &s, &e);
+    ck_assert_msg(e.feasible, "%s", e.reason);
+    ck_assert_int_eq(s.stage[0].n_layers + s.stage[7].n_layers, 14);
+    placer_free(pc);
+    model_free(m);
+    cluster_free(c);
+}
+END_TEST
+
 /* Runs a default search of m on c (top 5). */
 static void run_search(const model *m, const cluster *c, partition_solver ps, search_result *r)
 {
@@ -399,6 +436,7 @@ int main(void)
     tcase_add_test(tc, mixed_beats_or_says_so);
     tcase_add_test(tc, pruned_equals_exhaustive_across_groups);
     tcase_add_test(tc, from_strategy_runs);
+    tcase_add_test(tc, moe_split_counts_expert_sharding);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -40,12 +40,31 @@ double memory_inflight(int pp, int vpp, int microbatches, int rank);
 double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
                               const double *chunk_act_bytes);
 
-/* Fills *out for a stage holding `params` parameters (per GPU), `act_bytes`
- * activations per micro-batch, `extra_bytes` of transient working set, with
- * `inflight` micro-batches in flight, on a GPU of `capacity_bytes` usable
- * memory; reserve_bytes + frag_fraction x activations go to reserve. */
-void memory_stage(const state_bytes *sb, double params, double act_bytes,
-                  double inflight, double extra_bytes, double reserve_bytes,
-                  double frag_fraction, double capacity_bytes, memory_breakdown *out);
+/* What a pipeline stage holds on one GPU: the inputs of memory_stage(). */
+typedef struct stage_memory_in {
+    precision prec;
+    int zero;                   /* 0..3 (1: distributed optimizer) */
+    int dp;                     /* ranks the dense states shard over */
+    int edp;                    /* ranks the routed experts' states shard
+                                   over: the expert-data-parallel group,
+                                   tp cp dp / ep (strategy_expert_dp) */
+    double params;              /* parameters held by one GPU */
+    double expert_params;       /* of which routed-expert parameters */
+    double act_bytes;           /* activations kept, one micro-batch */
+    double inflight;            /* micro-batches of activations held at once */
+    double extra_bytes;         /* transient working set */
+    double reserve_bytes;       /* fixed reserve (cost_params.reserve_bytes) */
+    double frag_fraction;       /* allocator fragmentation, x activations */
+    double capacity_bytes;      /* usable memory of the GPU */
+} stage_memory_in;
+
+/* The stage-memory formula, the only place it is written (evaluate() calls
+ * it per stage, the placer per layer for the partitioner's terms):
+ *   weights, grads, optimizer = params x memory_state_bytes(zero, dp), the
+ *     expert share (expert_params / params) at memory_state_bytes(zero, edp)
+ *     (the distributed optimizer shards expert states over their own group);
+ *   activations = act_bytes x inflight + extra_bytes;
+ *   reserve = reserve_bytes + frag_fraction x activations. */
+void memory_stage(const stage_memory_in *in, memory_breakdown *out);
 
 #endif

@@ -52,6 +52,9 @@ typedef struct strategy {
 /* Micro-batches per step: gbs / (mbs * dp). */
 int strategy_microbatches(const strategy *s);
 int strategy_gpus(const strategy *s);   /* tp * cp * dp * pp (homogeneous) */
+/* The expert-data-parallel group of a stage of tensor-parallel degree tp:
+ * tp cp dp / ep ranks (expert rank order etp-ep-edp-pp, etp 1), >= 1. */
+int strategy_expert_dp(const strategy *s, int tp);
 const char *recompute_name(recompute_mode r);
 
 /* Decoder layers of virtual chunk `chunk` (0 .. vpp-1) on pipeline rank

@@ -1,7 +1,10 @@
 /* memory.c: per-GPU memory of a pipeline stage.
  *
  * Model states: bytes per parameter from Megatron's distributed-optimizer
- * documentation (zero 0/1) and ZeRO (stages 2/3), see memory.h.  Activations:
+ * documentation (zero 0/1) and ZeRO (stages 2/3), see memory.h; routed
+ * experts' states shard over their expert-data-parallel group.
+ * memory_stage() is the one stage-memory formula: evaluate() and the placer
+ * (the partitioner's per-layer terms) both call it.  Activations:
  * per layer from transformer.c (Korthikanti et al. 2022 with flash
  * attention), times the micro-batches in flight under the schedule, plus the
  * transient working set (fp32 logits on the last stage, one layer's full
@@ -111,16 +114,25 @@ double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
     return peak;
 }
 
-void memory_stage(const state_bytes *sb, double params, double act_bytes,
-                  double inflight, double extra_bytes, double reserve_bytes,
-                  double frag_fraction, double capacity_bytes, memory_breakdown *out)
+void memory_stage(const stage_memory_in *in, memory_breakdown *out)
 {
-    out->weights_bytes = params * sb->weights;
-    out->grads_bytes = params * sb->grads;
-    out->optimizer_bytes = params * sb->optimizer;
-    out->activations_bytes = act_bytes * inflight + extra_bytes;
-    out->reserve_bytes = reserve_bytes + frag_fraction * out->activations_bytes;
+    state_bytes sb;
+    memory_state_bytes(in->prec, in->zero, in->dp, &sb);
+    if (in->expert_params > 0 && in->params > 0) {
+        /* expert states sharded over edp, the rest over dp */
+        state_bytes dense = sb, ex;
+        double fe = in->expert_params / in->params;
+        memory_state_bytes(in->prec, in->zero, in->edp, &ex);
+        sb.weights = (1.0 - fe) * dense.weights + fe * ex.weights;
+        sb.grads = (1.0 - fe) * dense.grads + fe * ex.grads;
+        sb.optimizer = (1.0 - fe) * dense.optimizer + fe * ex.optimizer;
+    }
+    out->weights_bytes = in->params * sb.weights;
+    out->grads_bytes = in->params * sb.grads;
+    out->optimizer_bytes = in->params * sb.optimizer;
+    out->activations_bytes = in->act_bytes * in->inflight + in->extra_bytes;
+    out->reserve_bytes = in->reserve_bytes + in->frag_fraction * out->activations_bytes;
     out->total_bytes = out->weights_bytes + out->grads_bytes + out->optimizer_bytes +
                        out->activations_bytes + out->reserve_bytes;
-    out->capacity_bytes = capacity_bytes;
+    out->capacity_bytes = in->capacity_bytes;
 }

@@ -26,6 +26,13 @@ int strategy_microbatches(const strategy *s)
     return d > 0 ? (int)(s->gbs / d) : 0;
 }
 
+int strategy_expert_dp(const strategy *s, int tp)
+{
+    int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1, ep = s->ep > 0 ? s->ep : 1;
+    int edp = (tp * cp * dp) / ep;
+    return edp > 0 ? edp : 1;
+}
+
 int strategy_gpus(const strategy *s)
 {
     int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;

@@ -5,18 +5,18 @@
  * part's TP degree; its per-micro-batch time is the sum of its layers'
  * forward + backward times from cost_layer_range() on that GPU type (the
  * embedding on stage 0, the output layer and loss on the last stage), and
- * its memory is evaluate()'s memory_stage() formula term by term:
- *     params x (weights + grads + optimizer bytes per param)
- *   + (1 + frag) (activations x memory_inflight(pp, 1, m, s) + transient)
- *   + reserve,
- * where the transient is the largest one layer needs (full recompute) plus
- * the fp32 logits on the last stage.  ZeRO-3's gathered-weights buffer
- * (2 x the stage's parameters / its layers) is bounded from above by
- * 2 x the largest layer plus 2 x the embedding/output parameters, so a
- * split the partitioner accepts also fits in evaluate().  The partitioner
- * minimizes the largest stage time (1F1B's steady state is paced by it);
- * the search then evaluates the split exactly (pipeline simulation, p2p on
- * the links each boundary crosses).
+ * its memory is evaluate()'s: memory_stage() (memory.c, the one formula)
+ * gives each layer's terms of the partitioner's sum (layer_memory: its
+ * states, with routed-expert states sharded over their expert-data-parallel
+ * group; one micro-batch of activations, times memory_inflight(pp, 1, m,
+ * s); its transient bytes, the largest counting) and each stage's fixed
+ * bytes (the reserve, and the embedding / output layer on the end stages).
+ * ZeRO-3's gathered-weights buffer (2 x the stage's parameters / its
+ * layers) is bounded from above by 2 x the largest layer plus 2 x the
+ * embedding/output parameters, so a split the partitioner accepts also fits
+ * in evaluate().  The partitioner minimizes the largest stage time (1F1B's
+ * steady state is paced by it); the search then evaluates the split
+ * exactly (pipeline simulation, p2p on the links each boundary crosses).
  *
  * Per-layer costs are computed once per (group, tp, cp, mbs, seq, sp,
  * recompute, TP overlap) and kept in a small round-robin cache: a search
@@ -229,7 +229,7 @@ typedef struct cost_key {
 typedef struct cost_entry {
     bool used;
     cost_key key;
-    double *t, *params, *act, *peak;        /* [L] each */
+    double *t, *params, *expert, *act, *peak;   /* [L] each */
     double ext_t[3], ext_params[3], ext_peak[3];
 } cost_entry;
 
@@ -270,20 +270,21 @@ placer *placer_new(const model *m, const cluster *c, const cost_params *p, bool 
     pc->ilp_limit_s = ilp_time_limit_s > 0 ? ilp_time_limit_s : 10.0;
     pc->L = m->layers;
     L = (size_t)m->layers;
-    pc->block = pl_calloc((size_t)COST_CACHE * 4 * L + (size_t)PLACEMENT_MAX_PARTS * 4 * L,
+    pc->block = pl_calloc((size_t)COST_CACHE * 5 * L + (size_t)PLACEMENT_MAX_PARTS * 4 * L,
                           sizeof *pc->block);
     if (pc->block == NULL) {
         pl_free(pc);
         return NULL;
     }
     for (int k = 0; k < COST_CACHE; k++) {
-        double *b = pc->block + (size_t)k * 4 * L;
+        double *b = pc->block + (size_t)k * 5 * L;
         pc->cache[k].t = b;
         pc->cache[k].params = b + L;
         pc->cache[k].act = b + 2 * L;
         pc->cache[k].peak = b + 3 * L;
+        pc->cache[k].expert = b + 4 * L;
     }
-    pc->pt = pc->block + (size_t)COST_CACHE * 4 * L;
+    pc->pt = pc->block + (size_t)COST_CACHE * 5 * L;
     pc->pst = pc->pt + (size_t)PLACEMENT_MAX_PARTS * L;
     pc->pact = pc->pst + (size_t)PLACEMENT_MAX_PARTS * L;
     pc->ppeak = pc->pact + (size_t)PLACEMENT_MAX_PARTS * L;
@@ -353,6 +354,7 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const strategy *s)
         if (i > 0 && same_layer(&pc->m->layer[i], &pc->m->layer[i - 1])) {
             e->t[i] = e->t[i - 1];
             e->params[i] = e->params[i - 1];
+            e->expert[i] = e->expert[i - 1];
             e->act[i] = e->act[i - 1];
             e->peak[i] = e->peak[i - 1];
             continue;
@@ -360,6 +362,7 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const strategy *s)
         cost_layer_range(pc->m, pc->c, pc->p, s, k->group, k->tp, i, 1, false, false, &rc);
         e->t[i] = rc.fwd_s + rc.bwd_s;
         e->params[i] = rc.params;
+        e->expert[i] = rc.expert_params;
         e->act[i] = rc.act_bytes;
         e->peak[i] = rc.act_peak_extra_bytes;
     }
@@ -420,15 +423,142 @@ int placer_place(placer *pc, const placement *pl, strategy *s, char *why, int wh
     return placer_place_with(pc, pl, s, pc->use_ilp, why, why_size);
 }
 
+/* The terms of one layer's memory as the partitioner sums them
+ * (partition.h: state + inflight x act + max peak), each from
+ * memory_stage() with that part alone (so the reserve's fragmentation share
+ * lands on the activations and transient bytes, and routed-expert states
+ * shard over their own group, as evaluate() has them): the states of its
+ * parameters, one micro-batch of its activations, its transient bytes
+ * (`peak`; with ZeRO-3 also its gathered weights, bounded by 2 x its
+ * parameters). */
+static void layer_memory(const stage_memory_in *base, double params, double expert,
+                         double act, double peak, bool zero3, double *st_out,
+                         double *act_out, double *peak_out)
+{
+    stage_memory_in in = *base;
+    memory_breakdown mb;
+    in.reserve_bytes = 0;
+    in.params = params;
+    in.expert_params = expert;
+    in.act_bytes = in.inflight = in.extra_bytes = 0;
+    memory_stage(&in, &mb);
+    *st_out = mb.total_bytes;
+    in.params = in.expert_params = 0;
+    in.act_bytes = act;
+    in.inflight = 1;
+    memory_stage(&in, &mb);
+    *act_out = mb.total_bytes;
+    in.act_bytes = in.inflight = 0;
+    in.extra_bytes = peak + (zero3 ? 2.0 * params : 0);
+    memory_stage(&in, &mb);
+    *peak_out = mb.total_bytes;
+}
+
+/* Part k of the placement (its group, tp): the per-layer times and memory
+ * terms of the partition problem, and each of its stages' class, fixed time
+ * (the embedding / output layer on the end stages), fixed bytes (the
+ * reserve, and the end stages' extra states and transient bytes), micro-
+ * batches in flight and capacity.  *stage counts the stages placed so far. */
+static void part_terms(placer *pc, const placement *pl, int k, const strategy *s,
+                       int mcount, int *stage)
+{
+    const placement_part *pp = &pl->part[k];
+    const int L = pc->L, P = placement_stages(pl), cp = s->cp > 0 ? s->cp : 1;
+    const int tp = pp->tp > 0 ? pp->tp : s->tp;
+    const bool z3 = s->zero >= 3;
+    const node_group *g = &pc->c->group[pp->group];
+    stage_memory_in base = {pc->m->prec, s->zero, s->dp, strategy_expert_dp(s, tp), 0, 0, 0, 0, 0,
+                            0, pc->p->frag_fraction, g->gpu.usable_mem_bytes};
+    size_t o = (size_t)k * (size_t)L;
+    cost_key key = {pp->group, tp, cp, s->mbs, s->seq_len, (int)s->recompute, s->sp,
+                    s->tp_comm_overlap};
+    const cost_entry *e = costs(pc, &key, s);   /* read at once: a later miss may evict it */
+    double ext_fb[3];
+    for (int i = 0; i < L; i++) {
+        pc->pt[o + (size_t)i] = e->t[i];
+        if (i > 0 && e->params[i] == e->params[i - 1] && e->expert[i] == e->expert[i - 1] &&
+            e->act[i] == e->act[i - 1] && e->peak[i] == e->peak[i - 1]) {
+            pc->pst[o + (size_t)i] = pc->pst[o + (size_t)i - 1];
+            pc->pact[o + (size_t)i] = pc->pact[o + (size_t)i - 1];
+            pc->ppeak[o + (size_t)i] = pc->ppeak[o + (size_t)i - 1];
+            continue;
+        }
+        layer_memory(&base, e->params[i], e->expert[i], e->act[i], e->peak[i], z3,
+                     &pc->pst[o + (size_t)i], &pc->pact[o + (size_t)i],
+                     &pc->ppeak[o + (size_t)i]);
+    }
+    for (int x = 0; x < 3; x++) {
+        memory_breakdown mb;
+        stage_memory_in in = base;
+        in.reserve_bytes = pc->p->reserve_bytes;
+        in.params = e->ext_params[x];
+        in.extra_bytes = e->ext_peak[x] + (z3 ? 2.0 * e->ext_params[x] : 0);
+        memory_stage(&in, &mb);
+        ext_fb[x] = mb.total_bytes;
+    }
+    for (int q = 0; q < pp->n_stages; q++, (*stage)++) {
+        int x = P == 1 ? 2 : *stage == 0 ? 0 : *stage == P - 1 ? 1 : -1;
+        pc->cls[*stage] = k;
+        pc->ft[*stage] = x >= 0 ? e->ext_t[x] : 0;
+        pc->fb[*stage] = x >= 0 ? ext_fb[x] : pc->p->reserve_bytes;
+        pc->infl[*stage] = memory_inflight(P, 1, mcount, *stage);
+        pc->cap[*stage] = g->gpu.usable_mem_bytes;
+    }
+}
+
+/* The ILP's split (--partition ilp): the DP's optimum first, which bounds
+ * the bottleneck from below, so the ILP only has to trade the fill and
+ * drain against it; the DP's split when the ILP gives none. */
+static partition_status solve_ilp(placer *pc, partition_problem *pb, int mcount)
+{
+    partition_status st = partition_dp(pb, &pc->ws, &pc->res);
+    if (st == PARTITION_NOMEM)
+        return st;
+    pb->bottleneck_lb = pc->res.bottleneck_s * (1 - 1e-9);
+    pb->fill_weight = mcount > 1 ? 1.0 / (mcount - 1) : 0;
+    pb->mip_gap = PLACER_ILP_GAP;
+    if (st == PARTITION_OK) {
+        pc->st.ilp_solves++;
+        st = partition_ilp(pb, pc->ilp_limit_s, &pc->res);
+    }
+    if (st == PARTITION_OK && !pc->res.optimal)
+        pc->st.ilp_not_optimal++;
+    if (st == PARTITION_NOMEM)
+        return st;
+    pb->fill_weight = pb->bottleneck_lb = pb->mip_gap = 0;
+    if (st != PARTITION_OK && st != PARTITION_INFEASIBLE) {
+        pc->st.ilp_fallbacks++;
+        st = partition_dp(pb, &pc->ws, &pc->res);
+    }
+    return st;
+}
+
+/* Solves pb with the chosen solver; when nothing fits, the closest miss
+ * (placer_balance_misses) or the fastest split. */
+static partition_status solve(placer *pc, partition_problem *pb, int P, int mcount,
+                              bool use_ilp)
+{
+    partition_status st;
+    pc->st.partitions++;
+    if (use_ilp && P > 1)
+        st = solve_ilp(pc, pb, mcount);
+    else
+        st = partition_dp(pb, &pc->ws, &pc->res);
+    if (st == PARTITION_INFEASIBLE && pc->balance_misses) {
+        st = closest_split(pc, pb, P);
+    } else if (st == PARTITION_INFEASIBLE) {
+        pb->capacity_bytes = pc->nocap;   /* the fastest split */
+        st = partition_dp(pb, &pc->ws, &pc->res);
+    }
+    return st;
+}
+
 int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp, char *why,
                       int why_size)
 {
     const int L = pc->L;
-    const double frag = pc->p->frag_fraction;
-    int P = placement_stages(pl), K = pl->n_parts, cp = s->cp > 0 ? s->cp : 1;
+    int P = placement_stages(pl), K = pl->n_parts;
     int mcount = strategy_microbatches(s), stage = 0, first = 0;
-    double ext_params_sb[3], sbsum;
-    state_bytes sb;
     partition_problem pb;
     partition_status st;
 
@@ -444,78 +574,16 @@ int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp
         WHY("interleaving (vpp %d) needs an even split of the layers", s->vpp);
     if (mcount < 1)
         mcount = 1;
-    memory_state_bytes(pc->m->prec, s->zero, s->dp, &sb);
-    sbsum = sb.weights + sb.grads + sb.optimizer;
-
     for (int k = 0; k < K; k++) {
-        const placement_part *pp = &pl->part[k];
-        cost_key key;
-        const cost_entry *e;
-        size_t o = (size_t)k * (size_t)L;
-        if (pp->group < 0 || pp->group >= pc->c->n_groups || pp->n_stages < 1)
-            WHY("placement part %d: no group %d or no stages", k, pp->group);
-        key = (cost_key){pp->group, pp->tp > 0 ? pp->tp : s->tp, cp, s->mbs, s->seq_len,
-                         (int)s->recompute, s->sp, s->tp_comm_overlap};
-        e = costs(pc, &key, s);   /* copied at once: a later miss may evict it */
-        for (int i = 0; i < L; i++) {
-            pc->pt[o + (size_t)i] = e->t[i];
-            pc->pst[o + (size_t)i] = e->params[i] * sbsum;
-            pc->pact[o + (size_t)i] = (1 + frag) * e->act[i];
-            pc->ppeak[o + (size_t)i] =
-                (1 + frag) * (e->peak[i] + (s->zero >= 3 ? 2.0 * e->params[i] : 0));
-        }
-        for (int x = 0; x < 3; x++)
-            ext_params_sb[x] = e->ext_params[x];
-        for (int q = 0; q < pp->n_stages; q++, stage++) {
-            int x = P == 1 ? 2 : stage == 0 ? 0 : stage == P - 1 ? 1 : -1;
-            const node_group *g = &pc->c->group[pp->group];
-            pc->cls[stage] = k;
-            pc->ft[stage] = x >= 0 ? e->ext_t[x] : 0;
-            pc->fb[stage] = pc->p->reserve_bytes;
-            if (x >= 0)
-                pc->fb[stage] += ext_params_sb[x] * sbsum +
-                                 (1 + frag) * (e->ext_peak[x] +
-                                               (s->zero >= 3 ? 2.0 * ext_params_sb[x] : 0));
-            pc->infl[stage] = memory_inflight(P, 1, mcount, stage);
-            pc->cap[stage] = g->gpu.usable_mem_bytes;
-        }
+        if (pl->part[k].group < 0 || pl->part[k].group >= pc->c->n_groups ||
+            pl->part[k].n_stages < 1)
+            WHY("placement part %d: no group %d or no stages", k, pl->part[k].group);
+        part_terms(pc, pl, k, s, mcount, &stage);
     }
 
     pb = (partition_problem){L, P, K, pc->cls, pc->pt, pc->pst, pc->pact, pc->ppeak, pc->ft,
                              pc->fb, pc->infl, pc->cap, 1, NULL, 0, 0, 0};
-    pc->st.partitions++;
-    st = PARTITION_INFEASIBLE;
-    if (use_ilp && P > 1) {
-        /* the DP's optimum bounds the bottleneck from below: the ILP then
-         * only has to trade the fill and drain against it */
-        st = partition_dp(&pb, &pc->ws, &pc->res);
-        if (st == PARTITION_NOMEM)
-            return -2;
-        pb.bottleneck_lb = pc->res.bottleneck_s * (1 - 1e-9);
-        pb.fill_weight = mcount > 1 ? 1.0 / (mcount - 1) : 0;
-        pb.mip_gap = PLACER_ILP_GAP;
-        if (st == PARTITION_OK) {
-            pc->st.ilp_solves++;
-            st = partition_ilp(&pb, pc->ilp_limit_s, &pc->res);
-        }
-        if (st == PARTITION_OK && !pc->res.optimal)
-            pc->st.ilp_not_optimal++;
-        if (st == PARTITION_NOMEM)
-            return -2;
-        pb.fill_weight = pb.bottleneck_lb = pb.mip_gap = 0;
-        if (st != PARTITION_OK && st != PARTITION_INFEASIBLE) {
-            pc->st.ilp_fallbacks++;
-            st = partition_dp(&pb, &pc->ws, &pc->res);
-        }
-    } else {
-        st = partition_dp(&pb, &pc->ws, &pc->res);
-    }
-    if (st == PARTITION_INFEASIBLE && pc->balance_misses) {
-        st = closest_split(pc, &pb, P);
-    } else if (st == PARTITION_INFEASIBLE) {
-        pb.capacity_bytes = pc->nocap;   /* the fastest split */
-        st = partition_dp(&pb, &pc->ws, &pc->res);
-    }
+    st = solve(pc, &pb, P, mcount, use_ilp);
     if (st == PARTITION_NOMEM)
         return -2;
     if (st == PARTITION_LIMIT) {

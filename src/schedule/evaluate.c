@@ -117,301 +117,356 @@ double cost_schedule_simulate(const cost_schedule *in, double *rank_end_s, sched
                                 in->p2p_s, in->p2p_wrap_s, rank_end_s, events);
 }
 
-void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
-                       const strategy *s, evaluation *out, cost_schedule *sched)
-{
+/* The state of one evaluation (on the caller's stack, about 80 KiB): the
+ * inputs, each rank's costs as they are found, and the step-wide maxima. */
+typedef struct eval_state {
+    const model *m;
+    const cluster *c;
+    const cost_params *p;
+    const strategy *s;
+    evaluation *out;
+    int pp, v, mcount, cp, dp;
+    bool chunked;               /* per-chunk schedule times (see eval_init) */
     double fwd[STRATEGY_MAX_STAGES], bwd[STRATEGY_MAX_STAGES], p2p[STRATEGY_MAX_STAGES];
     double rank_end[STRATEGY_MAX_STAGES], grad_exp[STRATEGY_MAX_STAGES];
-    double param_exp = 0, opt = 0, done = 0, span, peak_flops = 0, overhead = 0;
+    double param_exp, opt, overhead, peak_flops;
     range_cost rc[STRATEGY_MAX_STAGES];
-    state_bytes sb;
-    int pp = s->pp > 0 ? s->pp : 1, v = s->vpp > 0 ? s->vpp : 1;
-    int mcount = strategy_microbatches(s);
-    int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
-    int i, j, worst = 0;
     double fc[COST_CHUNKS_MAX], bc[COST_CHUNKS_MAX];
-    bool chunked;
+} eval_state;
 
+static void eval_init(eval_state *x, const model *m, const cluster *c, const cost_params *p,
+                      const strategy *s, evaluation *out)
+{
+    x->m = m;
+    x->c = c;
+    x->p = p;
+    x->s = s;
+    x->out = out;
+    x->param_exp = x->opt = x->overhead = x->peak_flops = 0;
+    x->pp = s->pp > 0 ? s->pp : 1;
+    x->v = s->vpp > 0 ? s->vpp : 1;
+    x->mcount = strategy_microbatches(s);
+    x->cp = s->cp > 0 ? s->cp : 1;
+    x->dp = s->dp > 0 ? s->dp : 1;
     memset(out, 0, sizeof *out);
-    if (pp > STRATEGY_MAX_STAGES)
-        pp = STRATEGY_MAX_STAGES;
-    if (v > COST_CHUNKS_MAX / pp)   /* beyond any model's layers */
-        v = COST_CHUNKS_MAX / pp;
+    if (x->pp > STRATEGY_MAX_STAGES)
+        x->pp = STRATEGY_MAX_STAGES;
+    if (x->v > COST_CHUNKS_MAX / x->pp)   /* beyond any model's layers */
+        x->v = COST_CHUNKS_MAX / x->pp;
     /* per-chunk schedule times where the chunks of a rank hold different
      * layer counts (the embedding/loss-accounting split); the even and the
-     * first/last splits keep per-rank times (chunk = rank / vpp), as the
-     * trace (trace.c, per-rank times) replays them */
-    chunked = v > 1 && (s->account_embedding || s->account_loss);
-    if (mcount < 1)
-        mcount = 1;
-    out->n_stages = pp;
+     * first/last splits keep per-rank times (chunk = rank / vpp) */
+    x->chunked = x->v > 1 && (s->account_embedding || s->account_loss);
+    if (x->mcount < 1)
+        x->mcount = 1;
+    out->n_stages = x->pp;
     out->gpus = strategy_gpus(s);
-    memory_state_bytes(m->prec, s->zero, dp, &sb);
+}
 
-    for (i = 0; i < pp; i++) {
-        const stage_spec *st = &s->stage[i];
-        int g = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
-        int tp = st->tp > 0 ? st->tp : (s->tp > 0 ? s->tp : 1);
-        const node_group *ng = &c->group[g];
-        const gen_constants *k = &p->gen[ng->gpu.gen];
-        comm_link dpl = comm_group_link(ng, k, dp, tp * cp);
-        /* routed experts: expert-data-parallel group of tp cp dp / ep ranks,
-         * ep apart (expert rank order etp-ep-edp-pp, etp 1) */
-        int ep = s->ep > 0 ? s->ep : 1;
-        int edp = (tp * cp * dp) / ep > 0 ? (tp * cp * dp) / ep : 1;
-        comm_link edpl = comm_group_link(ng, k, edp, ep);
-        double gb = grad_reduce_bytes(m, s->zero);
-        double t_grad, t_param, opt_i, inflight;
-        double ca[COST_CHUNKS_MAX];
-        bool act_uneven = false;
-        range_cost *r = &rc[i];
-
-        memset(r, 0, sizeof *r);
-        /* chunk by chunk (strategy_chunk_layers' rule): the embedding in
-         * rank 0's chunk 0, the output layer and loss in rank pp-1's last */
-        for (j = 0; j < v; j++) {
-            range_cost part;
-            int first = 0, n = strategy_chunk_layers(s, m->layers, i, j, &first);
-            if (n < 0)
-                n = 0;
-            cost_layer_range(m, c, p, s, g, tp, first, n, i == 0 && j == 0,
-                             i == pp - 1 && j == v - 1, &part);
-            range_cost_add_work(r, &part);
-            r->params += part.params;
-            r->expert_params += part.expert_params;
-            if (part.act_peak_extra_bytes > r->act_peak_extra_bytes)
-                r->act_peak_extra_bytes = part.act_peak_extra_bytes;
-            if (chunked) {
-                fc[i * v + j] = cost_cap_time(part.fwd_s);
-                bc[i * v + j] = cost_cap_time(part.bwd_s);
-                ca[j] = part.act_bytes;
-                if (part.act_bytes != ca[0])
-                    act_uneven = true;
-            }
+/* Rank i's layers, chunk by chunk (strategy_chunk_layers' rule: the
+ * embedding in rank 0's chunk 0, the output layer and loss in rank pp-1's
+ * last), summed into *r; per-chunk times into fc/bc when chunked, each
+ * chunk's activations into ca[].  Returns whether the chunks keep different
+ * activations. */
+static bool rank_layers(eval_state *x, int i, int g, int tp, range_cost *r, double *ca)
+{
+    const int v = x->v, pp = x->pp;
+    bool act_uneven = false;
+    memset(r, 0, sizeof *r);
+    for (int j = 0; j < v; j++) {
+        range_cost part;
+        int first = 0, n = strategy_chunk_layers(x->s, x->m->layers, i, j, &first);
+        if (n < 0)
+            n = 0;
+        cost_layer_range(x->m, x->c, x->p, x->s, g, tp, first, n, i == 0 && j == 0,
+                         i == pp - 1 && j == v - 1, &part);
+        range_cost_add_work(r, &part);
+        r->params += part.params;
+        r->expert_params += part.expert_params;
+        if (part.act_peak_extra_bytes > r->act_peak_extra_bytes)
+            r->act_peak_extra_bytes = part.act_peak_extra_bytes;
+        if (x->chunked) {
+            x->fc[i * v + j] = cost_cap_time(part.fwd_s);
+            x->bc[i * v + j] = cost_cap_time(part.bwd_s);
+            ca[j] = part.act_bytes;
+            if (part.act_bytes != ca[0])
+                act_uneven = true;
         }
-
-        /* data parallelism */
-        if (s->zero >= 3) {
-            /* every weight tensor is gathered before its forward and again
-             * before its backward, its gradient reduce-scattered after: one
-             * ring collective per tensor (NCCL's hierarchical latency) on the
-             * critical path (each layer waits for its weights; measured
-             * ZeRO-3 runs scale as if little were hidden, Narayanan et al.
-             * SC21 Table 2).  Each per-tensor collective also flattens or
-             * unflattens one chunk per rank (list all-gather /
-             * reduce-scatter: dp copy kernels), the term that grows
-             * linearly with the ranks as SC21's 384 -> 1,536 GPU runs do */
-            double lat = r->n_tensors * (comm_ring_latency_s(&dpl, dp) + dp * k->kernel_s);
-            double ag = comm_allgather_s(&dpl, dp, r->params * 2.0) -
-                        comm_ring_latency_s(&dpl, dp);
-            double rs = comm_reducescatter_s(&dpl, dp, r->params * gb) -
-                        comm_ring_latency_s(&dpl, dp);
-            if (dp > 1) {
-                r->fwd_s += lat + ag;
-                r->bwd_s += 2.0 * lat + ag + rs;
-            }
-            t_grad = t_param = 0;
-            grad_exp[i] = 0;
-        } else {
-            double dense = r->params - r->expert_params, ex = r->expert_params;
-            double bucket = dense < cost_dp_bucket_params(dp) ? dense : cost_dp_bucket_params(dp);
-            double last_grad, first_param = 0;
-            if (s->zero >= 1) {
-                t_grad = comm_reducescatter_s(&dpl, dp, dense * gb);
-                t_param = comm_allgather_s(&dpl, dp, dense * 2.0);
-                if (ex > 0) {
-                    t_grad += comm_reducescatter_s(&edpl, edp, ex * gb);
-                    t_param += comm_allgather_s(&edpl, edp, ex * 2.0);
-                }
-                last_grad = comm_reducescatter_s(&dpl, dp, bucket * gb);
-                first_param = comm_allgather_s(&dpl, dp, bucket * 2.0);
-            } else {
-                t_grad = comm_allreduce_s(&dpl, dp, dense * gb);
-                if (ex > 0)
-                    t_grad += comm_allreduce_s(&edpl, edp, ex * gb);
-                t_param = 0;
-                last_grad = comm_allreduce_s(&dpl, dp, bucket * gb);
-            }
-            /* overlapped with the last micro-batch's backward (forward):
-             * the last (first) bucket always shows */
-            if (s->overlap_grad_reduce && t_grad > 0) {
-                double rest = t_grad - last_grad;
-                grad_exp[i] = last_grad + cost_overlapped(rest, r->bwd_s, k);
-            } else {
-                grad_exp[i] = t_grad;
-            }
-            if (s->overlap_param_gather && t_param > 0)
-                t_param = first_param + cost_overlapped(t_param - first_param, r->fwd_s, k);
-        }
-        if (t_param > param_exp)
-            param_exp = t_param;
-        {
-            /* the distributed optimizer shards the experts' states over
-             * their expert-data-parallel group */
-            double local = r->params;
-            if (s->zero >= 1)
-                local = r->expert_params > 0
-                            ? (r->params - r->expert_params) / dp + r->expert_params / edp
-                            : r->params / dp;
-            opt_i = compute_optimizer_s(&ng->gpu, k, local) +
-                    step_sync_s(m, ng, k, out->gpus > 0 ? out->gpus : 1, local);
-        }
-        if (opt_i > opt)
-            opt = opt_i;
-        /* the slowest host sets the pace; not clamped at 0 so that
-         * `planner calibrate` sees its slope through a negative trial */
-        if (i == 0 || k->step_overhead_s > overhead)
-            overhead = k->step_overhead_s;
-
-        r->fwd_s = cost_cap_time(r->fwd_s);
-        r->bwd_s = cost_cap_time(r->bwd_s);
-        r->compute_s = cost_cap_time(r->compute_s);
-        r->recompute_s = cost_cap_time(r->recompute_s);
-        r->tp_comm_s = cost_cap_time(r->tp_comm_s);
-        grad_exp[i] = cost_cap_time(grad_exp[i]);
-        fwd[i] = r->fwd_s;
-        bwd[i] = r->bwd_s;
-        if (chunked) {
-            /* what the rank pays beyond its chunks' layers (ZeRO-3's
-             * per-tensor collectives) in equal shares */
-            double sf = 0, sbw = 0;
-            for (j = 0; j < v; j++) {
-                sf += fc[i * v + j];
-                sbw += bc[i * v + j];
-            }
-            for (j = 0; j < v; j++) {
-                fc[i * v + j] = cost_cap_time(fc[i * v + j] + (fwd[i] - sf) / v);
-                bc[i * v + j] = cost_cap_time(bc[i * v + j] + (bwd[i] - sbw) / v);
-            }
-        }
-        out->stage_fwd_s[i] = r->fwd_s;
-        out->stage_bwd_s[i] = r->bwd_s;
-
-        /* p2p to the next rank */
-        p2p[i] = i < pp - 1 || (v > 1 && pp > 1) ? cost_cap_time(cost_boundary_p2p_s(m, c, p, s, i))
-                                                : 0;
-
-        /* memory */
-        inflight = memory_inflight(pp, v, mcount, i);
-        {
-            double extra = r->act_peak_extra_bytes, act = r->act_bytes;
-            if (s->zero >= 3 && st->n_layers > 0 && dp > 1)
-                extra += zero3_gather_bytes(m, st, tp);
-            if (act_uneven && act > 0) {
-                /* chunks keep different activations: the schedule's own
-                 * peak, as whole-rank micro-batches */
-                inflight = memory_inflight_chunks(pp, v, mcount, i, ca) / act;
-            }
-            state_bytes sbs = sb;
-            if (r->expert_params > 0 && r->params > 0) {
-                /* expert states sharded over edp, the rest over dp */
-                state_bytes sbe;
-                double fe = r->expert_params / r->params;
-                memory_state_bytes(m->prec, s->zero, edp, &sbe);
-                sbs.weights = (1.0 - fe) * sb.weights + fe * sbe.weights;
-                sbs.grads = (1.0 - fe) * sb.grads + fe * sbe.grads;
-                sbs.optimizer = (1.0 - fe) * sb.optimizer + fe * sbe.optimizer;
-            }
-            memory_stage(&sbs, r->params, act, inflight, extra, p->reserve_bytes,
-                         p->frag_fraction, ng->gpu.usable_mem_bytes, &out->stage_memory[i]);
-        }
-        if (out->stage_memory[i].total_bytes > out->peak_memory_bytes) {
-            out->peak_memory_bytes = out->stage_memory[i].total_bytes;
-            out->peak_stage = i;
-        }
-        peak_flops += compute_peak_flops(&ng->gpu, precision_peak(m->prec)) * tp * cp * dp;
     }
+    return act_uneven;
+}
 
-    if (chunked)
-        span = schedule_simulate_chunks(pp, v, mcount, fc, bc, p2p, pp > 1 ? p2p[pp - 1] : 0,
-                                        rank_end, NULL);
+/* ZeRO-3 on rank i: every weight tensor is gathered before its forward and
+ * again before its backward, its gradient reduce-scattered after: one ring
+ * collective per tensor (NCCL's hierarchical latency) on the critical path
+ * (each layer waits for its weights; measured ZeRO-3 runs scale as if
+ * little were hidden, Narayanan et al. SC21 Table 2).  Each per-tensor
+ * collective also flattens or unflattens one chunk per rank (list
+ * all-gather / reduce-scatter: dp copy kernels), the term that grows
+ * linearly with the ranks as SC21's 384 -> 1,536 GPU runs do.  Added to the
+ * rank's forward and backward; nothing is exposed after the pipeline. */
+static void rank_zero3(eval_state *x, int i, const comm_link *dpl, const gen_constants *k,
+                       double gb, range_cost *r)
+{
+    const int dp = x->dp;
+    double lat = r->n_tensors * (comm_ring_latency_s(dpl, dp) + dp * k->kernel_s);
+    double ag = comm_allgather_s(dpl, dp, r->params * 2.0) - comm_ring_latency_s(dpl, dp);
+    double rs = comm_reducescatter_s(dpl, dp, r->params * gb) - comm_ring_latency_s(dpl, dp);
+    if (dp > 1) {
+        r->fwd_s += lat + ag;
+        r->bwd_s += 2.0 * lat + ag + rs;
+    }
+    x->grad_exp[i] = 0;
+}
+
+/* Rank i's data-parallel gradient reduce (exposed part into grad_exp[i])
+ * and parameter gather (returned, exposed part), ZeRO 0-2: all-reduce, or
+ * with the distributed optimizer reduce-scatter + all-gather; the routed
+ * experts' over their expert-data-parallel group (edpl, edp ranks). */
+static double rank_dp_comm(eval_state *x, int i, const comm_link *dpl, const comm_link *edpl,
+                           int edp, const gen_constants *k, double gb, const range_cost *r)
+{
+    const int dp = x->dp;
+    double dense = r->params - r->expert_params, ex = r->expert_params;
+    double bucket = dense < cost_dp_bucket_params(dp) ? dense : cost_dp_bucket_params(dp);
+    double t_grad, t_param, last_grad, first_param = 0;
+    if (x->s->zero >= 1) {
+        t_grad = comm_reducescatter_s(dpl, dp, dense * gb);
+        t_param = comm_allgather_s(dpl, dp, dense * 2.0);
+        if (ex > 0) {
+            t_grad += comm_reducescatter_s(edpl, edp, ex * gb);
+            t_param += comm_allgather_s(edpl, edp, ex * 2.0);
+        }
+        last_grad = comm_reducescatter_s(dpl, dp, bucket * gb);
+        first_param = comm_allgather_s(dpl, dp, bucket * 2.0);
+    } else {
+        t_grad = comm_allreduce_s(dpl, dp, dense * gb);
+        if (ex > 0)
+            t_grad += comm_allreduce_s(edpl, edp, ex * gb);
+        t_param = 0;
+        last_grad = comm_allreduce_s(dpl, dp, bucket * gb);
+    }
+    /* overlapped with the last micro-batch's backward (forward): the last
+     * (first) bucket always shows */
+    if (x->s->overlap_grad_reduce && t_grad > 0) {
+        double rest = t_grad - last_grad;
+        x->grad_exp[i] = last_grad + cost_overlapped(rest, r->bwd_s, k);
+    } else {
+        x->grad_exp[i] = t_grad;
+    }
+    if (x->s->overlap_param_gather && t_param > 0)
+        t_param = first_param + cost_overlapped(t_param - first_param, r->fwd_s, k);
+    return t_param;
+}
+
+/* Rank i's optimizer step and step sync: the distributed optimizer shards
+ * the states (the experts' over their expert-data-parallel group). */
+static double rank_optimizer_s(const eval_state *x, const node_group *ng,
+                               const gen_constants *k, int edp, const range_cost *r)
+{
+    double local = r->params;
+    if (x->s->zero >= 1)
+        local = r->expert_params > 0
+                    ? (r->params - r->expert_params) / x->dp + r->expert_params / edp
+                    : r->params / x->dp;
+    return compute_optimizer_s(&ng->gpu, k, local) +
+           step_sync_s(x->m, ng, k, x->out->gpus > 0 ? x->out->gpus : 1, local);
+}
+
+/* Rank i's times capped and stored (schedule inputs, evaluation); chunked:
+ * what the rank pays beyond its chunks' layers (ZeRO-3's per-tensor
+ * collectives) spread over its chunks in equal shares. */
+static void rank_times(eval_state *x, int i, range_cost *r)
+{
+    const int v = x->v;
+    r->fwd_s = cost_cap_time(r->fwd_s);
+    r->bwd_s = cost_cap_time(r->bwd_s);
+    r->compute_s = cost_cap_time(r->compute_s);
+    r->recompute_s = cost_cap_time(r->recompute_s);
+    r->tp_comm_s = cost_cap_time(r->tp_comm_s);
+    x->grad_exp[i] = cost_cap_time(x->grad_exp[i]);
+    x->fwd[i] = r->fwd_s;
+    x->bwd[i] = r->bwd_s;
+    if (x->chunked) {
+        double sf = 0, sbw = 0;
+        for (int j = 0; j < v; j++) {
+            sf += x->fc[i * v + j];
+            sbw += x->bc[i * v + j];
+        }
+        for (int j = 0; j < v; j++) {
+            x->fc[i * v + j] = cost_cap_time(x->fc[i * v + j] + (x->fwd[i] - sf) / v);
+            x->bc[i * v + j] = cost_cap_time(x->bc[i * v + j] + (x->bwd[i] - sbw) / v);
+        }
+    }
+    x->out->stage_fwd_s[i] = r->fwd_s;
+    x->out->stage_bwd_s[i] = r->bwd_s;
+}
+
+/* Rank i's memory (memory_stage), with memory_inflight() micro-batches or,
+ * when its chunks keep different activations (ca[]), the schedule's own
+ * peak as whole-rank micro-batches; ZeRO-3 adds its gathered weights. */
+static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int edp,
+                        const range_cost *r, bool act_uneven, const double *ca)
+{
+    const strategy *s = x->s;
+    stage_memory_in in = {x->m->prec, s->zero, x->dp, edp, r->params, r->expert_params,
+                          r->act_bytes, memory_inflight(x->pp, x->v, x->mcount, i),
+                          r->act_peak_extra_bytes, x->p->reserve_bytes, x->p->frag_fraction,
+                          ng->gpu.usable_mem_bytes};
+    if (s->zero >= 3 && s->stage[i].n_layers > 0 && x->dp > 1)
+        in.extra_bytes += zero3_gather_bytes(x->m, &s->stage[i], tp);
+    if (act_uneven && in.act_bytes > 0)
+        in.inflight = memory_inflight_chunks(x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
+    memory_stage(&in, &x->out->stage_memory[i]);
+    if (x->out->stage_memory[i].total_bytes > x->out->peak_memory_bytes) {
+        x->out->peak_memory_bytes = x->out->stage_memory[i].total_bytes;
+        x->out->peak_stage = i;
+    }
+}
+
+/* Pipeline rank i: its layers, data-parallel communication, optimizer,
+ * p2p to the next rank and memory. */
+static void eval_rank(eval_state *x, int i)
+{
+    const strategy *s = x->s;
+    const stage_spec *st = &s->stage[i];
+    int g = st->group >= 0 && st->group < x->c->n_groups ? st->group : 0;
+    int tp = st->tp > 0 ? st->tp : (s->tp > 0 ? s->tp : 1);
+    const node_group *ng = &x->c->group[g];
+    const gen_constants *k = &x->p->gen[ng->gpu.gen];
+    comm_link dpl = comm_group_link(ng, k, x->dp, tp * x->cp);
+    /* routed experts: expert-data-parallel group of tp cp dp / ep ranks,
+     * ep apart */
+    int ep = s->ep > 0 ? s->ep : 1, edp = strategy_expert_dp(s, tp);
+    comm_link edpl = comm_group_link(ng, k, edp, ep);
+    double gb = grad_reduce_bytes(x->m, s->zero), t_param = 0, opt_i;
+    double ca[COST_CHUNKS_MAX];
+    range_cost *r = &x->rc[i];
+    bool act_uneven = rank_layers(x, i, g, tp, r, ca);
+
+    if (s->zero >= 3)
+        rank_zero3(x, i, &dpl, k, gb, r);
     else
-        span = schedule_simulate_ex(pp, v, mcount, fwd, bwd, p2p, pp > 1 ? p2p[pp - 1] : 0,
-                                    rank_end, NULL);
+        t_param = rank_dp_comm(x, i, &dpl, &edpl, edp, k, gb, r);
+    if (t_param > x->param_exp)
+        x->param_exp = t_param;
+    opt_i = rank_optimizer_s(x, ng, k, edp, r);
+    if (opt_i > x->opt)
+        x->opt = opt_i;
+    /* the slowest host sets the pace; not clamped at 0 so that
+     * `planner calibrate` sees its slope through a negative trial */
+    if (i == 0 || k->step_overhead_s > x->overhead)
+        x->overhead = k->step_overhead_s;
+    rank_times(x, i, r);
+    /* p2p to the next rank */
+    x->p2p[i] = i < x->pp - 1 || (x->v > 1 && x->pp > 1)
+                    ? cost_cap_time(cost_boundary_p2p_s(x->m, x->c, x->p, s, i))
+                    : 0;
+    rank_memory(x, i, ng, tp, edp, r, act_uneven, ca);
+    x->peak_flops += compute_peak_flops(&ng->gpu, precision_peak(x->m->prec)) * tp * x->cp *
+                     x->dp;
+}
+
+/* The pipeline schedule over the ranks' times (into *sched when not NULL):
+ * the span from the first forward to the last backward, each rank's finish
+ * in rank_end[]; the closed form when the simulation runs out of memory. */
+static double eval_schedule(eval_state *x, cost_schedule *sched)
+{
+    const int pp = x->pp, v = x->v, mcount = x->mcount;
+    double span;
+    if (x->chunked)
+        span = schedule_simulate_chunks(pp, v, mcount, x->fc, x->bc, x->p2p,
+                                        pp > 1 ? x->p2p[pp - 1] : 0, x->rank_end, NULL);
+    else
+        span = schedule_simulate_ex(pp, v, mcount, x->fwd, x->bwd, x->p2p,
+                                    pp > 1 ? x->p2p[pp - 1] : 0, x->rank_end, NULL);
     if (sched != NULL) {
-        int n = chunked ? pp * v : pp;
+        int n = x->chunked ? pp * v : pp;
         sched->pp = pp;
         sched->vpp = v;
         sched->microbatches = mcount;
-        sched->chunked = chunked;
-        memcpy(sched->fwd_s, chunked ? fc : fwd, (size_t)n * sizeof(double));
-        memcpy(sched->bwd_s, chunked ? bc : bwd, (size_t)n * sizeof(double));
-        memcpy(sched->p2p_s, p2p, (size_t)pp * sizeof(double));
-        sched->p2p_wrap_s = pp > 1 ? p2p[pp - 1] : 0;
+        sched->chunked = x->chunked;
+        memcpy(sched->fwd_s, x->chunked ? x->fc : x->fwd, (size_t)n * sizeof(double));
+        memcpy(sched->bwd_s, x->chunked ? x->bc : x->bwd, (size_t)n * sizeof(double));
+        memcpy(sched->p2p_s, x->p2p, (size_t)pp * sizeof(double));
+        sched->p2p_wrap_s = pp > 1 ? x->p2p[pp - 1] : 0;
     }
     if (span < 0) {   /* out of memory in the simulation: the closed form */
         double fb = 0;
-        for (i = 0; i < pp; i++)
-            if (fwd[i] + bwd[i] > fb)
-                fb = fwd[i] + bwd[i];
+        for (int i = 0; i < pp; i++)
+            if (x->fwd[i] + x->bwd[i] > fb)
+                fb = x->fwd[i] + x->bwd[i];
         span = (mcount + (pp - 1.0) / v) * fb;
-        for (i = 0; i < pp; i++)
-            rank_end[i] = span;
+        for (int i = 0; i < pp; i++)
+            x->rank_end[i] = span;
     }
-    for (i = 0; i < pp; i++) {
-        double d = rank_end[i] + grad_exp[i];
-        if (d > done)
-            done = d;
-        if (fwd[i] + bwd[i] > fwd[worst] + bwd[worst])
-            worst = i;
-    }
-    out->step_time_s = cost_cap_time(done + cost_cap_time(opt) + cost_cap_time(param_exp) + overhead);
-    if (!(out->step_time_s > 0))
-        out->step_time_s = 1e-9;
+    return span;
+}
 
-    /* breakdown, on the slowest rank */
-    {
-        time_breakdown *t = &out->time;
-        double steady = mcount * (fwd[worst] + bwd[worst]);
-        double pp_fill = 0;
-        t->compute_s = mcount * rc[worst].compute_s;
-        t->recompute_s = mcount * rc[worst].recompute_s;
-        t->tp_comm_s = mcount * rc[worst].tp_comm_s;
-        t->ep_comm_s = mcount * rc[worst].ep_comm_s;
-        for (i = 0; i < pp - 1; i++)
-            pp_fill += 2.0 * p2p[i];
-        t->pp_comm_s = pp_fill < span - steady ? pp_fill : (span > steady ? span - steady : 0);
-        t->bubble_s = span - steady - t->pp_comm_s;
-        if (t->bubble_s < 0)
-            t->bubble_s = 0;
-        t->dp_comm_s = (done - span) + param_exp;
-        if (s->zero >= 3)
-            t->dp_comm_s += steady - (t->compute_s + t->recompute_s + t->tp_comm_s +
-                                      t->ep_comm_s);
-        if (t->dp_comm_s < 0)
-            t->dp_comm_s = 0;
-        t->optimizer_s = opt;
-        t->overhead_s = overhead;
-        t->compute_s = cost_cap_time(t->compute_s);
-        t->recompute_s = cost_cap_time(t->recompute_s);
-        t->tp_comm_s = cost_cap_time(t->tp_comm_s);
-        t->ep_comm_s = cost_cap_time(t->ep_comm_s);
-        t->pp_comm_s = cost_cap_time(t->pp_comm_s);
-        t->bubble_s = cost_cap_time(t->bubble_s);
-        t->dp_comm_s = cost_cap_time(t->dp_comm_s);
-        t->optimizer_s = cost_cap_time(t->optimizer_s);
-    }
+/* Where the step's time goes, on the slowest rank `worst`; `done` is the
+ * last rank's finish with its exposed reduce. */
+static void eval_breakdown(const eval_state *x, int worst, double span, double done)
+{
+    time_breakdown *t = &x->out->time;
+    const range_cost *rw = &x->rc[worst];
+    double steady = x->mcount * (x->fwd[worst] + x->bwd[worst]);
+    double pp_fill = 0;
+    t->compute_s = x->mcount * rw->compute_s;
+    t->recompute_s = x->mcount * rw->recompute_s;
+    t->tp_comm_s = x->mcount * rw->tp_comm_s;
+    t->ep_comm_s = x->mcount * rw->ep_comm_s;
+    for (int i = 0; i < x->pp - 1; i++)
+        pp_fill += 2.0 * x->p2p[i];
+    t->pp_comm_s = pp_fill < span - steady ? pp_fill : (span > steady ? span - steady : 0);
+    t->bubble_s = span - steady - t->pp_comm_s;
+    if (t->bubble_s < 0)
+        t->bubble_s = 0;
+    t->dp_comm_s = (done - span) + x->param_exp;
+    if (x->s->zero >= 3)
+        t->dp_comm_s += steady - (t->compute_s + t->recompute_s + t->tp_comm_s + t->ep_comm_s);
+    if (t->dp_comm_s < 0)
+        t->dp_comm_s = 0;
+    t->optimizer_s = x->opt;
+    t->overhead_s = x->overhead;
+    t->compute_s = cost_cap_time(t->compute_s);
+    t->recompute_s = cost_cap_time(t->recompute_s);
+    t->tp_comm_s = cost_cap_time(t->tp_comm_s);
+    t->ep_comm_s = cost_cap_time(t->ep_comm_s);
+    t->pp_comm_s = cost_cap_time(t->pp_comm_s);
+    t->bubble_s = cost_cap_time(t->bubble_s);
+    t->dp_comm_s = cost_cap_time(t->dp_comm_s);
+    t->optimizer_s = cost_cap_time(t->optimizer_s);
+}
 
-    {
-        double tokens = (double)s->gbs * s->seq_len;
-        double mf = model_flops_per_step(m, s->gbs, s->seq_len);
-        int gpus = out->gpus > 0 ? out->gpus : 1;
-        out->tokens_per_s = tokens / out->step_time_s;
-        out->tokens_per_s_per_gpu = out->tokens_per_s / gpus;
-        out->tflops_per_gpu = mf / out->step_time_s / gpus / 1e12;
-        out->mfu = peak_flops > 0 ? mf / out->step_time_s / peak_flops : 0;
-        if (!isfinite(out->mfu) || out->mfu < 0)
-            out->mfu = 0;
-        if (out->mfu > 1)   /* only with inputs beyond physics (peaks ~0) */
-            out->mfu = 1;
-    }
+/* Throughput and MFU from the step time. */
+static void eval_rates(const eval_state *x)
+{
+    evaluation *out = x->out;
+    double tokens = (double)x->s->gbs * x->s->seq_len;
+    double mf = model_flops_per_step(x->m, x->s->gbs, x->s->seq_len);
+    int gpus = out->gpus > 0 ? out->gpus : 1;
+    out->tokens_per_s = tokens / out->step_time_s;
+    out->tokens_per_s_per_gpu = out->tokens_per_s / gpus;
+    out->tflops_per_gpu = mf / out->step_time_s / gpus / 1e12;
+    out->mfu = x->peak_flops > 0 ? mf / out->step_time_s / x->peak_flops : 0;
+    if (!isfinite(out->mfu) || out->mfu < 0)
+        out->mfu = 0;
+    if (out->mfu > 1)   /* only with inputs beyond physics (peaks ~0) */
+        out->mfu = 1;
+}
 
+/* Feasible when every stage fits its GPU's usable memory; else the first
+ * that does not, as the reason. */
+static void eval_feasible(const eval_state *x)
+{
+    evaluation *out = x->out;
+    const cluster *c = x->c;
     out->feasible = true;
-    for (i = 0; i < pp; i++) {
+    for (int i = 0; i < x->pp; i++) {
         const memory_breakdown *mb = &out->stage_memory[i];
         if (mb->total_bytes > mb->capacity_bytes) {
-            int g = s->stage[i].group >= 0 && s->stage[i].group < c->n_groups
-                        ? s->stage[i].group : 0;
+            int g = x->s->stage[i].group >= 0 && x->s->stage[i].group < c->n_groups
+                        ? x->s->stage[i].group : 0;
             out->feasible = false;
             snprintf(out->reason, sizeof out->reason,
                      "stage %d needs %.1f GiB, %s has %.1f GiB usable", i,
@@ -422,3 +477,29 @@ void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
     out->binding = out->feasible ? binding_of(&out->time) : "memory";
 }
 
+void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
+                       const strategy *s, evaluation *out, cost_schedule *sched)
+{
+    eval_state x;
+    double span, done = 0;
+    int worst = 0;
+
+    eval_init(&x, m, c, p, s, out);
+    for (int i = 0; i < x.pp; i++)
+        eval_rank(&x, i);
+    span = eval_schedule(&x, sched);
+    for (int i = 0; i < x.pp; i++) {
+        double d = x.rank_end[i] + x.grad_exp[i];
+        if (d > done)
+            done = d;
+        if (x.fwd[i] + x.bwd[i] > x.fwd[worst] + x.bwd[worst])
+            worst = i;
+    }
+    out->step_time_s = cost_cap_time(done + cost_cap_time(x.opt) + cost_cap_time(x.param_exp) +
+                                     x.overhead);
+    if (!(out->step_time_s > 0))
+        out->step_time_s = 1e-9;
+    eval_breakdown(&x, worst, span, done);
+    eval_rates(&x);
+    eval_feasible(&x);
+}
