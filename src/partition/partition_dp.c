@@ -191,6 +191,82 @@ static int ws_reserve(partition_ws *ws, size_t doubles, size_t ints)
     return 0;
 }
 
+/* Row s of the dynamic program: f[s][j] = the least bottleneck of the
+ * layers [0, j) on stages 0..s, stage s holding [i, j) (its best i in
+ * arg[s][j]), from row s - 1; HUGE_VAL (arg -1) where nothing fits.  Rows
+ * are `row` = L + 1 wide; every stage holds at least ml layers.  Counts
+ * its inner steps in ws->steps: PARTITION_LIMIT once past ws->step_limit
+ * (when > 0), else PARTITION_OK. */
+static partition_status dp_row(const partition_problem *pb, int s, int ml, size_t row,
+                               partition_ws *ws)
+{
+    const int L = pb->n_layers, P = pb->n_stages;
+    const size_t o = (size_t)pb->stage_class[s] * (size_t)L;
+    const double *tt = pb->time_s + o, *sb = pb->state_bytes + o, *ab = pb->act_bytes + o;
+    const double *peak = pb->peak_bytes != NULL ? pb->peak_bytes + o : NULL;
+    const double ft = pb->fixed_time_s[s], fb = pb->fixed_bytes[s];
+    const double inf = pb->inflight[s], cap = pb->capacity_bytes[s];
+    double *fs = ws->buf + (size_t)s * row;
+    const double *fp = s > 0 ? ws->buf + (size_t)(s - 1) * row : NULL;
+    int *as = ws->arg + (size_t)s * row;
+    int jlo = (s + 1) * ml, jhi = L - (P - 1 - s) * ml;
+
+    for (int j = 0; j <= L; j++) {
+        fs[j] = HUGE_VAL;
+        as[j] = -1;
+    }
+    if (s == P - 1)
+        jlo = L;   /* only the whole model matters for the last stage */
+    for (int j = jlo; j <= jhi; j++) {
+        /* sums over [i, j), grown one layer at a time as i decreases,
+         * in partition_stage_time/bytes()'s order */
+        double best = HUGE_VAL, tsum = 0, ssum = 0, asum = 0, runmax = 0;
+        int bi = -1, ilo = s * ml, ihi = j - ml;
+        if (s == 0)
+            ilo = ihi = 0;
+        if (ihi < ilo)
+            continue;
+        if (ws->step_limit > 0 && ws->steps > ws->step_limit)
+            return PARTITION_LIMIT;
+        for (int i = j - 1; i >= ilo; i--) {
+            double t, bytes, v;
+            ws->steps++;
+            tsum += tt[i];
+            ssum += sb[i];
+            asum += ab[i];
+            if (peak != NULL && peak[i] > runmax)
+                runmax = peak[i];
+            if (i > ihi)
+                continue;   /* shorter than min_layers */
+            t = ft + tsum;
+            if (t >= best)
+                break;
+            bytes = fb + ssum + inf * asum + runmax;
+            if (bytes > cap)
+                break;
+            v = s == 0 ? t : (fp[i] > t ? fp[i] : t);
+            if (v < best) {
+                best = v;
+                bi = i;
+            }
+        }
+        fs[j] = best;
+        as[j] = bi;
+    }
+    return PARTITION_OK;
+}
+
+/* Whether pb sets a constraint or objective only the ILP takes. */
+static bool ilp_only(const partition_problem *pb)
+{
+    if (pb->fill_weight > 0)
+        return true;
+    for (int k = 0; pb->class_layer_cap != NULL && k < pb->n_classes; k++)
+        if (pb->class_layer_cap[k] >= 0)
+            return true;
+    return false;
+}
+
 partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
                               partition_result *out)
 {
@@ -198,19 +274,16 @@ partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
     partition_status st = PARTITION_OK;
     int L, P, ml;
     size_t row;
-    double *f;
-    int *arg;
 
     memset(out, 0, sizeof *out);
     if (partition_validate(pb, NULL, 0) != 0) {
         out->status = PARTITION_INVALID;
         return PARTITION_INVALID;
     }
-    if (pb->fill_weight > 0)
-        goto unsupported;
-    for (int k = 0; pb->class_layer_cap != NULL && k < pb->n_classes; k++)
-        if (pb->class_layer_cap[k] >= 0)
-            goto unsupported;
+    if (ilp_only(pb)) {
+        out->status = PARTITION_UNSUPPORTED;
+        return PARTITION_UNSUPPORTED;
+    }
     L = pb->n_layers;
     P = pb->n_stages;
     ml = min_layers_of(pb);
@@ -221,77 +294,18 @@ partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
         st = PARTITION_NOMEM;
         goto cleanup;
     }
-    f = ws->buf;
-    arg = ws->arg;
-
-    for (int s = 0; s < P; s++) {
-        const size_t o = (size_t)pb->stage_class[s] * (size_t)L;
-        const double *tt = pb->time_s + o, *sb = pb->state_bytes + o, *ab = pb->act_bytes + o;
-        const double *peak = pb->peak_bytes != NULL ? pb->peak_bytes + o : NULL;
-        const double ft = pb->fixed_time_s[s], fb = pb->fixed_bytes[s];
-        const double inf = pb->inflight[s], cap = pb->capacity_bytes[s];
-        double *fs = f + (size_t)s * row;
-        const double *fp = s > 0 ? f + (size_t)(s - 1) * row : NULL;
-        int *as = arg + (size_t)s * row;
-        int jlo = (s + 1) * ml, jhi = L - (P - 1 - s) * ml;
-
-        for (int j = 0; j <= L; j++) {
-            fs[j] = HUGE_VAL;
-            as[j] = -1;
-        }
-        if (s == P - 1)
-            jlo = L;   /* only the whole model matters for the last stage */
-        for (int j = jlo; j <= jhi; j++) {
-            /* sums over [i, j), grown one layer at a time as i decreases,
-             * in partition_stage_time/bytes()'s order */
-            double best = HUGE_VAL, tsum = 0, ssum = 0, asum = 0, runmax = 0;
-            int bi = -1, ilo = s * ml, ihi = j - ml;
-            if (s == 0)
-                ilo = ihi = 0;
-            if (ihi < ilo)
-                continue;
-            if (ws->step_limit > 0 && ws->steps > ws->step_limit) {
-                st = PARTITION_LIMIT;
-                goto cleanup;
-            }
-            for (int i = j - 1; i >= ilo; i--) {
-                double t, bytes, v;
-                ws->steps++;
-                tsum += tt[i];
-                ssum += sb[i];
-                asum += ab[i];
-                if (peak != NULL && peak[i] > runmax)
-                    runmax = peak[i];
-                if (i > ihi)
-                    continue;   /* shorter than min_layers */
-                t = ft + tsum;
-                if (t >= best)
-                    break;
-                bytes = fb + ssum + inf * asum + runmax;
-                if (bytes > cap)
-                    break;
-                v = s == 0 ? t : (fp[i] > t ? fp[i] : t);
-                if (v < best) {
-                    best = v;
-                    bi = i;
-                }
-            }
-            fs[j] = best;
-            as[j] = bi;
-        }
-    }
-
-    if (!isfinite(f[(size_t)(P - 1) * row + (size_t)L])) {
+    for (int s = 0; s < P && st == PARTITION_OK; s++)
+        st = dp_row(pb, s, ml, row, ws);
+    if (st != PARTITION_OK)
+        goto cleanup;
+    if (!isfinite(ws->buf[(size_t)(P - 1) * row + (size_t)L])) {
         st = PARTITION_INFEASIBLE;
         goto cleanup;
     }
-    {
-        int j = L;
-        for (int s = P - 1; s >= 0; s--) {
-            int i = arg[(size_t)s * row + (size_t)j];
-            out->n_layers[s] = j - i;
-            j = i;
-        }
+    for (int s = P - 1, j = L; s >= 0; s--) {   /* the split, from the last stage */
+        int i = ws->arg[(size_t)s * row + (size_t)j];
+        out->n_layers[s] = j - i;
+        j = i;
     }
     out->bottleneck_s = partition_measure(pb, out->n_layers, NULL);
     out->objective = out->bottleneck_s;
@@ -300,8 +314,4 @@ cleanup:
     partition_ws_free(&local);
     out->status = st;
     return st;
-
-unsupported:
-    out->status = PARTITION_UNSUPPORTED;
-    return PARTITION_UNSUPPORTED;
 }

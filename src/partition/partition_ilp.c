@@ -237,12 +237,12 @@ static double tiny_to_zero(double v, double drop_below)
     return fabs(v) < drop_below ? 0.0 : v;
 }
 
-/* Builds rows, columns and objective into lp. */
-static void build(ilp_ctx *x, glp_prob *lp)
+/* The columns: the binaries z (prefix indicators), B (the bottleneck, in
+ * units of tscale, bounded below by bottleneck_lb) and, with transient
+ * bytes, each stage's peak y >= 0. */
+static void build_columns(ilp_ctx *x, glp_prob *lp)
 {
     const partition_problem *pb = x->pb;
-    int L = x->L, P = x->P;
-
     glp_set_obj_dir(lp, GLP_MIN);
     if (glp_add_cols(lp, x->n_cols) != 1 || glp_get_num_cols(lp) != x->n_cols) {
         x->bad = true;
@@ -254,10 +254,15 @@ static void build(ilp_ctx *x, glp_prob *lp)
                      0.0);
     glp_set_obj_coef(lp, x->col_b, 1.0);
     if (x->has_peak)
-        for (int s = 0; s < P; s++)
+        for (int s = 0; s < x->P; s++)
             glp_set_col_bnds(lp, x->col_y0 + s, GLP_LO, 0.0, 0.0);
+}
 
-    /* contiguity: prefixes, nested */
+/* The split's shape: prefixes nested (contiguity), every stage holding at
+ * least min_layers. */
+static void build_shape(ilp_ctx *x, glp_prob *lp)
+{
+    const int L = x->L, P = x->P;
     for (int s = 0; s < P - 1 && !x->bad; s++)
         for (int i = 0; i + 1 < L && !x->bad; i++) {
             row_begin(x, 0);
@@ -272,38 +277,48 @@ static void build(ilp_ctx *x, glp_prob *lp)
             acc_add(x, zcol(x, s + 1, i), -1.0);
             row_end(x, lp, -HUGE_VAL, 0.0);
         }
-    /* every stage holds at least min_layers */
     for (int s = 0; s < P && !x->bad; s++) {
         row_begin(x, 0);
         for (int i = 0; i < L; i++)
             add_x(x, s, i, 1.0);
         row_end(x, lp, x->ml, HUGE_VAL);
     }
-    /* bottleneck, in units of tscale */
-    for (int s = 0; s < P && !x->bad; s++) {
+}
+
+/* Each stage's time bounds the bottleneck, in units of tscale. */
+static void build_time_rows(ilp_ctx *x, glp_prob *lp)
+{
+    const partition_problem *pb = x->pb;
+    for (int s = 0; s < x->P && !x->bad; s++) {
         const double *t = coef_row(pb->time_s, x, s);
         row_begin(x, x->tdrop);
-        for (int i = 0; i < L; i++)
+        for (int i = 0; i < x->L; i++)
             add_x(x, s, i, time_coef(x, t[i]));
         acc_add(x, x->col_b, -1.0);
         row_end(x, lp, -HUGE_VAL, -tiny_to_zero(pb->fixed_time_s[s] / x->tscale, x->tdrop));
     }
-    /* memory, in units of R = capacity - fixed bytes (> 0 here, or 0) */
-    for (int s = 0; s < P && !x->bad; s++) {
+}
+
+/* Each stage's memory, in units of R = capacity - fixed bytes (> 0 here,
+ * or 0); its transient peak y_s >= every layer's. */
+static void build_memory_rows(ilp_ctx *x, glp_prob *lp)
+{
+    const partition_problem *pb = x->pb;
+    for (int s = 0; s < x->P && !x->bad; s++) {
         const double *st = coef_row(pb->state_bytes, x, s), *ac = coef_row(pb->act_bytes, x, s);
         double cap = pb->capacity_bytes[s], R;
         if (!isfinite(cap))
             continue;
         R = cap - pb->fixed_bytes[s];
         row_begin(x, ILP_DROP);
-        for (int i = 0; i < L; i++)
+        for (int i = 0; i < x->L; i++)
             add_x(x, s, i, mem_coef(st[i] + pb->inflight[s] * ac[i], R));
         if (x->has_peak)
             acc_add(x, x->col_y0 + s, 1.0);
         row_end(x, lp, -HUGE_VAL, R > 0 ? 1.0 : 0.0);
         if (x->has_peak) {
             const double *pk = coef_row(pb->peak_bytes, x, s);
-            for (int i = 0; i < L && !x->bad; i++) {
+            for (int i = 0; i < x->L && !x->bad; i++) {
                 double c = mem_coef(pk[i], R);
                 if (c < ILP_DROP)
                     continue;
@@ -314,24 +329,29 @@ static void build(ilp_ctx *x, glp_prob *lp)
             }
         }
     }
-    /* ILP only: layers per class */
+}
+
+/* ILP only: the layers per class, and the objective B + w sum_s time(s)
+ * (constants dropped). */
+static void build_ilp_extras(ilp_ctx *x, glp_prob *lp)
+{
+    const partition_problem *pb = x->pb;
     if (pb->class_layer_cap != NULL)
         for (int k = 0; k < x->K && !x->bad; k++) {
             if (pb->class_layer_cap[k] < 0)
                 continue;
             row_begin(x, 0);
-            for (int s = 0; s < P; s++)
+            for (int s = 0; s < x->P; s++)
                 if (pb->stage_class[s] == k)
-                    for (int i = 0; i < L; i++)
+                    for (int i = 0; i < x->L; i++)
                         add_x(x, s, i, 1.0);
             row_end(x, lp, -HUGE_VAL, pb->class_layer_cap[k]);
         }
-    /* objective: B + w sum_s time(s) (constants dropped) */
     if (pb->fill_weight > 0 && !x->bad) {
         row_begin(x, x->tdrop * pb->fill_weight);
-        for (int s = 0; s < P; s++) {
+        for (int s = 0; s < x->P; s++) {
             const double *t = coef_row(pb->time_s, x, s);
-            for (int i = 0; i < L; i++)
+            for (int i = 0; i < x->L; i++)
                 add_x(x, s, i, pb->fill_weight * time_coef(x, t[i]));
         }
         for (int q = 0; q < x->n_touched; q++) {
@@ -342,6 +362,18 @@ static void build(ilp_ctx *x, glp_prob *lp)
         }
         x->n_touched = 0;
     }
+}
+
+/* Builds rows, columns and objective into lp. */
+static void build(ilp_ctx *x, glp_prob *lp)
+{
+    build_columns(x, lp);
+    if (x->bad)
+        return;
+    build_shape(x, lp);
+    build_time_rows(x, lp);
+    build_memory_rows(x, lp);
+    build_ilp_extras(x, lp);
 }
 
 /* The time rows' unit: the largest layer time (on a class that has a
@@ -510,12 +542,68 @@ static partition_status one_stage(const partition_problem *pb, partition_result 
     return out->status;
 }
 
+/* The context's sizes and column layout for pb (file comment). */
+static void ctx_layout(ilp_ctx *x, const partition_problem *pb, double t0, double time_limit_s)
+{
+    x->pb = pb;
+    x->t0 = t0;
+    x->limit_s = time_limit_s;
+    x->L = pb->n_layers;
+    x->P = pb->n_stages;
+    x->K = pb->n_classes;
+    x->ml = pb->min_layers > 0 ? pb->min_layers : 1;
+    x->n_z = (x->P - 1) * x->L;
+    x->col_b = x->n_z + 1;
+    x->has_peak = false;
+    if (pb->peak_bytes != NULL)
+        for (long i = 0; i < (long)x->K * x->L && !x->has_peak; i++)
+            x->has_peak = pb->peak_bytes[i] > 0;
+    x->col_y0 = x->col_b + 1;
+    x->n_cols = x->col_b + (x->has_peak ? x->P : 0);
+}
+
+/* The DP on the problem without the ILP-only extras (a relaxation): no
+ * split there, none here; else its optimum bounds the bottleneck from
+ * below, and when its split obeys the caps, its objective bounds the
+ * optimum from above.  PARTITION_OK, or the status to return. */
+static partition_status relaxed_bounds(ilp_ctx *x)
+{
+    partition_problem relaxed = *x->pb;
+    partition_result r;
+    partition_status sd;
+    relaxed.class_layer_cap = NULL;
+    relaxed.fill_weight = 0;
+    sd = partition_dp(&relaxed, NULL, &r);
+    if (sd != PARTITION_OK)
+        return sd == PARTITION_INFEASIBLE || sd == PARTITION_NOMEM ? sd : PARTITION_SOLVER_ERROR;
+    x->lb = r.bottleneck_s;
+    x->ub = HUGE_VAL;
+    x->ref_obeys_caps = split_holds(x, r.n_layers);
+    if (x->ref_obeys_caps)
+        x->ub = objective_of(x->pb, r.n_layers);
+    return PARTITION_OK;
+}
+
+/* The row accumulators, one slot per column.  0, or -1 when out of memory. */
+static int ctx_alloc(ilp_ctx *x)
+{
+    size_t n = (size_t)x->n_cols + 1;
+    x->acc = pl_calloc(n, sizeof *x->acc);
+    x->val = pl_calloc(n, sizeof *x->val);
+    x->touched = pl_calloc(n, sizeof *x->touched);
+    x->mark = pl_calloc(n, sizeof *x->mark);
+    x->ind = pl_calloc(n, sizeof *x->ind);
+    return x->acc == NULL || x->val == NULL || x->touched == NULL || x->mark == NULL ||
+                   x->ind == NULL
+               ? -1
+               : 0;
+}
+
 partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
                                partition_result *out)
 {
     ilp_ctx *x;
     volatile partition_status st = PARTITION_OK;
-    size_t n;
 
     double t0 = now_s();
 
@@ -537,53 +625,12 @@ partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
         out->status = PARTITION_NOMEM;
         return PARTITION_NOMEM;
     }
-    x->pb = pb;
-    x->t0 = t0;
-    x->limit_s = time_limit_s;
-    x->L = pb->n_layers;
-    x->P = pb->n_stages;
-    x->K = pb->n_classes;
-    x->ml = pb->min_layers > 0 ? pb->min_layers : 1;
-    x->n_z = (x->P - 1) * x->L;
-    x->col_b = x->n_z + 1;
-    x->has_peak = false;
-    if (pb->peak_bytes != NULL)
-        for (long i = 0; i < (long)x->K * x->L && !x->has_peak; i++)
-            x->has_peak = pb->peak_bytes[i] > 0;
-    x->col_y0 = x->col_b + 1;
-    x->n_cols = x->col_b + (x->has_peak ? x->P : 0);
-    /* the DP on the problem without the ILP-only extras (a relaxation):
-     * no split there, none here; else its optimum bounds the bottleneck
-     * from below, and when its split obeys the caps, its objective bounds
-     * the optimum from above */
-    {
-        partition_problem relaxed = *pb;
-        partition_result r;
-        partition_status sd;
-        relaxed.class_layer_cap = NULL;
-        relaxed.fill_weight = 0;
-        sd = partition_dp(&relaxed, NULL, &r);
-        if (sd != PARTITION_OK) {
-            st = sd == PARTITION_INFEASIBLE || sd == PARTITION_NOMEM ? sd
-                                                                     : PARTITION_SOLVER_ERROR;
-            goto cleanup;
-        }
-        x->lb = r.bottleneck_s;
-        x->ub = HUGE_VAL;
-        x->ref_obeys_caps = split_holds(x, r.n_layers);
-        if (x->ref_obeys_caps)
-            x->ub = objective_of(pb, r.n_layers);
-    }
+    ctx_layout(x, pb, t0, time_limit_s);
+    if ((st = relaxed_bounds(x)) != PARTITION_OK)
+        goto cleanup;
     /* time unit and threshold (file comment) */
     set_time_scale(x);
-    n = (size_t)x->n_cols + 1;
-    x->acc = pl_calloc(n, sizeof *x->acc);
-    x->val = pl_calloc(n, sizeof *x->val);
-    x->touched = pl_calloc(n, sizeof *x->touched);
-    x->mark = pl_calloc(n, sizeof *x->mark);
-    x->ind = pl_calloc(n, sizeof *x->ind);
-    if (x->acc == NULL || x->val == NULL || x->touched == NULL || x->mark == NULL ||
-        x->ind == NULL) {
+    if (ctx_alloc(x) != 0) {
         st = PARTITION_NOMEM;
         goto cleanup;
     }

@@ -124,6 +124,111 @@ static void seq_decode(int k, int pp, int vpp, int m, int backward, int *mb, int
     *group_size = size;
 }
 
+/* The inputs and end times of one simulation with events (simulate_events):
+ * fend/bend hold pp * m * vpp doubles, -1 until that operation ran. */
+typedef struct ev_sim {
+    int pp, vpp, m, n;              /* n = m vpp operations of each kind per rank */
+    const double *fwd_s, *bwd_s;    /* per rank (all chunks), or NULL with fc/bc */
+    const double *p2p_s;
+    double wrap_s;
+    const double *fc, *bc;          /* per chunk, or NULL */
+    double *fend, *bend;
+} ev_sim;
+
+/* Rank r's warm-up: the forwards it runs before its first backward. */
+static int warmup_ops(const ev_sim *x, int r)
+{
+    int warm = x->vpp > 1 ? (x->pp - r - 1) * 2 + (x->vpp - 1) * x->pp : x->pp - r - 1;
+    if (x->vpp > 1 && x->m == x->pp)   /* Megatron: all forwards first */
+        warm = x->n;
+    return warm > x->n ? x->n : warm;
+}
+
+/* The j-th operation of a rank with `warm` warm-up forwards: the forwards
+ * first, then one forward and one backward alternately, then the remaining
+ * backwards.  Whether it is a forward, and its index k in its kind's
+ * sequence. */
+static bool op_at(const ev_sim *x, int j, int warm, int *k)
+{
+    const int n = x->n;
+    if (j < warm) {
+        *k = j;
+        return true;
+    }
+    if (j < warm + 2 * (n - warm)) {
+        int q = j - warm;
+        *k = q % 2 == 0 ? warm + q / 2 : q / 2;
+        return q % 2 == 0;
+    }
+    *k = (n - warm) + (j - warm - 2 * (n - warm));
+    return false;
+}
+
+/* When rank r's k-th forward (backward) may start as far as its input is
+ * concerned (the previous rank's output plus the p2p time; the wrap-around
+ * between chunks; the last rank's backward of the last chunk waits for its
+ * own forward), in *dep, with its duration in *dur.  False when that input
+ * has not been computed yet. */
+static bool op_ready(const ev_sim *x, int r, bool isf, int k, int mb, int chunk, int gs,
+                     double *dep, double *dur)
+{
+    const int pp = x->pp, vpp = x->vpp, n = x->n;
+    *dep = 0;
+    if (isf) {
+        if (r > 0) {
+            if (x->fend[(r - 1) * n + k] < 0)
+                return false;
+            *dep = x->fend[(r - 1) * n + k] + x->p2p_s[r - 1];
+        } else if (chunk > 0) {
+            if (x->fend[(pp - 1) * n + k - gs] < 0)
+                return false;
+            *dep = x->fend[(pp - 1) * n + k - gs] + x->wrap_s;
+        }
+        *dur = x->fc != NULL ? x->fc[r * vpp + chunk] : x->fwd_s[r] / vpp;
+        return true;
+    }
+    if (r < pp - 1) {
+        if (x->bend[(r + 1) * n + k] < 0)
+            return false;
+        *dep = x->bend[(r + 1) * n + k] + x->p2p_s[r];
+    } else if (chunk < vpp - 1) {
+        if (x->bend[k - gs] < 0)
+            return false;
+        *dep = x->bend[k - gs] + x->wrap_s;
+    } else {
+        /* own forward of (mb, last chunk) */
+        int g = k / (pp * vpp);
+        int fk = g * pp * vpp + (vpp - 1) * gs + (mb - g * pp);
+        if (x->fend[r * n + fk] < 0)
+            return false;
+        *dep = x->fend[r * n + fk];
+    }
+    *dur = x->bc != NULL ? x->bc[r * vpp + chunk] : x->bwd_s[r] / vpp;
+    return true;
+}
+
+/* The events of one operation that ran [start, end): itself, and the send
+ * of its output to the next (forward) or previous (backward) rank when
+ * there is one and it takes time.  0, or -1 when out of memory. */
+static int op_events(const ev_sim *x, sched_events *out, int r, bool isf, int mb, int chunk,
+                     double start, double end)
+{
+    const int pp = x->pp, vpp = x->vpp;
+    int last_chunk_rank = r == pp - 1 && chunk == vpp - 1;
+    if (push_event(out, isf ? SCHED_FORWARD : SCHED_BACKWARD, r, mb, chunk, start, end) != 0)
+        return -1;
+    if (isf && !last_chunk_rank) {
+        double p = r < pp - 1 ? x->p2p_s[r] : x->wrap_s;
+        if (p > 0 && push_event(out, SCHED_SEND, r, mb, chunk, end, end + p) != 0)
+            return -1;
+    } else if (!isf && !(r == 0 && chunk == 0)) {
+        double p = r > 0 ? x->p2p_s[r - 1] : x->wrap_s;
+        if (p > 0 && push_event(out, SCHED_SEND, r, mb, chunk, end, end + p) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* One full simulation with events; fend/bend hold pp * m * vpp doubles.
  * Polls the ranks in turn, each running while its inputs are there.  Returns
  * the makespan, -1 if out of memory, -2 if the schedule cannot proceed. */
@@ -131,6 +236,7 @@ static double simulate_events(int pp, int vpp, int m, const double *fwd_s, const
                        const double *p2p_s, double wrap_s, const double *fc, const double *bc,
                        double *fend, double *bend, double *rank_end, sched_events *out)
 {
+    const ev_sim x = {pp, vpp, m, m * vpp, fwd_s, bwd_s, p2p_s, wrap_s, fc, bc, fend, bend};
     int n = m * vpp, r, progress, done = 0;
     int jpos[MAX_PP];
     double freet[MAX_PP];
@@ -145,79 +251,22 @@ static double simulate_events(int pp, int vpp, int m, const double *fwd_s, const
     do {
         progress = 0;
         for (r = 0; r < pp; r++) {
-            int warm = vpp > 1 ? (pp - r - 1) * 2 + (vpp - 1) * pp : pp - r - 1;
-            if (vpp > 1 && m == pp)   /* Megatron: all forwards first */
-                warm = n;
-            if (warm > n)
-                warm = n;
+            int warm = warmup_ops(&x, r);
             while (jpos[r] < 2 * n) {
-                int j = jpos[r], isf, k, mb, chunk, gs;
-                double dep = 0, dur, start;
-                if (j < warm) {
-                    isf = 1;
-                    k = j;
-                } else if (j < warm + 2 * (n - warm)) {
-                    int q = j - warm;
-                    isf = q % 2 == 0;
-                    k = isf ? warm + q / 2 : q / 2;
-                } else {
-                    isf = 0;
-                    k = (n - warm) + (j - warm - 2 * (n - warm));
-                }
+                int k, mb, chunk, gs;
+                double dep, dur, start;
+                bool isf = op_at(&x, jpos[r], warm, &k);
                 seq_decode(k, pp, vpp, m, !isf, &mb, &chunk, &gs);
-                if (isf) {
-                    if (r > 0) {
-                        if (fend[(r - 1) * n + k] < 0)
-                            break;
-                        dep = fend[(r - 1) * n + k] + p2p_s[r - 1];
-                    } else if (chunk > 0) {
-                        if (fend[(pp - 1) * n + k - gs] < 0)
-                            break;
-                        dep = fend[(pp - 1) * n + k - gs] + wrap_s;
-                    }
-                    dur = fc != NULL ? fc[r * vpp + chunk] : fwd_s[r] / vpp;
-                } else {
-                    if (r < pp - 1) {
-                        if (bend[(r + 1) * n + k] < 0)
-                            break;
-                        dep = bend[(r + 1) * n + k] + p2p_s[r];
-                    } else if (chunk < vpp - 1) {
-                        if (bend[k - gs] < 0)
-                            break;
-                        dep = bend[k - gs] + wrap_s;
-                    } else {
-                        /* own forward of (mb, last chunk) */
-                        int g = k / (pp * vpp);
-                        int fk = g * pp * vpp + (vpp - 1) * gs + (mb - g * pp);
-                        if (fend[r * n + fk] < 0)
-                            break;
-                        dep = fend[r * n + fk];
-                    }
-                    dur = bc != NULL ? bc[r * vpp + chunk] : bwd_s[r] / vpp;
-                }
+                if (!op_ready(&x, r, isf, k, mb, chunk, gs, &dep, &dur))
+                    break;
                 start = dep > freet[r] ? dep : freet[r];
                 freet[r] = start + dur;
                 if (isf)
                     fend[r * n + k] = freet[r];
                 else
                     bend[r * n + k] = freet[r];
-                if (out != NULL) {
-                    int last_chunk_rank = r == pp - 1 && chunk == vpp - 1;
-                    if (push_event(out, isf ? SCHED_FORWARD : SCHED_BACKWARD, r, mb, chunk,
-                                   start, freet[r]) != 0)
-                        return -1;
-                    if (isf && !last_chunk_rank) {
-                        double p = r < pp - 1 ? p2p_s[r] : wrap_s;
-                        if (p > 0 && push_event(out, SCHED_SEND, r, mb, chunk, freet[r],
-                                                freet[r] + p) != 0)
-                            return -1;
-                    } else if (!isf && !(r == 0 && chunk == 0)) {
-                        double p = r > 0 ? p2p_s[r - 1] : wrap_s;
-                        if (p > 0 && push_event(out, SCHED_SEND, r, mb, chunk, freet[r],
-                                                freet[r] + p) != 0)
-                            return -1;
-                    }
-                }
+                if (out != NULL && op_events(&x, out, r, isf, mb, chunk, start, freet[r]) != 0)
+                    return -1;
                 jpos[r]++;
                 progress = 1;
                 if (jpos[r] == 2 * n)
