@@ -96,6 +96,39 @@ START_TEST(predicts_a_run)
 }
 END_TEST
 
+/* A measurement outside the plausible range (0.01..1e7 tokens/s per GPU)
+ * is refused with the run and key, never turned into "+inf%" (issue 15);
+ * a run's model name is checked like any name.  The corpus' extremes
+ * (11 and 44,544) are well inside. */
+START_TEST(implausible_measurement_refused)
+{
+    static const struct { const char *from, *to, *want; } cases[] = {
+        {"148.945", "1e-308", "runs[0].measured.tokens_per_s_per_gpu: 1e-308 outside 0.01..1e+07"},
+        {"148.945", "2e7", "runs[0].measured.tokens_per_s_per_gpu: 2e+07 outside 0.01..1e+07"},
+        {"\"layers\": 96", "\"name\": \"m\\u001b[31m\", \"layers\": 96",
+         "runs[0].model.name: holds a control character (U+001B) at byte 2"},
+        {"148.945", "0.01", NULL},
+    };
+    char run[4096], text[4096];
+    snprintf(run, sizeof run, k_run, "A100-SXM-80GB");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        validation_set *v = NULL;
+        planner_error err = PLANNER_ERROR_INIT;
+        const char *at = strstr(run, cases[i].from);
+        ck_assert_ptr_nonnull(at);
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - run), run, cases[i].to,
+                 at + strlen(cases[i].from));
+        if (cases[i].want == NULL) {
+            ck_assert_msg(load_text(text, &v, &err) == PLANNER_OK, "%s", err.msg);
+            validation_free(v);
+            continue;
+        }
+        ck_assert_int_eq(load_text(text, &v, &err), PLANNER_E_INPUT);
+        ck_assert_str_eq(err.msg, cases[i].want);
+    }
+}
+END_TEST
+
 START_TEST(bad_inputs_located)
 {
     static const struct { const char *text; const char *path; } cases[] = {
@@ -403,6 +436,7 @@ int main(void)
     tcase_add_test(tc, reads_a_run);
     tcase_add_test(tc, predicts_a_run);
     tcase_add_test(tc, bad_inputs_located);
+    tcase_add_test(tc, implausible_measurement_refused);
     tcase_add_test(tc, errors_positioned);
     tcase_add_test(tc, json_output);
     tcase_add_test(tc, published_runs_dense16_target);

@@ -141,6 +141,13 @@ static int in_list(json_t *unpublished, const char *knob)
 }
 
 /* One run -> r.  Returns 0 or -1 with the error set. */
+/* A measured throughput's plausible range, tokens/s per GPU: the corpus
+ * spans 11 (a 530B model on A100s) to 44,544 (a 1B model on one V100); a
+ * value outside is a unit slip or a typo, and would print as an error of
+ * +inf% or a fit of inf seconds. */
+#define MEASURED_TOKENS_MIN 0.01
+#define MEASURED_TOKENS_MAX 1e7
+
 static int load_run(jctx *j, json_t *o, validation_run *r)
 {
     json_t *jm, *jp, *jmeas, *unpub, *v;
@@ -244,6 +251,12 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))
         return jfail(j, "tokens_per_s_per_gpu", "expected a number > 0", "");
     meas = json_number_value(v);
+    if (meas < MEASURED_TOKENS_MIN || meas > MEASURED_TOKENS_MAX) {
+        char what[96];
+        snprintf(what, sizeof what, "%g outside %g..%g", meas, MEASURED_TOKENS_MIN,
+                 MEASURED_TOKENS_MAX);
+        return jfail(j, "tokens_per_s_per_gpu", what, "");
+    }
     r->measured_tokens_per_s_per_gpu = meas;
     j->path = base;
 
@@ -257,6 +270,10 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     {
         model *m = r->m;
         json_t *name = json_object_get(jm, "name");
+        if (json_is_string(name) && text_check_name(json_string_value(name), why, sizeof why) != 0) {
+            j->path = jsonin_key(&base, "model");
+            return jfail(j, "name", "holds ", why);
+        }
         snprintf(m->name, sizeof m->name, "%s", json_is_string(name) ? json_string_value(name) : id);
         m->format = MODEL_FORMAT_PLANNER;
         m->layers = layers;
