@@ -355,6 +355,7 @@ START_TEST(llama_gqa_interleaved)
 
     /* head_dim differing from hidden/heads: Gemma-like 3072 hidden, 16 x 256 */
     f.m.hidden = 3072; f.m.heads = 16; f.m.kv_heads = 16; f.m.head_dim = 256;
+    set_layers(&f, 80);
     f.pl.s.tp = 4; f.pl.s.dp = 4;
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
     ck_flag(t, "--kv-channels", "256");
@@ -369,8 +370,8 @@ START_TEST(uneven_first_last)
     char *t = NULL;
     /* Llama 3.1 405B: 126 layers on PP16 as 7 + 14 x 8 + 7 */
     llama70b(&f);
-    set_layers(&f, 126);
     f.m.heads = 128; f.m.hidden = 16384; f.m.ffn_hidden = 53248;
+    set_layers(&f, 126);
     strategy *s = &f.pl.s;
     s->tp = 8; s->pp = 16; s->dp = 1; s->vpp = 1; s->gbs = 64;
     s->n_stages = 16;
@@ -424,8 +425,8 @@ START_TEST(uneven_account_split)
     fixture f;
     char *t = NULL;
     llama70b(&f);
-    set_layers(&f, 126);
     f.m.heads = 128; f.m.hidden = 16384; f.m.ffn_hidden = 53248;
+    set_layers(&f, 126);
     make_cluster(&f, "H100-SXM", 128);
     strategy *s = &f.pl.s;
     s->tp = 8; s->pp = 8; s->dp = 8; s->cp = 2; s->vpp = 8; s->gbs = 512;
@@ -1098,6 +1099,182 @@ START_TEST(versions)
 }
 END_TEST
 
+/* Every architectural field reaches a flag or emit refuses with the reason
+ * (issue 14).  RoPE: Llama 3's base 500000 (its config.json rope_theta),
+ * Llama 3.1's scaling (factor 8, low/high frequency factors 1/4 over 8192
+ * positions: Megatron's _apply_scaling constants), linear interpolation,
+ * DeepSeek-V3's YaRN on MLA (factor 40, mscale 1, mscale_all_dim 1, 4096
+ * positions, betas 32/1: MLATransformerConfig's fixed figures); layers of
+ * different shapes (configs/uneven-gpt-13b.json's) are refused. */
+START_TEST(architecture_flags)
+{
+    fixture f;
+    char *t = NULL, why[512];
+    llama70b(&f);
+    f.m.rope.theta = 500000;
+    f.m.rope.beta_fast = f.m.rope.beta_slow = f.m.rope.mscale = f.m.rope.mscale_all_dim = -1;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--rotary-base", "500000");
+    ck_no_flag(t, "--use-rope-scaling");
+    ck_no_flag(t, "--rope-type");
+    free(t);
+
+    f.m.rope.scaling = ROPE_SCALING_LLAMA3;
+    f.m.rope.factor = 8; f.m.rope.low_freq_factor = 1; f.m.rope.high_freq_factor = 4;
+    f.m.rope.original_max_position = 8192;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--use-rope-scaling", "");
+    ck_flag(t, "--rope-scaling-factor", "8");
+    free(t);
+    f.m.rope.high_freq_factor = 2;   /* Megatron fixes 4 */
+    first_layers(&f.m, &f.pl.s);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), 0);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+
+    f.m.rope.scaling = ROPE_SCALING_LINEAR;
+    f.m.rope.factor = 4;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--rotary-seq-len-interpolation-factor", "4");
+    free(t);
+    f.m.rope.factor = 2.5;   /* the flag is an int */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+    f.m.rope.scaling = ROPE_SCALING_OTHER;
+    snprintf(f.m.rope.type, sizeof f.m.rope.type, "dynamic");
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+    f.m.rope.scaling = ROPE_SCALING_NONE;
+    f.m.rope.theta = 1000000.5;   /* --rotary-base is an int */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+    f.m.rope.theta = 0;           /* absent: HF's and Megatron's 10000, said explicitly */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--rotary-base", "10000");
+    free(t);
+    f.m.rope.scaling = ROPE_SCALING_YARN;   /* YaRN without MLA */
+    f.m.rope.factor = 4;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+
+    /* MLA (DeepSeek-V3's attention on this fixture): YaRN as in its config */
+    f.m.mla.q_lora_rank = 1536; f.m.mla.kv_lora_rank = 512; f.m.mla.qk_nope_head_dim = 128;
+    f.m.mla.qk_rope_head_dim = 64; f.m.mla.v_head_dim = 128;
+    f.m.rope.theta = 10000; f.m.rope.factor = 40; f.m.rope.mscale = 1;
+    f.m.rope.mscale_all_dim = 1; f.m.rope.original_max_position = 4096;
+    f.m.rope.beta_fast = 32; f.m.rope.beta_slow = 1;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--rope-type", "yarn");
+    ck_flag(t, "--rotary-scaling-factor", "40");
+    ck_flag(t, "--mscale", "1");
+    ck_flag(t, "--mscale-all-dim", "1");   /* Megatron's default is 0 */
+    ck_assert_int_gt(check_flags_in(t, MEGATRON_0_15), 20);
+    free(t);
+    f.m.rope.beta_fast = 1;   /* Megatron's MLA fixes 32 */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+    f.m.rope.scaling = ROPE_SCALING_NONE;   /* MLA takes YaRN unless told */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--rope-type", "rope");
+    ck_no_flag(t, "--rotary-scaling-factor");
+    free(t);
+
+    /* learned positions: no RoPE flags */
+    gpt3(&f);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_no_flag(t, "--rotary-base");
+    free(t);
+
+    /* configs/uneven-gpt-13b.json's layers: 4 with a 4x MLP, 4 with 80 heads
+     * of 64 and 8 query groups (40 x 128 elsewhere) */
+    gpt3(&f);
+    f.m.hidden = 5120; f.m.heads = 40; f.m.kv_heads = 40; f.m.ffn_hidden = 20480;
+    set_layers(&f, 40);
+    for (int i = 0; i < 4; i++)
+        f.layer[i].ffn_hidden = 81920;
+    for (int i = 36; i < 40; i++) {
+        f.layer[i].heads = 80; f.layer[i].kv_heads = 8; f.layer[i].head_dim = 64;
+    }
+    f.pl.s.tp = 8; f.pl.s.pp = 4; f.pl.s.dp = 4; f.pl.s.gbs = 512;
+    even_stages(&f.pl.s, 40);
+    first_layers(&f.m, &f.pl.s);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), 0);
+    {
+        size_t len = 0;
+        FILE *fp = open_memstream(&t, &len);
+        ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c,
+                                    &f.pl, why, sizeof why), -1);
+        fclose(fp);
+        ck_assert_uint_eq(len, 0);   /* nothing printed */
+        free(t);
+    }
+    ck_assert_ptr_nonnull(strstr(why, "layers 0-3 have an MLP width of 81920 (the model's: "
+                                      "20480), layers 36-39 have 80 heads of 64"));
+    /* only the query groups differ: refused too */
+    set_layers(&f, 40);
+    f.layer[39].kv_heads = 8;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+}
+END_TEST
+
+/* V100 and T4 have no bf16 (catalog peak 0): a bf16 plan there trains in
+ * fp16 with dynamic loss scaling; a format a stage's GPU lacks (FP8 on
+ * A100) is refused; core_v0.15.0 refuses expert parallelism in fp16, later
+ * releases take it. */
+START_TEST(precision_per_gpu)
+{
+    fixture f;
+    char *t = NULL;
+    gpt3(&f);
+    make_cluster(&f, "V100-SXM2-32GB", 16);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--fp16", "");
+    ck_flag(t, "--initial-loss-scale", "65536");
+    ck_no_flag(t, "--bf16");
+    ck_assert_ptr_nonnull(strstr(t, "# note: fp16 with dynamic loss scaling"));
+    ck_assert_int_gt(check_flags_in(t, MEGATRON_0_15), 20);
+    free(t);
+    make_cluster(&f, "T4", 16);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--fp16", "");
+    free(t);
+    make_cluster(&f, "A100-SXM-80GB", 16);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--bf16", "");
+    ck_no_flag(t, "--fp16");
+    ck_no_flag(t, "--initial-loss-scale");
+    free(t);
+    f.m.prec = PREC_FP8;   /* A100 has no FP8 */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+
+    /* one stage on T4 is enough for fp16 */
+    hetero(&f);
+    f.group[1].gpu = *catalog_find("T4");
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--fp16", "");
+    free(t);
+
+    /* experts on V100 with ep 2: refused by core_v0.15.0 only */
+    gpt3(&f);
+    make_cluster(&f, "V100-SXM2-32GB", 16);
+    f.m.moe.experts = 8; f.m.moe.top_k = 2; f.m.moe.expert_ffn = 49152; f.m.moe.layer_freq = 1;
+    for (int i = 0; i < f.m.layers; i++)
+        f.layer[i].moe = true;
+    f.pl.s.ep = 2;
+    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_15, &f, &t), -1);
+    free(t);
+    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_16, &f, &t), 0);
+    ck_flag(t, "--expert-model-parallel-size", "2");
+    ck_flag(t, "--fp16", "");
+    free(t);
+    f.pl.s.ep = 1;
+    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_15, &f, &t), 0);
+    free(t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("emit");
@@ -1120,6 +1297,8 @@ int main(void)
     tcase_add_test(tc, max_connections);
     tcase_add_test(tc, hostile_names);
     tcase_add_test(tc, versions);
+    tcase_add_test(tc, architecture_flags);
+    tcase_add_test(tc, precision_per_gpu);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

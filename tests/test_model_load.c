@@ -299,6 +299,68 @@ START_TEST(free_null)
 }
 END_TEST
 
+/* RoPE base and scaling as the configs write them (model_rope.c): Llama 3
+ * 70B's rope_theta 500000, Llama 3.1 405B's llama3 scaling (8, 1, 4, 8192),
+ * DeepSeek-V3's YaRN (40, betas 32/1, mscales 1/1, 4096), Pythia's
+ * rotary_emb_base; absent: 0 (emit says 10000); bad values positioned. */
+START_TEST(rope_keys)
+{
+    model *m = load("configs/llama3-70b.json", NULL);
+    ck_assert_double_eq(m->rope.theta, 500000);
+    ck_assert_int_eq(m->rope.scaling, ROPE_SCALING_NONE);
+    model_free(m);
+    m = load("configs/llama3.1-405b.json", NULL);
+    ck_assert_double_eq(m->rope.theta, 500000);
+    ck_assert_int_eq(m->rope.scaling, ROPE_SCALING_LLAMA3);
+    ck_assert_double_eq(m->rope.factor, 8);
+    ck_assert_double_eq(m->rope.low_freq_factor, 1);
+    ck_assert_double_eq(m->rope.high_freq_factor, 4);
+    ck_assert_double_eq(m->rope.original_max_position, 8192);
+    model_free(m);
+    m = load("configs/deepseek-v3.json", NULL);
+    ck_assert_double_eq(m->rope.theta, 10000);
+    ck_assert_int_eq(m->rope.scaling, ROPE_SCALING_YARN);
+    ck_assert_double_eq(m->rope.factor, 40);
+    ck_assert_double_eq(m->rope.beta_fast, 32);
+    ck_assert_double_eq(m->rope.beta_slow, 1);
+    ck_assert_double_eq(m->rope.mscale, 1);
+    ck_assert_double_eq(m->rope.mscale_all_dim, 1);
+    ck_assert_double_eq(m->rope.original_max_position, 4096);
+    model_free(m);
+    m = load("configs/gpt3-175b.json", NULL);
+    ck_assert_double_eq(m->rope.theta, 0);
+    ck_assert_double_eq(m->rope.beta_fast, -1);
+    model_free(m);
+    m = load_text("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 100, "
+                  "\"position\": \"rope\", \"rope_theta\": 20000, "
+                  "\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2}}", NULL);
+    ck_assert_double_eq(m->rope.theta, 20000);
+    ck_assert_int_eq(m->rope.scaling, ROPE_SCALING_OTHER);
+    ck_assert_str_eq(m->rope.type, "dynamic");
+    model_free(m);
+    m = load_text("{\"model_type\": \"gpt_neox\", \"rotary_emb_base\": 10000, "
+                  "\"rope_scaling\": null, "
+                  "\"use_parallel_residual\": true, \"rotary_pct\": 0.25, "
+                  "\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                  "\"intermediate_size\": 256, \"max_position_embeddings\": 128, "
+                  "\"vocab_size\": 100}", NULL);
+    ck_assert_double_eq(m->rope.theta, 10000);
+    model_free(m);
+    load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 100,\n"
+             " \"rope_theta\": -5}",
+             "planner: t.json:2:2: model.rope_theta: must be a number > 0");
+    load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 100,\n"
+             " \"rope_scaling\": [1]}",
+             "planner: t.json:2:2: model.rope_scaling: must be an object or null");
+    load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 100,\n"
+             " \"rope_scaling\": {\"factor\": 2}}",
+             "planner: t.json:2:2: model.rope_scaling: needs a string rope_type (or type)");
+    load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 100,\n"
+             " \"rope_scaling\": {\"type\": \"yarn\", \"factor\": \"big\"}}",
+             "planner: t.json:2:35: model.rope_scaling.factor: must be a number > 0");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("model_load");
@@ -314,6 +376,7 @@ int main(void)
     tcase_add_test(tc, uneven_layers);
     tcase_add_test(tc, our_moe_flags);
     tcase_add_test(tc, key_positions);
+    tcase_add_test(tc, rope_keys);
     tcase_add_test(tc, free_null);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

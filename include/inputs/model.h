@@ -54,6 +54,27 @@ typedef struct model_moe {
     int layer_freq;          /* every layer_freq-th layer is MoE (1 = all) */
 } model_moe;
 
+/* How RoPE stretches to longer contexts (HF rope_scaling's rope_type). */
+typedef enum rope_scaling_kind {
+    ROPE_SCALING_NONE,     /* absent, null, or "default" */
+    ROPE_SCALING_LINEAR,   /* positions divided by factor */
+    ROPE_SCALING_LLAMA3,   /* Llama 3.1: per-frequency blend (low/high_freq_factor) */
+    ROPE_SCALING_YARN,     /* YaRN (DeepSeek-V2/V3): factor, beta_fast/slow, mscale */
+    ROPE_SCALING_OTHER     /* any other type: `type` names it */
+} rope_scaling_kind;
+
+/* Rotary position embedding details (position == POS_ROPE).  Parsed for the
+ * launch material (emit.c); the cost model does not depend on them. */
+typedef struct model_rope {
+    double theta;                 /* base; 0: not given (HF and Megatron: 10000) */
+    rope_scaling_kind scaling;
+    char type[24];                /* rope_scaling's type as the file names it */
+    double factor;                /* 0: not given */
+    double low_freq_factor, high_freq_factor;    /* llama3; 0: not given */
+    double original_max_position;                /* llama3, yarn; 0: not given */
+    double beta_fast, beta_slow, mscale, mscale_all_dim;   /* yarn; < 0: not given */
+} model_rope;
+
 /* Multi-head latent attention (DeepSeek-V2/V3).  kv_lora_rank == 0: none. */
 typedef struct model_mla {
     int q_lora_rank, kv_lora_rank;
@@ -76,6 +97,7 @@ typedef struct model {
     precision prec;
     model_moe moe;
     model_mla mla;
+    model_rope rope;
     int mtp_layers;       /* multi-token-prediction layers (DeepSeek-V3), parsed only */
     layer_spec *layer;    /* `layers` entries, owned */
     bool uneven;          /* the file listed layers that differ */

@@ -25,6 +25,7 @@
 #include "base/fileio.h"
 #include "base/jsonin.h"
 #include "inputs/model.h"
+#include "inputs/model_rope.h"
 #include "base/suggest.h"
 #include "base/text.h"
 
@@ -188,7 +189,7 @@ static const char *const k_top_keys[] = {
     "name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
     "ffn_hidden", "vocab", "seq_len", "max_position", "activation", "normalization",
     "position", "tied_embeddings", "global_batch", "precision", "moe", "mla",
-    "mtp_layers", "layer_list", NULL};
+    "mtp_layers", "layer_list", "rope_theta", "rope_scaling", NULL};
 static const char *const k_moe_keys[] = {
     "experts", "top_k", "expert_ffn", "shared_experts", "shared_expert_ffn",
     "dense_layers", "layer_freq", NULL};
@@ -841,6 +842,8 @@ planner_status model_load_buffer(const char *text, size_t len, const char *name,
     }
     name_from_path(name, m->name, sizeof m->name);
     rc = is_hf(root) ? load_hf(&ld, root, m, &tf) : load_ours(&ld, root, m, &tf);
+    if (rc == PLANNER_OK)
+        rc = model_rope_read(&ld, root, &m->rope);
     if (rc != PLANNER_OK)
         goto cleanup;
     if ((rc = finish(&ld, root, m, &tf, ov)) != PLANNER_OK)

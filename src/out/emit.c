@@ -51,6 +51,19 @@
  * Megatron has one TP and one DP degree: plans whose stages differ are
  * refused.
  *
+ * The architecture: every field of the model reaches a flag, or emit refuses
+ * the model with the reason (model_check), never printing a different model:
+ * RoPE's base (--rotary-base; HF rope_theta), Llama 3.1's scaling
+ * (--use-rope-scaling --rope-scaling-factor; its other figures are
+ * Megatron's fixed constants and must match), linear scaling
+ * (--rotary-seq-len-interpolation-factor, an int), YaRN on MLA (--rope-type
+ * yarn --rotary-scaling-factor --mscale --mscale-all-dim; MLA without
+ * scaling is --rope-type rope, since MLA takes YaRN by default); decoder
+ * layers of different shapes are refused (Megatron's GPT model repeats one
+ * layer spec).  A bf16 plan on GPUs without BF16 (V100, T4) is fp16 with
+ * dynamic loss scaling; core_v0.15.0 refuses expert parallelism in fp16
+ * (release_check).
+ *
  * The sbatch script checks that the allocation has the plan's node count
  * (SLURM_NNODES) before torchrun, whose --nnodes is the plan's.
  *
@@ -62,10 +75,12 @@
  * every value and every name a user wrote (model, cluster, group) is printed
  * by shell_word() as one shell word on one line, so no name can end a
  * comment or a word or expand in a script. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/text.h"
 #include "inputs/catalog.h"
 #include "model/knobs.h"
 #include "out/emit.h"
@@ -307,6 +322,28 @@ static bool all_flash_capable(const cluster *c, const strategy *s)
     return true;
 }
 
+/* The stage of the plan whose GPU has no dense peak for format `f` (the
+ * catalog's 0: V100 and T4 have no BF16 and no FP8), or -1. */
+static int stage_without(const cluster *c, const strategy *s, peak_format f)
+{
+    for (int i = 0; i < s->n_stages; i++) {
+        const node_group *g = stage_group(c, s, i);
+        if (g != NULL && g->gpu.peak_flops[f] <= 0)
+            return i;
+    }
+    return -1;
+}
+
+/* The format the flags train in: the model's, except that a bf16 plan on
+ * GPUs without BF16 (V100, T4) trains in fp16, where Megatron-LM's --fp16
+ * scales the loss dynamically (optimizer/grad_scaler.py). */
+static precision emitted_precision(const model *m, const cluster *c, const strategy *s)
+{
+    if (m->prec == PREC_BF16 && stage_without(c, s, PEAK_BF16) >= 0)
+        return PREC_FP16;
+    return m->prec;
+}
+
 /* ---- rules ---------------------------------------------------------------- */
 
 int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int why_size)
@@ -448,6 +485,168 @@ int emit_components(const cluster *c, const plan *pl, emit_component *out, int m
     return 0;
 }
 
+/* ---- the architecture: every field reaches a flag, or emit refuses ------- */
+
+/* Megatron-LM's Llama 3.1 RoPE scaling: only the factor has a flag
+ * (--rope-scaling-factor); low/high frequency factors and the original
+ * context are _apply_scaling's defaults in
+ * megatron/core/models/common/embeddings/rotary_pos_embedding.py
+ * (core_v0.15.0 .. core_v0.19.0). */
+#define MEG_LLAMA3_LOW_FREQ 1.0
+#define MEG_LLAMA3_HIGH_FREQ 4.0
+#define MEG_LLAMA3_ORIGINAL 8192.0
+/* MLATransformerConfig's YaRN figures that have no flag (same releases);
+ * rotary_scaling_factor, mscale and mscale_all_dim do. */
+#define MEG_YARN_ORIGINAL 4096.0
+#define MEG_YARN_BETA_FAST 32.0
+#define MEG_YARN_BETA_SLOW 1.0
+#define MEG_ROTARY_BASE_DEFAULT 10000.0   /* --rotary-base's default, HF's too */
+
+/* How layer i differs from the model's one layer shape ("" if it does not):
+ * Megatron-LM's GPT model builds every decoder layer alike (num_layers
+ * copies of one layer spec; its heterogeneous layers take SwiGLU/RMSNorm
+ * Llama models with one query-group count only). */
+static void layer_difference(const model *m, int i, char *buf, size_t size)
+{
+    const layer_spec *y = &m->layer[i];
+    buf[0] = '\0';
+    if (y->hidden != m->hidden)
+        snprintf(buf, size, "a residual width of %d (the model's: %d)", y->hidden, m->hidden);
+    else if (y->heads != m->heads || y->head_dim != m->head_dim)
+        snprintf(buf, size, "%d heads of %d (the model's: %d of %d)", y->heads, y->head_dim,
+                 m->heads, m->head_dim);
+    else if (y->kv_heads != m->kv_heads)
+        snprintf(buf, size, "%d query groups (the model's: %d)", y->kv_heads, m->kv_heads);
+    else if (!y->moe && y->ffn_hidden != m->ffn_hidden)
+        snprintf(buf, size, "an MLP width of %d (the model's: %d)", y->ffn_hidden,
+                 m->ffn_hidden);
+}
+
+/* Refuses a model whose decoder layers differ in shape (MoE and dense MLPs
+ * mixing is --moe-layer-freq, not a difference), naming the first two runs
+ * of differing layers. */
+static int layers_check(const model *m, char *why, int why_size)
+{
+    char runs[2][200], d[128], prev[128] = "";
+    int n = 0, lo = 0;
+    for (int i = 0; m->layer != NULL && i <= m->layers; i++) {
+        if (i < m->layers)
+            layer_difference(m, i, d, sizeof d);
+        else
+            d[0] = '\0';
+        if (i > 0 && strcmp(d, prev) == 0)
+            continue;
+        if (prev[0] != '\0' && n < 2)   /* a run of differing layers ends at i - 1 */
+            snprintf(runs[n++], sizeof runs[0], "layers %d-%d have %s", lo, i - 1, prev);
+        lo = i;
+        snprintf(prev, sizeof prev, "%s", d);
+    }
+    if (n == 0)
+        return 0;
+    why_set(why, why_size, "%s%s%s: Megatron-LM builds every decoder layer alike (its "
+            "heterogeneous layers take SwiGLU/RMSNorm models with one query-group count only)",
+            runs[0], n > 1 ? ", " : "", n > 1 ? runs[1] : "");
+    return -1;
+}
+
+/* Refuses RoPE settings Megatron-LM cannot take: a base that is not an
+ * integer (--rotary-base is an int), scaling kinds without flags, and
+ * figures its constants fix otherwise. */
+static int rope_check(const model *m, char *why, int why_size)
+{
+    const model_rope *r = &m->rope;
+    double theta = r->theta > 0 ? r->theta : MEG_ROTARY_BASE_DEFAULT;
+    bool mla = m->mla.kv_lora_rank > 0;
+    if (m->position != POS_ROPE)
+        return 0;
+    if (theta != floor(theta) || theta > 2147483647.0) {
+        why_set(why, why_size, "RoPE base %.6g is not an integer that Megatron-LM's "
+                "--rotary-base takes", theta);
+        return -1;
+    }
+    switch (r->scaling) {
+    case ROPE_SCALING_NONE:
+        return 0;
+    case ROPE_SCALING_LINEAR:
+        if (mla || r->factor < 1 || r->factor != floor(r->factor) || r->factor > 1024) {
+            why_set(why, why_size, "linear RoPE scaling by %g: Megatron-LM's "
+                    "--rotary-seq-len-interpolation-factor takes an integer >= 1%s", r->factor,
+                    mla ? " and not with multi-latent attention" : "");
+            return -1;
+        }
+        return 0;
+    case ROPE_SCALING_LLAMA3:
+        if (mla || (r->low_freq_factor > 0 && r->low_freq_factor != MEG_LLAMA3_LOW_FREQ) ||
+            (r->high_freq_factor > 0 && r->high_freq_factor != MEG_LLAMA3_HIGH_FREQ) ||
+            (r->original_max_position > 0 && r->original_max_position != MEG_LLAMA3_ORIGINAL)) {
+            why_set(why, why_size, "Llama 3 RoPE scaling with low/high frequency factors %g/%g "
+                    "over %g positions: Megatron-LM fixes them at %g/%g over %g", r->low_freq_factor,
+                    r->high_freq_factor, r->original_max_position, MEG_LLAMA3_LOW_FREQ,
+                    MEG_LLAMA3_HIGH_FREQ, MEG_LLAMA3_ORIGINAL);
+            return -1;
+        }
+        return 0;
+    case ROPE_SCALING_YARN:
+        if (!mla) {
+            why_set(why, why_size, "YaRN RoPE scaling outside multi-latent attention is not "
+                    "expressed in Megatron-LM's flags here");
+            return -1;
+        }
+        if ((r->original_max_position > 0 && r->original_max_position != MEG_YARN_ORIGINAL) ||
+            (r->beta_fast >= 0 && r->beta_fast != MEG_YARN_BETA_FAST) ||
+            (r->beta_slow >= 0 && r->beta_slow != MEG_YARN_BETA_SLOW)) {
+            why_set(why, why_size, "YaRN over %g positions with beta_fast/slow %g/%g: "
+                    "Megatron-LM's MLA fixes them at %g, %g/%g (no flags)",
+                    r->original_max_position, r->beta_fast, r->beta_slow, MEG_YARN_ORIGINAL,
+                    MEG_YARN_BETA_FAST, MEG_YARN_BETA_SLOW);
+            return -1;
+        }
+        return 0;
+    case ROPE_SCALING_OTHER:
+    default:
+        why_set(why, why_size, "RoPE scaling '%s' has no Megatron-LM flags", r->type);
+        return -1;
+    }
+}
+
+/* Every architectural field of the model that the flags cannot carry: the
+ * model is refused with the reason, never launched as a different one. */
+static int model_check(const model *m, char *why, int why_size)
+{
+    if (layers_check(m, why, why_size) != 0 || rope_check(m, why, why_size) != 0)
+        return -1;
+    return 0;
+}
+
+/* The RoPE flags (rope_check passed): base, scaling, and for MLA the rope
+ * type (MLA takes YaRN unless told --rope-type rope). */
+static void rope_args(const model *m, arg_list *l)
+{
+    const model_rope *r = &m->rope;
+    char v[32];
+    if (m->position != POS_ROPE)
+        return;
+    arg_int(l, SEC_MODEL, "--rotary-base", (long)(r->theta > 0 ? r->theta : MEG_ROTARY_BASE_DEFAULT));
+    if (r->scaling == ROPE_SCALING_LINEAR) {
+        arg_int(l, SEC_MODEL, "--rotary-seq-len-interpolation-factor", (long)r->factor);
+    } else if (r->scaling == ROPE_SCALING_LLAMA3) {
+        arg_switch(l, SEC_MODEL, "--use-rope-scaling");
+        snprintf(v, sizeof v, "%g", r->factor > 0 ? r->factor : 8.0);
+        arg_str(l, SEC_MODEL, "--rope-scaling-factor", v);
+    }
+    if (m->mla.kv_lora_rank == 0)
+        return;
+    arg_str(l, SEC_MODEL, "--rope-type", r->scaling == ROPE_SCALING_YARN ? "yarn" : "rope");
+    if (r->scaling == ROPE_SCALING_YARN) {
+        snprintf(v, sizeof v, "%g", r->factor > 0 ? r->factor : 1.0);
+        arg_str(l, SEC_MODEL, "--rotary-scaling-factor", v);
+        snprintf(v, sizeof v, "%g", r->mscale >= 0 ? r->mscale : 1.0);
+        arg_str(l, SEC_MODEL, "--mscale", v);
+        snprintf(v, sizeof v, "%g", r->mscale_all_dim >= 0 ? r->mscale_all_dim : 0.0);
+        arg_str(l, SEC_MODEL, "--mscale-all-dim", v);
+    }
+}
+
 /* ---- the argument list ---------------------------------------------------- */
 
 /* "([0]*3+[1]*58)" from the layers' moe flags (run-length Python list). */
@@ -530,6 +729,7 @@ static void model_args(const model *m, int seq, arg_list *l)
     arg_str(l, SEC_MODEL, "--normalization", m->norm == NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
     arg_str(l, SEC_MODEL, "--position-embedding-type",
             m->position == POS_ROPE ? "rope" : "learned_absolute");
+    rope_args(m, l);
     if (m->norm == NORM_RMSNORM)   /* Llama family: no biases (model.c counts none) */
         arg_switch(l, SEC_MODEL, "--disable-bias-linear");
     if (!m->tied_embeddings)
@@ -663,9 +863,15 @@ static int knob_args(const model *m, const strategy *s, knob_section ks, arg_lis
 /* Precision flags and the attention backend. */
 static void precision_args(const model *m, const cluster *c, const strategy *s, arg_list *l)
 {
-    switch (m->prec) {
+    switch (emitted_precision(m, c, s)) {
     case PREC_FP16:
         arg_switch(l, SEC_PRECISION, "--fp16");
+        /* dynamic loss scaling from 2^16 (Megatron's default start is 2^32:
+         * 16 skipped steps to come down); the window and hysteresis are
+         * Megatron's defaults */
+        arg_int(l, SEC_PRECISION, "--initial-loss-scale", 65536);
+        if (m->prec != PREC_FP16)
+            add_note(l, "fp16 with dynamic loss scaling: the plan's GPUs have no bf16");
         break;
     case PREC_FP32:
         break;
@@ -757,52 +963,22 @@ static bool plain_word(const char *v)
     return true;
 }
 
-/* Length of the UTF-8 sequence at p encoding a printable character (ASCII
- * 0x20-0x7e, or a code point from U+00A0 up that is not a surrogate), or 0:
- * control characters (C0, DEL, C1), malformed, overlong or truncated
- * sequences (RFC 3629). */
-static int printable_utf8(const unsigned char *p)
-{
-    unsigned cp;
-    int n;
-    if (p[0] >= 0x20 && p[0] < 0x7f)
-        return 1;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf)
-        n = 2, cp = p[0] & 0x1fu;
-    else if (p[0] >= 0xe0 && p[0] <= 0xef)
-        n = 3, cp = p[0] & 0x0fu;
-    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-        n = 4, cp = p[0] & 0x07u;
-    else
-        return 0;
-    for (int i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (p[i] & 0x3fu);
-    }
-    if (cp < 0xa0 || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
 /* Writes `v` as exactly one shell word on one line, so that nothing a user
  * wrote (model, cluster, group names, paths) can end a comment, an #SBATCH
  * line or a word, or expand: as it is when plain_word; in single quotes
- * (each ' as '\'') when every character is printable UTF-8; otherwise in
+ * (each ' as '\'') when it is UTF-8 without control characters (base/text.h,
+ * what names from inputs must be); otherwise in
  * bash's $'...' with \xHH for every byte outside printable ASCII and \\, \'
  * escaped (bash(1), QUOTING).  The one place where user text is quoted. */
 static void shell_word(FILE *out, const char *v)
 {
-    const unsigned char *p = (const unsigned char *)v;
-    bool printable = true;
+    const unsigned char *p;
+    char why[64];
     if (plain_word(v)) {
         fputs(v, out);
         return;
     }
-    for (int n; *p && printable; p += n)
-        printable = (n = printable_utf8(p)) > 0;
-    if (printable) {
+    if (text_check_name(v, why, sizeof why) == 0) {   /* UTF-8 without controls */
         fputc('\'', out);
         for (p = (const unsigned char *)v; *p; p++) {
             if (*p == '\'')
@@ -1203,6 +1379,30 @@ static void print_torchrun_het(FILE *out, const model *m, const cluster *c, cons
 
 /* ---- releases ------------------------------------------------------------ */
 
+/* The rules that differ between releases or depend on the GPUs, checked after
+ * emit_check: the training format must exist on every stage's GPU, and
+ * core_v0.15.0's validate_args refuses expert parallelism in fp16 ("Expert
+ * parallelism is not supported with fp16 training"; gone from core_v0.16.0). */
+static int release_check(const model *m, const cluster *c, const plan *pl,
+                         megatron_version ver, char *why, int why_size)
+{
+    const strategy *s = &pl->s;
+    precision p = emitted_precision(m, c, s);
+    int i = p == PREC_FP32 ? -1 : stage_without(c, s, precision_peak(p));
+    if (i >= 0) {
+        why_set(why, why_size, "pipeline stage %d runs on %s, which has no %s", i,
+                stage_group(c, s, i)->gpu.name, precision_name(p));
+        return -1;
+    }
+    if (ver == MEGATRON_0_15 && p == PREC_FP16 && s->ep > 1) {
+        why_set(why, why_size, "Megatron-LM core_v0.15.0 does not train expert parallelism "
+                "(ep=%d) in fp16; core_v0.16.0 and later do (--megatron-version 0.16)", s->ep);
+        return -1;
+    }
+    return 0;
+}
+
+
 static const char *const version_tag[MEGATRON_VERSION_COUNT] = {
     "core_v0.15.0", "core_v0.16.0", "core_v0.17.0", "core_v0.18.0", "core_v0.19.0"};
 
@@ -1244,7 +1444,8 @@ int emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
         why_set(why, why_size, "unknown Megatron-LM release %d", (int)ver);
         return -1;
     }
-    if (emit_check(m, c, pl, why, why_size) != 0)
+    if (emit_check(m, c, pl, why, why_size) != 0 || model_check(m, why, why_size) != 0 ||
+        release_check(m, c, pl, ver, why, why_size) != 0)
         return -1;
     lm = pl_calloc(1, sizeof *lm);
     l = pl_calloc(1, sizeof *l);

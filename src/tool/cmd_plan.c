@@ -195,7 +195,7 @@ static planner_status write_main_output(const plan_args *a, const model *m,
                                         planner_error *err)
 {
     atomic_file af;
-    char why[256] = "";
+    char why[512] = "";
     planner_status rc = atomic_open(&af, a->output_path ? a->output_path : "-", err);
     if (rc != PLANNER_OK)
         return rc;

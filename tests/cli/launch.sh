@@ -51,6 +51,7 @@ done
 for m in configs/*.json; do
     case $m in
         */llama3-70b.json|*/deepseek-v3.json) versions="0.15 0.16 0.17 0.18 0.19" ;;
+        */uneven-gpt-13b.json) continue ;;   # refused: below
         *) versions="0.15 0.19" ;;
     esac
     for v in $versions; do
@@ -59,6 +60,24 @@ for m in configs/*.json; do
         check_flags "$T/v.txt" megatron "core_v$v.0"
     done
 done
+# the architecture reaches the flags (hand-read from each config.json) or emit
+# refuses: RoPE bases, Llama 3.1's scaling, DeepSeek-V3's YaRN on MLA
+for want in "llama3-70b --rotary-base 500000" "mixtral-8x7b --rotary-base 1000000" \
+            "llama3.1-405b --rope-scaling-factor 8" "deepseek-v3 --rope-type yarn" \
+            "deepseek-v3 --rotary-scaling-factor 40" "deepseek-v3 --mscale-all-dim 1"; do
+    set -- $want
+    [ -f "configs/$1.json" ] || continue
+    $P --model "configs/$1.json" --cluster "$C" --emit megatron > "$T/a.txt" || fail "$1: exit $?"
+    grep -qx -- "$2 $3 \\\\" "$T/a.txt" || fail "$1: no '$2 $3'"
+done
+if [ -f configs/uneven-gpt-13b.json ]; then
+    $P --model configs/uneven-gpt-13b.json --cluster "$C" --emit slurm -o "$T/u.sh" 2> "$T/err"
+    rc=$?
+    [ $rc -eq 1 ] || fail "uneven-gpt-13b emit: exit $rc, expected 1 (refused)"
+    [ ! -e "$T/u.sh" ] || fail "uneven-gpt-13b: a refused emit wrote its file"
+    grep -q "layers 0-3 have an MLP width of 81920 (the model's: 20480), layers 36-39 have 80 heads of 64" \
+        "$T/err" || fail "uneven-gpt-13b: $(cat "$T/err")"
+fi
 $P --model "$M" --cluster "$C" --emit megatron --megatron-version 0.14 > /dev/null 2> "$T/err"
 rc=$?
 [ $rc -eq 2 ] || fail "--megatron-version 0.14: exit $rc, expected 2"
