@@ -11,7 +11,7 @@
 #include "inputs/model.h"
 #include "testutil.h"
 
-static model *load(const char *path, const model_overrides *ov)
+static model *load(const char *path, const run_spec *ov)
 {
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
@@ -24,7 +24,7 @@ static model *load(const char *path, const model_overrides *ov)
     return m;
 }
 
-static model *load_text(const char *text, const model_overrides *ov)
+static model *load_text(const char *text, const run_spec *ov)
 {
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
@@ -196,7 +196,7 @@ END_TEST
 
 START_TEST(overrides_and_defaults)
 {
-    model_overrides ov = {8192, 256};
+    run_spec ov = {8192, 256};
     model *m = load("configs/llama3-8b.json", NULL);
     ck_assert_int_eq(m->seq_len, MODEL_DEFAULT_SEQ_LEN);
     ck_assert_int_eq(m->global_batch, MODEL_DEFAULT_GLOBAL_BATCH);
@@ -218,13 +218,69 @@ END_TEST
 START_TEST(seq_beyond_positions)
 {
     planner_error err = PLANNER_ERROR_INIT;
-    model_overrides ov = {4096, 0};
+    run_spec ov = {4096, 0};
     model *m = NULL;
     char buf[1400];
     ck_assert_int_eq(model_load("configs/gpt3-175b.json", &ov, &m, &err), PLANNER_E_INPUT);
     error_format(&err, buf, sizeof buf);
     ck_assert_str_eq(buf, "planner: configs/gpt3-175b.json:10:3: model.max_position: sequence "
                           "length 4096 (from --seq) exceeds max_position 2048");
+}
+END_TEST
+
+/* A run planned in memory from the model loaded once (what a sweep does
+ * at each grid point) is the model loaded for that run: the same figures
+ * and parameter count (learned positions follow the sequence
+ * when the file gives no max_position), the same refusal past
+ * max_position. */
+START_TEST(run_in_memory_equals_load)
+{
+    static const char *const paths[] = {"configs/gpt3-175b.json", "configs/llama3-8b.json",
+                                        "configs/deepseek-v3.json"};
+    static const char *const learned = "{\"name\": \"p\", \"layers\": 2, \"hidden\": 64, "
+                                       "\"heads\": 4, \"ffn_hidden\": 256, \"vocab\": 1000, "
+                                       "\"position\": \"learned\", \"activation\": \"gelu\", "
+                                       "\"normalization\": \"layernorm\"}";
+    static const run_spec runs[] = {{0, 0}, {2048, 0}, {0, 512}, {1024, 64}};
+    planner_error err = PLANNER_ERROR_INIT;
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        model *base = load(paths[p], NULL);
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+            model *a = load(paths[p], &runs[r]), *b = NULL;
+            ck_assert_int_eq(model_for_run(&b, base, &runs[r], &err), PLANNER_OK);
+            ck_assert_int_eq(b->seq_len, a->seq_len);
+            ck_assert_int_eq(b->global_batch, a->global_batch);
+            ck_assert_int_eq(b->max_position, a->max_position);
+            ck_assert(b->seq_len_default == a->seq_len_default);
+            ck_assert(b->global_batch_default == a->global_batch_default);
+            ck_assert(model_param_count(b) == model_param_count(a));
+            ck_assert_mem_eq(b->layer, a->layer, (size_t)a->layers * sizeof *a->layer);
+            model_free(a);
+            model_free(b);
+        }
+        model_free(base);
+    }
+    {
+        /* no max_position: learned positions sized by the run's sequence */
+        run_spec run = {8192, 0};
+        model *base = load_text(learned, NULL), *a = load_text(learned, &run), *b = NULL;
+        ck_assert_int_eq(model_for_run(&b, base, &run, &err), PLANNER_OK);
+        ck_assert_int_eq(b->max_position, 8192);
+        ck_assert(model_param_count(b) == model_param_count(a));
+        ck_assert(model_param_count(b) > model_param_count(base));
+        model_free(a);
+        model_free(b);
+        model_free(base);
+    }
+    {
+        run_spec run = {4096, 0};
+        model *base = load("configs/gpt3-175b.json", NULL), *b = NULL;
+        ck_assert_int_eq(model_for_run(&b, base, &run, &err), PLANNER_E_INPUT);
+        ck_assert_ptr_null(b);
+        ck_assert_str_eq(err.msg, "model.max_position: sequence length 4096 (from --seq) "
+                                  "exceeds max_position 2048");
+        model_free(base);
+    }
 }
 END_TEST
 
@@ -378,6 +434,7 @@ int main(void)
     tcase_add_test(tc, key_positions);
     tcase_add_test(tc, rope_keys);
     tcase_add_test(tc, free_null);
+    tcase_add_test(tc, run_in_memory_equals_load);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

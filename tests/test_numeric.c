@@ -231,7 +231,7 @@ START_TEST(numeric_case_runs_clean)
 {
     const numeric_case *tc = &k_cases[_i];
     planner_error err = PLANNER_ERROR_INIT;
-    model_overrides ov = {tc->seq, tc->gbs};
+    run_spec ov = {tc->seq, tc->gbs};
     model *m = NULL;
     cluster *c = NULL;
     cost_params p;

@@ -85,15 +85,16 @@ typedef struct model {
     char name[MODEL_NAME_MAX];
     model_format format;
     int layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab;
-    int seq_len;          /* training sequence length */
+    int seq_len;          /* the run's sequence length: the file's (or the
+                             default), replaced by a run_spec's */
     int max_position;     /* position embeddings (>= seq_len) */
     activation act;
     norm_kind norm;
     position_kind position;
     bool tied_embeddings;
-    int global_batch;     /* sequences per step (model_load fills the
-                             default, MODEL_DEFAULT_GLOBAL_BATCH, when neither
-                             the file nor a flag gives it) */
+    int global_batch;     /* the run's sequences per step: the file's (or
+                             MODEL_DEFAULT_GLOBAL_BATCH), replaced by a
+                             run_spec's */
     precision prec;
     model_moe moe;
     model_mla mla;
@@ -103,29 +104,53 @@ typedef struct model {
     bool uneven;          /* the file listed layers that differ */
     bool seq_len_default;       /* seq_len was not given: the default was used */
     bool global_batch_default;  /* global_batch was not given: the default */
+    bool max_position_default;  /* max_position was not given: it follows
+                                   seq_len (learned positions sized by the run) */
 } model;
 
 /* Defaults when neither the file nor a flag gives a figure. */
 #define MODEL_DEFAULT_SEQ_LEN 4096        /* capped at max_position */
 #define MODEL_DEFAULT_GLOBAL_BATCH 1024   /* sequences per step */
 
-/* Values from the command line that replace or fill the file's. 0 = keep. */
-typedef struct model_overrides {
+/* One training run: the figures that belong to the run, not to the model
+ * (a command line's --gbs/--seq, a sweep point's).  0 = not given: the
+ * model file's figure, else the default.  The model file's own seq_len and
+ * global_batch are the run's defaults. */
+typedef struct run_spec {
     int seq_len;
     int global_batch;
-} model_overrides;
+} run_spec;
 
 /* Reads `path` (our JSON or a HF config.json, recognized by its keys),
- * applies `ov` (may be NULL) and validates everything.  On success *out owns a
- * new model (free with model_free) and 0 is returned; otherwise the status and
- * *err describe the first problem. */
-planner_status model_load(const char *path, const model_overrides *ov, model **out,
+ * plans it for `run` (may be NULL: the file's figures) and validates
+ * everything.  On success *out owns a new model (free with model_free) and
+ * 0 is returned; otherwise the status and *err describe the first problem. */
+planner_status model_load(const char *path, const run_spec *run, model **out,
                           planner_error *err);
 
 /* Same, from a buffer; `name` is used as FILE in errors. */
 planner_status model_load_buffer(const char *text, size_t len, const char *name,
-                                 const model_overrides *ov, model **out,
+                                 const run_spec *run, model **out,
                                  planner_error *err);
+
+/* The rule that plans a loaded model for a run, the only place it is
+ * written (model_load and model_for_run use it): the run's sequence length
+ * and global batch replace the model's (a max_position the file did not
+ * give follows the sequence).  0, or -1 with the reason in why when the
+ * sequence exceeds max_position (m is then partly changed). */
+int model_apply_run(model *m, const run_spec *run, char *why, int why_size);
+
+/* The key of the position-embedding count in a file of format f
+ * ("max_position", HF "max_position_embeddings" or GPT-2's "n_positions"). */
+const char *model_max_position_key(model_format f);
+
+/* A copy of `m` planned for `run` (model_apply_run), in memory: a sweep
+ * builds each grid point from the model it loaded once.  PLANNER_OK with
+ * *out owned by the caller (model_free), or PLANNER_E_INPUT (the sequence
+ * exceeds max_position; the message names the key as model_load's does,
+ * without a file position) / out of memory with *err. */
+planner_status model_for_run(model **out, const model *m, const run_spec *run,
+                             planner_error *err);
 
 void model_free(model *m);   /* NULL-safe */
 

@@ -20,6 +20,9 @@
  * Checks: GPT-3 175B -> 174.6e9, Llama 3 8B -> 8.03e9, Mixtral 8x7B 46.7e9 total
  * and 12.9e9 active (tests/test_model_load.c).
  */
+#include <stdio.h>
+#include <string.h>
+#include "base/alloc.h"
 #include "inputs/model.h"
 
 static double mlp_params(const model *m, double h, double f)
@@ -176,4 +179,52 @@ const char *model_format_name(model_format f)
     case MODEL_FORMAT_HF_GPTNEOX: return "HF config.json (GPT-NeoX)";
     }
     return "unknown";
+}
+
+int model_apply_run(model *m, const run_spec *run, char *why, int why_size)
+{
+    if (run == NULL)
+        return 0;
+    if (run->seq_len > 0) {
+        m->seq_len = run->seq_len;
+        m->seq_len_default = false;
+        if (m->max_position_default)
+            m->max_position = m->seq_len;
+        if (m->seq_len > m->max_position) {
+            snprintf(why, (size_t)why_size,
+                     "sequence length %d (from --seq) exceeds max_position %d", m->seq_len,
+                     m->max_position);
+            return -1;
+        }
+    }
+    if (run->global_batch > 0) {
+        m->global_batch = run->global_batch;
+        m->global_batch_default = false;
+    }
+    return 0;
+}
+
+planner_status model_for_run(model **out, const model *m, const run_spec *run,
+                             planner_error *err)
+{
+    char why[160];
+    model *c = pl_malloc(sizeof *c);
+    *out = NULL;
+    if (c == NULL)
+        return error_oom(err);
+    *c = *m;
+    c->layer = pl_malloc((size_t)m->layers * sizeof *c->layer);
+    if (c->layer == NULL) {
+        pl_free(c);
+        return error_oom(err);
+    }
+    memcpy(c->layer, m->layer, (size_t)m->layers * sizeof *c->layer);
+    if (model_apply_run(c, run, why, sizeof why) != 0) {
+        model_free(c);
+        char path[64];
+        snprintf(path, sizeof path, "model.%s", model_max_position_key(m->format));
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, path, "%s: %s", path, why);
+    }
+    *out = c;
+    return PLANNER_OK;
 }

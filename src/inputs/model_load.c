@@ -703,10 +703,18 @@ static planner_status load_hf(const jsonin_doc *ld, json_t *root, model *m, top_
 
 /* ---- Shared validation and defaults. ---- */
 
+const char *model_max_position_key(model_format f)
+{
+    if (f == MODEL_FORMAT_PLANNER)
+        return "max_position";
+    return f == MODEL_FORMAT_HF_GPT2 ? "n_positions" : "max_position_embeddings";
+}
+
 static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const top_fields *tf,
-                             const model_overrides *ov)
+                             const run_spec *run)
 {
     jsonin_path rp = JSONIN_PATH_ROOT;
+    char why[160];
     int hf = m->format != MODEL_FORMAT_PLANNER;
     planner_status rc;
     jsonin_path heads_p = jsonin_key(&rp, hf ? (m->format == MODEL_FORMAT_HF_GPT2 ? "n_head"
@@ -716,9 +724,7 @@ static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const
                                                                           : "hidden_size")
                                       : "hidden");
     jsonin_path kv_p = jsonin_key(&rp, hf ? "num_key_value_heads" : "kv_heads");
-    jsonin_path maxpos_p = jsonin_key(&rp, hf ? (m->format == MODEL_FORMAT_HF_GPT2 ? "n_positions"
-                                                                          : "max_position_embeddings")
-                                      : "max_position");
+    jsonin_path maxpos_p = jsonin_key(&rp, model_max_position_key(m->format));
 
     if (!tf->has_kv)
         m->kv_heads = m->heads;
@@ -762,33 +768,28 @@ static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const
                     m->moe.dense_layers, m->layers);
     }
 
-    /* sequence length and batch: flag, then file, then defaults */
-    if (ov != NULL && ov->seq_len > 0) {
-        m->seq_len = ov->seq_len;
-    } else if (!tf->has_seq) {
+    /* sequence length and batch: the file's, else the defaults; then the
+     * run's (model_apply_run) */
+    if (!tf->has_seq) {
         m->seq_len = MODEL_DEFAULT_SEQ_LEN;
         if (tf->has_maxpos && m->max_position < m->seq_len)
             m->seq_len = m->max_position;
         m->seq_len_default = true;
     }
+    m->max_position_default = !tf->has_maxpos;
     if (!tf->has_maxpos)
         m->max_position = m->seq_len;
-    if (m->seq_len > m->max_position) {
-        if (ov != NULL && ov->seq_len > 0)
-            return jsonin_fail(ld, &maxpos_p, "sequence length %d (from --seq) exceeds max_position %d",
-                        m->seq_len, m->max_position);
-        {
-            jsonin_path q = jsonin_key(&rp, "seq_len");
-            return jsonin_fail(ld, &q, "seq_len (%d) exceeds max_position (%d)", m->seq_len,
-                        m->max_position);
-        }
+    if ((run == NULL || run->seq_len <= 0) && m->seq_len > m->max_position) {
+        jsonin_path q = jsonin_key(&rp, "seq_len");
+        return jsonin_fail(ld, &q, "seq_len (%d) exceeds max_position (%d)", m->seq_len,
+                    m->max_position);
     }
-    if (ov != NULL && ov->global_batch > 0) {
-        m->global_batch = ov->global_batch;
-    } else if (!tf->has_gbs) {
+    if (!tf->has_gbs) {
         m->global_batch = MODEL_DEFAULT_GLOBAL_BATCH;
         m->global_batch_default = true;
     }
+    if (model_apply_run(m, run, why, sizeof why) != 0)
+        return jsonin_fail(ld, &maxpos_p, "%s", why);
     return PLANNER_OK;
 }
 
@@ -817,7 +818,7 @@ static void name_from_path(const char *path, char *buf, size_t size)
 }
 
 planner_status model_load_buffer(const char *text, size_t len, const char *name,
-                                 const model_overrides *ov, model **out, planner_error *err)
+                                 const run_spec *run, model **out, planner_error *err)
 {
     jsonin_doc ld;
     json_t *root;
@@ -846,7 +847,7 @@ planner_status model_load_buffer(const char *text, size_t len, const char *name,
         rc = model_rope_read(&ld, root, &m->rope);
     if (rc != PLANNER_OK)
         goto cleanup;
-    if ((rc = finish(&ld, root, m, &tf, ov)) != PLANNER_OK)
+    if ((rc = finish(&ld, root, m, &tf, run)) != PLANNER_OK)
         goto cleanup;
     *out = m;
     m = NULL;
@@ -856,7 +857,7 @@ cleanup:
     return rc;
 }
 
-planner_status model_load(const char *path, const model_overrides *ov, model **out,
+planner_status model_load(const char *path, const run_spec *run, model **out,
                           planner_error *err)
 {
     char *text = NULL;
@@ -865,7 +866,7 @@ planner_status model_load(const char *path, const model_overrides *ov, model **o
     *out = NULL;
     rc = file_read_all(path, INPUT_MAX_BYTES, &text, &len, err);
     if (rc == PLANNER_OK)
-        rc = model_load_buffer(text, len, path, ov, out, err);
+        rc = model_load_buffer(text, len, path, run, out, err);
     pl_free(text);
     return rc;
 }

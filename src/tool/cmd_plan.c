@@ -27,7 +27,7 @@ typedef struct plan_args {
     output_format format;
     emit_kind emit;
     megatron_version megatron;
-    model_overrides ov;
+    run_spec ov;
     search_options opts;
 } plan_args;
 

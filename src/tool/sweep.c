@@ -833,7 +833,7 @@ static planner_status run_point(const sweep_run *run, long k, FILE *out, planner
     const sweep_grid *g = &run->grid;
     int idx[SWEEP_DIM_COUNT];
     int mi, ci;
-    model_overrides ov = {0, 0};
+    run_spec ov = {0, 0};
     model *m = NULL;
     cluster pc;
     search_options opts;
@@ -875,7 +875,7 @@ static planner_status run_point(const sweep_run *run, long k, FILE *out, planner
     row.gbs = ov.global_batch;
     row.seq = ov.seq_len;
 
-    rc = model_load(g->axis[SWEEP_MODEL].str[mi], &ov, &m, &perr);
+    rc = model_for_run(&m, run->models[mi], &ov, &perr);   /* in memory: no re-read */
     if (rc == PLANNER_E_INTERNAL) {
         error_set(err, rc, perr.file, perr.line, perr.col, perr.path, "%s", perr.msg);
         goto cleanup;
