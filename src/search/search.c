@@ -899,7 +899,9 @@ static void seam_refine_top(search_ctx *x, search_result *res)
     cost_schedule *sched;
     if (x->o->partition != PARTITION_ILP || x->placer == NULL)
         return;
-    sched = pl_malloc(sizeof *sched);   /* the re-partitioned plan's, then a swap's */
+    /* the re-partitioned plan's schedule, then a swap's; zeroed, as whole
+     * structs are copied into res->sched (padding too) */
+    sched = pl_calloc(1, sizeof *sched);
     if (sched == NULL) {
         x->oom = true;
         return;
