@@ -482,6 +482,19 @@ START_TEST(uneven_layout)
     ck_assert_ptr_nonnull(flag_value(t, "--pipeline-model-parallel-layout", v, sizeof v));
     ck_assert_str_eq(v, "'Et*2|t*3|t*2|t|t*2|t*3|t*2|tL'");
     free(t);
+
+    /* multi-token prediction: its layers after the decoder layers, in the
+     * last stage with the loss; gpt3's learned positions cannot take it */
+    f.m.mtp_layers = 2;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+    f.m.position = POS_ROPE;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--mtp-num-layers", "2");
+    ck_assert_ptr_nonnull(flag_value(t, "--pipeline-model-parallel-layout", v, sizeof v));
+    ck_assert_str_eq(v, "'Et*2|t*3|t*2|t|t*2|t*3|t*2|tm*2L'");
+    ck_assert_ptr_nonnull(strstr(t, "# note: the plan does not cost the 2 multi-token-prediction"));
+    free(t);
 }
 END_TEST
 

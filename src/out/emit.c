@@ -236,10 +236,10 @@ static split_style choose_split(const model *m, const strategy *s, int *first, i
 
 /* Builds the layout string "Et*12|t*12|...|t*11L" (heap, *out) of the
  * plan's chunks (strategy_chunk_layers) for a model of `layers`. */
-static int build_layout(const strategy *s, int layers, char **out)
+static int build_layout(const strategy *s, int layers, int mtp, char **out)
 {
     int pp = s->pp, vpp = s->vpp > 1 ? s->vpp : 1;
-    size_t cap = (size_t)pp * (size_t)vpp * 16 + 8, len = 0;
+    size_t cap = (size_t)pp * (size_t)vpp * 16 + 24, len = 0;
     char *buf = pl_malloc(cap);
     if (buf == NULL)
         return -1;
@@ -257,6 +257,10 @@ static int build_layout(const strategy *s, int layers, char **out)
             else
                 w = 0;
             len += (size_t)w;
+            /* MTP layers ("m") sit after the decoder layers, in the last
+             * stage with the loss (PipelineParallelLayerLayout's rules) */
+            if (lastseg && mtp > 0)
+                len += (size_t)snprintf(buf + len, cap - len, mtp == 1 ? "m" : "m*%d", mtp);
             if (lastseg)
                 len += (size_t)snprintf(buf + len, cap - len, "L");
         }
@@ -615,6 +619,12 @@ static int model_check(const model *m, char *why, int why_size)
 {
     if (layers_check(m, why, why_size) != 0 || rope_check(m, why, why_size) != 0)
         return -1;
+    if (m->mtp_layers > 0 && m->position != POS_ROPE) {
+        /* validate_args, core_v0.15.0 .. core_v0.19.0 */
+        why_set(why, why_size, "Megatron-LM's multi-token prediction (%d layers) needs RoPE "
+                "positions, not learned ones", m->mtp_layers);
+        return -1;
+    }
     return 0;
 }
 
@@ -736,6 +746,11 @@ static void model_args(const model *m, int seq, arg_list *l)
         arg_switch(l, SEC_MODEL, "--untie-embeddings-and-output-weights");
     if (m->moe.experts > 0)
         moe_args(m, l);
+    if (m->mtp_layers > 0) {
+        arg_int(l, SEC_MODEL, "--mtp-num-layers", m->mtp_layers);
+        add_note(l, "the plan does not cost the %d multi-token-prediction layer%s (last stage)",
+                 m->mtp_layers, m->mtp_layers > 1 ? "s" : "");
+    }
 }
 
 /* How the layer split and the virtual stages are told (choose_split); the
@@ -759,7 +774,7 @@ static int split_args(const model *m, const strategy *s, arg_list *l)
     case SPLIT_ACCOUNT:   /* (layers + embedding + loss) / (pp vpp) per virtual chunk */
         break;
     case SPLIT_LAYOUT:
-        if (build_layout(s, m->layers, &l->layout) != 0)
+        if (build_layout(s, m->layers, m->mtp_layers, &l->layout) != 0)
             return -1;
         a = arg_add(l, SEC_PARALLEL, "--pipeline-model-parallel-layout");
         if (a != NULL)
