@@ -1,7 +1,8 @@
 /* test_knobs.c: the knob registry (model/knobs.h) and the outputs it drives.
  *
  * Every knob of the registry must appear in every output: the plan JSON
- * (strategies[] and the table's columns for the knobs that have one), the
+ * (strategies[], and docs/json-schema.md, and the table's columns for the
+ * knobs that have one), the
  * sweep's CSV header and rows and its JSON Lines, validate's JSON, and in
  * emit's Megatron arguments for the knobs that have a flag.  The outputs
  * come from ./planner (tests run from the repository root after `make`),
@@ -127,8 +128,20 @@ START_TEST(fix_from_registry)
     ck_assert_int_eq(constraints_parse("tq=8", &c, msg, sizeof msg), -1);
     ck_assert_str_eq(msg, "unknown key 'tq' (did you mean 'tp'?)");
     ck_assert_int_eq(constraints_parse("zebra=1", &c, msg, sizeof msg), -1);
-    ck_assert_str_eq(msg, "unknown key 'zebra' (known: tp pp dp cp ep vpp mbs sp recompute zero "
-                          "gpus)");
+    ck_assert_str_eq(msg, "unknown key 'zebra' (known: tp pp dp cp ep vpp mbs sp recompute "
+                          "recompute_layers zero overlap_grad_reduce overlap_param_gather "
+                          "tp_comm_overlap gpus)");
+    /* every knob but the split accounting is a --fix key */
+    c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
+    ck_assert(!knobs_any_fixed(&c));
+    ck_assert_int_eq(constraints_parse("overlap_grad_reduce=off,tp_comm_overlap=on,"
+                                       "recompute_layers=0", &c, msg, sizeof msg), 0);
+    ck_assert_int_eq(c.overlap_grad_reduce, 0);
+    ck_assert_int_eq(c.tp_comm_overlap, 1);
+    ck_assert_int_eq(c.recompute_layers, 0);
+    ck_assert_int_eq(c.overlap_param_gather, -1);
+    ck_assert(knobs_any_fixed(&c));
+    ck_assert_int_eq(constraints_parse("account_loss=on", &c, msg, sizeof msg), -1);
     ck_assert_int_eq(constraints_parse("sp=maybe", &c, msg, sizeof msg), -1);
     ck_assert_int_eq(constraints_parse("tp=8,tp=4", &c, msg, sizeof msg), -1);
     ck_assert_str_eq(msg, "duplicate key 'tp'");
@@ -148,6 +161,19 @@ START_TEST(plan_json_and_table)
     json_decref(d);
     free(text);
 
+    /* and docs/json-schema.md names each */
+    FILE *doc = fopen("docs/json-schema.md", "r");
+    ck_assert_ptr_nonnull(doc);
+    char schema[1 << 16];
+    size_t n = fread(schema, 1, sizeof schema - 1, doc);
+    fclose(doc);
+    schema[n] = '\0';
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "\"%s\"", knob_get_info((knob_id)k)->key);
+        ck_assert_msg(strstr(schema, quoted) != NULL, "json-schema.md: no %s", quoted);
+    }
+
     /* the table: a column per knob with a table head (MoE: ep too) */
     text = run(PLAN " 2>/dev/null");
     const char *head = strstr(text, "\n rank ");
@@ -160,6 +186,36 @@ START_TEST(plan_json_and_table)
         snprintf(col, sizeof col, " %*s ", ki->table_width, ki->table_head);
         ck_assert_msg(strstr(head, col) != NULL, "table: no column '%s'", ki->table_head);
     }
+    free(text);
+}
+END_TEST
+
+/* --fix pins the knobs the search would otherwise derive: the overlap
+ * flags (on where the rules allow) and full recompute's layer count */
+START_TEST(fix_derived_knobs)
+{
+    char *text = run(PLAN " --fix overlap_grad_reduce=off,overlap_param_gather=off,"
+                     "tp_comm_overlap=off,recompute=full,recompute_layers=3 --format json "
+                     "2>/dev/null");
+    json_t *d = parse(text), *list = json_object_get(d, "strategies");
+    ck_assert_int_ge((int)json_array_size(list), 1);
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const json_t *o = json_array_get(list, i);
+        ck_assert(json_is_false(json_object_get(o, "overlap_grad_reduce")));
+        ck_assert(json_is_false(json_object_get(o, "overlap_param_gather")));
+        ck_assert(json_is_false(json_object_get(o, "tp_comm_overlap")));
+        ck_assert_str_eq(json_string_value(json_object_get(o, "recompute")), "full");
+        ck_assert_int_eq(json_integer_value(json_object_get(o, "recompute_layers")), 3);
+    }
+    json_decref(d);
+    free(text);
+    /* unpinned, the same search turns them on (dp > 1, sp with tp > 1) */
+    text = run(PLAN " --fix recompute=full --format json 2>/dev/null");
+    d = parse(text);
+    const json_t *o = json_array_get(json_object_get(d, "strategies"), 0);
+    ck_assert(json_is_true(json_object_get(o, "overlap_grad_reduce")));
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "recompute_layers")), 0);
+    json_decref(d);
     free(text);
 }
 END_TEST
@@ -307,6 +363,7 @@ int main(void)
     tcase_add_test(tc, registry_consistent);
     tcase_add_test(tc, fix_from_registry);
     tcase_add_test(tc, plan_json_and_table);
+    tcase_add_test(tc, fix_derived_knobs);
     tcase_add_test(tc, sweep_csv_and_jsonl);
     tcase_add_test(tc, validate_json);
     tcase_add_test(tc, emit_every_flag);

@@ -120,7 +120,9 @@ static const struct bad_fix {
     {"tp8", "'tp8': expected KEY=VALUE"},
     {"tpp=8", "unknown key 'tpp' (did you mean 'tp'?)"},
     {"recomput=full", "did you mean 'recompute'?"},
-    {"banana=1", "unknown key 'banana' (known: tp pp dp cp ep vpp mbs sp recompute zero gpus)"},
+    {"banana=1", "unknown key 'banana' (known: tp pp dp cp ep vpp mbs sp recompute "
+                 "recompute_layers zero overlap_grad_reduce overlap_param_gather tp_comm_overlap "
+                 "gpus)"},
     {"tp=8,pp=2,tp=4", "duplicate key 'tp'"},
     {"tp=0", "tp: expected an integer in 1..1048576, got '0'"},
     {"tp=-2", "tp: expected an integer"},

@@ -9,9 +9,11 @@
  * Megatron-LM flag(s) it becomes.  Its validity rule is knob_rule(), called
  * by strategy_check(), which the search, emit and validate all use.
  *
- * Adding a knob: a field in `strategy`, an id below, a row in knobs.c (and a
- * case in knob_rule() when Megatron constrains it), and its cost physics;
- * every output then carries it (tests/test_knobs.c checks each format).
+ * Adding a knob: a field in `strategy`, an id below (and an int in
+ * strategy_constraints when --fix takes it), a row in knobs.c (and a case in
+ * knob_rule() when Megatron constrains it), and its cost physics; every
+ * output then carries it (tests/test_knobs.c checks each format).  See
+ * docs/DESIGN.md "Adding a knob".
  */
 #ifndef PLANNER_KNOBS_H
 #define PLANNER_KNOBS_H
@@ -20,6 +22,8 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "model/strategy.h"
+
+struct model;
 
 /* The knobs, in output order (JSON, CSV, JSON Lines). */
 typedef enum knob_id {
@@ -74,9 +78,18 @@ typedef struct strategy_constraints {
     int recompute;      /* recompute_mode or -1 */
     int zero;           /* 0..3 or -1 */
     int gpus;           /* use exactly this many GPUs, -1 = any */
+    int overlap_grad_reduce, overlap_param_gather, tp_comm_overlap;   /* free: the
+                           search turns each on where the rules allow */
+    int recompute_layers;   /* with full recompute; free: 0 = every layer */
 } strategy_constraints;
 
-#define STRATEGY_CONSTRAINTS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+#define STRATEGY_CONSTRAINTS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+
+/* True when f pins any knob, or the GPU count. */
+bool knobs_any_fixed(const strategy_constraints *f);
+
+/* True when a and b agree on every knob. */
+bool knobs_equal(const strategy *a, const strategy *b);
 
 /* The row of knob k (k < KNOB_COUNT). */
 const knob_info *knob_get_info(knob_id k);
@@ -108,7 +121,6 @@ int knobs_keys_join(char *buf, size_t size, const char *sep);
  * (../shared/reference/cost-model.md "Megatron-LM rules").  0 when it
  * holds, else -1 with the broken rule in why.  strategy_check() runs every
  * knob's rule, then the layer split's. */
-struct model;
 int knob_rule(const struct model *m, const strategy *s, knob_id k, char *why, int why_size);
 
 /* True when tensor parallelism of degree tp splits m's attention: heads %

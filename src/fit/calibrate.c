@@ -280,16 +280,6 @@ void calib_fit_free(calib_fit *f)
 
 /* ---- the fit ---- */
 
-static int same_strategy(const strategy *a, const strategy *b)
-{
-    return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
-           a->ep == b->ep && a->vpp == b->vpp && a->mbs == b->mbs && a->sp == b->sp &&
-           a->recompute == b->recompute && a->recompute_layers == b->recompute_layers &&
-           a->zero == b->zero && a->overlap_grad_reduce == b->overlap_grad_reduce &&
-           a->overlap_param_gather == b->overlap_param_gather &&
-           a->tp_comm_overlap == b->tp_comm_overlap;
-}
-
 static double step_time(const validation_run *r, const strategy *s, const cost_params *p,
                         evaluation *scratch)
 {
@@ -860,7 +850,7 @@ static planner_status fit_once(const validation_set *set, const bool *use,
         for (i = 0; i < s.m; i++) {
             double e = s.pl[i].e.step_time_s / s.t[i] - 1.0;
             rms += e * e;
-            if (!same_strategy(&s.prev[i], &s.pl[i].s))
+            if (!knobs_equal(&s.prev[i], &s.pl[i].s))
                 changed = true;
         }
         if (!changed && move < CONVERGED_REL) {

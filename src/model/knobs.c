@@ -62,23 +62,24 @@ static const knob_info knobs[KNOB_COUNT] = {
                         "--recompute-granularity --recompute-method --recompute-num-layers",
                         MEG_EMIT, KNOB_SEC_MEMORY, 10, "activation recomputation"},
     [KNOB_RECOMPUTE_LAYERS] = {"recompute_layers", KNOB_KIND_INT, 0, DEGREE_MAX,
-                               FIELD(recompute_layers), KNOB_NOT_FIXABLE, NULL, 0, false,
+                               FIELD(recompute_layers), FIX(recompute_layers), NULL, 0, false,
                                "--recompute-num-layers", MEG_EMIT, KNOB_SEC_MEMORY, 11,
                                "full recompute: layers per rank, 0 = all"},
     [KNOB_ZERO] = {"zero", KNOB_KIND_INT, 0, 3, FIELD(zero), FIX(zero), "zero", 4, false,
                    "--use-distributed-optimizer --use-megatron-fsdp", MEG_EMIT,
                    KNOB_SEC_MEMORY, 20, "ZeRO stage (1: distributed optimizer)"},
     [KNOB_OVERLAP_GRAD_REDUCE] = {"overlap_grad_reduce", KNOB_KIND_BOOL, 0, 1,
-                                  FIELD(overlap_grad_reduce), KNOB_NOT_FIXABLE, NULL, 0, false,
+                                  FIELD(overlap_grad_reduce), FIX(overlap_grad_reduce), NULL,
+                                  0, false,
                                   "--overlap-grad-reduce", MEG_SWITCH, KNOB_SEC_MEMORY, 30,
                                   "DP gradient reduce overlapped with backward"},
     [KNOB_OVERLAP_PARAM_GATHER] = {"overlap_param_gather", KNOB_KIND_BOOL, 0, 1,
-                                   FIELD(overlap_param_gather), KNOB_NOT_FIXABLE, NULL, 0,
+                                   FIELD(overlap_param_gather), FIX(overlap_param_gather), NULL, 0,
                                    false, "--overlap-param-gather", MEG_SWITCH,
                                    KNOB_SEC_MEMORY, 40,
                                    "parameter all-gather overlapped with forward"},
     [KNOB_TP_COMM_OVERLAP] = {"tp_comm_overlap", KNOB_KIND_BOOL, 0, 1, FIELD(tp_comm_overlap),
-                              KNOB_NOT_FIXABLE, NULL, 0, false, "--tp-comm-overlap",
+                              FIX(tp_comm_overlap), NULL, 0, false, "--tp-comm-overlap",
                               MEG_SWITCH, KNOB_SEC_PARALLEL, 70,
                               "TP collectives overlapped with GEMMs"},
     [KNOB_ACCOUNT_EMBEDDING] = {"account_embedding", KNOB_KIND_BOOL, 0, 1,
@@ -176,6 +177,32 @@ int knobs_keys_join(char *buf, size_t size, const char *sep)
     return (int)len;
 }
 
+/* The int of knob k in f, or NULL when --fix does not take k. */
+static const int *fix_slot(const strategy_constraints *f, knob_id k)
+{
+    if (knobs[k].fix_offset == KNOB_NOT_FIXABLE)
+        return NULL;
+    return (const int *)(const void *)((const char *)f + knobs[k].fix_offset);
+}
+
+bool knobs_any_fixed(const strategy_constraints *f)
+{
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const int *v = fix_slot(f, (knob_id)k);
+        if (v != NULL && *v >= knobs[k].min)
+            return true;
+    }
+    return f->gpus > 0;
+}
+
+bool knobs_equal(const strategy *a, const strategy *b)
+{
+    for (int k = 0; k < KNOB_COUNT; k++)
+        if (knob_value(a, (knob_id)k) != knob_value(b, (knob_id)k))
+            return false;
+    return true;
+}
+
 /* ---- rules ------------------------------------------------------------- */
 
 bool knob_tp_splits_heads(const model *m, int tp)
@@ -213,7 +240,7 @@ int knob_rule(const model *m, const strategy *s, knob_id k, char *why, int why_s
     case KNOB_TP: case KNOB_CP: case KNOB_EP:
         return rule_degree(m, s, k, why, why_size);
     case KNOB_MBS:
-        if (s->gbs % (s->mbs * s->dp) != 0)
+        if (s->gbs % ((long)s->mbs * s->dp) != 0)
             FAIL("global batch %d is not a multiple of micro-batch %d x dp %d", s->gbs, s->mbs,
                  s->dp);
         return 0;

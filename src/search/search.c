@@ -24,7 +24,8 @@
  *   sp   on, off (tp > 1 only)   recompute none, selective, full
  *   zero 3, 2, 1, 0 (dp * cp > 1; otherwise 0 only, see P5)
  *   overlap_grad_reduce when dp * cp > 1; overlap_param_gather when also
- *   zero >= 1; tp_comm_overlap when sp.  A --fix value replaces a knob's
+ *   zero >= 1; tp_comm_overlap when sp (unless --fix pins them; recompute_layers
+ *   0 = all, or its --fix value with full recompute).  A --fix value replaces a knob's
  *   list by that one value (outside the limits above too: tp=16 on 8-GPU
  *   nodes is evaluated) and strategy_check() judges it.
  *
@@ -498,13 +499,18 @@ static int group_tp_limit(const node_group *g)
 static void set_derived(search_ctx *x)
 {
     strategy *s = &x->s;
+    const strategy_constraints *f = &x->fix;
     int shard = s->dp * s->cp;
     s->gbs = x->gbs;
     s->seq_len = x->seq_len;
-    s->recompute_layers = 0;
-    s->overlap_grad_reduce = shard > 1;
-    s->overlap_param_gather = shard > 1 && s->zero >= 1;
-    s->tp_comm_overlap = s->sp && s->tp > 1;
+    s->recompute_layers = s->recompute == RECOMPUTE_FULL && f->recompute_layers >= 0
+                              ? f->recompute_layers : 0;
+    s->overlap_grad_reduce = f->overlap_grad_reduce >= 0 ? f->overlap_grad_reduce != 0
+                                                         : shard > 1;
+    s->overlap_param_gather = f->overlap_param_gather >= 0 ? f->overlap_param_gather != 0
+                                                           : shard > 1 && s->zero >= 1;
+    s->tp_comm_overlap = f->tp_comm_overlap >= 0 ? f->tp_comm_overlap != 0
+                                                 : s->sp && s->tp > 1;
 }
 
 /* The values of one block's inner knobs. */
@@ -1120,17 +1126,11 @@ cleanup:
     return found;
 }
 
-static bool any_fixed(const strategy_constraints *f)
-{
-    return f->tp > 0 || f->pp > 0 || f->dp > 0 || f->cp > 0 || f->ep > 0 || f->vpp > 0 ||
-           f->mbs > 0 || f->sp >= 0 || f->recompute >= 0 || f->zero >= 0 || f->gpus > 0;
-}
-
 /* Advice when no strategy could even be evaluated. */
 static void advice_no_candidate(const search_ctx *x, char *a, size_t n)
 {
     const strategy_constraints *f = &x->fix;
-    bool fixed = any_fixed(f);
+    bool fixed = knobs_any_fixed(f);
     long tcp = (long)(f->tp > 0 ? f->tp : 1) * (f->cp > 0 ? f->cp : 1) * (f->pp > 0 ? f->pp : 1);
     if (x->first_invalid[0] == '\0' && tcp > 1 && x->gpus % tcp != 0) {
         appendf(a, n, "the fixed tp x cp x pp = %ld does not divide the %d GPUs", tcp, x->gpus);
@@ -1162,7 +1162,7 @@ static void make_advice(search_ctx *x, char *a, size_t n)
         {true, true, true, "full recompute + mbs 1 + ZeRO-3"},
     };
     const node_group *g = &x->c->group[miss_group(x)];
-    bool fixed = any_fixed(&x->fix), layout_fixed;
+    bool fixed = knobs_any_fixed(&x->fix), layout_fixed;
     double best = HUGE_VAL, need, cap;
     int k, found = 0, gpus = 0, listed = 0;
     const gpu_spec *pick[3] = {NULL, NULL, NULL};
