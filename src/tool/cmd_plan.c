@@ -2,8 +2,9 @@
  *
  * Flow: parse options -> load model and cluster (and a calibration) ->
  * --show-inputs, or search -> report (table or JSON) or launch material
- * (--emit) -> optional --trace / --svg of the winner.  Every output file is
- * written atomically; nothing is written when the search fails. */
+ * (--emit) -> optional --trace / --svg of the winner.  The outputs form one
+ * output set (fileio.h): checked against the inputs and each other before any
+ * work, all written, then committed together -- all of them or none. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -189,52 +190,86 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
     return 0;
 }
 
-/* Writes the chosen output (report or launch material) to `path`. */
-static planner_status write_main_output(const plan_args *a, const model *m,
+/* The run's files, registered before any work: the inputs, and the outputs
+ * checked against them and each other (fileio.h's output set). */
+typedef struct plan_files {
+    output_set set;
+    int main, trace, svg;      /* output indices; -1 when not written */
+} plan_files;
+
+static planner_status plan_files_register(const plan_args *a, plan_files *f,
+                                          planner_error *err)
+{
+    planner_status rc;
+    output_set_init(&f->set);
+    f->main = f->trace = f->svg = -1;
+    if ((rc = output_set_input(&f->set, a->model_path, "--model", err)) != PLANNER_OK ||
+        (rc = output_set_input(&f->set, a->cluster_path, "--cluster", err)) != PLANNER_OK ||
+        (rc = output_set_input(&f->set, a->calibration_path, "--calibration", err)) !=
+            PLANNER_OK)
+        return rc;
+    if (a->show_inputs)
+        return PLANNER_OK;   /* prints to stdout, nothing else */
+    if ((rc = output_set_add(&f->set, a->output_path ? a->output_path : "-",
+                             a->output_path ? "-o" : "the report on standard output",
+                             OUTPUT_BUFFERED, &f->main, err)) != PLANNER_OK)
+        return rc;
+    if (a->trace_path != NULL &&
+        (rc = output_set_add(&f->set, a->trace_path, "--trace", OUTPUT_BUFFERED, &f->trace,
+                             err)) != PLANNER_OK)
+        return rc;
+    if (a->svg_path != NULL)
+        rc = output_set_add(&f->set, a->svg_path, "--svg", OUTPUT_BUFFERED, &f->svg, err);
+    return rc;
+}
+
+/* Writes the chosen output (report or launch material) into the set. */
+static planner_status write_main_output(const plan_args *a, plan_files *f, const model *m,
                                         const cluster *c, const search_result *res,
                                         planner_error *err)
 {
-    atomic_file af;
     char why[512] = "";
-    planner_status rc = atomic_open(&af, a->output_path ? a->output_path : "-", err);
+    planner_status rc = output_set_open(&f->set, f->main, err);
+    FILE *out = f->set.out[f->main].fp;
     if (rc != PLANNER_OK)
         return rc;
     if (a->emit != EMIT_NONE) {
-        if (emit_write(af.fp, a->emit, a->megatron, m, c, &res->top[0], why, sizeof why) != 0) {
-            atomic_abort(&af);
-            return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
-                             "cannot emit launch material: %s", why);
-        }
+        if (emit_write(out, a->emit, a->megatron, m, c, &res->top[0], why, sizeof why) != 0 &&
+            (rc = output_set_stream_error(&f->set, f->main, err)) == PLANNER_OK)
+            rc = error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                           "cannot emit launch material: %s", why);
     } else if (a->format == FORMAT_JSON) {
-        if (report_json_write(af.fp, m, c, &a->opts, res) != 0) {
-            atomic_abort(&af);
-            return error_oom(err);
-        }
+        if (report_json_write(out, m, c, &a->opts, res) != 0 &&
+            (rc = output_set_stream_error(&f->set, f->main, err)) == PLANNER_OK)
+            rc = error_oom(err);
     } else {
-        report_table(af.fp, m, c, &a->opts, res);
+        report_table(out, m, c, &a->opts, res);
     }
-    rc = atomic_commit(&af, err);
-    atomic_abort(&af);
     return rc;
 }
 
 typedef planner_status (*plan_writer)(FILE *, const model *, const cluster *, const plan *,
                                       const cost_schedule *, planner_error *);
 
-static planner_status write_plan_file(const char *path, plan_writer fn, const model *m,
-                                      const cluster *c, const plan *pl,
+static planner_status write_plan_file(plan_files *f, int index, plan_writer fn,
+                                      const model *m, const cluster *c, const plan *pl,
                                       const cost_schedule *sched, planner_error *err)
 {
-    atomic_file af;
-    planner_status rc = atomic_open(&af, path, err);
-    if (rc != PLANNER_OK)
+    planner_status rc;
+    if (index < 0)
+        return PLANNER_OK;
+    if ((rc = output_set_open(&f->set, index, err)) != PLANNER_OK)
         return rc;
-    rc = fn(af.fp, m, c, pl, sched, err);
-    if (rc != PLANNER_OK && err->file[0] == '\0')   /* name the file it was for */
-        snprintf(err->file, sizeof err->file, "%s", path);
-    if (rc == PLANNER_OK)
-        rc = atomic_commit(&af, err);
-    atomic_abort(&af);
+    planner_error werr = PLANNER_ERROR_INIT;
+    if ((rc = fn(f->set.out[index].fp, m, c, pl, sched, &werr)) == PLANNER_OK)
+        return PLANNER_OK;
+    /* a failed write is the file's (its path and errno); else the writer's error */
+    if (output_set_stream_error(&f->set, index, err) != PLANNER_OK)
+        return err->status;
+    if (werr.file[0] == '\0')   /* name the file it was for */
+        snprintf(werr.file, sizeof werr.file, "%s", f->set.out[index].id.path);
+    if (err->status == PLANNER_OK)
+        *err = werr;
     return rc;
 }
 
@@ -246,10 +281,12 @@ int cmd_plan(int argc, char **argv)
     model *m = NULL;
     cluster *c = NULL;
     search_result res;
+    plan_files files;
     planner_status rc;
 
     memset(&a, 0, sizeof a);
     memset(&res, 0, sizeof res);
+    output_set_init(&files.set);
     search_options_default(&a.opts);
     a.megatron = MEGATRON_VERSION_DEFAULT;
     a.opts.progress = progress_stderr_is_tty();   /* shown after ~1 s only */
@@ -257,6 +294,8 @@ int cmd_plan(int argc, char **argv)
     if (parsed != 0)
         return parsed > 0 ? parsed : PLANNER_OK;
 
+    if ((rc = plan_files_register(&a, &files, &err)) != PLANNER_OK)
+        goto cleanup;
     cost_params_default(&params);
     if (a.calibration_path != NULL &&
         (rc = calibration_load(a.calibration_path, &params, &err)) != PLANNER_OK)
@@ -278,26 +317,34 @@ int cmd_plan(int argc, char **argv)
     a.opts.seq_len = m->seq_len;
     rc = search_run(m, c, &params, &a.opts, &res, &err);
     if (rc == PLANNER_E_INFEASIBLE) {
-        if (a.format == FORMAT_JSON && a.emit == EMIT_NONE)
-            write_main_output(&a, m, c, &res, &err);
+        /* exit 3 is an answer: the JSON document says so (strategies empty,
+         * closest_miss, advice) and is written; a table goes to stderr; there
+         * is no plan to emit, trace or draw. */
+        if (a.format == FORMAT_JSON && a.emit == EMIT_NONE) {
+            planner_status wrc = write_main_output(&a, &files, m, c, &res, &err);
+            if (wrc == PLANNER_OK)
+                wrc = output_set_commit(&files.set, &err);
+            if (wrc != PLANNER_OK)
+                rc = wrc;
+        }
         report_infeasible(stderr, m, c, &res);
         goto cleanup;
     }
     if (rc != PLANNER_OK)
         goto cleanup;
-    if ((rc = write_main_output(&a, m, c, &res, &err)) != PLANNER_OK)
-        goto cleanup;
-    if (a.trace_path != NULL &&
-        (rc = write_plan_file(a.trace_path, trace_write_chrome, m, c, &res.top[0],
+    /* every output complete, then all committed together */
+    if ((rc = write_main_output(&a, &files, m, c, &res, &err)) != PLANNER_OK ||
+        (rc = write_plan_file(&files, files.trace, trace_write_chrome, m, c, &res.top[0],
+                              &res.sched[0], &err)) != PLANNER_OK ||
+        (rc = write_plan_file(&files, files.svg, trace_write_svg, m, c, &res.top[0],
                               &res.sched[0], &err)) != PLANNER_OK)
         goto cleanup;
-    if (a.svg_path != NULL)
-        rc = write_plan_file(a.svg_path, trace_write_svg, m, c, &res.top[0], &res.sched[0],
-                             &err);
+    rc = output_set_commit(&files.set, &err);
 
 cleanup:
     if (err.status != PLANNER_OK)
         error_print(&err, stderr);
+    output_set_free(&files.set);
     search_result_free(&res);
     cluster_free(c);
     model_free(m);
