@@ -1,6 +1,7 @@
 /* test_sweep.c: grid values and files, point order, shards and merging.
  * The end-to-end runs (real models, clusters, search) are in
  * tests/cli/sweep.sh. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,17 +174,81 @@ static char *merge_to_string(int n, char **paths, planner_status *rc, planner_er
     return text;
 }
 
+/* The header's columns: their count, and status's and reason's indices. */
+static int header_cols(int *status, int *reason)
+{
+    char hl[SWEEP_CSV_HEADER_MAX];
+    const char *h = sweep_csv_header(hl, sizeof hl);
+    int n = 0;
+    for (const char *p = h;; n++) {
+        size_t len = strcspn(p, ",");
+        if (len == 6 && strncmp(p, "status", 6) == 0)
+            *status = n;
+        if (len == 6 && strncmp(p, "reason", 6) == 0)
+            *reason = n;
+        if (p[len] == '\0')
+            return n + 1;
+        p += len + 1;
+    }
+}
+
+/* A CSV line of a sweep (every column of the header; a plan when ok; a
+ * quoted cluster name), with its newline. */
+static void csv_row(char *buf, size_t size, long k, long n, bool ok)
+{
+    int status = 0, reason = 0;
+    header_cols(&status, &reason);
+    int len = snprintf(buf, size, "%ld,%ld,m.json,\"x,y\",H100-SXM", k, n);
+    for (int c = 5; c < status; c++)
+        len += snprintf(buf + len, size - (size_t)len, ",1");
+    len += snprintf(buf + len, size - (size_t)len, ",%s", ok ? "ok" : "infeasible");
+    for (int c = status + 1; c < reason; c++)
+        len += snprintf(buf + len, size - (size_t)len, ",%s", ok ? "8" : "");
+    snprintf(buf + len, size - (size_t)len, ",%s\n", ok ? "" : "needs 90 GiB");
+}
+
+/* The same as a JSON Lines line: the header's columns as keys. */
+static void jsonl_row(char *buf, size_t size, long k, long n, bool ok)
+{
+    char hl[SWEEP_CSV_HEADER_MAX];
+    const char *h = sweep_csv_header(hl, sizeof hl);
+    int status = 0, reason = 0, c = 0;
+    header_cols(&status, &reason);
+    int len = snprintf(buf, size, "{");
+    for (const char *p = h;; c++) {
+        int kl = (int)strcspn(p, ",");
+        const char *sep = c > 0 ? "," : "";
+        if (c == 0 || c == 1)
+            len += snprintf(buf + len, size - (size_t)len, "%s\"%.*s\":%ld", sep, kl, p,
+                            c == 0 ? k : n);
+        else if (c == status)
+            len += snprintf(buf + len, size - (size_t)len, "%s\"status\":\"%s\"", sep,
+                            ok ? "ok" : "infeasible");
+        else if (c == reason)
+            len += snprintf(buf + len, size - (size_t)len, "%s\"reason\":%s", sep,
+                            ok ? "null" : "\"needs 90 GiB\"");
+        else if (c < status || ok)
+            len += snprintf(buf + len, size - (size_t)len, "%s\"%.*s\":%s", sep, kl, p,
+                            c < 5 ? "\"x\"" : "1");
+        if (p[kl] == '\0')
+            break;
+        p += kl + 1;
+    }
+    snprintf(buf + len, size - (size_t)len, "}\n");
+}
+
 START_TEST(merge_shards)
 {
     /* a 5-point grid in 2 shards (0/2: points 0, 2, 4; 1/2: 1, 3), CSV */
     char p0[64], p1[64], *paths[2] = {p0, p1};
     char h[1024], hl[SWEEP_CSV_HEADER_MAX];
     snprintf(h, sizeof h, "%s\n", sweep_csv_header(hl, sizeof hl));
-    char s0[2048], s1[2048], whole[4096];
-    snprintf(s0, sizeof s0, "%s0,5,a,\"x,y\",ok\n2,5,c,z,ok\n4,5,e,z,infeasible\n", h);
-    snprintf(s1, sizeof s1, "%s1,5,b,z,ok\n3,5,d,z,ok\n", h);
-    snprintf(whole, sizeof whole,
-             "%s0,5,a,\"x,y\",ok\n1,5,b,z,ok\n2,5,c,z,ok\n3,5,d,z,ok\n4,5,e,z,infeasible\n", h);
+    char s0[4096], s1[4096], whole[8192], r[5][512];
+    for (int k = 0; k < 5; k++)
+        csv_row(r[k], sizeof r[k], k, 5, k < 4);
+    snprintf(s0, sizeof s0, "%s%s%s%s", h, r[0], r[2], r[4]);
+    snprintf(s1, sizeof s1, "%s%s%s", h, r[1], r[3]);
+    snprintf(whole, sizeof whole, "%s%s%s%s%s%s", h, r[0], r[1], r[2], r[3], r[4]);
     write_tmp(p0, s0);
     write_tmp(p1, s1);
     planner_error err = PLANNER_ERROR_INIT;
@@ -219,7 +284,8 @@ START_TEST(merge_shards)
 
     /* a shard of another grid */
     char p2[64], s2[2048];
-    snprintf(s2, sizeof s2, "%s1,6,b,z,ok\n", h);
+    csv_row(r[0], sizeof r[0], 1, 6, true);
+    snprintf(s2, sizeof s2, "%s%s", h, r[0]);
     write_tmp(p2, s2);
     char *other[2] = {p0, p2};
     error_clear(&err);
@@ -247,18 +313,146 @@ END_TEST
 
 START_TEST(merge_jsonl)
 {
-    char p0[64], p1[64], *paths[2] = {p0, p1};
-    write_tmp(p0, "{\"point\":1,\"points\":2,\"status\":\"ok\"}\n");
-    write_tmp(p1, "{\"point\":0,\"points\":2,\"status\":\"infeasible\"}\n");
+    char p0[64], p1[64], *paths[2] = {p0, p1}, r0[1024], r1[1024], whole[2048];
+    jsonl_row(r0, sizeof r0, 0, 2, false);
+    jsonl_row(r1, sizeof r1, 1, 2, true);
+    write_tmp(p0, r1);
+    write_tmp(p1, r0);
     planner_error err = PLANNER_ERROR_INIT;
     planner_status rc;
     char *out = merge_to_string(2, paths, &rc, &err);
     ck_assert_int_eq(rc, PLANNER_OK);
-    ck_assert_str_eq(out, "{\"point\":0,\"points\":2,\"status\":\"infeasible\"}\n"
-                          "{\"point\":1,\"points\":2,\"status\":\"ok\"}\n");
+    snprintf(whole, sizeof whole, "%s%s", r0, r1);
+    ck_assert_str_eq(out, whole);
     free(out);
     unlink(p0);
     unlink(p1);
+}
+END_TEST
+
+/* Damaged shards (issue 15): each refused with the shard's FILE:LINE and
+ * nothing written.  Shard 0 holds point 0 intact; shard 1 holds point 1,
+ * damaged as the case says. */
+static void damaged(bool jsonl, const char *shard1, int line, const char *msg)
+{
+    char p0[64], p1[64], *paths[2] = {p0, p1}, s0[2048], r0[1024];
+    if (jsonl) {
+        jsonl_row(r0, sizeof r0, 0, 2, true);
+        snprintf(s0, sizeof s0, "%s", r0);
+    } else {
+        csv_row(r0, sizeof r0, 0, 2, true);
+        char hl[SWEEP_CSV_HEADER_MAX];
+        snprintf(s0, sizeof s0, "%s\n%s", sweep_csv_header(hl, sizeof hl), r0);
+    }
+    write_tmp(p0, s0);
+    write_tmp(p1, shard1);
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status rc;
+    char *out = merge_to_string(2, paths, &rc, &err);
+    ck_assert_msg(rc == PLANNER_E_INPUT, "%s: merged (rc %d)", msg, rc);
+    ck_assert_str_eq(out, "");
+    ck_assert_str_eq(err.file, p1);
+    ck_assert_msg(err.line == line, "%s: line %d, expected %d (%s)", msg, err.line, line,
+                  err.msg);
+    ck_assert_msg(strstr(err.msg, msg) != NULL, "'%s' not in '%s'", msg, err.msg);
+    free(out);
+    unlink(p0);
+    unlink(p1);
+}
+
+START_TEST(merge_refuses_damaged_shards)
+{
+    char h[1024], hl[SWEEP_CSV_HEADER_MAX], row[1024], text[4096], msg[128];
+    int status = 0, reason = 0, cols = header_cols(&status, &reason);
+    snprintf(h, sizeof h, "%s\n", sweep_csv_header(hl, sizeof hl));
+    csv_row(row, sizeof row, 1, 2, true);
+    size_t n = strlen(row);
+
+    /* truncated in the last line: no newline (cut mid-field) */
+    snprintf(text, sizeof text, "%s%.*s", h, (int)(n / 2), row);
+    damaged(false, text, 2, "the last line has no newline");
+    /* cut mid-field, the line then ended: too few fields */
+    snprintf(text, sizeof text, "%s%.*s\n", h, (int)(n / 2), row);
+    snprintf(msg, sizeof msg, "fields, the header has %d", cols);
+    damaged(false, text, 2, msg);
+    /* cut inside the quoted field */
+    snprintf(text, sizeof text, "%s1,2,m.json,\"x,y\n", h);
+    damaged(false, text, 2, "without its closing quote");
+    /* garbage after the points */
+    snprintf(text, sizeof text, "%s%sgarbage\n", h, row);
+    snprintf(msg, sizeof msg, "1 fields, the header has %d", cols);
+    damaged(false, text, 3, msg);
+    snprintf(text, sizeof text, "%s%s\x7f\x45LF", h, row);
+    damaged(false, text, 3, "no newline");
+    /* an extra field */
+    snprintf(text, sizeof text, "%s%.*s,extra\n", h, (int)(n - 1), row);
+    snprintf(msg, sizeof msg, "%d fields, the header has %d", cols + 1, cols);
+    damaged(false, text, 2, msg);
+    /* a float where a point index belongs, a sign, a point beyond the grid */
+    snprintf(text, sizeof text, "%s1.0%s", h, row + 1);
+    damaged(false, text, 2, "point: expected an integer, got '1.0'");
+    snprintf(text, sizeof text, "%s1,2.0%s", h, row + 3);
+    damaged(false, text, 2, "points: expected an integer, got '2.0'");
+    snprintf(text, sizeof text, "%s+1%s", h, row + 1);
+    damaged(false, text, 2, "point: expected an integer");
+    snprintf(text, sizeof text, "%s7%s", h, row + 1);
+    damaged(false, text, 2, "point 7 of 2 points");
+    /* a status that is none of ok, infeasible, invalid; plan columns that disagree */
+    csv_row(row, sizeof row, 1, 2, false);
+    snprintf(text, sizeof text, "%s%s", h, row);
+    memcpy(strstr(text, "infeasible"), "infeasable", 10);
+    damaged(false, text, 2, "status: expected ok, infeasible or invalid");
+    {
+        const char *at = strstr(row, "infeasible,") + strlen("infeasible,");
+        snprintf(text, sizeof text, "%s%.*s8%s", h, (int)(at - row), row, at);
+    }
+    damaged(false, text, 2, "a plan column set on a line without a plan");
+    /* a NUL byte inside a line */
+    snprintf(text, sizeof text, "%s%s", h, row);
+    {
+        char p0[64], p1[64], *paths[2] = {p0, p1}, r0[1024], s0[2048];
+        csv_row(r0, sizeof r0, 0, 2, true);
+        snprintf(s0, sizeof s0, "%s%s", h, r0);
+        write_tmp(p0, s0);
+        strcpy(p1, "/tmp/planner-shard-XXXXXX");
+        int fd = mkstemp(p1);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text) + 1), (long)strlen(text) + 1);
+        close(fd);
+        planner_error err = PLANNER_ERROR_INIT;
+        planner_status rc;
+        char *out = merge_to_string(2, paths, &rc, &err);
+        ck_assert_int_eq(rc, PLANNER_E_INPUT);
+        ck_assert_ptr_nonnull(strstr(err.msg, "NUL byte"));
+        ck_assert_int_eq(err.line, 3);
+        free(out);
+        unlink(p0);
+        unlink(p1);
+    }
+
+    /* JSON Lines: an extra field, a missing one, a float index, cut short */
+    jsonl_row(row, sizeof row, 1, 2, true);
+    n = strlen(row);
+    snprintf(text, sizeof text, "%.*s,\"extra\":1}\n", (int)(n - 2), row);
+    damaged(true, text, 1, "unknown field 'extra'");
+    snprintf(text, sizeof text, "%s", row);
+    memcpy(strstr(text, "\"mfu\""), "\"MFU\"", 5);
+    damaged(true, text, 1, "unknown field 'MFU'");
+    snprintf(text, sizeof text, "%s", row);
+    {
+        char *mfu = strstr(text, "\"mfu\":1,");
+        memmove(mfu, mfu + 8, strlen(mfu + 8) + 1);
+    }
+    snprintf(msg, sizeof msg, "%d fields, a line with status ok has %d", cols - 1, cols);
+    damaged(true, text, 1, msg);
+    snprintf(text, sizeof text, "{\"point\":1.0%s", strstr(row, ",\"points\""));
+    damaged(true, text, 1, "point: expected an integer");
+    snprintf(text, sizeof text, "%.*s\n", (int)(n / 2), row);
+    damaged(true, text, 1, "not a JSON object");
+    snprintf(text, sizeof text, "%.*s", (int)(n / 2), row);
+    damaged(true, text, 1, "the last line has no newline");
+    snprintf(text, sizeof text, "%s[1]\n", row);
+    damaged(true, text, 2, "not a JSON object");
 }
 END_TEST
 
@@ -273,6 +467,7 @@ int main(void)
     tcase_add_test(tc, shard_spec);
     tcase_add_test(tc, merge_shards);
     tcase_add_test(tc, merge_jsonl);
+    tcase_add_test(tc, merge_refuses_damaged_shards);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -376,6 +376,101 @@ START_TEST(svg_many_microbatches_bounded)
 }
 END_TEST
 
+/* The index of the event of full matching (kind, stage, micro-batch, chunk) of e. */
+static int find_event(const sched_events *full, const sched_event *e)
+{
+    for (int k = 0; k < full->n; k++) {
+        const sched_event *x = &full->ev[k];
+        if (x->kind == e->kind && x->stage == e->stage && x->microbatch == e->microbatch &&
+            x->chunk == e->chunk && (e->kind != SCHED_SEND || fabs(x->start_s - e->start_s) < 1e-9))
+            return k;
+    }
+    return -1;
+}
+
+/* A bounded trace (issue 16: every valid plan renders) shows the first and
+ * last H micro-batches of the step exactly: each shown event is the full
+ * simulation's, same start and end, and every full event of those
+ * micro-batches is shown.  Uneven stages and real p2p times, 1F1B and
+ * interleaved. */
+static void check_bounded(int pp, int vpp, int m)
+{
+    fixture f;
+    sched_events full = {NULL, 0, 0}, part = {NULL, 0, 0};
+    planner_error err = PLANNER_ERROR_INIT;
+    int shown = -1, h = 2 * pp;
+    long budget = 12L * pp * vpp * h;   /* H = 2 pp */
+    make(&f, pp, m);
+    f.pl.s.vpp = f.sched.vpp = vpp;
+    for (int i = 0; i < pp; i++) {
+        f.sched.fwd_s[i] = (1.0 + 0.3 * i) * 1e-3;   /* the last stage slowest */
+        f.sched.bwd_s[i] = (2.0 + 0.5 * (i % 2)) * 1e-3;
+        f.sched.p2p_s[i] = i < pp - 1 ? 0.05e-3 : 0;
+    }
+    f.sched.p2p_wrap_s = 0.07e-3;
+    ck_assert_int_eq(trace_events(&f.pl, &f.sched, 1L << 40, &full, &shown, &err), PLANNER_OK);
+    ck_assert_int_eq(shown, 0);
+    ck_assert_int_eq(trace_events(&f.pl, &f.sched, budget, &part, &shown, &err), PLANNER_OK);
+    ck_assert_int_eq(shown, h);
+    ck_assert_int_eq(trace_shown_microbatches(&f.sched, budget), h);
+    int want = 0;
+    for (int k = 0; k < full.n; k++)
+        want += full.ev[k].microbatch < h || full.ev[k].microbatch >= m - h;
+    ck_assert_int_eq(part.n, want);
+    ck_assert_int_le(part.n, budget);
+    for (int k = 0; k < part.n; k++) {
+        const sched_event *e = &part.ev[k];
+        int j = find_event(&full, e);
+        ck_assert_msg(j >= 0, "pp %d vpp %d: event mb %d stage %d chunk %d not in the step",
+                      pp, vpp, e->microbatch, e->stage, e->chunk);
+        ck_assert_msg(fabs(full.ev[j].start_s - e->start_s) < 1e-9 &&
+                          fabs(full.ev[j].end_s - e->end_s) < 1e-9,
+                      "pp %d vpp %d: mb %d stage %d: %.9f-%.9f shown, %.9f-%.9f in the step",
+                      pp, vpp, e->microbatch, e->stage, e->start_s, e->end_s,
+                      full.ev[j].start_s, full.ev[j].end_s);
+    }
+    sched_events_free(&full);
+    sched_events_free(&part);
+}
+
+START_TEST(bounded_trace_shows_both_ends_exactly)
+{
+    check_bounded(4, 1, 96);
+    check_bounded(4, 2, 96);
+    check_bounded(3, 1, 200);
+    check_bounded(4, 3, 64);
+}
+END_TEST
+
+/* GPT-3's shape at gbs 32768, mbs 1, pp 32, vpp 3 (16,384 micro-batches,
+ * over 6 million events): it renders, bounded, with the note, as valid JSON
+ * and SVG. */
+START_TEST(huge_step_renders_bounded)
+{
+    fixture f;
+    int rc;
+    make(&f, 32, 16384);
+    f.pl.s.vpp = f.sched.vpp = 3;
+    char *text = render(trace_write_chrome, &f, &rc);
+    ck_assert_int_eq(rc, 0);
+    json_error_t jerr;
+    json_t *root = json_loads(text, 0, &jerr);
+    ck_assert_msg(root != NULL, "trace is not JSON: %s", jerr.text);
+    ck_assert_uint_le(json_array_size(json_object_get(root, "traceEvents")),
+                      (size_t)TRACE_MAX_EVENTS + 32 * 20);
+    json_t *other = json_object_get(root, "otherData");
+    ck_assert_int_eq(json_integer_value(json_object_get(other, "microbatches")), 16384);
+    ck_assert_int_gt(json_integer_value(json_object_get(other, "elided_microbatches")), 0);
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(other, "note")), "elided"));
+    json_decref(root);
+    free(text);
+    text = render(trace_write_svg, &f, &rc);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_ptr_nonnull(strstr(text, "elided (more than"));
+    free(text);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trace");
@@ -387,6 +482,8 @@ int main(void)
     tcase_add_test(tc, chrome_uneven_chunks_match_evaluate);
     tcase_add_test(tc, svg_events_and_memory);
     tcase_add_test(tc, svg_many_microbatches_bounded);
+    tcase_add_test(tc, bounded_trace_shows_both_ends_exactly);
+    tcase_add_test(tc, huge_step_renders_bounded);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

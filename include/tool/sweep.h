@@ -69,8 +69,12 @@ void sweep_point_decode(const sweep_grid *g, long k, int idx[SWEEP_DIM_COUNT]);
 int sweep_shard_parse(const char *text, long *i, long *n);
 
 /* Reads shard outputs (all CSV with the sweep header, or all JSON Lines),
- * checks that together they hold every point of one grid exactly once, and
- * writes them in point order to out.  Lines are copied byte for byte. */
+ * verifies every shard (whole lines ending in a newline, no NUL; every line
+ * of the header's shape: its field count, plain integer point and points, a
+ * known status, plan columns exactly when ok; JSON Lines keys the header's
+ * columns) and that together they hold every point of one grid exactly once,
+ * and writes them in point order to out.  Lines are copied byte for byte.
+ * Any mismatch: PLANNER_E_INPUT at the shard's FILE:LINE:COL, nothing written. */
 planner_status sweep_merge(FILE *out, int n_files, char *const *paths, planner_error *err);
 
 /* The CSV header line (no newline) into buf, which it returns: the point's

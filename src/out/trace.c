@@ -24,9 +24,24 @@
  * "p2p send", "data parallel + optimizer", so no two events on a thread
  * overlap.  Written with jansson, one event per line.  The SVG is SVG 1.1,
  * self-contained, every text XML-escaped.  Invariants: nothing is written
- * before the simulation succeeded; output size is bounded (the SVG draws at
- * most TRACE_SVG_MAX_RECTS event rectangles, beyond that one rectangle per
- * pixel run; the JSON refuses more than TRACE_MAX_EVENTS events).
+ * before the simulation succeeded; output size is bounded, so every valid
+ * plan renders (the SVG draws at most TRACE_SVG_MAX_RECTS event rectangles,
+ * beyond that one rectangle per pixel run).
+ *
+ * The bound (trace.h, TRACE_MAX_EVENTS): a step whose events (forward,
+ * backward and up to two sends per micro-batch, rank and chunk: 4 m pp vpp)
+ * exceed it shows its first and last H micro-batches (H a multiple of pp, the
+ * most that fit: 12 H pp vpp <= TRACE_MAX_EVENTS, at least pp) and elides the
+ * middle, marked on every rank ("micro-batches a..b elided") and in
+ * otherData.  The shown events are exact: the schedule of 3H micro-batches
+ * is simulated; its first H micro-batches run as in the full step (each
+ * rank's operations up to them are the same prefix: warm-up, then 1F1B
+ * pairs, the drain comes later), and its last H, shifted in time by the
+ * difference of the two spans (span(m) from the exact, allocation-free
+ * simulation) and renumbered, are the full step's last H, because the steady
+ * state repeats with a fixed period per micro-batch (pipeline.c's jump relies
+ * on the same fact).  tests/test_trace.c compares both against the full
+ * event list.
  */
 #include <jansson.h>
 #include <math.h>
@@ -35,7 +50,6 @@
 #include "schedule/pipeline.h"
 #include "out/trace.h"
 
-#define TRACE_MAX_EVENTS 4000000L
 #define TRACE_SVG_MAX_RECTS 6000
 #define GIB 1073741824.0
 
@@ -49,6 +63,9 @@ typedef struct step_sim {
     double p2p_s[STRATEGY_MAX_STAGES];
     int pp, vpp, microbatches;
     bool chunked;           /* per-chunk times (uneven interleaved chunks) */
+    int shown;              /* micro-batches shown at each end; 0: all are */
+    long max_events;        /* the bound it was simulated under */
+    double elided_from_s[STRATEGY_MAX_STAGES], elided_to_s[STRATEGY_MAX_STAGES];
 } step_sim;
 
 static int clamp_group(const cluster *c, int g)
@@ -56,14 +73,84 @@ static int clamp_group(const cluster *c, int g)
     return (g >= 0 && g < c->n_groups) ? g : 0;
 }
 
+int trace_shown_microbatches(const cost_schedule *sched, long max_events)
+{
+    long m = sched->microbatches, pp = sched->pp, vpp = sched->vpp > 1 ? sched->vpp : 1;
+    long h;
+    if (pp < 1 || 4.0 * (double)m * (double)pp * (double)vpp <= (double)max_events)
+        return 0;
+    h = max_events / (12 * pp * vpp);
+    h -= h % pp;
+    if (h < pp)
+        h = pp;
+    return 3 * h < m ? (int)h : 0;
+}
+
+/* Keeps the events of the 3H-micro-batch schedule that the full step shows
+ * (see the top comment): the first H as they are, the last H shifted by
+ * shift_s and renumbered; notes each rank's elided interval. */
+static void keep_ends(step_sim *sim, int h, int short_m, double shift_s)
+{
+    int n = 0, off = sim->microbatches - short_m;
+    for (int r = 0; r < sim->pp; r++) {
+        sim->elided_from_s[r] = 0;
+        sim->elided_to_s[r] = sim->span_s;
+    }
+    for (int k = 0; k < sim->ev.n; k++) {
+        sched_event ev = sim->ev.ev[k];
+        bool compute = ev.kind == SCHED_FORWARD || ev.kind == SCHED_BACKWARD;
+        if (ev.microbatch >= h && ev.microbatch < short_m - h)
+            continue;
+        if (ev.microbatch >= h) {
+            ev.microbatch += off;
+            ev.start_s += shift_s;
+            ev.end_s += shift_s;
+        }
+        if (compute && ev.stage >= 0 && ev.stage < sim->pp) {
+            if (ev.microbatch < h && ev.end_s > sim->elided_from_s[ev.stage])
+                sim->elided_from_s[ev.stage] = ev.end_s;
+            if (ev.microbatch >= h && ev.start_s < sim->elided_to_s[ev.stage])
+                sim->elided_to_s[ev.stage] = ev.start_s;
+        }
+        sim->ev.ev[n++] = ev;
+    }
+    sim->ev.n = n;
+    sim->shown = h;
+}
+
+/* The pipeline's events, bounded: all of them, or both ends (keep_ends). */
+static planner_status simulate_events(const cost_schedule *sched, long max_events,
+                                      step_sim *out, planner_error *err)
+{
+    int h = trace_shown_microbatches(sched, max_events);
+    cost_schedule *part;
+    double short_span;
+    out->span_s = cost_schedule_simulate(sched, NULL, h > 0 ? NULL : &out->ev);
+    if (h == 0 || out->span_s < 0)
+        return out->span_s < 0 ? error_oom(err) : PLANNER_OK;
+    part = pl_malloc(sizeof *part);
+    if (part == NULL)
+        return error_oom(err);
+    *part = *sched;
+    part->microbatches = 3 * h;
+    short_span = cost_schedule_simulate(part, NULL, &out->ev);
+    pl_free(part);
+    if (short_span < 0)
+        return error_oom(err);
+    keep_ends(out, h, 3 * h, out->span_s - short_span);
+    return PLANNER_OK;
+}
+
 /* Replays the schedule behind pl's evaluation (`sched`, which the search
- * kept: search_result.sched).  0, or a status with *err (a schedule that
- * does not belong to the plan, too many events, out of memory). */
-static planner_status step_simulate(const plan *pl, const cost_schedule *sched, step_sim *out,
-                                    planner_error *err)
+ * kept: search_result.sched), at most max_events pipeline events.  0, or a
+ * status with *err (a schedule that does not belong to the plan, out of
+ * memory). */
+static planner_status step_simulate(const plan *pl, const cost_schedule *sched,
+                                    long max_events, step_sim *out, planner_error *err)
 {
     const strategy *s = &pl->s;
     const evaluation *e = &pl->e;
+    planner_status rc;
 
     memset(out, 0, sizeof *out);
     if (sched->pp != s->pp || s->pp < 1 || s->pp > STRATEGY_MAX_STAGES || sched->vpp < 1 ||
@@ -71,20 +158,15 @@ static planner_status step_simulate(const plan *pl, const cost_schedule *sched, 
         return error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
                          "trace: the schedule (pp %d) does not belong to the plan (pp %d)",
                          sched->pp, s->pp);
-    if (2.0 * sched->microbatches * sched->pp * sched->vpp * 2.0 > (double)TRACE_MAX_EVENTS)
-        return error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
-                         "trace: more than %ld events (%d micro-batches x %d stages x %d "
-                         "chunks)", TRACE_MAX_EVENTS, sched->microbatches, sched->pp,
-                         sched->vpp);
     out->pp = sched->pp;
+    out->max_events = max_events;
     out->microbatches = sched->microbatches;
     out->vpp = sched->vpp;
     out->chunked = sched->chunked;
     memcpy(out->p2p_s, sched->p2p_s, sizeof out->p2p_s);
-    out->span_s = cost_schedule_simulate(sched, NULL, &out->ev);
-    if (out->span_s < 0) {
+    if ((rc = simulate_events(sched, max_events, out, err)) != PLANNER_OK) {
         sched_events_free(&out->ev);
-        return error_oom(err);
+        return rc;
     }
     /* ZeRO-3's collectives run inside each forward and backward (the
      * breakdown's dp_comm_s counts them): nothing follows the pipeline */
@@ -93,6 +175,43 @@ static planner_status step_simulate(const plan *pl, const cost_schedule *sched, 
     out->overhead_s = e->time.overhead_s > 0 ? e->time.overhead_s : 0;
     out->end_s = out->span_s + out->dp_s + out->opt_s + out->overhead_s;
     return PLANNER_OK;
+}
+
+/* "micro-batches a..b elided ..." for a step of m micro-batches showing
+ * `shown` at each end. */
+static void elided_text(int shown, int m, long max_events, char *buf, size_t size)
+{
+    snprintf(buf, size, "micro-batches %d..%d elided (more than %ld events): the first and "
+                        "last %d are shown at their times in the step",
+             shown, m - shown - 1, max_events, shown);
+}
+
+static void elided_note(const step_sim *sim, char *buf, size_t size)
+{
+    elided_text(sim->shown, sim->microbatches, sim->max_events, buf, size);
+}
+
+bool trace_note(const cost_schedule *sched, char *buf, size_t size)
+{
+    int shown = trace_shown_microbatches(sched, TRACE_MAX_EVENTS);
+    if (shown > 0)
+        elided_text(shown, sched->microbatches, TRACE_MAX_EVENTS, buf, size);
+    return shown > 0;
+}
+
+planner_status trace_events(const plan *pl, const cost_schedule *sched, long max_events,
+                            sched_events *out, int *shown, planner_error *err)
+{
+    step_sim *sim = pl_malloc(sizeof *sim);
+    planner_status rc;
+    if (sim == NULL)
+        return error_oom(err);
+    if ((rc = step_simulate(pl, sched, max_events, sim, err)) == PLANNER_OK) {
+        *out = sim->ev;
+        *shown = sim->shown;
+    }
+    pl_free(sim);
+    return rc;
 }
 
 static const char *kind_name(sched_kind k)
@@ -218,6 +337,13 @@ static int chrome_events(FILE *out, const step_sim *sim, int pp, bool *first)
                       first) != 0)
             return -1;
     }
+    for (int i = 0; i < pp && sim->shown > 0; i++) {
+        snprintf(name, sizeof name, "micro-batches %d..%d elided", sim->shown,
+                 sim->microbatches - sim->shown - 1);
+        if (put_event(out, span_event(name, "elided", i, TID_COMPUTE, sim->elided_from_s[i],
+                                      sim->elided_to_s[i], NULL), first) != 0)
+            return -1;
+    }
     for (int i = 0; i < pp; i++) {
         double t = sim->span_s;
         if (sim->dp_s > 0 &&
@@ -252,6 +378,15 @@ static int chrome_other(FILE *out, const model *m, const cluster *c, const plan 
                       "simulated_step_s", sim->end_s, "microbatches", sim->microbatches);
     if (other == NULL)
         return -1;
+    if (sim->shown > 0) {
+        elided_note(sim, line, sizeof line);
+        if (json_object_set_new(other, "elided_microbatches",
+                                json_integer(sim->microbatches - 2 * sim->shown)) != 0 ||
+            json_object_set_new(other, "note", json_string(line)) != 0) {
+            json_decref(other);
+            return -1;
+        }
+    }
     rc = json_dumpf(other, out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
     json_decref(other);
     return rc == 0 ? 0 : -1;
@@ -282,7 +417,7 @@ planner_status trace_write_chrome(FILE *out, const model *m, const cluster *c, c
     bool first = true;
     planner_status rc = check_args(out, m, c, pl, sched, err);
 
-    if (rc != PLANNER_OK || (rc = step_simulate(pl, sched, &sim, err)) != PLANNER_OK)
+    if (rc != PLANNER_OK || (rc = step_simulate(pl, sched, TRACE_MAX_EVENTS, &sim, err)) != PLANNER_OK)
         return rc;
     fputs("{\"traceEvents\":[\n", out);
     if (chrome_metadata(out, c, &pl->s, &first) != 0 ||
@@ -312,7 +447,8 @@ cleanup:
 
 static const char *const col_f = "#4c78a8", *const col_b = "#54a24b",
                          *const col_dp = "#e45756", *const col_opt = "#b279a2",
-                         *const col_over = "#9d755d", *const col_idle = "#ececec";
+                         *const col_over = "#9d755d", *const col_idle = "#ececec",
+                         *const col_elided = "#c9c9e8";
 
 static void xml_text(FILE *out, const char *s)
 {
@@ -493,6 +629,12 @@ static void svg_head(FILE *out, const model *m, const cluster *c, const plan *pl
              100.0 * e->mfu, sim->microbatches);
     xml_text(out, line);
     fputs("</text>\n", out);
+    if (sim->shown > 0) {
+        elided_note(sim, line, sizeof line);
+        fputs("<text x=\"16\" y=\"58\">", out);
+        xml_text(out, line);
+        fputs("</text>\n", out);
+    }
 
     /* timeline legend */
     legend_item(out, SVG_LEFT, 70, col_f, "forward");
@@ -509,7 +651,7 @@ static int svg_timeline(FILE *out, const step_sim *sim, const svg_layout *l)
 {
     const double tl_top = l->tl_top, tl_h = l->tl_h, row_h = l->row_h, scale = l->scale;
     double step, x = SVG_LEFT + sim->span_s * scale;
-    char lab[64];
+    char lab[64], lab2[256];
     for (int r = 0; r < l->pp; r++) {
         double y = tl_top + r * row_h;
         rect(out, SVG_LEFT, y + 1, sim->span_s * scale, row_h - 2, col_idle, NULL);
@@ -517,6 +659,12 @@ static int svg_timeline(FILE *out, const step_sim *sim, const svg_layout *l)
             fprintf(out, "<text class=\"r\" x=\"%d\" y=\"%.1f\">stage %d</text>\n",
                     SVG_LEFT - 8, y + row_h / 2 + 4, r);
         }
+    }
+    for (int r = 0; r < l->pp && sim->shown > 0; r++) {
+        elided_note(sim, lab2, sizeof lab2);
+        rect(out, SVG_LEFT + sim->elided_from_s[r] * scale, tl_top + r * row_h + 1,
+             (sim->elided_to_s[r] - sim->elided_from_s[r]) * scale, row_h - 2, col_elided,
+             lab2);
     }
     if (sim->ev.n <= TRACE_SVG_MAX_RECTS)
         draw_rows_events(out, sim, scale, tl_top, row_h);
@@ -644,7 +792,7 @@ planner_status trace_write_svg(FILE *out, const model *m, const cluster *c, cons
     svg_layout l;
     planner_status rc = check_args(out, m, c, pl, sched, err);
 
-    if (rc != PLANNER_OK || (rc = step_simulate(pl, sched, &sim, err)) != PLANNER_OK)
+    if (rc != PLANNER_OK || (rc = step_simulate(pl, sched, TRACE_MAX_EVENTS, &sim, err)) != PLANNER_OK)
         return rc;
     svg_layout_of(&sim, pl->s.pp, &l);
     svg_head(out, m, c, pl, &sim, &l);

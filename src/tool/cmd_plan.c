@@ -261,8 +261,12 @@ static planner_status write_plan_file(plan_files *f, int index, plan_writer fn,
     if ((rc = output_set_open(&f->set, index, err)) != PLANNER_OK)
         return rc;
     planner_error werr = PLANNER_ERROR_INIT;
-    if ((rc = fn(f->set.out[index].fp, m, c, pl, sched, &werr)) == PLANNER_OK)
+    char note[256];
+    if ((rc = fn(f->set.out[index].fp, m, c, pl, sched, &werr)) == PLANNER_OK) {
+        if (trace_note(sched, note, sizeof note))
+            fprintf(stderr, "planner: %s: note: %s\n", f->set.out[index].id.path, note);
         return PLANNER_OK;
+    }
     /* a failed write is the file's (its path and errno); else the writer's error */
     if (output_set_stream_error(&f->set, index, err) != PLANNER_OK)
         return err->status;

@@ -20,7 +20,9 @@
  * Inputs are validated before the first point runs (every model and
  * cluster file loads; the grid is within SWEEP_MAX_POINTS), so a bad file
  * fails fast with exit 1 instead of a sweep of "invalid" lines.  Output goes
- * through fileio's atomic_open: -o FILE appears only complete.
+ * through an output set (fileio.h): -o FILE appears only complete, and never
+ * over one of the sweep's inputs (model, cluster, grid, calibration, or a
+ * shard being merged: same device and inode).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -471,38 +473,205 @@ typedef struct merge_line {
     int file, line;
 } merge_line;
 
-/* Reads "point,points," from a CSV line. */
-static int csv_point(const char *s, long *point, long *points)
+/* Verifying a shard line.  The line's shape is the header's (one fact: the
+ * columns are sweep_csv_header's, in CSV and as JSON Lines keys): every
+ * column, or for a point without a plan (status infeasible or invalid) every
+ * column but the plan's (the knobs and figures between status and reason,
+ * empty in CSV, absent in JSON); point and points are plain decimal integers; status is a known one. */
+
+#define LINE_MAX_COLS 64
+
+/* The index of `key` (length n) among the header's columns, or -1. */
+static int header_column(const char *header, const char *key, size_t n)
 {
-    char *end;
-    errno = 0;
-    *point = strtol(s, &end, 10);
-    if (end == s || *end != ',' || errno != 0)
+    const char *h = header;
+    for (int col = 0;; col++) {
+        size_t len = strcspn(h, ",");
+        if (len == n && strncmp(h, key, n) == 0)
+            return col;
+        if (h[len] == '\0')
+            return -1;
+        h += len + 1;
+    }
+}
+
+/* The header's layout: its columns, status, and the plan's columns
+ * [plan_first, plan_end) (the knobs and figures, after status, before reason). */
+typedef struct line_shape {
+    const char *header;
+    int cols, status, plan_first, plan_end;
+} line_shape;
+
+static line_shape header_shape(const char *header)
+{
+    line_shape sh;
+    sh.header = header;
+    sh.status = header_column(header, "status", 6);
+    sh.plan_first = sh.status + 1;
+    sh.plan_end = header_column(header, "reason", 6);
+    sh.cols = sh.plan_end + 1;
+    return sh;
+}
+
+static bool known_status(const char *s, size_t n)
+{
+    return (n == 2 && strncmp(s, "ok", 2) == 0) || (n == 10 && strncmp(s, "infeasible", 10) == 0) ||
+           (n == 7 && strncmp(s, "invalid", 7) == 0);
+}
+
+/* A point index: decimal digits only (no sign, point, exponent or space). */
+static int parse_index(const char *s, size_t n, long *out)
+{
+    long v = 0;
+    if (n == 0 || n > 9)
         return -1;
-    s = end + 1;
-    *points = strtol(s, &end, 10);
-    if (end == s || *end != ',' || errno != 0)
-        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
     return 0;
 }
 
-static int jsonl_point(const char *s, long *point, long *points)
+/* Checks a CSV line (sweep's quoting: a field with , " or a line break is
+ * "..." with "" for a quote).  0, or -1 with the 1-based column and why. */
+static int csv_check(const line_shape *shape, const char *s, long *point, long *points,
+                     int *col, char *why, size_t size)
+{
+    const line_shape sh = *shape;
+    const char *f[LINE_MAX_COLS];
+    size_t len[LINE_MAX_COLS];
+    int nf = 0;
+    const char *p = s;
+    for (;;) {
+        const char *start = p;
+        if (*p == '"') {
+            for (p++; *p != '\0' && !(p[0] == '"' && p[1] != '"'); p += p[0] == '"' ? 2 : 1)
+                ;
+            if (*p == '\0') {
+                *col = (int)(start - s) + 1;
+                snprintf(why, size, "a quoted field without its closing quote (cut short?)");
+                return -1;
+            }
+            p++;
+        } else {
+            p += strcspn(p, ",\"");
+            if (*p == '"') {
+                *col = (int)(p - s) + 1;
+                snprintf(why, size, "a quote inside an unquoted field");
+                return -1;
+            }
+        }
+        if (*p != ',' && *p != '\0') {
+            *col = (int)(p - s) + 1;
+            snprintf(why, size, "text after a quoted field");
+            return -1;
+        }
+        if (nf < LINE_MAX_COLS) {
+            f[nf] = start;
+            len[nf] = (size_t)(p - start);
+        }
+        nf++;
+        if (*p == '\0')
+            break;
+        p++;
+    }
+    *col = 1;
+    if (nf != sh.cols) {
+        snprintf(why, size, "%d fields, the header has %d", nf, sh.cols);
+        return -1;
+    }
+    if (parse_index(f[0], len[0], point) != 0 || parse_index(f[1], len[1], points) != 0) {
+        int bad = parse_index(f[0], len[0], point) != 0 ? 0 : 1;
+        *col = (int)(f[bad] - s) + 1;
+        snprintf(why, size, "%s: expected an integer, got '%.*s'", bad ? "points" : "point",
+                 (int)(len[bad] < 40 ? len[bad] : 40), f[bad]);
+        return -1;
+    }
+    if (!known_status(f[sh.status], len[sh.status])) {
+        *col = (int)(f[sh.status] - s) + 1;
+        snprintf(why, size, "status: expected ok, infeasible or invalid");
+        return -1;
+    }
+    bool ok = len[sh.status] == 2;
+    for (int c = sh.plan_first; c < sh.plan_end; c++)
+        if ((len[c] > 0) != ok) {
+            *col = (int)(f[c] - s) + 1;
+            snprintf(why, size, "%s: %s", ok ? "a plan column empty on an ok line"
+                                              : "a plan column set on a line without a plan",
+                     "not a line of this planner version");
+            return -1;
+        }
+    return 0;
+}
+
+/* Checks a JSON Lines line: one object whose keys are header columns, all of
+ * them (ok) or all but the plan's.  0, or -1 with why. */
+static int jsonl_check(const line_shape *shape, const char *s, long *point, long *points,
+                       char *why, size_t size)
 {
     json_error_t jerr;
     json_t *o = json_loads(s, JSON_REJECT_DUPLICATES, &jerr);
-    json_t *a, *b;
-    int rc = -1;
-    if (o == NULL)
-        return -1;
+    const line_shape sh = *shape;
+    json_t *a, *b, *st;
+    const char *key;
+    json_t *val;
+    int rc = -1, n = 0, want;
+    if (!json_is_object(o)) {
+        snprintf(why, size, "not a JSON object: %.100s", o == NULL ? jerr.text : "another value");
+        goto cleanup;
+    }
     a = json_object_get(o, "point");
     b = json_object_get(o, "points");
-    if (json_is_integer(a) && json_is_integer(b)) {
-        *point = (long)json_integer_value(a);
-        *points = (long)json_integer_value(b);
-        rc = 0;
+    st = json_object_get(o, "status");
+    if (!json_is_integer(a) || !json_is_integer(b)) {
+        snprintf(why, size, "%s: expected an integer", json_is_integer(a) ? "points" : "point");
+        goto cleanup;
     }
+    if (!json_is_string(st) || !known_status(json_string_value(st), json_string_length(st))) {
+        snprintf(why, size, "status: expected ok, infeasible or invalid");
+        goto cleanup;
+    }
+    json_object_foreach(o, key, val) {
+        if (header_column(sh.header, key, strlen(key)) < 0) {
+            snprintf(why, size, "unknown field '%.40s'", key);
+            goto cleanup;
+        }
+        n++;
+    }
+    want = strcmp(json_string_value(st), "ok") == 0 ? sh.cols
+                                                    : sh.cols - (sh.plan_end - sh.plan_first);
+    if (n != want) {
+        snprintf(why, size, "%d fields, a line with status %s has %d", n,
+                 json_string_value(st), want);
+        goto cleanup;
+    }
+    *point = (long)json_integer_value(a);
+    *points = (long)json_integer_value(b);
+    rc = 0;
+cleanup:
     json_decref(o);
     return rc;
+}
+
+/* A shard is whole lines of text: no NUL byte, and a newline at the end (a
+ * shard cut short ends inside its last line). */
+static planner_status shard_check_bytes(const char *path, const char *text, size_t len,
+                                        planner_error *err)
+{
+    const char *nul = memchr(text, '\0', len);
+    const char *end = nul != NULL ? nul : text + len;
+    int line = 1, col = 1;
+    if (nul == NULL && (len == 0 || text[len - 1] == '\n'))
+        return PLANNER_OK;
+    for (const char *p = text; p < end; p++) {
+        line += *p == '\n';
+        col = *p == '\n' ? 1 : col + 1;
+    }
+    return error_set(err, PLANNER_E_INPUT, path, line, col, NULL, "%s",
+                     nul != NULL ? "a NUL byte in a sweep output"
+                                 : "the last line has no newline: the shard is cut short");
 }
 
 static int cmp_line(const void *a, const void *b)
@@ -522,11 +691,14 @@ planner_status sweep_merge(FILE *out, int n_files, char *const *paths, planner_e
     planner_status rc = PLANNER_OK;
 
     sweep_csv_header(header, sizeof header);
+    const line_shape shape = header_shape(header);
     for (int f = 0; f < n_files; f++) {
         size_t len = 0, pos = 0;
-        int line_no = 0;
+        int line_no = 0, file_fmt = 0;   /* 1 CSV, 2 JSONL */
         rc = file_read_all(paths[f], INPUT_MAX_BYTES * 4L, &text, &len, err);
         if (rc != PLANNER_OK)
+            goto cleanup;
+        if ((rc = shard_check_bytes(paths[f], text, len, err)) != PLANNER_OK)
             goto cleanup;
         while (pos < len) {
             size_t eol = pos;
@@ -549,7 +721,7 @@ planner_status sweep_merge(FILE *out, int n_files, char *const *paths, planner_e
                                    "CSV header in the middle of the file");
                     goto cleanup;
                 }
-                fmt = 1;
+                fmt = file_fmt = 1;
                 if (format != 0 && format != fmt) {
                     rc = error_set(err, PLANNER_E_INPUT, paths[f], line_no, 1, NULL,
                                    "CSV mixed with JSON Lines shards");
@@ -558,7 +730,9 @@ planner_status sweep_merge(FILE *out, int n_files, char *const *paths, planner_e
                 format = fmt;
                 continue;
             }
-            fmt = *s == '{' ? 2 : 1;
+            /* a file's first line sets its format; later lines are checked in it */
+            fmt = file_fmt != 0 ? file_fmt : *s == '{' ? 2 : 1;
+            file_fmt = fmt;
             if (fmt == 1 && line_no == 1) {
                 rc = error_set(err, PLANNER_E_INPUT, paths[f], 1, 1, NULL,
                                "not a sweep output: expected the CSV header of this planner "
@@ -571,10 +745,17 @@ planner_status sweep_merge(FILE *out, int n_files, char *const *paths, planner_e
                 goto cleanup;
             }
             format = fmt;
-            if ((fmt == 1 ? csv_point(s, &pt, &pts) : jsonl_point(s, &pt, &pts)) != 0 ||
-                pts < 1 || pts > SWEEP_MAX_POINTS || pt < 0 || pt >= pts) {
+            int col = 1;
+            char why[160];
+            if ((fmt == 1 ? csv_check(&shape, s, &pt, &pts, &col, why, sizeof why)
+                          : jsonl_check(&shape, s, &pt, &pts, why, sizeof why)) != 0) {
+                rc = error_set(err, PLANNER_E_INPUT, paths[f], line_no, col, NULL,
+                               "not a sweep line: %s", why);
+                goto cleanup;
+            }
+            if (pts < 1 || pts > SWEEP_MAX_POINTS || pt >= pts) {
                 rc = error_set(err, PLANNER_E_INPUT, paths[f], line_no, 1, NULL,
-                               "not a sweep line (no valid point and points)");
+                               "not a sweep line: point %ld of %ld points", pt, pts);
                 goto cleanup;
             }
             if (points < 0) {
@@ -913,8 +1094,8 @@ static planner_status run_point(const sweep_run *run, long k, FILE *out, planner
             *p = ' ';
     if (run->format == SWEEP_CSV)
         write_row_csv(out, k, run->points, &row);
-    else if (write_row_jsonl(out, k, run->points, &row) != 0) {
-        rc = error_oom(err);
+    else if (write_row_jsonl(out, k, run->points, &row) != 0 && !ferror(out)) {
+        rc = error_oom(err);   /* a failed write is the caller's to report, with the path */
         goto cleanup;
     }
     rc = PLANNER_OK;
@@ -1078,21 +1259,52 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
     return 0;
 }
 
+/* The output of a sweep or a merge: an output set of one output, streamed
+ * (lines appear as points finish), never one of the run's inputs. */
+static planner_status sweep_output_add(output_set *os, const sweep_args *a, int *index,
+                                       planner_error *err)
+{
+    output_set_init(os);
+    return output_set_add(os, a->output != NULL ? a->output : "-",
+                          a->output != NULL ? "-o" : "standard output", OUTPUT_STREAM, index,
+                          err);
+}
+
 static int cmd_merge(const sweep_args *a, int n_files, char *const *paths)
 {
     planner_error err = PLANNER_ERROR_INIT;
-    atomic_file af;
+    output_set os;
+    int out = 0;
+    planner_status rc = sweep_output_add(&os, a, &out, &err);
+    for (int i = 0; i < n_files && rc == PLANNER_OK; i++)
+        rc = output_set_input(&os, paths[i], "the shard", &err);
     /* sweep_merge writes nothing unless the shards are whole */
-    planner_status rc = atomic_open(&af, a->output != NULL ? a->output : "-", &err);
-    if (rc == PLANNER_OK) {
-        rc = sweep_merge(af.fp, n_files, paths, &err);
-        if (rc == PLANNER_OK)
-            rc = atomic_commit(&af, &err);
-        atomic_abort(&af);
-    }
+    if (rc == PLANNER_OK && (rc = output_set_open(&os, out, &err)) == PLANNER_OK &&
+        (rc = sweep_merge(os.out[out].fp, n_files, paths, &err)) == PLANNER_OK)
+        rc = output_set_commit(&os, &err);
+    output_set_free(&os);
     if (err.status != PLANNER_OK)
         error_print(&err, stderr);
     return rc;
+}
+
+/* Registers the sweep's input files (grid, calibration, models, clusters) in os. */
+static planner_status sweep_inputs_add(output_set *os, const sweep_args *a,
+                                       const sweep_grid *g, planner_error *err)
+{
+    planner_status rc;
+    if ((rc = output_set_input(os, a->grid_path, "--grid", err)) != PLANNER_OK ||
+        (rc = output_set_input(os, a->calibration, "--calibration", err)) != PLANNER_OK)
+        return rc;
+    for (int i = 0; i < g->axis[SWEEP_MODEL].n; i++)
+        if ((rc = output_set_input(os, g->axis[SWEEP_MODEL].str[i], "--model", err)) !=
+            PLANNER_OK)
+            return rc;
+    for (int i = 0; i < g->axis[SWEEP_CLUSTER].n; i++)
+        if ((rc = output_set_input(os, g->axis[SWEEP_CLUSTER].str[i], "--cluster", err)) !=
+            PLANNER_OK)
+            return rc;
+    return PLANNER_OK;
 }
 
 /* Loads every model and cluster once (fail fast) and checks the node axis. */
@@ -1136,14 +1348,15 @@ int cmd_sweep(int argc, char **argv)
     sweep_run run;
     planner_error err = PLANNER_ERROR_INIT;
     planner_status rc;
-    atomic_file af;
+    output_set os;
+    int out = 0;
+    FILE *fp;
     progress pr;
     char msg[512];
-    bool opened = false;
 
     memset(&a, 0, sizeof a);
     memset(&run, 0, sizeof run);
-    memset(&af, 0, sizeof af);
+    output_set_init(&os);
     int parsed = parse_sweep_args(argc, argv, &a);   /* -1: --help done */
     if (parsed != 0) {
         sweep_args_free(&a);
@@ -1208,12 +1421,14 @@ int cmd_sweep(int argc, char **argv)
     if ((rc = validate_inputs(&run, &err)) != PLANNER_OK)
         goto cleanup;
 
-    if ((rc = atomic_open(&af, a.output != NULL ? a.output : "-", &err)) != PLANNER_OK)
+    if ((rc = sweep_output_add(&os, &a, &out, &err)) != PLANNER_OK ||
+        (rc = sweep_inputs_add(&os, &a, &run.grid, &err)) != PLANNER_OK ||
+        (rc = output_set_open(&os, out, &err)) != PLANNER_OK)
         goto cleanup;
-    opened = true;
+    fp = os.out[out].fp;
     if (run.format == SWEEP_CSV) {
         char header[SWEEP_CSV_HEADER_MAX];
-        fprintf(af.fp, "%s\n", sweep_csv_header(header, sizeof header));
+        fprintf(fp, "%s\n", sweep_csv_header(header, sizeof header));
     }
     progress_start(&pr, "planner: sweep, points", progress_stderr_is_tty());
     {
@@ -1221,25 +1436,21 @@ int cmd_sweep(int argc, char **argv)
                                                    run.shard_n : 0;
         long done = 0;
         for (long k = run.shard_i; k < run.points; k += run.shard_n) {
-            if ((rc = run_point(&run, k, af.fp, &err)) != PLANNER_OK)
+            if ((rc = run_point(&run, k, fp, &err)) != PLANNER_OK ||
+                (rc = output_set_stream_error(&os, out, &err)) != PLANNER_OK)
                 break;
-            if (ferror(af.fp)) {
-                rc = error_set(&err, PLANNER_E_IO, a.output, 0, 0, NULL, "write error");
-                break;
-            }
             progress_update(&pr, ++done, todo);
         }
     }
     progress_finish(&pr);
     if (rc == PLANNER_OK)
-        rc = atomic_commit(&af, &err);
+        rc = output_set_commit(&os, &err);
 
 cleanup:
     if (err.status != PLANNER_OK)
         error_print(&err, stderr);
 cleanup_quiet:
-    if (opened)
-        atomic_abort(&af);
+    output_set_free(&os);
     for (int i = 0; run.models != NULL && i < run.grid.axis[SWEEP_MODEL].n; i++)
         model_free(run.models[i]);
     for (int i = 0; run.clusters != NULL && i < run.grid.axis[SWEEP_CLUSTER].n; i++)

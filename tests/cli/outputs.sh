@@ -166,5 +166,57 @@ else
     echo "SKIP: full-disk tests on a tmpfs (need root and unshare); /dev/full cases above"
 fi
 
+# 9. sweep: -o naming a shard being merged or a file of the sweep is refused;
+#    a damaged shard is refused with its FILE:LINE:COL, nothing merged
+$P sweep --model $M --cluster $C --gbs 512,1024,1536 --shard 0/2 -o "$T/s0.csv" || no "shard 0: exit $?"
+$P sweep --model $M --cluster $C --gbs 512,1024,1536 --shard 1/2 -o "$T/s1.csv" || no "shard 1: exit $?"
+cp "$T/s0.csv" "$T/s0.keep"
+$P sweep --merge "$T/s0.csv" "$T/s1.csv" -o "$T/./s0.csv" 2> "$T/err"
+[ $? -eq 2 ] || no "merge -o over a shard: not exit 2"
+grep -q -- "-o names the same file as the shard" "$T/err" || no "merge -o over a shard: $(cat "$T/err")"
+cmp -s "$T/s0.csv" "$T/s0.keep" || no "merge -o over a shard changed the shard"
+$P sweep --merge "$T/s0.csv" "$T/s1.csv" >> "$T/s1.csv" 2> /dev/null
+[ $? -eq 2 ] || no "merge >> a shard: not exit 2"
+$P sweep --model "$T/m.json" --cluster $C --gbs 512 -o "$T/hard.json" 2> /dev/null
+[ $? -eq 2 ] || no "sweep -o over its model (a hard link): not exit 2"
+cmp -s $M "$T/m.json" || no "sweep -o over its model changed it"
+$P sweep --merge "$T/s0.csv" "$T/s1.csv" -o "$T/merged.csv" || no "merge: exit $?"
+head -c -7 "$T/s1.csv" > "$T/s1-cut.csv"
+$P sweep --merge "$T/s0.csv" "$T/s1-cut.csv" -o "$T/m2.csv" 2> "$T/err"
+[ $? -eq 1 ] || no "merge of a cut shard: not exit 1"
+grep -q "^planner: $T/s1-cut.csv:2:[0-9]*: the last line has no newline" "$T/err" || no "cut shard: $(cat "$T/err")"
+[ -e "$T/m2.csv" ] && no "merge of a cut shard wrote its output"
+sed '2s/^1,/1.0,/' "$T/s1.csv" > "$T/s1-float.csv"
+$P sweep --merge "$T/s0.csv" "$T/s1-float.csv" 2> "$T/err" > "$T/out"
+[ $? -eq 1 ] || no "merge of a shard with a float index: not exit 1"
+grep -q "^planner: $T/s1-float.csv:2:1: not a sweep line: point: expected an integer, got '1.0'" "$T/err" \
+    || no "float index: $(cat "$T/err")"
+[ -s "$T/out" ] && no "a refused merge printed lines"
+
+# 10. unbounded outputs: every valid plan renders, its trace bounded with a
+#     note in the file and on stderr (GPT-3 at gbs 32768, tp 8, pp 32, vpp 3:
+#     16,384 micro-batches, over 6 million events; gbs 1e8 at mbs 1)
+$P --model $M --cluster $C --gbs 32768 --fix tp=8,pp=32,vpp=3,mbs=1 -o "$T/big.txt" \
+    --trace "$T/big.json" --svg "$T/big.svg" 2> "$T/err"
+rc=$?
+[ $rc -eq 0 ] || no "GPT-3 gbs 32768 pp 32 vpp 3: exit $rc: $(cat "$T/err")"
+grep -q "^planner: $T/big.json: note: micro-batches [0-9]*\.\.[0-9]* elided" "$T/err" \
+    || no "no trace note on stderr: $(cat "$T/err")"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+o = d["otherData"]
+assert o["microbatches"] == 16384 and o["elided_microbatches"] > 0, o
+assert "elided" in o["note"]
+assert len(d["traceEvents"]) <= 500000 + 32 * 20, len(d["traceEvents"])
+ends = [e["ts"] + e["dur"] for e in d["traceEvents"] if e.get("ph") == "X"]
+assert abs(max(ends) / 1e6 - o["simulated_step_s"]) < 1e-6 * o["simulated_step_s"], (max(ends), o)
+' "$T/big.json" || no "bounded trace"
+grep -q 'elided (more than' "$T/big.svg" || no "no note in the SVG"
+$P --model $M --cluster $C --gbs 100000000 --fix mbs=1 --top 1 --trace "$T/huge.json" > /dev/null 2> "$T/err"
+rc=$?
+[ $rc -eq 0 ] || no "gbs 1e8 at mbs 1: exit $rc: $(cat "$T/err")"
+grep -q "note: micro-batches" "$T/err" || no "gbs 1e8: no note"
+
 [ "$fail" -eq 0 ] && echo "outputs.sh: ok"
 exit "$fail"
