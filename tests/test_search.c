@@ -484,18 +484,22 @@ static const struct prune_case {
     int nodes;
     double usable_gib;      /* 0: the catalog's */
     const char *fix;
+    int seq;                /* 0: the model's */
 } prune_cases[] = {
-    {"configs/gpt3-175b.json", 64, 0, NULL},
-    {"configs/gpt3-175b.json", 16, 0, NULL},
-    {"configs/gpt3-175b.json", 64, 30, NULL},
-    {"configs/gpt3-175b.json", 64, 0, "recompute=none"},
-    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off"},
-    {"configs/llama3-70b.json", 8, 0, NULL},
-    {"configs/llama3-70b.json", 4, 40, NULL},
-    {"configs/llama3-8b.json", 1, 0, NULL},
-    {"configs/llama3-8b.json", 2, 16, NULL},
+    {"configs/gpt3-175b.json", 64, 0, NULL, 0},
+    {"configs/gpt3-175b.json", 16, 0, NULL, 0},
+    {"configs/gpt3-175b.json", 64, 30, NULL, 0},
+    {"configs/gpt3-175b.json", 64, 0, "recompute=none", 0},
+    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off", 0},
+    {"configs/llama3-70b.json", 8, 0, NULL, 0},
+    {"configs/llama3-70b.json", 4, 40, NULL, 0},
+    {"configs/llama3-8b.json", 1, 0, NULL, 0},
+    {"configs/llama3-8b.json", 2, 16, NULL, 0},
     /* 126 layers at pp 8: vpp > 1 only with the embedding/loss split */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1"},
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1", 0},
+    /* long context: cp 1..16 searched (seq / cp >= 2048); the winner has cp > 1 */
+    {"configs/llama3-8b.json", 4, 0, NULL, 32768},
+    {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536},
 };
 
 START_TEST(pruned_search_finds_the_exhaustive_winner)
@@ -506,6 +510,8 @@ START_TEST(pruned_search_finds_the_exhaustive_winner)
     search_result a, b;
     planner_status ra, rb;
     make_cluster(&t, "H100-SXM", pc->nodes, pc->usable_gib);
+    if (pc->seq > 0)
+        m->seq_len = pc->seq;
     ra = run(m, &t.c, pc->fix, false, 5, &a);
     rb = run(m, &t.c, pc->fix, true, 5, &b);
     ck_assert_int_eq(ra, rb);
@@ -518,6 +524,9 @@ START_TEST(pruned_search_finds_the_exhaustive_winner)
                       b.top[0].s.tp, b.top[0].s.pp, b.top[0].s.vpp, b.top[0].s.mbs,
                       b.top[0].e.tokens_per_s);
         ck_assert_int_eq(a.feasible > 0, 1);
+        if (pc->seq > 0)
+            ck_assert_msg(a.top[0].s.cp > 1, "seq %d: the winner has cp %d", pc->seq,
+                          a.top[0].s.cp);
     } else {
         /* the same closest miss ratio */
         ck_assert(a.have_miss == b.have_miss);

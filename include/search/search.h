@@ -51,6 +51,13 @@ typedef struct search_options {
  * model: ~1 ms per candidate). */
 #define SEARCH_EVAL_WORK_PER_LAYER 256.0
 
+/* The shortest sequence slice a context-parallel rank is searched with:
+ * seq / cp >= 2048 tokens (Llama 3's 128K-context run used cp 16 with 8,192
+ * tokens per rank, Dubey et al. 2024 sec. 3.3.2; below ~2K tokens per rank the
+ * ring's p2p exchange no longer hides behind the attention block it overlaps,
+ * Megatron-Core's context_parallel docs).  --fix cp=N goes below it. */
+#define SEARCH_CP_MIN_TOKENS 2048
+
 typedef struct search_result {
     plan *top;                        /* n_top plans, best first, owned */
     cost_schedule *sched;             /* n_top entries, owned: the pipeline

@@ -9,7 +9,10 @@
  * split by the partitioner; the best plan wins either way):
  *   tp   powers of two up to the group's NVLink domain (max of GPUs per node
  *        and the catalog's nvlink_domain), dividing heads and kv_heads
- *   cp   1                       ep   1 (dense); MoE: divisors of the experts
+ *   cp   powers of two with seq % (2 cp) == 0 (Megatron's load-balanced
+ *        causal CP: 2 cp chunks) and seq / cp >= SEARCH_CP_MIN_TOKENS;
+ *        1 on placements across node groups (unless fixed)
+ *   ep   1 (dense); MoE: divisors of the experts
  *        that divide tp cp dp (experts not tensor-parallel, strategy.c)
  *   pp   1..layers with tp * cp * pp dividing N;  dp = N / (tp cp pp); when
  *        pp does not divide the layers (or the model is uneven) the layers
@@ -769,7 +772,12 @@ static void search_group(search_ctx *x)
                 list_push(&tps, t);
     }
     cps.n = 0;
-    list_push(&cps, f->cp > 0 ? f->cp : 1);
+    if (f->cp > 0)
+        list_push(&cps, f->cp);
+    else
+        for (int c = 1; c <= n && (c == 1 || x->seq_len / c >= SEARCH_CP_MIN_TOKENS); c *= 2)
+            if (c == 1 || x->seq_len % (2 * c) == 0)
+                list_push(&cps, c);
     if (f->pp > 0) {
         pps.n = 0;
         list_push(&pps, f->pp);
@@ -779,8 +787,10 @@ static void search_group(search_ctx *x)
         divisors(&pps, n, 1, m->layers < STRATEGY_MAX_STAGES ? m->layers : STRATEGY_MAX_STAGES);
     }
 
-    for (int ti = 0; ti < tps.n && !stop(x); ti++)
-        for (int ci = 0; ci < cps.n && !stop(x); ci++)
+    /* cp outermost: cp 1's blocks come first, in the order they had before
+     * cp was searched (what a work limit reaches first) */
+    for (int ci = 0; ci < cps.n && !stop(x); ci++)
+        for (int ti = 0; ti < tps.n && !stop(x); ti++)
             for (int pi = 0; pi < pps.n && !stop(x); pi++) {
                 int tp = tps.v[ti], cp = cps.v[ci], pp = pps.v[pi];
                 long tcp = (long)tp * cp * pp;
