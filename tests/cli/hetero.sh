@@ -66,7 +66,8 @@ grep -Eq '^  placement: .*(mixing groups wins|one group wins)' "$T/out" \
     || fail "h100-a100-mixed: no verdict"
 
 # 4. Llama 3.1 405B: 126 layers, pp 8 does not divide them; Megatron output
-#    carries the uneven split
+#    carries the uneven split (first/last stage counts, a layout, or with
+#    vpp the embedding/loss accounting; the cp 2 winner uses the latter)
 $P --model configs/llama3.1-405b.json --cluster clusters/h100x16384.yaml --fix pp=8,tp=8 \
     --format json > "$T/405.json" 2> "$T/err" || fail "405B pp=8: $(cat "$T/err")"
 python3 - "$T/405.json" <<'PY' || fail "405B pp=8: JSON"
@@ -79,7 +80,7 @@ assert max(layers) - min(layers) <= 3, layers
 PY
 $P --model configs/llama3.1-405b.json --cluster clusters/h100x16384.yaml --fix pp=8,tp=8 \
     --emit megatron > "$T/args" 2> "$T/err" || fail "405B emit: $(cat "$T/err")"
-grep -Eq -- '--decoder-(first|last)-pipeline-num-layers|--pipeline-model-parallel-layout' \
+grep -Eq -- '--decoder-(first|last)-pipeline-num-layers|--pipeline-model-parallel-layout|--account-for-embedding-in-pipeline-split' \
     "$T/args" || fail "405B emit: no uneven split in the Megatron arguments"
 
 # 5. bad --partition / --ilp-time-limit: usage errors (exit 2)
