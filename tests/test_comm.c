@@ -65,7 +65,7 @@ static void llama_model(model *m, layer_spec *layers, int n)
     m->position = POS_ROPE;
     m->prec = PREC_BF16;
     for (i = 0; i < n; i++)
-        layers[i] = (layer_spec){8192, 64, 8, 128, 28672, false};
+        layers[i] = (layer_spec){8192, 64, 8, 128, 28672, false, 0, 0};
     m->layer = layers;
 }
 
@@ -304,7 +304,7 @@ static void moe_model(model *m, layer_spec *layers, int n)
     m->prec = PREC_BF16;
     m->moe = (model_moe){8, 2, 512, 1, 256, 0, 1};
     for (i = 0; i < n; i++)
-        layers[i] = (layer_spec){1024, 8, 8, 128, 512, true};
+        layers[i] = (layer_spec){1024, 8, 8, 128, 512, true, 0, 0};
     m->layer = layers;
 }
 
@@ -358,7 +358,7 @@ START_TEST(cp_ring_exposed_fraction)
     llama_model(&m, layers, 1);
     m.hidden = 4096;
     m.heads = 32;
-    layers[0] = (layer_spec){4096, 32, 8, 128, 14336, false};
+    layers[0] = (layer_spec){4096, 32, 8, 128, 14336, false, 0, 0};
     round_params(&p);
     memset(&c, 0, sizeof c);
     c.n_groups = 1;

@@ -35,7 +35,7 @@ static void setup(fixture *f)
     f->m.tied_embeddings = true;
     f->m.prec = PREC_BF16;
     for (i = 0; i < 96; i++)
-        f->layers[i] = (layer_spec){12288, 96, 96, 128, 49152, false};
+        f->layers[i] = (layer_spec){12288, 96, 96, 128, 49152, false, 0, 0};
     f->m.layer = f->layers;
     f->g.gpu = *gpu;
     strcpy(f->g.name, "a100");
@@ -248,7 +248,7 @@ START_TEST(fp8_saved_activations)
     f.m.ffn_hidden = 28672;
     f.m.act = ACT_SWIGLU;
     f.m.vocab = 128256;
-    f.layers[0] = (layer_spec){8192, 64, 8, 128, 28672, false};
+    f.layers[0] = (layer_spec){8192, 64, 8, 128, 28672, false, 0, 0};
     s.seq_len = 8192;
     s.stage[0] = (stage_spec){0, 0, 1, 4, 1};
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 4, 0, 1, false, false, &a);
@@ -289,8 +289,8 @@ START_TEST(moe_host_time)
     f.m.moe.experts = 128;
     f.m.moe.top_k = 8;
     f.m.moe.expert_ffn = 768;
-    f.layers[0] = (layer_spec){2048, 32, 4, 128, 6144, false};
-    f.layers[1] = (layer_spec){2048, 32, 4, 128, 6144, true};
+    f.layers[0] = (layer_spec){2048, 32, 4, 128, 6144, false, 0, 0};
+    f.layers[1] = (layer_spec){2048, 32, 4, 128, 6144, true, 0, 0};
     s.ep = 8;
     s.seq_len = 4096;
     s.stage[0] = (stage_spec){0, 0, 2, 1, 8};

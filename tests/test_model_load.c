@@ -97,20 +97,21 @@ START_TEST(hf_published_totals)
 {
     static const struct {
         const char *file;
-        model_format fmt;
+        const char *family;
         double total, active;
     } cases[] = {
-        {"configs/llama3-8b.json", MODEL_FORMAT_HF_LLAMA, 8030261248.0, 8030261248.0},
-        {"configs/llama3-70b.json", MODEL_FORMAT_HF_LLAMA, 70553706496.0, 70553706496.0},
-        {"configs/llama3.1-405b.json", MODEL_FORMAT_HF_LLAMA, 405853388800.0, 405853388800.0},
-        {"configs/mixtral-8x7b.json", MODEL_FORMAT_HF_MIXTRAL, 46702792704.0, 12879925248.0},
-        {"configs/gpt2-xl.json", MODEL_FORMAT_HF_GPT2, 1557611200.0, 1557611200.0},
-        {"configs/pythia-12b.json", MODEL_FORMAT_HF_GPTNEOX, 11846072320.0, 11846072320.0},
+        {"configs/llama3-8b.json", "llama", 8030261248.0, 8030261248.0},
+        {"configs/llama3-70b.json", "llama", 70553706496.0, 70553706496.0},
+        {"configs/llama3.1-405b.json", "llama", 405853388800.0, 405853388800.0},
+        {"configs/mixtral-8x7b.json", "mixtral", 46702792704.0, 12879925248.0},
+        {"configs/gpt2-xl.json", "gpt2", 1557611200.0, 1557611200.0},
+        {"configs/pythia-12b.json", "gpt_neox", 11846072320.0, 11846072320.0},
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         model *m = load(cases[i].file, NULL);
-        ck_assert_int_eq(m->format, cases[i].fmt);
+        ck_assert_int_eq(m->format, MODEL_FORMAT_HF);
+        ck_assert_str_eq(m->family, cases[i].family);
         ck_assert_rel(model_param_count(m), cases[i].total, 1e-12);
         ck_assert_rel(model_active_param_count(m), cases[i].active, 1e-12);
         model_free(m);
@@ -122,7 +123,7 @@ START_TEST(deepseek_v3)
 {
     model *m = load("configs/deepseek-v3.json", NULL);
     int i;
-    ck_assert_int_eq(m->format, MODEL_FORMAT_HF_DEEPSEEK);
+    ck_assert_str_eq(m->family, "deepseek_v3");
     ck_assert_int_eq(m->layers, 61);
     ck_assert_int_eq(m->moe.experts, 256);
     ck_assert_int_eq(m->moe.top_k, 8);
@@ -145,7 +146,7 @@ END_TEST
 START_TEST(qwen_moe)
 {
     model *m = load("configs/qwen3-30b-a3b.json", NULL);
-    ck_assert_int_eq(m->format, MODEL_FORMAT_HF_QWEN_MOE);
+    ck_assert_str_eq(m->family, "qwen3_moe");
     ck_assert_int_eq(m->head_dim, 128);   /* given: 2048 / 32 would be 64 */
     ck_assert_int_eq(m->kv_heads, 4);
     ck_assert_int_eq(m->moe.experts, 128);
@@ -169,6 +170,55 @@ START_TEST(qwen_moe)
 }
 END_TEST
 
+/* Which layers slide, per family rule (HF modeling code) or layer_types. */
+START_TEST(sliding_window_layers)
+{
+    char path[1024];
+    const char *dir = tu_shared_dir();
+    model *m;
+    int i;
+    /* Gemma 2: even layers (Gemma2DecoderLayer: not layer_idx % 2) */
+    m = load_text("{\"model_type\": \"gemma2\", \"hidden_size\": 64, \"num_hidden_layers\": 4,"
+                  " \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 16,"
+                  " \"intermediate_size\": 128, \"vocab_size\": 100,"
+                  " \"max_position_embeddings\": 8192, \"sliding_window\": 4096}", NULL);
+    for (i = 0; i < 4; i++)
+        ck_assert_int_eq(m->layer[i].window, i % 2 == 0 ? 4096 : 0);
+    ck_assert(m->tied_embeddings && m->act == ACT_GEGLU);
+    model_free(m);
+    /* Mistral v0.1: every layer; Qwen2 only with use_sliding_window */
+    m = load_text("{\"model_type\": \"mistral\", \"hidden_size\": 64, \"num_hidden_layers\": 2,"
+                  " \"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100,"
+                  " \"max_position_embeddings\": 32768, \"sliding_window\": 4096}", NULL);
+    ck_assert(m->layer[0].window == 4096 && m->layer[1].window == 4096);
+    model_free(m);
+    m = load_text("{\"model_type\": \"qwen2\", \"hidden_size\": 64, \"num_hidden_layers\": 2,"
+                  " \"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100,"
+                  " \"max_position_embeddings\": 32768, \"sliding_window\": 4096,"
+                  " \"use_sliding_window\": false}", NULL);
+    ck_assert(m->layer[0].window == 0 && m->layer[1].window == 0);
+    model_free(m);
+    if (dir == NULL) {
+        printf("SKIP: ../shared absent: gpt-oss and Gemma 3 windows not checked\n");
+        return;
+    }
+    /* gpt-oss: layer_types alternate sliding (128) and full */
+    snprintf(path, sizeof path, "%s/hf-configs/gpt-oss-20b/config.json", dir);
+    m = load(path, NULL);
+    for (i = 0; i < m->layers; i++)
+        ck_assert_int_eq(m->layer[i].window, i % 2 == 0 ? 128 : 0);
+    model_free(m);
+    /* Gemma 3 1B: 5 of 6 layers slide over 512 tokens */
+    snprintf(path, sizeof path, "%s/hf-configs/gemma3-1b/config.json", dir);
+    m = load(path, NULL);
+    for (i = 0; i < m->layers; i++)
+        ck_assert_int_eq(m->layer[i].window, (i + 1) % 6 != 0 ? 512 : 0);
+    ck_assert_int_eq(m->qk_norm, QK_NORM_HEAD);
+    ck_assert_str_eq(m->name, "gemma3-1b");   /* the directory, not "config" */
+    model_free(m);
+}
+END_TEST
+
 START_TEST(recognized_by_keys)
 {
     /* no model_type: families from their telltale keys */
@@ -176,11 +226,13 @@ START_TEST(recognized_by_keys)
                          " \"num_attention_heads\": 4, \"vocab_size\": 100,"
                          " \"max_position_embeddings\": 256, \"num_local_experts\": 4,"
                          " \"num_experts_per_tok\": 2}", NULL);
-    ck_assert_int_eq(m->format, MODEL_FORMAT_HF_MIXTRAL);
+    ck_assert_str_eq(m->family, "mixtral");
+    ck_assert_int_eq(m->n_notes, 1);
+    ck_assert_str_eq(m->notes[0], "no model_type: read as mixtral by its keys");
     model_free(m);
     m = load_text("{\"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, \"vocab_size\": 100,"
                   " \"n_positions\": 128, \"n_inner\": null}", NULL);
-    ck_assert_int_eq(m->format, MODEL_FORMAT_HF_GPT2);
+    ck_assert_str_eq(m->family, "gpt2");
     ck_assert_int_eq(m->ffn_hidden, 256);
     ck_assert_int_eq(m->seq_len, 128);
     ck_assert(m->position == POS_LEARNED && m->tied_embeddings);
@@ -188,7 +240,7 @@ START_TEST(recognized_by_keys)
     m = load_text("{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"intermediate_size\": 256,"
                   " \"num_attention_heads\": 4, \"vocab_size\": 100, \"rotary_pct\": 0.25,"
                   " \"max_position_embeddings\": 2048}", NULL);
-    ck_assert_int_eq(m->format, MODEL_FORMAT_HF_GPTNEOX);
+    ck_assert_str_eq(m->family, "gpt_neox");
     ck_assert_int_eq(m->act, ACT_GELU);
     model_free(m);
 }
@@ -196,7 +248,7 @@ END_TEST
 
 START_TEST(overrides_and_defaults)
 {
-    run_spec ov = {8192, 256};
+    run_spec ov = {.seq_len = 8192, .global_batch = 256};
     model *m = load("configs/llama3-8b.json", NULL);
     ck_assert_int_eq(m->seq_len, MODEL_DEFAULT_SEQ_LEN);
     ck_assert_int_eq(m->global_batch, MODEL_DEFAULT_GLOBAL_BATCH);
@@ -218,13 +270,28 @@ END_TEST
 START_TEST(seq_beyond_positions)
 {
     planner_error err = PLANNER_ERROR_INIT;
-    run_spec ov = {4096, 0};
+    run_spec ov = {.seq_len = 4096};
     model *m = NULL;
     char buf[1400];
+    /* learned positions have no embedding past max_position */
     ck_assert_int_eq(model_load("configs/gpt3-175b.json", &ov, &m, &err), PLANNER_E_INPUT);
     error_format(&err, buf, sizeof buf);
     ck_assert_str_eq(buf, "planner: configs/gpt3-175b.json:10:3: model.max_position: sequence "
                           "length 4096 (from --seq) exceeds max_position 2048");
+    /* RoPE: a context extension, planned with a note; the file's own
+     * seq_len past max_position stays an error */
+    ov.seq_len = 16384;
+    m = load("configs/llama3-8b.json", &ov);
+    ck_assert_int_eq(m->seq_len, 16384);
+    ck_assert_int_eq(m->max_position, 8192);
+    ck_assert_int_eq(m->n_notes, 1);
+    ck_assert_str_eq(m->notes[0], "sequence length 16384 (from --seq) exceeds max_position 8192: "
+                                  "planned as a context extension (RoPE scaling is the training "
+                                  "recipe's)");
+    model_free(m);
+    load_bad("{\"hidden\": 64, \"heads\": 4, \"vocab\": 10, \"layers\": 2,"
+             " \"position\": \"rope\", \"seq_len\": 512, \"max_position\": 256}",
+             "planner: t.json:1:74: model.seq_len: seq_len (512) exceeds max_position (256)");
 }
 END_TEST
 
@@ -241,7 +308,10 @@ START_TEST(run_in_memory_equals_load)
                                        "\"heads\": 4, \"ffn_hidden\": 256, \"vocab\": 1000, "
                                        "\"position\": \"learned\", \"activation\": \"gelu\", "
                                        "\"normalization\": \"layernorm\"}";
-    static const run_spec runs[] = {{0, 0}, {2048, 0}, {0, 512}, {1024, 64}};
+    static const run_spec runs[] = {{.seq_len = 0},
+                                    {.seq_len = 2048},
+                                    {.global_batch = 512},
+                                    {.seq_len = 1024, .global_batch = 64}};
     planner_error err = PLANNER_ERROR_INIT;
     for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
         model *base = load(paths[p], NULL);
@@ -262,7 +332,7 @@ START_TEST(run_in_memory_equals_load)
     }
     {
         /* no max_position: learned positions sized by the run's sequence */
-        run_spec run = {8192, 0};
+        run_spec run = {.seq_len = 8192};
         model *base = load_text(learned, NULL), *a = load_text(learned, &run), *b = NULL;
         ck_assert_int_eq(model_for_run(&b, base, &run, &err), PLANNER_OK);
         ck_assert_int_eq(b->max_position, 8192);
@@ -273,7 +343,7 @@ START_TEST(run_in_memory_equals_load)
         model_free(base);
     }
     {
-        run_spec run = {4096, 0};
+        run_spec run = {.seq_len = 4096};
         model *base = load("configs/gpt3-175b.json", NULL), *b = NULL;
         ck_assert_int_eq(model_for_run(&b, base, &run, &err), PLANNER_E_INPUT);
         ck_assert_ptr_null(b);
@@ -427,6 +497,7 @@ int main(void)
     tcase_add_test(tc, deepseek_v3);
     tcase_add_test(tc, qwen_moe);
     tcase_add_test(tc, recognized_by_keys);
+    tcase_add_test(tc, sliding_window_layers);
     tcase_add_test(tc, overrides_and_defaults);
     tcase_add_test(tc, seq_beyond_positions);
     tcase_add_test(tc, uneven_layers);

@@ -231,7 +231,7 @@ START_TEST(numeric_case_runs_clean)
 {
     const numeric_case *tc = &k_cases[_i];
     planner_error err = PLANNER_ERROR_INIT;
-    run_spec ov = {tc->seq, tc->gbs};
+    run_spec ov = {.seq_len = tc->seq, .global_batch = tc->gbs};
     model *m = NULL;
     cluster *c = NULL;
     cost_params p;

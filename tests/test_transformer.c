@@ -29,7 +29,7 @@ static model gpt3(void)
     m.tied_embeddings = true;
     m.prec = PREC_BF16;
     for (i = 0; i < m.layers; i++)
-        g_layers[i] = (layer_spec){12288, 96, 96, 128, 4 * 12288, false};
+        g_layers[i] = (layer_spec){12288, 96, 96, 128, 4 * 12288, false, 0, 0};
     m.layer = g_layers;
     return m;
 }
@@ -80,7 +80,7 @@ START_TEST(swiglu_gqa_flops_are_twice_the_weights)
     /* Llama 3 8B layer: h 4096, 32 heads, 8 KV heads, f 14336: a GEMM does
      * 2 FLOPs per weight per token */
     model m;
-    layer_spec l = {4096, 32, 8, 128, 14336, false};
+    layer_spec l = {4096, 32, 8, 128, 14336, false, 0, 0};
     tf_gemm g[TF_MAX_GEMMS];
     double w = 4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3.0 * 4096 * 14336;
     int n;
@@ -126,7 +126,7 @@ START_TEST(moe_layer_flops_topk_shared)
      *   routed       2 experts x 6 x 1024 x 512      =  6,291,456
      *   total                                          16,269,312 */
     model m;
-    layer_spec l = {1024, 8, 8, 128, 512, true};
+    layer_spec l = {1024, 8, 8, 128, 512, true, 0, 0};
     tf_gemm g[TF_MAX_GEMMS];
     int n;
     memset(&m, 0, sizeof m);
@@ -166,11 +166,34 @@ START_TEST(attention_flops)
 }
 END_TEST
 
+START_TEST(windowed_attention_flops)
+{
+    /* Gemma 3 1B layer (4 heads x 256) at s = 4096.  A causal window of
+     * w = 512 scores query i against min(i + 1, w) keys: w (w + 1) / 2 +
+     * (s - w) w = 1,966,336 in all, of the full causal s (s + 1) / 2 =
+     * 8,390,656; in the full count's units (s keys per query, halved by
+     * the causal kernel) that is 2 w - w^2 / s = 960 keys per query (the
+     * +1 terms dropped).  Chunks of c = 1024: c keys per query. */
+    layer_spec l = {1152, 4, 1, 256, 6912, false, 512, 0};
+    double full = 4.0 * 2 * 4096.0 * 4096 * 1024;
+    ck_assert_rel(tf_attention_flops(&l, 2, 4096, 1, 1), full * 960.0 / 4096, 1e-12);
+    ck_assert_rel(tf_attention_flops(&l, 2, 4096, 2, 4), full * 960.0 / 4096 / 8, 1e-12);
+    ck_assert_rel(960.0 / 4096, 1966336.0 / 8390656.0, 2e-3);
+    /* a window as long as the sequence is full attention, bit for bit */
+    l.window = 4096;
+    ck_assert(tf_attention_flops(&l, 2, 4096, 1, 1) == full);
+    l.window = 0;
+    l.chunk = 1024;
+    ck_assert_rel(tf_attention_flops(&l, 2, 4096, 1, 1), full / 4, 1e-12);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("transformer");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, gpt3_model_flops_korthikanti);
+    tcase_add_test(tc, windowed_attention_flops);
     tcase_add_test(tc, gpt3_eq3_with_recompute);
     tcase_add_test(tc, gemm_shapes_split_by_tp);
     tcase_add_test(tc, swiglu_gqa_flops_are_twice_the_weights);

@@ -15,24 +15,41 @@
 #define MODEL_NAME_MAX 128
 #define MODEL_MAX_LAYERS 4096
 
-typedef enum activation { ACT_GELU, ACT_SWIGLU } activation;
+/* MLP kind: GeLU is the 2-matrix MLP (fc1, fc2); SwiGLU and GeGLU are gated
+ * 3-matrix MLPs (gate, up, down) with a SiLU or GeLU gate (Gemma). */
+typedef enum activation { ACT_GELU, ACT_SWIGLU, ACT_GEGLU } activation;
 typedef enum norm_kind { NORM_LAYERNORM, NORM_RMSNORM } norm_kind;
 typedef enum position_kind { POS_ROPE, POS_LEARNED } position_kind;
+/* QK-norm: none, over each head's head_dim (Qwen3, Gemma 3; Megatron's
+ * --qk-layernorm) or over all heads at once (OLMo 2's q_norm and k_norm). */
+typedef enum qk_norm_kind { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_ALL_HEADS } qk_norm_kind;
 
 /* Training number format. */
 typedef enum precision {
     PREC_BF16, PREC_FP16, PREC_FP32, PREC_FP8, PREC_MXFP8, PREC_NVFP4, PREC_COUNT
 } precision;
 
+/* Biases (model.bias).  0, MODEL_BIAS_BY_NORM: as the norm implies --
+ * LayerNorm models (GPT-2/3, GPT-NeoX) carry them on every linear layer and
+ * norm, RMSNorm models (Llama) on none.  Otherwise MODEL_BIAS_SET with the
+ * parts that have them. */
+enum {
+    MODEL_BIAS_BY_NORM = 0,
+    MODEL_BIAS_QKV = 1,    /* q, k, v projections */
+    MODEL_BIAS_OUT = 2,    /* attention output projection */
+    MODEL_BIAS_MLP = 4,    /* MLP (and expert) linear layers */
+    MODEL_BIAS_NORM = 8,   /* LayerNorm's additive bias */
+    MODEL_BIAS_SET = 16
+};
+
+#define MODEL_NOTES_MAX 6
+#define MODEL_NOTE_LEN 240
+#define MODEL_FAMILY_MAX 32
+
 /* Where the description came from. */
 typedef enum model_format {
     MODEL_FORMAT_PLANNER,   /* our JSON */
-    MODEL_FORMAT_HF_LLAMA,  /* Llama, Mistral, Qwen2 */
-    MODEL_FORMAT_HF_MIXTRAL,
-    MODEL_FORMAT_HF_QWEN_MOE,
-    MODEL_FORMAT_HF_DEEPSEEK,
-    MODEL_FORMAT_HF_GPT2,
-    MODEL_FORMAT_HF_GPTNEOX
+    MODEL_FORMAT_HF         /* a HF config.json; model.family is its model_type */
 } model_format;
 
 /* One decoder layer.  Uniform models repeat the model's own figures. */
@@ -41,6 +58,8 @@ typedef struct layer_spec {
     int heads, kv_heads, head_dim;
     int ffn_hidden;    /* dense MLP width; unused when moe */
     bool moe;          /* routed experts replace the dense MLP */
+    int window;        /* sliding-window attention over this many tokens; 0: full */
+    int chunk;         /* chunked attention within blocks of this many tokens; 0: none */
 } layer_spec;
 
 /* Mixture of experts.  experts == 0: dense model. */
@@ -87,11 +106,25 @@ typedef struct model {
     int layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab;
     int seq_len;          /* the run's sequence length: the file's (or the
                              default), replaced by a run_spec's */
-    int max_position;     /* position embeddings (>= seq_len) */
+    int max_position;     /* position embeddings (>= seq_len, but for a RoPE
+                             context extension by a run) */
+    char max_position_key[48];   /* its key in the file, for messages
+                                    ("text_config.max_position_embeddings") */
     activation act;
     norm_kind norm;
     position_kind position;
     bool tied_embeddings;
+    unsigned bias;        /* MODEL_BIAS_* (0: as the norm implies) */
+    int layer_norms;      /* norms per layer; 0: the usual 2 (one parallel block
+                             may share 1, Gemma 2/3 have 4) */
+    bool parallel_block;  /* attention and MLP read the same input (GPT-J,
+                             GPT-NeoX, Falcon, Phi-2, Cohere) */
+    qk_norm_kind qk_norm; /* a norm on q and k before attention */
+    int rotary_dim;       /* RoPE on this many of head_dim; 0: all of it */
+    char family[MODEL_FAMILY_MAX];   /* HF model_type as read, "" for ours */
+    char notes[MODEL_NOTES_MAX][MODEL_NOTE_LEN];   /* what was assumed or left
+                                                      out: warnings for the user */
+    int n_notes;
     int global_batch;     /* the run's sequences per step: the file's (or
                              MODEL_DEFAULT_GLOBAL_BATCH), replaced by a
                              run_spec's */
@@ -113,12 +146,18 @@ typedef struct model {
 #define MODEL_DEFAULT_GLOBAL_BATCH 1024   /* sequences per step */
 
 /* One training run: the figures that belong to the run, not to the model
- * (a command line's --gbs/--seq, a sweep point's).  0 = not given: the
- * model file's figure, else the default.  The model file's own seq_len and
- * global_batch are the run's defaults. */
+ * (a command line's --gbs/--seq/--precision, a sweep point's).  0 = not
+ * given: the model file's figure, else the default.  The model file's own
+ * seq_len and global_batch are the run's defaults.  A seq_len past
+ * max_position is a context extension (a note), not with learned positions. */
 typedef struct run_spec {
     int seq_len;
     int global_batch;
+    bool has_prec;        /* prec replaces the file's (HF configs: bf16) */
+    precision prec;
+    bool guess_family;    /* how to read the file: an unknown HF model_type is
+                             read by its keys (a note names the guess) instead
+                             of refused */
 } run_spec;
 
 /* Reads `path` (our JSON or a HF config.json, recognized by its keys),
@@ -134,15 +173,16 @@ planner_status model_load_buffer(const char *text, size_t len, const char *name,
                                  planner_error *err);
 
 /* The rule that plans a loaded model for a run, the only place it is
- * written (model_load and model_for_run use it): the run's sequence length
- * and global batch replace the model's (a max_position the file did not
- * give follows the sequence).  0, or -1 with the reason in why when the
- * sequence exceeds max_position (m is then partly changed). */
+ * written (model_load and model_for_run use it): the run's sequence length,
+ * global batch and precision replace the model's (a max_position the file
+ * did not give follows the sequence; past a given one, RoPE models get a
+ * note: a context extension).  0, or -1 with the reason in why when the
+ * sequence exceeds learned position embeddings (m is then partly changed). */
 int model_apply_run(model *m, const run_spec *run, char *why, int why_size);
 
-/* The key of the position-embedding count in a file of format f
- * ("max_position", HF "max_position_embeddings" or GPT-2's "n_positions"). */
-const char *model_max_position_key(model_format f);
+/* The key of m's position-embedding count in its file ("max_position", HF
+ * "max_position_embeddings", or its family's: GPT-2's "n_positions", ...). */
+const char *model_max_position_key(const model *m);
 
 /* A copy of `m` planned for `run` (model_apply_run), in memory: a sweep
  * builds each grid point from the model it loaded once.  PLANNER_OK with
@@ -159,11 +199,22 @@ double model_param_count(const model *m);          /* all parameters */
 double model_active_param_count(const model *m);   /* per token (MoE: top-k) */
 double model_layer_params(const model *m, int i);  /* decoder layer i */
 double model_embedding_params(const model *m);     /* input embedding */
+/* One MLP of width f on a residual stream of h: weights and biases. */
+double model_mlp_params(const model *m, double h, double f);
+unsigned model_biases(const model *m);             /* effective MODEL_BIAS_* bits */
+unsigned model_norm_biases(norm_kind n);           /* the biases a norm implies */
+int model_norms_per_layer(const model *m);
+bool activation_gated(activation a);               /* 3-matrix MLP */
+/* Adds a note (printf-style; dropped when MODEL_NOTES_MAX are there). */
+void model_note(model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "HF config.json (llama)", "planner JSON". */
+void model_source_name(const model *m, char *buf, size_t size);
 
+extern const char *const precision_names[PREC_COUNT];   /* "bf16", ... */
 const char *precision_name(precision p);
+int precision_parse(const char *s, precision *out);   /* 0, or -1: not a name */
 peak_format precision_peak(precision p);           /* catalog column it runs at */
 int precision_bytes(precision p);                  /* bytes per weight in compute copy */
 const char *activation_name(activation a);
-const char *model_format_name(model_format f);
 
 #endif

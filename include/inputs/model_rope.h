@@ -7,10 +7,12 @@
 #include "inputs/model.h"
 
 /* Reads rope_theta (GPT-NeoX: rotary_emb_base) and rope_scaling from the
- * top-level object `root` of document `ld` into *out (zeroed first; betas and
+ * object `root` at path `at` (the top level, or a text_config) of document
+ * `ld` into *out (zeroed first; betas and
  * mscales < 0 when absent).  Returns PLANNER_OK, or an input error positioned
  * at the offending key (a base or factor that is not a finite number > 0, a
  * rope_scaling that is not an object, a type that is not a string). */
-planner_status model_rope_read(const jsonin_doc *ld, json_t *root, model_rope *out);
+planner_status model_rope_read(const jsonin_doc *ld, json_t *root, const jsonin_path *at,
+                                model_rope *out);
 
 #endif

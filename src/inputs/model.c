@@ -7,40 +7,70 @@
  *                    (or h x heads (nope + rope) without q_lora), kv: h x (kv_lora
  *                    + rope) + kv_lora x heads (nope + v), o: heads v x h, plus the
  *                    two low-rank norms
- *   MLP              SwiGLU 3 h f (gate, up, down), GeLU 2 h f
+ *   MLP              gated (SwiGLU, GeGLU) 3 h f (gate, up, down), GeLU 2 h f
  *   MoE layer        router h x experts + experts x MLP(expert_ffn) + shared
  *                    experts x MLP(shared_expert_ffn)
- *   norms            two per layer and one final: LayerNorm 2 h (weight, bias),
- *                    RMSNorm h
- *   biases           LayerNorm models (GPT-2/3, GPT-NeoX) carry biases on every
- *                    linear layer; RMSNorm models (Llama family) do not
+ *   norms            two per layer (one in Falcon's and Phi-2's parallel block,
+ *                    four in Gemma 2/3) and one final: LayerNorm 2 h (weight,
+ *                    bias), RMSNorm or bias-free LayerNorm h; QK-norm weights
+ *                    (2 hd per layer in Qwen3: 12,288 of Qwen3-30B-A3B's 30.5 B)
+ *                    are not counted
+ *   biases           by default LayerNorm models (GPT-2/3, GPT-NeoX) carry biases
+ *                    on every linear layer and RMSNorm models (Llama family) none;
+ *                    HF families say which (model_biases: Qwen2 q/k/v only)
  *   embedding        vocab x h, plus max_position x h when positions are learned
  *   output layer     vocab x h unless tied to the input embedding
  * DeepSeek-V3's multi-token-prediction layers are not counted (671B, not 685B).
  * Checks: GPT-3 175B -> 174.6e9, Llama 3 8B -> 8.03e9, Mixtral 8x7B 46.7e9 total
  * and 12.9e9 active (tests/test_model_load.c).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
 #include "inputs/model.h"
 
-static double mlp_params(const model *m, double h, double f)
+unsigned model_norm_biases(norm_kind n)
 {
-    double p = (m->act == ACT_SWIGLU ? 3.0 : 2.0) * h * f;
-    if (m->norm == NORM_LAYERNORM)   /* biases: up (and gate) f each, down h */
-        p += (m->act == ACT_SWIGLU ? 2.0 : 1.0) * f + h;
+    return n == NORM_LAYERNORM ? MODEL_BIAS_QKV | MODEL_BIAS_OUT | MODEL_BIAS_MLP | MODEL_BIAS_NORM
+                               : 0;
+}
+
+unsigned model_biases(const model *m)
+{
+    if (m->bias & MODEL_BIAS_SET)
+        return m->bias & ~(unsigned)MODEL_BIAS_SET;
+    return model_norm_biases(m->norm);
+}
+
+int model_norms_per_layer(const model *m)
+{
+    return m->layer_norms > 0 ? m->layer_norms : 2;
+}
+
+bool activation_gated(activation a)
+{
+    return a == ACT_SWIGLU || a == ACT_GEGLU;
+}
+
+double model_mlp_params(const model *m, double h, double f)
+{
+    int gated = activation_gated(m->act);
+    double p = (gated ? 3.0 : 2.0) * h * f;
+    if (model_biases(m) & MODEL_BIAS_MLP)   /* up (and gate) f each, down h */
+        p += (gated ? 2.0 : 1.0) * f + h;
     return p;
 }
 
 static double norm_params(const model *m, double h)
 {
-    return m->norm == NORM_LAYERNORM ? 2.0 * h : h;
+    return m->norm == NORM_LAYERNORM && (model_biases(m) & MODEL_BIAS_NORM) ? 2.0 * h : h;
 }
 
 static double attention_params(const model *m, const layer_spec *l)
 {
     double h = l->hidden;
+    unsigned bias = model_biases(m);
     if (m->mla.kv_lora_rank > 0) {
         const model_mla *a = &m->mla;
         double qk = (double)a->qk_nope_head_dim + a->qk_rope_head_dim;
@@ -56,8 +86,10 @@ static double attention_params(const model *m, const layer_spec *l)
     double q_width = (double)l->heads * l->head_dim;
     double kv_width = (double)l->kv_heads * l->head_dim;
     double p = h * q_width + 2.0 * h * kv_width + q_width * h;
-    if (m->norm == NORM_LAYERNORM)
-        p += q_width + 2.0 * kv_width + h;
+    if (bias & MODEL_BIAS_QKV)
+        p += q_width + 2.0 * kv_width;
+    if (bias & MODEL_BIAS_OUT)
+        p += h;
     return p;
 }
 
@@ -70,15 +102,15 @@ static double layer_params(const model *m, int i, int active)
         return 0;
     l = &m->layer[i];
     h = l->hidden;
-    p = attention_params(m, l) + 2.0 * norm_params(m, h);
+    p = attention_params(m, l) + model_norms_per_layer(m) * norm_params(m, h);
     if (l->moe && m->moe.experts > 0) {
         int routed = active ? m->moe.top_k : m->moe.experts;
         int sffn = m->moe.shared_expert_ffn > 0 ? m->moe.shared_expert_ffn : m->moe.expert_ffn;
         p += h * m->moe.experts;   /* router */
-        p += routed * mlp_params(m, h, m->moe.expert_ffn);
-        p += m->moe.shared_experts * mlp_params(m, h, sffn);
+        p += routed * model_mlp_params(m, h, m->moe.expert_ffn);
+        p += m->moe.shared_experts * model_mlp_params(m, h, sffn);
     } else {
-        p += mlp_params(m, h, l->ffn_hidden);
+        p += model_mlp_params(m, h, l->ffn_hidden);
     }
     return p;
 }
@@ -123,11 +155,23 @@ double model_active_param_count(const model *m)
     return total_params(m, 1);
 }
 
+const char *const precision_names[PREC_COUNT] = {"bf16", "fp16", "fp32",
+                                                 "fp8", "mxfp8", "nvfp4"};
+
 const char *precision_name(precision p)
 {
-    static const char *const names[PREC_COUNT] = {"bf16", "fp16", "fp32",
-                                                  "fp8", "mxfp8", "nvfp4"};
-    return (unsigned)p < PREC_COUNT ? names[p] : "unknown";
+    return (unsigned)p < PREC_COUNT ? precision_names[p] : "unknown";
+}
+
+int precision_parse(const char *s, precision *out)
+{
+    int i;
+    for (i = 0; i < PREC_COUNT; i++)
+        if (strcmp(s, precision_names[i]) == 0) {
+            *out = (precision)i;
+            return 0;
+        }
+    return -1;
 }
 
 /* fp32 training runs its GEMMs at the FP32 column (no TF32 assumed);
@@ -164,19 +208,10 @@ int precision_bytes(precision p)
 
 const char *activation_name(activation a)
 {
-    return a == ACT_SWIGLU ? "swiglu" : a == ACT_GELU ? "gelu" : "unknown";
-}
-
-const char *model_format_name(model_format f)
-{
-    switch (f) {
-    case MODEL_FORMAT_PLANNER: return "planner JSON";
-    case MODEL_FORMAT_HF_LLAMA: return "HF config.json (Llama/Mistral/Qwen2)";
-    case MODEL_FORMAT_HF_MIXTRAL: return "HF config.json (Mixtral)";
-    case MODEL_FORMAT_HF_QWEN_MOE: return "HF config.json (Qwen MoE)";
-    case MODEL_FORMAT_HF_DEEPSEEK: return "HF config.json (DeepSeek-V3)";
-    case MODEL_FORMAT_HF_GPT2: return "HF config.json (GPT-2)";
-    case MODEL_FORMAT_HF_GPTNEOX: return "HF config.json (GPT-NeoX)";
+    switch (a) {
+    case ACT_GELU: return "gelu";
+    case ACT_SWIGLU: return "swiglu";
+    case ACT_GEGLU: return "geglu";
     }
     return "unknown";
 }
@@ -190,17 +225,23 @@ int model_apply_run(model *m, const run_spec *run, char *why, int why_size)
         m->seq_len_default = false;
         if (m->max_position_default)
             m->max_position = m->seq_len;
-        if (m->seq_len > m->max_position) {
+        if (m->seq_len > m->max_position && m->position == POS_LEARNED) {
             snprintf(why, (size_t)why_size,
                      "sequence length %d (from --seq) exceeds max_position %d", m->seq_len,
                      m->max_position);
             return -1;
         }
+        if (m->seq_len > m->max_position)   /* RoPE reaches any position */
+            model_note(m, "sequence length %d (from --seq) exceeds max_position %d: planned as "
+                          "a context extension (RoPE scaling is the training recipe's)",
+                       m->seq_len, m->max_position);
     }
     if (run->global_batch > 0) {
         m->global_batch = run->global_batch;
         m->global_batch_default = false;
     }
+    if (run->has_prec)
+        m->prec = run->prec;
     return 0;
 }
 
@@ -222,9 +263,27 @@ planner_status model_for_run(model **out, const model *m, const run_spec *run,
     if (model_apply_run(c, run, why, sizeof why) != 0) {
         model_free(c);
         char path[64];
-        snprintf(path, sizeof path, "model.%s", model_max_position_key(m->format));
+        snprintf(path, sizeof path, "model.%s", model_max_position_key(m));
         return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, path, "%s: %s", path, why);
     }
     *out = c;
     return PLANNER_OK;
+}
+
+void model_source_name(const model *m, char *buf, size_t size)
+{
+    if (m->format == MODEL_FORMAT_HF)
+        snprintf(buf, size, "HF config.json (%s)", m->family[0] ? m->family : "no model_type");
+    else
+        snprintf(buf, size, "planner JSON");
+}
+
+void model_note(model *m, const char *fmt, ...)
+{
+    va_list ap;
+    if (m->n_notes >= MODEL_NOTES_MAX)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(m->notes[m->n_notes++], MODEL_NOTE_LEN, fmt, ap);
+    va_end(ap);
 }

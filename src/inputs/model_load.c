@@ -21,27 +21,19 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "base/alloc.h"
 #include "base/fileio.h"
 #include "base/jsonin.h"
 #include "inputs/model.h"
 #include "inputs/model_rope.h"
+#include "inputs/model_json.h"
 #include "base/suggest.h"
 #include "base/text.h"
 
-#define MAX_HIDDEN 1000000
-#define MAX_FFN 10000000
-#define MAX_VOCAB 10000000
-#define MAX_SEQ 16777216
-#define MAX_POSITION 1073741824
-#define MAX_HEADS 100000
-#define MAX_HEAD_DIM 65536
-#define MAX_ATTN_WIDTH 16777216   /* heads * head_dim */
-#define MAX_EXPERTS 65536
-#define MAX_GBS 100000000
 /* ---- Typed getters.  A missing key leaves *out untouched. ---- */
 
-static const char *json_kind(const json_t *v)
+const char *mj_kind(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "an object";
@@ -57,7 +49,7 @@ static const char *json_kind(const json_t *v)
 }
 
 /* HF configs write null for "not set"; ours must not. */
-static json_t *member(json_t *obj, const char *key, int null_is_absent)
+json_t *mj_member(json_t *obj, const char *key, int null_is_absent)
 {
     json_t *v = json_object_get(obj, key);
     if (v != NULL && null_is_absent && json_is_null(v))
@@ -65,11 +57,11 @@ static json_t *member(json_t *obj, const char *key, int null_is_absent)
     return v;
 }
 
-static planner_status get_int(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
+planner_status mj_int(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
                               const char *key, int null_absent, long min, long max,
                               int *out, int *present)
 {
-    json_t *v = member(obj, key, null_absent);
+    json_t *v = mj_member(obj, key, null_absent);
     jsonin_path q = jsonin_key(p, key);
     json_int_t x;
     if (present != NULL)
@@ -77,7 +69,7 @@ static planner_status get_int(const jsonin_doc *ld, json_t *obj, const jsonin_pa
     if (v == NULL)
         return PLANNER_OK;
     if (!json_is_integer(v))
-        return jsonin_fail(ld, &q, "must be an integer, got %s", json_kind(v));
+        return jsonin_fail(ld, &q, "must be an integer, got %s", mj_kind(v));
     x = json_integer_value(v);
     if (x < min) {
         if (min == 1)
@@ -92,22 +84,22 @@ static planner_status get_int(const jsonin_doc *ld, json_t *obj, const jsonin_pa
     return PLANNER_OK;
 }
 
-static planner_status need(const jsonin_doc *ld, const jsonin_path *p, const char *key, int present)
+planner_status mj_need(const jsonin_doc *ld, const jsonin_path *p, const char *key, int present)
 {
     if (present)
         return PLANNER_OK;
     return jsonin_fail(ld, p, "missing required key '%s'", key);
 }
 
-static planner_status get_bool(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
+planner_status mj_bool(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
                                const char *key, int null_absent, bool *out)
 {
-    json_t *v = member(obj, key, null_absent);
+    json_t *v = mj_member(obj, key, null_absent);
     jsonin_path q = jsonin_key(p, key);
     if (v == NULL)
         return PLANNER_OK;
     if (!json_is_boolean(v))
-        return jsonin_fail(ld, &q, "must be true or false, got %s", json_kind(v));
+        return jsonin_fail(ld, &q, "must be true or false, got %s", mj_kind(v));
     *out = json_is_true(v);
     return PLANNER_OK;
 }
@@ -124,7 +116,7 @@ static planner_status get_choice(const jsonin_doc *ld, json_t *obj, const jsonin
     if (v == NULL)
         return PLANNER_OK;
     if (!json_is_string(v))
-        return jsonin_fail(ld, &q, "must be a string, got %s", json_kind(v));
+        return jsonin_fail(ld, &q, "must be a string, got %s", mj_kind(v));
     for (i = 0; i < n; i++)
         if (strcmp(json_string_value(v), names[i]) == 0) {
             *out = i;
@@ -164,7 +156,7 @@ static planner_status check_keys(const jsonin_doc *ld, json_t *obj, const jsonin
     return PLANNER_OK;
 }
 
-static planner_status get_object(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
+planner_status mj_object(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
                                  const char *key, json_t **out)
 {
     json_t *v = json_object_get(obj, key);
@@ -173,17 +165,12 @@ static planner_status get_object(const jsonin_doc *ld, json_t *obj, const jsonin
     if (v == NULL)
         return PLANNER_OK;
     if (!json_is_object(v))
-        return jsonin_fail(ld, &q, "must be an object, got %s", json_kind(v));
+        return jsonin_fail(ld, &q, "must be an object, got %s", mj_kind(v));
     *out = v;
     return PLANNER_OK;
 }
 
 /* ---- Our JSON. ---- */
-
-/* Figures the file gives at model level, with presence flags. */
-typedef struct top_fields {
-    int has_layers, has_heads_dim, has_ffn, has_seq, has_maxpos, has_gbs, has_kv;
-} top_fields;
 
 static const char *const k_top_keys[] = {
     "name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
@@ -201,7 +188,6 @@ static const char *const k_layer_keys[] = {
 static const char *const k_act_names[] = {"gelu", "swiglu"};
 static const char *const k_norm_names[] = {"layernorm", "rmsnorm"};
 static const char *const k_pos_names[] = {"rope", "learned"};
-static const char *const k_prec_names[] = {"bf16", "fp16", "fp32", "fp8", "mxfp8", "nvfp4"};
 
 static planner_status read_moe(const jsonin_doc *ld, json_t *root, const jsonin_path *root_path,
                                model *m)
@@ -209,24 +195,24 @@ static planner_status read_moe(const jsonin_doc *ld, json_t *root, const jsonin_
     json_t *o;
     jsonin_path p = jsonin_key(root_path, "moe");
     int present = 0;
-    planner_status rc = get_object(ld, root, root_path, "moe", &o);
+    planner_status rc = mj_object(ld, root, root_path, "moe", &o);
     if (rc != PLANNER_OK || o == NULL)
         return rc;
     if ((rc = check_keys(ld, o, &p, k_moe_keys)) != PLANNER_OK)
         return rc;
     m->moe.layer_freq = 1;
-    if ((rc = get_int(ld, o, &p, "experts", 0, 1, MAX_EXPERTS, &m->moe.experts, &present)) ||
-        (rc = need(ld, &p, "experts", present)) ||
-        (rc = get_int(ld, o, &p, "top_k", 0, 1, MAX_EXPERTS, &m->moe.top_k, &present)) ||
-        (rc = need(ld, &p, "top_k", present)) ||
-        (rc = get_int(ld, o, &p, "expert_ffn", 0, 1, MAX_FFN, &m->moe.expert_ffn, &present)) ||
-        (rc = need(ld, &p, "expert_ffn", present)) ||
-        (rc = get_int(ld, o, &p, "shared_experts", 0, 0, 1024, &m->moe.shared_experts, NULL)) ||
-        (rc = get_int(ld, o, &p, "shared_expert_ffn", 0, 1, MAX_FFN,
+    if ((rc = mj_int(ld, o, &p, "experts", 0, 1, MAX_EXPERTS, &m->moe.experts, &present)) ||
+        (rc = mj_need(ld, &p, "experts", present)) ||
+        (rc = mj_int(ld, o, &p, "top_k", 0, 1, MAX_EXPERTS, &m->moe.top_k, &present)) ||
+        (rc = mj_need(ld, &p, "top_k", present)) ||
+        (rc = mj_int(ld, o, &p, "expert_ffn", 0, 1, MAX_FFN, &m->moe.expert_ffn, &present)) ||
+        (rc = mj_need(ld, &p, "expert_ffn", present)) ||
+        (rc = mj_int(ld, o, &p, "shared_experts", 0, 0, 1024, &m->moe.shared_experts, NULL)) ||
+        (rc = mj_int(ld, o, &p, "shared_expert_ffn", 0, 1, MAX_FFN,
                       &m->moe.shared_expert_ffn, NULL)) ||
-        (rc = get_int(ld, o, &p, "dense_layers", 0, 0, MODEL_MAX_LAYERS,
+        (rc = mj_int(ld, o, &p, "dense_layers", 0, 0, MODEL_MAX_LAYERS,
                       &m->moe.dense_layers, NULL)) ||
-        (rc = get_int(ld, o, &p, "layer_freq", 0, 1, MODEL_MAX_LAYERS, &m->moe.layer_freq,
+        (rc = mj_int(ld, o, &p, "layer_freq", 0, 1, MODEL_MAX_LAYERS, &m->moe.layer_freq,
                       NULL)))
         return rc;
     return PLANNER_OK;
@@ -238,24 +224,24 @@ static planner_status read_mla(const jsonin_doc *ld, json_t *root, const jsonin_
     json_t *o;
     jsonin_path p = jsonin_key(root_path, "mla");
     int present = 0;
-    planner_status rc = get_object(ld, root, root_path, "mla", &o);
+    planner_status rc = mj_object(ld, root, root_path, "mla", &o);
     if (rc != PLANNER_OK || o == NULL)
         return rc;
     if ((rc = check_keys(ld, o, &p, k_mla_keys)) != PLANNER_OK)
         return rc;
-    if ((rc = get_int(ld, o, &p, "q_lora_rank", 0, 0, MAX_HIDDEN, &m->mla.q_lora_rank, NULL)) ||
-        (rc = get_int(ld, o, &p, "kv_lora_rank", 0, 1, MAX_HIDDEN, &m->mla.kv_lora_rank,
+    if ((rc = mj_int(ld, o, &p, "q_lora_rank", 0, 0, MAX_HIDDEN, &m->mla.q_lora_rank, NULL)) ||
+        (rc = mj_int(ld, o, &p, "kv_lora_rank", 0, 1, MAX_HIDDEN, &m->mla.kv_lora_rank,
                       &present)) ||
-        (rc = need(ld, &p, "kv_lora_rank", present)) ||
-        (rc = get_int(ld, o, &p, "qk_nope_head_dim", 0, 1, MAX_HEAD_DIM,
+        (rc = mj_need(ld, &p, "kv_lora_rank", present)) ||
+        (rc = mj_int(ld, o, &p, "qk_nope_head_dim", 0, 1, MAX_HEAD_DIM,
                       &m->mla.qk_nope_head_dim, &present)) ||
-        (rc = need(ld, &p, "qk_nope_head_dim", present)) ||
-        (rc = get_int(ld, o, &p, "qk_rope_head_dim", 0, 1, MAX_HEAD_DIM,
+        (rc = mj_need(ld, &p, "qk_nope_head_dim", present)) ||
+        (rc = mj_int(ld, o, &p, "qk_rope_head_dim", 0, 1, MAX_HEAD_DIM,
                       &m->mla.qk_rope_head_dim, &present)) ||
-        (rc = need(ld, &p, "qk_rope_head_dim", present)) ||
-        (rc = get_int(ld, o, &p, "v_head_dim", 0, 1, MAX_HEAD_DIM, &m->mla.v_head_dim,
+        (rc = mj_need(ld, &p, "qk_rope_head_dim", present)) ||
+        (rc = mj_int(ld, o, &p, "v_head_dim", 0, 1, MAX_HEAD_DIM, &m->mla.v_head_dim,
                       &present)) ||
-        (rc = need(ld, &p, "v_head_dim", present)))
+        (rc = mj_need(ld, &p, "v_head_dim", present)))
         return rc;
     return PLANNER_OK;
 }
@@ -270,7 +256,7 @@ static planner_status read_layer_entry(const jsonin_doc *ld, json_t *e, const js
     bool moe = false;
     if (!json_is_object(e))
         return jsonin_fail(ld, p, "must be an object such as {\"count\": 2, \"hidden\": 4096}, got %s",
-                    json_kind(e));
+                    mj_kind(e));
     if ((rc = check_keys(ld, e, p, k_layer_keys)) != PLANNER_OK)
         return rc;
     *count = 1;
@@ -280,13 +266,13 @@ static planner_status read_layer_entry(const jsonin_doc *ld, json_t *e, const js
     ls->head_dim = 0;
     ls->ffn_hidden = m->ffn_hidden;
     *has_moe = 0;
-    if ((rc = get_int(ld, e, p, "count", 0, 1, MODEL_MAX_LAYERS, count, NULL)) ||
-        (rc = get_int(ld, e, p, "hidden", 0, 1, MAX_HIDDEN, &ls->hidden, NULL)) ||
-        (rc = get_int(ld, e, p, "heads", 0, 1, MAX_HEADS, &ls->heads, NULL)) ||
-        (rc = get_int(ld, e, p, "kv_heads", 0, 1, MAX_HEADS, &ls->kv_heads, NULL)) ||
-        (rc = get_int(ld, e, p, "head_dim", 0, 1, MAX_HEAD_DIM, &ls->head_dim, &present)) ||
-        (rc = get_int(ld, e, p, "ffn_hidden", 0, 1, MAX_FFN, &ls->ffn_hidden, NULL)) ||
-        (rc = get_bool(ld, e, p, "moe", 0, &moe)))
+    if ((rc = mj_int(ld, e, p, "count", 0, 1, MODEL_MAX_LAYERS, count, NULL)) ||
+        (rc = mj_int(ld, e, p, "hidden", 0, 1, MAX_HIDDEN, &ls->hidden, NULL)) ||
+        (rc = mj_int(ld, e, p, "heads", 0, 1, MAX_HEADS, &ls->heads, NULL)) ||
+        (rc = mj_int(ld, e, p, "kv_heads", 0, 1, MAX_HEADS, &ls->kv_heads, NULL)) ||
+        (rc = mj_int(ld, e, p, "head_dim", 0, 1, MAX_HEAD_DIM, &ls->head_dim, &present)) ||
+        (rc = mj_int(ld, e, p, "ffn_hidden", 0, 1, MAX_FFN, &ls->ffn_hidden, NULL)) ||
+        (rc = mj_bool(ld, e, p, "moe", 0, &moe)))
         return rc;
     if (json_object_get(e, "moe") != NULL)
         *has_moe = 1;
@@ -350,7 +336,7 @@ static planner_status read_layer_list(const jsonin_doc *ld, json_t *root, const 
 
     if (!json_is_array(list))
         return jsonin_fail(ld, &lp, "must be an array of {\"count\", \"hidden\", ...} objects, got %s",
-                    json_kind(list));
+                    mj_kind(list));
     if (json_array_size(list) == 0)
         return jsonin_fail(ld, &lp, "must list at least one layer");
     /* first pass: counts, so the array can be sized and checked against layers */
@@ -393,7 +379,7 @@ static planner_status read_layer_list(const jsonin_doc *ld, json_t *root, const 
     return PLANNER_OK;
 }
 
-static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, top_fields *tf)
+static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, model_fields *tf)
 {
     jsonin_path rp = JSONIN_PATH_ROOT;
     json_t *v;
@@ -404,13 +390,17 @@ static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, to
 
     if ((rc = check_keys(ld, root, &rp, k_top_keys)) != PLANNER_OK)
         return rc;
+    tf->k_hidden = "hidden";
+    tf->k_heads = "heads";
+    tf->k_kv = "kv_heads";
+    tf->k_maxpos = "max_position";
     m->format = MODEL_FORMAT_PLANNER;
     m->tied_embeddings = true;
     v = json_object_get(root, "name");
     if (v != NULL) {
         jsonin_path q = jsonin_key(&rp, "name");
         if (!json_is_string(v))
-            return jsonin_fail(ld, &q, "must be a string, got %s", json_kind(v));
+            return jsonin_fail(ld, &q, "must be a string, got %s", mj_kind(v));
         if (json_string_length(v) == 0 || json_string_length(v) >= MODEL_NAME_MAX)
             return jsonin_fail(ld, &q, "must have 1 to %d characters", MODEL_NAME_MAX - 1);
         if (text_check_name(json_string_value(v), why, sizeof why) != 0)
@@ -421,32 +411,32 @@ static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, to
     v = json_object_get(root, "description");
     if (v != NULL && !json_is_string(v)) {
         jsonin_path q = jsonin_key(&rp, "description");
-        return jsonin_fail(ld, &q, "must be a string, got %s", json_kind(v));
+        return jsonin_fail(ld, &q, "must be a string, got %s", mj_kind(v));
     }
-    if ((rc = get_int(ld, root, &rp, "layers", 0, 1, MODEL_MAX_LAYERS, &m->layers,
+    if ((rc = mj_int(ld, root, &rp, "layers", 0, 1, MODEL_MAX_LAYERS, &m->layers,
                       &tf->has_layers)) ||
-        (rc = get_int(ld, root, &rp, "hidden", 0, 1, MAX_HIDDEN, &m->hidden, &present)) ||
-        (rc = need(ld, &rp, "hidden", present)) ||
-        (rc = get_int(ld, root, &rp, "heads", 0, 1, MAX_HEADS, &m->heads, &present)) ||
-        (rc = need(ld, &rp, "heads", present)) ||
-        (rc = get_int(ld, root, &rp, "kv_heads", 0, 1, MAX_HEADS, &m->kv_heads, &tf->has_kv)) ||
-        (rc = get_int(ld, root, &rp, "head_dim", 0, 1, MAX_HEAD_DIM, &m->head_dim,
+        (rc = mj_int(ld, root, &rp, "hidden", 0, 1, MAX_HIDDEN, &m->hidden, &present)) ||
+        (rc = mj_need(ld, &rp, "hidden", present)) ||
+        (rc = mj_int(ld, root, &rp, "heads", 0, 1, MAX_HEADS, &m->heads, &present)) ||
+        (rc = mj_need(ld, &rp, "heads", present)) ||
+        (rc = mj_int(ld, root, &rp, "kv_heads", 0, 1, MAX_HEADS, &m->kv_heads, &tf->has_kv)) ||
+        (rc = mj_int(ld, root, &rp, "head_dim", 0, 1, MAX_HEAD_DIM, &m->head_dim,
                       &tf->has_heads_dim)) ||
-        (rc = get_int(ld, root, &rp, "ffn_hidden", 0, 1, MAX_FFN, &m->ffn_hidden,
+        (rc = mj_int(ld, root, &rp, "ffn_hidden", 0, 1, MAX_FFN, &m->ffn_hidden,
                       &tf->has_ffn)) ||
-        (rc = get_int(ld, root, &rp, "vocab", 0, 1, MAX_VOCAB, &m->vocab, &present)) ||
-        (rc = need(ld, &rp, "vocab", present)) ||
-        (rc = get_int(ld, root, &rp, "seq_len", 0, 1, MAX_SEQ, &m->seq_len, &tf->has_seq)) ||
-        (rc = get_int(ld, root, &rp, "max_position", 0, 1, MAX_POSITION, &m->max_position,
+        (rc = mj_int(ld, root, &rp, "vocab", 0, 1, MAX_VOCAB, &m->vocab, &present)) ||
+        (rc = mj_need(ld, &rp, "vocab", present)) ||
+        (rc = mj_int(ld, root, &rp, "seq_len", 0, 1, MAX_SEQ, &m->seq_len, &tf->has_seq)) ||
+        (rc = mj_int(ld, root, &rp, "max_position", 0, 1, MAX_POSITION, &m->max_position,
                       &tf->has_maxpos)) ||
         (rc = get_choice(ld, root, &rp, "activation", k_act_names, 2, &act)) ||
         (rc = get_choice(ld, root, &rp, "normalization", k_norm_names, 2, &norm)) ||
         (rc = get_choice(ld, root, &rp, "position", k_pos_names, 2, &pos)) ||
-        (rc = get_bool(ld, root, &rp, "tied_embeddings", 0, &m->tied_embeddings)) ||
-        (rc = get_int(ld, root, &rp, "global_batch", 0, 1, MAX_GBS, &m->global_batch,
+        (rc = mj_bool(ld, root, &rp, "tied_embeddings", 0, &m->tied_embeddings)) ||
+        (rc = mj_int(ld, root, &rp, "global_batch", 0, 1, MAX_GBS, &m->global_batch,
                       &tf->has_gbs)) ||
-        (rc = get_choice(ld, root, &rp, "precision", k_prec_names, PREC_COUNT, &prec)) ||
-        (rc = get_int(ld, root, &rp, "mtp_layers", 0, 0, 64, &m->mtp_layers, NULL)) ||
+        (rc = get_choice(ld, root, &rp, "precision", precision_names, PREC_COUNT, &prec)) ||
+        (rc = mj_int(ld, root, &rp, "mtp_layers", 0, 0, 64, &m->mtp_layers, NULL)) ||
         (rc = read_moe(ld, root, &rp, m)) || (rc = read_mla(ld, root, &rp, m)))
         return rc;
     m->act = (activation)act;
@@ -468,263 +458,19 @@ static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, to
     return PLANNER_OK;
 }
 
-/* ---- HuggingFace config.json. ---- */
-
-static int has(json_t *root, const char *key)
-{
-    return member(root, key, 1) != NULL;
-}
-
-static int is_hf(json_t *root)
-{
-    return has(root, "model_type") || has(root, "architectures") ||
-           has(root, "hidden_size") || has(root, "num_hidden_layers") || has(root, "n_embd");
-}
-
-/* The HF family: model_type first, then telltale keys; -1 if unknown. */
-static int hf_family(json_t *root)
-{
-    static const struct {
-        const char *type;
-        model_format f;
-    } types[] = {
-        {"llama", MODEL_FORMAT_HF_LLAMA}, {"mistral", MODEL_FORMAT_HF_LLAMA},
-        {"qwen2", MODEL_FORMAT_HF_LLAMA}, {"qwen3", MODEL_FORMAT_HF_LLAMA},
-        {"mixtral", MODEL_FORMAT_HF_MIXTRAL}, {"qwen2_moe", MODEL_FORMAT_HF_QWEN_MOE},
-        {"qwen3_moe", MODEL_FORMAT_HF_QWEN_MOE}, {"deepseek_v3", MODEL_FORMAT_HF_DEEPSEEK},
-        {"deepseek_v2", MODEL_FORMAT_HF_DEEPSEEK}, {"gpt2", MODEL_FORMAT_HF_GPT2},
-        {"gpt_neox", MODEL_FORMAT_HF_GPTNEOX}};
-    json_t *t = json_object_get(root, "model_type");
-    size_t i;
-    if (json_is_string(t))
-        for (i = 0; i < sizeof types / sizeof types[0]; i++)
-            if (strcmp(json_string_value(t), types[i].type) == 0)
-                return (int)types[i].f;
-    if (has(root, "kv_lora_rank") || has(root, "n_routed_experts"))
-        return MODEL_FORMAT_HF_DEEPSEEK;
-    if (has(root, "num_local_experts"))
-        return MODEL_FORMAT_HF_MIXTRAL;
-    if (has(root, "num_experts") && has(root, "moe_intermediate_size"))
-        return MODEL_FORMAT_HF_QWEN_MOE;
-    if (has(root, "n_embd") || has(root, "n_layer"))
-        return MODEL_FORMAT_HF_GPT2;
-    if (has(root, "use_parallel_residual") || has(root, "rotary_pct"))
-        return MODEL_FORMAT_HF_GPTNEOX;
-    if (has(root, "hidden_size") && has(root, "num_hidden_layers") &&
-        has(root, "intermediate_size"))
-        return MODEL_FORMAT_HF_LLAMA;
-    return -1;
-}
-
-/* Reads a required HF integer. */
-static planner_status hf_int(const jsonin_doc *ld, json_t *root, const char *key, long min,
-                             long max, int *out)
-{
-    jsonin_path rp = JSONIN_PATH_ROOT;
-    int present = 0;
-    planner_status rc = get_int(ld, root, &rp, key, 1, min, max, out, &present);
-    if (rc != PLANNER_OK)
-        return rc;
-    return need(ld, &rp, key, present);
-}
-
-/* Optional HF integer. */
-static planner_status hf_opt(const jsonin_doc *ld, json_t *root, const char *key, long min,
-                             long max, int *out, int *present)
-{
-    jsonin_path rp = JSONIN_PATH_ROOT;
-    return get_int(ld, root, &rp, key, 1, min, max, out, present);
-}
-
-/* Qwen-MoE's mlp_only_layers: indices of layers that keep a dense MLP. */
-static planner_status qwen_dense_layers(const jsonin_doc *ld, json_t *root, model *m)
-{
-    jsonin_path rp = JSONIN_PATH_ROOT, p = jsonin_key(&rp, "mlp_only_layers");
-    json_t *list = member(root, "mlp_only_layers", 1), *e;
-    size_t idx;
-    int i;
-    for (i = 0; i < m->layers; i++)
-        m->layer[i].moe = (i + 1) % m->moe.layer_freq == 0;
-    if (list == NULL)
-        return PLANNER_OK;
-    if (!json_is_array(list))
-        return jsonin_fail(ld, &p, "must be an array of layer indices, got %s", json_kind(list));
-    json_array_foreach(list, idx, e) {
-        jsonin_path ep = jsonin_index(&p, (int)idx);
-        json_int_t k;
-        if (!json_is_integer(e))
-            return jsonin_fail(ld, &ep, "must be an integer, got %s", json_kind(e));
-        k = json_integer_value(e);
-        if (k < 0 || k >= m->layers)
-            return jsonin_fail(ld, &ep, "layer index %lld is outside 0..%d", (long long)k,
-                        m->layers - 1);
-        m->layer[k].moe = false;
-    }
-    return PLANNER_OK;
-}
-
-static planner_status load_hf(const jsonin_doc *ld, json_t *root, model *m, top_fields *tf)
-{
-    jsonin_path rp = JSONIN_PATH_ROOT;
-    int fam = hf_family(root), present = 0;
-    planner_status rc;
-
-    if (fam < 0) {
-        json_t *t = json_object_get(root, "model_type");
-        jsonin_path q = jsonin_key(&rp, "model_type");
-        return jsonin_fail(ld, json_is_string(t) ? &q : &rp,
-                    "not a recognized HuggingFace config%s%s%s (known: llama, mistral, "
-                    "qwen2, qwen3, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, "
-                    "gpt2, gpt_neox)",
-                    json_is_string(t) ? " (model_type '" : "",
-                    json_is_string(t) ? json_string_value(t) : "",
-                    json_is_string(t) ? "')" : "");
-    }
-    m->format = (model_format)fam;
-    m->prec = PREC_BF16;
-    tf->has_layers = 1;
-    if (fam == MODEL_FORMAT_HF_GPT2) {
-        m->act = ACT_GELU;
-        m->norm = NORM_LAYERNORM;
-        m->position = POS_LEARNED;
-        m->tied_embeddings = true;
-        if ((rc = hf_int(ld, root, "n_embd", 1, MAX_HIDDEN, &m->hidden)) ||
-            (rc = hf_int(ld, root, "n_layer", 1, MODEL_MAX_LAYERS, &m->layers)) ||
-            (rc = hf_int(ld, root, "n_head", 1, MAX_HEADS, &m->heads)) ||
-            (rc = hf_int(ld, root, "vocab_size", 1, MAX_VOCAB, &m->vocab)) ||
-            (rc = hf_opt(ld, root, "n_ctx", 1, MAX_POSITION, &m->max_position,
-                         &tf->has_maxpos)) ||
-            (rc = hf_opt(ld, root, "n_positions", 1, MAX_POSITION, &m->max_position,
-                         &present)) ||
-            (rc = hf_opt(ld, root, "n_inner", 1, MAX_FFN, &m->ffn_hidden, &tf->has_ffn)))
-            return rc;
-        tf->has_maxpos |= present;
-        if (!tf->has_maxpos)
-            return need(ld, &rp, "n_positions", 0);
-        if (!tf->has_ffn)
-            m->ffn_hidden = 4 * m->hidden;
-        m->kv_heads = m->heads;
-        return get_bool(ld, root, &rp, "tie_word_embeddings", 1, &m->tied_embeddings);
-    }
-
-    m->tied_embeddings = false;
-    m->norm = NORM_RMSNORM;
-    m->position = POS_ROPE;
-    m->act = ACT_SWIGLU;
-    if (fam == MODEL_FORMAT_HF_GPTNEOX) {
-        m->norm = NORM_LAYERNORM;
-        m->act = ACT_GELU;
-    }
-    if ((rc = hf_int(ld, root, "hidden_size", 1, MAX_HIDDEN, &m->hidden)) ||
-        (rc = hf_int(ld, root, "num_hidden_layers", 1, MODEL_MAX_LAYERS, &m->layers)) ||
-        (rc = hf_int(ld, root, "num_attention_heads", 1, MAX_HEADS, &m->heads)) ||
-        (rc = hf_int(ld, root, "vocab_size", 1, MAX_VOCAB, &m->vocab)) ||
-        (rc = hf_int(ld, root, "max_position_embeddings", 1, MAX_POSITION,
-                     &m->max_position)) ||
-        (rc = hf_opt(ld, root, "num_key_value_heads", 1, MAX_HEADS, &m->kv_heads,
-                     &tf->has_kv)) ||
-        (rc = hf_opt(ld, root, "head_dim", 1, MAX_HEAD_DIM, &m->head_dim,
-                     &tf->has_heads_dim)) ||
-        (rc = get_bool(ld, root, &rp, "tie_word_embeddings", 1, &m->tied_embeddings)))
-        return rc;
-    tf->has_maxpos = 1;
-    if (fam == MODEL_FORMAT_HF_QWEN_MOE || fam == MODEL_FORMAT_HF_DEEPSEEK) {
-        /* intermediate_size is the dense layers' width; optional when none */
-        if ((rc = hf_opt(ld, root, "intermediate_size", 1, MAX_FFN, &m->ffn_hidden,
-                         &tf->has_ffn)))
-            return rc;
-    } else if ((rc = hf_int(ld, root, "intermediate_size", 1, MAX_FFN, &m->ffn_hidden))) {
-        return rc;
-    } else {
-        tf->has_ffn = 1;
-    }
-
-    switch (fam) {
-    case MODEL_FORMAT_HF_MIXTRAL:
-        m->moe.expert_ffn = m->ffn_hidden;
-        m->moe.layer_freq = 1;
-        if ((rc = hf_int(ld, root, "num_local_experts", 1, MAX_EXPERTS, &m->moe.experts)) ||
-            (rc = hf_int(ld, root, "num_experts_per_tok", 1, MAX_EXPERTS, &m->moe.top_k)))
-            return rc;
-        break;
-    case MODEL_FORMAT_HF_QWEN_MOE:
-        m->moe.layer_freq = 1;
-        if ((rc = hf_int(ld, root, "num_experts", 1, MAX_EXPERTS, &m->moe.experts)) ||
-            (rc = hf_int(ld, root, "num_experts_per_tok", 1, MAX_EXPERTS, &m->moe.top_k)) ||
-            (rc = hf_int(ld, root, "moe_intermediate_size", 1, MAX_FFN,
-                         &m->moe.expert_ffn)) ||
-            (rc = hf_opt(ld, root, "shared_expert_intermediate_size", 0, MAX_FFN,
-                         &m->moe.shared_expert_ffn, NULL)) ||
-            (rc = hf_opt(ld, root, "decoder_sparse_step", 1, MODEL_MAX_LAYERS,
-                         &m->moe.layer_freq, NULL)))
-            return rc;
-        m->moe.shared_experts = m->moe.shared_expert_ffn > 0 ? 1 : 0;
-        if (!tf->has_ffn)
-            m->ffn_hidden = m->moe.expert_ffn;
-        break;
-    case MODEL_FORMAT_HF_DEEPSEEK:
-        m->moe.layer_freq = 1;
-        if ((rc = hf_int(ld, root, "n_routed_experts", 1, MAX_EXPERTS, &m->moe.experts)) ||
-            (rc = hf_int(ld, root, "num_experts_per_tok", 1, MAX_EXPERTS, &m->moe.top_k)) ||
-            (rc = hf_int(ld, root, "moe_intermediate_size", 1, MAX_FFN,
-                         &m->moe.expert_ffn)) ||
-            (rc = hf_opt(ld, root, "n_shared_experts", 0, 1024, &m->moe.shared_experts,
-                         NULL)) ||
-            (rc = hf_opt(ld, root, "first_k_dense_replace", 0, MODEL_MAX_LAYERS,
-                         &m->moe.dense_layers, NULL)) ||
-            (rc = hf_opt(ld, root, "moe_layer_freq", 1, MODEL_MAX_LAYERS,
-                         &m->moe.layer_freq, NULL)) ||
-            (rc = hf_opt(ld, root, "q_lora_rank", 0, MAX_HIDDEN, &m->mla.q_lora_rank,
-                         NULL)) ||
-            (rc = hf_int(ld, root, "kv_lora_rank", 1, MAX_HIDDEN, &m->mla.kv_lora_rank)) ||
-            (rc = hf_int(ld, root, "qk_nope_head_dim", 1, MAX_HEAD_DIM,
-                         &m->mla.qk_nope_head_dim)) ||
-            (rc = hf_int(ld, root, "qk_rope_head_dim", 1, MAX_HEAD_DIM,
-                         &m->mla.qk_rope_head_dim)) ||
-            (rc = hf_int(ld, root, "v_head_dim", 1, MAX_HEAD_DIM, &m->mla.v_head_dim)) ||
-            (rc = hf_opt(ld, root, "num_nextn_predict_layers", 0, 64, &m->mtp_layers,
-                         NULL)))
-            return rc;
-        if (!tf->has_heads_dim) {
-            m->head_dim = m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim;
-            tf->has_heads_dim = 1;
-        }
-        if (!tf->has_ffn) {
-            if (m->moe.dense_layers > 0 || m->moe.layer_freq > 1)
-                return need(ld, &rp, "intermediate_size", 0);
-            m->ffn_hidden = m->moe.expert_ffn;
-        }
-        break;
-    default:
-        break;
-    }
-    return PLANNER_OK;
-}
-
 /* ---- Shared validation and defaults. ---- */
 
-const char *model_max_position_key(model_format f)
+const char *model_max_position_key(const model *m)
 {
-    if (f == MODEL_FORMAT_PLANNER)
-        return "max_position";
-    return f == MODEL_FORMAT_HF_GPT2 ? "n_positions" : "max_position_embeddings";
+    return m->max_position_key[0] != '\0' ? m->max_position_key : "max_position";
 }
 
-static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const top_fields *tf,
-                             const run_spec *run)
+/* Heads, KV heads and head_dim agree; top_k fits the experts. */
+static planner_status check_shape(const jsonin_doc *ld, model *m, const model_fields *tf)
 {
-    jsonin_path rp = JSONIN_PATH_ROOT;
-    char why[160];
-    int hf = m->format != MODEL_FORMAT_PLANNER;
-    planner_status rc;
-    jsonin_path heads_p = jsonin_key(&rp, hf ? (m->format == MODEL_FORMAT_HF_GPT2 ? "n_head"
-                                                                         : "num_attention_heads")
-                                     : "heads");
-    jsonin_path hidden_p = jsonin_key(&rp, hf ? (m->format == MODEL_FORMAT_HF_GPT2 ? "n_embd"
-                                                                          : "hidden_size")
-                                      : "hidden");
-    jsonin_path kv_p = jsonin_key(&rp, hf ? "num_key_value_heads" : "kv_heads");
-    jsonin_path maxpos_p = jsonin_key(&rp, model_max_position_key(m->format));
+    jsonin_path heads_p = jsonin_key(&tf->base, tf->k_heads);
+    jsonin_path hidden_p = jsonin_key(&tf->base, tf->k_hidden);
+    jsonin_path kv_p = jsonin_key(&tf->base, tf->k_kv);
 
     if (!tf->has_kv)
         m->kv_heads = m->heads;
@@ -740,36 +486,26 @@ static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const
     if ((long)m->heads * m->head_dim > MAX_ATTN_WIDTH)
         return jsonin_fail(ld, &heads_p, "heads x head_dim (%ld) exceeds %d",
                     (long)m->heads * m->head_dim, MAX_ATTN_WIDTH);
-    if (m->moe.experts > 0) {
-        jsonin_path mp = hf ? rp : jsonin_key(&rp, "moe");
-        if (m->moe.top_k > m->moe.experts) {
-            jsonin_path q = hf ? jsonin_key(&rp, "num_experts_per_tok") : jsonin_key(&mp, "top_k");
-            return jsonin_fail(ld, &q, "top_k (%d) exceeds the number of experts (%d)",
-                        m->moe.top_k, m->moe.experts);
-        }
+    if (tf->rotary_fraction > 0 && tf->rotary_fraction < 1)
+        m->rotary_dim = (int)(tf->rotary_fraction * m->head_dim);
+    if (m->moe.experts > 0 && m->moe.top_k > m->moe.experts) {
+        jsonin_path mp = jsonin_key(&tf->base, "moe");
+        jsonin_path q = m->format == MODEL_FORMAT_HF ? jsonin_key(&tf->base, tf->k_top_k)
+                                                     : jsonin_key(&mp, "top_k");
+        return jsonin_fail(ld, &q, "top_k (%d) exceeds the number of experts (%d)",
+                    m->moe.top_k, m->moe.experts);
     }
+    return PLANNER_OK;
+}
 
-    /* layers: ours may list them; everything else is uniform */
-    if (!hf && json_object_get(root, "layer_list") != NULL)
-        rc = read_layer_list(ld, root, &rp, m, tf->has_layers);
-    else
-        rc = fill_uniform_layers(m, ld->err);
-    if (rc != PLANNER_OK)
-        return rc;
-    if (m->format == MODEL_FORMAT_HF_QWEN_MOE &&
-        (rc = qwen_dense_layers(ld, root, m)) != PLANNER_OK)
-        return rc;
-    if (m->moe.experts > 0 && m->moe.dense_layers >= m->layers) {
-        jsonin_path q = hf ? jsonin_key(&rp, "first_k_dense_replace")
-                     : jsonin_key(&rp, "moe");
-        if (!hf)
-            q = jsonin_key(&q, "dense_layers");
-        return jsonin_fail(ld, &q, "leaves no MoE layer (%d dense of %d layers)",
-                    m->moe.dense_layers, m->layers);
-    }
-
-    /* sequence length and batch: the file's, else the defaults; then the
-     * run's (model_apply_run) */
+/* Sequence length and batch: the file's, else the defaults; then the run's
+ * (model_apply_run: its sequence, batch and precision). */
+static planner_status run_figures(const jsonin_doc *ld, model *m, const model_fields *tf,
+                                  const run_spec *run)
+{
+    jsonin_path maxpos_p = jsonin_key(&tf->base, tf->k_maxpos);
+    char why[160];
+    jsonin_path_format(&maxpos_p, "", m->max_position_key, sizeof m->max_position_key);
     if (!tf->has_seq) {
         m->seq_len = MODEL_DEFAULT_SEQ_LEN;
         if (tf->has_maxpos && m->max_position < m->seq_len)
@@ -780,7 +516,7 @@ static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const
     if (!tf->has_maxpos)
         m->max_position = m->seq_len;
     if ((run == NULL || run->seq_len <= 0) && m->seq_len > m->max_position) {
-        jsonin_path q = jsonin_key(&rp, "seq_len");
+        jsonin_path q = jsonin_key(&tf->base, "seq_len");
         return jsonin_fail(ld, &q, "seq_len (%d) exceeds max_position (%d)", m->seq_len,
                     m->max_position);
     }
@@ -793,15 +529,74 @@ static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const
     return PLANNER_OK;
 }
 
-/* "configs/llama3-8b.json" -> "llama3-8b". */
+static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const model_fields *tf,
+                             const run_spec *run)
+{
+    jsonin_path rp = JSONIN_PATH_ROOT;
+    int hf = m->format != MODEL_FORMAT_PLANNER;
+    planner_status rc;
+
+    if ((rc = check_shape(ld, m, tf)) != PLANNER_OK)
+        return rc;
+    /* layers: ours may list them; everything else is uniform */
+    if (!hf && json_object_get(root, "layer_list") != NULL)
+        rc = read_layer_list(ld, root, &rp, m, tf->has_layers);
+    else
+        rc = fill_uniform_layers(m, ld->err);
+    if (rc == PLANNER_OK && hf)
+        rc = hf_config_layers(ld, tf, m);
+    if (rc != PLANNER_OK)
+        return rc;
+    if (m->moe.experts > 0 && m->moe.dense_layers >= m->layers) {
+        jsonin_path q = hf ? jsonin_key(&tf->base, tf->k_dense_layers)
+                     : jsonin_key(&rp, "moe");
+        if (!hf)
+            q = jsonin_key(&q, "dense_layers");
+        return jsonin_fail(ld, &q, "leaves no MoE layer (%d dense of %d layers)",
+                    m->moe.dense_layers, m->layers);
+    }
+    return run_figures(ld, m, tf, run);
+}
+
+/* The directory a "config.json" path names (a HuggingFace download:
+ * ".../Llama-3-8B/config.json", or "config.json" in it) into cwd[], as
+ * [*start, *end); 0 when there is none to use. */
+static int config_dir(const char *path, const char *base, char *cwd, size_t size,
+                      const char **start, const char **end)
+{
+    const char *e = base, *d;
+    while (e > path && e[-1] == '/')
+        e--;
+    d = e;
+    while (d > path && d[-1] != '/')
+        d--;
+    if (e == d || (e - d == 1 && d[0] == '.')) {   /* "config.json", "./config.json" */
+        if (getcwd(cwd, size) == NULL || strrchr(cwd, '/') == NULL)
+            return 0;
+        *start = strrchr(cwd, '/') + 1;
+        *end = cwd + strlen(cwd);
+        return *end > *start;
+    }
+    if (e - d == 2 && d[0] == '.' && d[1] == '.')
+        return 0;
+    *start = d;
+    *end = e;
+    return 1;
+}
+
+/* "configs/llama3-8b.json" -> "llama3-8b"; ".../Llama-3-8B/config.json" ->
+ * "Llama-3-8B". */
 static void name_from_path(const char *path, char *buf, size_t size)
 {
-    char why[96];
-    const char *base = strrchr(path, '/');
+    char why[96], cwd[1024];
+    const char *base = strrchr(path, '/'), *end;
     size_t n;
     base = base ? base + 1 : path;
-    n = strlen(base);
-    if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+    end = base + strlen(base);
+    if (strcmp(base, "config.json") == 0)
+        config_dir(path, base, cwd, sizeof cwd, &base, &end);
+    n = (size_t)(end - base);
+    if (n > 5 && strncmp(end - 5, ".json", 5) == 0)
         n -= 5;
     if (n >= size)
         n = size - 1;
@@ -823,7 +618,7 @@ planner_status model_load_buffer(const char *text, size_t len, const char *name,
     jsonin_doc ld;
     json_t *root;
     model *m = NULL;
-    top_fields tf;
+    model_fields tf;
     planner_status rc;
 
     *out = NULL;
@@ -833,7 +628,7 @@ planner_status model_load_buffer(const char *text, size_t len, const char *name,
     root = ld.root;
     if (!json_is_object(root)) {
         rc = error_set(err, PLANNER_E_INPUT, name, 1, 1, NULL,
-                       "a model description must be a JSON object, got %s", json_kind(root));
+                       "a model description must be a JSON object, got %s", mj_kind(root));
         goto cleanup;
     }
     m = pl_calloc(1, sizeof *m);
@@ -842,9 +637,10 @@ planner_status model_load_buffer(const char *text, size_t len, const char *name,
         goto cleanup;
     }
     name_from_path(name, m->name, sizeof m->name);
-    rc = is_hf(root) ? load_hf(&ld, root, m, &tf) : load_ours(&ld, root, m, &tf);
-    if (rc == PLANNER_OK)
-        rc = model_rope_read(&ld, root, &m->rope);
+    rc = hf_is_config(root) ? hf_config_read(&ld, root, run, m, &tf)
+                            : load_ours(&ld, root, m, &tf);
+    if (rc == PLANNER_OK)   /* a vision-language wrapper's: its text_config's */
+        rc = model_rope_read(&ld, tf.hf_obj != NULL ? tf.hf_obj : root, &tf.base, &m->rope);
     if (rc != PLANNER_OK)
         goto cleanup;
     if ((rc = finish(&ld, root, m, &tf, run)) != PLANNER_OK)

@@ -70,9 +70,10 @@ static planner_status read_scaling(const jsonin_doc *ld, json_t *s, const jsonin
     return number(ld, s, p, "mscale_all_dim", true, &out->mscale_all_dim);
 }
 
-planner_status model_rope_read(const jsonin_doc *ld, json_t *root, model_rope *out)
+planner_status model_rope_read(const jsonin_doc *ld, json_t *root, const jsonin_path *at,
+                                model_rope *out)
 {
-    jsonin_path rp = JSONIN_PATH_ROOT, sp = jsonin_key(&rp, "rope_scaling");
+    jsonin_path rp = *at, sp = jsonin_key(&rp, "rope_scaling");
     json_t *s = json_object_get(root, "rope_scaling");
     planner_status rc;
     memset(out, 0, sizeof *out);

@@ -7,7 +7,11 @@
  *   QKV   2 b s h (a + 2 g) hd        column-parallel, output / t
  *   proj  2 b s (a hd) h              row-parallel, input / t
  *   MLP   4 b s h f (GeLU), 6 b s h f (SwiGLU: gate and up fused in one GEMM)
- *   core attention 4 b s^2 a hd (counted in full, as Narayanan eq. 3 does)
+ *   core attention 4 b s^2 a hd (counted in full, as Narayanan eq. 3 does);
+ *                  a sliding window of w (Mistral v0.1, Gemma 2/3, gpt-oss,
+ *                  StarCoder2) scores each query against 2 w - w^2/s keys in
+ *                  those units, chunks of c (Llama 4) against c: the same
+ *                  causal fraction as the dense count (attention_keys)
  *   logits 2 b s h V (last stage)
  * GPT-3 175B per token: 24 h^2 + 4 s h per layer -> Narayanan eq. 3 with f=4h.
  * MoE layers (Megatron-Core, experts not tensor-parallel): router 2 b s h E,
@@ -48,7 +52,7 @@ int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp
 {
     double h = l->hidden, t = tp > 0 ? tp : 1;
     double qw = (double)l->heads * l->head_dim, kvw = (double)l->kv_heads * l->head_dim;
-    double glu = m->act == ACT_SWIGLU ? 2.0 : 1.0;
+    double glu = activation_gated(m->act) ? 2.0 : 1.0;
     int n = 0;
 
     out[n++] = (tf_gemm){tokens, (qw + 2.0 * kvw) / t, h, 1};   /* QKV */
@@ -92,9 +96,7 @@ double tf_layer_expert_params(const model *m, int i)
         return 0;
     h = l->hidden;
     fe = m->moe.expert_ffn;
-    p = (m->act == ACT_SWIGLU ? 3.0 : 2.0) * h * fe;
-    if (m->norm == NORM_LAYERNORM)   /* biases, as model.c counts them */
-        p += (m->act == ACT_SWIGLU ? 2.0 : 1.0) * fe + h;
+    p = model_mlp_params(m, h, fe);
     return (double)m->moe.experts * p;
 }
 
@@ -107,11 +109,24 @@ double tf_gemm_flops(const tf_gemm *g, int n)
     return sum;
 }
 
+/* Keys each query is scored against, in the full (non-causal) count's units:
+ * s for full attention.  A causal window of w keys does s w - w^2 / 2 of the
+ * full causal s^2 / 2, so 2 w - w^2 / s; causal chunks of c do s c / 2, so c. */
+static double attention_keys(const layer_spec *l, double s)
+{
+    if (l->chunk > 0 && l->chunk < s)
+        return l->chunk;
+    if (l->window > 0 && l->window < s)
+        return 2.0 * l->window - (double)l->window * l->window / s;
+    return s;
+}
+
 double tf_attention_flops(const layer_spec *l, double seqs, int seq, int cp, int tp)
 {
     double qw = (double)l->heads * l->head_dim;
     double s = seq;
-    return 4.0 * seqs * (s / (cp > 0 ? cp : 1)) * s * qw / (tp > 0 ? tp : 1);
+    return 4.0 * seqs * (s / (cp > 0 ? cp : 1)) * attention_keys(l, s) * qw /
+           (tp > 0 ? tp : 1);
 }
 
 double tf_layer_elementwise_bytes(const model *m, const layer_spec *l, double tokens,
@@ -127,7 +142,7 @@ double tf_layer_elementwise_bytes(const model *m, const layer_spec *l, double to
     bytes += 2.0 * (3.0 * 2.0 + 1.0) * tokens * h * outside;
     /* activation function over the ffn width: GeLU reads 1 writes 1,
      * SwiGLU reads 2 writes 1 */
-    bytes += (m->act == ACT_SWIGLU ? 3.0 : 2.0) * 2.0 * tokens * f / t;
+    bytes += (activation_gated(m->act) ? 3.0 : 2.0) * 2.0 * tokens * f / t;
     /* rotary embedding on q and k: read and write */
     if (m->position == POS_ROPE)
         bytes += 2.0 * 2.0 * tokens * ((double)l->heads + l->kv_heads) * l->head_dim / t;
@@ -161,11 +176,13 @@ double tf_layer_params(const model *m, int i)
 
 int tf_layer_tensors(const model *m, const layer_spec *l)
 {
-    /* weights: qkv, proj, fc1, fc2 (+ gate kept fused) and two norms; biases
-     * of LayerNorm models add one tensor per linear and per norm */
-    int n = 4 + 2;
-    if (m->norm == NORM_LAYERNORM)
-        n += 4 + 2;
+    /* weights: qkv, proj, fc1, fc2 (+ gate kept fused) and the norms; each
+     * bias is one more tensor */
+    unsigned bias = model_biases(m);
+    int norms = model_norms_per_layer(m);
+    int n = 4 + norms;
+    n += (bias & MODEL_BIAS_QKV ? 1 : 0) + (bias & MODEL_BIAS_OUT ? 1 : 0) +
+         (bias & MODEL_BIAS_MLP ? 2 : 0) + (bias & MODEL_BIAS_NORM ? norms : 0);
     if (l->moe && m->moe.experts > 0)
         n += 2 * (m->moe.experts - 1) + 1;
     return n;
@@ -184,7 +201,7 @@ double tf_layer_activation_bytes(const model *m, const layer_spec *l, double seq
         return 2.0 * sb * h / (sp ? t : 1.0);
     outside = 10.0 * sb * h;
     inside = 2.0 * sb * (2.0 * qw + 2.0 * kvw) +
-             (m->act == ACT_SWIGLU ? 6.0 : 4.0) * sb * f;
+             (activation_gated(m->act) ? 6.0 : 4.0) * sb * f;
     /* MoE: the routed experts' fc1 input is the dispatched (permuted) copy
      * of the hidden states, k per token, kept besides the layer's own MLP
      * input (which the shared experts and the router read) */

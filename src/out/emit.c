@@ -613,10 +613,41 @@ static int rope_check(const model *m, char *why, int why_size)
     }
 }
 
+/* An architectural field of the HF families (model.h) that no Megatron-LM
+ * flag carries, or NULL.  Megatron's GPT layer is a sequential pre-norm
+ * block (no parallel attention+MLP, no sandwich norms), its GLU is SwiGLU
+ * (--swiglu) and its --qk-layernorm is per head; --rotary-percent,
+ * --add-qkv-bias and --window-size exist but are not emitted yet. */
+static const char *model_not_carried(const model *m)
+{
+    int i;
+    if (m->act == ACT_GEGLU)
+        return "its GeGLU MLP";
+    if (m->parallel_block)
+        return "its parallel attention+MLP block";
+    if (m->layer_norms != 0 && m->layer_norms != 2)
+        return "its norms per layer";
+    if (m->qk_norm == QK_NORM_ALL_HEADS)
+        return "its QK-norm over all heads (--qk-layernorm is per head)";
+    if (m->rotary_dim > 0)
+        return "its partial rotary embedding";
+    if (model_biases(m) != model_norm_biases(m->norm))
+        return "its biases";
+    for (i = 0; i < m->layers; i++)
+        if (m->layer[i].window > 0 || m->layer[i].chunk > 0)
+            return "its sliding-window or chunked attention";
+    return NULL;
+}
+
 /* Every architectural field of the model that the flags cannot carry: the
  * model is refused with the reason, never launched as a different one. */
 static int model_check(const model *m, char *why, int why_size)
 {
+    const char *missing = model_not_carried(m);
+    if (missing != NULL) {
+        why_set(why, why_size, "the Megatron flags do not carry %s", missing);
+        return -1;
+    }
     if (layers_check(m, why, why_size) != 0 || rope_check(m, why, why_size) != 0)
         return -1;
     if (m->mtp_layers > 0 && m->position != POS_ROPE) {
@@ -740,6 +771,8 @@ static void model_args(const model *m, int seq, arg_list *l)
     arg_str(l, SEC_MODEL, "--position-embedding-type",
             m->position == POS_ROPE ? "rope" : "learned_absolute");
     rope_args(m, l);
+    if (m->qk_norm == QK_NORM_HEAD)
+        arg_switch(l, SEC_MODEL, "--qk-layernorm");
     if (m->norm == NORM_RMSNORM)   /* Llama family: no biases (model.c counts none) */
         arg_switch(l, SEC_MODEL, "--disable-bias-linear");
     if (!m->tied_embeddings)

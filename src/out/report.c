@@ -367,8 +367,10 @@ static void jpush(jb *b, json_t *arr, json_t *v)
 static json_t *j_model(jb *b, const model *m)
 {
     json_t *o = json_object();
+    char src[64];
+    model_source_name(m, src, sizeof src);
     jset(b, o, "name", json_string(m->name));
-    jset(b, o, "format", json_string(model_format_name(m->format)));
+    jset(b, o, "format", json_string(src));
     jset(b, o, "layers", json_integer(m->layers));
     jset(b, o, "hidden", json_integer(m->hidden));
     jset(b, o, "heads", json_integer(m->heads));

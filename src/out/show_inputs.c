@@ -22,7 +22,8 @@ static void fmt_params(double p, char *buf, size_t size)
 static int layer_eq(const layer_spec *a, const layer_spec *b)
 {
     return a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
-           a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe;
+           a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe &&
+           a->window == b->window && a->chunk == b->chunk;
 }
 
 static void show_layer_runs(FILE *out, const model *m)
@@ -44,9 +45,33 @@ static void show_layer_runs(FILE *out, const model *m)
             fprintf(out, "MoE MLP");
         else
             fprintf(out, "ffn %d", l->ffn_hidden);
+        if (l->window > 0)
+            fprintf(out, ", sliding window %d", l->window);
+        if (l->chunk > 0)
+            fprintf(out, ", attention chunks of %d", l->chunk);
         fmt_params(model_layer_params(m, i), pbuf, sizeof pbuf);
         fprintf(out, ", %s params each\n", pbuf);
         i = j + 1;
+    }
+}
+
+/* What differs from a plain pre-norm block: biases, block layout, QK-norm,
+ * partial rotary. */
+static void show_architecture(FILE *out, const model *m)
+{
+    unsigned b = model_biases(m);
+    if (b != model_norm_biases(m->norm))   /* not what the norm implies */
+        fprintf(out, "  biases:%s%s%s%s%s\n", b & MODEL_BIAS_QKV ? " q/k/v" : "",
+                b & MODEL_BIAS_OUT ? " attention-output" : "", b & MODEL_BIAS_MLP ? " MLP" : "",
+                b & MODEL_BIAS_NORM ? " norm" : "", b == 0 ? " none" : "");
+    if (m->parallel_block || model_norms_per_layer(m) != 2 || m->qk_norm || m->rotary_dim > 0) {
+        fprintf(out, "  %s block, %d norm%s per layer%s", m->parallel_block ? "parallel" : "sequential",
+                model_norms_per_layer(m), model_norms_per_layer(m) == 1 ? "" : "s",
+                m->qk_norm == QK_NORM_HEAD ? ", QK-norm per head"
+                : m->qk_norm == QK_NORM_ALL_HEADS ? ", QK-norm over all heads" : "");
+        if (m->rotary_dim > 0)
+            fprintf(out, ", rotary on %d of %d head dims", m->rotary_dim, m->head_dim);
+        fprintf(out, "\n");
     }
 }
 
@@ -55,7 +80,9 @@ static void show_model(FILE *out, const model *m)
     int i, alike = 1;
     double total = model_param_count(m);
 
-    fprintf(out, "Model %s (%s)\n", m->name, model_format_name(m->format));
+    char src[64];
+    model_source_name(m, src, sizeof src);
+    fprintf(out, "Model %s (%s)\n", m->name, src);
     fprintf(out, "  layers %d, hidden %d, heads %d, kv_heads %d, head_dim %d, ffn_hidden %d\n",
             m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn_hidden);
     fprintf(out, "  vocab %d, seq_len %d%s, max_position %d\n", m->vocab, m->seq_len,
@@ -63,6 +90,7 @@ static void show_model(FILE *out, const model *m)
     fprintf(out, "  activation %s, normalization %s, position %s, tied embeddings %s\n",
             activation_name(m->act), m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm",
             m->position == POS_ROPE ? "rope" : "learned", m->tied_embeddings ? "yes" : "no");
+    show_architecture(out, m);
     fprintf(out, "  global batch %d sequences%s (%.4g M tokens), precision %s (runs at the %s peak)\n",
             m->global_batch, m->global_batch_default ? " (default)" : "",
             (double)m->global_batch * m->seq_len / 1e6, precision_name(m->prec),

@@ -43,10 +43,12 @@ static void plan_usage(FILE *out)
         "\n"
         "Inputs:\n"
         "  -m, --model FILE        model: planner JSON or a HuggingFace config.json\n"
+        "      --guess-model-type  read an unknown HF model_type by its keys (warns)\n"
         "  -c, --cluster FILE      cluster spec (YAML)\n"
         "      --calibration FILE  cost-model constants fitted by 'planner calibrate'\n"
         "      --gbs N             global batch size in sequences (default: model file, or 1024)\n"
         "      --seq N             sequence length (default: model file, or 4096)\n"
+        "      --precision P       bf16, fp16, fp8, mxfp8 or nvfp4 (default: model file, or bf16)\n"
         "Search:\n"
         "      --fix SPEC          pin knobs, e.g. tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1\n"
         "                          (keys: tp pp dp cp ep vpp mbs sp recompute zero gpus)\n"
@@ -73,7 +75,8 @@ static void plan_usage(FILE *out)
 
 enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
        OPT_FORMAT, OPT_EMIT, OPT_TRACE, OPT_SVG, OPT_PARTITION, OPT_ILP_LIMIT,
-       OPT_CALIBRATION, OPT_SEARCH_LIMIT, OPT_MEGATRON_VERSION };
+       OPT_CALIBRATION, OPT_SEARCH_LIMIT, OPT_MEGATRON_VERSION,
+       OPT_PRECISION, OPT_GUESS_TYPE };
 
 static int parse_plan_args(int argc, char **argv, plan_args *a)
 {
@@ -98,6 +101,8 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         {"ilp-time-limit", required_argument, NULL, OPT_ILP_LIMIT},
         {"calibration", required_argument, NULL, OPT_CALIBRATION},
         {"search-limit", required_argument, NULL, OPT_SEARCH_LIMIT},
+        {"precision", required_argument, NULL, OPT_PRECISION},
+        {"guess-model-type", no_argument, NULL, OPT_GUESS_TYPE},
         {NULL, 0, NULL, 0}};
     char msg[256];
     int ch;
@@ -175,6 +180,13 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
             if (cli_parse_double(optarg, 1e3, 1e15, &a->opts.work_limit) != 0)
                 return cli_usage_error("", "--search-limit: expected steps in 1e3..1e15, got '%s'", optarg);
             break;
+        case OPT_PRECISION:
+            if (precision_parse(optarg, &a->ov.prec) != 0 || a->ov.prec == PREC_FP32)
+                return cli_usage_error("", "--precision: expected bf16, fp16, fp8, mxfp8 or "
+                                           "nvfp4, got '%s'", optarg);
+            a->ov.has_prec = true;
+            break;
+        case OPT_GUESS_TYPE: a->ov.guess_family = true; break;
         case ':':
             return cli_usage_error("", "option '%s' needs an argument", argv[optind - 1]);
         default:
@@ -306,6 +318,8 @@ int cmd_plan(int argc, char **argv)
         goto cleanup;
     if ((rc = model_load(a.model_path, &a.ov, &m, &err)) != PLANNER_OK)
         goto cleanup;
+    for (int i = 0; i < m->n_notes; i++)   /* what the reader assumed or left out */
+        fprintf(stderr, "planner: %s: warning: %s\n", a.model_path, m->notes[i]);
     if ((rc = cluster_load(a.cluster_path, &c, &err)) != PLANNER_OK)
         goto cleanup;
 

@@ -1014,7 +1014,7 @@ static planner_status run_point(const sweep_run *run, long k, FILE *out, planner
     const sweep_grid *g = &run->grid;
     int idx[SWEEP_DIM_COUNT];
     int mi, ci;
-    run_spec ov = {0, 0};
+    run_spec ov = {0};
     model *m = NULL;
     cluster pc;
     search_options opts;

@@ -44,6 +44,22 @@ out=$($P --model configs/deepseek-v3.json --cluster clusters/h100x512.yaml --sho
 echo "$out" | grep -q 'MoE: 256 experts, top-8' || fail "deepseek moe"
 echo "$out" | grep -q 'parameters 671 B' || fail "deepseek total"
 echo "$out" | grep -q 'active per token 37.55 B' || fail "deepseek active"
+out=$($P --model configs/llama3-8b.json --cluster clusters/h100x512.yaml --show-inputs \
+      --precision fp8 --seq 32768 2> "$T/err")
+echo "$out" | grep -q 'precision fp8 (runs at the fp8 peak)' || fail "--precision fp8"
+echo "$out" | grep -q 'seq_len 32768, max_position 8192' || fail "--seq past max_position"
+grep -q '^planner: configs/llama3-8b.json: warning: sequence length 32768 (from --seq) exceeds max_position 8192' \
+    "$T/err" || fail "--seq past max_position: no warning"
+$P --model configs/llama3-8b.json --cluster clusters/h100x512.yaml --precision fp32 \
+    --show-inputs 2> /dev/null
+[ $? -eq 2 ] || fail "--precision fp32: expected exit 2"
+# an unknown model_type is refused; --guess-model-type reads it by its keys
+# and warns, naming the guess
+out=$($P --model tests/bad/model-hf-unknown-llama-keys.json --cluster clusters/h100x512.yaml \
+      --guess-model-type --show-inputs 2> "$T/err") || fail "--guess-model-type: exit $?"
+echo "$out" | grep -q 'layers 2, hidden 64, heads 4' || fail "--guess-model-type shape"
+grep -q "warning: model_type 'my_llama' is not a known family: read as llama by its keys" \
+    "$T/err" || fail "--guess-model-type: no warning naming the guess"
 
 # 3. bad inputs: exit 1, the exact message on stderr, nothing on stdout
 n=0

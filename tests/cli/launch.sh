@@ -52,6 +52,12 @@ for m in configs/*.json; do
     case $m in
         */llama3-70b.json|*/deepseek-v3.json) versions="0.15 0.16 0.17 0.18 0.19" ;;
         */uneven-gpt-13b.json) continue ;;   # refused: below
+        */pythia-12b.json)   # GPT-NeoX's parallel attention+MLP block: no Megatron flag
+            $P --model "$m" --cluster "$C" --emit megatron > /dev/null 2> "$T/err"
+            [ $? -eq 1 ] || fail "$m: emit should refuse the parallel block"
+            grep -q 'the Megatron flags do not carry its parallel attention+MLP block' \
+                "$T/err" || fail "$m: $(cat "$T/err")"
+            continue ;;
         *) versions="0.15 0.19" ;;
     esac
     for v in $versions; do
