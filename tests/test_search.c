@@ -573,6 +573,54 @@ START_TEST(interleaved_uneven_split_405b)
 }
 END_TEST
 
+/* --mem-headroom: GPT-3 175B at a fixed layout fits at 0 with peak P of the
+ * H100's usable C; at headroom h the search plans against C (1 - h), so the
+ * plan still fits at h = 1 - P/C - 0.001 and is refused at 1 - P/C + 0.001
+ * (the closest miss is that plan, its ratio P / (C (1 - h)) just above 1). */
+START_TEST(mem_headroom_refuses_a_plan_its_peak_exceeds)
+{
+    static const char fix[] = "tp=8,pp=8,dp=8,cp=1,vpp=1,mbs=1,sp=on,recompute=full,zero=1,"
+                              "overlap_grad_reduce=on,overlap_param_gather=on,tp_comm_overlap=on";
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    search_options o;
+    search_result r;
+    cost_params p;
+    planner_error err = PLANNER_ERROR_INIT;
+    char msg[256];
+    double peak, cap, h;
+    make_cluster(&t, "H100-SXM", 64, 0);
+    cost_params_default(&p);
+    search_options_default(&o);
+    o.gbs = m->global_batch;
+    o.seq_len = m->seq_len;
+    ck_assert_msg(constraints_parse(fix, &o.fix, msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_int_eq(search_run(m, &t.c, &p, &o, &r, &err), PLANNER_OK);
+    ck_assert_int_eq(r.candidates, 1);
+    peak = r.top[0].e.peak_memory_bytes;
+    cap = t.c.group[0].gpu.usable_mem_bytes;
+    ck_assert(r.mem_headroom == 0 && peak > 0.1 * cap && peak < cap);
+    search_result_free(&r);
+
+    h = 1 - peak / cap;
+    o.mem_headroom = h - 0.001;
+    ck_assert_int_eq(search_run(m, &t.c, &p, &o, &r, &err), PLANNER_OK);
+    ck_assert(r.mem_headroom == o.mem_headroom);
+    ck_assert(r.top[0].e.peak_memory_bytes == peak);
+    search_result_free(&r);
+
+    o.mem_headroom = h + 0.001;
+    ck_assert_int_eq(search_run(m, &t.c, &p, &o, &r, &err), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(r.n_top, 0);
+    ck_assert(r.have_miss && r.miss.e.peak_memory_bytes == peak);
+    ck_assert_msg(strstr(r.miss.e.reason, "GiB usable") != NULL, "%s", r.miss.e.reason);
+    search_result_free(&r);
+    /* the cluster itself is not changed */
+    ck_assert(t.c.group[0].gpu.usable_mem_bytes == cap);
+    model_free(m);
+}
+END_TEST
+
 /* What the prunes assume of the cost model, checked on a grid. */
 START_TEST(cost_model_properties_the_prunes_use)
 {
@@ -756,6 +804,7 @@ int main(void)
     tcase_add_loop_test(ts, pruned_search_finds_the_exhaustive_winner, 0,
                         (int)(sizeof prune_cases / sizeof prune_cases[0]));
     tcase_add_test(ts, cost_model_properties_the_prunes_use);
+    tcase_add_test(ts, mem_headroom_refuses_a_plan_its_peak_exceeds);
     tcase_add_test(ts, interleaved_uneven_split_405b);
     tcase_add_test(ts, result_carries_the_schedule);
     tcase_add_test(ts, work_limit_stops_and_says_so);

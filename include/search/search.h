@@ -39,6 +39,10 @@ typedef struct search_options {
                                          layer per evaluated candidate; past it
                                          the search stops and says so
                                          (res->limited).  0 = no limit */
+    double mem_headroom;              /* fraction of each GPU's usable memory
+                                         a plan must leave free, [0, 1):
+                                         the search plans against usable x
+                                         (1 - headroom) (--mem-headroom) */
 } search_options;
 
 /* The default work limit: a few seconds on one core.  Every shipped model
@@ -81,6 +85,7 @@ typedef struct search_result {
                                          the plans are the best of those
                                          evaluated, not of the whole space */
     double work;                      /* work done, as in work_limit */
+    double mem_headroom;              /* search_options.mem_headroom */
 } search_result;
 
 /* Fills *opts with defaults (top 10, throughput, nothing fixed, DP partition). */

@@ -83,8 +83,12 @@ static void header(FILE *out, const model *m, const cluster *c, const search_res
     for (int g = 0; g < c->n_groups; g++)
         fprintf(out, "%s%d x %d %s", g ? " + " : "", c->group[g].nodes,
                 c->group[g].gpus_per_node, c->group[g].gpu.name);
-    fprintf(out, "), global batch %d, sequence %d, %s\n", res->gbs, res->seq_len,
+    fprintf(out, "), global batch %d, sequence %d, %s", res->gbs, res->seq_len,
             precision_name(m->prec));
+    if (res->mem_headroom > 0)
+        fprintf(out, ", memory headroom %g%% (plans fit in %g%% of usable memory)",
+                res->mem_headroom * 100, (1 - res->mem_headroom) * 100);
+    fputc('\n', out);
 }
 
 /* The node groups a plan's stages sit on, in stage order, runs merged:
@@ -529,6 +533,7 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
     if (res->placement_note[0] != '\0')
         jset(&b, search, "placement_note", json_string(res->placement_note));
     jset(&b, search, "limited", json_boolean(res->limited));
+    jset(&b, search, "mem_headroom", jsonout_real(res->mem_headroom));
     jset(&b, root, "search", search);
     search = NULL;
     for (int i = 0; i < res->n_top; i++)

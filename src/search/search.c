@@ -1216,8 +1216,8 @@ static void make_advice(search_ctx *x, char *a, size_t n)
     appendf(a, n, "the closest miss needs %.1f GiB per GPU, %.1f usable", need / GIB, cap / GIB);
     for (size_t i = 0; i < catalog_count(); i++) {
         const gpu_spec *gs = catalog_at(i);
-        if (gs == NULL || gs->usable_mem_bytes < need)
-            continue;
+        if (gs == NULL || gs->usable_mem_bytes * (1 - x->o->mem_headroom) < need)
+            continue;   /* its usable memory less the headroom, as searched */
         /* keep the three smallest that suffice, ascending */
         for (int j = 0; j < 3; j++) {
             if (pick[j] == NULL || gs->usable_mem_bytes < pick[j]->usable_mem_bytes) {
@@ -1274,9 +1274,9 @@ static int finish_miss(search_ctx *x, search_result *res)
     return 0;
 }
 
-planner_status search_run(const model *m, const cluster *c, const cost_params *p,
-                          const search_options *opts, search_result *res,
-                          planner_error *err)
+static planner_status search_run_on(const model *m, const cluster *c, const cost_params *p,
+                                    const search_options *opts, search_result *res,
+                                    planner_error *err)
 {
     search_ctx *x = NULL;
     planner_status rc = PLANNER_OK;
@@ -1352,5 +1352,39 @@ cleanup:
         ctx_free(x);
     }
     pl_free(x);
+    return rc;
+}
+
+/* --mem-headroom F: the whole search (feasibility, the placer's memory
+ * bounds, the closest miss and its advice) runs on a copy of the cluster
+ * whose GPUs have usable x (1 - F), so a plan leaves F of its GPU's usable
+ * memory free; the plans' stage capacities are those reduced figures. */
+planner_status search_run(const model *m, const cluster *c, const cost_params *p,
+                          const search_options *opts, search_result *res,
+                          planner_error *err)
+{
+    cluster tight;
+    node_group *groups;
+    planner_status rc;
+    double keep;
+
+    if (opts == NULL || c == NULL || !(opts->mem_headroom > 0))
+        return search_run_on(m, c, p, opts, res, err);
+    if (!(opts->mem_headroom < 1))
+        return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
+                         "--mem-headroom %g: expected a fraction in 0..1 (exclusive)",
+                         opts->mem_headroom);
+    keep = 1 - opts->mem_headroom;
+    groups = pl_calloc((size_t)(c->n_groups > 0 ? c->n_groups : 1), sizeof *groups);
+    if (groups == NULL)
+        return error_oom(err);
+    memcpy(groups, c->group, (size_t)c->n_groups * sizeof *groups);
+    for (int g = 0; g < c->n_groups; g++)
+        groups[g].gpu.usable_mem_bytes *= keep;
+    tight = *c;
+    tight.group = groups;
+    rc = search_run_on(m, &tight, p, opts, res, err);
+    res->mem_headroom = opts->mem_headroom;
+    pl_free(groups);
     return rc;
 }

@@ -56,6 +56,8 @@ static void plan_usage(FILE *out)
         "      --objective NAME    ranking objective: throughput (default)\n"
         "      --partition dp|ilp  layer partitioner: exact DP (default) or GLPK ILP\n"
         "      --ilp-time-limit S  time limit per ILP solve in seconds (default 10)\n"
+        "      --mem-headroom F    fraction of each GPU's usable memory a plan must leave\n"
+        "                          free, 0..0.99 (default 0)\n"
         "      --search-limit N    stop placing and partitioning after N DP steps (default\n"
         "                          2e9, a few seconds; the report says when it stopped)\n"
         "Output:\n"
@@ -76,7 +78,7 @@ static void plan_usage(FILE *out)
 enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
        OPT_FORMAT, OPT_EMIT, OPT_TRACE, OPT_SVG, OPT_PARTITION, OPT_ILP_LIMIT,
        OPT_CALIBRATION, OPT_SEARCH_LIMIT, OPT_MEGATRON_VERSION,
-       OPT_PRECISION, OPT_GUESS_TYPE };
+       OPT_PRECISION, OPT_GUESS_TYPE, OPT_MEM_HEADROOM };
 
 static int parse_plan_args(int argc, char **argv, plan_args *a)
 {
@@ -103,6 +105,7 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         {"search-limit", required_argument, NULL, OPT_SEARCH_LIMIT},
         {"precision", required_argument, NULL, OPT_PRECISION},
         {"guess-model-type", no_argument, NULL, OPT_GUESS_TYPE},
+        {"mem-headroom", required_argument, NULL, OPT_MEM_HEADROOM},
         {NULL, 0, NULL, 0}};
     char msg[256];
     int ch;
@@ -187,6 +190,10 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
             a->ov.has_prec = true;
             break;
         case OPT_GUESS_TYPE: a->ov.guess_family = true; break;
+        case OPT_MEM_HEADROOM:
+            if (cli_parse_double(optarg, 0, 0.99, &a->opts.mem_headroom) != 0)
+                return cli_usage_error("", "--mem-headroom: expected a fraction in 0..0.99, got '%s'", optarg);
+            break;
         case ':':
             return cli_usage_error("", "option '%s' needs an argument", argv[optind - 1]);
         default:
