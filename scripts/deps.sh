@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages planner needs, if any is missing.
-# As root it runs apt-get; otherwise it prints the exact command and fails.
+# As root it runs apt-get; otherwise it prints the exact commands to run as
+# root (a minimal Debian has no sudo) and fails.
 set -u
 PKGS="libglpk-dev libjansson-dev libyaml-dev check libopenblas-dev liblapacke-dev pkg-config python3"
 missing=""
@@ -16,6 +17,7 @@ if [ "$(id -u)" = 0 ]; then
         exit 1
     }
 else
-    echo "planner: missing packages; run: sudo apt-get install$missing" >&2
+    echo "planner: missing packages:$missing; as root, run:" >&2
+    echo "    apt-get update && apt-get install -y$missing" >&2
     exit 1
 fi

@@ -118,7 +118,12 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         case 'c': a->cluster_path = optarg; break;
         case 'o': a->output_path = optarg; break;
         case 'h': plan_usage(stdout); return -1;
-        case 'V': printf("planner %s\n", PLANNER_VERSION); return -1;
+        case 'V':
+            printf("planner %s\n"
+                   "License GPL-3.0-or-later <https://gnu.org/licenses/gpl.html> (it links GLPK,\n"
+                   "GPL-3.0): you may redistribute and change it; there is NO WARRANTY.\n",
+                   PLANNER_VERSION);
+            return -1;
         case OPT_SHOW_INPUTS: a->show_inputs = true; break;
         case OPT_GBS:
             if (cli_parse_int(optarg, 1, 100000000, &a->ov.global_batch) != 0)

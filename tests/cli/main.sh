@@ -17,6 +17,7 @@ grep -q "^Usage: planner" /tmp/planner-main.$$.out || { echo "FAIL: --help has n
 grep -q "70  internal error" /tmp/planner-main.$$.out || { echo "FAIL: --help lacks the exit-code table"; fail=1; }
 check 0 "planner --version" "$P" --version
 grep -q "^planner [0-9]" /tmp/planner-main.$$.out || { echo "FAIL: --version output"; fail=1; }
+grep -q "^License GPL-3.0-or-later" /tmp/planner-main.$$.out || { echo "FAIL: --version licence"; fail=1; }
 for cmd in validate sweep calibrate crossval; do
     check 0 "planner $cmd --help" "$P" "$cmd" --help
 done
@@ -24,6 +25,19 @@ check 2 "unknown option" "$P" --bogus
 grep -q "^planner: unknown option '--bogus'" /tmp/planner-main.$$.err || { echo "FAIL: unknown option message"; fail=1; }
 check 2 "missing --cluster" "$P" --model configs/gpt3-175b.json
 check 2 "bad --top" "$P" --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml --top 0
+# scripts/deps.sh as a user, every package missing (id and dpkg-query
+# stubbed): the exact apt-get line to run as root, no sudo (minimal Debian)
+stub=/tmp/planner-main.$$.stub
+mkdir -p "$stub"
+printf '#!/bin/sh\necho 1000\n' > "$stub/id"
+printf '#!/bin/sh\nexit 1\n' > "$stub/dpkg-query"
+chmod +x "$stub/id" "$stub/dpkg-query"
+PATH="$stub:$PATH" sh scripts/deps.sh 2> /tmp/planner-main.$$.err
+[ $? -eq 1 ] || { echo "FAIL: deps.sh as a user: exit $?, expected 1"; fail=1; }
+grep -qx '    apt-get update && apt-get install -y libglpk-dev .*python3' /tmp/planner-main.$$.err ||
+    { echo "FAIL: deps.sh: no apt-get line: $(cat /tmp/planner-main.$$.err)"; fail=1; }
+grep -q sudo /tmp/planner-main.$$.err && { echo "FAIL: deps.sh suggests sudo"; fail=1; }
+rm -rf "$stub"
 rm -f /tmp/planner-main.$$.out /tmp/planner-main.$$.err
 [ "$fail" -eq 0 ] && echo "main.sh: ok"
 exit "$fail"
