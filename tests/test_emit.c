@@ -1288,6 +1288,55 @@ START_TEST(precision_per_gpu)
 }
 END_TEST
 
+/* The HF families' fields (model.h): biases as Megatron-LM can build them
+ * (all linear layers, none, or q/k/v only: Qwen2), partial rotary
+ * (--rotary-percent: ChatGLM rotates 64 of 128), per-head QK-norm (Qwen3);
+ * other bias sets and QK-norm over all heads (OLMo 2) are refused. */
+START_TEST(hf_fields)
+{
+    fixture f;
+    char *t = NULL;
+    llama70b(&f);
+    f.m.bias = MODEL_BIAS_SET | MODEL_BIAS_QKV;   /* Qwen2 */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--disable-bias-linear", "");
+    ck_flag(t, "--add-qkv-bias", "");
+    free(t);
+    f.m.bias = MODEL_BIAS_SET | MODEL_BIAS_QKV | MODEL_BIAS_OUT | MODEL_BIAS_MLP;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_no_flag(t, "--disable-bias-linear");   /* Megatron's default: all */
+    ck_no_flag(t, "--add-qkv-bias");
+    free(t);
+    f.m.bias = MODEL_BIAS_SET | MODEL_BIAS_OUT;   /* no such Megatron layer */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+    f.m.bias = 0;
+    f.m.rotary_dim = 64;   /* of head_dim 128 */
+    f.m.qk_norm = QK_NORM_HEAD;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--rotary-percent", "0.5");
+    ck_flag(t, "--qk-layernorm", "");
+    ck_flag(t, "--disable-bias-linear", "");
+    ck_assert_int_gt(check_flags_in(t, MEGATRON_0_15), 20);
+    free(t);
+    f.m.qk_norm = QK_NORM_ALL_HEADS;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+
+    gpt3(&f);   /* LayerNorm: biases everywhere by default */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_no_flag(t, "--disable-bias-linear");
+    free(t);
+    f.m.bias = MODEL_BIAS_SET | MODEL_BIAS_NORM;   /* LayerNorm bias, no linear ones */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--disable-bias-linear", "");
+    free(t);
+    f.m.bias = MODEL_BIAS_SET;   /* LayerNorm without its bias: Megatron's has one */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    free(t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("emit");
@@ -1312,6 +1361,7 @@ int main(void)
     tcase_add_test(tc, versions);
     tcase_add_test(tc, architecture_flags);
     tcase_add_test(tc, precision_per_gpu);
+    tcase_add_test(tc, hf_fields);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

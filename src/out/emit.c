@@ -613,14 +613,40 @@ static int rope_check(const model *m, char *why, int why_size)
     }
 }
 
+/* The linear-layer biases Megatron-LM can build: all of them (its default,
+ * add_bias_linear), none (--disable-bias-linear), or the q, k, v
+ * projections' only (--disable-bias-linear --add-qkv-bias); its LayerNorm
+ * has a bias and its RMSNorm none (TransformerConfig, core_v0.15.0 ..
+ * core_v0.19.0). */
+#define LINEAR_BIASES (MODEL_BIAS_QKV | MODEL_BIAS_OUT | MODEL_BIAS_MLP)
+
+static bool biases_expressible(const model *m)
+{
+    unsigned b = model_biases(m), lin = b & LINEAR_BIASES;
+    bool norm_bias = (b & MODEL_BIAS_NORM) != 0;
+    if (norm_bias != (m->norm == NORM_LAYERNORM))
+        return false;
+    return lin == LINEAR_BIASES || lin == 0 || lin == MODEL_BIAS_QKV;
+}
+
+/* --rotary-percent for a partial rotary embedding, or 0 when the whole
+ * head rotates; Megatron rotates int(kv_channels x percent) dimensions. */
+static double rotary_percent(const model *m)
+{
+    if (m->rotary_dim <= 0 || m->head_dim <= 0 || m->rotary_dim >= m->head_dim)
+        return 0;
+    return (double)m->rotary_dim / m->head_dim;
+}
+
 /* An architectural field of the HF families (model.h) that no Megatron-LM
  * flag carries, or NULL.  Megatron's GPT layer is a sequential pre-norm
  * block (no parallel attention+MLP, no sandwich norms), its GLU is SwiGLU
- * (--swiglu) and its --qk-layernorm is per head; --rotary-percent,
- * --add-qkv-bias and --window-size exist but are not emitted yet. */
+ * (--swiglu) and its --qk-layernorm is per head; --window-size exists, but
+ * its window bounds are not matched to the HF configs' here. */
 static const char *model_not_carried(const model *m)
 {
     int i;
+    double pct = rotary_percent(m);
     if (m->act == ACT_GEGLU)
         return "its GeGLU MLP";
     if (m->parallel_block)
@@ -629,10 +655,10 @@ static const char *model_not_carried(const model *m)
         return "its norms per layer";
     if (m->qk_norm == QK_NORM_ALL_HEADS)
         return "its QK-norm over all heads (--qk-layernorm is per head)";
-    if (m->rotary_dim > 0)
-        return "its partial rotary embedding";
-    if (model_biases(m) != model_norm_biases(m->norm))
-        return "its biases";
+    if (pct > 0 && (int)(m->head_dim * pct) != m->rotary_dim)
+        return "its partial rotary embedding (not a whole share of head_dim)";
+    if (!biases_expressible(m))
+        return "its biases (Megatron-LM: all linear layers, none, or q/k/v only)";
     for (i = 0; i < m->layers; i++)
         if (m->layer[i].window > 0 || m->layer[i].chunk > 0)
             return "its sliding-window or chunked attention";
@@ -771,10 +797,22 @@ static void model_args(const model *m, int seq, arg_list *l)
     arg_str(l, SEC_MODEL, "--position-embedding-type",
             m->position == POS_ROPE ? "rope" : "learned_absolute");
     rope_args(m, l);
+    if (rotary_percent(m) > 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%.17g", rotary_percent(m));
+        arg_str(l, SEC_MODEL, "--rotary-percent", v);
+    }
+    /* ChatGLM rotates interleaved pairs (x0, x1), (x2, x3) ... of the rotary
+     * dimensions (apply_rotary_pos_emb in its modeling_chatglm.py); Llama
+     * and the other families rotate halves */
+    if (m->position == POS_ROPE && strcmp(m->family, "chatglm") == 0)
+        arg_switch(l, SEC_MODEL, "--rotary-interleaved");
     if (m->qk_norm == QK_NORM_HEAD)
         arg_switch(l, SEC_MODEL, "--qk-layernorm");
-    if (m->norm == NORM_RMSNORM)   /* Llama family: no biases (model.c counts none) */
+    if ((model_biases(m) & LINEAR_BIASES) != LINEAR_BIASES)   /* biases_expressible */
         arg_switch(l, SEC_MODEL, "--disable-bias-linear");
+    if ((model_biases(m) & LINEAR_BIASES) == MODEL_BIAS_QKV)
+        arg_switch(l, SEC_MODEL, "--add-qkv-bias");
     if (!m->tied_embeddings)
         arg_switch(l, SEC_MODEL, "--untie-embeddings-and-output-weights");
     if (m->moe.experts > 0)
