@@ -621,6 +621,35 @@ START_TEST(mem_headroom_refuses_a_plan_its_peak_exceeds)
 }
 END_TEST
 
+/* The report's "Not searched:" entries: GPT-3 175B (seq 2048) with tp=8
+ * fixed on 64 nodes: the fixed knob, cp above 1 (2048 tokens per rank at cp
+ * 1, 1024 at cp 2), partial full recompute, the pruned count. */
+START_TEST(not_searched_names_what_was_skipped)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    search_result r;
+    char want[64];
+    make_cluster(&t, "H100-SXM", 64, 0);
+    ck_assert_int_eq(run(m, &t.c, "tp=8", false, 1, &r), PLANNER_OK);
+    ck_assert_int_eq(r.n_not_searched, 4);
+    ck_assert_str_eq(r.not_searched[0], "other values of tp=8 (--fix)");
+    ck_assert_str_eq(r.not_searched[1], "cp > 1 (under 2048 tokens per rank; --fix cp=N tries it)");
+    ck_assert(strstr(r.not_searched[2], "recompute_layers") != NULL);
+    snprintf(want, sizeof want, "%ld pruned candidates", r.pruned);
+    ck_assert(r.pruned > 0 && strncmp(r.not_searched[3], want, strlen(want)) == 0);
+    search_result_free(&r);
+    /* recompute fixed to none: no partial-recompute entry; cp fixed: no cp entry */
+    ck_assert_int_eq(run(m, &t.c, "recompute=none,cp=1", false, 1, &r), PLANNER_OK);
+    ck_assert_str_eq(r.not_searched[0], "other values of cp=1,recompute=none (--fix)");
+    for (int i = 1; i < r.n_not_searched; i++)
+        ck_assert(strstr(r.not_searched[i], "recompute_layers") == NULL &&
+                  strstr(r.not_searched[i], "cp >") == NULL);
+    search_result_free(&r);
+    model_free(m);
+}
+END_TEST
+
 /* What the prunes assume of the cost model, checked on a grid. */
 START_TEST(cost_model_properties_the_prunes_use)
 {
@@ -755,6 +784,8 @@ START_TEST(work_limit_stops_and_says_so)
     o.work_limit = 2e7;
     ck_assert_int_eq(search_run(m, c, &p, &o, &res, &err), PLANNER_OK);
     ck_assert(res.limited);
+    ck_assert(res.n_not_searched > 0 && strstr(res.not_searched[res.n_not_searched - 1],
+                                               "work limit") != NULL);
     ck_assert_int_ge(res.n_top, 1);
     ck_assert_msg(res.work >= o.work_limit &&
                       res.work <= o.work_limit + (SEARCH_EVAL_WORK_PER_LAYER + 2) * m->layers,
@@ -805,6 +836,7 @@ int main(void)
                         (int)(sizeof prune_cases / sizeof prune_cases[0]));
     tcase_add_test(ts, cost_model_properties_the_prunes_use);
     tcase_add_test(ts, mem_headroom_refuses_a_plan_its_peak_exceeds);
+    tcase_add_test(ts, not_searched_names_what_was_skipped);
     tcase_add_test(ts, interleaved_uneven_split_405b);
     tcase_add_test(ts, result_carries_the_schedule);
     tcase_add_test(ts, work_limit_stops_and_says_so);

@@ -62,6 +62,9 @@ typedef struct search_options {
  * Megatron-Core's context_parallel docs).  --fix cp=N goes below it. */
 #define SEARCH_CP_MIN_TOKENS 2048
 
+#define SEARCH_NOT_SEARCHED_MAX 8
+#define SEARCH_NOT_SEARCHED_LEN 160
+
 typedef struct search_result {
     plan *top;                        /* n_top plans, best first, owned */
     cost_schedule *sched;             /* n_top entries, owned: the pipeline
@@ -86,6 +89,12 @@ typedef struct search_result {
                                          evaluated, not of the whole space */
     double work;                      /* work done, as in work_limit */
     double mem_headroom;              /* search_options.mem_headroom */
+    int n_not_searched;               /* what the search did not try, and
+                                         why: knobs --fix pinned, knobs and
+                                         values outside the space, the
+                                         prunes, the work limit (one short
+                                         phrase each, search.c) */
+    char not_searched[SEARCH_NOT_SEARCHED_MAX][SEARCH_NOT_SEARCHED_LEN];
 } search_result;
 
 /* Fills *opts with defaults (top 10, throughput, nothing fixed, DP partition). */

@@ -234,6 +234,12 @@ static void search_stats(FILE *out, const search_result *res)
                 res->n_top > 0 ? "the plans above are the best of the" : "nothing fit among the",
                 cand);
     }
+    if (res->n_not_searched > 0) {
+        fputs("Not searched:", out);
+        for (int i = 0; i < res->n_not_searched; i++)
+            fprintf(out, "%s %s", i ? ";" : "", res->not_searched[i]);
+        fputc('\n', out);
+    }
 }
 
 static void memory_lines(FILE *out, const memory_breakdown *mb, const char *indent)
@@ -534,6 +540,12 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
         jset(&b, search, "placement_note", json_string(res->placement_note));
     jset(&b, search, "limited", json_boolean(res->limited));
     jset(&b, search, "mem_headroom", jsonout_real(res->mem_headroom));
+    {
+        json_t *ns = json_array();
+        for (int i = 0; i < res->n_not_searched; i++)
+            jpush(&b, ns, json_string(res->not_searched[i]));
+        jset(&b, search, "not_searched", ns);
+    }
     jset(&b, root, "search", search);
     search = NULL;
     for (int i = 0; i < res->n_top; i++)

@@ -1233,6 +1233,61 @@ static void make_advice(search_ctx *x, char *a, size_t n)
                 pick[j]->name, pick[j]->usable_mem_bytes / GIB);
 }
 
+/* One entry of res->not_searched. */
+static void not_searched(search_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void not_searched(search_result *res, const char *fmt, ...)
+{
+    va_list ap;
+    if (res->n_not_searched >= SEARCH_NOT_SEARCHED_MAX)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(res->not_searched[res->n_not_searched++], SEARCH_NOT_SEARCHED_LEN, fmt, ap);
+    va_end(ap);
+}
+
+/* What the search did not try, and why: the knobs --fix pinned (from the
+ * registry), the space's limits (cp's tokens per rank, full recompute on
+ * every layer, placements across node groups), the prunes, the work limit. */
+static void note_not_searched(const search_ctx *x, search_result *res)
+{
+    const strategy_constraints *f = &x->o->fix;
+    char fixed[SEARCH_NOT_SEARCHED_LEN] = "", v[32];
+    int cp_max = 1;
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const knob_info *ki = knob_get_info((knob_id)k);
+        strategy s;
+        int val;
+        if (ki->fix_offset == KNOB_NOT_FIXABLE)
+            continue;
+        val = *(const int *)(const void *)((const char *)f + ki->fix_offset);
+        if (val < 0)
+            continue;
+        memset(&s, 0, sizeof s);
+        knob_set(&s, (knob_id)k, val);
+        appendf(fixed, sizeof fixed, "%s%s=%s", fixed[0] ? "," : "", ki->key,
+                knob_text(&s, (knob_id)k, false, v, sizeof v));
+    }
+    if (f->gpus > 0)
+        appendf(fixed, sizeof fixed, "%sgpus=%d", fixed[0] ? "," : "", f->gpus);
+    if (fixed[0])
+        not_searched(res, "other values of %s (--fix)", fixed);
+    while (x->seq_len / (cp_max * 2) >= SEARCH_CP_MIN_TOKENS)
+        cp_max *= 2;
+    if (f->cp <= 0)
+        not_searched(res, "cp > %d (under %d tokens per rank; --fix cp=N tries it)", cp_max,
+                     SEARCH_CP_MIN_TOKENS);
+    if (f->recompute_layers < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_FULL))
+        not_searched(res, "full recompute of part of the layers (--fix recompute_layers=N)");
+    if (x->c->n_groups > 1 && (f->cp <= 0 || f->ep <= 0 || f->vpp <= 0))
+        not_searched(res, "cp, ep, vpp > 1 on stages across node groups");
+    if (x->pruned > 0)
+        not_searched(res, "%ld pruned candidates (a variant needing no more memory did not "
+                     "fit, or a faster one did)", x->pruned);
+    if (x->limited)
+        not_searched(res, "the rest of the space (work limit; --search-limit N)");
+}
+
 /* The kept strategies as the result's plans, best first, each with its
  * evaluation and the schedule that evaluation simulated (36 KiB each, for
  * the top N only); the ILP re-partition and the placement note.  0, or -1
@@ -1329,6 +1384,7 @@ static planner_status search_run_on(const model *m, const cluster *c, const cost
     res->pruned = x->pruned;
     res->invalid = x->invalid;
     res->gpus = x->gpus;
+    note_not_searched(x, res);
 
     if (x->n_top > 0) {
         if (finish_top(x, res) != 0) {
