@@ -1421,6 +1421,16 @@ int cmd_calibrate(int argc, char **argv)
         return ch;
     openblas_set_num_threads(1);
 
+    if (a.output != NULL) {   /* -o never replaces the runs file: refused before the fit */
+        output_set os;
+        int index;
+        output_set_init(&os);
+        if ((st = output_set_input(&os, a.runs, "--runs", &err)) == PLANNER_OK)
+            st = output_set_add(&os, a.output, "-o", OUTPUT_STREAM, &index, &err);
+        output_set_free(&os);
+        if (st != PLANNER_OK)
+            goto cleanup;
+    }
     cost_params_default(&start);
     if ((st = validation_load(a.runs, &set, &err)) != PLANNER_OK)
         goto cleanup;

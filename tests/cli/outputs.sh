@@ -218,5 +218,13 @@ rc=$?
 [ $rc -eq 0 ] || no "gbs 1e8 at mbs 1: exit $rc: $(cat "$T/err")"
 grep -q "note: micro-batches" "$T/err" || no "gbs 1e8: no note"
 
+# 11. calibrate: -o naming the runs file is refused before the fit
+echo '{"runs": []}' > "$T/runs.json"
+cp "$T/runs.json" "$T/runs.keep"
+$P calibrate --runs "$T/runs.json" -o "$T/./runs.json" > /dev/null 2> "$T/err"
+[ $? -eq 2 ] || no "calibrate -o over --runs: not exit 2: $(cat "$T/err")"
+grep -q -- "-o names the same file as --runs" "$T/err" || no "calibrate -o over --runs: $(cat "$T/err")"
+cmp -s "$T/runs.json" "$T/runs.keep" || no "calibrate -o over --runs changed the runs file"
+
 [ "$fail" -eq 0 ] && echo "outputs.sh: ok"
 exit "$fail"
