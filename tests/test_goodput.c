@@ -17,6 +17,8 @@
 #include "inputs/cluster.h"
 #include "inputs/model.h"
 #include "schedule/goodput.h"
+#include "search/search.h"
+#include "search/size.h"
 
 #define HOUR 3600.0
 #define MINUTE 60.0
@@ -158,7 +160,7 @@ START_TEST(plan_composition)
     pl.e.tokens_per_s = 2048.0 * 8192 / 10;
     pl.e.gpus = 16384;
     o.tokens = 15e12;
-    ck_assert_msg(goodput_evaluate(m, c, &pl, &o, &g, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(goodput_evaluate(m, c, &pl.s, &pl.e, &o, &g, why, sizeof why) == 0, "%s", why);
     ck_assert_int_eq(g.gpus, 16384);
     ck_assert_int_eq(g.nodes, 2048);
     ck_assert_rel(g.mttf_s, 86400.0 / (2048 * 419.0 / 110592.0), 2e-3);
@@ -186,7 +188,7 @@ START_TEST(plan_composition)
     o.checkpoint_write_s = 0;
     o.checkpoint_interval_s = 1805;       /* rounded up to whole 10-s steps */
     o.gpu_hour_price = 2;
-    ck_assert_msg(goodput_evaluate(m, c, &pl, &o, &g, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(goodput_evaluate(m, c, &pl.s, &pl.e, &o, &g, why, sizeof why) == 0, "%s", why);
     ck_assert_rel(g.mttf_s, 86400.0 / 13.312, 1e-12);
     ck_assert_rel(g.checkpoint_interval_s, 1810, 1e-12);
     ck_assert_rel(g.ettr, goodput_ettr(1810, 0, 600 + bytes / (2048 * 3.4e9), g.mttf_s),
@@ -195,17 +197,115 @@ START_TEST(plan_composition)
 
     /* bad input: a clear message, nothing non-finite */
     o.gpu_hour_price = -1;
-    ck_assert(goodput_evaluate(m, c, &pl, &o, &g, why, sizeof why) == -1);
+    ck_assert(goodput_evaluate(m, c, &pl.s, &pl.e, &o, &g, why, sizeof why) == -1);
     ck_assert_msg(strstr(why, "price") != NULL, "%s", why);
     o.gpu_hour_price = 2;
     o.tokens = 1e300;
-    ck_assert(goodput_evaluate(m, c, &pl, &o, &g, why, sizeof why) == -1);
+    ck_assert(goodput_evaluate(m, c, &pl.s, &pl.e, &o, &g, why, sizeof why) == -1);
     ck_assert_msg(strstr(why, "years") != NULL, "%s", why);
     o.tokens = 15e12;
     o.failures_per_1000_node_days = 1e9;  /* a failure every 4 us */
-    ck_assert(goodput_evaluate(m, c, &pl, &o, &g, why, sizeof why) == -1);
+    ck_assert(goodput_evaluate(m, c, &pl.s, &pl.e, &o, &g, why, sizeof why) == -1);
     ck_assert_msg(strstr(why, "cannot finish") != NULL, "%s", why);
     ck_assert(isfinite(g.ettr) && isfinite(g.mttf_s) && g.time_to_train_s == 0);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
+/* GPT-3 175B on 64 DGX H100 with default search options. */
+static void gpt3_setup(model **m, cluster **c, cost_params *p, search_options *o)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    ck_assert_int_eq(model_load("configs/gpt3-175b.json", NULL, m, &err), 0);
+    ck_assert_int_eq(cluster_load("clusters/h100x512.yaml", c, &err), 0);
+    cost_params_default(p);
+    search_options_default(o);
+    o->gbs = (*m)->global_batch;
+    o->seq_len = (*m)->seq_len;
+}
+
+/* --objective goodput ranks by tokens/s x ETTR: the ranked plans' goodput
+ * (recomputed here through goodput_evaluate) never rises down the list. */
+START_TEST(objective_goodput_order)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    cluster *c = NULL;
+    cost_params p;
+    search_options o;
+    search_result r;
+    char why[256];
+    double prev = HUGE_VAL;
+
+    gpt3_setup(&m, &c, &p, &o);
+    o.obj = OBJECTIVE_GOODPUT;
+    o.goodput.failures_per_1000_node_days = 500;   /* failures matter: M = 45 min */
+    o.goodput.mode = CHECKPOINT_SYNC;
+    o.top_n = 8;
+    ck_assert_int_eq(search_run(m, c, &p, &o, &r, &err), 0);
+    ck_assert_int_ge(r.n_top, 2);
+    for (int i = 0; i < r.n_top; i++) {
+        goodput g;
+        ck_assert(goodput_evaluate(m, c, &r.top[i].s, &r.top[i].e, &o.goodput, &g, why,
+                                   sizeof why) == 0);
+        ck_assert_msg(g.goodput_tokens_per_s <= prev * (1 + 1e-12), "rank %d", i + 1);
+        ck_assert(g.ettr > 0 && g.ettr < 1);
+        prev = g.goodput_tokens_per_s;
+    }
+    ck_assert_str_eq(objective_name(OBJECTIVE_COST), "cost");
+    {
+        objective ob;
+        ck_assert_int_eq(objective_from_name("time", &ob), 0);
+        ck_assert_int_eq(ob, OBJECTIVE_TIME);
+        ck_assert_int_eq(objective_from_name("speed", &ob), -1);
+    }
+    search_result_free(&r);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
+/* planner size on GPT-3 175B and up to 64 DGX H100: the fewest nodes that
+ * fit fit, one node fewer does not (it was tried: bisection), and with a
+ * deadline the choice meets it at the lowest cost of the rows meeting it. */
+START_TEST(size_fewest_and_deadline)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    cluster *c = NULL;
+    cost_params p;
+    search_options o;
+    size_result r;
+    int f, below = -1;
+
+    gpt3_setup(&m, &c, &p, &o);
+    o.obj = OBJECTIVE_TIME;
+    o.goodput.tokens = 300e9;                      /* GPT-3's 300B tokens */
+    ck_assert_int_eq(size_run(m, c, &p, &o, 365 * 86400.0, &r, &err), 0);
+    f = r.min_fit;
+    ck_assert_int_ge(f, 0);
+    ck_assert(r.row[f].fits);
+    for (int i = 0; i < r.n_rows; i++) {
+        if (i > 0)
+            ck_assert_int_gt(r.row[i].nodes, r.row[i - 1].nodes);
+        if (r.row[i].nodes == r.row[f].nodes - 1)
+            below = i;
+        if (r.row[i].nodes < r.row[f].nodes)
+            ck_assert(!r.row[i].fits);
+    }
+    ck_assert_msg(r.row[f].nodes == 1 || (below >= 0 && !r.row[below].fits), "%d nodes",
+                  r.row[f].nodes);
+    ck_assert_int_ge(r.choice, 0);
+    ck_assert(r.row[r.choice].meets && r.row[r.choice].g.time_to_train_s <= 365 * 86400.0);
+    for (int i = 0; i < r.n_rows; i++)
+        if (r.row[i].meets)
+            ck_assert(r.row[i].g.cost >= r.row[r.choice].g.cost);
+    size_result_free(&r);
+    /* an impossible deadline: a note with the miss, exit 3's status */
+    ck_assert_int_eq(size_run(m, c, &p, &o, 86400.0, &r, &err), PLANNER_E_INFEASIBLE);
+    ck_assert_msg(strstr(r.note, "too long") != NULL, "%s", r.note);
+    size_result_free(&r);
     cluster_free(c);
     model_free(m);
 }
@@ -221,6 +321,9 @@ int main(void)
     tcase_add_test(tc, llama3_ettr);
     tcase_add_test(tc, ettr_edges);
     tcase_add_test(tc, plan_composition);
+    tcase_add_test(tc, objective_goodput_order);
+    tcase_add_test(tc, size_fewest_and_deadline);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -3,7 +3,8 @@
  * Accepted (case-sensitive suffixes, optional space before the unit):
  *   bandwidth  "400Gbps" "400 Gb/s" (bits)  "450GB/s" "450GBps" (bytes), also
  *              K/M/G/T prefixes; a bare number is bytes/s.  -> bytes per second
- *   time       "5us" "5 µs" "2ms" "1s" "10ns"; bare number is seconds -> seconds
+ *   time       "5us" "5 µs" "2ms" "1s" "10ns" "5min" "2h" "90d"; bare number is
+ *              seconds -> seconds
  *   size       "80GB" (10^9) "80GiB" (2^30) "512MiB" ...; bare = bytes -> bytes
  *   flops      "989TFLOPS" "989 TFLOP/s" "1.9PFLOPS"; bare = FLOP/s  -> FLOP/s
  * Values must be finite and > 0 (zero is allowed where `allow_zero`).

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include "search/search.h"
+#include "search/size.h"
 
 void report_table(FILE *out, const model *m, const cluster *c,
                   const search_options *opts, const search_result *res);
@@ -17,5 +18,12 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
 /* No plan fits: the closest miss and what would make it fit. */
 void report_infeasible(FILE *out, const model *m, const cluster *c,
                        const search_result *res);
+
+/* planner size: the node counts tried (search/size.h) as a table, or as
+ * JSON (0, or -1 when it could not be built or written). */
+void report_size_table(FILE *out, const model *m, const cluster *c,
+                       const search_options *opts, const size_result *res);
+int report_size_json(FILE *out, const model *m, const cluster *c,
+                     const search_options *opts, const size_result *res);
 
 #endif

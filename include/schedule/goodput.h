@@ -87,12 +87,13 @@ typedef struct goodput {
     double power_w;                   /* GPUs' board power + node overhead */
 } goodput;
 
-/* Fills *out for plan `pl` of `m` on `c` with the options (NULL = all
- * defaults).  Returns 0, or -1 with the reason in why (the options are out
+/* Fills *out for strategy `s` with prediction `e` (a plan) of `m` on `c`
+ * with the options (NULL = all defaults).  Returns 0, or -1 with the reason in why (the options are out
  * of range, or tokens given and the time to train is not finite: the message
  * says why the job cannot finish).  Never leaves NaN or inf in *out. */
-int goodput_evaluate(const model *m, const cluster *c, const plan *pl,
-                     const goodput_options *o, goodput *out, char *why, int why_size);
+int goodput_evaluate(const model *m, const cluster *c, const strategy *s,
+                     const evaluation *e, const goodput_options *o, goodput *out, char *why,
+                     int why_size);
 
 /* Checkpoint bytes of the whole job: bf16 weights + fp32 master weights +
  * Adam's two fp32 moments = 14 bytes per parameter (see goodput.c). */

@@ -12,10 +12,21 @@
 #include <stdbool.h>
 #include "model/knobs.h"
 #include "schedule/evaluate.h"
+#include "schedule/goodput.h"
 
 typedef enum objective {
-    OBJECTIVE_THROUGHPUT     /* highest tokens/s */
+    OBJECTIVE_THROUGHPUT,    /* highest tokens/s */
+    OBJECTIVE_GOODPUT,       /* highest tokens/s x ETTR (schedule/goodput.h) */
+    OBJECTIVE_TIME,          /* shortest time to train (the goodput order at one
+                                GPU count) */
+    OBJECTIVE_COST           /* most tokens per unit of money (goodput per
+                                GPU-hour price) */
 } objective;
+
+/* "throughput", "goodput", "time", "cost" <-> the enum; from_name returns 0,
+ * or -1 for an unknown name. */
+const char *objective_name(objective obj);
+int objective_from_name(const char *name, objective *out);
 
 typedef enum partition_solver {
     PARTITION_DP,            /* exact dynamic program (default) */
@@ -43,6 +54,9 @@ typedef struct search_options {
                                          a plan must leave free, [0, 1):
                                          the search plans against usable x
                                          (1 - headroom) (--mem-headroom) */
+    goodput_options goodput;          /* failures, checkpoints, tokens, price
+                                         (the goodput objectives and reports) */
+    bool report_goodput;              /* outputs show time to train & co */
 } search_options;
 
 /* The default work limit: a few seconds on one core.  Every shipped model

@@ -27,7 +27,7 @@ static const unit_def k_bandwidth[] = {
 
 static const unit_def k_time[] = {
     {"ns", 1e-9}, {"us", 1e-6}, {"\xC2\xB5s", 1e-6}, {"\xCE\xBCs", 1e-6},
-    {"ms", 1e-3}, {"s", 1}, {NULL, 0}};
+    {"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}, {NULL, 0}};
 
 static const unit_def k_size[] = {
     {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
@@ -67,7 +67,7 @@ static const char *unit_known(unit_kind kind)
     switch (kind) {
     case UNIT_BANDWIDTH:
         return "bps b/s (bits) or Bps B/s (bytes), with K M G T prefixes";
-    case UNIT_TIME: return "ns us ms s";
+    case UNIT_TIME: return "ns us ms s min h d";
     case UNIT_SIZE: return "B KB MB GB TB KiB MiB GiB TiB";
     case UNIT_FLOPS: return "FLOPS or FLOP/s, with K M G T P prefixes";
     }

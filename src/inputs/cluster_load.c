@@ -25,6 +25,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 #include "base/alloc.h"
@@ -451,6 +452,7 @@ static const quantity_range k_ranges[] = {
     {"intra_node_latency", UNIT_TIME, 1e-9, 1e-2},
     {"inter_node_latency", UNIT_TIME, 1e-9, 1e-2},
     {"latency", UNIT_TIME, 1e-9, 1e-2},
+    {"restart_time", UNIT_TIME, 1, 1e6},                            /* 1 s .. 11.6 days */
     {"memory", UNIT_SIZE, 1073741824.0, 17592186044416.0},          /* 1 GiB .. 16 TiB */
     {"usable_memory", UNIT_SIZE, 1073741824.0, 17592186044416.0},
     {NULL, UNIT_BANDWIDTH, 1e6, 1e16},
@@ -532,7 +534,8 @@ static planner_status yname(const yloader *ld, const ynode *map, const ypath *p,
     return rc;
 }
 
-static const char *const k_top_keys[] = {"name", "description", "groups", "links", NULL};
+static const char *const k_top_keys[] = {"name", "description", "groups", "links",
+                                         "reliability", "storage", NULL};
 static const char *const k_group_keys[] = {
     "name", "gpu", "nodes", "gpus_per_node", "nvlink_domain", "intra_node_bandwidth",
     "intra_node_latency", "inter_node_bandwidth", "inter_node_bandwidth_per_node",
@@ -662,6 +665,45 @@ static planner_status read_group(const yloader *ld, const ynode *g, const ypath 
     return PLANNER_OK;
 }
 
+/* The `reliability:` and `storage:` blocks (docs/goodput.md): failures per
+ * 1000 node-days (Kokolis et al. 2025 measured 2.34 and 6.50), the fixed
+ * part of a restart, and the storage's aggregate checkpoint bandwidths.
+ * Absent keys stay 0: schedule/goodput.c's defaults. */
+static const char *const k_reliability_keys[] = {"failure_rate", "restart_time", NULL};
+static const char *const k_storage_keys[] = {"write_bandwidth", "read_bandwidth", NULL};
+
+static planner_status read_reliability(const yloader *ld, const ynode *root, const ypath *p,
+                                       cluster_reliability *out)
+{
+    const ynode *r = yget(root, "reliability", NULL), *s = yget(root, "storage", NULL);
+    ypath rp = ypath_key(p, "reliability"), sp = ypath_key(p, "storage");
+    planner_status rc;
+    if (r != NULL) {
+        const ynode *f = yget(r, "failure_rate", NULL);
+        if ((rc = need_map(ld, r, &rp)) || (rc = check_keys(ld, r, &rp, k_reliability_keys)) ||
+            (rc = yunit(ld, r, &rp, "restart_time", UNIT_TIME, false, &out->restart_s, NULL)))
+            return rc;
+        if (f != NULL) {
+            ypath q = ypath_key(&rp, "failure_rate");
+            char *end = NULL;
+            double v = f->kind == Y_SCALAR ? strtod(f->value, &end) : -1;
+            if (f->kind != Y_SCALAR || end == f->value || *end != '\0' || !(v >= 1e-3 && v <= 1e4))
+                return fail(ld, f, &q, "must be failures per 1000 node-days in 0.001..10000 "
+                                       "(Kokolis et al. measured 2.34 and 6.50), got '%.32s'",
+                            f->kind == Y_SCALAR ? f->value : ykind_name(f));
+            out->failures_per_1000_node_days = v;
+        }
+    }
+    if (s != NULL &&
+        ((rc = need_map(ld, s, &sp)) || (rc = check_keys(ld, s, &sp, k_storage_keys)) ||
+         (rc = yunit(ld, s, &sp, "write_bandwidth", UNIT_BANDWIDTH, false,
+                     &out->storage_write_bytes_per_s, NULL)) ||
+         (rc = yunit(ld, s, &sp, "read_bandwidth", UNIT_BANDWIDTH, false,
+                     &out->storage_read_bytes_per_s, NULL))))
+        return rc;
+    return PLANNER_OK;
+}
+
 static int group_index(const cluster *c, const char *name)
 {
     int i;
@@ -728,7 +770,8 @@ static planner_status read_cluster(const yloader *ld, const ynode *root, cluster
         return fail(ld, root, &p, "a cluster file must be a mapping with name and groups, got %s",
                     ykind_name(root));
     if ((rc = check_keys(ld, root, &p, k_top_keys)) ||
-        (rc = yname(ld, root, &p, c->name, sizeof c->name)))
+        (rc = yname(ld, root, &p, c->name, sizeof c->name)) ||
+        (rc = read_reliability(ld, root, &p, &c->reliability)))
         return rc;
     {
         const ynode *d = yget(root, "description", NULL);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/jsonout.h"
+#include "base/units.h"
 #include "model/knobs.h"
 #include "out/report.h"
 
@@ -256,6 +257,93 @@ static void memory_lines(FILE *out, const memory_breakdown *mb, const char *inde
 
 /* ---- table ------------------------------------------------------------------ */
 
+/* ---- time to train (schedule/goodput.h, docs/goodput.md) ---------------------- */
+
+/* "106.5 days", "3.09 h", "12.5 min", "2.80 s", "14.2 ms". */
+static void fmt_duration(double s, char *buf, size_t size)
+{
+    if (!isfinite(s) || s < 0)
+        snprintf(buf, size, "-");
+    else if (s >= 2 * 86400.0)
+        snprintf(buf, size, "%.1f days", s / 86400.0);
+    else if (s >= 2 * 3600.0)
+        snprintf(buf, size, "%.2f h", s / 3600.0);
+    else if (s >= 120)
+        snprintf(buf, size, "%.1f min", s / 60.0);
+    else if (s >= 1)
+        snprintf(buf, size, "%.2f s", s);
+    else
+        snprintf(buf, size, "%.3g ms", s * 1e3);
+}
+
+static const char *checkpoint_mode_name(checkpoint_mode mode)
+{
+    switch (mode) {
+    case CHECKPOINT_SYNC: return "synchronous";
+    case CHECKPOINT_FIXED: return "--checkpoint-write-time";
+    case CHECKPOINT_ASYNC:
+    default: return "asynchronous: the device-to-host copy";
+    }
+}
+
+/* The time to train, GPU-hours, cost and energy of `n` tokens. */
+static void time_to_train_lines(FILE *out, const goodput *g, double tokens)
+{
+    char a[48], b[48];
+    fmt_duration(g->time_to_train_s, a, sizeof a);
+    fmt_duration(g->time_failure_free_s, b, sizeof b);
+    fprintf(out, "Time to train %.4g tokens: %s (%s without failures)\n", tokens, a, b);
+    fmt_count(g->gpu_hours, a, sizeof a);
+    fprintf(out, "  GPU-hours           %s on %d GPUs\n", a, g->gpus);
+    fmt_count(g->cost, a, sizeof a);
+    fprintf(out, "  cost                %s at %.2f per GPU-hour%s\n", a, g->gpu_hour_price,
+            g->price_default ? " (the GPU generation's reference price in USD; "
+                               "--gpu-hour-price)" : "");
+    fprintf(out, "  energy              %.4g MWh (%.0f W per GPU: board power + node "
+            "overhead, an upper bound)\n", g->energy_kwh / 1000.0, g->power_w / g->gpus);
+}
+
+/* The best plan under failures: MTTF, checkpoints, ETTR, goodput, and with
+ * --tokens the time to train. */
+static void goodput_lines(FILE *out, const model *m, const cluster *c,
+                          const search_options *opts, const plan *best)
+{
+    const goodput_options *o = &opts->goodput;
+    goodput g;
+    char why[320] = "", a[48], b[48], d[48];
+    int rc = goodput_evaluate(m, c, &best->s, &best->e, o, &g, why, sizeof why);
+
+    if (!(g.mttf_s > 0)) {
+        fprintf(out, "Failures: %s\n", why);
+        return;
+    }
+    fmt_duration(g.mttf_s, a, sizeof a);
+    fprintf(out, "Failures and checkpoints (docs/goodput.md):\n");
+    fprintf(out, "  job MTTF            %s (%d nodes x %.3g failures per 1000 node-days%s)\n", a,
+            g.nodes, g.failures_per_node_day * 1000.0,
+            g.rate_default ? ", the GPU generation's default" : "");
+    units_format(g.checkpoint_bytes, UNIT_SIZE, a, sizeof a);
+    fmt_duration(g.checkpoint_write_s, b, sizeof b);
+    fmt_duration(g.checkpoint_persist_s, d, sizeof d);
+    fprintf(out, "  checkpoint          %s, blocks %s (%s), written in %s\n", a, b,
+            checkpoint_mode_name(o->mode), d);
+    fmt_duration(g.checkpoint_interval_s, a, sizeof a);
+    fprintf(out, "  interval            every %s of training (%s)\n", a,
+            g.interval_auto ? "auto: Daly's optimum" : "--checkpoint-interval");
+    fmt_duration(g.restart_s, a, sizeof a);
+    fmt_duration(g.checkpoint_load_s, b, sizeof b);
+    fprintf(out, "  restart             %s (loading the checkpoint: %s)\n", a, b);
+    fmt_count(g.goodput_tokens_per_s, a, sizeof a);
+    fprintf(out, "  ETTR                %.3f: goodput %s tokens/s\n", g.ettr, a);
+    if (o->tokens > 0) {
+        if (rc != 0)
+            fprintf(out, "Time to train %.4g tokens: %s\n", o->tokens, why);
+        else
+            time_to_train_lines(out, &g, o->tokens);
+    }
+}
+
+
 void report_table(FILE *out, const model *m, const cluster *c,
                   const search_options *opts, const search_result *res)
 {
@@ -342,6 +430,8 @@ void report_table(FILE *out, const model *m, const cluster *c,
         memory_lines(out, mb, "  ");
     }
     fprintf(out, "Bound by: %s\n", e->binding != NULL ? e->binding : "-");
+    if (opts != NULL && opts->report_goodput)
+        goodput_lines(out, m, c, opts, best);
     search_stats(out, res);
 }
 
@@ -513,18 +603,61 @@ static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, i
     return o;
 }
 
+/* The whole text or nothing (jsonout_text), then one write: 0 or -1. */
+static int jb_write(const jb *b, json_t *root, FILE *out)
+{
+    char *text = b->failed ? NULL : jsonout_text(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    int rc = text != NULL && fputs(text, out) != EOF ? 0 : -1;
+    pl_free(text);
+    return rc;
+}
+
+/* The goodput keys of a plan's JSON object (docs/json-schema.md). */
+static void j_goodput(jb *b, json_t *po, const model *m, const cluster *c,
+                      const search_options *opts, const plan *pl)
+{
+    goodput g;
+    char why[320] = "";
+    int rc = goodput_evaluate(m, c, &pl->s, &pl->e, &opts->goodput, &g, why, sizeof why);
+    json_t *o = json_object();
+    jset(b, o, "ettr", jsonout_real(g.ettr));
+    jset(b, o, "mttf_s", jsonout_real(g.mttf_s));
+    jset(b, o, "checkpoint_interval_s", jsonout_real(g.checkpoint_interval_s));
+    jset(b, o, "checkpoint_write_s", jsonout_real(g.checkpoint_write_s));
+    jset(b, o, "restart_s", jsonout_real(g.restart_s));
+    jset(b, o, "checkpoint_bytes", jsonout_real(g.checkpoint_bytes));
+    jset(b, o, "checkpoint_persist_s", jsonout_real(g.checkpoint_persist_s));
+    jset(b, o, "checkpoint_load_s", jsonout_real(g.checkpoint_load_s));
+    jset(b, o, "nodes", json_integer(g.nodes));
+    jset(b, o, "failures_per_1000_node_days", jsonout_real(g.failures_per_node_day * 1000.0));
+    jset(b, o, "goodput_tokens_per_s", jsonout_real(g.goodput_tokens_per_s));
+    if (rc != 0)
+        jset(b, o, "error", json_string(why));
+    jset(b, po, "goodput", o);
+    if (opts->goodput.tokens > 0) {
+        jset(b, po, "tokens", jsonout_real(opts->goodput.tokens));
+        jset(b, po, "time_failure_free_s",
+             g.have_time ? jsonout_real(g.time_failure_free_s) : json_null());
+        jset(b, po, "time_to_train_s", g.have_time ? jsonout_real(g.time_to_train_s) : json_null());
+        jset(b, po, "gpu_hours", g.have_time ? jsonout_real(g.gpu_hours) : json_null());
+        jset(b, po, "gpu_hour_price", jsonout_real(g.gpu_hour_price));
+        jset(b, po, "cost", g.have_time ? jsonout_real(g.cost) : json_null());
+        jset(b, po, "energy_kwh", g.have_time ? jsonout_real(g.energy_kwh) : json_null());
+    }
+}
+
 int report_json_write(FILE *out, const model *m, const cluster *c,
                       const search_options *opts, const search_result *res)
 {
     jb b = {false};
     json_t *root = json_object(), *search = json_object(), *list = json_array();
-    char *text = NULL;
     int rc = -1;
 
     jset(&b, root, "planner_version", json_string(PLANNER_VERSION));
     jset(&b, root, "model", j_model(&b, m));
     jset(&b, root, "cluster", j_cluster(&b, c));
-    jset(&b, search, "objective", json_string("throughput"));
+    jset(&b, search, "objective",
+         json_string(objective_name(opts != NULL ? opts->obj : OBJECTIVE_THROUGHPUT)));
     jset(&b, search, "top", json_integer(opts != NULL ? opts->top_n : res->n_top));
     jset(&b, search, "gbs", json_integer(res->gbs));
     jset(&b, search, "seq_len", json_integer(res->seq_len));
@@ -548,8 +681,12 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
     }
     jset(&b, root, "search", search);
     search = NULL;
-    for (int i = 0; i < res->n_top; i++)
-        jpush(&b, list, j_plan(&b, m, c, &res->top[i], i + 1));
+    for (int i = 0; i < res->n_top; i++) {
+        json_t *po = j_plan(&b, m, c, &res->top[i], i + 1);
+        if (opts != NULL && opts->report_goodput)
+            j_goodput(&b, po, m, c, opts, &res->top[i]);
+        jpush(&b, list, po);
+    }
     jset(&b, root, "strategies", list);
     list = NULL;
     if (res->n_top <= 0) {
@@ -557,12 +694,7 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
              res->have_miss ? j_plan(&b, m, c, &res->miss, 0) : json_null());
         jset(&b, root, "advice", json_string(res->advice));
     }
-    /* The whole text or nothing (jsonout_text), then one write. */
-    if (!b.failed)
-        text = jsonout_text(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (text != NULL && fputs(text, out) != EOF)
-        rc = 0;
-    pl_free(text);
+    rc = jb_write(&b, root, out);
     json_decref(search);
     json_decref(list);
     json_decref(root);
@@ -613,4 +745,93 @@ void report_infeasible(FILE *out, const model *m, const cluster *c, const search
     if (res->advice[0] != '\0')
         fprintf(out, "advice: %s\n", res->advice);
     search_stats(out, res);
+}
+
+/* ---- sizing (search/size.h) ------------------------------------------------ */
+
+void report_size_table(FILE *out, const model *m, const cluster *c,
+                       const search_options *opts, const size_result *res)
+{
+    const node_group *g = &c->group[0];
+    char a[48], b[48], d[48];
+    (void)m;
+    fprintf(out, "Sizing %s on %s: %s, %d per node, up to %d nodes; gbs %d, seq %d", m->name,
+            c->name, g->gpu.name, g->gpus_per_node, res->group_nodes, opts->gbs, opts->seq_len);
+    if (opts->goodput.tokens > 0)
+        fprintf(out, ", %.4g tokens", opts->goodput.tokens);
+    if (res->deadline_s > 0) {
+        fmt_duration(res->deadline_s, a, sizeof a);
+        fprintf(out, ", deadline %s", a);
+    }
+    fprintf(out, "\n\n nodes    GPUs  tp  pp     dp     tokens/s   ETTR  time to train"
+                 "             cost\n");
+    for (int i = 0; i < res->n_rows; i++) {
+        const size_row *w = &res->row[i];
+        if (!w->fits) {
+            fprintf(out, "%6d %7d  no plan fits\n", w->nodes, w->nodes * g->gpus_per_node);
+            continue;
+        }
+        fmt_count(w->best.e.tokens_per_s, a, sizeof a);
+        fprintf(out, "%6d %7d %3d %3d %6d %12s %6.3f", w->nodes, w->gpus, w->best.s.tp,
+                w->best.s.pp, w->best.s.dp, a, w->g.ettr);
+        fmt_duration(w->g.time_to_train_s, b, sizeof b);
+        fmt_count(w->g.cost, d, sizeof d);
+        if (w->finishes)
+            fprintf(out, " %14s %16s", b, d);
+        else
+            fprintf(out, " %14s %16s", "-", "-");
+        fprintf(out, "%s%s%s\n", i == res->min_fit ? "  fewest that fit" : "",
+                i == res->choice ? "  cheapest meeting the deadline" : "",
+                res->deadline_s > 0 && w->finishes && !w->meets ? "  misses" : "");
+    }
+    if (res->min_fit >= 0) {
+        const size_row *w = &res->row[res->min_fit];
+        fprintf(out, "\nFewest GPUs that fit: %d (%d nodes), tp %d pp %d dp %d\n", w->gpus,
+                w->nodes, w->best.s.tp, w->best.s.pp, w->best.s.dp);
+    }
+    if (res->choice >= 0) {
+        const size_row *w = &res->row[res->choice];
+        fmt_duration(w->g.time_to_train_s, a, sizeof a);
+        fmt_count(w->g.cost, b, sizeof b);
+        fprintf(out, "For the deadline: %d nodes (%d GPUs), tp %d pp %d dp %d: %s, ETTR %.3f, "
+                "cost %s at %.2f per GPU-hour\n", w->nodes, w->gpus, w->best.s.tp,
+                w->best.s.pp, w->best.s.dp, a, w->g.ettr, b, w->g.gpu_hour_price);
+    }
+}
+
+int report_size_json(FILE *out, const model *m, const cluster *c,
+                     const search_options *opts, const size_result *res)
+{
+    jb b = {false};
+    json_t *root = json_object(), *rows = json_array();
+    int rc = -1;
+
+    jset(&b, root, "planner_version", json_string(PLANNER_VERSION));
+    jset(&b, root, "model", j_model(&b, m));
+    jset(&b, root, "cluster", j_cluster(&b, c));
+    jset(&b, root, "deadline_s", res->deadline_s > 0 ? jsonout_real(res->deadline_s) : json_null());
+    for (int i = 0; i < res->n_rows; i++) {
+        const size_row *w = &res->row[i];
+        json_t *o = json_object();
+        jset(&b, o, "nodes", json_integer(w->nodes));
+        jset(&b, o, "fits", json_boolean(w->fits));
+        if (w->fits) {
+            jset(&b, o, "plan", j_plan(&b, m, c, &w->best, 0));
+            j_goodput(&b, o, m, c, opts, &w->best);
+            if (res->deadline_s > 0)
+                jset(&b, o, "meets_deadline", json_boolean(w->meets));
+        }
+        jpush(&b, rows, o);
+    }
+    jset(&b, root, "rows", rows);
+    rows = NULL;
+    jset(&b, root, "fewest_nodes_that_fit",
+         res->min_fit >= 0 ? json_integer(res->row[res->min_fit].nodes) : json_null());
+    jset(&b, root, "deadline_nodes",
+         res->choice >= 0 ? json_integer(res->row[res->choice].nodes) : json_null());
+    jset(&b, root, "note", res->note[0] != '\0' ? json_string(res->note) : json_null());
+    rc = jb_write(&b, root, out);
+    json_decref(rows);
+    json_decref(root);
+    return rc;
 }

@@ -162,20 +162,21 @@ typedef struct occupancy {
     bool rate_default;
 } occupancy;
 
-static void occupy(const cluster *c, const plan *pl, const goodput_options *o,
+static void occupy(const cluster *c, const strategy *s, const evaluation *e,
+                   const goodput_options *o,
                    occupancy *oc)
 {
     int per_group[CLUSTER_MAX_GROUPS] = {0};
     int g, i;
     memset(oc, 0, sizeof *oc);
-    if (pl->s.n_stages <= 0 || c->n_groups > CLUSTER_MAX_GROUPS) {
-        per_group[0] = pl->e.gpus > 0 ? pl->e.gpus : strategy_gpus(&pl->s);
+    if (s->n_stages <= 0 || c->n_groups > CLUSTER_MAX_GROUPS) {
+        per_group[0] = e->gpus > 0 ? e->gpus : strategy_gpus(s);
     } else {
-        for (i = 0; i < pl->s.n_stages; i++) {
-            const stage_spec *st = &pl->s.stage[i];
+        for (i = 0; i < s->n_stages; i++) {
+            const stage_spec *st = &s->stage[i];
             int gi = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
-            per_group[gi] += (st->tp > 0 ? st->tp : pl->s.tp) *
-                             (st->dp > 0 ? st->dp : pl->s.dp) * (pl->s.cp > 0 ? pl->s.cp : 1);
+            per_group[gi] += (st->tp > 0 ? st->tp : s->tp) *
+                             (st->dp > 0 ? st->dp : s->dp) * (s->cp > 0 ? s->cp : 1);
         }
     }
     oc->rate_default = true;
@@ -203,11 +204,11 @@ static void occupy(const cluster *c, const plan *pl, const goodput_options *o,
 }
 
 /* Checkpoint size, blocking, persist and load times into *out. */
-static void checkpoint_times(const model *m, const cluster *c, const plan *pl,
+static void checkpoint_times(const model *m, const cluster *c, const strategy *s,
                              const goodput_options *o, goodput *out)
 {
-    double writers = pl->s.zero >= 1 ? out->gpus
-                                     : (double)out->gpus / (pl->s.dp > 0 ? pl->s.dp : 1);
+    double writers = s->zero >= 1 ? out->gpus
+                                     : (double)out->gpus / (s->dp > 0 ? s->dp : 1);
     double write_bw = c->reliability.storage_write_bytes_per_s > 0
                           ? c->reliability.storage_write_bytes_per_s
                           : out->nodes * STORAGE_WRITE_PER_NODE;
@@ -297,8 +298,9 @@ static int time_to_train(const goodput_options *o, goodput *g, char *why, int wh
     return 0;
 }
 
-int goodput_evaluate(const model *m, const cluster *c, const plan *pl,
-                     const goodput_options *opts, goodput *out, char *why, int why_size)
+int goodput_evaluate(const model *m, const cluster *c, const strategy *s,
+                     const evaluation *e, const goodput_options *opts, goodput *out, char *why,
+                     int why_size)
 {
     static const goodput_options k_default = GOODPUT_OPTIONS_INIT;
     const goodput_options *o = opts != NULL ? opts : &k_default;
@@ -307,27 +309,27 @@ int goodput_evaluate(const model *m, const cluster *c, const plan *pl,
     memset(out, 0, sizeof *out);
     if (bad_options(o, why, why_size) != 0)
         return -1;
-    if (!(pl->e.step_time_s > 0) || !(pl->e.tokens_per_s > 0) ||
-        !isfinite(pl->e.step_time_s) || !isfinite(pl->e.tokens_per_s)) {
+    if (!(e->step_time_s > 0) || !(e->tokens_per_s > 0) ||
+        !isfinite(e->step_time_s) || !isfinite(e->tokens_per_s)) {
         snprintf(why, (size_t)why_size, "the plan has no finite step time");
         return -1;
     }
-    occupy(c, pl, o, &oc);
+    occupy(c, s, e, o, &oc);
     if (oc.gpus <= 0 || !(oc.failures_per_day > 0)) {
         snprintf(why, (size_t)why_size, "the plan occupies no GPUs of the cluster");
         return -1;
     }
     out->gpus = oc.gpus;
     out->nodes = oc.nodes;
-    out->step_s = pl->e.step_time_s;
-    out->tokens_per_s = pl->e.tokens_per_s;
+    out->step_s = e->step_time_s;
+    out->tokens_per_s = e->tokens_per_s;
     out->failures_per_node_day = oc.failures_per_day / oc.nodes;
     out->rate_default = oc.rate_default;
     out->mttf_s = SECONDS_PER_DAY / oc.failures_per_day;
     out->power_w = oc.power_w;
     out->price_default = !(o->gpu_hour_price > 0);
     out->gpu_hour_price = o->gpu_hour_price > 0 ? o->gpu_hour_price : oc.price_x_gpus / oc.gpus;
-    checkpoint_times(m, c, pl, o, out);
+    checkpoint_times(m, c, s, o, out);
     out->restart_s = (o->restart_s > 0                    ? o->restart_s
                       : c->reliability.restart_s > 0 ? c->reliability.restart_s
                                                      : RESTART_FIXED_S) +

@@ -55,7 +55,9 @@
  *   P5 dp * cp = 1: ZeRO stages 1-3 shard over one rank, the same plan as
  *      zero 0; only zero 0 is enumerated (unless zero is fixed).
  *
- * RANKING: objective (tokens/s, higher first), then the deterministic
+ * RANKING: objective (tokens/s; or, with --objective, goodput = tokens/s x
+ * ETTR, time to train (the same order) or goodput per GPU-hour price: see
+ * objective_score), higher first, then the deterministic
  * tie-break, in this order: lower peak memory per GPU, then the simpler plan:
  * smaller pp, smaller tp, smaller cp, smaller ep, smaller vpp, larger mbs,
  * sp on before off, less recompute, lower zero stage, lower group index.
@@ -325,13 +327,42 @@ static int rank_cmp(double score_a, double peak_a, const strategy *a, double sco
                    b->n_stages > 0 ? b->stage[0].group : 0);
 }
 
-static double objective_score(const search_ctx *x, const evaluation *e)
+/* The objective's value for s predicted as e, higher is better.  The
+ * goodput objectives (schedule/goodput.h) keep the prunes valid: a prune
+ * compares variants on the same GPUs with the same dp and ZeRO stage, whose
+ * failure rate and checkpoint are the same, so goodput follows tokens/s
+ * (up to the checkpoint interval's rounding to whole steps). */
+static double objective_score(const search_ctx *x, const strategy *s, const evaluation *e)
 {
-    switch (x->o->obj) {
-    case OBJECTIVE_THROUGHPUT:
-    default:
+    goodput_options o;
+    goodput g;
+    char why[320];
+
+    if (x->o->obj == OBJECTIVE_THROUGHPUT)
         return e->tokens_per_s;
-    }
+    o = x->o->goodput;
+    o.tokens = 0;          /* the rate, not the time: no overflow to fail on */
+    if (goodput_evaluate(x->m, x->c, s, e, &o, &g, why, sizeof why) != 0)
+        return 0;
+    if (x->o->obj == OBJECTIVE_COST)
+        return g.goodput_tokens_per_s / (g.gpus * g.gpu_hour_price);
+    return g.goodput_tokens_per_s;
+}
+
+const char *objective_name(objective obj)
+{
+    static const char *const names[] = {"throughput", "goodput", "time", "cost"};
+    return (unsigned)obj < sizeof names / sizeof names[0] ? names[obj] : "throughput";
+}
+
+int objective_from_name(const char *name, objective *out)
+{
+    for (int i = OBJECTIVE_THROUGHPUT; i <= OBJECTIVE_COST; i++)
+        if (strcmp(name, objective_name((objective)i)) == 0) {
+            *out = (objective)i;
+            return 0;
+        }
+    return -1;
 }
 
 /* Keeps s if it ranks among the top N. */
@@ -425,13 +456,13 @@ static int check_eval(search_ctx *x, bool count)
                  x->e.peak_memory_bytes);
         return -1;
     }
-    return x->e.feasible && isfinite(objective_score(x, &x->e)) ? 1 : 0;
+    return x->e.feasible && isfinite(objective_score(x, &x->s, &x->e)) ? 1 : 0;
 }
 
 /* Counts the evaluated x->s and offers it to the ranking or the closest miss. */
 static void record(search_ctx *x, int fit)
 {
-    double score = objective_score(x, &x->e), peak = x->e.peak_memory_bytes, ratio;
+    double score = objective_score(x, &x->s, &x->e), peak = x->e.peak_memory_bytes, ratio;
 
     x->candidates++;
     if ((x->candidates & 255) == 0)
@@ -939,7 +970,7 @@ static void seam_refine_top(search_ctx *x, search_result *res)
             continue;
         evaluate_schedule(x->m, x->c, x->p, &x->ilp.s, &x->ilp.e, sched);
         if (x->ilp.e.feasible && isfinite(x->ilp.e.tokens_per_s) &&
-            objective_score(x, &x->ilp.e) > objective_score(x, &pl->e)) {
+            objective_score(x, &x->ilp.s, &x->ilp.e) > objective_score(x, &pl->s, &pl->e)) {
             *pl = x->ilp;
             res->sched[i] = *sched;
         }
@@ -947,8 +978,8 @@ static void seam_refine_top(search_ctx *x, search_result *res)
     for (int i = 1; i < res->n_top; i++)   /* insertion sort, stable */
         for (int k = i; k > 0; k--) {
             plan *a = &res->top[k - 1], *b = &res->top[k];
-            if (rank_cmp(objective_score(x, &b->e), b->e.peak_memory_bytes, &b->s,
-                         objective_score(x, &a->e), a->e.peak_memory_bytes, &a->s) >= 0)
+            if (rank_cmp(objective_score(x, &b->s, &b->e), b->e.peak_memory_bytes, &b->s,
+                         objective_score(x, &a->s, &a->e), a->e.peak_memory_bytes, &a->s) >= 0)
                 break;
             x->ilp = *a;
             *a = *b;

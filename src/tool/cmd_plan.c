@@ -10,6 +10,7 @@
 #include <string.h>
 #include "fit/calibration.h"
 #include "tool/cli.h"
+#include "tool/cli_goodput.h"
 #include "tool/commands.h"
 #include "out/emit.h"
 #include "base/fileio.h"
@@ -53,7 +54,6 @@ static void plan_usage(FILE *out)
         "      --fix SPEC          pin knobs, e.g. tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1\n"
         "                          (keys: tp pp dp cp ep vpp mbs sp recompute zero gpus)\n"
         "      --top N             plans to list (default 10)\n"
-        "      --objective NAME    ranking objective: throughput (default)\n"
         "      --partition dp|ilp  layer partitioner: exact DP (default) or GLPK ILP\n"
         "      --ilp-time-limit S  time limit per ILP solve in seconds (default 10)\n"
         "      --mem-headroom F    fraction of each GPU's usable memory a plan must leave\n"
@@ -70,9 +70,10 @@ static void plan_usage(FILE *out)
         "  -o, --output FILE       write the report or launch material to FILE (atomically)\n"
         "      --trace FILE        write the best plan's simulated schedule (Chrome trace JSON)\n"
         "      --svg FILE          write the best plan's timeline and memory as SVG\n"
+        "%s"
         "  -h, --help              show this help and exit\n"
         "  -V, --version           show the version and exit\n"
-        "\n%s", cli_exit_codes_help);
+        "\n%s", cli_goodput_help, cli_exit_codes_help);
 }
 
 enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
@@ -93,7 +94,6 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         {"seq", required_argument, NULL, OPT_SEQ},
         {"fix", required_argument, NULL, OPT_FIX},
         {"top", required_argument, NULL, OPT_TOP},
-        {"objective", required_argument, NULL, OPT_OBJECTIVE},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"emit", required_argument, NULL, OPT_EMIT},
         {"megatron-version", required_argument, NULL, OPT_MEGATRON_VERSION},
@@ -106,9 +106,10 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         {"precision", required_argument, NULL, OPT_PRECISION},
         {"guess-model-type", no_argument, NULL, OPT_GUESS_TYPE},
         {"mem-headroom", required_argument, NULL, OPT_MEM_HEADROOM},
+        CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
     char msg[256];
-    int ch;
+    int ch, gp;
 
     optind = 1;
     opterr = 0;
@@ -140,11 +141,6 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         case OPT_TOP:
             if (cli_parse_int(optarg, 1, 10000, &a->opts.top_n) != 0)
                 return cli_usage_error("", "--top: expected an integer in 1..10000, got '%s'", optarg);
-            break;
-        case OPT_OBJECTIVE:
-            if (strcmp(optarg, "throughput") != 0)
-                return cli_usage_error("", "--objective: unknown objective '%s' (known: throughput)", optarg);
-            a->opts.obj = OBJECTIVE_THROUGHPUT;
             break;
         case OPT_FORMAT:
             if (strcmp(optarg, "table") == 0)
@@ -201,7 +197,11 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
             break;
         case ':':
             return cli_usage_error("", "option '%s' needs an argument", argv[optind - 1]);
-        default:
+        default:        /* the time-to-train options (tool/cli_goodput.h) */
+            if ((gp = cli_goodput_option(ch, optarg, &a->opts)) == 0)
+                break;
+            if (gp != 1)
+                return gp;
             return cli_usage_error("", "unknown option '%s'", argv[optind - 1]);
         }
     }

@@ -20,6 +20,8 @@ static int dispatch(int argc, char **argv)
             return cmd_plan(argc - 1, argv + 1);
         if (strcmp(sub, "validate") == 0)
             return cmd_validate(argc - 1, argv + 1);
+        if (strcmp(sub, "size") == 0)
+            return cmd_size(argc - 1, argv + 1);
         if (strcmp(sub, "sweep") == 0)
             return cmd_sweep(argc - 1, argv + 1);
         if (strcmp(sub, "calibrate") == 0)

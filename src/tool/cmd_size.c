@@ -1,0 +1,163 @@
+/* cmd_size.c: `planner size`, how many GPUs (search/size.h, docs/goodput.md).
+ *
+ * Flow: options (the model, the cluster, the batch, --fix, --calibration,
+ * the time-to-train options of cli_goodput.h, --deadline) -> size_run ->
+ * the table of node counts (out/report.h report_size_table), or JSON.  Exit
+ * 3 when nothing fits or no node count meets the deadline (the table is
+ * printed, the note on stderr). */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "base/units.h"
+#include "fit/calibration.h"
+#include "out/report.h"
+#include "search/size.h"
+#include "tool/cli.h"
+#include "tool/cli_goodput.h"
+#include "tool/commands.h"
+
+typedef struct size_args {
+    const char *model_path, *cluster_path, *calibration_path;
+    bool json;
+    double deadline_s;
+    run_spec ov;
+    search_options opts;
+} size_args;
+
+static void size_usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: planner size --model FILE --cluster FILE [--tokens N --deadline T] [OPTION]...\n"
+        "How many GPUs: the fewest nodes of the cluster's node group with a plan that fits\n"
+        "and, with --tokens and --deadline, the node count that meets the deadline at the\n"
+        "lowest cost; a table of node count -> time to train, ETTR, cost.\n"
+        "\n"
+        "  -m, --model FILE        model: planner JSON or a HuggingFace config.json\n"
+        "  -c, --cluster FILE      cluster spec (YAML, one node group: its node count is varied)\n"
+        "      --calibration FILE  cost-model constants fitted by 'planner calibrate'\n"
+        "      --gbs N             global batch size in sequences\n"
+        "      --seq N             sequence length\n"
+        "      --fix SPEC          pin knobs, as for planning\n"
+        "      --deadline T        wall-clock limit, e.g. 90d or 2000h (needs --tokens)\n"
+        "      --format table|json report format (default table)\n"
+        "%s"
+        "  -h, --help              show this help and exit\n"
+        "\n%s", cli_goodput_help, cli_exit_codes_help);
+}
+
+enum { OPT_S_GBS = 256, OPT_S_SEQ, OPT_S_FIX, OPT_S_DEADLINE, OPT_S_FORMAT, OPT_S_CAL };
+
+static int parse_size_args(int argc, char **argv, size_args *a)
+{
+    static const struct option longopts[] = {
+        {"model", required_argument, NULL, 'm'},
+        {"cluster", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {"gbs", required_argument, NULL, OPT_S_GBS},
+        {"seq", required_argument, NULL, OPT_S_SEQ},
+        {"fix", required_argument, NULL, OPT_S_FIX},
+        {"deadline", required_argument, NULL, OPT_S_DEADLINE},
+        {"format", required_argument, NULL, OPT_S_FORMAT},
+        {"calibration", required_argument, NULL, OPT_S_CAL},
+        CLI_GOODPUT_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+    char msg[256];
+    int ch, rc;
+
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":m:c:h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'm': a->model_path = optarg; break;
+        case 'c': a->cluster_path = optarg; break;
+        case 'h': size_usage(stdout); return -1;
+        case OPT_S_GBS:
+            if (cli_parse_int(optarg, 1, 100000000, &a->ov.global_batch) != 0)
+                return cli_usage_error("size", "--gbs: expected an integer in 1..1e8, got '%s'", optarg);
+            break;
+        case OPT_S_SEQ:
+            if (cli_parse_int(optarg, 1, 16777216, &a->ov.seq_len) != 0)
+                return cli_usage_error("size", "--seq: expected an integer in 1..16777216, got '%s'", optarg);
+            break;
+        case OPT_S_FIX:
+            if (constraints_parse(optarg, &a->opts.fix, msg, sizeof msg) != 0)
+                return cli_usage_error("size", "--fix: %s", msg);
+            break;
+        case OPT_S_DEADLINE:
+            if (units_parse(optarg, UNIT_TIME, false, &a->deadline_s, msg, sizeof msg) != 0 ||
+                a->deadline_s > 1e9)
+                return cli_usage_error("size", "--deadline: expected a time such as 90d or "
+                                               "2000h (at most 1e9 s), got '%s'", optarg);
+            break;
+        case OPT_S_FORMAT:
+            if (strcmp(optarg, "table") != 0 && strcmp(optarg, "json") != 0)
+                return cli_usage_error("size", "--format: expected table or json, got '%s'", optarg);
+            a->json = strcmp(optarg, "json") == 0;
+            break;
+        case OPT_S_CAL: a->calibration_path = optarg; break;
+        case ':':
+            return cli_usage_error("size", "option '%s' needs an argument", argv[optind - 1]);
+        default:
+            if ((rc = cli_goodput_option(ch, optarg, &a->opts)) == 0)
+                break;
+            if (rc != 1)
+                return rc;
+            return cli_usage_error("size", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("size", "unexpected argument '%s'", argv[optind]);
+    if (a->model_path == NULL || a->cluster_path == NULL)
+        return cli_usage_error("size", "missing --%s FILE", a->model_path ? "cluster" : "model");
+    if (a->deadline_s > 0 && !(a->opts.goodput.tokens > 0))
+        return cli_usage_error("size", "--deadline needs --tokens N (the tokens to train)");
+    return 0;
+}
+
+int cmd_size(int argc, char **argv)
+{
+    size_args a;
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params params;
+    model *m = NULL;
+    cluster *c = NULL;
+    size_result res;
+    planner_status rc;
+    int parsed;
+
+    memset(&a, 0, sizeof a);
+    memset(&res, 0, sizeof res);
+    search_options_default(&a.opts);
+    a.opts.obj = OBJECTIVE_TIME;
+    a.opts.report_goodput = true;
+    if ((parsed = parse_size_args(argc, argv, &a)) != 0)
+        return parsed > 0 ? parsed : PLANNER_OK;
+    cost_params_default(&params);
+    if (a.calibration_path != NULL &&
+        (rc = calibration_load(a.calibration_path, &params, &err)) != PLANNER_OK)
+        goto cleanup;
+    if ((rc = model_load(a.model_path, &a.ov, &m, &err)) != PLANNER_OK ||
+        (rc = cluster_load(a.cluster_path, &c, &err)) != PLANNER_OK)
+        goto cleanup;
+    a.opts.gbs = m->global_batch;
+    a.opts.seq_len = m->seq_len;
+    rc = size_run(m, c, &params, &a.opts, a.deadline_s, &res, &err);
+    if (rc != PLANNER_OK && rc != PLANNER_E_INFEASIBLE)
+        goto cleanup;
+    if (a.json ? report_size_json(stdout, m, c, &a.opts, &res) != 0
+               : (report_size_table(stdout, m, c, &a.opts, &res), 0)) {
+        rc = error_oom(&err);
+        goto cleanup;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        rc = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL, "write error on standard output");
+    else if (res.note[0] != '\0')
+        fprintf(stderr, "planner: %s\n", res.note);
+cleanup:
+    if (err.status != PLANNER_OK)
+        error_print(&err, stderr);
+    size_result_free(&res);
+    cluster_free(c);
+    model_free(m);
+    return rc;
+}
