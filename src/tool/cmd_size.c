@@ -38,6 +38,8 @@ static void size_usage(FILE *out)
         "      --gbs N             global batch size in sequences\n"
         "      --seq N             sequence length\n"
         "      --fix SPEC          pin knobs, as for planning\n"
+        "      --mem-headroom F    fraction of each GPU's usable memory a plan must leave\n"
+        "                          free (0..0.99, as for planning)\n"
         "      --deadline T        wall-clock limit, e.g. 90d or 2000h (needs --tokens)\n"
         "      --format table|json report format (default table)\n"
         "%s"
@@ -45,7 +47,8 @@ static void size_usage(FILE *out)
         "\n%s", cli_goodput_help, cli_exit_codes_help);
 }
 
-enum { OPT_S_GBS = 256, OPT_S_SEQ, OPT_S_FIX, OPT_S_DEADLINE, OPT_S_FORMAT, OPT_S_CAL };
+enum { OPT_S_GBS = 256, OPT_S_SEQ, OPT_S_FIX, OPT_S_DEADLINE, OPT_S_FORMAT, OPT_S_CAL,
+       OPT_S_HEADROOM };
 
 static int parse_size_args(int argc, char **argv, size_args *a)
 {
@@ -59,6 +62,7 @@ static int parse_size_args(int argc, char **argv, size_args *a)
         {"deadline", required_argument, NULL, OPT_S_DEADLINE},
         {"format", required_argument, NULL, OPT_S_FORMAT},
         {"calibration", required_argument, NULL, OPT_S_CAL},
+        {"mem-headroom", required_argument, NULL, OPT_S_HEADROOM},
         CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
     char msg[256];
@@ -95,6 +99,11 @@ static int parse_size_args(int argc, char **argv, size_args *a)
             a->json = strcmp(optarg, "json") == 0;
             break;
         case OPT_S_CAL: a->calibration_path = optarg; break;
+        case OPT_S_HEADROOM:
+            if (cli_parse_double(optarg, 0, 0.99, &a->opts.mem_headroom) != 0)
+                return cli_usage_error("size", "--mem-headroom: expected a fraction in 0..0.99, "
+                                               "got '%s'", optarg);
+            break;
         case ':':
             return cli_usage_error("size", "option '%s' needs an argument", argv[optind - 1]);
         default:

@@ -35,6 +35,7 @@
 #include "fit/calibration.h"
 #include "inputs/catalog.h"
 #include "tool/cli.h"
+#include "tool/cli_goodput.h"
 #include "inputs/cluster.h"
 #include "tool/commands.h"
 #include "base/fileio.h"
@@ -53,7 +54,8 @@ const char *sweep_csv_header(char *buf, size_t size)
     knobs_keys_join(knobs, sizeof knobs, ",");
     snprintf(buf, size, "point,points,model,cluster,gpu,nodes,gpus,gbs,seq,intra_bw_scale,"
              "inter_bw_scale,peak_scale,status,%s,step_time_s,tokens_per_s,"
-             "tokens_per_s_per_gpu,mfu,peak_memory_bytes,reason", knobs);
+             "tokens_per_s_per_gpu,mfu,peak_memory_bytes,ettr,goodput_tokens_per_s,reason",
+             knobs);
     return buf;
 }
 
@@ -854,6 +856,8 @@ typedef struct sweep_run {
     sweep_format format;
     long shard_i, shard_n;
     long points;
+    objective obj;               /* --objective */
+    goodput_options goodput;     /* the time-to-train options (docs/goodput.md) */
 } sweep_run;
 
 /* One output line's figures. */
@@ -864,6 +868,7 @@ typedef struct point_row {
     double intra, inter, peak;
     const char *status;          /* ok, infeasible, invalid */
     const plan *best;            /* NULL unless ok */
+    goodput g;                   /* best under failures (schedule/goodput.h) */
     char reason[ERROR_MSG_MAX + 64];
 } point_row;
 
@@ -908,12 +913,23 @@ static void write_row_csv(FILE *out, long k, long points, const point_row *r)
             fprintf(out, "%s,", knob_text(s, (knob_id)kn, false, v, sizeof v));
         fprintf(out, "%.6g,%.6g,%.6g,%.6g,%.0f,", e->step_time_s, e->tokens_per_s,
                 e->tokens_per_s_per_gpu, e->mfu, e->peak_memory_bytes);
+        fprintf(out, "%.6g,%.6g,", r->g.ettr, r->g.goodput_tokens_per_s);
     } else {
-        for (int kn = 0; kn < KNOB_COUNT + 5; kn++)   /* the knobs and 5 figures */
+        for (int kn = 0; kn < KNOB_COUNT + 7; kn++)   /* the knobs and 7 figures */
             fputc(',', out);
     }
     csv_field(out, r->reason);
     fputc('\n', out);
+}
+
+/* The goodput figures of a JSON Lines row (the CSV's columns). */
+static int jsonl_goodput(json_t *o, const goodput *g)
+{
+    return json_object_set_new(o, "ettr", json_real(r6(g->ettr))) != 0 ||
+                   json_object_set_new(o, "goodput_tokens_per_s",
+                                       json_real(r6(g->goodput_tokens_per_s))) != 0
+               ? -1
+               : 0;
 }
 
 static int write_row_jsonl(FILE *out, long k, long points, const point_row *r)
@@ -936,7 +952,7 @@ static int write_row_jsonl(FILE *out, long k, long points, const point_row *r)
                               r6(e->mfu), "peak_memory_bytes",
                               (json_int_t)llround(e->peak_memory_bytes));
         if (p == NULL || knobs_json_set(o, s, KNOB_TP, KNOB_COUNT) != 0 ||
-            json_object_update(o, p) != 0) {
+            json_object_update(o, p) != 0 || jsonl_goodput(o, &r->g) != 0) {
             json_decref(p);
             goto cleanup;
         }
@@ -1073,10 +1089,15 @@ static planner_status run_point(const sweep_run *run, long k, FILE *out, planner
         opts.gbs = m->global_batch;
         opts.seq_len = m->seq_len;
         opts.progress = false;
+        opts.obj = run->obj;
+        opts.goodput = run->goodput;
         rc = search_run(m, &pc, &run->params, &opts, &res, &perr);
         if (rc == PLANNER_OK && res.n_top >= 1) {
+            char why[320];
             row.status = "ok";
             row.best = &res.top[0];
+            goodput_evaluate(m, &pc, &row.best->s, &row.best->e, &run->goodput, &row.g, why,
+                             sizeof why);
         } else if (rc == PLANNER_E_INFEASIBLE) {
             row.status = "infeasible";
             snprintf(row.reason, sizeof row.reason, "%s",
@@ -1138,9 +1159,10 @@ static void sweep_usage(FILE *out)
         "      --shard I/N         run only the points k with k %% N == I (Slurm arrays)\n"
         "      --merge FILE...     combine shard outputs into the unsharded output\n"
         "  -o, --output FILE       write to FILE (atomically) instead of standard output\n"
+        "%s"
         "  -h, --help              show this help and exit\n"
         "At most %ld points per grid.\n"
-        "\n%s", SWEEP_MAX_POINTS, cli_exit_codes_help);
+        "\n%s", cli_goodput_help, SWEEP_MAX_POINTS, cli_exit_codes_help);
 }
 
 enum { OPT_GPU = 300, OPT_NODES, OPT_GBS, OPT_SEQ, OPT_INTRA, OPT_INTER, OPT_PEAK, OPT_GRID,
@@ -1152,6 +1174,7 @@ typedef struct sweep_args {
     sweep_format format;
     bool merge, shard;
     long shard_i, shard_n;
+    search_options gp;                  /* the time-to-train options and --objective */
 } sweep_args;
 
 static void sweep_args_free(sweep_args *a)
@@ -1194,8 +1217,9 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
         {"format", required_argument, NULL, OPT_FORMAT},
         {"shard", required_argument, NULL, OPT_SHARD},
         {"merge", no_argument, NULL, OPT_MERGE},
+        CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
-    int ch;
+    int ch, gp;
     sweep_dim d;
 
     optind = 1;
@@ -1240,7 +1264,11 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
         case OPT_MERGE: a->merge = true; break;
         case ':':
             return cli_usage_error("sweep ", "option '%s' needs an argument", argv[optind - 1]);
-        default:
+        default:        /* the time-to-train options (tool/cli_goodput.h) */
+            if ((gp = cli_goodput_option(ch, optarg, &a->gp)) == 0)
+                break;
+            if (gp != 1)
+                return gp;
             return cli_usage_error("sweep ", "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -1411,6 +1439,8 @@ int cmd_sweep(int argc, char **argv)
     }
     run.points = (long)sweep_grid_points(&run.grid);
     run.format = a.format;
+    run.obj = a.gp.obj;
+    run.goodput = a.gp.goodput;
     run.shard_i = a.shard ? a.shard_i : 0;
     run.shard_n = a.shard ? a.shard_n : 1;
 

@@ -111,4 +111,17 @@ grep -q 'meets the deadline of 20 days: the fastest, 2048 nodes (16384 GPUs), ta
     || fail "size: the miss is not quantified: $(cat "$T/err")"
 $P size $M --deadline 60d > /dev/null 2> "$T/err"
 [ $? -eq 2 ] || fail "size: --deadline without --tokens"
+# 6. sweeps get the goodput columns (with the failure options)
+$P sweep --model configs/llama3-8b.json --cluster clusters/h100x512.yaml --nodes 8,16 \
+    --failure-rate 6.5 > "$T/sweep.csv" || fail "sweep exit $?"
+python3 - "$T/sweep.csv" <<'PY' || fail "sweep goodput columns"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 2
+for r in rows:
+    e = float(r["ettr"])
+    assert 0 < e < 1
+    # goodput = tokens/s x ETTR (6 significant digits)
+    assert abs(float(r["goodput_tokens_per_s"]) - float(r["tokens_per_s"]) * e) <= 1e-5 * float(r["tokens_per_s"])
+PY
 echo "goodput.sh: ok"

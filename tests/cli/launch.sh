@@ -289,7 +289,7 @@ fi
 # that starts with it, after an optional short form)
 if [ -f planner.1 ]; then
     sed 's/\\-/-/g' planner.1 > "$T/man.src"
-    for cmd in plan validate sweep calibrate crossval; do
+    for cmd in plan validate size sweep calibrate crossval; do
         # (the exit status of --help is not checked here: the options are)
         case $cmd in
             plan) sec='Planning (the default command)'; $P --help > "$T/help" ;;
