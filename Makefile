@@ -6,6 +6,8 @@
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
 MANDIR    ?= $(PREFIX)/share/man/man1
+# configs/ and clusters/, found by name: --model gpt3-175b --cluster h100x512
+SHAREDIR  ?= $(PREFIX)/share/planner
 CC        ?= cc
 VERSION   := 0.1.0
 
@@ -48,7 +50,7 @@ help:
 	@echo "make sanitize   the test suite under ASan + UBSan + LeakSanitizer"
 	@echo "make fuzz       build the libFuzzer harnesses into build-fuzz/"
 	@echo "make bench      search benchmarks (wall time, candidates per second)"
-	@echo "make install    install planner and planner.1 under PREFIX ($(PREFIX))"
+	@echo "make install    install planner, planner.1, configs/ and clusters/ under PREFIX ($(PREFIX))"
 
 # Dependencies: scripts/deps.sh installs what is missing (apt-get as root,
 # otherwise it prints the exact command and fails).
@@ -124,9 +126,13 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
 	install -m 755 planner $(DESTDIR)$(BINDIR)/planner
 	if [ -f planner.1 ]; then install -m 644 planner.1 $(DESTDIR)$(MANDIR)/planner.1; fi
+	install -d $(DESTDIR)$(SHAREDIR)/configs $(DESTDIR)$(SHAREDIR)/clusters
+	install -m 644 configs/*.json $(DESTDIR)$(SHAREDIR)/configs
+	install -m 644 clusters/*.yaml $(DESTDIR)$(SHAREDIR)/clusters
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/planner $(DESTDIR)$(MANDIR)/planner.1
+	rm -rf $(DESTDIR)$(SHAREDIR)
 
 clean:
 	rm -rf build build-san build-fuzz planner

@@ -11,6 +11,7 @@
 #include "fit/calibration.h"
 #include "tool/cli.h"
 #include "tool/cli_goodput.h"
+#include "tool/shipped.h"
 #include "tool/commands.h"
 #include "out/emit.h"
 #include "base/fileio.h"
@@ -24,6 +25,7 @@ typedef enum output_format { FORMAT_TABLE, FORMAT_JSON } output_format;
 
 typedef struct plan_args {
     const char *model_path, *cluster_path, *calibration_path;
+    char model_buf[1300], cluster_buf[1300];   /* a shipped name's file */
     const char *output_path, *trace_path, *svg_path;
     bool show_inputs;
     output_format format;
@@ -43,9 +45,10 @@ static void plan_usage(FILE *out)
         "optimizer sharding, rank feasible plans by predicted throughput.\n"
         "\n"
         "Inputs:\n"
-        "  -m, --model FILE        model: planner JSON or a HuggingFace config.json\n"
+        "  -m, --model FILE|NAME   model: planner JSON or a HuggingFace config.json, or\n"
+        "                          the name of a shipped one (listed below)\n"
         "      --guess-model-type  read an unknown HF model_type by its keys (warns)\n"
-        "  -c, --cluster FILE      cluster spec (YAML)\n"
+        "  -c, --cluster FILE|NAME cluster spec (YAML), or a shipped one's name\n"
         "      --calibration FILE  cost-model constants fitted by 'planner calibrate'\n"
         "      --gbs N             global batch size in sequences (default: model file, or 1024)\n"
         "      --seq N             sequence length (default: model file, or 4096)\n"
@@ -73,7 +76,12 @@ static void plan_usage(FILE *out)
         "%s"
         "  -h, --help              show this help and exit\n"
         "  -V, --version           show the version and exit\n"
-        "\n%s", cli_goodput_help, cli_exit_codes_help);
+        "\n", cli_goodput_help);
+    fprintf(out, "Shipped models: ");
+    shipped_list(out, "configs", ".json");
+    fprintf(out, "Shipped clusters: ");
+    shipped_list(out, "clusters", ".yaml");
+    fprintf(out, "\n%s", cli_exit_codes_help);
 }
 
 enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
@@ -211,6 +219,10 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         return cli_usage_error("", "missing --model FILE");
     if (a->cluster_path == NULL)
         return cli_usage_error("", "missing --cluster FILE");
+    a->model_path = shipped_resolve(a->model_path, "configs", ".json", a->model_buf,
+                                    sizeof a->model_buf);
+    a->cluster_path = shipped_resolve(a->cluster_path, "clusters", ".yaml", a->cluster_buf,
+                                      sizeof a->cluster_buf);
     return 0;
 }
 

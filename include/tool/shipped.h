@@ -1,0 +1,21 @@
+/* shipped.h: the model and cluster files that ship with planner, by name
+ * (--model gpt3-175b --cluster h100x512), looked up next to the binary's
+ * install prefix (PREFIX/share/planner/{configs,clusters}, what `make
+ * install` writes) and in the source tree the binary was built in. */
+#ifndef PLANNER_SHIPPED_H
+#define PLANNER_SHIPPED_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* `arg` when it names a file (or has a '/'); else KIND/ARG.EXT from the
+ * first shipped folder that has it, written to buf; else `arg` (the open
+ * then fails with the file's own message).  kind: "configs" or "clusters". */
+const char *shipped_resolve(const char *arg, const char *kind, const char *ext, char *buf,
+                            size_t size);
+
+/* Prints the shipped names of `kind` (sorted, comma-separated) and the folder,
+ * or "(none found)". */
+void shipped_list(FILE *out, const char *kind, const char *ext);
+
+#endif

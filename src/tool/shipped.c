@@ -1,0 +1,90 @@
+/* shipped.c: shipped model and cluster files by name (shipped.h).
+ *
+ * The binary finds itself through /proc/self/exe (Linux); the folders tried,
+ * in order: EXE_DIR/../share/planner/KIND (an installed planner: `make
+ * install` puts the binary in PREFIX/bin and the files in
+ * PREFIX/share/planner), EXE_DIR/KIND (./planner in the source tree) and
+ * EXE_DIR/../KIND (build/planner).
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "tool/shipped.h"
+
+#define SHIPPED_MAX 128
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The i-th candidate folder of `kind` into buf; -1 past the last. */
+static int candidate(int i, const char *kind, char *buf, size_t size)
+{
+    static const char *const rel[] = {"/../share/planner/", "/", "/../"};
+    char exe[1024];
+    ssize_t n;
+    char *slash;
+    if (i < 0 || i >= (int)(sizeof rel / sizeof rel[0]))
+        return -1;
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash == NULL)
+        return -1;
+    *slash = '\0';
+    snprintf(buf, size, "%s%s%s", exe, rel[i], kind);
+    return 0;
+}
+
+const char *shipped_resolve(const char *arg, const char *kind, const char *ext, char *buf,
+                            size_t size)
+{
+    struct stat st;
+    char dir[1200];
+    if (arg == NULL || strchr(arg, '/') != NULL || stat(arg, &st) == 0)
+        return arg;
+    for (int i = 0; candidate(i, kind, dir, sizeof dir) == 0; i++) {
+        snprintf(buf, size, "%s/%s%s", dir, arg, ext);
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+            return buf;
+    }
+    return arg;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void shipped_list(FILE *out, const char *kind, const char *ext)
+{
+    char dir[1200], *names[SHIPPED_MAX];
+    int n = 0, i;
+    size_t el = strlen(ext);
+    for (i = 0; candidate(i, kind, dir, sizeof dir) == 0 && !is_dir(dir); i++)
+        ;
+    DIR *d = is_dir(dir) ? opendir(dir) : NULL;
+    if (d == NULL) {
+        fprintf(out, "(none found)\n");
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < SHIPPED_MAX;) {
+        size_t len = strlen(e->d_name);
+        if (len > el && strcmp(e->d_name + len - el, ext) == 0 &&
+            (names[n] = strndup(e->d_name, len - el)) != NULL)
+            n++;
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_str);
+    for (i = 0; i < n; i++) {
+        fprintf(out, "%s%s", i ? ", " : "", names[i]);
+        free(names[i]);
+    }
+    fprintf(out, "%s(in %s)\n", n ? " " : "", dir);
+}
