@@ -54,7 +54,8 @@ const char *sweep_csv_header(char *buf, size_t size)
     knobs_keys_join(knobs, sizeof knobs, ",");
     snprintf(buf, size, "point,points,model,cluster,gpu,nodes,gpus,gbs,seq,intra_bw_scale,"
              "inter_bw_scale,peak_scale,status,%s,step_time_s,tokens_per_s,"
-             "tokens_per_s_per_gpu,mfu,peak_memory_bytes,ettr,goodput_tokens_per_s,reason",
+             "tokens_per_s_per_gpu,mfu,peak_memory_bytes,ettr,goodput_tokens_per_s,"
+             "time_to_train_s,gpu_hours,cost,energy_kwh,reason",
              knobs);
     return buf;
 }
@@ -498,10 +499,12 @@ static int header_column(const char *header, const char *key, size_t n)
 }
 
 /* The header's layout: its columns, status, and the plan's columns
- * [plan_first, plan_end) (the knobs and figures, after status, before reason). */
+ * [plan_first, plan_end) (the knobs and figures, after status, before reason),
+ * the last of them [train_first, plan_end) the time-to-train figures, set on
+ * an ok line only when the sweep was given --tokens (all or none). */
 typedef struct line_shape {
     const char *header;
-    int cols, status, plan_first, plan_end;
+    int cols, status, plan_first, train_first, plan_end;
 } line_shape;
 
 static line_shape header_shape(const char *header)
@@ -511,6 +514,9 @@ static line_shape header_shape(const char *header)
     sh.status = header_column(header, "status", 6);
     sh.plan_first = sh.status + 1;
     sh.plan_end = header_column(header, "reason", 6);
+    sh.train_first = header_column(header, "time_to_train_s", 15);
+    if (sh.train_first < 0)
+        sh.train_first = sh.plan_end;
     sh.cols = sh.plan_end + 1;
     return sh;
 }
@@ -597,8 +603,9 @@ static int csv_check(const line_shape *shape, const char *s, long *point, long *
         return -1;
     }
     bool ok = len[sh.status] == 2;
+    bool train = ok && sh.train_first < sh.plan_end && len[sh.train_first] > 0;
     for (int c = sh.plan_first; c < sh.plan_end; c++)
-        if ((len[c] > 0) != ok) {
+        if ((len[c] > 0) != (c < sh.train_first ? ok : train)) {
             *col = (int)(f[c] - s) + 1;
             snprintf(why, size, "%s: %s", ok ? "a plan column empty on an ok line"
                                               : "a plan column set on a line without a plan",
@@ -644,6 +651,9 @@ static int jsonl_check(const line_shape *shape, const char *s, long *point, long
     }
     want = strcmp(json_string_value(st), "ok") == 0 ? sh.cols
                                                     : sh.cols - (sh.plan_end - sh.plan_first);
+    if (want == sh.cols && n == sh.cols - (sh.plan_end - sh.train_first) &&
+        json_object_get(o, "time_to_train_s") == NULL)
+        want = n;   /* an ok line of a sweep without --tokens */
     if (n != want) {
         snprintf(why, size, "%d fields, a line with status %s has %d", n,
                  json_string_value(st), want);
@@ -914,8 +924,13 @@ static void write_row_csv(FILE *out, long k, long points, const point_row *r)
         fprintf(out, "%.6g,%.6g,%.6g,%.6g,%.0f,", e->step_time_s, e->tokens_per_s,
                 e->tokens_per_s_per_gpu, e->mfu, e->peak_memory_bytes);
         fprintf(out, "%.6g,%.6g,", r->g.ettr, r->g.goodput_tokens_per_s);
+        if (r->g.have_time)
+            fprintf(out, "%.6g,%.6g,%.6g,%.6g,", r->g.time_to_train_s, r->g.gpu_hours,
+                    r->g.cost, r->g.energy_kwh);
+        else
+            fputs(",,,,", out);   /* no --tokens */
     } else {
-        for (int kn = 0; kn < KNOB_COUNT + 7; kn++)   /* the knobs and 7 figures */
+        for (int kn = 0; kn < KNOB_COUNT + 11; kn++)   /* the knobs and 11 figures */
             fputc(',', out);
     }
     csv_field(out, r->reason);
@@ -925,9 +940,15 @@ static void write_row_csv(FILE *out, long k, long points, const point_row *r)
 /* The goodput figures of a JSON Lines row (the CSV's columns). */
 static int jsonl_goodput(json_t *o, const goodput *g)
 {
-    return json_object_set_new(o, "ettr", json_real(r6(g->ettr))) != 0 ||
-                   json_object_set_new(o, "goodput_tokens_per_s",
-                                       json_real(r6(g->goodput_tokens_per_s))) != 0
+    if (json_object_set_new(o, "ettr", json_real(r6(g->ettr))) != 0 ||
+        json_object_set_new(o, "goodput_tokens_per_s", json_real(r6(g->goodput_tokens_per_s))) != 0)
+        return -1;
+    if (!g->have_time)   /* no --tokens: no time-to-train keys */
+        return 0;
+    return json_object_set_new(o, "time_to_train_s", json_real(r6(g->time_to_train_s))) != 0 ||
+                   json_object_set_new(o, "gpu_hours", json_real(r6(g->gpu_hours))) != 0 ||
+                   json_object_set_new(o, "cost", json_real(r6(g->cost))) != 0 ||
+                   json_object_set_new(o, "energy_kwh", json_real(r6(g->energy_kwh))) != 0
                ? -1
                : 0;
 }

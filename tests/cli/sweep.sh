@@ -127,5 +127,22 @@ if [ -c /dev/full ] && [ -w /dev/full ]; then
 else
     echo "SKIP sweep.sh write error on stdout: /dev/full is not a writable character device"
 fi
+# time to train (--tokens): the plan table's figures as columns, filled on
+# every ok line, merged back byte for byte; an ok line with only some of
+# them is not a line of this planner
+$P sweep $A --tokens 1e12 -o "$T/tt.csv" || fail "--tokens sweep exit $?"
+hdr=$(head -n 1 "$T/tt.csv")
+case $hdr in *,ettr,goodput_tokens_per_s,time_to_train_s,gpu_hours,cost,energy_kwh,reason) ;;
+    *) fail "--tokens sweep header: $hdr" ;; esac
+grep ',ok,' "$T/tt.csv" | grep -q ',,,,,$' && fail "--tokens sweep: an ok line without its time to train"
+grep ',ok,' "$T/tt.csv" | head -n 1 | grep -Eq ',[0-9.e+]+,[0-9.e+]+,[0-9.e+]+,[0-9.e+]+,$' ||
+    fail "--tokens sweep: no time to train, GPU-hours, cost, energy on an ok line"
+for i in 0 1; do $P sweep $A --tokens 1e12 --shard $i/2 -o "$T/tt$i.csv" || fail "tokens shard $i"; done
+$P sweep --merge "$T/tt1.csv" "$T/tt0.csv" > "$T/ttm.csv" || fail "tokens merge exit $?"
+cmp -s "$T/ttm.csv" "$T/tt.csv" || fail "tokens merge differs from the unsharded sweep"
+awk -F, 'BEGIN { OFS = "," } NR > 1 && $13 == "ok" && !done { $(NF-2) = ""; done = 1 } { print }' \
+    "$T/tt0.csv" > "$T/ttbad.csv"
+$P sweep --merge "$T/ttbad.csv" "$T/tt1.csv" > /dev/null 2> "$T/err"
+[ $? -eq 1 ] && grep -q 'plan column' "$T/err" || fail "a half-filled time to train was merged: $(cat "$T/err")"
 $P sweep --help | grep -q -- '--shard I/N' || fail "sweep --help"
 echo "sweep.sh: ok"
