@@ -8,5 +8,8 @@
 #include "inputs/model.h"
 
 void show_inputs(FILE *out, const model *m, const cluster *c);
+/* The same as one JSON document ({"model": ..., "cluster": ...}) for
+ * scripts; 0, or -1 when it could not be built (out of memory). */
+int show_inputs_json(FILE *out, const model *m, const cluster *c);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "out/show_inputs.h"
+#include "base/alloc.h"
+#include "base/jsonout.h"
 #include "base/units.h"
 
 /* "583.5 M" or "11.51 B". */
@@ -199,4 +201,65 @@ void show_inputs(FILE *out, const model *m, const cluster *c)
         fprintf(out, "\n");
     if (c != NULL)
         show_cluster(out, c, m != NULL ? precision_peak(m->prec) : PEAK_BF16);
+}
+
+/* The model as JSON: its shape, architecture, parameter counts, the
+ * sliding-window layers and the reader's notes. */
+static json_t *model_json(const model *m)
+{
+    char src[64];
+    int sliding = 0, window = 0;
+    json_t *notes = json_array();
+    for (int i = 0; i < m->layers; i++)
+        if (m->layer[i].window > 0) {
+            sliding++;
+            window = m->layer[i].window;
+        }
+    for (int i = 0; i < m->n_notes; i++)
+        json_array_append_new(notes, json_string(m->notes[i]));
+    model_source_name(m, src, sizeof src);
+    return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:s, "
+                     "s:b, s:b, s:i, s:s, s:i, s:i, s:i, s:i, s:o, s:o, s:o}",
+                     "name", m->name, "format", src, "layers", m->layers, "hidden", m->hidden,
+                     "heads", m->heads, "kv_heads", m->kv_heads, "head_dim", m->head_dim,
+                     "ffn_hidden", m->ffn_hidden, "vocab", m->vocab, "seq_len", m->seq_len,
+                     "max_position", m->max_position, "activation", activation_name(m->act),
+                     "normalization", m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm",
+                     "position", m->position == POS_ROPE ? "rope" : "learned",
+                     "tied_embeddings", m->tied_embeddings, "parallel_block", m->parallel_block,
+                     "global_batch", m->global_batch, "precision", precision_name(m->prec),
+                     "experts", m->moe.experts, "top_k", m->moe.top_k,
+                     "sliding_window_layers", sliding, "sliding_window", window,
+                     "parameters", jsonout_real(model_param_count(m)),
+                     "active_parameters", jsonout_real(model_active_param_count(m)),
+                     "notes", notes);
+}
+
+static json_t *cluster_json(const cluster *c)
+{
+    json_t *groups = json_array();
+    for (int i = 0; i < c->n_groups; i++) {
+        const node_group *g = &c->group[i];
+        json_array_append_new(
+            groups, json_pack("{s:s, s:s, s:i, s:i, s:o, s:o, s:o, s:o}", "name", g->name, "gpu",
+                              g->gpu.name, "nodes", g->nodes, "gpus_per_node", g->gpus_per_node,
+                              "memory_bytes", jsonout_real(g->gpu.mem_bytes),
+                              "usable_memory_bytes", jsonout_real(g->gpu.usable_mem_bytes),
+                              "intra_node_bytes_per_s", jsonout_real(g->intra_bytes_per_s),
+                              "inter_node_bytes_per_s", jsonout_real(g->inter_bytes_per_s)));
+    }
+    return json_pack("{s:s, s:i, s:o}", "name", c->name, "gpus", cluster_total_gpus(c),
+                     "groups", groups);
+}
+
+int show_inputs_json(FILE *out, const model *m, const cluster *c)
+{
+    json_t *root = json_pack("{s:o, s:o}", "model", model_json(m), "cluster", cluster_json(c));
+    char *text = jsonout_text(root, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+    int rc = text != NULL ? 0 : -1;   /* a failed write: ferror(out), the caller's */
+    if (text != NULL)
+        fputs(text, out);
+    pl_free(text);
+    json_decref(root);
+    return rc;
 }

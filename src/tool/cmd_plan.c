@@ -348,8 +348,10 @@ int cmd_plan(int argc, char **argv)
         goto cleanup;
 
     if (a.show_inputs) {
-        show_inputs(stdout, m, c);
-        if (fflush(stdout) != 0 || ferror(stdout))
+        if (a.format == FORMAT_JSON ? show_inputs_json(stdout, m, c) != 0
+                                    : (show_inputs(stdout, m, c), 0))
+            rc = error_oom(&err);
+        else if (fflush(stdout) != 0 || ferror(stdout))
             rc = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL,
                            "write error on standard output");
         goto cleanup;

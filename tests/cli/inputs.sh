@@ -60,6 +60,12 @@ out=$($P --model tests/bad/model-hf-unknown-llama-keys.json --cluster clusters/h
 echo "$out" | grep -q 'layers 2, hidden 64, heads 4' || fail "--guess-model-type shape"
 grep -q "warning: model_type 'my_llama' is not a known family: read as llama by its keys" \
     "$T/err" || fail "--guess-model-type: no warning naming the guess"
+# --show-inputs --format json: the same figures for scripts
+$P --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml --show-inputs --format json \
+    > "$T/si.json" || fail "--show-inputs --format json: exit $?"
+grep -q '"layers": 96,' "$T/si.json" || fail "show-inputs json: layers"
+grep -q '"parameters": 174615846912.0,' "$T/si.json" || fail "show-inputs json: parameters"
+grep -q '"gpus": 512,' "$T/si.json" || fail "show-inputs json: cluster gpus"
 
 # 3. bad inputs: exit 1, the exact message on stderr, nothing on stdout
 n=0
