@@ -1,7 +1,8 @@
 # planner: build, test, install.  `make help` lists the targets.
 #
-# Every .c file in src/ except src/main.c goes into libplanner.a; the planner
-# binary and every test link against it, so adding a module needs no edit here.
+# Every .c file of the library layers (src/<layer>/, all but src/tool/) goes
+# into libplanner.a, src/tool/ into libtool.a; the planner binary and every
+# test link against them, so adding a module needs no edit here.
 
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
@@ -35,9 +36,10 @@ TOOL_OBJ  := $(patsubst src/%.c,$(BUILD)/%.o,$(TOOL_SRC))
 TEST_SRC  := $(wildcard tests/test_*.c)
 TEST_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_UTIL := tests/testutil.c
-# Everything a binary links: the tool's objects (in their own archive) and the
-# library.
-LINK_LIBS  = -Wl,--start-group $(BUILD)/libtool.a $(BUILD)/libplanner.a -Wl,--end-group $(LDLIBS)
+# Everything a binary links: the tool's objects (in their own archive), then
+# the library, which never calls back into the tool (no link cycle: a plain
+# left-to-right link resolves everything; tests/cli/layers.sh checks it).
+LINK_LIBS  = $(BUILD)/libtool.a $(BUILD)/libplanner.a $(LDLIBS)
 
 .PHONY: all deps run check test sanitize fuzz bench install uninstall clean help
 

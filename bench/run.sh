@@ -24,7 +24,7 @@ bench_build() {
     # shellcheck disable=SC2046,SC2086
     $cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_POSIX_C_SOURCE=200809L \
         $(pkg-config --cflags $pkgs 2>/dev/null) "$@" \
-        -o "$build/bench/$name" "bench/$name.c" bench/bench_common.c -Wl,--start-group "$build/libtool.a" "$build/libplanner.a" -Wl,--end-group \
+        -o "$build/bench/$name" "bench/$name.c" bench/bench_common.c "$build/libtool.a" "$build/libplanner.a" \
         $(pkg-config --libs $pkgs 2>/dev/null) -lglpk -lm
 }
 bench_build bench_search

@@ -116,7 +116,7 @@ static validation_set *load_runs(const char *text)
     char *path = write_tmp(text);
     validation_set *v = NULL;
     planner_error err = PLANNER_ERROR_INIT;
-    planner_status st = validation_load(path, &v, &err);
+    planner_status st = validation_load(&v, path, &err);
     ck_assert_msg(st == PLANNER_OK, "%s", err.msg);
     unlink(path);
     pl_free(path);
@@ -132,7 +132,7 @@ static void synthesize(validation_set *v, const cost_params *p, double factor)
     ck_assert_ptr_nonnull(pl);
     for (i = 0; i < v->n; i++) {
         planner_error err = PLANNER_ERROR_INIT;
-        ck_assert_msg(validation_predict(&v->run[i], p, pl, &err) == PLANNER_OK, "run %s: %s",
+        ck_assert_msg(validation_predict(pl, &v->run[i], p, &err) == PLANNER_OK, "run %s: %s",
                       v->run[i].id, err.msg);
         v->run[i].measured_tokens_per_s_per_gpu = pl->e.tokens_per_s_per_gpu * factor;
     }
@@ -182,7 +182,7 @@ static void recover(const char *gpu, gpu_generation g, int unpublished, const ch
     cost_params_default(&start);
     calib_options_default(&opt);
     opt.params = params;
-    st = calibrate_fit(v, NULL, &start, &opt, &fit, &err);
+    st = calibrate_fit(&fit, v, NULL, &start, &opt, &err);
     ck_assert_msg(st == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.n_params, expect_params);
     ck_assert_int_eq(fit.n_runs, v->n);
@@ -262,7 +262,7 @@ START_TEST(recovers_two_generations)
     calib_options_default(&opt);
     /* step_overhead_s is per generation: both are recovered */
     opt.params = "gemm_eff,hbm_eff,hopper.attn_eff,step_overhead_s";
-    ck_assert_msg(calibrate_fit(v, NULL, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.n_params, 7);
     check_recovered(&fit, &want);
     calib_fit_free(&fit);
@@ -314,7 +314,7 @@ static planner_status fit_msg(int nruns, const char *params, double factor, int 
     calib_options_default(&opt);
     opt.runs_file = "runs.json";
     opt.params = params;
-    st = calibrate_fit(v, use, &start, &opt, &fit, &err);
+    st = calibrate_fit(&fit, v, use, &start, &opt, &err);
     snprintf(msg, n, "%s", err.msg);
     if (st == PLANNER_OK)
         ck_assert_str_eq(msg, "");
@@ -378,7 +378,7 @@ START_TEST(drops_unexercised_default_parameter)
     cost_params_default(&start);
     calib_options_default(&opt);
     opt.params = "gemm_eff,inter_eff";     /* bare names: dropped when unexercised */
-    ck_assert_msg(calibrate_fit(v, use, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(calibrate_fit(&fit, v, use, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.n_runs, 3);
     ck_assert_int_eq(fit.n_params, 1);
     ck_assert_str_eq(fit.notes, "dropped hopper.inter_eff: no run exercises it\n");
@@ -420,7 +420,7 @@ START_TEST(refuses_absurd_values)
         opt.params = "hopper.gemm_eff";
         start = want;
         start.gen[GEN_HOPPER].gemm_eff = 0.7;
-        ck_assert_int_eq(calibrate_fit(v, NULL, &start, &opt, &fit, &err), PLANNER_E_INPUT);
+        ck_assert_int_eq(calibrate_fit(&fit, v, NULL, &start, &opt, &err), PLANNER_E_INPUT);
         ck_assert_msg(strstr(err.msg, "calibrate: absurd fit: hopper.gemm_eff = 1.2 is out of "
                                       "range (accepted 0.01..1)") == err.msg, "%s", err.msg);
         validation_free(v);
@@ -456,7 +456,7 @@ START_TEST(parameter_names_round_trip)
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
         calib_param cp;
         char back[CALIB_NAME_MAX];
-        ck_assert_int_eq(calib_param_parse(names[i], &cp), 0);
+        ck_assert_int_eq(calib_param_parse(&cp, names[i]), 0);
         calib_param_name(&cp, back, sizeof back);
         ck_assert_str_eq(back, names[i]);
         calib_param_set(&p, &cp, 0.5e-6 * (double)(i + 1));
@@ -466,10 +466,10 @@ START_TEST(parameter_names_round_trip)
     ck_assert_double_eq(p.gen[GEN_AMPERE].step_overhead_s, 3.5e-6);
     {
         calib_param cp;
-        ck_assert_int_eq(calib_param_parse("hopper.gemm", &cp), -1);
-        ck_assert_int_eq(calib_param_parse("gemm_eff", &cp), -1);   /* needs a generation */
-        ck_assert_int_eq(calib_param_parse("pascal.gemm_eff", &cp), -1);
-        ck_assert_int_eq(calib_param_parse("step_overhead_s", &cp), -1);   /* no global */
+        ck_assert_int_eq(calib_param_parse(&cp, "hopper.gemm"), -1);
+        ck_assert_int_eq(calib_param_parse(&cp, "gemm_eff"), -1);   /* needs a generation */
+        ck_assert_int_eq(calib_param_parse(&cp, "pascal.gemm_eff"), -1);
+        ck_assert_int_eq(calib_param_parse(&cp, "step_overhead_s"), -1);   /* no global */
     }
 }
 END_TEST
@@ -489,10 +489,10 @@ START_TEST(file_round_trip)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
-    ck_assert_msg(calibrate_fit(v, NULL, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(calibration_write(path, &fit, v, "runs \"x\".json", &err), PLANNER_OK);
     cost_params_default(&loaded);
-    ck_assert_msg(calibration_load(path, &loaded, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(calibration_load(&loaded, path, &err) == PLANNER_OK, "%s", err.msg);
     /* bit for bit: every fitted value, and the rest left at the defaults */
     ck_assert(memcmp(&loaded, &fit.fitted, sizeof loaded) == 0);
     for (j = 0; j < fit.n_params; j++)
@@ -515,7 +515,7 @@ static planner_status load_bad(const char *text, char *buf, size_t n)
     planner_status st;
     cost_params_default(&p);
     before = p;
-    st = calibration_load(path, &p, &err);
+    st = calibration_load(&p, path, &err);
     ck_assert(memcmp(&p, &before, sizeof p) == 0);   /* nothing applied on error */
     error_format(&err, buf, n);
     at = strstr(buf, path);
@@ -591,7 +591,7 @@ START_TEST(bare_field_applies_to_every_generation)
         cost_params p, d;
         cost_params_default(&p);
         cost_params_default(&d);
-        ck_assert_msg(calibration_load(path, &p, &err) == PLANNER_OK, "%s", err.msg);
+        ck_assert_msg(calibration_load(&p, path, &err) == PLANNER_OK, "%s", err.msg);
         for (g = 0; g < GEN_COUNT; g++) {
             ck_assert_double_eq(p.gen[g].step_overhead_s, g == GEN_HOPPER ? 0.05 : 0.3);
             ck_assert_double_eq(p.gen[g].gemm_eff, 0.6);
@@ -608,7 +608,7 @@ START_TEST(missing_file_is_io)
     planner_error err = PLANNER_ERROR_INIT;
     cost_params p;
     cost_params_default(&p);
-    ck_assert_int_eq(calibration_load("/nonexistent/calib.json", &p, &err), PLANNER_E_IO);
+    ck_assert_int_eq(calibration_load(&p, "/nonexistent/calib.json", &err), PLANNER_E_IO);
 }
 END_TEST
 
@@ -637,12 +637,12 @@ START_TEST(allocation_failures)
         planner_error err = PLANNER_ERROR_INIT;
         planner_status st;
         alloc_fail_at(nth);
-        st = calibrate_fit(v, use, &start, &opt, &fit, &err);
+        st = calibrate_fit(&fit, v, use, &start, &opt, &err);
         if (st == PLANNER_OK)
             st = calibration_write(path, &fit, v, "runs.json", &err);
         if (st == PLANNER_OK) {
             cost_params_default(&loaded);
-            st = calibration_load(path, &loaded, &err);
+            st = calibration_load(&loaded, path, &err);
             if (st == PLANNER_OK)
                 ck_assert(memcmp(&loaded, &fit.fitted, sizeof loaded) == 0);
         }
@@ -687,7 +687,7 @@ START_TEST(write_allocation_failures)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
-    ck_assert_msg(calibrate_fit(v, NULL, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     alloc_init();
     ck_assert_int_eq(calibration_write(full_path, &fit, v, "runs.json", &err), PLANNER_OK);
     full = read_file(full_path);
@@ -744,7 +744,7 @@ START_TEST(default_list_keeps_what_runs_determine)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
-    ck_assert_msg(calibrate_fit(v, NULL, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.rank, fit.n_params);
     for (j = 0; j < fit.n_params; j++) {
         char name[CALIB_NAME_MAX];
@@ -783,7 +783,7 @@ START_TEST(default_list_fits_fewer_runs_than_constants)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
-    ck_assert_msg(calibrate_fit(v, use, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(calibrate_fit(&fit, v, use, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.n_runs, 3);
     ck_assert_int_le(fit.n_params, 3);
     ck_assert_int_ge(fit.n_params, 1);
@@ -793,7 +793,7 @@ START_TEST(default_list_fits_fewer_runs_than_constants)
     check_recovered(&fit, &want);
     calib_fit_free(&fit);
     opt.params = "gemm_eff,attn_eff,hbm_eff,intra_eff,inter_eff,step_overhead_s";
-    ck_assert_int_eq(calibrate_fit(v, use, &start, &opt, &fit, &err), PLANNER_E_INPUT);
+    ck_assert_int_eq(calibrate_fit(&fit, v, use, &start, &opt, &err), PLANNER_E_INPUT);
     ck_assert_msg(strstr(err.msg, "calibrate: 3 runs for ") == err.msg ||
                   strstr(err.msg, "calibrate: rank deficient") == err.msg, "%s", err.msg);
     validation_free(v);
@@ -820,10 +820,10 @@ START_TEST(default_list_on_the_corpus)
         return;
     }
     snprintf(path, sizeof path, "%s/validation/published-runs.json", shared);
-    ck_assert_int_eq(validation_load(path, &v, &err), PLANNER_OK);
+    ck_assert_int_eq(validation_load(&v, path, &err), PLANNER_OK);
     cost_params_default(&start);
     calib_options_default(&opt);
-    ck_assert_msg(calibrate_fit(v, NULL, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.rank, fit.n_params);
     ck_assert_int_ge(fit.n_params, 4);
     ck_assert_double_lt(fit.condition, 1e3);
@@ -855,12 +855,12 @@ START_TEST(crossval_on_the_corpus)
         return;
     }
     snprintf(path, sizeof path, "%s/validation/published-runs.json", shared);
-    ck_assert_int_eq(validation_load(path, &v, &err), PLANNER_OK);
+    ck_assert_int_eq(validation_load(&v, path, &err), PLANNER_OK);
     cost_params_default(&start);
     calib_options_default(&opt);
     opt.params = "gemm_eff,ampere.step_overhead_s,hopper.step_overhead_s";
     opt.subset = SUBSET_DENSE16;
-    ck_assert_msg(calibrate_fit(v, NULL, &start, &opt, &fit, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.n_runs + fit.skipped_infeasible, 53);
     ck_assert_int_ge(fit.n_runs, 45);
     ck_assert_int_eq(fit.n_params, 5);   /* volta, ampere, hopper; 2 overheads */

@@ -46,7 +46,7 @@ static char *write_tmp(const char *text)
 static planner_status load_text(const char *text, validation_set **v, planner_error *err)
 {
     char *path = write_tmp(text);
-    planner_status st = validation_load(path, v, err);
+    planner_status st = validation_load(v, path, err);
     unlink(path);
     pl_free(path);
     return st;
@@ -84,7 +84,7 @@ START_TEST(predicts_a_run)
     snprintf(buf, sizeof buf, k_run, "A100-SXM-80GB");
     ck_assert_int_eq(load_text(buf, &v, &err), PLANNER_OK);
     cost_params_default(&p);
-    ck_assert_int_eq(validation_predict(&v->run[0], &p, &best, &err), PLANNER_OK);
+    ck_assert_int_eq(validation_predict(&best, &v->run[0], &p, &err), PLANNER_OK);
     /* everything was published: the plan is the published one */
     ck_assert_int_eq(best.s.tp, 8);
     ck_assert_int_eq(best.s.pp, 8);
@@ -247,7 +247,7 @@ static void corpus_errors(validation_subset subset, double *mape, double *worst,
         tu_skip("test_validate published_runs", "../shared/validation/published-runs.json unreadable");
         return;
     }
-    ck_assert_int_eq(validation_load(path, &v, &err), PLANNER_OK);
+    ck_assert_int_eq(validation_load(&v, path, &err), PLANNER_OK);
     cost_params_default(&p);
     for (i = 0; i < v->n; i++) {
         plan best;
@@ -256,7 +256,7 @@ static void corpus_errors(validation_subset subset, double *mape, double *worst,
         double e;
         if (v->run[i].subset != subset || v->run[i].unsupported[0])
             continue;
-        st = validation_predict(&v->run[i], &p, &best, &e2);
+        st = validation_predict(&best, &v->run[i], &p, &e2);
         if (subset == SUBSET_DENSE16)
             ck_assert_msg(st == PLANNER_OK, "%s: %s", v->run[i].id, e2.msg);
         if (st != PLANNER_OK)

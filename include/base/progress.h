@@ -1,46 +1,18 @@
-/* progress.h: a one-line progress report on stderr for long searches and
- * sweeps.
- *
- * Shown only when enabled (the caller passes isatty(2) or an option) and only
- * once the work has run for PROGRESS_DELAY_S; redrawn at most every
- * PROGRESS_INTERVAL_S; erased by progress_finish.  Nothing is ever written to
- * stdout, so piped output is unaffected.  A progress struct lives on the
- * caller's stack: no globals, no allocation. */
-#ifndef PLANNER_PROGRESS_H
-#define PLANNER_PROGRESS_H
+/* progress.h: how the library reports progress of long work (a search, a
+ * sweep): a callback the caller supplies, called with the units done and
+ * the total (<= 0: unknown).  The library never draws anything itself; the
+ * tool's display is tool/progress.h.  A hook with a NULL `update` is off. */
+#ifndef PLANNER_PROGRESS_HOOK_H
+#define PLANNER_PROGRESS_HOOK_H
 
-#include <stdbool.h>
-#include <stdio.h>
+typedef struct progress_hook {
+    void (*update)(void *ctx, long done, long total);
+    void *ctx;
+} progress_hook;
 
-#define PROGRESS_DELAY_S 1.0
-#define PROGRESS_INTERVAL_S 0.2
+#define PROGRESS_HOOK_NONE {NULL, NULL}
 
-typedef struct progress {
-    bool enabled;          /* set by progress_start */
-    bool shown;            /* a line is on the terminal */
-    double start_s;        /* monotonic clock at start */
-    double last_s;         /* last redraw */
-    char label[64];        /* "search", "sweep" */
-    FILE *out;             /* stderr unless a test redirects it */
-} progress;
-
-/* Monotonic seconds (CLOCK_MONOTONIC). */
-double progress_now_s(void);
-
-/* True when file descriptor 2 is a terminal. */
-bool progress_stderr_is_tty(void);
-
-/* Starts timing; `enabled` false makes every other call a no-op. */
-void progress_start(progress *pr, const char *label, bool enabled);
-
-/* Reports `done` of `total` units (total <= 0: unknown).  Cheap when nothing
- * is drawn: one clock read. */
-void progress_update(progress *pr, long done, long total);
-
-/* Same, with the current time given (tests). */
-void progress_update_at(progress *pr, long done, long total, double now_s);
-
-/* Erases the line if one was drawn. */
-void progress_finish(progress *pr);
+/* Calls h->update(h->ctx, done, total) when h and its update are set. */
+void progress_report(const progress_hook *h, long done, long total);
 
 #endif

@@ -1,5 +1,6 @@
 /* calibrate.h: fitting the cost model's free constants to measured runs
- * (`planner calibrate`, `planner crossval`), and the calibration file.
+ * (`planner calibrate`; `planner crossval` is crossval.h, the calibration
+ * file calibration.h).
  *
  * The fitted quantities are named parameters over cost_params: per GPU
  * generation "<gen>.<field>" (hopper.gemm_eff, ampere.step_overhead_s); every
@@ -17,7 +18,6 @@
 #include "schedule/evaluate.h"
 #include "fit/validate.h"
 
-#define CALIBRATION_VERSION 1
 #define CALIB_MAX_PARAMS 96
 #define CALIB_NAME_MAX 48
 
@@ -33,8 +33,8 @@ typedef struct calib_param {
     int gen;
 } calib_param;
 
-/* Parses "hopper.gemm_eff".  Returns 0 or -1. */
-int calib_param_parse(const char *name, calib_param *out);
+/* Parses "hopper.gemm_eff" into *out.  Returns 0 or -1. */
+int calib_param_parse(calib_param *out, const char *name);
 void calib_param_name(const calib_param *p, char *buf, size_t size);
 calib_kind calib_param_kind(const calib_param *p);
 double calib_param_get(const cost_params *cp, const calib_param *p);
@@ -42,6 +42,24 @@ void calib_param_set(cost_params *cp, const calib_param *p, double value);
 /* 0 if `value` is in the parameter's accepted range, else -1 with the range
  * in why ("0.01..1"). */
 int calib_param_check(const calib_param *p, double value, char *why, size_t size);
+
+/* The field of a bare per-generation name ("gemm_eff": that field for
+ * every generation), or -1. */
+int calib_field_bare(const char *name);
+
+/* Every parameter name (GEN.NAME, globals, and the bare per-generation
+ * names), for did-you-mean. */
+#define CALIB_NAMES_MAX 160
+typedef struct calib_name_list {
+    char text[CALIB_NAMES_MAX][CALIB_NAME_MAX];
+    const char *ptr[CALIB_NAMES_MAX];
+    size_t n;
+} calib_name_list;
+void calib_param_names(calib_name_list *out);
+
+/* "per generation, as GEN.NAME or NAME for every generation: a, b; global:
+ * c" (the names of the table, for messages and --help). */
+void calib_field_list(char *buf, size_t size);
 
 /* calib_options.subset besides a validation_subset. */
 #define CALIB_SUBSET_ALL (-1)     /* every supported run, MoE included */
@@ -64,6 +82,13 @@ typedef struct calib_options {
 } calib_options;
 
 void calib_options_default(calib_options *o);
+
+/* Whether a run of subset `s` takes part under the --subset choice `subset`
+ * (a validation_subset, CALIB_SUBSET_ALL or CALIB_SUBSET_DENSE).  The default,
+ * CALIB_SUBSET_DENSE, leaves the MoE runs out: their cost model is not
+ * validated yet (docs/validation.md), and fitting the shared per-generation
+ * constants to them would degrade the dense predictions. */
+bool calib_subset_wanted(int subset, validation_subset s);
 
 typedef struct calib_run_fit {
     int run;                /* index into the validation_set */
@@ -99,15 +124,9 @@ typedef struct calib_fit {
  * fewer runs than parameters, rank deficiency, an explicitly named parameter
  * no run exercises, and values outside their range.  Free with
  * calib_fit_free. */
-planner_status calibrate_fit(const validation_set *set, const bool *use,
+planner_status calibrate_fit(calib_fit *out, const validation_set *set, const bool *use,
                              const cost_params *start, const calib_options *opt,
-                             calib_fit *out, planner_error *err);
+                             planner_error *err);
 void calib_fit_free(calib_fit *f);   /* frees contents; NULL-safe */
-
-/* Writes the calibration file (atomically): version, runs_file, params by
- * name, fit statistics and per-run residuals. */
-planner_status calibration_write(const char *path, const calib_fit *f,
-                                 const validation_set *set, const char *runs_file,
-                                 planner_error *err);
 
 #endif

@@ -1,11 +1,22 @@
-/* calibration.h: fitted cost_params, written by `planner calibrate` and read
- * back with --calibration. */
+/* calibration.h: the calibration file: fitted cost_params, written by
+ * `planner calibrate -o` and read back with --calibration (calibration.c). */
 #ifndef PLANNER_CALIBRATION_H
 #define PLANNER_CALIBRATION_H
 
-#include "schedule/evaluate.h"
+#include <stdio.h>
+#include "fit/calibrate.h"
 
-/* Loads a calibration file over *p (which should hold the defaults). */
-planner_status calibration_load(const char *path, cost_params *p, planner_error *err);
+#define CALIBRATION_VERSION 1
+
+/* Loads a calibration file over *p (which should hold the defaults): only
+ * the constants the file names change; *p is untouched on failure. */
+planner_status calibration_load(cost_params *p, const char *path, planner_error *err);
+
+/* Writes the calibration file (atomically; "-" is stdout): version,
+ * runs_file, params by name, fit statistics and per-run residuals.  Nothing
+ * is written when it fails. */
+planner_status calibration_write(const char *path, const calib_fit *f,
+                                 const validation_set *set, const char *runs_file,
+                                 planner_error *err);
 
 #endif

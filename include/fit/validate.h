@@ -36,14 +36,14 @@ typedef struct validation_set {
 
 /* Reads a runs file.  Every run is checked (limits, known GPU, knobs);
  * the first problem is reported with the run's key path. */
-planner_status validation_load(const char *path, validation_set **out, planner_error *err);
+planner_status validation_load(validation_set **out, const char *path, planner_error *err);
 void validation_free(validation_set *v);   /* NULL-safe */
 
 /* Predicts one run: its published knobs fixed, the rest searched.  Returns 0
  * with *best the winner, PLANNER_E_INFEASIBLE when nothing fits (best holds
  * the closest miss), or another status with *err. */
-planner_status validation_predict(const validation_run *r, const cost_params *p,
-                                  plan *best, planner_error *err);
+planner_status validation_predict(plan *best, const validation_run *r, const cost_params *p,
+                                  planner_error *err);
 
 const char *validation_subset_name(validation_subset s);
 

@@ -10,6 +10,7 @@
 #define PLANNER_SEARCH_H
 
 #include <stdbool.h>
+#include "base/progress.h"
 #include "model/knobs.h"
 #include "schedule/evaluate.h"
 #include "schedule/goodput.h"
@@ -41,7 +42,8 @@ typedef struct search_options {
     int seq_len;
     partition_solver partition;
     double ilp_time_limit_s;
-    bool progress;                    /* progress on stderr */
+    progress_hook progress;           /* told the candidates evaluated every
+                                         256 (total unknown); none by default */
     bool exhaustive;                  /* evaluate every candidate, no pruning
                                          (tests compare it with the pruned search) */
     double work_limit;                /* at most this much work, in DP steps:

@@ -8,7 +8,7 @@ int cmd_plan(int argc, char **argv);        /* cmd_plan.c  (the default) */
 int cmd_validate(int argc, char **argv);    /* cmd_validate.c  planner validate FILE */
 int cmd_size(int argc, char **argv);        /* cmd_size.c  planner size ... */
 int cmd_sweep(int argc, char **argv);       /* sweep.c     planner sweep ... */
-int cmd_calibrate(int argc, char **argv);   /* calibrate.c planner calibrate ... */
-int cmd_crossval(int argc, char **argv);    /* calibrate.c planner crossval ... */
+int cmd_calibrate(int argc, char **argv);   /* cmd_calibrate.c  planner calibrate ... */
+int cmd_crossval(int argc, char **argv);    /* cmd_calibrate.c  planner crossval ... */
 
 #endif

@@ -373,7 +373,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     return 0;
 }
 
-planner_status validation_load(const char *path, validation_set **out, planner_error *err)
+planner_status validation_load(validation_set **out, const char *path, planner_error *err)
 {
     const jsonin_path rootp = JSONIN_PATH_ROOT, runsp = jsonin_key(&rootp, "runs");
     char *text = NULL;
@@ -428,8 +428,8 @@ cleanup:
     return st;
 }
 
-planner_status validation_predict(const validation_run *r, const cost_params *p,
-                                  plan *best, planner_error *err)
+planner_status validation_predict(plan *best, const validation_run *r, const cost_params *p,
+                                  planner_error *err)
 {
     search_options opts;
     search_result res;
@@ -470,7 +470,7 @@ static planner_status predict_one(validation_outcome *o, validation_summary *sum
         snprintf(o->reason, sizeof o->reason, "%s", r->unsupported);
         return PLANNER_OK;
     }
-    ps = validation_predict(r, params, &o->pl, &e2);
+    ps = validation_predict(&o->pl, r, params, &e2);
     if (ps == PLANNER_OK) {
         o->status = VALIDATION_OK;
         o->predicted = o->pl.e.tokens_per_s_per_gpu;

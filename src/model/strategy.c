@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include "inputs/model.h"
 #include "model/knobs.h"
+#include "model/strategy.h"
 
 int strategy_microbatches(const strategy *s)
 {

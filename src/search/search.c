@@ -132,8 +132,7 @@ typedef struct search_ctx {
     bool have_best[2];
     double best_score[2];
     strategy best[2];
-    /* progress on stderr (opts.progress), and the search's start */
-    progress pr;
+    /* the search's start */
     double t0;
     /* scratch */
     strategy s;
@@ -466,7 +465,7 @@ static void record(search_ctx *x, int fit)
 
     x->candidates++;
     if ((x->candidates & 255) == 0)
-        progress_update(&x->pr, x->candidates, -1);
+        progress_report(&x->o->progress, x->candidates, -1);
     x->eval_work += SEARCH_EVAL_WORK_PER_LAYER * x->m->layers;
     if (x->o->work_limit > 0 && search_work(x) >= x->o->work_limit)
         x->limited = true;
@@ -1377,7 +1376,6 @@ static planner_status search_run_on(const model *m, const cluster *c, const cost
         return error_oom(err);
     ctx_init(x, m, c, p, opts, err);
     x->t0 = now_s();
-    progress_start(&x->pr, "planner: search, candidates evaluated", opts->progress);
     res->gbs = x->gbs;
     res->seq_len = x->seq_len;
 
@@ -1434,10 +1432,8 @@ static planner_status search_run_on(const model *m, const cluster *c, const cost
 cleanup:
     if (rc != PLANNER_OK && rc != PLANNER_E_INFEASIBLE)
         search_result_free(res);
-    if (x != NULL) {
-        progress_finish(&x->pr);
+    if (x != NULL)
         ctx_free(x);
-    }
     pl_free(x);
     return rc;
 }

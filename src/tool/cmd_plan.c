@@ -13,9 +13,9 @@
 #include "tool/cli_goodput.h"
 #include "tool/shipped.h"
 #include "tool/commands.h"
+#include "tool/progress.h"
 #include "out/emit.h"
 #include "base/fileio.h"
-#include "base/progress.h"
 #include "out/report.h"
 #include "search/search.h"
 #include "out/show_inputs.h"
@@ -322,6 +322,7 @@ int cmd_plan(int argc, char **argv)
     cluster *c = NULL;
     search_result res;
     plan_files files;
+    progress pr;
     planner_status rc;
 
     memset(&a, 0, sizeof a);
@@ -329,7 +330,6 @@ int cmd_plan(int argc, char **argv)
     output_set_init(&files.set);
     search_options_default(&a.opts);
     a.megatron = MEGATRON_VERSION_DEFAULT;
-    a.opts.progress = progress_stderr_is_tty();   /* shown after ~1 s only */
     int parsed = parse_plan_args(argc, argv, &a);   /* -1: --help/--version done */
     if (parsed != 0)
         return parsed > 0 ? parsed : PLANNER_OK;
@@ -338,7 +338,7 @@ int cmd_plan(int argc, char **argv)
         goto cleanup;
     cost_params_default(&params);
     if (a.calibration_path != NULL &&
-        (rc = calibration_load(a.calibration_path, &params, &err)) != PLANNER_OK)
+        (rc = calibration_load(&params, a.calibration_path, &err)) != PLANNER_OK)
         goto cleanup;
     if ((rc = model_load(a.model_path, &a.ov, &m, &err)) != PLANNER_OK)
         goto cleanup;
@@ -359,7 +359,11 @@ int cmd_plan(int argc, char **argv)
 
     a.opts.gbs = m->global_batch;
     a.opts.seq_len = m->seq_len;
+    progress_start(&pr, "planner: search, candidates evaluated",
+                   progress_stderr_is_tty());   /* shown after ~1 s only */
+    a.opts.progress = progress_hook_of(&pr);
     rc = search_run(m, c, &params, &a.opts, &res, &err);
+    progress_finish(&pr);
     if (rc == PLANNER_E_INFEASIBLE) {
         /* exit 3 is an answer: the JSON document says so (strategies empty,
          * closest_miss, advice) and is written; a table goes to stderr; there

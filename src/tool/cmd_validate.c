@@ -86,9 +86,9 @@ int cmd_validate(int argc, char **argv)
     if (parsed >= 0)
         return parsed;
     cost_params_default(&params);
-    if (a.calibration != NULL && (st = calibration_load(a.calibration, &params, &err)) != PLANNER_OK)
+    if (a.calibration != NULL && (st = calibration_load(&params, a.calibration, &err)) != PLANNER_OK)
         goto cleanup;
-    if ((st = validation_load(a.path, &set, &err)) != PLANNER_OK)
+    if ((st = validation_load(&set, a.path, &err)) != PLANNER_OK)
         goto cleanup;
     if ((st = validation_predict_all(&res, &sum, set, &params, &err)) != PLANNER_OK)
         goto cleanup;

@@ -36,11 +36,11 @@
 #include "inputs/catalog.h"
 #include "tool/cli.h"
 #include "tool/cli_goodput.h"
+#include "tool/progress.h"
 #include "inputs/cluster.h"
 #include "tool/commands.h"
 #include "base/fileio.h"
 #include "inputs/model.h"
-#include "base/progress.h"
 #include "search/search.h"
 #include "base/suggest.h"
 #include "model/knobs.h"
@@ -1467,7 +1467,7 @@ int cmd_sweep(int argc, char **argv)
 
     cost_params_default(&run.params);
     if (a.calibration != NULL &&
-        (rc = calibration_load(a.calibration, &run.params, &err)) != PLANNER_OK)
+        (rc = calibration_load(&run.params, a.calibration, &err)) != PLANNER_OK)
         goto cleanup;
     if ((rc = validate_inputs(&run, &err)) != PLANNER_OK)
         goto cleanup;

@@ -485,7 +485,7 @@ int harness_calibration(const uint8_t *data, size_t size, char *msg, int msg_siz
         return fail(msg, msg_size, "cannot write a temporary file");
     cost_params_default(&defaults);
     p = defaults;
-    rc = calibration_load(path, &p, &err);
+    rc = calibration_load(&p, path, &err);
     if (rc == PLANNER_OK) {
         ret = check_params(&p, msg, msg_size);
     } else {
@@ -507,7 +507,7 @@ int harness_runs(const uint8_t *data, size_t size, char *msg, int msg_size)
 
     if (temp_input(data, size, path, sizeof path) != 0)
         return fail(msg, msg_size, "cannot write a temporary file");
-    rc = validation_load(path, &v, &err);
+    rc = validation_load(&v, path, &err);
     if (rc != PLANNER_OK) {
         /* its schema errors name the key path, not the line (docs/testing.md) */
         ret = check_error("validation_load", rc, &err, v, path, 1, msg, msg_size);

@@ -1,0 +1,24 @@
+/* calibrate_report.h: the tables of `planner calibrate` and `planner
+ * crossval`, written to a FILE* the caller gives. */
+#ifndef PLANNER_CALIBRATE_REPORT_H
+#define PLANNER_CALIBRATE_REPORT_H
+
+#include <stdio.h>
+#include "fit/crossval.h"
+
+/* The fitted values (start, fitted, change), every run's residual, and the
+ * fit's statistics (RMS, condition number, singular values, iterations). */
+void calibrate_report(FILE *out, const calib_fit *f, const validation_set *set);
+
+/* crossval's first lines: the runs, sources, folds and subset, and the
+ * fold table's header.  `subset` is calib_options.subset. */
+void crossval_report_head(FILE *out, const char *runs_file, const crossval *cv, int subset);
+
+/* Fold f's line of the fold table. */
+void crossval_report_fold(FILE *out, const crossval *cv, int f, const crossval_fold_result *r);
+
+/* The sources of each fold and the MAPE / max error of all test runs and
+ * per subset. */
+void crossval_report_tail(FILE *out, const crossval *cv, const validation_set *set);
+
+#endif

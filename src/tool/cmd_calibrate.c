@@ -1,0 +1,273 @@
+/* cmd_calibrate.c: `planner calibrate` and `planner crossval`: their
+ * command lines and their output on stdout.
+ *
+ * The fit is fit/calibrate.c's, the calibration file fit/calibration.c's,
+ * the folds fit/crossval.c's, the tables out/calibrate_report.c's.  Both
+ * commands run OpenBLAS on one thread, so the fits are deterministic. */
+#include <cblas.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "base/fileio.h"
+#include "fit/calibration.h"
+#include "fit/crossval.h"
+#include "out/calibrate_report.h"
+#include "tool/cli.h"
+#include "tool/commands.h"
+
+static int parse_subset(const char *s, int *out)
+{
+    if (strcmp(s, "all") == 0)
+        *out = CALIB_SUBSET_ALL;
+    else if (strcmp(s, "dense") == 0)
+        *out = CALIB_SUBSET_DENSE;
+    else if (strcmp(s, "dense16") == 0)
+        *out = SUBSET_DENSE16;
+    else if (strcmp(s, "fp8") == 0)
+        *out = SUBSET_FP8;
+    else if (strcmp(s, "moe") == 0)
+        *out = SUBSET_MOE;
+    else
+        return -1;
+    return 0;
+}
+
+static void calibrate_usage(FILE *out)
+{
+    char list[512];
+    int g;
+    calib_field_list(list, sizeof list);
+    fprintf(out,
+        "Usage: planner calibrate --runs FILE [-o CALIB.json] [--params LIST]\n"
+        "                         [--subset dense|all|dense16|fp8|moe] [--max-iter N]\n"
+        "Fit the cost model's constants to measured runs (the schema of\n"
+        "published-runs.json) by relatively weighted linear least squares (LAPACKE\n"
+        "dgelsd), re-choosing each run's unpublished knobs until the fit is stable.\n"
+        "Prints the fitted values, the residual of every run, the RMS relative error\n"
+        "and the condition number; writes the fit with -o (use it with --calibration).\n"
+        "\n"
+        "      --runs FILE      measured runs\n"
+        "  -o, --output FILE    write the calibration file (atomically)\n"
+        "      --params LIST    parameters to fit, comma-separated (names below);\n"
+        "                       default: per GPU generation in the runs, the\n"
+        "                       constants its runs determine; dropped, with a note:\n"
+        "                       those no run exercises, near-collinear ones (SVD of\n"
+        "                       the generation's block), fits outside the plausible\n"
+        "                       range\n"
+        "      --subset NAME    runs to fit: dense (dense16 + fp8, the default), all\n"
+        "                       (also MoE), dense16, fp8 or moe\n"
+        "      --max-iter N     linearized fixed-point iterations (default 20)\n"
+        "  -h, --help           show this help and exit\n"
+        "\nParameters: %s.\nGenerations:", list);
+    for (g = 0; g < GEN_COUNT; g++)
+        fprintf(out, " %s", gpu_generation_name((gpu_generation)g));
+    fprintf(out, ".\n\n%s", cli_exit_codes_help);
+}
+
+/* The command line of calibrate and crossval.  Each command's longopts
+ * name the options it takes; the cases of the others never come up. */
+typedef struct calib_args {
+    const char *cmd;        /* "calibrate " or "crossval ": messages' prefix */
+    const char *runs;       /* --runs FILE (required) */
+    const char *output;     /* calibrate: -o, --output FILE; NULL if absent */
+    int folds;              /* crossval: --folds K (default 5) */
+    calib_options opt;      /* --params, --subset, --max-iter; runs_file */
+} calib_args;
+
+static void calib_args_default(calib_args *a, const char *cmd)
+{
+    memset(a, 0, sizeof *a);
+    a->cmd = cmd;
+    a->folds = 5;
+    calib_options_default(&a->opt);
+}
+
+/* Parses argv into *a.  Returns -1 to go on, or the exit status to return
+ * at once: PLANNER_OK after --help (usage printed), or a usage error
+ * (cli_usage_error has printed it). */
+static int parse_calib_args(calib_args *a, int argc, char **argv, const char *optstring,
+                            const struct option *longopts, void (*usage)(FILE *))
+{
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'r': a->runs = optarg; break;
+        case 'o': a->output = optarg; break;
+        case 'k':
+            if (cli_parse_int(optarg, 2, 100, &a->folds) != 0)
+                return cli_usage_error(a->cmd, "--folds: expected 2..100, got '%s'", optarg);
+            break;
+        case 'p': a->opt.params = optarg; break;
+        case 's':
+            if (parse_subset(optarg, &a->opt.subset) != 0)
+                return cli_usage_error(a->cmd,
+                                       "--subset: expected dense, all, dense16, fp8 or moe, got '%s'", optarg);
+            break;
+        case 'i':
+            if (cli_parse_int(optarg, 1, 1000, &a->opt.max_iter) != 0)
+                return cli_usage_error(a->cmd, "--max-iter: expected 1..1000, got '%s'",
+                                       optarg);
+            break;
+        case 'h': usage(stdout); return PLANNER_OK;
+        case ':':
+            return cli_usage_error(a->cmd, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error(a->cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc)
+        return cli_usage_error(a->cmd, "unexpected argument '%s'", argv[optind]);
+    if (a->runs == NULL)
+        return cli_usage_error(a->cmd, "--runs FILE is required");
+    a->opt.runs_file = a->runs;
+    return -1;
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"runs", required_argument, NULL, 'r'},
+        {"output", required_argument, NULL, 'o'},
+        {"params", required_argument, NULL, 'p'},
+        {"subset", required_argument, NULL, 's'},
+        {"max-iter", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    calib_args a;
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status st = PLANNER_OK;
+    validation_set *set = NULL;
+    cost_params start;
+    calib_fit fit;
+    int ch;
+
+    memset(&fit, 0, sizeof fit);
+    calib_args_default(&a, "calibrate ");
+    if ((ch = parse_calib_args(&a, argc, argv, ":o:h", longopts, calibrate_usage)) >= 0)
+        return ch;
+    openblas_set_num_threads(1);
+
+    if (a.output != NULL) {   /* -o never replaces the runs file: refused before the fit */
+        output_set os;
+        int index;
+        output_set_init(&os);
+        if ((st = output_set_input(&os, a.runs, "--runs", &err)) == PLANNER_OK)
+            st = output_set_add(&os, a.output, "-o", OUTPUT_STREAM, &index, &err);
+        output_set_free(&os);
+        if (st != PLANNER_OK)
+            goto cleanup;
+    }
+    cost_params_default(&start);
+    if ((st = validation_load(&set, a.runs, &err)) != PLANNER_OK)
+        goto cleanup;
+    st = calibrate_fit(&fit, set, NULL, &start, &a.opt, &err);
+    if (fit.notes[0])
+        fprintf(stderr, "%s", fit.notes);
+    if (st != PLANNER_OK) {
+        if (st == PLANNER_E_USAGE) {
+            cli_usage_error("calibrate ", "%s", err.msg);
+            error_clear(&err);
+        }
+        goto cleanup;
+    }
+    calibrate_report(stdout, &fit, set);
+    if (a.output != NULL) {
+        if ((st = calibration_write(a.output, &fit, set, a.runs, &err)) != PLANNER_OK)
+            goto cleanup;
+        if (strcmp(a.output, "-") != 0)
+            printf("wrote %s\n", a.output);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        st = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL, "cannot write to stdout");
+cleanup:
+    if (st != PLANNER_OK && err.status != PLANNER_OK)
+        error_print(&err, stderr);
+    calib_fit_free(&fit);
+    validation_free(set);
+    return st;
+}
+
+
+static void crossval_usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: planner crossval --runs FILE [--folds K] [--params LIST]\n"
+        "                        [--subset dense|all|dense16|fp8|moe] [--max-iter N]\n"
+        "K-fold cross-validation of 'planner calibrate': the runs are folded by their\n"
+        "\"source\" (rows of one table never train and test together); each fold is\n"
+        "predicted with the default constants and with constants fitted on the other\n"
+        "folds.  Prints per-fold and overall MAPE of tokens/s per GPU, per subset.\n"
+        "\n"
+        "      --runs FILE      measured runs\n"
+        "      --folds K        folds, 2..100 (default 5; at most the number of sources)\n"
+        "      --params LIST    as for calibrate\n"
+        "      --subset NAME    runs to train and test on: dense (dense16 + fp8, the\n"
+        "                       default), all (also MoE), dense16, fp8 or moe\n"
+        "      --max-iter N     as for calibrate\n"
+        "  -h, --help           show this help and exit\n"
+        "\n%s", cli_exit_codes_help);
+}
+
+/* crossval's folds, each line printed as its fold is done.  Returns the
+ * exit status; a usage error (a bad --params) is printed here. */
+static planner_status run_folds(crossval *cv, const validation_set *set, const calib_args *a,
+                                planner_error *err)
+{
+    crossval_fold_result r;
+    planner_status st;
+    int f;
+    crossval_report_head(stdout, a->runs, cv, a->opt.subset);
+    for (f = 0; f < cv->folds; f++) {
+        st = crossval_fold(&r, cv, set, &a->opt, f, err);
+        if (st == PLANNER_E_USAGE) {
+            cli_usage_error("crossval ", "%s", err->msg);
+            error_clear(err);
+        }
+        if (st == PLANNER_OK)
+            crossval_report_fold(stdout, cv, f, &r);
+        calib_fit_free(&r.fit);
+        if (st != PLANNER_OK)
+            return st;
+    }
+    crossval_report_tail(stdout, cv, set);
+    return PLANNER_OK;
+}
+
+int cmd_crossval(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"runs", required_argument, NULL, 'r'},
+        {"folds", required_argument, NULL, 'k'},
+        {"params", required_argument, NULL, 'p'},
+        {"subset", required_argument, NULL, 's'},
+        {"max-iter", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    calib_args a;
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status st;
+    validation_set *set = NULL;
+    crossval cv;
+    int ch;
+
+    memset(&cv, 0, sizeof cv);
+    calib_args_default(&a, "crossval ");
+    if ((ch = parse_calib_args(&a, argc, argv, ":h", longopts, crossval_usage)) >= 0)
+        return ch;
+    openblas_set_num_threads(1);
+    if ((st = validation_load(&set, a.runs, &err)) != PLANNER_OK ||
+        (st = crossval_prepare(&cv, set, &a.opt, a.folds, &err)) != PLANNER_OK ||
+        (st = run_folds(&cv, set, &a, &err)) != PLANNER_OK)
+        goto cleanup;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        st = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL, "cannot write to stdout");
+cleanup:
+    if (st != PLANNER_OK && err.status != PLANNER_OK)
+        error_print(&err, stderr);
+    crossval_free(&cv);
+    validation_free(set);
+    return st;
+}
