@@ -140,7 +140,6 @@ static int in_list(json_t *unpublished, const char *knob)
     return 0;
 }
 
-/* One run -> r.  Returns 0 or -1 with the error set. */
 /* A measured throughput's plausible range, tokens/s per GPU: the corpus
  * spans 11 (a 530B model on A100s) to 44,544 (a 1B model on one V100); a
  * value outside is a unit slip or a typo, and would print as an error of
@@ -148,66 +147,43 @@ static int in_list(json_t *unpublished, const char *knob)
 #define MEASURED_TOKENS_MIN 0.01
 #define MEASURED_TOKENS_MAX 1e7
 
-static int load_run(jctx *j, json_t *o, validation_run *r)
+/* The published model dimensions of a run (its "model" object). */
+typedef struct run_dims {
+    int layers, hidden, heads, kv, ffn, vocab, seq;
+    const char *act;
+} run_dims;
+
+/* "model": the dimensions into *d (kv_heads defaults to heads, vocab to
+ * Megatron's padded GPT-2 BPE).  Returns 0 or -1 with the error set. */
+static int load_dims(jctx *j, json_t *jm, run_dims *d)
 {
-    json_t *jm, *jp, *jmeas, *unpub, *v;
-    const char *id, *gpu_name, *prec, *act;
-    const gpu_spec *gpu;
-    int layers, hidden, heads, kv, ffn, vocab, seq, gpn, i;
-    int tp, pp, dp, cp, ep, vpp, mbs, gbs;
-    double meas;
-    char why[96];
-    const jsonin_path base = j->path;
-
-    if (!json_is_object(o))
-        return jfail(j, "", "expected an object", "");
-    if (jstr(j, o, "id", 0, &id) != 0 || jstr(j, o, "gpu", 0, &gpu_name) != 0 ||
-        jstr(j, o, "precision", 0, &prec) != 0 ||
-        jint(j, o, "num_gpus", 1, CLUSTER_MAX_GPUS, 0, &r->num_gpus) != 0 ||
-        jint(j, o, "gpus_per_node", 1, 1024, 0, &gpn) != 0)
+    if (jint(j, jm, "layers", 1, MODEL_MAX_LAYERS, 0, &d->layers) != 0 ||
+        jint(j, jm, "hidden", 1, 1 << 20, 0, &d->hidden) != 0 ||
+        jint(j, jm, "heads", 1, 1 << 16, 0, &d->heads) != 0 ||
+        jint(j, jm, "kv_heads", 1, 1 << 16, 1, &d->kv) != 0 ||
+        jint(j, jm, "ffn_hidden", 1, 1 << 24, 0, &d->ffn) != 0 ||
+        jint(j, jm, "vocab", 1, 1 << 24, 1, &d->vocab) != 0 ||
+        jint(j, jm, "seq_len", 1, 1 << 24, 0, &d->seq) != 0 ||
+        jstr(j, jm, "activation", 0, &d->act) != 0)
         return -1;
-    if (text_check_name(id, why, sizeof why) != 0)
-        return jfail(j, "id", "holds ", why);
-    snprintf(r->id, sizeof r->id, "%s", id);
-    v = json_object_get(o, "source");
-    snprintf(r->source, sizeof r->source, "%s", json_is_string(v) ? json_string_value(v) : "");
-    gpu = catalog_find(gpu_name);
-    if (gpu == NULL)
-        return jfail(j, "gpu", "unknown GPU (not in the catalog): ", gpu_name);
-
-    jm = json_object_get(o, "model");
-    jp = json_object_get(o, "parallel");
-    jmeas = json_object_get(o, "measured");
-    if (!json_is_object(jm))
-        return jfail(j, "model", "expected an object", "");
-    if (!json_is_object(jp))
-        return jfail(j, "parallel", "expected an object", "");
-    if (!json_is_object(jmeas))
-        return jfail(j, "measured", "expected an object", "");
-    unpub = json_object_get(o, "unpublished");
-
-    j->path = jsonin_key(&base, "model");
-    if (jint(j, jm, "layers", 1, MODEL_MAX_LAYERS, 0, &layers) != 0 ||
-        jint(j, jm, "hidden", 1, 1 << 20, 0, &hidden) != 0 ||
-        jint(j, jm, "heads", 1, 1 << 16, 0, &heads) != 0 ||
-        jint(j, jm, "kv_heads", 1, 1 << 16, 1, &kv) != 0 ||
-        jint(j, jm, "ffn_hidden", 1, 1 << 24, 0, &ffn) != 0 ||
-        jint(j, jm, "vocab", 1, 1 << 24, 1, &vocab) != 0 ||
-        jint(j, jm, "seq_len", 1, 1 << 24, 0, &seq) != 0 ||
-        jstr(j, jm, "activation", 0, &act) != 0)
-        return -1;
-    if (kv < 0)
-        kv = heads;
-    if (vocab < 0)
-        vocab = 51200;     /* not published: GPT-2 BPE padded, Megatron's default */
-    if (hidden % heads != 0)
+    if (d->kv < 0)
+        d->kv = d->heads;
+    if (d->vocab < 0)
+        d->vocab = 51200;     /* not published: GPT-2 BPE padded, Megatron's default */
+    if (d->hidden % d->heads != 0)
         return jfail(j, "heads", "hidden is not a multiple of heads", "");
-    if (heads % kv != 0)
+    if (d->heads % d->kv != 0)
         return jfail(j, "kv_heads", "heads is not a multiple of kv_heads", "");
-    if (strcmp(act, "gelu") != 0 && strcmp(act, "swiglu") != 0)
-        return jfail(j, "activation", "expected gelu or swiglu, got ", act);
+    if (strcmp(d->act, "gelu") != 0 && strcmp(d->act, "swiglu") != 0)
+        return jfail(j, "activation", "expected gelu or swiglu, got ", d->act);
+    return 0;
+}
 
-    j->path = jsonin_key(&base, "parallel");
+/* "parallel": every published knob fixed in r->fix (those "unpublished"
+ * lists left free), the GPU count, and r->gbs.  Returns 0 or -1. */
+static int load_parallel(jctx *j, json_t *jp, json_t *unpub, validation_run *r)
+{
+    int tp, pp, dp, cp, ep, vpp, mbs, gbs;
     if (jint(j, jp, "tp", 1, 1 << 20, 1, &tp) != 0 || jint(j, jp, "pp", 1, 1 << 20, 1, &pp) != 0 ||
         jint(j, jp, "dp", 1, 1 << 20, 1, &dp) != 0 || jint(j, jp, "cp", 1, 1 << 20, 1, &cp) != 0 ||
         jint(j, jp, "ep", 1, 1 << 20, 1, &ep) != 0 || jint(j, jp, "vpp", 1, 1 << 10, 1, &vpp) != 0 ||
@@ -245,7 +221,187 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
         }
     }
     r->gbs = gbs;
+    return 0;
+}
 
+/* The run's model from its dimensions (the schema's conventions, in the
+ * file's header), precision `prec`, named by "model.name" (at path `mp`,
+ * the run's "model"; no control characters) or the id.  Returns 0 or -1
+ * with the error set. */
+static int build_model(jctx *j, json_t *jm, const jsonin_path *mp, const run_dims *d,
+                       const char *id, const char *prec, validation_run *r)
+{
+    int i;
+    r->m = pl_calloc(1, sizeof *r->m);
+    if (r->m == NULL)
+        return error_oom(j->doc->err), -1;
+    r->m->layer = pl_calloc((size_t)d->layers, sizeof *r->m->layer);
+    if (r->m->layer == NULL)
+        return error_oom(j->doc->err), -1;
+    model *m = r->m;
+    json_t *name = json_object_get(jm, "name");
+    char why[96];
+    if (json_is_string(name) && text_check_name(json_string_value(name), why, sizeof why) != 0) {
+        j->path = *mp;
+        return jfail(j, "name", "holds ", why);
+    }
+    snprintf(m->name, sizeof m->name, "%s", json_is_string(name) ? json_string_value(name) : id);
+    m->format = MODEL_FORMAT_PLANNER;
+    m->layers = d->layers;
+    m->hidden = d->hidden;
+    m->heads = d->heads;
+    m->kv_heads = d->kv;
+    m->head_dim = d->hidden / d->heads;
+    m->ffn_hidden = d->ffn;
+    m->vocab = d->vocab;
+    m->seq_len = d->seq;
+    m->max_position = d->seq;
+    m->act = strcmp(d->act, "swiglu") == 0 ? ACT_SWIGLU : ACT_GELU;
+    m->norm = m->act == ACT_SWIGLU ? NORM_RMSNORM : NORM_LAYERNORM;
+    m->position = m->act == ACT_SWIGLU ? POS_ROPE : POS_LEARNED;
+    m->tied_embeddings = m->act == ACT_GELU;
+    m->global_batch = r->gbs;
+    if (strcmp(prec, "bf16") == 0)
+        m->prec = PREC_BF16;
+    else if (strcmp(prec, "fp16") == 0)
+        m->prec = PREC_FP16;
+    else if (strcmp(prec, "fp8") == 0)
+        m->prec = PREC_FP8;
+    else if (strcmp(prec, "mxfp8") == 0)
+        m->prec = PREC_MXFP8;
+    else if (strcmp(prec, "nvfp4") == 0)
+        m->prec = PREC_NVFP4;
+    else if (strcmp(prec, "fp32") == 0)
+        m->prec = PREC_FP32;
+    else
+        return jfail(j, "precision", "unknown precision ", prec);
+    for (i = 0; i < d->layers; i++) {
+        layer_spec *l = &m->layer[i];
+        l->hidden = d->hidden;
+        l->heads = d->heads;
+        l->kv_heads = d->kv;
+        l->head_dim = m->head_dim;
+        l->ffn_hidden = d->ffn;
+        l->moe = false;
+    }
+    return 0;
+}
+
+/* "model.moe" (at path `mp`, the run's "model") into r->m->moe and the
+ * run's subset; a run without MoE is dense 16-bit or FP8 family (then
+ * unsupported on a GPU without tensor cores of its format). */
+static int load_moe(jctx *j, json_t *jm, const jsonin_path *mp, const gpu_spec *gpu,
+                    const char *prec, validation_run *r)
+{
+    const jsonin_path base = j->path;
+    int i;
+    if (json_object_get(jm, "moe") != NULL && !json_is_null(json_object_get(jm, "moe"))) {
+        json_t *jmoe = json_object_get(jm, "moe");
+        model_moe *mo = &r->m->moe;
+        int sh, shf, dl;
+        r->subset = SUBSET_MOE;
+        j->path = *mp;
+        if (!json_is_object(jmoe))
+            return jfail(j, "moe", "expected an object", "");
+        j->path = jsonin_key(&j->path, "moe");
+        if (jint(j, jmoe, "moe_experts", 1, 65536, 0, &mo->experts) != 0 ||
+            jint(j, jmoe, "moe_topk", 1, 65536, 0, &mo->top_k) != 0 ||
+            jint(j, jmoe, "moe_ffn_hidden", 1, 1 << 24, 0, &mo->expert_ffn) != 0 ||
+            jint(j, jmoe, "shared_experts", 0, 1024, 1, &sh) != 0 ||
+            jint(j, jmoe, "shared_expert_ffn", 1, 1 << 24, 1, &shf) != 0 ||
+            jint(j, jmoe, "dense_layers", 0, r->m->layers, 1, &dl) != 0)
+            return -1;
+        if (mo->top_k > mo->experts)
+            return jfail(j, "moe_topk", "more experts per token than experts", "");
+        mo->shared_experts = sh > 0 ? sh : 0;
+        mo->shared_expert_ffn = shf > 0 ? shf : 0;
+        mo->dense_layers = dl > 0 ? dl : 0;
+        mo->layer_freq = 1;
+        j->path = base;
+        /* leading dense layers (DeepSeek first_k_dense) keep ffn_hidden */
+        for (i = mo->dense_layers; i < r->m->layers; i++)
+            r->m->layer[i].moe = true;
+    } else if (r->m->prec == PREC_BF16 || r->m->prec == PREC_FP16 || r->m->prec == PREC_FP32) {
+        r->subset = SUBSET_DENSE16;
+    } else {
+        r->subset = SUBSET_FP8;
+        if (gpu->peak_flops[precision_peak(r->m->prec)] <= 0)
+            snprintf(r->unsupported, sizeof r->unsupported, "%s has no %s tensor cores",
+                     gpu->name, prec);
+    }
+    return 0;
+}
+
+/* The run's cluster: one group of its GPUs (gpn per node), the catalog's
+ * links and NCCL's latencies.  Returns 0 or -1 (out of memory). */
+static int build_cluster(jctx *j, const gpu_spec *gpu, int gpn, validation_run *r)
+{
+    r->c = pl_calloc(1, sizeof *r->c);
+    if (r->c == NULL)
+        return error_oom(j->doc->err), -1;
+    r->c->group = pl_calloc(1, sizeof *r->c->group);
+    if (r->c->group == NULL)
+        return error_oom(j->doc->err), -1;
+    node_group *g = r->c->group;
+    int per_node = gpn < r->num_gpus ? gpn : r->num_gpus;
+    snprintf(r->c->name, sizeof r->c->name, "%d x %s", r->num_gpus, gpu->name);
+    r->c->n_groups = 1;
+    snprintf(g->name, sizeof g->name, "%s", gpu->name);
+    g->gpu = *gpu;
+    g->gpus_per_node = per_node;
+    g->nodes = (r->num_gpus + per_node - 1) / per_node;
+    g->intra_bytes_per_s = gpu->intra_node_bytes_per_s;
+    g->intra_latency_s = INTRA_LATENCY_S;
+    g->inter_bytes_per_s = gpu->inter_node_bytes_per_s;
+    g->inter_latency_s = INTER_LATENCY_S;
+    return 0;
+}
+
+/* One run -> r.  Returns 0 or -1 with the error set. */
+static int load_run(jctx *j, json_t *o, validation_run *r)
+{
+    json_t *jm, *jp, *jmeas, *unpub, *v;
+    const char *id, *gpu_name, *prec;
+    const gpu_spec *gpu;
+    run_dims d;
+    int gpn;
+    double meas;
+    char why[96];
+    const jsonin_path base = j->path, mp = jsonin_key(&base, "model");
+
+    if (!json_is_object(o))
+        return jfail(j, "", "expected an object", "");
+    if (jstr(j, o, "id", 0, &id) != 0 || jstr(j, o, "gpu", 0, &gpu_name) != 0 ||
+        jstr(j, o, "precision", 0, &prec) != 0 ||
+        jint(j, o, "num_gpus", 1, CLUSTER_MAX_GPUS, 0, &r->num_gpus) != 0 ||
+        jint(j, o, "gpus_per_node", 1, 1024, 0, &gpn) != 0)
+        return -1;
+    if (text_check_name(id, why, sizeof why) != 0)
+        return jfail(j, "id", "holds ", why);
+    snprintf(r->id, sizeof r->id, "%s", id);
+    v = json_object_get(o, "source");
+    snprintf(r->source, sizeof r->source, "%s", json_is_string(v) ? json_string_value(v) : "");
+    gpu = catalog_find(gpu_name);
+    if (gpu == NULL)
+        return jfail(j, "gpu", "unknown GPU (not in the catalog): ", gpu_name);
+
+    jm = json_object_get(o, "model");
+    jp = json_object_get(o, "parallel");
+    jmeas = json_object_get(o, "measured");
+    if (!json_is_object(jm))
+        return jfail(j, "model", "expected an object", "");
+    if (!json_is_object(jp))
+        return jfail(j, "parallel", "expected an object", "");
+    if (!json_is_object(jmeas))
+        return jfail(j, "measured", "expected an object", "");
+    unpub = json_object_get(o, "unpublished");
+
+    j->path = mp;
+    if (load_dims(j, jm, &d) != 0)
+        return -1;
+    j->path = jsonin_key(&base, "parallel");
+    if (load_parallel(j, jp, unpub, r) != 0)
+        return -1;
     j->path = jsonin_key(&base, "measured");
     v = json_object_get(jmeas, "tokens_per_s_per_gpu");
     if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))
@@ -259,118 +415,9 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     }
     r->measured_tokens_per_s_per_gpu = meas;
     j->path = base;
-
-    /* the model */
-    r->m = pl_calloc(1, sizeof *r->m);
-    if (r->m == NULL)
-        return error_oom(j->doc->err), -1;
-    r->m->layer = pl_calloc((size_t)layers, sizeof *r->m->layer);
-    if (r->m->layer == NULL)
-        return error_oom(j->doc->err), -1;
-    {
-        model *m = r->m;
-        json_t *name = json_object_get(jm, "name");
-        if (json_is_string(name) && text_check_name(json_string_value(name), why, sizeof why) != 0) {
-            j->path = jsonin_key(&base, "model");
-            return jfail(j, "name", "holds ", why);
-        }
-        snprintf(m->name, sizeof m->name, "%s", json_is_string(name) ? json_string_value(name) : id);
-        m->format = MODEL_FORMAT_PLANNER;
-        m->layers = layers;
-        m->hidden = hidden;
-        m->heads = heads;
-        m->kv_heads = kv;
-        m->head_dim = hidden / heads;
-        m->ffn_hidden = ffn;
-        m->vocab = vocab;
-        m->seq_len = seq;
-        m->max_position = seq;
-        m->act = strcmp(act, "swiglu") == 0 ? ACT_SWIGLU : ACT_GELU;
-        m->norm = m->act == ACT_SWIGLU ? NORM_RMSNORM : NORM_LAYERNORM;
-        m->position = m->act == ACT_SWIGLU ? POS_ROPE : POS_LEARNED;
-        m->tied_embeddings = m->act == ACT_GELU;
-        m->global_batch = gbs;
-        if (strcmp(prec, "bf16") == 0)
-            m->prec = PREC_BF16;
-        else if (strcmp(prec, "fp16") == 0)
-            m->prec = PREC_FP16;
-        else if (strcmp(prec, "fp8") == 0)
-            m->prec = PREC_FP8;
-        else if (strcmp(prec, "mxfp8") == 0)
-            m->prec = PREC_MXFP8;
-        else if (strcmp(prec, "nvfp4") == 0)
-            m->prec = PREC_NVFP4;
-        else if (strcmp(prec, "fp32") == 0)
-            m->prec = PREC_FP32;
-        else
-            return jfail(j, "precision", "unknown precision ", prec);
-        for (i = 0; i < layers; i++) {
-            layer_spec *l = &m->layer[i];
-            l->hidden = hidden;
-            l->heads = heads;
-            l->kv_heads = kv;
-            l->head_dim = m->head_dim;
-            l->ffn_hidden = ffn;
-            l->moe = false;
-        }
-    }
-    if (json_object_get(jm, "moe") != NULL && !json_is_null(json_object_get(jm, "moe"))) {
-        json_t *jmoe = json_object_get(jm, "moe");
-        model_moe *mo = &r->m->moe;
-        int sh, shf, dl;
-        r->subset = SUBSET_MOE;
-        j->path = jsonin_key(&base, "model");
-        if (!json_is_object(jmoe))
-            return jfail(j, "moe", "expected an object", "");
-        j->path = jsonin_key(&j->path, "moe");
-        if (jint(j, jmoe, "moe_experts", 1, 65536, 0, &mo->experts) != 0 ||
-            jint(j, jmoe, "moe_topk", 1, 65536, 0, &mo->top_k) != 0 ||
-            jint(j, jmoe, "moe_ffn_hidden", 1, 1 << 24, 0, &mo->expert_ffn) != 0 ||
-            jint(j, jmoe, "shared_experts", 0, 1024, 1, &sh) != 0 ||
-            jint(j, jmoe, "shared_expert_ffn", 1, 1 << 24, 1, &shf) != 0 ||
-            jint(j, jmoe, "dense_layers", 0, layers, 1, &dl) != 0)
-            return -1;
-        if (mo->top_k > mo->experts)
-            return jfail(j, "moe_topk", "more experts per token than experts", "");
-        mo->shared_experts = sh > 0 ? sh : 0;
-        mo->shared_expert_ffn = shf > 0 ? shf : 0;
-        mo->dense_layers = dl > 0 ? dl : 0;
-        mo->layer_freq = 1;
-        j->path = base;
-        /* leading dense layers (DeepSeek first_k_dense) keep ffn_hidden */
-        for (i = mo->dense_layers; i < layers; i++)
-            r->m->layer[i].moe = true;
-    } else if (r->m->prec == PREC_BF16 || r->m->prec == PREC_FP16 || r->m->prec == PREC_FP32) {
-        r->subset = SUBSET_DENSE16;
-    } else {
-        r->subset = SUBSET_FP8;
-        if (gpu->peak_flops[precision_peak(r->m->prec)] <= 0)
-            snprintf(r->unsupported, sizeof r->unsupported, "%s has no %s tensor cores",
-                     gpu->name, prec);
-    }
-
-    /* the cluster: one group of the run's GPUs */
-    r->c = pl_calloc(1, sizeof *r->c);
-    if (r->c == NULL)
-        return error_oom(j->doc->err), -1;
-    r->c->group = pl_calloc(1, sizeof *r->c->group);
-    if (r->c->group == NULL)
-        return error_oom(j->doc->err), -1;
-    {
-        node_group *g = r->c->group;
-        int per_node = gpn < r->num_gpus ? gpn : r->num_gpus;
-        snprintf(r->c->name, sizeof r->c->name, "%d x %s", r->num_gpus, gpu->name);
-        r->c->n_groups = 1;
-        snprintf(g->name, sizeof g->name, "%s", gpu->name);
-        g->gpu = *gpu;
-        g->gpus_per_node = per_node;
-        g->nodes = (r->num_gpus + per_node - 1) / per_node;
-        g->intra_bytes_per_s = gpu->intra_node_bytes_per_s;
-        g->intra_latency_s = INTRA_LATENCY_S;
-        g->inter_bytes_per_s = gpu->inter_node_bytes_per_s;
-        g->inter_latency_s = INTER_LATENCY_S;
-    }
-    return 0;
+    if (build_model(j, jm, &mp, &d, id, prec, r) != 0 || load_moe(j, jm, &mp, gpu, prec, r) != 0)
+        return -1;
+    return build_cluster(j, gpu, gpn, r);
 }
 
 planner_status validation_load(validation_set **out, const char *path, planner_error *err)

@@ -204,7 +204,6 @@ planner_status size_run(const model *m, const cluster *c, const cost_params *p,
     if (res->row == NULL)
         return error_oom(err);
     z.opts.top_n = 1;
-    z.opts.progress = false;
     z.opts.fix.gpus = -1;
     first = fewest_fitting(&z, &rc);
     if (rc != PLANNER_OK)

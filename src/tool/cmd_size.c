@@ -143,7 +143,7 @@ int cmd_size(int argc, char **argv)
         return parsed > 0 ? parsed : PLANNER_OK;
     cost_params_default(&params);
     if (a.calibration_path != NULL &&
-        (rc = calibration_load(a.calibration_path, &params, &err)) != PLANNER_OK)
+        (rc = calibration_load(&params, a.calibration_path, &err)) != PLANNER_OK)
         goto cleanup;
     if ((rc = model_load(a.model_path, &a.ov, &m, &err)) != PLANNER_OK ||
         (rc = cluster_load(a.cluster_path, &c, &err)) != PLANNER_OK)

@@ -1109,7 +1109,6 @@ static planner_status run_point(const sweep_run *run, long k, FILE *out, planner
         opts.fix = run->fix;
         opts.gbs = m->global_batch;
         opts.seq_len = m->seq_len;
-        opts.progress = false;
         opts.obj = run->obj;
         opts.goodput = run->goodput;
         rc = search_run(m, &pc, &run->params, &opts, &res, &perr);
