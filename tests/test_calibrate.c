@@ -165,9 +165,25 @@ static void check_recovered(const calib_fit *f, const cost_params *want)
     }
 }
 
+/* The progress hook (issue 16: calibrate and crossval run for tens of
+ * seconds): called once per re-predicted run, counting up by one. */
+typedef struct hook_log {
+    long calls, last;
+    bool counts_up;
+} hook_log;
+
+static void log_progress(void *ctx, long done, long total)
+{
+    hook_log *h = ctx;
+    h->counts_up &= done == h->last + 1 && total <= 0;
+    h->last = done;
+    h->calls++;
+}
+
 static void recover(const char *gpu, gpu_generation g, int unpublished, const char *params,
                     int expect_params)
 {
+    hook_log log = {0, 0, true};
     char *text = runs_text(gpu, unpublished);
     validation_set *v = load_runs(text);
     cost_params want, start;
@@ -182,8 +198,14 @@ static void recover(const char *gpu, gpu_generation g, int unpublished, const ch
     cost_params_default(&start);
     calib_options_default(&opt);
     opt.params = params;
+    opt.progress.update = log_progress;
+    opt.progress.ctx = &log;
     st = calibrate_fit(&fit, v, NULL, &start, &opt, &err);
     ck_assert_msg(st == PLANNER_OK, "%s", err.msg);
+    /* every run predicted at least once per iteration, plus the selection */
+    ck_assert_msg(log.counts_up && log.calls >= (long)v->n * (fit.iterations + 1),
+                  "progress: %ld calls, counting up %d, %d runs, %d iterations", log.calls,
+                  (int)log.counts_up, v->n, fit.iterations);
     ck_assert_int_eq(fit.n_params, expect_params);
     ck_assert_int_eq(fit.n_runs, v->n);
     ck_assert(fit.converged);

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "base/progress.h"
 #include "schedule/evaluate.h"
 #include "fit/validate.h"
 
@@ -79,6 +80,9 @@ typedef struct calib_options {
     int subset;             /* validation_subset, CALIB_SUBSET_DENSE (default:
                                every non-MoE run) or CALIB_SUBSET_ALL */
     int max_iter;           /* linearized fixed-point iterations, >= 1 */
+    progress_hook progress; /* told the runs re-predicted so far (each
+                               prediction re-searches a run's strategies;
+                               a fit makes hundreds), total unknown */
 } calib_options;
 
 void calib_options_default(calib_options *o);

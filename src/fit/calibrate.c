@@ -459,7 +459,18 @@ typedef struct fit_state {
     double *t;          /* measured step times */
     double *A, *Acopy, *b, *c0;
     evaluation *ev;     /* scratch */
+    const progress_hook *progress;   /* calib_options.progress */
+    long predicted;     /* runs re-predicted, for progress */
 } fit_state;
+
+/* validation_predict, counted for the progress hook. */
+static planner_status predict_run(fit_state *s, plan *out, const validation_run *r,
+                                  const cost_params *p, planner_error *err)
+{
+    planner_status st = validation_predict(out, r, p, err);
+    progress_report(s->progress, ++s->predicted, -1);
+    return st;
+}
 
 static void fit_state_free(fit_state *s)
 {
@@ -516,7 +527,7 @@ static planner_status predict_all(fit_state *s, const cost_params *p, planner_er
     for (i = 0; i < s->m; i++) {
         const validation_run *r = &s->set->run[s->idx[i]];
         planner_error e2 = PLANNER_ERROR_INIT;
-        planner_status st = validation_predict(&s->pl[i], r, p, &e2);
+        planner_status st = predict_run(s, &s->pl[i], r, p, &e2);
         if (st == PLANNER_E_INTERNAL)
             return error_set(err, st, NULL, 0, 0, NULL, "%s", e2.msg);
         if (st != PLANNER_OK)
@@ -689,7 +700,7 @@ static planner_status select_runs(fit_ctx *c, calib_fit *f, const bool *use,
             f->skipped_subset++;
             continue;
         }
-        ps = validation_predict(&s->pl[s->m], r, p, &e2);
+        ps = predict_run(s, &s->pl[s->m], r, p, &e2);
         if (ps == PLANNER_E_INTERNAL)
             return error_set(err, ps, NULL, 0, 0, NULL, "%s", e2.msg);
         if (ps != PLANNER_OK) {
@@ -980,7 +991,9 @@ static planner_status fit_once(calib_fit *f, const validation_set *set, const bo
     c.file = opt->runs_file != NULL ? opt->runs_file : "";
     c.bad = bad;
     c.bad_value = bad_value;
-    if ((st = fit_state_alloc(&c.s, set, err)) != PLANNER_OK ||
+    if ((st = fit_state_alloc(&c.s, set, err)) == PLANNER_OK)
+        c.s.progress = &opt->progress;
+    if (st != PLANNER_OK ||
         (st = select_runs(&c, f, use, &p, gen_used, err)) != PLANNER_OK ||
         (st = choose_params(opt, gen_used, f, c.named, err)) != PLANNER_OK)
         goto cleanup;

@@ -15,6 +15,7 @@
 #include "out/calibrate_report.h"
 #include "tool/cli.h"
 #include "tool/commands.h"
+#include "tool/progress.h"
 
 static int parse_subset(const char *s, int *out)
 {
@@ -163,7 +164,16 @@ int cmd_calibrate(int argc, char **argv)
     cost_params_default(&start);
     if ((st = validation_load(&set, a.runs, &err)) != PLANNER_OK)
         goto cleanup;
-    st = calibrate_fit(&fit, set, NULL, &start, &a.opt, &err);
+    {
+        /* a fit on the whole corpus takes tens of seconds: the runs
+         * re-predicted so far, on a terminal, after ~1 s */
+        progress pr;
+        progress_start(&pr, "planner: calibrate, runs predicted", progress_stderr_is_tty());
+        a.opt.progress = progress_hook_of(&pr);
+        st = calibrate_fit(&fit, set, NULL, &start, &a.opt, &err);
+        progress_finish(&pr);
+        a.opt.progress = (progress_hook)PROGRESS_HOOK_NONE;
+    }
     if (fit.notes[0])
         fprintf(stderr, "%s", fit.notes);
     if (st != PLANNER_OK) {
@@ -218,10 +228,21 @@ static planner_status run_folds(crossval *cv, const validation_set *set, const c
 {
     crossval_fold_result r;
     planner_status st;
+    calib_options opt = a->opt;
+    char label[64];
     int f;
     crossval_report_head(stdout, a->runs, cv, a->opt.subset);
+    fflush(stdout);
     for (f = 0; f < cv->folds; f++) {
-        st = crossval_fold(&r, cv, set, &a->opt, f, err);
+        /* each fold is a calibration (tens of seconds): its progress on a
+         * terminal, erased before the fold's line */
+        progress pr;
+        snprintf(label, sizeof label, "planner: crossval fold %d of %d, runs predicted", f + 1,
+                 cv->folds);
+        progress_start(&pr, label, progress_stderr_is_tty());
+        opt.progress = progress_hook_of(&pr);
+        st = crossval_fold(&r, cv, set, &opt, f, err);
+        progress_finish(&pr);
         if (st == PLANNER_E_USAGE) {
             cli_usage_error("crossval ", "%s", err->msg);
             error_clear(err);
