@@ -1232,10 +1232,14 @@ static void make_advice(search_ctx *x, char *a, size_t n)
             if (found != 0)
                 break;
         }
+        /* the nodes the scaled plan occupies: the group's k times over, or
+         * with --fix gpus=N the N k GPUs' nodes */
+        int gpn = g->gpus_per_node > 0 ? g->gpus_per_node : 1;
         if (found == 1)
-            appendf(a, n, "%d nodes (%d GPUs, %dx) fit; ", g->nodes * k, gpus, k);
+            appendf(a, n, "%d nodes (%d GPUs, %dx) fit; ", (gpus + gpn - 1) / gpn, gpus, k);
         else if (found == 0)
-            appendf(a, n, "even %d nodes (64x) do not fit; ", g->nodes * 64);
+            appendf(a, n, "even %d nodes (64x) do not fit; ",
+                    x->fix.gpus > 0 ? (x->fix.gpus * 64 + gpn - 1) / gpn : g->nodes * 64);
     }
 
     /* 3. GPUs with more memory: the closest miss as it is. */

@@ -95,6 +95,9 @@ grep -q '^planner: no feasible plan: gpt3-175b on one-dgx: 8 GPUs' "$T/err" || f
 grep -q '^closest miss: tp ' "$T/err" || fail "no closest miss"
 grep -q '  over$' "$T/err" || fail "no stage over capacity"
 grep -q '^advice: .*nodes (.* GPUs, [0-9]*x) fit' "$T/err" || fail "advice: $(grep advice "$T/err")"
+# with --fix gpus=8 on 64 nodes, "8x" is 64 GPUs: 8 nodes of 8, not 8 x 64
+$P --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml --fix gpus=8 > /dev/null 2> "$T/err8"
+grep -q '^advice: 8 nodes (64 GPUs, 8x) fit' "$T/err8" || fail "gpus=8 advice: $(grep advice "$T/err8")"
 # ... and in JSON: strategies empty, closest_miss and advice present
 $P --model $M --cluster "$T/one.yaml" --format json > "$T/json" 2> /dev/null
 [ $? -eq 3 ] || fail "infeasible json: not exit 3"
