@@ -32,6 +32,7 @@ typedef struct model_fields {
     json_t *hf_obj;            /* HF: the object the model was read from */
     const hf_family *hf_fam;   /* HF: its family */
     bool hf_guessed;           /* HF: the family is a guess by keys */
+    bool hf_nested;            /* HF: the sizes are a wrapper's text_config */
 } model_fields;
 
 const char *mj_kind(const json_t *v);                  /* "an integer", ... */

@@ -542,6 +542,7 @@ planner_status hf_config_read(const jsonin_doc *ld, json_t *root, const run_spec
     f->hf_obj = s.obj;
     f->hf_fam = s.fam;
     f->hf_guessed = s.guessed;
+    f->hf_nested = s.nested;
     f->k_hidden = "hidden_size";
     f->k_heads = "num_attention_heads";
     f->k_kv = "num_key_value_heads";
@@ -640,13 +641,14 @@ static planner_status hf_windows(const hf_src *s, model *m)
 
 planner_status hf_config_layers(const jsonin_doc *ld, const model_fields *f, model *m)
 {
-    hf_src s;
+    hf_src s = {0};
     planner_status rc;
     s.ld = ld;
     s.obj = f->hf_obj;
     s.path = f->base;
     s.fam = f->hf_fam;
     s.guessed = f->hf_guessed;
+    s.nested = f->hf_nested;
     if (s.fam->moe == HF_MOE_QWEN && (rc = qwen_dense_layers(&s, m)) != PLANNER_OK)
         return rc;
     return hf_windows(&s, m);
