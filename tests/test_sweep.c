@@ -11,7 +11,7 @@
 
 static void axis_ok(sweep_dim d, const char *text, int n, const char *const *expect)
 {
-    sweep_axis a = {0, NULL, NULL};
+    sweep_axis a = {0};
     char msg[256];
     int off;
     ck_assert_msg(sweep_axis_parse(d, text, &a, msg, sizeof msg, &off) == 0, "%s: %s", text,
@@ -24,7 +24,7 @@ static void axis_ok(sweep_dim d, const char *text, int n, const char *const *exp
 
 static void axis_bad(sweep_dim d, const char *text, int offset, const char *needle)
 {
-    sweep_axis a = {0, NULL, NULL};
+    sweep_axis a = {0};
     char msg[256];
     int off = -1;
     ck_assert_int_eq(sweep_axis_parse(d, text, &a, msg, sizeof msg, &off), -1);

@@ -114,14 +114,18 @@ static int axis_push(sweep_axis *a, const char *s, double v, char *msg, int msg_
         snprintf(msg, (size_t)msg_size, "more than %d values", SWEEP_MAX_VALUES);
         return -1;
     }
-    ns = pl_realloc(a->str, (size_t)(a->n + 1) * sizeof *ns);
-    if (ns == NULL)
-        goto oom;
-    a->str = ns;
-    nn = pl_realloc(a->num, (size_t)(a->n + 1) * sizeof *nn);
-    if (nn == NULL)
-        goto oom;
-    a->num = nn;
+    if (a->n == a->cap) {   /* doubling: a 10,000-value range is not 10,000 reallocations */
+        int cap = a->cap > 0 ? 2 * a->cap : 8;
+        ns = pl_realloc(a->str, (size_t)cap * sizeof *ns);
+        if (ns == NULL)
+            goto oom;
+        a->str = ns;
+        nn = pl_realloc(a->num, (size_t)cap * sizeof *nn);
+        if (nn == NULL)
+            goto oom;
+        a->num = nn;
+        a->cap = cap;
+    }
     a->str[a->n] = pl_strdup(s);
     if (a->str[a->n] == NULL)
         goto oom;
@@ -260,21 +264,62 @@ static int parse_token(sweep_dim d, const char *tok, sweep_axis *out, char *msg,
     }
 }
 
+/* A value's text and its index, sorted by text, then by index. */
+typedef struct value_ref {
+    const char *text;
+    int index;
+} value_ref;
+
+static int cmp_value_ref(const void *pa, const void *pb)
+{
+    const value_ref *a = pa, *b = pb;
+    int c = strcmp(a->text, b->text);
+    return c != 0 ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* The first value (in order) equal to an earlier one, or -1; -2 if out of
+ * memory.  Sorting keeps this O(n log n) on a 10,000-value axis. */
+static int first_repeat(const sweep_axis *a)
+{
+    value_ref *v;
+    int first = -1;
+    if (a->n < 2)
+        return -1;
+    v = pl_malloc((size_t)a->n * sizeof *v);
+    if (v == NULL)
+        return -2;
+    for (int i = 0; i < a->n; i++)
+        v[i] = (value_ref){a->str[i], i};
+    qsort(v, (size_t)a->n, sizeof *v, cmp_value_ref);
+    for (int i = 1; i < a->n; i++)   /* in a run of equal texts the 2nd is its first repeat */
+        if (strcmp(v[i].text, v[i - 1].text) == 0 &&
+            (i < 2 || strcmp(v[i - 1].text, v[i - 2].text) != 0) &&
+            (first < 0 || v[i].index < first))
+            first = v[i].index;
+    pl_free(v);
+    return first;
+}
+
 int sweep_axis_parse(sweep_dim d, const char *text, sweep_axis *out, char *msg, int msg_size,
                      int *bad_offset)
 {
     size_t len = strlen(text);
     char *copy;
+    int *token_at = NULL;   /* offset in text of the token each value came from */
+    int rep, rc = -1;
     *bad_offset = 0;
     if (d < 0 || d >= SWEEP_DIM_COUNT) {
         snprintf(msg, (size_t)msg_size, "no such axis");
         return -1;
     }
     copy = pl_malloc(len + 1);
-    if (copy == NULL) {
+    token_at = pl_malloc(SWEEP_MAX_VALUES * sizeof *token_at);
+    if (copy == NULL || token_at == NULL) {
         snprintf(msg, (size_t)msg_size, "out of memory");
-        return -1;
+        goto done;
     }
+    for (int i = 0; i < out->n; i++)   /* values from an earlier call */
+        token_at[i] = 0;
     for (size_t start = 0; start <= len;) {
         size_t end = start;
         while (end < len && text[end] != ',')
@@ -289,23 +334,28 @@ int sweep_axis_parse(sweep_dim d, const char *text, sweep_axis *out, char *msg, 
         int before = out->n;
         if (parse_token(d, copy, out, msg, msg_size) != 0) {
             *bad_offset = (int)a;
-            pl_free(copy);
-            return -1;
+            goto done;
         }
-        /* no value twice: it would only repeat points */
         for (int i = before; i < out->n; i++)
-            for (int j = 0; j < i; j++)
-                if (strcmp(out->str[i], out->str[j]) == 0) {
-                    snprintf(msg, (size_t)msg_size, "%s: value '%s' given twice", dim_keys[d],
-                             out->str[i]);
-                    *bad_offset = (int)a;
-                    pl_free(copy);
-                    return -1;
-                }
+            token_at[i] = (int)a;
         start = end + 1;
     }
+    /* no value twice: it would only repeat points */
+    rep = first_repeat(out);
+    if (rep == -2) {
+        snprintf(msg, (size_t)msg_size, "out of memory");
+        goto done;
+    }
+    if (rep >= 0) {
+        snprintf(msg, (size_t)msg_size, "%s: value '%s' given twice", dim_keys[d], out->str[rep]);
+        *bad_offset = token_at[rep];
+        goto done;
+    }
+    rc = 0;
+done:
     pl_free(copy);
-    return 0;
+    pl_free(token_at);
+    return rc;
 }
 
 void sweep_grid_free(sweep_grid *g)
