@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "out/sweep_merge.h"
+#include "out/sweep_rows.h"
+#include "search/sweep_grid.h"
 #include "tool/sweep.h"
 #include "testutil.h"
 

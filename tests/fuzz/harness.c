@@ -18,6 +18,7 @@
 #include "inputs/model.h"
 #include "partition/partition.h"
 #include "search/search.h"
+#include "search/sweep_grid.h"
 #include "tool/sweep.h"
 #include "base/units.h"
 #include "fit/validate.h"

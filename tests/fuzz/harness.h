@@ -45,7 +45,7 @@ int harness_constraints(const uint8_t *data, size_t size, char *msg, int msg_siz
  * byte picks the kind (bits 0-1) and allow_zero (bit 2); the rest is the text. */
 int harness_units(const uint8_t *data, size_t size, char *msg, int msg_size);
 
-/* A sweep grid file (sweep.h sweep_grid_parse_buffer), then point decoding. */
+/* A sweep grid file (search/sweep_grid.h sweep_grid_parse_buffer), then point decoding. */
 int harness_sweep(const uint8_t *data, size_t size, char *msg, int msg_size);
 
 /* One sweep axis: the first byte picks the axis (mod SWEEP_DIM_COUNT), the
