@@ -311,14 +311,15 @@ START_TEST(published_runs_moe_guard)
     corpus_errors(SUBSET_MOE, &mape, &worst, &n);
     if (n == 0)
         return;
-    /* 39 MoE runs (Megatron-Bridge tables): 32 predicted; the 7 DeepSeek-V3
-     * rows with virtual stages over 61 layers (a custom pipeline layout)
-     * are reported unsupported.  Reached: MAPE 27.6%, max 91.7% with the
-     * dispatcher's host-paced time (moe_host_s; 67.0% / 210.6% without):
-     * 15 of 32 over-predicted; the same knobs measured up to 1.7x apart
+    /* 39 MoE runs (Megatron-Bridge tables), all predicted: the 7 DeepSeek-V3
+     * rows with virtual stages over 61 layers run on a
+     * --pipeline-model-parallel-layout (model/layout.c; before it they were
+     * unsupported: 32 predicted, 27.6% / 91.7%).  Reached: MAPE 26.1%, max
+     * 91.7% with the dispatcher's host-paced time (moe_host_s; 67.0% /
+     * 210.6% without, on the 32); the same knobs measured up to 1.7x apart
      * between container releases (docs/validation.md) */
-    ck_assert_int_ge(n, 32);
-    ck_assert_msg(mape <= 0.29, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_int_ge(n, 39);
+    ck_assert_msg(mape <= 0.271, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.93, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST

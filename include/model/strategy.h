@@ -12,6 +12,7 @@
 #include "base/error.h"
 
 #define STRATEGY_MAX_STAGES 256
+#define STRATEGY_MAX_CHUNKS 512     /* virtual stages (pp x vpp) of a layout */
 
 typedef enum recompute_mode {
     RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL
@@ -45,6 +46,13 @@ typedef struct strategy {
      * and the layers are cut by strategy_chunk_layers()'s rule instead of
      * the stages' n_layers / vpp (stage_spec must agree with it). */
     bool account_embedding, account_loss;
+    /* Megatron --pipeline-model-parallel-layout (pipeline_parallel_layer_
+     * layout.py): layout_layers[k] decoder layers in virtual stage k =
+     * chunk * pp + rank (the layout's order), k < pp vpp; the embedding
+     * sits in virtual stage 0, the MTP layers and the loss in the last.
+     * strategy_chunk_layers() reads it; the stages must agree. */
+    bool layout;
+    short layout_layers[STRATEGY_MAX_CHUNKS];
     int n_stages;               /* == pp */
     stage_spec stage[STRATEGY_MAX_STAGES];
 } strategy;

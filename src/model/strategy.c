@@ -15,6 +15,13 @@
  *   (--decoder-first/last-pipeline-num-layers: the middle ranks even, the
  *   first and last counts each divisible by vpp; any other split per rank
  *   is a --pipeline-model-parallel-layout), chunks equal within a rank.
+ * --pipeline-model-parallel-layout (s->layout; Megatron-Core
+ *   transformer/pipeline_parallel_layer_layout.py): any decoder count per
+ *   virtual stage, listed chunk-major (k = chunk * pp + rank), the embedding
+ *   in the first virtual stage, the loss (and MTP layers) in the last; a
+ *   virtual stage, and a rank, may hold no decoder layer.  The string's
+ *   grammar is parse_str_to_list's, its rules validate_layer_layout's
+ *   (strategy_layout_parse).
  */
 #include <stdio.h>
 #include "inputs/model.h"
@@ -62,7 +69,14 @@ int strategy_chunk_layers(const strategy *s, int layers, int rank, int chunk, in
     int r, c, n = 0, first = 0;
     if (rank < 0 || rank >= pp || rank >= STRATEGY_MAX_STAGES || chunk < 0 || chunk >= vpp)
         return -1;
-    if (s->account_embedding || s->account_loss) {
+    if (s->layout) {
+        int idx = chunk * pp + rank;
+        if (idx >= STRATEGY_MAX_CHUNKS)
+            return -1;
+        for (int k = 0; k < idx; k++)
+            first += s->layout_layers[k];
+        n = s->layout_layers[idx];
+    } else if (s->account_embedding || s->account_loss) {
         int e = s->account_embedding ? 1 : 0, l = s->account_loss ? 1 : 0;
         int base = (layers + e + l) / (pp * vpp), idx = chunk * pp + rank;
         n = base - (idx == 0 ? e : 0) - (idx == pp * vpp - 1 ? l : 0);
@@ -122,18 +136,32 @@ int strategy_check(const model *m, const strategy *s, char *why, int why_size)
             return -1;
     if (s->n_stages != s->pp)
         FAIL("%d stages listed for pp %d", s->n_stages, s->pp);
-    if (account) {
+    if (s->layout && account)
+        FAIL("a --pipeline-model-parallel-layout cannot be combined with the "
+             "embedding/loss-accounting split");
+    if (s->layout && (long)s->pp * s->vpp > STRATEGY_MAX_CHUNKS)
+        FAIL("pp %d x vpp %d virtual stages exceed the %d a layout may hold", s->pp, s->vpp,
+             STRATEGY_MAX_CHUNKS);
+    if (s->layout) {
+        for (i = 0; i < s->pp * s->vpp; i++)
+            if (s->layout_layers[i] < 0)
+                FAIL("virtual stage %d of the layout holds %d layers", i, s->layout_layers[i]);
+    } else if (account) {
         int units = m->layers + (s->account_embedding ? 1 : 0) + (s->account_loss ? 1 : 0);
         if (units % (s->pp * s->vpp) != 0)
             FAIL("layers %d + embedding/loss %d are not a multiple of pp %d x vpp %d",
                  m->layers, units - m->layers, s->pp, s->vpp);
+    }
+    if (s->layout || account) {
+        account = true;   /* per-chunk counts: the stages must agree with them */
         for (i = 0; i < s->pp; i++) {
             int c, n = 0, first = 0;
             for (c = 0; c < s->vpp; c++)
                 n += strategy_chunk_layers(s, m->layers, i, c, c == 0 ? &first : NULL);
             if (s->stage[i].n_layers != n || s->stage[i].first_layer != first)
-                FAIL("stage %d holds %d layers from %d; the embedding/loss split gives %d "
-                     "from %d", i, s->stage[i].n_layers, s->stage[i].first_layer, n, first);
+                FAIL("stage %d holds %d layers from %d; the %s gives %d from %d", i,
+                     s->stage[i].n_layers, s->stage[i].first_layer,
+                     s->layout ? "layout" : "embedding/loss split", n, first);
         }
     }
     for (i = 0; i < s->pp; i++) {

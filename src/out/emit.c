@@ -83,6 +83,7 @@
 #include "base/text.h"
 #include "inputs/catalog.h"
 #include "model/knobs.h"
+#include "model/layout.h"
 #include "out/emit.h"
 
 #define EMIT_MAX_ARGS 128
@@ -213,6 +214,8 @@ static split_style choose_split(const model *m, const strategy *s, int *first, i
 {
     int pp = s->pp, vpp = s->vpp > 1 ? s->vpp : 1;
     *first = *last = 0;
+    if (s->layout)
+        return SPLIT_LAYOUT;
     if (s->account_embedding || s->account_loss)
         return SPLIT_ACCOUNT;
     if (split_is_even(m, s))
@@ -235,36 +238,14 @@ static split_style choose_split(const model *m, const strategy *s, int *first, i
 }
 
 /* Builds the layout string "Et*12|t*12|...|t*11L" (heap, *out) of the
- * plan's chunks (strategy_chunk_layers) for a model of `layers`. */
+ * plan's chunks (strategy_layout_format). */
 static int build_layout(const strategy *s, int layers, int mtp, char **out)
 {
-    int pp = s->pp, vpp = s->vpp > 1 ? s->vpp : 1;
-    size_t cap = (size_t)pp * (size_t)vpp * 16 + 24, len = 0;
-    char *buf = pl_malloc(cap);
+    size_t need = strategy_layout_format(s, layers, mtp, NULL, 0);
+    char *buf = pl_malloc(need + 1);
     if (buf == NULL)
         return -1;
-    buf[0] = '\0';
-    for (int v = 0; v < vpp; v++) {
-        for (int r = 0; r < pp; r++) {
-            int n = strategy_chunk_layers(s, layers, r, v, NULL);
-            bool first = v == 0 && r == 0, lastseg = v == vpp - 1 && r == pp - 1;
-            int w = snprintf(buf + len, cap - len, "%s%s", first ? "" : "|", first ? "E" : "");
-            len += (size_t)w;
-            if (n == 1)
-                w = snprintf(buf + len, cap - len, "t");
-            else if (n > 1)
-                w = snprintf(buf + len, cap - len, "t*%d", n);
-            else
-                w = 0;
-            len += (size_t)w;
-            /* MTP layers ("m") sit after the decoder layers, in the last
-             * stage with the loss (PipelineParallelLayerLayout's rules) */
-            if (lastseg && mtp > 0)
-                len += (size_t)snprintf(buf + len, cap - len, mtp == 1 ? "m" : "m*%d", mtp);
-            if (lastseg)
-                len += (size_t)snprintf(buf + len, cap - len, "L");
-        }
-    }
+    strategy_layout_format(s, layers, mtp, buf, need + 1);
     *out = buf;
     return 0;
 }

@@ -154,9 +154,9 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
     if (x->v > COST_CHUNKS_MAX / x->pp)   /* beyond any model's layers */
         x->v = COST_CHUNKS_MAX / x->pp;
     /* per-chunk schedule times where the chunks of a rank hold different
-     * layer counts (the embedding/loss-accounting split); the even and the
-     * first/last splits keep per-rank times (chunk = rank / vpp) */
-    x->chunked = x->v > 1 && (s->account_embedding || s->account_loss);
+     * layer counts (the embedding/loss-accounting split, a layout); the
+     * even and the first/last splits keep per-rank times (chunk = rank / vpp) */
+    x->chunked = x->v > 1 && (s->account_embedding || s->account_loss || s->layout);
     if (x->mcount < 1)
         x->mcount = 1;
     out->n_stages = x->pp;

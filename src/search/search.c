@@ -83,6 +83,7 @@
 #include "base/alloc.h"
 #include "partition/placement.h"
 #include "base/progress.h"
+#include "model/layout.h"
 #include "search/search.h"
 #include "base/suggest.h"
 
@@ -227,7 +228,7 @@ static int place(search_ctx *x, strategy *s, char *why, int why_size)
     placement one;
     const placement *pl = x->placement;
     int r;
-    s->account_embedding = s->account_loss = false;
+    s->account_embedding = s->account_loss = s->layout = false;
     if (pl == NULL) {
         int L = x->m->layers;
         if (!x->m->uneven && s->pp > 0 && L % s->pp == 0 &&
@@ -239,9 +240,13 @@ static int place(search_ctx *x, strategy *s, char *why, int why_size)
             if (strategy_split_account(s, L, x->group) == 0)
                 return 0;
             s->account_embedding = s->account_loss = false;
+            /* else a --pipeline-model-parallel-layout (layout.c) */
+            if (strategy_split_layout(s, L, x->m->mtp_layers, x->group) == 0)
+                return 0;
+            s->layout = false;
             snprintf(why, (size_t)why_size,
-                     "layers %d are not a multiple of pp %d x vpp %d, nor with the embedding "
-                     "and loss counted as layers", L, s->pp, s->vpp);
+                     "pp %d x vpp %d virtual stages: more than the %d layers with the "
+                     "embedding and loss", s->pp, s->vpp, L + 2 + x->m->mtp_layers);
             return -1;
         }
         memset(&one, 0, sizeof one);
@@ -576,6 +581,13 @@ static void block_lists_make(const search_ctx *x, block_lists *b)
             for (int d = 2; d <= (L + 2) / s->pp; d++)
                 if ((L % s->pp == 0 && (L / s->pp) % d == 0) || (L + 2) % (s->pp * d) == 0)
                     list_push(&b->vpp, d);
+        /* neither split interleaves at this pp: the layouts of layout.c
+         * (strategy_split_layout), every d with pp d virtual stages of at
+         * least two units each (DeepSeek-V3's 61 layers at pp 8: vpp 2-4) */
+        if (s->pp > 1 && !x->m->uneven && x->placement == NULL && b->vpp.n == 1)
+            for (int d = 2; s->pp * d * 2 <= L + 2 + x->m->mtp_layers &&
+                            s->pp * d <= STRATEGY_MAX_CHUNKS; d++)
+                list_push(&b->vpp, d);
     }
     b->sp.n = 0;
     if (f->sp >= 0) {
