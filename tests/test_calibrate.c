@@ -512,7 +512,7 @@ START_TEST(file_round_trip)
     cost_params_default(&start);
     calib_options_default(&opt);
     ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
-    ck_assert_int_eq(calibration_write(path, &fit, v, "runs \"x\".json", &err), PLANNER_OK);
+    ck_assert_int_eq(calibration_write(path, stdout, &fit, v, "runs \"x\".json", &err), PLANNER_OK);
     cost_params_default(&loaded);
     ck_assert_msg(calibration_load(&loaded, path, &err) == PLANNER_OK, "%s", err.msg);
     /* bit for bit: every fitted value, and the rest left at the defaults */
@@ -661,7 +661,7 @@ START_TEST(allocation_failures)
         alloc_fail_at(nth);
         st = calibrate_fit(&fit, v, use, &start, &opt, &err);
         if (st == PLANNER_OK)
-            st = calibration_write(path, &fit, v, "runs.json", &err);
+            st = calibration_write(path, stdout, &fit, v, "runs.json", &err);
         if (st == PLANNER_OK) {
             cost_params_default(&loaded);
             st = calibration_load(&loaded, path, &err);
@@ -711,14 +711,14 @@ START_TEST(write_allocation_failures)
     calib_options_default(&opt);
     ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     alloc_init();
-    ck_assert_int_eq(calibration_write(full_path, &fit, v, "runs.json", &err), PLANNER_OK);
+    ck_assert_int_eq(calibration_write(full_path, stdout, &fit, v, "runs.json", &err), PLANNER_OK);
     full = read_file(full_path);
     ck_assert(strstr(full, "\"params\": {") != NULL && strstr(full, "nan") == NULL);
     for (long nth = 1; nth < 100000; nth++) {
         planner_status st;
         bool failed;
         alloc_fail_at(nth);
-        st = calibration_write(path, &fit, v, "runs.json", &err);
+        st = calibration_write(path, stdout, &fit, v, "runs.json", &err);
         failed = alloc_failed();
         alloc_fail_at(0);
         got = read_file(path);

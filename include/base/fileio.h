@@ -9,7 +9,8 @@
  *   - a regular file (or one still to be created, or a symlink to a regular
  *     file, resolved) is written to "TARGET.tmp.XXXXXX" beside it and renamed
  *     over it at the commit;
- *   - standard output ("-", or a path naming the file standard output is),
+ *   - standard output ("-", or a path naming the file standard output is: the
+ *     stream the caller gave output_set_init; the library never names stdout),
  *     devices, FIFOs and sockets are written directly, never replaced: their
  *     bytes are held in memory and written at the commit (or, for an output
  *     added with OUTPUT_STREAM, written as they come), and the write is checked;
@@ -71,10 +72,12 @@ typedef struct output_set {
     int n_out;
     file_ident *in;            /* the run's inputs (owned array) */
     int n_in, cap_in;
+    FILE *std_out;             /* where "-" writes (borrowed; the tool's stdout), or NULL */
 } output_set;
 
-/* An empty set. */
-void output_set_init(output_set *os);
+/* An empty set whose standard output is std_out (the tool passes stdout;
+ * with NULL, an output "-" is refused at the open: PLANNER_E_USAGE). */
+void output_set_init(output_set *os, FILE *std_out);
 
 /* Registers an input file of the run under `role` ("--model"); a path that
  * does not exist has no identity (its loader reports it).  PLANNER_E_USAGE
@@ -111,29 +114,17 @@ void output_set_free(output_set *os);
 /* ---- one output ----------------------------------------------------------- */
 
 /* An output set of one output (OUTPUT_STREAM), for commands with one output
- * file and no inputs to guard.  "-" means stdout. */
+ * file and no inputs to guard.  "-" means std_out (see output_set_init). */
 typedef struct atomic_file {
     FILE *fp;
     output_set set;
 } atomic_file;
 
-planner_status atomic_open(atomic_file *af, const char *path, planner_error *err);
+planner_status atomic_open(atomic_file *af, const char *path, FILE *std_out,
+                           planner_error *err);
 /* Flushes, checks for write errors, renames into place. */
 planner_status atomic_commit(atomic_file *af, planner_error *err);
 /* Removes the temporary file; safe after a commit (and needed after it: frees). */
 void atomic_abort(atomic_file *af);
-
-/* ---- the standard streams -------------------------------------------------- */
-
-/* Called first by main: a standard descriptor (0, 1, 2) that is closed is
- * opened on /dev/null in the mode that makes its use fail (stdout and stderr
- * read-only), so no file of the run takes its number and a write to a closed
- * stdout still fails, as it would have. */
-void stdio_guard(void);
-
-/* Called last by main (jq's rule: a failed write of stdout is an error,
- * checked at exit): flushes and closes stdout; PLANNER_E_IO if any write to
- * it failed. */
-planner_status stdout_close_checked(planner_error *err);
 
 #endif

@@ -12,10 +12,10 @@
  * the constants the file names change; *p is untouched on failure. */
 planner_status calibration_load(cost_params *p, const char *path, planner_error *err);
 
-/* Writes the calibration file (atomically; "-" is stdout): version,
- * runs_file, params by name, fit statistics and per-run residuals.  Nothing
- * is written when it fails. */
-planner_status calibration_write(const char *path, const calib_fit *f,
+/* Writes the calibration file (atomically; "-" is std_out, the caller's
+ * standard output): version, runs_file, params by name, fit statistics and
+ * per-run residuals.  Nothing is written when it fails. */
+planner_status calibration_write(const char *path, FILE *std_out, const calib_fit *f,
                                  const validation_set *set, const char *runs_file,
                                  planner_error *err);
 

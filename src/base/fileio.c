@@ -17,7 +17,6 @@
  */
 #define _XOPEN_SOURCE 700   /* realpath (glibc declares it for XSI only) */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,9 +92,16 @@ enum output_kind {
                         (buffered) or at the open (streamed) */
 };
 
-void output_set_init(output_set *os)
+void output_set_init(output_set *os, FILE *std_out)
 {
     memset(os, 0, sizeof *os);
+    os->std_out = std_out;
+}
+
+/* The descriptor of the set's standard output, or -1 when it has none. */
+static int std_out_fd(const output_set *os)
+{
+    return os->std_out != NULL ? fileno(os->std_out) : -1;
 }
 
 /* The directory part of path ("." when none) into buf; the base name's offset. */
@@ -117,13 +123,14 @@ static size_t split_dir(const char *path, char *buf, size_t size)
 /* Fills id for path; for an output, a file that cannot be created is an error
  * (found before any work is done). */
 static planner_status ident_of(file_ident *id, const char *path, const char *role,
-                               bool output, planner_error *err)
+                               bool output, int std_fd, planner_error *err)
 {
     struct stat st;
     memset(id, 0, sizeof *id);
     id->path = path;
     id->role = role;
-    if (strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &st) == 0 : stat(path, &st) == 0) {
+    if (strcmp(path, "-") == 0 ? std_fd >= 0 && fstat(std_fd, &st) == 0
+                               : stat(path, &st) == 0) {
         if (output && S_ISDIR(st.st_mode))
             return error_set(err, PLANNER_E_IO, path, 0, 0, NULL, "%s: is a directory", role);
         /* two outputs on one terminal or /dev/null are harmless */
@@ -183,7 +190,7 @@ planner_status output_set_input(output_set *os, const char *path, const char *ro
     planner_status rc;
     if (path == NULL)
         return PLANNER_OK;
-    if ((rc = ident_of(&id, path, role, false, err)) != PLANNER_OK)
+    if ((rc = ident_of(&id, path, role, false, std_out_fd(os), err)) != PLANNER_OK)
         return rc;
     if (!id.known)
         return PLANNER_OK;
@@ -211,7 +218,7 @@ planner_status output_set_add(output_set *os, const char *path, const char *role
     planner_status rc;
     if (os->n_out >= OUTPUT_SET_MAX)
         return error_set(err, PLANNER_E_INTERNAL, path, 0, 0, NULL, "too many outputs");
-    if ((rc = ident_of(&id, path, role, true, err)) != PLANNER_OK ||
+    if ((rc = ident_of(&id, path, role, true, std_out_fd(os), err)) != PLANNER_OK ||
         (rc = check_distinct(os, &id, err)) != PLANNER_OK)
         return rc;
     output_file *o = &os->out[os->n_out];
@@ -251,16 +258,19 @@ static planner_status open_temporary(output_file *o, planner_error *err)
 }
 
 /* Where o's bytes go: sets kind and target. */
-static planner_status classify(output_file *o, planner_error *err)
+static planner_status classify(output_file *o, int std_fd, planner_error *err)
 {
     struct stat st, out_st;
     const char *path = o->id.path;
     bool is_stdout = strcmp(path, "-") == 0;
 
-    if (!is_stdout && stat(path, &st) == 0 && fstat(STDOUT_FILENO, &out_st) == 0 &&
+    if (!is_stdout && stat(path, &st) == 0 && std_fd >= 0 && fstat(std_fd, &out_st) == 0 &&
         st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino)
         is_stdout = true;   /* /dev/stdout, /proc/self/fd/1, or stdout's own file */
     if (is_stdout) {
+        if (std_fd < 0)
+            return error_set(err, PLANNER_E_USAGE, path, 0, 0, NULL,
+                             "%s: no standard output to write to", o->id.role);
         o->kind = OUT_STDOUT;
         return PLANNER_OK;
     }
@@ -285,12 +295,12 @@ planner_status output_set_open(output_set *os, int index, planner_error *err)
 {
     output_file *o = &os->out[index];
     planner_status rc;
-    if ((rc = classify(o, err)) != PLANNER_OK)
+    if ((rc = classify(o, std_out_fd(os), err)) != PLANNER_OK)
         return rc;
     if (o->kind == OUT_ATOMIC)
         return open_temporary(o, err);
     if (o->flags & OUTPUT_STREAM) {
-        o->fp = o->kind == OUT_STDOUT ? stdout : fopen(o->target, "w");
+        o->fp = o->kind == OUT_STDOUT ? os->std_out : fopen(o->target, "w");
         if (o->fp == NULL)
             return error_set(err, PLANNER_E_IO, o->id.path, 0, 0, NULL, "cannot open: %s",
                              strerror(errno));
@@ -323,7 +333,7 @@ planner_status output_set_stream_error(const output_set *os, int index, planner_
                      e != 0 ? strerror(e) : "unknown");
 }
 
-/* Flushes and closes o's stream (never stdout itself); PLANNER_E_IO, or out
+/* Flushes and closes o's stream (never the standard output); PLANNER_E_IO, or out
  * of memory for a memory stream (`mem`), on a write error. */
 static planner_status close_stream(output_file *o, bool mem, planner_error *err)
 {
@@ -337,8 +347,8 @@ static planner_status close_stream(output_file *o, bool mem, planner_error *err)
     if (bad)
         e = errno;
     bad |= ferror(fp) != 0;
-    if (fp == stdout)
-        clearerr(stdout);   /* reported here; main's final check must not repeat it */
+    if (o->kind == OUT_STDOUT)
+        clearerr(fp);   /* reported here; main's final check must not repeat it */
     else if (fclose(fp) != 0 && !bad) {
         bad = 1;
         e = errno;
@@ -351,11 +361,12 @@ static planner_status close_stream(output_file *o, bool mem, planner_error *err)
                      e != 0 ? strerror(e) : "unknown");
 }
 
-/* Writes a buffered direct output's bytes to its file or stdout, checked. */
-static planner_status write_direct(output_file *o, planner_error *err)
+/* Writes a buffered direct output's bytes to its file or the standard output
+ * (std_out), checked. */
+static planner_status write_direct(output_file *o, FILE *std_out, planner_error *err)
 {
     if (o->kind == OUT_STDOUT) {
-        o->fp = stdout;
+        o->fp = std_out;
     } else if ((o->fp = fopen(o->target, "w")) == NULL) {
         return error_set(err, PLANNER_E_IO, o->id.path, 0, 0, NULL, "cannot open: %s",
                          strerror(errno));
@@ -378,7 +389,7 @@ planner_status output_set_commit(output_set *os, planner_error *err)
         output_file *o = &os->out[k % os->n_out];
         if (o->kind == (k < os->n_out ? OUT_DIRECT : OUT_STDOUT)) {
             if (!(o->flags & OUTPUT_STREAM))
-                rc = write_direct(o, err);
+                rc = write_direct(o, os->std_out, err);
             o->committed = rc == PLANNER_OK;
         }
     }
@@ -405,7 +416,7 @@ void output_set_free(output_set *os)
         return;
     for (int i = 0; i < os->n_out; i++) {
         output_file *o = &os->out[i];
-        if (o->fp != NULL && o->fp != stdout)
+        if (o->fp != NULL && o->kind != OUT_STDOUT)
             fclose(o->fp);
         if (o->tmp_path != NULL)
             unlink(o->tmp_path);
@@ -414,17 +425,18 @@ void output_set_free(output_set *os)
         free(o->buf);   /* open_memstream's, malloc'd by libc */
     }
     pl_free(os->in);
-    output_set_init(os);
+    output_set_init(os, os->std_out);
 }
 
 /* ---- one output ----------------------------------------------------------- */
 
-planner_status atomic_open(atomic_file *af, const char *path, planner_error *err)
+planner_status atomic_open(atomic_file *af, const char *path, FILE *std_out,
+                           planner_error *err)
 {
     int index;
     planner_status rc;
     af->fp = NULL;
-    output_set_init(&af->set);
+    output_set_init(&af->set, std_out);
     if ((rc = output_set_add(&af->set, path, "output", OUTPUT_STREAM, &index, err)) ==
             PLANNER_OK &&
         (rc = output_set_open(&af->set, index, err)) == PLANNER_OK)
@@ -446,35 +458,4 @@ void atomic_abort(atomic_file *af)
 {
     output_set_free(&af->set);
     af->fp = NULL;
-}
-
-/* ---- the standard streams -------------------------------------------------- */
-
-void stdio_guard(void)
-{
-    for (int fd = 0; fd <= 2; fd++) {
-        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
-            continue;
-        /* the mode that makes any use fail: stdin write-only, stdout/stderr read-only */
-        int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
-        if (got >= 0 && got != fd)
-            close(got);   /* a lower descriptor was also closed; the loop fills it */
-    }
-}
-
-planner_status stdout_close_checked(planner_error *err)
-{
-    bool bad;
-    int e;
-    errno = 0;
-    bad = fflush(stdout) != 0 || ferror(stdout);
-    e = errno;
-    if (fclose(stdout) != 0 && !bad) {
-        bad = true;
-        e = errno;
-    }
-    if (!bad)
-        return PLANNER_OK;
-    return error_set(err, PLANNER_E_IO, NULL, 0, 0, NULL, "write error on standard output: %s",
-                     e != 0 ? strerror(e) : "unknown");
 }

@@ -73,7 +73,7 @@ static json_t *calibration_json(const calib_fit *f, const validation_set *set,
     return root;
 }
 
-planner_status calibration_write(const char *path, const calib_fit *f,
+planner_status calibration_write(const char *path, FILE *std_out, const calib_fit *f,
                                  const validation_set *set, const char *runs_file,
                                  planner_error *err)
 {
@@ -86,7 +86,7 @@ planner_status calibration_write(const char *path, const calib_fit *f,
     json_decref(root);
     if (text == NULL)
         return error_oom(err);
-    if ((st = atomic_open(&af, path, err)) != PLANNER_OK)
+    if ((st = atomic_open(&af, path, std_out, err)) != PLANNER_OK)
         goto cleanup;
     (void)fputs(text, af.fp);   /* a write error shows in atomic_commit (ferror) */
     if ((st = atomic_commit(&af, err)) != PLANNER_OK)

@@ -154,7 +154,7 @@ int cmd_calibrate(int argc, char **argv)
     if (a.output != NULL) {   /* -o never replaces the runs file: refused before the fit */
         output_set os;
         int index;
-        output_set_init(&os);
+        output_set_init(&os, stdout);
         if ((st = output_set_input(&os, a.runs, "--runs", &err)) == PLANNER_OK)
             st = output_set_add(&os, a.output, "-o", OUTPUT_STREAM, &index, &err);
         output_set_free(&os);
@@ -185,7 +185,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     calibrate_report(stdout, &fit, set);
     if (a.output != NULL) {
-        if ((st = calibration_write(a.output, &fit, set, a.runs, &err)) != PLANNER_OK)
+        if ((st = calibration_write(a.output, stdout, &fit, set, a.runs, &err)) != PLANNER_OK)
             goto cleanup;
         if (strcmp(a.output, "-") != 0)
             printf("wrote %s\n", a.output);

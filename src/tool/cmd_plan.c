@@ -237,7 +237,7 @@ static planner_status plan_files_register(const plan_args *a, plan_files *f,
                                           planner_error *err)
 {
     planner_status rc;
-    output_set_init(&f->set);
+    output_set_init(&f->set, stdout);
     f->main = f->trace = f->svg = -1;
     if ((rc = output_set_input(&f->set, a->model_path, "--model", err)) != PLANNER_OK ||
         (rc = output_set_input(&f->set, a->cluster_path, "--cluster", err)) != PLANNER_OK ||
@@ -327,7 +327,7 @@ int cmd_plan(int argc, char **argv)
 
     memset(&a, 0, sizeof a);
     memset(&res, 0, sizeof res);
-    output_set_init(&files.set);
+    output_set_init(&files.set, stdout);
     search_options_default(&a.opts);
     a.megatron = MEGATRON_VERSION_DEFAULT;
     int parsed = parse_plan_args(argc, argv, &a);   /* -1: --help/--version done */

@@ -208,7 +208,7 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
 static planner_status sweep_output_add(output_set *os, const sweep_args *a, int *index,
                                        planner_error *err)
 {
-    output_set_init(os);
+    output_set_init(os, stdout);
     return output_set_add(os, a->output != NULL ? a->output : "-",
                           a->output != NULL ? "-o" : "standard output", OUTPUT_STREAM, index,
                           err);
@@ -331,7 +331,7 @@ int cmd_sweep(int argc, char **argv)
 
     memset(&a, 0, sizeof a);
     memset(&run, 0, sizeof run);
-    output_set_init(&os);
+    output_set_init(&os, stdout);
     int parsed = parse_sweep_args(argc, argv, &a);   /* -1: --help done */
     if (parsed != 0) {
         sweep_args_free(&a);

@@ -31,12 +31,8 @@ command -v nm >/dev/null 2>&1 || { echo "SKIP layers.sh: nm (binutils) is not in
 
 # 1. forbidden references, per object
 banned='^(getopt|getopt_long|getopt_long_only|optarg|optind|opterr|optopt|printf|vprintf|puts|putchar|putchar_unlocked|exit|_exit|_Exit|quick_exit|abort|stdout|stderr|__printf_chk|__vprintf_chk)$'
-# Known exception, to be removed: base/fileio.c's output sets write "-" to
-# stdout themselves and main's stdio_guard/stdout_close_checked live there
-# (the stream should come from the tool, as every other writer's FILE * does).
-known='^(fileio\.o: stdout)$'
 bad=$(nm -A -u "$lib" 2>/dev/null | awk -v re="$banned" '{ if ($NF ~ re) { o = $1; sub(/:$/, "", o); sub(/^.*:/, "", o); print o ": " $NF } }' |
-      sort -u | grep -Ev "$known")
+      sort -u)
 if [ -n "$bad" ]; then
     echo "$bad" | sed 's/^/  /'
     fail "library objects reference the tool's business (getopt, stdout/stderr, printing, exit)"
@@ -108,4 +104,4 @@ if bad:
     sys.exit(1)
 print("layers: %d headers, %d layers, includes go down, no cycle" % (len(graph), len(order)))
 PY
-echo "layers.sh: ok ($nobj library objects: no getopt/printf/exit/stdout/stderr but the known fileio.o stdout; no call into libtool.a)"
+echo "layers.sh: ok ($nobj library objects: no getopt/printf/exit/stdout/stderr; no call into libtool.a)"
