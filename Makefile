@@ -99,7 +99,7 @@ SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
               -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-HARNESS    := tests/fuzz/harness.c
+HARNESS    := tests/fuzz/harness.c tests/fuzz/shell_words.c
 
 sanitize:
 	$(MAKE) BUILD=build-san CC=clang CFLAGS="$(SAN_FLAGS)" \
@@ -111,11 +111,11 @@ sanitize:
 fuzz:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" $(FUZZ_BIN)
 
-$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(HARNESS) tests/fuzz/harness.h $(BUILD)/libtool.a $(BUILD)/libplanner.a
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(HARNESS) tests/fuzz/harness.h tests/fuzz/shell_words.h $(BUILD)/libtool.a $(BUILD)/libplanner.a
 	$(CC) $(ALL_CFLAGS) -Itests/fuzz -fsanitize=fuzzer -o $@ $< $(HARNESS) $(LINK_LIBS)
 
 # The replay test runs every corpus and regression input through the harness.
-$(BUILD)/tests/test_replay: tests/test_replay.c $(HARNESS) tests/fuzz/harness.h $(TEST_UTIL) \
+$(BUILD)/tests/test_replay: tests/test_replay.c $(HARNESS) tests/fuzz/harness.h tests/fuzz/shell_words.h $(TEST_UTIL) \
 	    tests/testutil.h $(BUILD)/libtool.a $(BUILD)/libplanner.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -Itests/fuzz -o $@ $< $(HARNESS) $(TEST_UTIL) $(LINK_LIBS) \

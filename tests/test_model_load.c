@@ -219,6 +219,40 @@ START_TEST(sliding_window_layers)
 }
 END_TEST
 
+/* Issue 15: a head_dim that is not hidden / heads, and our keys inside a HF
+ * config, are accepted with a warning that says which value wins. */
+START_TEST(which_value_wins)
+{
+    model *m = load_text("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2,"
+                         " \"intermediate_size\": 128, \"num_attention_heads\": 4,"
+                         " \"head_dim\": 32, \"vocab_size\": 100,"
+                         " \"max_position_embeddings\": 256}", NULL);
+    ck_assert_int_eq(m->head_dim, 32);
+    ck_assert_int_eq(m->n_notes, 1);
+    ck_assert_str_eq(m->notes[0], "head_dim 32 is not hidden_size / num_attention_heads (64 / 4): "
+                                  "head_dim wins, attention is 4 heads x 32 = 128 wide");
+    model_free(m);
+    /* consistent: no note */
+    m = load_text("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2,"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"head_dim\": 16,"
+                  " \"vocab_size\": 100, \"max_position_embeddings\": 256}", NULL);
+    ck_assert_int_eq(m->n_notes, 0);
+    model_free(m);
+    /* our "layers" and "moe" in a HF config: ignored, and said so */
+    m = load_text("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2,"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 100,"
+                  " \"max_position_embeddings\": 256, \"layers\": 96, \"moe\": {}}", NULL);
+    ck_assert_int_eq(m->layers, 2);
+    ck_assert_int_eq(m->n_notes, 2);
+    ck_assert_str_eq(m->notes[0], "'layers' is a key of planner's model format, but the file is "
+                                  "read as a HuggingFace config (it has 'model_type'): 'layers' is "
+                                  "ignored; from the config's own keys, layers = 2");
+    ck_assert_str_eq(m->notes[1], "'moe' is a key of planner's model format, but the file is read "
+                                  "as a HuggingFace config (it has 'model_type'): 'moe' is ignored");
+    model_free(m);
+}
+END_TEST
+
 START_TEST(recognized_by_keys)
 {
     /* no model_type: families from their telltale keys */
@@ -497,6 +531,7 @@ int main(void)
     tcase_add_test(tc, deepseek_v3);
     tcase_add_test(tc, qwen_moe);
     tcase_add_test(tc, recognized_by_keys);
+    tcase_add_test(tc, which_value_wins);
     tcase_add_test(tc, sliding_window_layers);
     tcase_add_test(tc, overrides_and_defaults);
     tcase_add_test(tc, seq_beyond_positions);

@@ -82,6 +82,8 @@ typedef struct hf_family {
     bool multi_query;          /* one KV head unless the config says otherwise */
     hf_window window;
     const hf_sizes *sizes;     /* NULL: every size key is required */
+    bool own_head_dim;         /* its published models set head_dim apart from
+                                  hidden / heads (no warning when they differ) */
 } hf_family;
 
 /* The entry for `model_type`, or NULL. */

@@ -50,11 +50,13 @@ planner_status mj_bool(const jsonin_doc *ld, json_t *obj, const jsonin_path *p, 
 planner_status mj_object(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
                          const char *key, json_t **out);
 
-/* HF config.json (hf_config.c).  hf_is_config: the root looks like one.
+/* HF config.json (hf_config.c).  hf_config_marker: the key that makes the
+ * root a HF config (model_type, architectures, hidden_size,
+ * num_hidden_layers or n_embd, the first present), or NULL: not one.
  * hf_config_read fills m (format, family, name, shape, architecture) and
  * *f; hf_config_layers marks, once the layers exist, the MoE and
  * sliding-window layers. */
-int hf_is_config(json_t *root);
+const char *hf_config_marker(json_t *root);
 planner_status hf_config_read(const jsonin_doc *ld, json_t *root, const run_spec *run,
                               model *m, model_fields *f);
 planner_status hf_config_layers(const jsonin_doc *ld, const model_fields *f, model *m);

@@ -41,10 +41,14 @@ static int has(json_t *obj, const char *key)
     return mj_member(obj, key, 1) != NULL;
 }
 
-int hf_is_config(json_t *root)
+const char *hf_config_marker(json_t *root)
 {
-    return has(root, "model_type") || has(root, "architectures") ||
-           has(root, "hidden_size") || has(root, "num_hidden_layers") || has(root, "n_embd");
+    static const char *const keys[] = {"model_type", "architectures", "hidden_size",
+                                       "num_hidden_layers", "n_embd"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (has(root, keys[i]))
+            return keys[i];
+    return NULL;
 }
 
 /* The family a config's keys resemble, or NULL. */

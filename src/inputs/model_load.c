@@ -19,6 +19,7 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -480,6 +481,11 @@ static planner_status check_shape(const jsonin_doc *ld, model *m, const model_fi
                         m->heads);
         m->head_dim = m->hidden / m->heads;
     }
+    else if (m->mla.kv_lora_rank == 0 && (long)m->heads * m->head_dim != m->hidden &&
+             !(tf->hf_fam != NULL && tf->hf_fam->own_head_dim))
+        model_note(m, "head_dim %d is not %s / %s (%d / %d): head_dim wins, attention is %d "
+                      "heads x %d = %ld wide", m->head_dim, tf->k_hidden, tf->k_heads, m->hidden,
+                   m->heads, m->heads, m->head_dim, (long)m->heads * m->head_dim);
     if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
         return jsonin_fail(ld, tf->has_kv ? &kv_p : &heads_p,
                     "heads (%d) must be a multiple of kv_heads (%d)", m->heads, m->kv_heads);
@@ -612,6 +618,38 @@ static void name_from_path(const char *path, char *buf, size_t size)
                 *p = '_';
 }
 
+/* A HF config that also carries keys of our format ("layers", "hidden"...):
+ * it is read as a HF config and those keys are ignored; says so, with the
+ * figure that is used instead where there is one.  Keys both formats share
+ * (name, head_dim, rope_theta, rope_scaling) are not ours alone. */
+static void note_our_keys(json_t *root, const model *m)
+{
+    static const struct { const char *key; size_t offset; } sized[] = {
+        {"layers", offsetof(model, layers)}, {"hidden", offsetof(model, hidden)},
+        {"heads", offsetof(model, heads)}, {"kv_heads", offsetof(model, kv_heads)},
+        {"ffn_hidden", offsetof(model, ffn_hidden)}, {"vocab", offsetof(model, vocab)},
+        {"seq_len", offsetof(model, seq_len)}, {"max_position", offsetof(model, max_position)},
+        {"global_batch", offsetof(model, global_batch)}};
+    const char *marker = hf_config_marker(root);
+    for (int i = 0; k_top_keys[i] != NULL; i++) {
+        const char *k = k_top_keys[i];
+        size_t j = 0;
+        if (json_object_get(root, k) == NULL || strcmp(k, "name") == 0 ||
+            strcmp(k, "head_dim") == 0 || strncmp(k, "rope_", 5) == 0)
+            continue;
+        while (j < sizeof sized / sizeof sized[0] && strcmp(sized[j].key, k) != 0)
+            j++;
+        if (j < sizeof sized / sizeof sized[0])
+            model_note((model *)m, "'%s' is a key of planner's model format, but the file is read "
+                       "as a HuggingFace config (it has '%s'): '%s' is ignored; from the "
+                       "config's own keys, %s = %d", k, marker, k, k,
+                       *(const int *)((const char *)m + sized[j].offset));
+        else
+            model_note((model *)m, "'%s' is a key of planner's model format, but the file is read "
+                       "as a HuggingFace config (it has '%s'): '%s' is ignored", k, marker, k);
+    }
+}
+
 planner_status model_load_buffer(const char *text, size_t len, const char *name,
                                  const run_spec *run, model **out, planner_error *err)
 {
@@ -637,14 +675,16 @@ planner_status model_load_buffer(const char *text, size_t len, const char *name,
         goto cleanup;
     }
     name_from_path(name, m->name, sizeof m->name);
-    rc = hf_is_config(root) ? hf_config_read(&ld, root, run, m, &tf)
-                            : load_ours(&ld, root, m, &tf);
+    rc = hf_config_marker(root) != NULL ? hf_config_read(&ld, root, run, m, &tf)
+                                        : load_ours(&ld, root, m, &tf);
     if (rc == PLANNER_OK)   /* a vision-language wrapper's: its text_config's */
         rc = model_rope_read(&ld, tf.hf_obj != NULL ? tf.hf_obj : root, &tf.base, &m->rope);
     if (rc != PLANNER_OK)
         goto cleanup;
     if ((rc = finish(&ld, root, m, &tf, run)) != PLANNER_OK)
         goto cleanup;
+    if (m->format == MODEL_FORMAT_HF)
+        note_our_keys(root, m);
     *out = m;
     m = NULL;
 cleanup:

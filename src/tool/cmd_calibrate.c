@@ -174,8 +174,13 @@ int cmd_calibrate(int argc, char **argv)
         progress_finish(&pr);
         a.opt.progress = (progress_hook)PROGRESS_HOOK_NONE;
     }
-    if (fit.notes[0])
-        fprintf(stderr, "%s", fit.notes);
+    /* one diagnostic per line, as everywhere: "planner: FILE: note: ..." */
+    for (const char *line = fit.notes; *line != '\0';) {
+        const char *nl = strchr(line, '\n');
+        int len = nl != NULL ? (int)(nl - line) : (int)strlen(line);
+        fprintf(stderr, "planner: %s: note: %.*s\n", a.runs, len, line);
+        line += len + (nl != NULL);
+    }
     if (st != PLANNER_OK) {
         if (st == PLANNER_E_USAGE) {
             cli_usage_error("calibrate ", "%s", err.msg);

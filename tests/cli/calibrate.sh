@@ -175,12 +175,13 @@ $P --model $M --cluster $C --calibration "$T/missing.json" > /dev/null 2>&1
 # determine: one run, many constants -> at most one kept, the rest noted
 $P calibrate --runs "$T/few.json" -o "$T/one.json" > "$T/out" 2> "$T/err" ||
     fail "default list on one run: exit $?: $(cat "$T/err")"
-grep -q '^dropped hopper\.[a-z_0-9]*: the 1 hopper run does not determine it' "$T/err" ||
+# diagnostics carry the tool's prefix and the runs file, like every other
+grep -q "^planner: $T/few.json: note: dropped hopper\.[a-z_0-9]*: the 1 hopper run does not determine it" "$T/err" ||
     fail "no SVD drop note: $(cat "$T/err")"
 grep -q '^condition number .* (rank 1 of 1)' "$T/out" || fail "default list on one run: $(cat "$T/out")"
 $P calibrate --runs "$T/synth.json" > "$T/out" 2> "$T/err" ||
     fail "default list: exit $?: $(cat "$T/err")"
-grep -q '^dropped hopper.fp8_gemm_eff: no run exercises it' "$T/err" ||
+grep -q "^planner: $T/synth.json: note: dropped hopper.fp8_gemm_eff: no run exercises it" "$T/err" ||
     fail "default list notes: $(cat "$T/err")"
 # and on the public corpus (it was refused as rank deficient: 4 Volta runs,
 # 8 Volta constants)

@@ -22,6 +22,9 @@
 #include "tool/sweep.h"
 #include "base/units.h"
 #include "fit/validate.h"
+#include "cost/layer_cost.h"
+#include "out/emit.h"
+#include "shell_words.h"
 
 #define PARSER_MSG_SIZE 64   /* small on purpose: truncation must be safe */
 
@@ -672,6 +675,162 @@ int harness_partition(const uint8_t *data, size_t size, char *msg, int msg_size)
     return 0;
 }
 
+/* ---- emit: hostile names into every emitted format ------------------- */
+
+/* The launch the emitters write for: a small Llama on two node groups of
+ * different GPUs (a heterogeneous sbatch job, group names in every part)
+ * and on one group. */
+static const char emit_model_json[] =
+    "{\"model_type\": \"llama\", \"hidden_size\": 1024, \"intermediate_size\": 4096,"
+    " \"num_hidden_layers\": 8, \"num_attention_heads\": 16, \"num_key_value_heads\": 4,"
+    " \"vocab_size\": 32000, \"max_position_embeddings\": 4096}";
+static const char emit_cluster_yaml[] =
+    "name: two\ngroups:\n"
+    "  - name: ga\n    gpu: H100-SXM\n    nodes: 1\n    gpus_per_node: 8\n"
+    "  - name: gb\n    gpu: A100-SXM-80GB\n    nodes: 1\n    gpus_per_node: 8\n"
+    "links:\n  - between: [ga, gb]\n    bandwidth: 200Gbps\n";
+static const char emit_single_yaml[] =
+    "name: one\ngroups:\n  - name: ga\n    gpu: H100-SXM\n    nodes: 2\n    gpus_per_node: 8\n";
+
+/* The names a user writes, in the order the input gives them. */
+enum { EMIT_MODEL_NAME, EMIT_CLUSTER_NAME, EMIT_GROUP0, EMIT_GROUP1, EMIT_GPU0, EMIT_NAMES };
+static const char *const emit_placeholder[EMIT_NAMES] = {"Qzph0q", "Qzph1q", "Qzph2q",
+                                                         "Qzph3q", "Qzph4q"};
+
+/* One launch: the model, a cluster, the best plan, and the three scripts
+ * written with the placeholders as names, lexed.  Built once per process:
+ * the names do not change the plan. */
+typedef struct emit_case {
+    model *m;
+    cluster *c;
+    search_result res;
+    sw_script safe[3];
+    bool ok[3];
+} emit_case;
+
+static const emit_kind emit_kinds[3] = {EMIT_MEGATRON, EMIT_SLURM, EMIT_TORCHRUN};
+
+/* Points the names of the model and cluster at `name` (truncated to fit). */
+static void emit_set_names(emit_case *ec, const char *const *name)
+{
+    snprintf(ec->m->name, sizeof ec->m->name, "%s", name[EMIT_MODEL_NAME]);
+    snprintf(ec->c->name, sizeof ec->c->name, "%s", name[EMIT_CLUSTER_NAME]);
+    snprintf(ec->c->group[0].name, sizeof ec->c->group[0].name, "%s", name[EMIT_GROUP0]);
+    if (ec->c->n_groups > 1)
+        snprintf(ec->c->group[1].name, sizeof ec->c->group[1].name, "%s", name[EMIT_GROUP1]);
+    snprintf(ec->c->group[0].gpu.name, sizeof ec->c->group[0].gpu.name, "%s", name[EMIT_GPU0]);
+}
+
+/* The script of kind k in memory (malloc'd, *len), or NULL when the plan
+ * cannot be expressed or out of memory. */
+static char *emit_to_memory(const emit_case *ec, emit_kind k, size_t *len)
+{
+    char *buf = NULL, why[256];
+    FILE *f = open_memstream(&buf, len);
+    int rc;
+    if (f == NULL)
+        return NULL;
+    rc = emit_write(f, k, MEGATRON_VERSION_DEFAULT, ec->m, ec->c, &ec->res.top[0], why,
+                    sizeof why);
+    if (fclose(f) != 0 || rc != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static int emit_case_init(emit_case *ec, const char *yaml, const char *fix)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params p;
+    search_options o;
+    char msg[128];
+    memset(ec, 0, sizeof *ec);
+    cost_params_default(&p);
+    search_options_default(&o);
+    o.top_n = 1;
+    if (constraints_parse(fix, &o.fix, msg, sizeof msg) != 0 ||
+        model_load_buffer(emit_model_json, sizeof emit_model_json - 1, "emit.json", NULL, &ec->m,
+                          &err) != PLANNER_OK ||
+        cluster_load_buffer(yaml, strlen(yaml), "emit.yaml", &ec->c, &err) != PLANNER_OK ||
+        search_run(ec->m, ec->c, &p, &o, &ec->res, &err) != PLANNER_OK)
+        return -1;
+    emit_set_names(ec, emit_placeholder);
+    for (int k = 0; k < 3; k++) {
+        size_t len = 0;
+        char *text = emit_to_memory(ec, emit_kinds[k], &len);
+        ec->ok[k] = text != NULL && sw_lex(text, len, &ec->safe[k], msg, sizeof msg) == 0;
+        free(text);
+        if (!ec->ok[k])
+            return -1;
+    }
+    return 0;
+}
+
+/* Emits case ec with `name` and checks the shell-word property against the
+ * placeholder scripts; restores the placeholders. */
+static int emit_check_case(emit_case *ec, const char *const *name, char *msg, int msg_size)
+{
+    static const char *const kind_name[3] = {"megatron", "slurm", "torchrun"};
+    const char *used[EMIT_NAMES];
+    char why[200];
+    int ret = 0;
+    emit_set_names(ec, name);
+    /* what the structs hold: the names as truncated */
+    used[EMIT_MODEL_NAME] = ec->m->name;
+    used[EMIT_CLUSTER_NAME] = ec->c->name;
+    used[EMIT_GROUP0] = ec->c->group[0].name;
+    used[EMIT_GROUP1] = ec->c->n_groups > 1 ? ec->c->group[1].name : "";
+    used[EMIT_GPU0] = ec->c->group[0].gpu.name;
+    for (int k = 0; k < 3 && ret == 0; k++) {
+        sw_script hostile = {0};
+        size_t len = 0;
+        char *text = emit_to_memory(ec, emit_kinds[k], &len);
+        if (text == NULL)
+            ret = fail(msg, msg_size, "%s: not written with hostile names", kind_name[k]);
+        else if (sw_lex(text, len, &hostile, why, sizeof why) != 0 ||
+                 sw_same_but_names(&ec->safe[k], &hostile, emit_placeholder, used, EMIT_NAMES,
+                                   why, sizeof why) != 0)
+            ret = fail(msg, msg_size, "%s: %s", kind_name[k], why);
+        sw_free(&hostile);
+        free(text);
+    }
+    emit_set_names(ec, emit_placeholder);
+    return ret;
+}
+
+int harness_emit(const uint8_t *data, size_t size, char *msg, int msg_size)
+{
+    static emit_case het, single;   /* built on the first call, kept */
+    static int ready = 0;           /* 0 not yet, 1 built, -1 failed */
+    const char *name[EMIT_NAMES];
+    char *text = pl_malloc(size + 1), *p;   /* NUL-terminated: names are strings */
+    int ret;
+
+    if (ready == 0)
+        ready = emit_case_init(&het, emit_cluster_yaml, "pp=2") == 0 &&
+                emit_case_init(&single, emit_single_yaml, "pp=2") == 0 ? 1 : -1;
+    if (ready < 0 || text == NULL) {
+        pl_free(text);
+        return fail(msg, msg_size, ready < 0 ? "emit: the launch could not be planned"
+                                             : "out of memory in the harness");
+    }
+    if (size > 0)
+        memcpy(text, data, size);
+    text[size] = '\0';
+    /* NUL-separated names; a missing or empty one is "x" */
+    p = text;
+    for (int k = 0; k < EMIT_NAMES; k++) {
+        name[k] = p < text + size && *p != '\0' ? p : "x";
+        p = p < text + size ? p + strlen(p) + 1 : p;
+    }
+    ret = emit_check_case(&het, name, msg, msg_size);
+    if (ret == 0)
+        ret = emit_check_case(&single, name, msg, msg_size);
+    pl_free(text);
+    return ret;
+}
+
 const harness_target harness_targets[] = {
     {"model", harness_model},
     {"cluster", harness_cluster},
@@ -682,5 +841,6 @@ const harness_target harness_targets[] = {
     {"partition", harness_partition},
     {"calibration", harness_calibration},
     {"runs", harness_runs},
+    {"emit", harness_emit},
 };
 const size_t harness_target_count = sizeof harness_targets / sizeof harness_targets[0];

@@ -68,6 +68,14 @@ int harness_calibration(const uint8_t *data, size_t size, char *msg, int msg_siz
  * run's model and cluster keep model.h's and cluster.h's invariants. */
 int harness_runs(const uint8_t *data, size_t size, char *msg, int msg_size);
 
+/* Hostile names into every emitted format (out/emit.h): the bytes are the
+ * model, cluster, first and second node group and first GPU names,
+ * NUL-separated.  The megatron, slurm and torchrun scripts of a fixed plan,
+ * lexed as the shell reads them (shell_words.h), must equal the scripts
+ * written with placeholder names but for the names, and every byte of a
+ * name must be literal to the shell: the shell-word property. */
+int harness_emit(const uint8_t *data, size_t size, char *msg, int msg_size);
+
 /* One-time set-up for both users (routes jansson through alloc.h). */
 void harness_init(void);
 
