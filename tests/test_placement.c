@@ -103,7 +103,7 @@ static void check_two_stage(const model *m, const cluster *c, int a, int b, int 
 {
     cost_params p;
     placer *pc;
-    placement pl = {2, {{a, 1, 0}, {b, 1, 0}}};
+    placement pl = {2, {{a, 1, 0}, {b, 1, 0}}, false, 0};
     strategy s, t;
     evaluation e;
     char why[160];
@@ -187,7 +187,7 @@ START_TEST(uneven_model_balanced)
     cluster *c = load_cluster("clusters/h100x512.yaml");
     cost_params p;
     placer *pc;
-    placement pl = {1, {{0, 4, 0}}};
+    placement pl = {1, {{0, 4, 0}}, false, 0};
     strategy s, even;
     char why[160];
     double worst = 0, worst_even = 0;
@@ -268,7 +268,7 @@ START_TEST(moe_split_counts_expert_sharding)
     model *m = load_model("configs/deepseek-v3.json");
     cluster *c = load_cluster("clusters/h100x512.yaml");
     cost_params p;
-    placement pl = {1, {{0, 8, 8}}};
+    placement pl = {1, {{0, 8, 8}}, false, 0};
     static strategy s;
     static evaluation e;
     char why[160];

@@ -800,7 +800,9 @@ START_TEST(work_limit_stops_and_says_so)
         search_options_default(&o);
         o.gbs = m->global_batch;
         o.seq_len = m->seq_len;
-        o.work_limit = SEARCH_WORK_LIMIT_DEFAULT / 3;
+        /* 40% of the default: Llama 3 70B on mixed3x1024 takes 667M steps with
+         * the stages spanning groups (605M without) */
+        o.work_limit = SEARCH_WORK_LIMIT_DEFAULT * 0.4;
         ck_assert_msg(search_run(m, c, &p, &o, &res, &err) == PLANNER_OK, "%s on %s: %s %s",
                       shipped[i][0], shipped[i][1], err.msg, res.advice);
         ck_assert_msg(!res.limited && res.work > 0, "%s on %s: limited (%.0f steps)",

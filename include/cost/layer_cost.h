@@ -43,13 +43,30 @@ typedef struct range_cost {
 void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
                       const strategy *s, int group, int tp, int first, int n,
                       bool first_stage, bool last_stage, range_cost *out);
+/* The same on node group `ng` itself (a cost_member_view()). */
+void cost_layer_range_on(const model *m, const node_group *ng, const cost_params *p,
+                         const strategy *s, int tp, int first, int n, bool first_stage,
+                         bool last_stage, range_cost *out);
+
+/* Member j of a stage spanning node groups (stage_mix) as its kernels and
+ * collectives see it (AMP's model, Li et al., NeurIPS 2022: each member
+ * computes its uniform share on its own GPU; the slowest paces the stage):
+ * group mx->group[j]'s GPU, NVLink and latencies, with every network hop at
+ * the slowest rate and the largest latency among the members' own
+ * inter-node links and the links between them (cluster_link_between), and
+ * an NVLink domain no larger than the member's share of the stage, so a
+ * group of the stage's ranks larger than that share crosses the network. */
+void cost_member_view(const cluster *c, const stage_mix *mx, int j, node_group *out);
+/* mx names 2 .. STAGE_MIX_MAX groups of c, each with GPUs. */
+bool cost_mix_valid(const cluster *c, const stage_mix *mx);
 
 /* p2p time of one micro-batch's activations crossing the boundary after
  * pipeline rank i (to rank i+1; for i = pp-1 the wrap-around to rank 0 of
  * an interleaved schedule): b s / cp x h / tp elements at the model's
  * activation width, over NVLink when the whole pipeline sits in one NVLink
  * domain of one node group, else over the link between the two ranks' node
- * groups (cluster_link_between), efficiency applied. */
+ * groups (cluster_link_between), efficiency applied; a stage spanning
+ * groups: the slowest link between any of its groups and the other's. */
 double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
                            const strategy *s, int i);
 

@@ -18,8 +18,21 @@ typedef enum recompute_mode {
     RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL
 } recompute_mode;
 
+/* The node groups one pipeline stage spans when its tp x cp x dp GPUs do
+ * not sit in one group (a stage laid across a group boundary: AMP's mixed
+ * data-parallel replicas, Li et al., NeurIPS 2022), in rank order. */
+#define STAGE_MIX_MAX 4             /* node groups one stage may span */
+#define STRATEGY_MAX_MIXES 8        /* stages spanning groups in one strategy */
+typedef struct stage_mix {
+    int stage;                      /* the pipeline rank it describes */
+    int n;                          /* groups spanned, 2 .. STAGE_MIX_MAX */
+    int group[STAGE_MIX_MAX];       /* indices into cluster.group */
+    int gpus[STAGE_MIX_MAX];        /* the stage's GPUs on each */
+} stage_mix;
+
 typedef struct stage_spec {
-    int group;          /* index into cluster.group */
+    int group;          /* index into cluster.group (a stage spanning
+                           groups, strategy.mix: the first) */
     int first_layer;    /* first decoder layer (0-based; vpp > 1: of chunk 0) */
     int n_layers;       /* decoder layers on this pipeline rank, all chunks */
     int tp;             /* tensor-parallel degree of this stage (= strategy tp
@@ -55,6 +68,9 @@ typedef struct strategy {
     short layout_layers[STRATEGY_MAX_CHUNKS];
     int n_stages;               /* == pp */
     stage_spec stage[STRATEGY_MAX_STAGES];
+    int n_mixes;                /* stages spanning node groups (the others
+                                   sit on their stage_spec.group) */
+    stage_mix mix[STRATEGY_MAX_MIXES];
 } strategy;
 
 /* Micro-batches per step: gbs / (mbs * dp). */
@@ -64,6 +80,13 @@ int strategy_gpus(const strategy *s);   /* tp * cp * dp * pp (homogeneous) */
  * tp cp dp / ep ranks (expert rank order etp-ep-edp-pp, etp 1), >= 1. */
 int strategy_expert_dp(const strategy *s, int tp);
 const char *recompute_name(recompute_mode r);
+/* The groups stage i spans (its entry of s->mix), or NULL when it sits
+ * in one group. */
+const stage_mix *strategy_stage_mix(const strategy *s, int i);
+/* The node groups stage i's GPUs sit on (a stage spanning groups: its
+ * mix; otherwise its group with all tp cp dp GPUs), at most cap of them,
+ * into group[] and gpus[]; returns how many (0 for a bad stage). */
+int strategy_stage_members(const strategy *s, int i, int *group, int *gpus, int cap);
 
 /* Decoder layers of virtual chunk `chunk` (0 .. vpp-1) on pipeline rank
  * `rank`, and in *first_layer (may be NULL) the first of them; `layers` is

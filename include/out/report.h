@@ -15,6 +15,11 @@ void report_json(FILE *out, const model *m, const cluster *c,
  * (out of memory: nothing is written then) or written. */
 int report_json_write(FILE *out, const model *m, const cluster *c,
                       const search_options *opts, const search_result *res);
+/* The GPUs of stage i of s: its group's GPU ("T4"), or for a stage
+ * spanning groups each group's GPU and count in rank order
+ * ("V100-SXM2-16GBx4+T4x4"). */
+void report_stage_gpus(const cluster *c, const strategy *s, int i, char *buf, size_t size);
+
 /* No plan fits: the closest miss and what would make it fit. */
 void report_infeasible(FILE *out, const model *m, const cluster *c,
                        const search_result *res);

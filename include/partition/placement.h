@@ -26,9 +26,17 @@ typedef struct placement_part {
     int tp;             /* TP degree of these stages (0: the strategy's) */
 } placement_part;
 
+/* packed: the parts' groups (n_stages unused, tp the strategy's) are one
+ * row of GPUs in that order and its pp stages of tp cp dp GPUs are laid
+ * along it from the start, so a stage may span a group boundary (AMP's
+ * mixed data-parallel replicas, Li et al., NeurIPS 2022); at most
+ * PLACEMENT_MAX_PACKED groups. */
+#define PLACEMENT_MAX_PACKED 4
 typedef struct placement {
     int n_parts;
     placement_part part[PLACEMENT_MAX_PARTS];
+    bool packed;
+    int pp;             /* packed: the stages */
 } placement;
 
 /* Stages in all (the pipeline depth). */
@@ -37,7 +45,8 @@ int placement_stages(const placement *pl);
 /* GPUs a placement uses with cp x dp per stage. */
 long placement_gpus(const placement *pl, int tp, int cp, int dp);
 
-/* The runs of s's stages (group changes start a new part).  0, or -1 when
+/* The runs of s's stages (group changes start a new part; stages spanning
+ * groups: the packed placement of its groups in rank order).  0, or -1 when
  * s has more runs than PLACEMENT_MAX_PARTS or no stages. */
 int placement_from_strategy(const strategy *s, placement *out);
 
@@ -52,7 +61,21 @@ int placement_from_strategy(const strategy *s, placement *out);
 int placement_enumerate(const cluster *c, int tp, int cp, int dp, int max_stages,
                         int want_pp, placement *out, int cap);
 
-/* "p3 x3 + g4dn x1" into buf. */
+/* Packed placements (see placement): for every ordered choice of 2 or more
+ * groups (placement_enumerate's orders, up to PLACEMENT_MAX_PACKED
+ * groups), pp = want_pp (> 0) or as many stages as the groups' GPUs hold,
+ * kept when the last group is used and some stage spans a group boundary
+ * (the others are placement_enumerate's). */
+int placement_enumerate_packed(const cluster *c, int tp, int cp, int dp, int max_stages,
+                               int want_pp, placement *out, int cap);
+
+/* The groups stage q of packed placement pl (stages of `unit` GPUs) spans,
+ * in rank order, into *out (out->n: 1 when it sits in one group); 0, or -1
+ * when it spans more than STAGE_MIX_MAX or lies beyond the groups. */
+int placement_stage_members(const cluster *c, const placement *pl, long unit, int q,
+                            stage_mix *out);
+
+/* "p3 x3 + g4dn x1" (packed: "p3 + g4dn packed") into buf. */
 void placement_describe(const cluster *c, const placement *pl, char *buf, size_t size);
 
 typedef struct placer placer;

@@ -286,11 +286,46 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     rc->n_tensors += tf_layer_tensors(m, l);
 }
 
+bool cost_mix_valid(const cluster *c, const stage_mix *mx)
+{
+    if (mx->n < 2 || mx->n > STAGE_MIX_MAX)
+        return false;
+    for (int j = 0; j < mx->n; j++)
+        if (mx->group[j] < 0 || mx->group[j] >= c->n_groups || mx->gpus[j] < 1)
+            return false;
+    return true;
+}
+
+void cost_member_view(const cluster *c, const stage_mix *mx, int j, node_group *out)
+{
+    int n = mx->n < STAGE_MIX_MAX ? mx->n : STAGE_MIX_MAX;
+    *out = c->group[mx->group[j]];
+    for (int a = 0; a < n; a++)
+        for (int b = a; b < n; b++) {
+            double bw, lat;
+            cluster_link_between(c, mx->group[a], mx->group[b], &bw, &lat);
+            if (bw < out->inter_bytes_per_s)
+                out->inter_bytes_per_s = bw;
+            if (lat > out->inter_latency_s)
+                out->inter_latency_s = lat;
+        }
+    if (mx->gpus[j] > 0 && out->gpus_per_node > mx->gpus[j])
+        out->gpus_per_node = mx->gpus[j];
+    if (mx->gpus[j] > 0 && out->gpu.nvlink_domain > mx->gpus[j])
+        out->gpu.nvlink_domain = mx->gpus[j];
+}
+
 void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
                       const strategy *s, int group, int tp, int first, int n,
                       bool first_stage, bool last_stage, range_cost *out)
 {
-    const node_group *ng = &c->group[group];
+    cost_layer_range_on(m, &c->group[group], p, s, tp, first, n, first_stage, last_stage, out);
+}
+
+void cost_layer_range_on(const model *m, const node_group *ng, const cost_params *p,
+                         const strategy *s, int tp, int first, int n, bool first_stage,
+                         bool last_stage, range_cost *out)
+{
     const gpu_spec *gpu = &ng->gpu;
     const gen_constants *k = &p->gen[gpu->gen];
     int cp = s->cp > 0 ? s->cp : 1;
@@ -361,6 +396,29 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
     }
 }
 
+/* The slowest link between any group of stage a and any of stage b (the
+ * pairs a boundary between stages spanning groups may cross), its latency
+ * the largest. */
+static double mixed_boundary_link(const cluster *c, const strategy *s, int a, int b,
+                                  double *lat_out)
+{
+    int ga[STAGE_MIX_MAX], gb[STAGE_MIX_MAX], na[STAGE_MIX_MAX], nb[STAGE_MIX_MAX];
+    int n = strategy_stage_members(s, a, ga, na, STAGE_MIX_MAX);
+    int m = strategy_stage_members(s, b, gb, nb, STAGE_MIX_MAX);
+    double bw = HUGE_VAL;
+    *lat_out = 0;
+    for (int x = 0; x < n; x++)
+        for (int y = 0; y < m; y++) {
+            double b2, l2;
+            cluster_link_between(c, ga[x], gb[y], &b2, &l2);
+            if (b2 < bw)
+                bw = b2;
+            if (l2 > *lat_out)
+                *lat_out = l2;
+        }
+    return isfinite(bw) ? bw : 0;
+}
+
 double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
                            const strategy *s, int i)
 {
@@ -380,7 +438,10 @@ double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *
     k = &p->gen[ng->gpu.gen];
     bytes = (double)s->mbs * s->seq_len / cp * m->hidden *
             (m->prec == PREC_FP32 ? 4.0 : 2.0) / tp;
-    if (gn == g && (double)tp * cp * dp * pp <= comm_nvlink_domain(ng)) {
+    if (strategy_stage_mix(s, i) != NULL || strategy_stage_mix(s, (i + 1) % pp) != NULL) {
+        bw = mixed_boundary_link(c, s, i, (i + 1) % pp, &lat);
+        bw *= k->inter_eff > 0 ? k->inter_eff : 1.0;
+    } else if (gn == g && (double)tp * cp * dp * pp <= comm_nvlink_domain(ng)) {
         bw = ng->intra_bytes_per_s * (k->intra_eff > 0 ? k->intra_eff : 1.0);
         lat = ng->intra_latency_s;
     } else {

@@ -41,6 +41,35 @@ int strategy_expert_dp(const strategy *s, int tp)
     return edp > 0 ? edp : 1;
 }
 
+const stage_mix *strategy_stage_mix(const strategy *s, int i)
+{
+    for (int k = 0; k < s->n_mixes && k < STRATEGY_MAX_MIXES; k++)
+        if (s->mix[k].stage == i)
+            return &s->mix[k];
+    return NULL;
+}
+
+int strategy_stage_members(const strategy *s, int i, int *group, int *gpus, int cap)
+{
+    const stage_spec *st;
+    if (i < 0 || i >= s->n_stages || i >= STRATEGY_MAX_STAGES || cap < 1)
+        return 0;
+    st = &s->stage[i];
+    if (strategy_stage_mix(s, i) != NULL) {
+        const stage_mix *mx = strategy_stage_mix(s, i);
+        int n = mx->n < cap ? mx->n : cap;
+        for (int j = 0; j < n; j++) {
+            group[j] = mx->group[j];
+            gpus[j] = mx->gpus[j];
+        }
+        return n;
+    }
+    group[0] = st->group;
+    gpus[0] = (st->tp > 0 ? st->tp : s->tp) * (s->cp > 0 ? s->cp : 1) *
+              (st->dp > 0 ? st->dp : (s->dp > 0 ? s->dp : 1));
+    return 1;
+}
+
 int strategy_gpus(const strategy *s)
 {
     int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
@@ -103,6 +132,7 @@ int strategy_split_account(strategy *s, int layers, int group)
         return -1;
     s->account_embedding = s->account_loss = true;
     s->n_stages = pp;
+    s->n_mixes = 0;
     for (i = 0; i < pp; i++) {
         stage_spec *st = &s->stage[i];
         st->group = group;

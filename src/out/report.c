@@ -92,6 +92,43 @@ static void header(FILE *out, const model *m, const cluster *c, const search_res
     fputc('\n', out);
 }
 
+void report_stage_gpus(const cluster *c, const strategy *s, int i, char *buf, size_t size)
+{
+    int g[STAGE_MIX_MAX], n[STAGE_MIX_MAX];
+    int k = strategy_stage_members(s, i, g, n, STAGE_MIX_MAX);
+    size_t len = 0;
+    if (size == 0)
+        return;
+    buf[0] = '\0';
+    for (int j = 0; j < k && len + 1 < size; j++) {
+        const char *name = g[j] >= 0 && g[j] < c->n_groups ? c->group[g[j]].gpu.name : "?";
+        if (k == 1)
+            snprintf(buf, size, "%s", name);
+        else
+            snprintf(buf + len, size - len, "%s%sx%d", j ? "+" : "", name, n[j]);
+        len = strlen(buf);
+    }
+}
+
+/* Stage i's node groups and GPUs: "p3 (V100-SXM2-16GB)", spanning groups
+ * "p3+g4dn (V100-SXM2-16GBx4+T4x4)". */
+static void stage_where(const cluster *c, const strategy *s, int i, char *buf, size_t size)
+{
+    int g[STAGE_MIX_MAX], n[STAGE_MIX_MAX];
+    int k = strategy_stage_members(s, i, g, n, STAGE_MIX_MAX);
+    char gpus[160];
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int j = 0; j < k && len + 1 < size; j++) {
+        int q = g[j] >= 0 && g[j] < c->n_groups ? g[j] : 0;
+        snprintf(buf + len, size - len, "%s%s", j ? "+" : "", c->group[q].name);
+        len = strlen(buf);
+    }
+    report_stage_gpus(c, s, i, gpus, sizeof gpus);
+    if (len + 1 < size)
+        snprintf(buf + len, size - len, " (%s)", gpus);
+}
+
 /* The node groups a plan's stages sit on, in stage order, runs merged:
  * "dgx-h100 (H100-SXM)" or "a (A100) stages 0-3, b (H100) stages 4-7". */
 static void stage_groups(const cluster *c, const strategy *s, char *buf, size_t size)
@@ -99,16 +136,19 @@ static void stage_groups(const cluster *c, const strategy *s, char *buf, size_t 
     size_t len = 0;
     buf[0] = '\0';
     for (int i = 0; i < s->n_stages && len + 1 < size;) {
-        int g = s->stage[i].group, j = i;
-        while (j + 1 < s->n_stages && s->stage[j + 1].group == g)
+        char here[320], next[320];
+        int j = i;
+        stage_where(c, s, i, here, sizeof here);
+        while (j + 1 < s->n_stages) {
+            stage_where(c, s, j + 1, next, sizeof next);
+            if (strcmp(next, here) != 0)
+                break;
             j++;
-        if (g < 0 || g >= c->n_groups)
-            g = 0;
+        }
         if (i == 0 && j == s->n_stages - 1)
-            snprintf(buf + len, size - len, "%s (%s)", c->group[g].name, c->group[g].gpu.name);
+            snprintf(buf + len, size - len, "%s", here);
         else
-            snprintf(buf + len, size - len, "%s%s (%s) stages %d-%d", i ? ", " : "",
-                     c->group[g].name, c->group[g].gpu.name, i, j);
+            snprintf(buf + len, size - len, "%s%s stages %d-%d", i ? ", " : "", here, i, j);
         len = strlen(buf);
         i = j + 1;
     }
@@ -122,7 +162,7 @@ static bool stage_map_matters(const strategy *s)
         if (s->stage[i].n_layers != s->stage[0].n_layers ||
             s->stage[i].group != s->stage[0].group || s->stage[i].tp != s->stage[0].tp)
             return true;
-    return false;
+    return s->n_mixes > 0;
 }
 
 /* "28/52" (layers per stage; long pipelines elided in the middle). */
@@ -183,23 +223,24 @@ static void stage_map(FILE *out, const model *m, const cluster *c, const plan *p
                      "memory per GPU):\n");
     for (int i = 0; i < n && i < STRATEGY_MAX_STAGES; i++) {
         const stage_spec *st = &s->stage[i];
-        int g = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
+        char gpus[160];
         if (n > 16 && i == 8) {
             fprintf(out, "    ...\n");
             i = n - 5;
             continue;
         }
+        report_stage_gpus(c, s, i, gpus, sizeof gpus);
         if (s->vpp > 1) {
             chunk_ranges(m, s, i, chunks, sizeof chunks);
             fprintf(out, "    %3d  %3d layers  %-16s tp %-2d %9.2f ms %7.2f GiB  layers %s\n", i,
-                    st->n_layers, c->group[g].gpu.name, st->tp > 0 ? st->tp : s->tp,
+                    st->n_layers, gpus, st->tp > 0 ? st->tp : s->tp,
                     1e3 * (e->stage_fwd_s[i] + e->stage_bwd_s[i]),
                     e->stage_memory[i].total_bytes / GIB, chunks);
             continue;
         }
         fprintf(out, "    %3d  layers %3d-%-3d (%3d)  %-16s tp %-2d %9.2f ms %7.2f GiB\n", i,
                 st->first_layer, st->first_layer + st->n_layers - 1, st->n_layers,
-                c->group[g].gpu.name, st->tp > 0 ? st->tp : s->tp,
+                gpus, st->tp > 0 ? st->tp : s->tp,
                 1e3 * (e->stage_fwd_s[i] + e->stage_bwd_s[i]),
                 e->stage_memory[i].total_bytes / GIB);
     }
@@ -464,6 +505,23 @@ static void jpush(jb *b, json_t *arr, json_t *v)
     }
 }
 
+/* A stage spanning groups: [{"group", "gpu", "gpus"}] in rank order. */
+static json_t *j_members(jb *b, const cluster *c, const strategy *s, int i)
+{
+    int g[STAGE_MIX_MAX], n[STAGE_MIX_MAX];
+    int k = strategy_stage_members(s, i, g, n, STAGE_MIX_MAX);
+    json_t *a = json_array();
+    for (int j = 0; j < k; j++) {
+        json_t *o = json_object();
+        int q = g[j] >= 0 && g[j] < c->n_groups ? g[j] : 0;
+        jset(b, o, "group", json_integer(q));
+        jset(b, o, "gpu", json_string(c->group[q].gpu.name));
+        jset(b, o, "gpus", json_integer(n[j]));
+        jpush(b, a, o);
+    }
+    return a;
+}
+
 static json_t *j_model(jb *b, const model *m)
 {
     json_t *o = json_object();
@@ -571,9 +629,13 @@ static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, i
         const stage_spec *st = &s->stage[i];
         json_t *so = json_object();
         int g = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
+        char gpus[160];
+        report_stage_gpus(c, s, i, gpus, sizeof gpus);
         jset(b, so, "stage", json_integer(i));
-        jset(b, so, "gpu", json_string(c->group[g].gpu.name));
+        jset(b, so, "gpu", json_string(gpus));
         jset(b, so, "group", json_integer(g));
+        if (strategy_stage_mix(s, i) != NULL)
+            jset(b, so, "members", j_members(b, c, s, i));
         jset(b, so, "first_layer", json_integer(st->first_layer));
         jset(b, so, "layers", json_integer(st->n_layers));
         jset(b, so, "tp", json_integer(st->tp));

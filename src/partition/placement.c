@@ -39,6 +39,8 @@
 int placement_stages(const placement *pl)
 {
     int n = 0;
+    if (pl->packed)
+        return pl->pp;
     for (int k = 0; k < pl->n_parts; k++)
         n += pl->part[k].n_stages;
     return n;
@@ -47,9 +49,30 @@ int placement_stages(const placement *pl)
 long placement_gpus(const placement *pl, int tp, int cp, int dp)
 {
     long n = 0;
+    if (pl->packed)
+        return (long)pl->pp * tp * cp * dp;
     for (int k = 0; k < pl->n_parts; k++)
         n += (long)pl->part[k].n_stages * (pl->part[k].tp > 0 ? pl->part[k].tp : tp) * cp * dp;
     return n;
+}
+
+/* A strategy with stages spanning groups: its groups in rank order. */
+static int packed_from_strategy(const strategy *s, placement *out)
+{
+    out->packed = true;
+    out->pp = s->pp;
+    for (int i = 0; i < s->n_stages && i < STRATEGY_MAX_STAGES; i++) {
+        int g[STAGE_MIX_MAX], n[STAGE_MIX_MAX];
+        int m = strategy_stage_members(s, i, g, n, STAGE_MIX_MAX);
+        for (int j = 0; j < m; j++) {
+            if (out->n_parts > 0 && out->part[out->n_parts - 1].group == g[j])
+                continue;
+            if (out->n_parts == PLACEMENT_MAX_PACKED)
+                return -1;
+            out->part[out->n_parts++] = (placement_part){g[j], 0, 0};
+        }
+    }
+    return 0;
 }
 
 int placement_from_strategy(const strategy *s, placement *out)
@@ -57,6 +80,9 @@ int placement_from_strategy(const strategy *s, placement *out)
     memset(out, 0, sizeof *out);
     if (s->n_stages < 1)
         return -1;
+    for (int i = 0; i < s->n_stages && i < STRATEGY_MAX_STAGES; i++)
+        if (strategy_stage_mix(s, i) != NULL)
+            return packed_from_strategy(s, out);
     for (int i = 0; i < s->n_stages && i < STRATEGY_MAX_STAGES; i++) {
         placement_part *last = out->n_parts > 0 ? &out->part[out->n_parts - 1] : NULL;
         int tp = s->stage[i].tp > 0 ? s->stage[i].tp : s->tp;
@@ -79,16 +105,41 @@ void placement_describe(const cluster *c, const placement *pl, char *buf, size_t
     buf[0] = '\0';
     for (int k = 0; k < pl->n_parts && len + 1 < size; k++) {
         int g = pl->part[k].group;
-        snprintf(buf + len, size - len, "%s%s x%d", k ? " + " : "",
-                 g >= 0 && g < c->n_groups ? c->group[g].name : "?", pl->part[k].n_stages);
+        const char *name = g >= 0 && g < c->n_groups ? c->group[g].name : "?";
+        if (pl->packed)
+            snprintf(buf + len, size - len, "%s%s%s", k ? " + " : "", name,
+                     k == pl->n_parts - 1 ? " packed" : "");
+        else
+            snprintf(buf + len, size - len, "%s%s x%d", k ? " + " : "", name,
+                     pl->part[k].n_stages);
         len = strlen(buf);
     }
+}
+
+int placement_stage_members(const cluster *c, const placement *pl, long unit, int q,
+                            stage_mix *out)
+{
+    long start = (long)q * unit, end = start + unit, off = 0;
+    memset(out, 0, sizeof *out);
+    for (int k = 0; k < pl->n_parts && off < end; k++) {
+        long g = group_total_gpus(&c->group[pl->part[k].group]);
+        long lo = start > off ? start : off, hi = end < off + g ? end : off + g;
+        if (hi > lo) {
+            if (out->n == STAGE_MIX_MAX)
+                return -1;
+            out->group[out->n] = pl->part[k].group;
+            out->gpus[out->n++] = (int)(hi - lo);
+        }
+        off += g;
+    }
+    return off >= end && out->n > 0 ? 0 : -1;
 }
 
 typedef struct enum_state {
     const cluster *c;
     int kmax[CLUSTER_MAX_GROUPS];
     int max_stages, want_pp;
+    long unit;                  /* packed: GPUs per stage, else 0 */
     placement *out;
     int cap, n;
     placement cur;
@@ -118,9 +169,43 @@ static void counts(enum_state *e, int k, int left)
     }
 }
 
+/* Packed: the stages the ordered groups hold, kept when the last group is
+ * used and a stage spans a boundary; one stage is kept in one rank order
+ * (the groups ascending: another order is the same GPUs). */
+static void finish_packed(enum_state *e)
+{
+    long total = 0, last = 0, pp;
+    bool spans = false;
+    for (int k = 0; k < e->cur.n_parts; k++) {
+        last = group_total_gpus(&e->c->group[e->cur.part[k].group]);
+        total += last;
+    }
+    pp = e->want_pp > 0 ? e->want_pp : total / e->unit;
+    if (pp < 1 || pp > e->max_stages || pp * e->unit > total || pp * e->unit <= total - last)
+        return;
+    total = 0;
+    for (int k = 0; k + 1 < e->cur.n_parts; k++) {
+        total += group_total_gpus(&e->c->group[e->cur.part[k].group]);
+        spans = spans || total % e->unit != 0;
+        if (pp == 1 && e->cur.part[k + 1].group < e->cur.part[k].group)
+            return;
+    }
+    if (!spans)
+        return;
+    e->cur.packed = true;
+    e->cur.pp = (int)pp;
+    emit(e);
+    e->cur.packed = false;
+    e->cur.pp = 0;
+}
+
 /* The current ordered group list is complete: give it its stage counts. */
 static void finish(enum_state *e)
 {
+    if (e->unit > 0) {
+        finish_packed(e);
+        return;
+    }
     if (e->want_pp > 0) {
         if (e->want_pp <= e->max_stages)
             counts(e, 0, e->want_pp);
@@ -167,24 +252,28 @@ static bool group_before(const cluster *c, int a, int b)
     return a < b;
 }
 
-int placement_enumerate(const cluster *c, int tp, int cp, int dp, int max_stages,
-                        int want_pp, placement *out, int cap)
+/* placement_enumerate's orders; packed when `packed`. */
+static int enumerate(const cluster *c, int tp, int cp, int dp, int max_stages, int want_pp,
+                     bool packed, placement *out, int cap)
 {
     enum_state e;
     long unit = (long)tp * cp * dp;
-    int eligible = 0;
+    int eligible = 0, depth = packed ? PLACEMENT_MAX_PACKED : PLACEMENT_MAX_PARTS;
 
-    if (c == NULL || c->n_groups < 2 || unit < 1 || max_stages < 2)
+    if (c == NULL || c->n_groups < 2 || unit < 1 || max_stages < (packed ? 1 : 2))
         return 0;
     memset(&e, 0, sizeof e);
     e.c = c;
     e.max_stages = max_stages;
     e.want_pp = want_pp;
+    e.unit = packed ? unit : 0;
     e.out = out;
     e.cap = cap;
     for (int g = 0; g < c->n_groups && g < CLUSTER_MAX_GROUPS; g++) {
         long k = group_total_gpus(&c->group[g]) / unit;
         e.kmax[g] = k > STRATEGY_MAX_STAGES ? STRATEGY_MAX_STAGES : (int)k;
+        if (packed)   /* a group smaller than a stage may still hold part of one */
+            e.kmax[g] = group_total_gpus(&c->group[g]) > 0;
         if (e.kmax[g] > 0)
             eligible++;
     }
@@ -206,7 +295,7 @@ int placement_enumerate(const cluster *c, int tp, int cp, int dp, int max_stages
             rank[at] = g;
             n++;
         }
-        for (int len = 2; len <= n && len <= PLACEMENT_MAX_PARTS; len++) {
+        for (int len = 2; len <= n && len <= depth; len++) {
             e.cur.n_parts = len;
             for (int k = 0; k < len; k++)
                 e.cur.part[k] = (placement_part){rank[k], 0, 0};
@@ -216,11 +305,27 @@ int placement_enumerate(const cluster *c, int tp, int cp, int dp, int max_stages
     return e.n < cap ? e.n : cap;
 }
 
+int placement_enumerate(const cluster *c, int tp, int cp, int dp, int max_stages,
+                        int want_pp, placement *out, int cap)
+{
+    return enumerate(c, tp, cp, dp, max_stages, want_pp, false, out, cap);
+}
+
+int placement_enumerate_packed(const cluster *c, int tp, int cp, int dp, int max_stages,
+                               int want_pp, placement *out, int cap)
+{
+    return enumerate(c, tp, cp, dp, max_stages, want_pp, true, out, cap);
+}
+
 /* ---- the placer ---------------------------------------------------------- */
 
+/* span, share: a member of a stage spanning groups (cost_member_view):
+ * the groups of the stage as a bit set and the member's GPUs; 0 otherwise. */
 typedef struct cost_key {
     int group, tp, cp, mbs, seq_len, rc;
     bool sp, tpo;
+    unsigned long long span;
+    int share;
 } cost_key;
 
 /* Per-layer costs on one (group, tp, ...) and the end-stage extras:
@@ -250,6 +355,7 @@ struct placer {
     double ft[STRATEGY_MAX_STAGES], fb[STRATEGY_MAX_STAGES];
     double infl[STRATEGY_MAX_STAGES], cap[STRATEGY_MAX_STAGES], nocap[STRATEGY_MAX_STAGES];
     double scaled[STRATEGY_MAX_STAGES];     /* capacities x f (closest_split) */
+    stage_mix mix[STRATEGY_MAX_STAGES];     /* each stage's groups */
     partition_ws ws;
     partition_result res;
     placer_stats st;
@@ -325,7 +431,8 @@ void placer_balance_misses(placer *pc, bool on)
 static bool key_eq(const cost_key *a, const cost_key *b)
 {
     return a->group == b->group && a->tp == b->tp && a->cp == b->cp && a->mbs == b->mbs &&
-           a->seq_len == b->seq_len && a->rc == b->rc && a->sp == b->sp && a->tpo == b->tpo;
+           a->seq_len == b->seq_len && a->rc == b->rc && a->sp == b->sp && a->tpo == b->tpo &&
+           a->span == b->span && a->share == b->share;
 }
 
 static bool same_layer(const layer_spec *a, const layer_spec *b)
@@ -334,8 +441,10 @@ static bool same_layer(const layer_spec *a, const layer_spec *b)
            a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe;
 }
 
-/* The cost table for key k (computed on a miss, evicting round-robin). */
-static const cost_entry *costs(placer *pc, const cost_key *k, const strategy *s)
+/* The cost table for key k on node group ng (computed on a miss, evicting
+ * round-robin). */
+static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *ng,
+                               const strategy *s)
 {
     cost_entry *e;
     range_cost rc;
@@ -359,7 +468,7 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const strategy *s)
             e->peak[i] = e->peak[i - 1];
             continue;
         }
-        cost_layer_range(pc->m, pc->c, pc->p, s, k->group, k->tp, i, 1, false, false, &rc);
+        cost_layer_range_on(pc->m, ng, pc->p, s, k->tp, i, 1, false, false, &rc);
         e->t[i] = rc.fwd_s + rc.bwd_s;
         e->params[i] = rc.params;
         e->expert[i] = rc.expert_params;
@@ -367,7 +476,7 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const strategy *s)
         e->peak[i] = rc.act_peak_extra_bytes;
     }
     for (int x = 0; x < 3; x++) {
-        cost_layer_range(pc->m, pc->c, pc->p, s, k->group, k->tp, 0, 0, x != 1, x != 0, &rc);
+        cost_layer_range_on(pc->m, ng, pc->p, s, k->tp, 0, 0, x != 1, x != 0, &rc);
         e->ext_t[x] = rc.fwd_s + rc.bwd_s;
         e->ext_params[x] = rc.params;
         e->ext_peak[x] = rc.act_peak_extra_bytes;
@@ -454,38 +563,40 @@ static void layer_memory(const stage_memory_in *base, double params, double expe
     *peak_out = mb.total_bytes;
 }
 
-/* Part k of the placement (its group, tp): the per-layer times and memory
- * terms of the partition problem, and each of its stages' class, fixed time
- * (the embedding / output layer on the end stages), fixed bytes (the
- * reserve, and the end stages' extra states and transient bytes), micro-
- * batches in flight and capacity.  *stage counts the stages placed so far. */
-static void part_terms(placer *pc, const placement *pl, int k, const strategy *s,
-                       int mcount, int *stage)
+/* One member's per-layer terms (the partition problem's row o) and end-
+ * stage terms; *first: the first member (set), else the larger kept (a
+ * stage spanning groups is paced by its slowest member, bound by the
+ * fullest: AMP's model). */
+static void member_terms(placer *pc, const node_group *g, const cost_key *key, size_t o,
+                         const strategy *s, int tp, bool *first, double *ext_t,
+                         double *ext_fb)
 {
-    const placement_part *pp = &pl->part[k];
-    const int L = pc->L, P = placement_stages(pl), cp = s->cp > 0 ? s->cp : 1;
-    const int tp = pp->tp > 0 ? pp->tp : s->tp;
+    const int L = pc->L;
     const bool z3 = s->zero >= 3;
-    const node_group *g = &pc->c->group[pp->group];
     stage_memory_in base = {pc->m->prec, s->zero, s->dp, strategy_expert_dp(s, tp), 0, 0, 0, 0, 0,
                             0, pc->p->frag_fraction, g->gpu.usable_mem_bytes};
-    size_t o = (size_t)k * (size_t)L;
-    cost_key key = {pp->group, tp, cp, s->mbs, s->seq_len, (int)s->recompute, s->sp,
-                    s->tp_comm_overlap};
-    const cost_entry *e = costs(pc, &key, s);   /* read at once: a later miss may evict it */
-    double ext_fb[3];
+    const cost_entry *e = costs(pc, key, g, s);   /* read at once: a later miss may evict it */
+    const bool keep = *first;
     for (int i = 0; i < L; i++) {
-        pc->pt[o + (size_t)i] = e->t[i];
+        double st, act, peak;
+        size_t at = o + (size_t)i;
         if (i > 0 && e->params[i] == e->params[i - 1] && e->expert[i] == e->expert[i - 1] &&
-            e->act[i] == e->act[i - 1] && e->peak[i] == e->peak[i - 1]) {
-            pc->pst[o + (size_t)i] = pc->pst[o + (size_t)i - 1];
-            pc->pact[o + (size_t)i] = pc->pact[o + (size_t)i - 1];
-            pc->ppeak[o + (size_t)i] = pc->ppeak[o + (size_t)i - 1];
-            continue;
+            e->act[i] == e->act[i - 1] && e->peak[i] == e->peak[i - 1] && keep) {
+            st = pc->pst[at - 1];
+            act = pc->pact[at - 1];
+            peak = pc->ppeak[at - 1];
+        } else {
+            layer_memory(&base, e->params[i], e->expert[i], e->act[i], e->peak[i], z3, &st,
+                         &act, &peak);
         }
-        layer_memory(&base, e->params[i], e->expert[i], e->act[i], e->peak[i], z3,
-                     &pc->pst[o + (size_t)i], &pc->pact[o + (size_t)i],
-                     &pc->ppeak[o + (size_t)i]);
+        if (keep || e->t[i] > pc->pt[at])
+            pc->pt[at] = e->t[i];
+        if (keep || st > pc->pst[at])
+            pc->pst[at] = st;
+        if (keep || act > pc->pact[at])
+            pc->pact[at] = act;
+        if (keep || peak > pc->ppeak[at])
+            pc->ppeak[at] = peak;
     }
     for (int x = 0; x < 3; x++) {
         memory_breakdown mb;
@@ -494,16 +605,84 @@ static void part_terms(placer *pc, const placement *pl, int k, const strategy *s
         in.params = e->ext_params[x];
         in.extra_bytes = e->ext_peak[x] + (z3 ? 2.0 * e->ext_params[x] : 0);
         memory_stage(&in, &mb);
-        ext_fb[x] = mb.total_bytes;
+        if (keep || e->ext_t[x] > ext_t[x])
+            ext_t[x] = e->ext_t[x];
+        if (keep || mb.total_bytes > ext_fb[x])
+            ext_fb[x] = mb.total_bytes;
     }
-    for (int q = 0; q < pp->n_stages; q++, (*stage)++) {
-        int x = P == 1 ? 2 : *stage == 0 ? 0 : *stage == P - 1 ? 1 : -1;
-        pc->cls[*stage] = k;
-        pc->ft[*stage] = x >= 0 ? e->ext_t[x] : 0;
-        pc->fb[*stage] = x >= 0 ? ext_fb[x] : pc->p->reserve_bytes;
-        pc->infl[*stage] = memory_inflight(P, 1, mcount, *stage);
-        pc->cap[*stage] = g->gpu.usable_mem_bytes;
+    *first = false;
+}
+
+/* Class k of the partition problem: stages [from, to) on the groups of
+ * `mx` (mx->n 1: one group with all of its stages' GPUs) with TP degree
+ * tp: the per-layer times and memory terms, and each stage's class, fixed
+ * time (the embedding / output layer on the end stages), fixed bytes (the
+ * reserve, and the end stages' extra states and transient bytes), micro-
+ * batches in flight and capacity (the smallest member's). */
+static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from, int to,
+                        const strategy *s, int mcount)
+{
+    const int P = s->pp, cp = s->cp > 0 ? s->cp : 1;
+    size_t o = (size_t)k * (size_t)pc->L;
+    double ext_t[3] = {0, 0, 0}, ext_fb[3] = {0, 0, 0}, cap = HUGE_VAL;
+    unsigned long long span = 0;
+    bool first = true;
+    for (int j = 0; mx->n > 1 && j < mx->n; j++)
+        span |= 1ull << (mx->group[j] % 64);
+    for (int j = 0; j < mx->n; j++) {
+        node_group view;
+        const node_group *g = &pc->c->group[mx->group[j]];
+        cost_key key = {mx->group[j], tp, cp, s->mbs, s->seq_len, (int)s->recompute, s->sp,
+                        s->tp_comm_overlap, span, mx->n > 1 ? mx->gpus[j] : 0};
+        if (mx->n > 1) {
+            cost_member_view(pc->c, mx, j, &view);
+            g = &view;
+        }
+        member_terms(pc, g, &key, o, s, tp, &first, ext_t, ext_fb);
+        if (g->gpu.usable_mem_bytes < cap)
+            cap = g->gpu.usable_mem_bytes;
     }
+    for (int q = from; q < to; q++) {
+        int x = P == 1 ? 2 : q == 0 ? 0 : q == P - 1 ? 1 : -1;
+        pc->cls[q] = k;
+        pc->ft[q] = x >= 0 ? ext_t[x] : 0;
+        pc->fb[q] = x >= 0 ? ext_fb[x] : pc->p->reserve_bytes;
+        pc->infl[q] = memory_inflight(P, 1, mcount, q);
+        pc->cap[q] = cap;
+    }
+}
+
+/* The classes of placement pl's stages into pc (one per part; packed: one
+ * per run of stages on the same groups), each stage's groups into mix[],
+ * and the class count; -1 when there are more than PLACEMENT_MAX_PARTS
+ * classes or a stage cannot be laid out. */
+static int place_terms(placer *pc, const placement *pl, const strategy *s, int mcount,
+                       stage_mix *mix)
+{
+    int K = 0, stage = 0;
+    long unit = (long)s->tp * (s->cp > 0 ? s->cp : 1) * s->dp;
+    if (!pl->packed) {
+        for (int k = 0; k < pl->n_parts; k++) {
+            const placement_part *pp = &pl->part[k];
+            stage_mix one = {0, 1, {pp->group, 0, 0, 0}, {0, 0, 0, 0}};
+            class_terms(pc, &one, pp->tp > 0 ? pp->tp : s->tp, k, stage,
+                        stage + pp->n_stages, s, mcount);
+            for (int q = 0; q < pp->n_stages; q++)
+                mix[stage++] = one;
+        }
+        return pl->n_parts;
+    }
+    for (int q = 0, from = 0; q <= pl->pp; q++) {
+        if (q < pl->pp && placement_stage_members(pc->c, pl, unit, q, &mix[q]) != 0)
+            return -1;
+        if (q > 0 && (q == pl->pp || memcmp(&mix[q], &mix[q - 1], sizeof mix[q]) != 0)) {
+            if (K == PLACEMENT_MAX_PARTS)
+                return -1;
+            class_terms(pc, &mix[q - 1], s->tp, K++, from, q, s, mcount);
+            from = q;
+        }
+    }
+    return K;
 }
 
 /* The ILP's split (--partition ilp): the DP's optimum first, which bounds
@@ -553,18 +732,50 @@ static partition_status solve(placer *pc, partition_problem *pb, int P, int mcou
     return st;
 }
 
+/* Writes the split into s's stages, each on its groups (mix[]) with the
+ * TP degree of its part (packed: the strategy's). */
+static void set_stages(placer *pc, const placement *pl, strategy *s, int P,
+                       const stage_mix *mix)
+{
+    int first = 0, part = 0, in_part = 0;
+    s->n_stages = P;
+    s->n_mixes = 0;
+    for (int q = 0; q < P; q++) {
+        stage_spec *ss = &s->stage[q];
+        int tp = s->tp;
+        if (!pl->packed) {
+            while (part < pl->n_parts - 1 && in_part >= pl->part[part].n_stages) {
+                part++;
+                in_part = 0;
+            }
+            in_part++;
+            tp = pl->part[part].tp > 0 ? pl->part[part].tp : s->tp;
+        }
+        ss->group = mix[q].group[0];
+        if (mix[q].n > 1 && s->n_mixes < STRATEGY_MAX_MIXES) {
+            s->mix[s->n_mixes] = mix[q];
+            s->mix[s->n_mixes++].stage = q;
+        }
+        ss->tp = tp;
+        ss->dp = s->dp;
+        ss->first_layer = first;
+        ss->n_layers = pc->res.n_layers[q];
+        first += ss->n_layers;
+    }
+}
+
 int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp, char *why,
                       int why_size)
 {
     const int L = pc->L;
     int P = placement_stages(pl), K = pl->n_parts;
-    int mcount = strategy_microbatches(s), stage = 0, first = 0;
+    int mcount = strategy_microbatches(s);
     partition_problem pb;
     partition_status st;
 
     if (why_size > 0)
         why[0] = '\0';
-    if (K < 1 || K > PLACEMENT_MAX_PARTS)
+    if (K < 1 || K > (pl->packed ? PLACEMENT_MAX_PACKED : PLACEMENT_MAX_PARTS))
         WHY("placement of %d parts", K);
     if (P != s->pp)
         WHY("placement has %d stages, pp is %d", P, s->pp);
@@ -574,12 +785,14 @@ int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp
         WHY("interleaving (vpp %d) needs an even split of the layers", s->vpp);
     if (mcount < 1)
         mcount = 1;
-    for (int k = 0; k < K; k++) {
+    for (int k = 0; k < K; k++)
         if (pl->part[k].group < 0 || pl->part[k].group >= pc->c->n_groups ||
-            pl->part[k].n_stages < 1)
+            (!pl->packed && pl->part[k].n_stages < 1))
             WHY("placement part %d: no group %d or no stages", k, pl->part[k].group);
-        part_terms(pc, pl, k, s, mcount, &stage);
-    }
+    K = place_terms(pc, pl, s, mcount, pc->mix);
+    if (K < 1)
+        WHY("a stage spans more than %d node groups, or the placement has more than %d "
+            "classes", STAGE_MIX_MAX, PLACEMENT_MAX_PARTS);
 
     pb = (partition_problem){L, P, K, pc->cls, pc->pt, pc->pst, pc->pact, pc->ppeak, pc->ft,
                              pc->fb, pc->infl, pc->cap, 1, NULL, 0, 0, 0};
@@ -592,18 +805,6 @@ int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp
     }
     if (st != PARTITION_OK)
         WHY("layer partition: %s", partition_status_name(st));
-
-    s->n_stages = P;
-    stage = 0;
-    for (int k = 0; k < K; k++)
-        for (int q = 0; q < pl->part[k].n_stages; q++, stage++) {
-            stage_spec *ss = &s->stage[stage];
-            ss->group = pl->part[k].group;
-            ss->tp = pl->part[k].tp > 0 ? pl->part[k].tp : s->tp;
-            ss->dp = s->dp;
-            ss->first_layer = first;
-            ss->n_layers = pc->res.n_layers[stage];
-            first += ss->n_layers;
-        }
+    set_stages(pc, pl, s, P, pc->mix);
     return 0;
 }

@@ -168,7 +168,8 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
  * last), summed into *r; per-chunk times into fc/bc when chunked, each
  * chunk's activations into ca[].  Returns whether the chunks keep different
  * activations. */
-static bool rank_layers(eval_state *x, int i, int g, int tp, range_cost *r, double *ca)
+static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, range_cost *r,
+                        double *ca)
 {
     const int v = x->v, pp = x->pp;
     bool act_uneven = false;
@@ -178,8 +179,8 @@ static bool rank_layers(eval_state *x, int i, int g, int tp, range_cost *r, doub
         int first = 0, n = strategy_chunk_layers(x->s, x->m->layers, i, j, &first);
         if (n < 0)
             n = 0;
-        cost_layer_range(x->m, x->c, x->p, x->s, g, tp, first, n, i == 0 && j == 0,
-                         i == pp - 1 && j == v - 1, &part);
+        cost_layer_range_on(x->m, ng, x->p, x->s, tp, first, n, i == 0 && j == 0,
+                            i == pp - 1 && j == v - 1, &part);
         range_cost_add_work(r, &part);
         r->params += part.params;
         r->expert_params += part.expert_params;
@@ -324,15 +325,14 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
     }
 }
 
-/* Pipeline rank i: its layers, data-parallel communication, optimizer,
- * p2p to the next rank and memory. */
-static void eval_rank(eval_state *x, int i)
+/* Pipeline rank i on node group ng (a member view when the stage spans
+ * groups, `gpus` of its GPUs there; 0: all tp cp dp on ng): its layers,
+ * data-parallel communication, optimizer, p2p to the next rank and memory. */
+static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
 {
     const strategy *s = x->s;
     const stage_spec *st = &s->stage[i];
-    int g = st->group >= 0 && st->group < x->c->n_groups ? st->group : 0;
     int tp = st->tp > 0 ? st->tp : (s->tp > 0 ? s->tp : 1);
-    const node_group *ng = &x->c->group[g];
     const gen_constants *k = &x->p->gen[ng->gpu.gen];
     comm_link dpl = comm_group_link(ng, k, x->dp, tp * x->cp);
     /* routed experts: expert-data-parallel group of tp cp dp / ep ranks,
@@ -342,7 +342,7 @@ static void eval_rank(eval_state *x, int i)
     double gb = grad_reduce_bytes(x->m, s->zero), t_param = 0, opt_i;
     double ca[COST_CHUNKS_MAX];
     range_cost *r = &x->rc[i];
-    bool act_uneven = rank_layers(x, i, g, tp, r, ca);
+    bool act_uneven = rank_layers(x, i, ng, tp, r, ca);
 
     if (s->zero >= 3)
         rank_zero3(x, i, &dpl, k, gb, r);
@@ -363,8 +363,75 @@ static void eval_rank(eval_state *x, int i)
                     ? cost_cap_time(cost_boundary_p2p_s(x->m, x->c, x->p, s, i))
                     : 0;
     rank_memory(x, i, ng, tp, edp, r, act_uneven, ca);
-    x->peak_flops += compute_peak_flops(&ng->gpu, precision_peak(x->m->prec)) * tp * x->cp *
-                     x->dp;
+    if (gpus > 0)
+        x->peak_flops += compute_peak_flops(&ng->gpu, precision_peak(x->m->prec)) * gpus;
+    else
+        x->peak_flops += compute_peak_flops(&ng->gpu, precision_peak(x->m->prec)) * tp *
+                         x->cp * x->dp;
+}
+
+/* What one member of a rank spanning groups left in x (the slowest kept). */
+typedef struct rank_member {
+    range_cost rc;
+    double fwd, bwd, grad_exp, param_exp, overhead;
+    memory_breakdown mem;
+} rank_member;
+
+/* Rank i spanning node groups (AMP's model, Li et al., NeurIPS 2022, with
+ * a uniform data split as Megatron and AMP run): each member's share costed
+ * on its own GPU and on cost_member_view()'s links (every network hop at
+ * the slowest link of the stage); the slowest member (forward + backward)
+ * paces the rank: its times, and its gradient reduce exposed beyond its own
+ * backward (the collective starts when the last member's buckets are
+ * ready); the step waits for the slowest member's optimizer, parameter
+ * gather and fixed overhead; the member with the least free memory bounds
+ * the rank (every member must fit). */
+static void eval_rank_mixed(eval_state *x, int i, const stage_mix *mx)
+{
+    rank_member worst;
+    double mem_slack = 0, param_before = x->param_exp;
+    int n = mx->n < STAGE_MIX_MAX ? mx->n : STAGE_MIX_MAX;
+    memset(&worst, 0, sizeof worst);
+    for (int j = 0; j < n; j++) {
+        node_group view;
+        const memory_breakdown *mb = &x->out->stage_memory[i];
+        cost_member_view(x->c, mx, j, &view);
+        x->param_exp = param_before;
+        eval_rank_on(x, i, &view, mx->gpus[j]);
+        if (j == 0 || x->fwd[i] + x->bwd[i] > worst.fwd + worst.bwd) {
+            worst.rc = x->rc[i];
+            worst.fwd = x->fwd[i];
+            worst.bwd = x->bwd[i];
+            worst.grad_exp = x->grad_exp[i];
+            worst.param_exp = x->param_exp;
+        }
+        if (j == 0 || x->overhead > worst.overhead)
+            worst.overhead = x->overhead;
+        if (j == 0 || mb->total_bytes - mb->capacity_bytes > mem_slack) {
+            mem_slack = mb->total_bytes - mb->capacity_bytes;
+            worst.mem = *mb;
+        }
+    }
+    x->rc[i] = worst.rc;
+    x->fwd[i] = x->out->stage_fwd_s[i] = worst.fwd;
+    x->bwd[i] = x->out->stage_bwd_s[i] = worst.bwd;
+    x->grad_exp[i] = worst.grad_exp;
+    x->param_exp = worst.param_exp;
+    x->overhead = worst.overhead;
+    x->out->stage_memory[i] = worst.mem;
+}
+
+/* Pipeline rank i on its node group, or on each of the groups it spans. */
+static void eval_rank(eval_state *x, int i)
+{
+    const strategy *s = x->s;
+    const stage_spec *st = &s->stage[i];
+    int g = st->group >= 0 && st->group < x->c->n_groups ? st->group : 0;
+    const stage_mix *mx = strategy_stage_mix(s, i);
+    if (mx != NULL && cost_mix_valid(x->c, mx))
+        eval_rank_mixed(x, i, mx);
+    else
+        eval_rank_on(x, i, &x->c->group[g], 0);
 }
 
 /* The pipeline schedule over the ranks' times (into *sched when not NULL):
@@ -467,6 +534,12 @@ static void eval_feasible(const eval_state *x)
         if (mb->total_bytes > mb->capacity_bytes) {
             int g = x->s->stage[i].group >= 0 && x->s->stage[i].group < c->n_groups
                         ? x->s->stage[i].group : 0;
+            int mg[STAGE_MIX_MAX], mn[STAGE_MIX_MAX];
+            int n = strategy_stage_members(x->s, i, mg, mn, STAGE_MIX_MAX);
+            for (int j = 1; j < n; j++)   /* spanning groups: the smallest memory */
+                if (mg[j] >= 0 && mg[j] < c->n_groups &&
+                    c->group[mg[j]].gpu.usable_mem_bytes < c->group[g].gpu.usable_mem_bytes)
+                    g = mg[j];
             out->feasible = false;
             snprintf(out->reason, sizeof out->reason,
                      "stage %d needs %.1f GiB, %s has %.1f GiB usable", i,

@@ -207,6 +207,7 @@ int search_place_stages(const model *m, const cluster *c, int group, strategy *s
     }
     per_chunk = per_rank / s->vpp;
     s->n_stages = s->pp;
+    s->n_mixes = 0;
     for (int i = 0; i < s->pp; i++) {
         stage_spec *st = &s->stage[i];
         st->group = group;
@@ -294,7 +295,7 @@ static int place_like_miss(search_ctx *x, char *why, int why_size)
  * placement note). */
 static void seam_offer(search_ctx *x, double score)
 {
-    int k = 0;
+    int k = x->s.n_mixes > 0;
     for (int i = 1; i < x->s.n_stages; i++)
         if (x->s.stage[i].group != x->s.stage[0].group)
             k = 1;
@@ -917,6 +918,9 @@ static int search_placements(search_ctx *x)
              * enumeration order (earlier groups with fewer stages first) */
             int n = placement_enumerate(c, tp, cp, dp, f->pp > 0 ? f->pp : max_pp, f->pp, pls,
                                         f->pp > 0 ? 128 : MAX_PLACEMENTS);
+            if (n < MAX_PLACEMENTS)   /* stages spanning groups (AMP's mixed replicas) */
+                n += placement_enumerate_packed(c, tp, cp, dp, f->pp > 0 ? f->pp : max_pp,
+                                                f->pp, pls + n, MAX_PLACEMENTS - n);
             if (x->gbs % dp != 0)
                 continue;
             for (int k = 0; k < n && !stop(x); k++) {
@@ -970,7 +974,7 @@ static void seam_refine_top(search_ctx *x, search_result *res)
         bool split = false;
         for (int k = 1; k < pl->s.n_stages && !split; k++)
             split = pl->s.stage[k].n_layers != pl->s.stage[0].n_layers ||
-                    pl->s.stage[k].group != pl->s.stage[0].group;
+                    pl->s.stage[k].group != pl->s.stage[0].group || pl->s.n_mixes > 0;
         if (pl->s.pp < 2 || pl->s.vpp > 1 ||
             (!split && !x->m->uneven && x->m->layers % pl->s.pp == 0))
             continue;   /* the even split: Megatron's default, no partitioner */

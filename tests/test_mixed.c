@@ -1,0 +1,303 @@
+/* test_mixed.c: stages and data-parallel groups spanning node groups (AMP's
+ * mixed replicas, Li et al., NeurIPS 2022; evaluate.c's eval_rank_mixed,
+ * placement.c's packed placements).
+ *
+ * Hand-derived checks: on two groups whose links are alike, a stage of 8 V100
+ * + 8 T4 (tp 1, dp 16) steps exactly as the same layout on 16 T4 (the slower
+ * type paces every replica: compute, reduce, optimizer, overhead), and
+ * slower than on 16 V100; its memory is judged against the smaller GPU (8
+ * A100-80GB + 8 A100-40GB: a micro-batch that fits the 80 GB group alone
+ * misses on the mix); more bandwidth never predicts a slower step; AMP's
+ * 12 V100 + 4 T4 evaluates every tp x pp x dp over its 16 GPUs (pp 1 and 2
+ * gave 0 candidates before); DP and ILP give the same bottleneck on a mixed
+ * stage.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "partition/placement.h"
+#include "search/search.h"
+#include "testutil.h"
+
+static model *load_model(const char *path)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    ck_assert_msg(model_load(path, NULL, &m, &err) == PLANNER_OK, "%s: %s", path, err.msg);
+    return m;
+}
+
+static cluster *yaml_cluster(const char *text)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    cluster *c = NULL;
+    ck_assert_msg(cluster_load_buffer(text, strlen(text), "mixed.yaml", &c, &err) == PLANNER_OK,
+                  "%s", err.msg);
+    return c;
+}
+
+/* One stage, tp 1, dp 16, on group g alone (mix NULL) or spanning mix. */
+static void one_stage(strategy *s, const model *m, int g, const stage_mix *mix, int mbs)
+{
+    memset(s, 0, sizeof *s);
+    s->tp = s->pp = s->cp = s->ep = s->vpp = 1;
+    s->dp = 16;
+    s->mbs = mbs;
+    s->gbs = 32;
+    s->seq_len = m->seq_len;
+    s->zero = 1;
+    s->overlap_grad_reduce = s->overlap_param_gather = true;
+    s->n_stages = 1;
+    s->stage[0] = (stage_spec){g, 0, m->layers, 1, 16};
+    if (mix != NULL) {
+        s->n_mixes = 1;
+        s->mix[0] = *mix;
+    }
+}
+
+/* pp 2 with tp, dp, mbs (gbs 32), stages to be placed. */
+static void two_stages(strategy *s, const model *m, int tp, int dp, int mbs)
+{
+    memset(s, 0, sizeof *s);
+    s->tp = tp;
+    s->pp = 2;
+    s->dp = dp;
+    s->cp = s->ep = s->vpp = 1;
+    s->mbs = mbs;
+    s->gbs = 32;
+    s->seq_len = m->seq_len;
+    s->zero = 1;
+    s->sp = s->tp_comm_overlap = tp > 1;
+    s->overlap_grad_reduce = s->overlap_param_gather = true;
+}
+
+/* Two groups of 4 nodes x 4 GPUs with the same NICs and link. */
+static const char alike_yaml[] =
+    "name: alike\ngroups:\n"
+    "  - {name: v, gpu: V100-SXM2-16GB, nodes: 4, gpus_per_node: 4, intra_node_bandwidth: 100GB/s,"
+    " inter_node_bandwidth_per_node: 40Gbps, inter_node_latency: 30us}\n"
+    "  - {name: t, gpu: T4, nodes: 4, gpus_per_node: 4, intra_node_bandwidth: 15.75GB/s,"
+    " inter_node_bandwidth_per_node: 40Gbps, inter_node_latency: 30us}\n"
+    "links:\n  - {between: [v, t], bandwidth: 10Gbps, latency: 30us}\n";
+
+START_TEST(dp_group_paced_by_slower_type)
+{
+    model *m = load_model("configs/amp-gpt2.json");
+    cluster *c = yaml_cluster(alike_yaml);
+    cost_params p;
+    stage_mix mix = {0, 2, {0, 1, 0, 0}, {8, 8, 0, 0}};
+    strategy s;
+    evaluation ev, et, em;
+    cost_params_default(&p);
+    /* per GPU: 40 Gbps / 4 = 10 Gbps inside each group and between them */
+    ck_assert_double_eq(c->group[0].inter_bytes_per_s, c->link[0].bytes_per_s);
+    one_stage(&s, m, 0, NULL, 1);
+    evaluate(m, c, &p, &s, &ev);
+    one_stage(&s, m, 1, NULL, 1);
+    evaluate(m, c, &p, &s, &et);
+    one_stage(&s, m, 0, &mix, 1);
+    evaluate(m, c, &p, &s, &em);
+    ck_assert(et.step_time_s > ev.step_time_s);   /* T4 is the slower type */
+    ck_assert_msg(fabs(em.step_time_s - et.step_time_s) <= 1e-12 * et.step_time_s,
+                  "mixed %.9f s, T4 alone %.9f s, V100 alone %.9f s", em.step_time_s,
+                  et.step_time_s, ev.step_time_s);
+    ck_assert_double_eq_tol(em.stage_fwd_s[0] + em.stage_bwd_s[0],
+                            et.stage_fwd_s[0] + et.stage_bwd_s[0], 1e-15);
+    /* peak FLOP/s of 8 V100 + 8 T4 (more than 16 T4): a lower MFU */
+    ck_assert(em.mfu < et.mfu);
+    /* memory: against the smaller usable memory of the two */
+    ck_assert_double_eq(em.stage_memory[0].capacity_bytes,
+                        fmin(c->group[0].gpu.usable_mem_bytes, c->group[1].gpu.usable_mem_bytes));
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(memory_bound_by_smaller_gpu)
+{
+    static const char yaml[] =
+        "name: a100s\ngroups:\n"
+        "  - {name: big, gpu: A100-SXM-80GB, nodes: 2, gpus_per_node: 8}\n"
+        "  - {name: small, gpu: A100-SXM-40GB, nodes: 2, gpus_per_node: 8}\n";
+    model *m = load_model("configs/amp-gpt2.json");
+    cluster *c = yaml_cluster(yaml);
+    cost_params p;
+    stage_mix mix = {0, 2, {0, 1, 0, 0}, {8, 8, 0, 0}};
+    strategy s;
+    evaluation big, mixed;
+    bool split_seen = false;
+    double cap_small = c->group[1].gpu.usable_mem_bytes;
+    cost_params_default(&p);
+    for (int mbs = 1; mbs <= 2; mbs *= 2) {
+        /* gbs 32 over dp 16: mbs 1 or 2 */
+        one_stage(&s, m, 0, NULL, mbs);
+        evaluate(m, c, &p, &s, &big);
+        one_stage(&s, m, 0, &mix, mbs);
+        evaluate(m, c, &p, &s, &mixed);
+        ck_assert_double_eq(mixed.stage_memory[0].capacity_bytes, cap_small);
+        ck_assert(mixed.feasible == (mixed.stage_memory[0].total_bytes <= cap_small));
+        if (big.feasible && !mixed.feasible)
+            split_seen = true;
+    }
+    /* a transient that fits 80 GB but not 40 GB: the activations of a long
+     * sequence */
+    one_stage(&s, m, 0, NULL, 2);
+    s.seq_len = 16384;
+    evaluate(m, c, &p, &s, &big);
+    s.n_mixes = 1;
+    s.mix[0] = mix;
+    evaluate(m, c, &p, &s, &mixed);
+    if (big.feasible && !mixed.feasible)
+        split_seen = true;
+    ck_assert_msg(split_seen, "80 GB alone %.1f GiB (%s), mixed %.1f GiB of %.1f (%s)",
+                  big.peak_memory_bytes / 1073741824.0, big.feasible ? "fits" : "misses",
+                  mixed.peak_memory_bytes / 1073741824.0, cap_small / 1073741824.0,
+                  mixed.feasible ? "fits" : "misses");
+    ck_assert(strstr(mixed.reason, "A100-SXM-40GB") != NULL);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
+static const char amp_yaml_fmt[] =
+    "name: amp\ngroups:\n"
+    "  - {name: p3, gpu: V100-SXM2-16GB, nodes: 3, gpus_per_node: 4, intra_node_bandwidth: 100GB/s,"
+    " inter_node_bandwidth_per_node: %gGbps, inter_node_latency: 30us}\n"
+    "  - {name: g4dn, gpu: T4, nodes: 1, gpus_per_node: 4, intra_node_bandwidth: 15.75GB/s,"
+    " inter_node_bandwidth_per_node: %gGbps, inter_node_latency: 30us}\n"
+    "links:\n  - {between: [p3, g4dn], bandwidth: %gGbps, latency: 30us}\n";
+
+START_TEST(more_bandwidth_never_slower)
+{
+    model *m = load_model("configs/amp-gpt2.json");
+    cost_params p;
+    double prev[3] = {0, 0, 0};
+    cost_params_default(&p);
+    for (double f = 1; f <= 64; f *= 2) {
+        char yaml[1024];
+        cluster *c;
+        placer *pc;
+        placement pl = {2, {{0, 0, 0}, {1, 0, 0}}, true, 2};
+        strategy s;
+        evaluation e;
+        char why[160];
+        snprintf(yaml, sizeof yaml, amp_yaml_fmt, 10 * f, 50 * f, 2.5 * f);
+        c = yaml_cluster(yaml);
+        /* pp 1 dp 16; pp 2 tp 1 dp 8 (stage 1: 4 V100 + 4 T4); pp 2 tp 4 dp 2 */
+        for (int k = 0; k < 3; k++) {
+            stage_mix mix = {0, 2, {0, 1, 0, 0}, {12, 4, 0, 0}};
+            int tp = k == 2 ? 4 : 1;
+            if (k == 0) {
+                one_stage(&s, m, 0, &mix, 1);
+            } else {
+                two_stages(&s, m, tp, 8 / tp, 1);
+                pc = placer_new(m, c, &p, false, 1.0);
+                ck_assert_ptr_nonnull(pc);
+                ck_assert_msg(placer_place(pc, &pl, &s, why, sizeof why) == 0, "%s", why);
+                placer_free(pc);
+                ck_assert_int_eq(s.n_mixes, 1);
+                /* the same 12/12 split at every bandwidth: only links change */
+                for (int i = 0; i < 2; i++) {
+                    s.stage[i].n_layers = 12;
+                    s.stage[i].first_layer = 12 * i;
+                }
+            }
+            evaluate(m, c, &p, &s, &e);
+            ck_assert(isfinite(e.step_time_s) && e.step_time_s > 0);
+            if (f > 1)
+                ck_assert_msg(e.step_time_s <= prev[k] * (1 + 1e-12),
+                              "case %d: x%g bandwidth %.6f s, before %.6f s", k, f,
+                              e.step_time_s, prev[k]);
+            prev[k] = e.step_time_s;
+        }
+        cluster_free(c);
+    }
+    model_free(m);
+}
+END_TEST
+
+START_TEST(amp_every_layout_evaluates)
+{
+    /* AMP's space on 16 GPUs: tp in {1, 2, 4} (one node), pp x dp the rest;
+     * every combination now has feasible candidates (pp 1 and 2 had none:
+     * their stages span the p3 and g4dn groups) */
+    model *m = load_model("configs/amp-gpt2.json");
+    planner_error err = PLANNER_ERROR_INIT;
+    cluster *c = NULL;
+    cost_params p;
+    int combos = 0;
+    ck_assert(cluster_load("clusters/amp-3xp3-1xg4dn.yaml", &c, &err) == PLANNER_OK);
+    cost_params_default(&p);
+    for (int tp = 1; tp <= 4; tp *= 2)
+        for (int pp = 1; tp * pp <= 16; pp *= 2) {
+            search_options o;
+            search_result r;
+            search_options_default(&o);
+            o.gbs = m->global_batch;
+            o.seq_len = m->seq_len;
+            o.top_n = 1;
+            o.fix.tp = tp;
+            o.fix.pp = pp;
+            o.fix.dp = 16 / (tp * pp);
+            ck_assert_int_eq(search_run(m, c, &p, &o, &r, &err), PLANNER_OK);
+            ck_assert_msg(r.feasible > 0 && r.n_top == 1 && r.top[0].e.gpus == 16,
+                          "tp %d pp %d: %ld feasible", tp, pp, r.feasible);
+            if (pp <= 2)   /* a stage must span the groups */
+                ck_assert_int_ge(r.top[0].s.n_mixes, 1);
+            combos++;
+            search_result_free(&r);
+        }
+    ck_assert_int_eq(combos, 12);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(dp_and_ilp_agree_on_mixed_stage)
+{
+    /* pp 2, tp 1, dp 8 on p3 then g4dn: stage 1 is 4 V100 + 4 T4; one
+     * micro-batch per step (mbs 4), so the ILP's fill objective is its
+     * bottleneck alone and both solvers must reach the same one */
+    model *m = load_model("configs/amp-gpt2.json");
+    planner_error err = PLANNER_ERROR_INIT;
+    cluster *c = NULL;
+    cost_params p;
+    placement pl = {2, {{0, 0, 0}, {1, 0, 0}}, true, 2};
+    strategy s[2];
+    evaluation e[2];
+    char why[160];
+    double worst[2] = {0, 0};
+    ck_assert(cluster_load("clusters/amp-3xp3-1xg4dn.yaml", &c, &err) == PLANNER_OK);
+    cost_params_default(&p);
+    for (int k = 0; k < 2; k++) {
+        placer *pc = placer_new(m, c, &p, k == 1, 5.0);
+        two_stages(&s[k], m, 1, 8, 4);
+        ck_assert_msg(placer_place(pc, &pl, &s[k], why, sizeof why) == 0, "%s", why);
+        placer_free(pc);
+        ck_assert_int_eq(s[k].n_mixes, 1);
+        ck_assert_int_eq(s[k].mix[0].stage, 1);
+        ck_assert_int_eq(s[k].stage[0].n_layers + s[k].stage[1].n_layers, m->layers);
+        evaluate(m, c, &p, &s[k], &e[k]);
+        for (int i = 0; i < 2; i++)
+            worst[k] = fmax(worst[k], e[k].stage_fwd_s[i] + e[k].stage_bwd_s[i]);
+    }
+    ck_assert_msg(fabs(worst[0] - worst[1]) <= 1e-9 * worst[0], "dp %.9f s, ilp %.9f s",
+                  worst[0], worst[1]);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *su = suite_create("mixed");
+    TCase *tc = tcase_create("mixed");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, dp_group_paced_by_slower_type);
+    tcase_add_test(tc, memory_bound_by_smaller_gpu);
+    tcase_add_test(tc, more_bandwidth_never_slower);
+    tcase_add_test(tc, amp_every_layout_evaluates);
+    tcase_add_test(tc, dp_and_ilp_agree_on_mixed_stage);
+    suite_add_tcase(su, tc);
+    return tu_run_suite(su);
+}
