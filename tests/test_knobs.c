@@ -109,6 +109,44 @@ START_TEST(registry_consistent)
 }
 END_TEST
 
+/* Which knob values measured runs validate: one row per knob and value,
+ * each inside its knob's range with a name and its corpus runs; ZeRO 0, 1
+ * and 3 are exercised by ../shared/validation runs, ZeRO-2 (Megatron-FSDP
+ * optim_grads) by none; a value without a row counts as validated. */
+START_TEST(validation_rows)
+{
+    int n = 0;
+    const knob_validation *rows = knob_validation_rows(&n);
+    strategy s;
+    char buf[128];
+    ck_assert_int_gt(n, 0);
+    for (int i = 0; i < n; i++) {
+        const knob_info *ki = knob_get_info(rows[i].knob);
+        ck_assert(rows[i].value >= ki->min && rows[i].value <= ki->max);
+        ck_assert(rows[i].name != NULL && rows[i].runs != NULL);
+        ck_assert_ptr_eq(knob_validation_of(rows[i].knob, rows[i].value), &rows[i]);
+        ck_assert_msg(rows[i].validated == (strcmp(rows[i].runs, "none") != 0), "%s=%d", ki->key,
+                      rows[i].value);
+    }
+    ck_assert(knob_value_validated(KNOB_ZERO, 0));
+    ck_assert(knob_value_validated(KNOB_ZERO, 1));
+    ck_assert(!knob_value_validated(KNOB_ZERO, 2));
+    ck_assert(knob_value_validated(KNOB_ZERO, 3));
+    ck_assert(knob_value_validated(KNOB_TP, 8));   /* no row */
+    memset(&s, 0, sizeof s);
+    s.zero = 1;
+    ck_assert(knobs_validated(&s));
+    ck_assert_int_eq(knobs_unvalidated(&s, true, ", ", buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "");
+    s.zero = 2;
+    ck_assert(!knobs_validated(&s));
+    ck_assert_int_eq(knobs_unvalidated(&s, false, " ", buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "zero=2");
+    ck_assert_int_eq(knobs_unvalidated(&s, true, ", ", buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "zero=2 (Megatron-FSDP optim_grads)");
+}
+END_TEST
+
 START_TEST(fix_from_registry)
 {
     strategy_constraints c = STRATEGY_CONSTRAINTS_INIT;
@@ -361,6 +399,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, registry_consistent);
+    tcase_add_test(tc, validation_rows);
     tcase_add_test(tc, fix_from_registry);
     tcase_add_test(tc, plan_json_and_table);
     tcase_add_test(tc, fix_derived_knobs);

@@ -276,6 +276,50 @@ START_TEST(table_shows_the_winner)
 }
 END_TEST
 
+/* A plan using a knob value no measured run validates is marked: the table
+ * row ends "unvalidated: zero=2", the best plan's section says so with the
+ * value's Megatron name, and the JSON plan lists it ("unvalidated":
+ * ["zero=2"]); a validated plan has none of these ([] in JSON). */
+START_TEST(unvalidated_knobs_marked)
+{
+    fixture f;
+    char *text;
+    int rc;
+    json_t *root, *plans;
+    plan_gpt3(&f, 64, 0, "zero=2");
+    ck_assert_int_eq(f.r.top[0].s.zero, 2);
+    text = table_text(&f, false);
+    ck_assert_msg(strstr(text, "  unvalidated: zero=2\n") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "Unvalidated: zero=2 (Megatron-FSDP optim_grads) -- no measured "
+                               "run checks this cost; a validated plan within 1% would rank "
+                               "first\n") != NULL, "%s", text);
+    free(text);
+    text = json_text(&f, &rc);
+    ck_assert_int_eq(rc, 0);
+    root = parse(text);
+    plans = json_object_get(root, "strategies");
+    for (size_t i = 0; i < json_array_size(plans); i++) {
+        json_t *u = json_object_get(json_array_get(plans, i), "unvalidated");
+        ck_assert_int_eq(json_array_size(u), 1);
+        ck_assert_str_eq(json_string_value(json_array_get(u, 0)), "zero=2");
+    }
+    json_decref(root);
+    free(text);
+    fixture_free(&f);
+    plan_gpt3(&f, 64, 0, "zero=1");
+    text = table_text(&f, false);
+    ck_assert(strstr(text, "nvalidated") == NULL);
+    free(text);
+    text = json_text(&f, &rc);
+    root = parse(text);
+    ck_assert_int_eq(json_array_size(json_object_get(json_array_get(json_object_get(root,
+                         "strategies"), 0), "unvalidated")), 0);
+    json_decref(root);
+    free(text);
+    fixture_free(&f);
+}
+END_TEST
+
 /* Llama 3.1 405B, tp 8 pp 8 vpp 8 on the shipped 16,384-GPU cluster, over
  * Megatron's --account-for-embedding/loss-in-pipeline-split: (126 + 2) /
  * (8 x 8) = 2 layer units per chunk, chunk c of rank r is pipeline position
@@ -372,6 +416,7 @@ int main(void)
     tcase_add_test(tc, json_escapes_and_nonfinite);
     tcase_add_test(tc, json_allocation_failures);
     tcase_add_test(tc, table_shows_the_winner);
+    tcase_add_test(tc, unvalidated_knobs_marked);
     tcase_add_test(tc, infeasible_text);
     tcase_add_test(tc, interleaved_chunks_shown);
     suite_add_tcase(s, tc);

@@ -693,7 +693,7 @@ START_TEST(cost_model_properties_the_prunes_use)
                                 v = s;
                                 if (k == 0 && c < 2) v.mbs = mbss[c + 1];
                                 else if (k == 1 && rc > 0) v.recompute = (recompute_mode)(rc - 1);
-                                else if (k == 2 && z > 0) { v.zero = z - 1; v.overlap_param_gather = v.zero >= 1; }
+                                else if (k == 2 && z == 1) { v.zero = 0; v.overlap_param_gather = false; }
                                 else if (k == 3 && sp) { v.sp = false; v.tp_comm_overlap = false; }
                                 else if (k == 4) v.vpp = 2;
                                 else continue;
@@ -714,6 +714,124 @@ START_TEST(cost_model_properties_the_prunes_use)
     pl_free(e0);
     pl_free(e1);
     model_free(m);
+}
+END_TEST
+
+/* ZeRO-2 is Megatron-FSDP optim_grads: the gradients are reduce-scattered
+ * after every micro-batch's backward (megatron_fsdp.py
+ * grad_reduce_every_bprop), the distributed optimizer reduces once a step.
+ * Without overlap the exposed DP time is t_ag + m t_rs for ZeRO-2 and
+ * t_ag + t_rs for ZeRO-1 (the same fp32 reduce-scatter and 16-bit gather):
+ * equal at one micro-batch, ZeRO-2's growing linearly with m. */
+START_TEST(zero2_reduces_every_microbatch)
+{
+    model *m = load("configs/llama3-8b.json");
+    test_cluster t;
+    search_result r;
+    double dp2[5] = {0}, dp1[5] = {0};
+    static const char fix2[] = "tp=8,pp=1,cp=1,dp=2,mbs=1,sp=on,recompute=full,zero=2,"
+                               "overlap_grad_reduce=off,overlap_param_gather=off";
+    static const char fix1[] = "tp=8,pp=1,cp=1,dp=2,mbs=1,sp=on,recompute=full,zero=1,"
+                               "overlap_grad_reduce=off,overlap_param_gather=off";
+    make_cluster(&t, "H100-SXM", 2, 0);
+    for (int mb = 1; mb <= 4; mb *= 2) {
+        m->global_batch = 2 * mb;
+        ck_assert_int_eq(run(m, &t.c, fix2, false, 1, &r), PLANNER_OK);
+        dp2[mb] = r.top[0].e.time.dp_comm_s;
+        search_result_free(&r);
+        ck_assert_int_eq(run(m, &t.c, fix1, false, 1, &r), PLANNER_OK);
+        dp1[mb] = r.top[0].e.time.dp_comm_s;
+        search_result_free(&r);
+    }
+    ck_assert(dp1[1] > 0);
+    ck_assert_rel(dp2[1], dp1[1], 1e-9);
+    ck_assert_rel(dp1[4], dp1[1], 1e-9);
+    ck_assert_rel(dp2[4] - dp2[2], 2 * (dp2[2] - dp2[1]), 1e-9);
+    ck_assert(dp2[2] - dp2[1] > 0.5 * dp1[1]);   /* t_rs: fp32, twice the bf16 gather */
+    model_free(m);
+}
+END_TEST
+
+/* Megatron reduces gradients and shards the distributed optimizer over the
+ * data-parallel group WITH the context-parallel ranks (distributed_data_
+ * parallel.py intra_dp_cp_group, optimizer dp_cp_group): tp 8, cp 2, dp 1
+ * shards the optimizer over 2 ranks, 12/2 B per parameter next to 2 B of
+ * weights (it sharded over dp alone: 12 B, nothing). */
+START_TEST(distributed_optimizer_shards_over_dp_and_cp)
+{
+    model *m = load("configs/llama3-8b.json");
+    test_cluster t;
+    search_result r;
+    const memory_breakdown *mb;
+    make_cluster(&t, "H100-SXM", 2, 0);
+    m->global_batch = 8;
+    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=1,cp=2,dp=1,mbs=1,sp=on,recompute=full,zero=1",
+                         false, 1, &r), PLANNER_OK);
+    mb = &r.top[0].e.stage_memory[0];
+    ck_assert_rel(mb->optimizer_bytes, 3.0 * mb->weights_bytes, 1e-12);
+    ck_assert_rel(mb->grads_bytes, 2.0 * mb->weights_bytes, 1e-12);
+    search_result_free(&r);
+    model_free(m);
+}
+END_TEST
+
+/* "Don't recommend what you can't predict": a plan using a knob value no
+ * measured run validates (ZeRO-2, model/knobs.c) ranks as if its objective
+ * were SEARCH_VALIDATED_TIE (1%) lower against a validated plan.  Hand-made
+ * near-ties on the comparator, then a real search where it decides. */
+START_TEST(validated_plans_win_near_ties)
+{
+    strategy a, b;
+    const double peak = 50e9;
+    memset(&a, 0, sizeof a);
+    a.tp = a.pp = a.dp = a.cp = a.ep = a.vpp = a.mbs = 1;
+    a.dp = 8;
+    b = a;
+    a.zero = 2;   /* unvalidated */
+    b.zero = 1;   /* validated */
+    ck_assert(!knobs_validated(&a) && knobs_validated(&b));
+    /* 0.5% faster: still after the validated plan; so is exactly 1% */
+    ck_assert_int_gt(search_rank_cmp(100.5, peak, &a, 100.0, peak, &b), 0);
+    ck_assert_int_lt(search_rank_cmp(100.0, peak, &b, 100.5, peak, &a), 0);
+    ck_assert_int_gt(search_rank_cmp(101.0, peak, &a, 100.0, peak, &b), 0);
+    /* 1.5% faster: first; less memory does not buy the tie */
+    ck_assert_int_lt(search_rank_cmp(101.5, peak, &a, 100.0, peak, &b), 0);
+    ck_assert_int_gt(search_rank_cmp(100.0, 0.5 * peak, &a, 100.0, peak, &b), 0);
+    /* two validated plans: the faster first, by any margin */
+    a.zero = 0;
+    ck_assert_int_lt(search_rank_cmp(100.1, peak, &a, 100.0, peak, &b), 0);
+    /* Llama 3 8B, gbs 2048 on 128 DGX A100: a ZeRO-2 plan 0.59% faster than
+     * the winner (ZeRO-1) ranks below it; no unvalidated plan ranks above a
+     * validated one it does not beat by more than 1% */
+    {
+        model *m = load("configs/llama3-8b.json");
+        cluster *c = NULL;
+        planner_error err = PLANNER_ERROR_INIT;
+        search_result r;
+        bool beaten = false;
+        m->global_batch = 2048;
+        ck_assert_msg(cluster_load("clusters/a100x1024.yaml", &c, &err) == PLANNER_OK, "%s",
+                      err.msg);
+        ck_assert_int_eq(run(m, c, NULL, false, 10, &r), PLANNER_OK);
+        ck_assert(knobs_validated(&r.top[0].s));
+        for (int i = 0; i < r.n_top; i++)
+            for (int j = i + 1; j < r.n_top; j++) {
+                double si = r.top[i].e.tokens_per_s, sj = r.top[j].e.tokens_per_s;
+                bool vi = knobs_validated(&r.top[i].s), vj = knobs_validated(&r.top[j].s);
+                if (!vi && vj)
+                    ck_assert(si > sj * (1 + SEARCH_VALIDATED_TIE));
+                if (vi == vj)
+                    ck_assert(si >= sj);
+                if (vi && !vj && sj > si) {
+                    ck_assert(sj <= si * (1 + SEARCH_VALIDATED_TIE));
+                    beaten = true;   /* a near-tie the rule decided */
+                }
+            }
+        ck_assert_msg(beaten, "no near-tie in this search: the case no longer tests the rule");
+        search_result_free(&r);
+        cluster_free(c);
+        model_free(m);
+    }
 }
 END_TEST
 
@@ -843,6 +961,9 @@ int main(void)
     tcase_add_test(ts, result_carries_the_schedule);
     tcase_add_test(ts, work_limit_stops_and_says_so);
     tcase_add_test(ts, nonfinite_prediction_is_an_error);
+    tcase_add_test(ts, validated_plans_win_near_ties);
+    tcase_add_test(ts, zero2_reduces_every_microbatch);
+    tcase_add_test(ts, distributed_optimizer_shards_over_dp_and_cp);
     suite_add_tcase(s, ts);
     return tu_run_suite(s);
 }

@@ -14,14 +14,41 @@ typedef struct state_bytes {
  *   zero 0   bf16 2 + 4 + 12 = 18, fp16 2 + 2 + 16 = 20, fp32 4 + 4 + 8 = 16
  *   zero 1   (distributed optimizer) the optimizer part / dp: bf16 6 + 12/d,
  *            fp16 4 + 16/d, fp32 8 + 8/d
- * ZeRO stages 2 and 3 (Rajbhandari et al., DeepSpeed layout 2 + 2 + 12 for
- * 16-bit training): 2 shards grads and optimizer, 3 also the weights.
+ * zero 2   Megatron-FSDP --data-parallel-sharding-strategy optim_grads:
+ *            the 16-bit weights replicated (w), the main gradients in their
+ *            dtype (memory_main_grad_bytes) and the optimizer sharded:
+ *            bf16 2 + 4/d + 12/d, fp16 2 + 2/d + 12/d, fp32 4 + 4/d + 8/d
+ *            (core_v0.15.0 megatron/core/distributed/fsdp/src/megatron_fsdp/
+ *            param_and_grad_buffer.py: main_grad_buffer fp32 when
+ *            grad_reduce_in_fp32, distributed; model weights not
+ *            distributed but for optim_grads_params); plus the unsharded
+ *            gradient buckets in flight, memory_grad_transient_bytes()
+ * zero 3   (Rajbhandari et al., DeepSpeed layout 2 + 2 + 12 for 16-bit
+ *            training, as the SC21 ZeRO-3 runs it is checked on): weights,
+ *            grads and optimizer / d.
  * FP8 recipes: 2 bytes of weights per parameter either way -- with FP8
  * primary weights (NeMo / Megatron-Bridge fp8_param(_gather)) the FP8
  * weight and its FP8 transpose that Transformer Engine keeps for the
  * backward GEMM (1 + 1 byte), with bf16 weights their 2 bytes (TE then also
  * caches FP8 copies: not counted, the tuned recipes use FP8 params). */
 void memory_state_bytes(precision prec, int zero, int dp, state_bytes *out);
+
+/* Bytes per parameter of the main gradients Megatron accumulates and
+ * reduces: fp16 models 2 (fp16 grads), everything else 4 (fp32: bf16 and
+ * the FP8 recipes turn --accumulate-allreduce-grads-in-fp32 on, core_v0.15.0
+ * megatron/training/arguments.py validate_args). */
+double memory_main_grad_bytes(precision prec);
+
+/* ZeRO-2 (Megatron-FSDP optim_grads): the unsharded main-gradient buckets
+ * a GPU holding `params` parameters keeps while their reduce-scatter runs --
+ * the bucket the backward fills and the one being reduced, 2 x max(40M, 1M x
+ * dp) parameters (cost_dp_bucket_params; the buckets hold no more than the
+ * GPU's parameters) in the main gradients' dtype, allocated per micro-batch
+ * from the temporary bucket allocator and freed after each reduce-scatter.
+ * 0 for other stages or dp 1.  (Megatron-FSDP may queue up to
+ * suggested_RS_queue_capacity = 1e9 elements of pending reduces when the
+ * network lags the backward: not counted.) */
+double memory_grad_transient_bytes(precision prec, int zero, int dp, double params);
 
 /* Micro-batches of a whole stage's activations held at once by pipeline rank
  * `rank` (0-based): 1F1B min(pp - rank, m); interleaved
@@ -56,6 +83,8 @@ typedef struct stage_memory_in {
     double reserve_bytes;       /* fixed reserve (cost_params.reserve_bytes) */
     double frag_fraction;       /* allocator fragmentation, x activations */
     double capacity_bytes;      /* usable memory of the GPU */
+    double grad_transient_bytes;   /* gradient buckets in flight
+                                      (memory_grad_transient_bytes) */
 } stage_memory_in;
 
 /* The stage-memory formula, the only place it is written (evaluate() calls
@@ -63,6 +92,7 @@ typedef struct stage_memory_in {
  *   weights, grads, optimizer = params x memory_state_bytes(zero, dp), the
  *     expert share (expert_params / params) at memory_state_bytes(zero, edp)
  *     (the distributed optimizer shards expert states over their own group);
+ *     grads + grad_transient_bytes;
  *   activations = act_bytes x inflight + extra_bytes;
  *   reserve = reserve_bytes + frag_fraction x activations. */
 void memory_stage(const stage_memory_in *in, memory_breakdown *out);

@@ -129,6 +129,38 @@ int knob_rule(const struct model *m, const strategy *s, knob_id k, char *why, in
  * knob_rule, and the search's list of tp values. */
 bool knob_tp_splits_heads(const struct model *m, int tp);
 
+/* Whether measured runs validate the cost of a knob's value: one row per
+ * knob and value that the validation corpus
+ * (../shared/validation/published-runs.json) exercises or does not.  A
+ * value without a row is validated (the corpus exercises its cost).  The
+ * outputs read it from here (knobs_unvalidated): the report marks a plan
+ * that uses an unvalidated value, and the search ranks it after a
+ * validated plan within SEARCH_VALIDATED_TIE of its objective. */
+typedef struct knob_validation {
+    knob_id knob;
+    int value;
+    bool validated;
+    const char *name;       /* what the value is in Megatron's terms */
+    const char *runs;       /* the corpus runs that exercise it, or "none" */
+} knob_validation;
+
+/* The row of knob k's value v, or NULL (then it is validated). */
+const knob_validation *knob_validation_of(knob_id k, int v);
+
+/* True when knob k's value v is validated (no row, or a validated row). */
+bool knob_value_validated(knob_id k, int v);
+
+/* The validation rows in registry order: *n gets their count. */
+const knob_validation *knob_validation_rows(int *n);
+
+/* True when every knob value of s is validated. */
+bool knobs_validated(const strategy *s);
+
+/* Writes "zero=2 (Megatron-FSDP optim_grads)" for each unvalidated knob
+ * value of s into buf, joined by `sep` (names=false: "zero=2" only); ""
+ * when none.  Returns their count. */
+int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf, size_t size);
+
 /* Parses "tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1,gpus=64" into
  * *out (starting from *out's current values): every fixable knob's key, and
  * gpus.  Returns 0, or -1 with a message. */

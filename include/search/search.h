@@ -78,6 +78,24 @@ typedef struct search_options {
  * Megatron-Core's context_parallel docs).  --fix cp=N goes below it. */
 #define SEARCH_CP_MIN_TOKENS 2048
 
+/* "Don't recommend what you can't predict": a plan that uses a knob value
+ * no measured run validates (model/knobs.h, knobs_validated) ranks as if
+ * its objective were lower by this fraction, so a validated plan within 1%
+ * of it ranks first.  1% is below the corpus's per-run spread (the step
+ * times it quotes are rounded to ~0.5%, its conversions from TFLOP/s or MFU
+ * carry a few percent: ../shared/validation/README.md), so two plans that
+ * close are a tie as far as measurements can tell; an unvalidated plan must
+ * be predicted more than 1% faster to be recommended. */
+#define SEARCH_VALIDATED_TIE 0.01
+
+/* The ranking: < 0 when plan a (objective score_a, higher is better; peak
+ * memory peak_a) ranks before plan b, > 0 after, 0 the same plan.  The
+ * objective first, an unvalidated plan's counted SEARCH_VALIDATED_TIE lower
+ * against a validated one; then lower peak memory, then the simpler plan
+ * (search.c RANKING). */
+int search_rank_cmp(double score_a, double peak_a, const strategy *a, double score_b,
+                    double peak_b, const strategy *b);
+
 #define SEARCH_NOT_SEARCHED_MAX 8
 #define SEARCH_NOT_SEARCHED_LEN 160
 

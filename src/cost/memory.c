@@ -15,16 +15,22 @@
  * peak is followed through the schedule's order (memory_inflight_chunks).
  * Invariant: every figure is >= 0 and grows with its inputs.
  */
+#include "cost/layer_cost.h"
 #include "cost/memory.h"
+
+double memory_main_grad_bytes(precision prec)
+{
+    return prec == PREC_FP16 ? 2.0 : 4.0;
+}
 
 void memory_state_bytes(precision prec, int zero, int dp, state_bytes *out)
 {
     double d = dp > 0 ? dp : 1;
-    double w, g, g_shardable, opt;
+    double w, g = memory_main_grad_bytes(prec), g_shardable, opt;
     switch (prec) {
-    case PREC_FP16: w = 2; g = 2; g_shardable = 4; opt = 12; break;
-    case PREC_FP32: w = 4; g = 4; g_shardable = 0; opt = 8; break;
-    default:        w = 2; g = 4; g_shardable = 0; opt = 12; break;
+    case PREC_FP16: w = 2; g_shardable = 4; opt = 12; break;
+    case PREC_FP32: w = 4; g_shardable = 0; opt = 8; break;
+    default:        w = 2; g_shardable = 0; opt = 12; break;
     }
     if (zero <= 0) {
         out->weights = w;
@@ -34,15 +40,30 @@ void memory_state_bytes(precision prec, int zero, int dp, state_bytes *out)
         out->weights = w;
         out->grads = g;
         out->optimizer = (opt + g_shardable) / d;
+    } else if (zero == 2) {
+        /* Megatron-FSDP optim_grads: the 16-bit weights replicated, the
+         * main gradients (their dtype: fp32 for bf16) and the fp32 main
+         * weights and moments sharded */
+        out->weights = w;
+        out->grads = g / d;
+        out->optimizer = opt / d;
     } else if (prec == PREC_FP32) {
-        out->weights = zero >= 3 ? w / d : w;
+        out->weights = w / d;
         out->grads = g / d;
         out->optimizer = opt / d;
     } else {
-        out->weights = zero >= 3 ? 2.0 / d : 2.0;
+        out->weights = 2.0 / d;
         out->grads = 2.0 / d;
         out->optimizer = 12.0 / d;
     }
+}
+
+double memory_grad_transient_bytes(precision prec, int zero, int dp, double params)
+{
+    double held = 2.0 * cost_dp_bucket_params(dp);
+    if (zero != 2 || dp <= 1)
+        return 0;
+    return (params < held ? params : held) * memory_main_grad_bytes(prec);
 }
 
 double memory_inflight(int pp, int vpp, int microbatches, int rank)
@@ -128,7 +149,7 @@ void memory_stage(const stage_memory_in *in, memory_breakdown *out)
         sb.optimizer = (1.0 - fe) * dense.optimizer + fe * ex.optimizer;
     }
     out->weights_bytes = in->params * sb.weights;
-    out->grads_bytes = in->params * sb.grads;
+    out->grads_bytes = in->params * sb.grads + in->grad_transient_bytes;
     out->optimizer_bytes = in->params * sb.optimizer;
     out->activations_bytes = in->act_bytes * in->inflight + in->extra_bytes;
     out->reserve_bytes = in->reserve_bytes + in->frag_fraction * out->activations_bytes;

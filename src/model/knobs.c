@@ -95,6 +95,85 @@ static const knob_info knobs[KNOB_COUNT] = {
 
 static const char *const recompute_short[] = {"none", "sel", "full"};
 
+/* Which knob values the validation corpus exercises.  Its schema has no
+ * field for the ZeRO stage, so each run's is read from its source:
+ *   zero 0  Megatron-LM before the distributed optimizer (2020-2022): the
+ *           SC21 (sc21_t1_*, sc21_t2_ptd_*), Megatron README
+ *           (megatron2020_*, megatron_readme2021_*) and Korthikanti et al.
+ *           (korthikanti_*) runs;
+ *   zero 1  the distributed optimizer: Megatron-Core r0.8.0's benchmarks
+ *           (mcore080_*: --overlap-param-gather, which needs it), the NeMo
+ *           (nemo2407_*) and Megatron-Bridge (mbridge_*, FSDP 0 in its
+ *           performance tables) recipes (use_distributed_optimizer);
+ *   zero 2  Megatron-FSDP optim_grads: no run;
+ *   zero 3  DeepSpeed ZeRO-3, SC21 Table 2 (sc21_t2_zero3_*), and
+ *           Megatron-FSDP optim_grads_params: the Megatron-Bridge 25.11 rows
+ *           with FSDP 64 or 8 in its docs/performance-summary-archive.md
+ *           (mbridge_2511_gb300_llama370b_fp8cs_64gpu_*,
+ *           mbridge_2511_gb200_llama370b_fp8cs_64gpu_*,
+ *           mbridge_2511_h100_llama38b_fp8cs_8gpu_*), whose FSDP switch sets
+ *           data_parallel_sharding_strategy = "optim_grads_params"
+ *           (scripts/performance/utils/overrides.py). */
+static const knob_validation validation[] = {
+    {KNOB_ZERO, 0, true, "plain data parallelism",
+     "sc21_t1_*, sc21_t2_ptd_*, megatron2020_*, megatron_readme2021_*, korthikanti_*"},
+    {KNOB_ZERO, 1, true, "distributed optimizer", "mcore080_*, nemo2407_*, mbridge_* (FSDP 0)"},
+    {KNOB_ZERO, 2, false, "Megatron-FSDP optim_grads", "none"},
+    {KNOB_ZERO, 3, true, "ZeRO-3 / Megatron-FSDP optim_grads_params",
+     "sc21_t2_zero3_*, mbridge_2511_gb300_llama370b_fp8cs_64gpu_*, "
+     "mbridge_2511_gb200_llama370b_fp8cs_64gpu_*, mbridge_2511_h100_llama38b_fp8cs_8gpu_*"},
+};
+
+const knob_validation *knob_validation_of(knob_id k, int v)
+{
+    for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++)
+        if (validation[i].knob == k && validation[i].value == v)
+            return &validation[i];
+    return NULL;
+}
+
+bool knob_value_validated(knob_id k, int v)
+{
+    const knob_validation *r = knob_validation_of(k, v);
+    return r == NULL || r->validated;
+}
+
+const knob_validation *knob_validation_rows(int *n)
+{
+    *n = (int)(sizeof validation / sizeof validation[0]);
+    return validation;
+}
+
+bool knobs_validated(const strategy *s)
+{
+    for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++)
+        if (!validation[i].validated && knob_value(s, validation[i].knob) == validation[i].value)
+            return false;
+    return true;
+}
+
+int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf, size_t size)
+{
+    size_t len = 0;
+    int n = 0;
+    char v[32];
+    if (size > 0)
+        buf[0] = '\0';
+    for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++) {
+        const knob_validation *r = &validation[i];
+        int w;
+        if (r->validated || knob_value(s, r->knob) != r->value)
+            continue;
+        w = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, "%s%s=%s%s%s%s",
+                     n ? sep : "", knobs[r->knob].key, knob_text(s, r->knob, false, v, sizeof v),
+                     names ? " (" : "", names ? r->name : "", names ? ")" : "");
+        if (w > 0)
+            len += (size_t)w;
+        n++;
+    }
+    return n;
+}
+
 const knob_info *knob_get_info(knob_id k)
 {
     return &knobs[k];

@@ -428,6 +428,8 @@ void report_table(FILE *out, const model *m, const cluster *c,
             layer_split(s, buf, sizeof buf);
             fprintf(out, "  layers %s", buf);
         }
+        if (knobs_unvalidated(s, false, " ", buf, sizeof buf) > 0)
+            fprintf(out, "  unvalidated: %s", buf);
         fputc('\n', out);
     }
 
@@ -471,6 +473,9 @@ void report_table(FILE *out, const model *m, const cluster *c,
         memory_lines(out, mb, "  ");
     }
     fprintf(out, "Bound by: %s\n", e->binding != NULL ? e->binding : "-");
+    if (knobs_unvalidated(&best->s, true, ", ", buf, sizeof buf) > 0)
+        fprintf(out, "Unvalidated: %s -- no measured run checks this cost; a validated plan "
+                     "within %.0f%% would rank first\n", buf, 100.0 * SEARCH_VALIDATED_TIE);
     if (opts != NULL && opts->report_goodput)
         goodput_lines(out, m, c, opts, best);
     search_stats(out, res);
@@ -593,6 +598,18 @@ static json_t *j_time(jb *b, const time_breakdown *t)
     return o;
 }
 
+/* ["zero=2", ...]: the knob values of s no measured run validates
+ * (model/knobs.c's validation rows), [] when none. */
+static json_t *j_unvalidated(jb *b, const strategy *s)
+{
+    json_t *a = json_array();
+    char buf[256], *item, *save = NULL;
+    knobs_unvalidated(s, false, " ", buf, sizeof buf);
+    for (item = strtok_r(buf, " ", &save); item != NULL; item = strtok_r(NULL, " ", &save))
+        jpush(b, a, json_string(item));
+    return a;
+}
+
 static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, int rank)
 {
     const strategy *s = &pl->s;
@@ -611,6 +628,7 @@ static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, i
     jset(b, o, "gpus", json_integer(strategy_gpus(s)));
     if (knobs_json_set(o, s, KNOB_SP, KNOB_COUNT) != 0)
         b->failed = true;
+    jset(b, o, "unvalidated", j_unvalidated(b, s));
     jset(b, o, "step_time_s", jsonout_real(e->step_time_s));
     jset(b, o, "tokens_per_s", jsonout_real(e->tokens_per_s));
     jset(b, o, "tokens_per_s_per_gpu", jsonout_real(e->tokens_per_s_per_gpu));

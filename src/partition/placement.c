@@ -546,7 +546,7 @@ static void layer_memory(const stage_memory_in *base, double params, double expe
 {
     stage_memory_in in = *base;
     memory_breakdown mb;
-    in.reserve_bytes = 0;
+    in.reserve_bytes = in.grad_transient_bytes = 0;   /* per stage, not per layer */
     in.params = params;
     in.expert_params = expert;
     in.act_bytes = in.inflight = in.extra_bytes = 0;
@@ -563,20 +563,30 @@ static void layer_memory(const stage_memory_in *base, double params, double expe
     *peak_out = mb.total_bytes;
 }
 
-/* One member's per-layer terms (the partition problem's row o) and end-
- * stage terms; *first: the first member (set), else the larger kept (a
+/* One member's per-layer terms (the partition problem's row o), end-stage
+ * terms and ZeRO-2 gradient buckets (*transient, a middle stage's fixed
+ * bytes with the reserve); *first: the first member (set), else the larger kept (a
  * stage spanning groups is paced by its slowest member, bound by the
  * fullest: AMP's model). */
 static void member_terms(placer *pc, const node_group *g, const cost_key *key, size_t o,
                          const strategy *s, int tp, bool *first, double *ext_t,
-                         double *ext_fb)
+                         double *ext_fb, double *transient)
 {
-    const int L = pc->L;
+    const int L = pc->L, cp = s->cp > 0 ? s->cp : 1;
     const bool z3 = s->zero >= 3;
-    stage_memory_in base = {pc->m->prec, s->zero, s->dp, strategy_expert_dp(s, tp), 0, 0, 0, 0, 0,
-                            0, pc->p->frag_fraction, g->gpu.usable_mem_bytes};
+    stage_memory_in base = {pc->m->prec, s->zero, s->dp * cp, strategy_expert_dp(s, tp), 0, 0, 0,
+                            0, 0, 0, pc->p->frag_fraction, g->gpu.usable_mem_bytes, 0};
     const cost_entry *e = costs(pc, key, g, s);   /* read at once: a later miss may evict it */
     const bool keep = *first;
+    double stage_params = 0;
+    /* ZeRO-2's gradient buckets in flight: a per-stage term, taken at the
+     * average stage's parameters (the split is not known yet) */
+    for (int i = 0; i < L; i++)
+        stage_params += e->params[i] / (s->pp > 0 ? s->pp : 1);
+    base.grad_transient_bytes = memory_grad_transient_bytes(pc->m->prec, s->zero, s->dp * cp,
+                                                            stage_params);
+    if (keep || base.grad_transient_bytes > *transient)
+        *transient = base.grad_transient_bytes;
     for (int i = 0; i < L; i++) {
         double st, act, peak;
         size_t at = o + (size_t)i;
@@ -624,7 +634,7 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
 {
     const int P = s->pp, cp = s->cp > 0 ? s->cp : 1;
     size_t o = (size_t)k * (size_t)pc->L;
-    double ext_t[3] = {0, 0, 0}, ext_fb[3] = {0, 0, 0}, cap = HUGE_VAL;
+    double ext_t[3] = {0, 0, 0}, ext_fb[3] = {0, 0, 0}, cap = HUGE_VAL, transient = 0;
     unsigned long long span = 0;
     bool first = true;
     for (int j = 0; mx->n > 1 && j < mx->n; j++)
@@ -638,7 +648,7 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
             cost_member_view(pc->c, mx, j, &view);
             g = &view;
         }
-        member_terms(pc, g, &key, o, s, tp, &first, ext_t, ext_fb);
+        member_terms(pc, g, &key, o, s, tp, &first, ext_t, ext_fb, &transient);
         if (g->gpu.usable_mem_bytes < cap)
             cap = g->gpu.usable_mem_bytes;
     }
@@ -646,7 +656,7 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
         int x = P == 1 ? 2 : q == 0 ? 0 : q == P - 1 ? 1 : -1;
         pc->cls[q] = k;
         pc->ft[q] = x >= 0 ? ext_t[x] : 0;
-        pc->fb[q] = x >= 0 ? ext_fb[x] : pc->p->reserve_bytes;
+        pc->fb[q] = x >= 0 ? ext_fb[x] : pc->p->reserve_bytes + transient;
         pc->infl[q] = memory_inflight(P, 1, mcount, q);
         pc->cap[q] = cap;
     }

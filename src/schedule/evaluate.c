@@ -7,10 +7,12 @@
  * kernels, TP/SP and MoE collectives, recompute, the embedding and loss on
  * the end ranks), the p2p time to the next rank cost_boundary_p2p_s().
  * The schedule (pipeline.c) turns these into each rank's finish time.  Then
- * the data-parallel gradient reduce (all-reduce, or reduce-scatter with the
- * distributed optimizer / ZeRO; routed-expert gradients over the
- * expert-data-parallel group of tp cp dp / ep ranks) is exposed beyond the
- * last backward unless overlapped with it; the optimizer step (HBM-bound)
+ * the data-parallel gradient reduce over the dp x cp ranks (all-reduce, or
+ * reduce-scatter with the distributed optimizer; routed-expert gradients
+ * over the expert-data-parallel group of tp cp dp / ep ranks) is exposed
+ * beyond the last backward unless overlapped with it -- ZeRO-2
+ * (Megatron-FSDP optim_grads) reduce-scatters after every micro-batch's
+ * backward instead (rank_zero2_grads); the optimizer step (HBM-bound)
  * and the parameter all-gather (ZeRO >= 1, hidden behind the next forward
  * when overlapped) follow; ZeRO-3 gathers weights and reduces grads per
  * micro-batch inside each forward/backward.  step = max_i(finish_i +
@@ -57,12 +59,21 @@ static double step_sync_s(const model *m, const node_group *ng, const gen_consta
            scalars * (comm_allreduce_s(&wl, world, 8.0) + k->kernel_s);
 }
 
-/* Bytes per parameter of the data-parallel gradient reduction. */
+/* Bytes per parameter of the data-parallel gradient reduction: the main
+ * gradients' dtype (memory_main_grad_bytes: fp32 for bf16 and the FP8
+ * recipes, whose --accumulate-allreduce-grads-in-fp32 Megatron turns on
+ * with bf16; fp16 models reduce in fp16), for the distributed optimizer and
+ * Megatron-FSDP alike: Megatron-FSDP reduce-scatters its main_grad_buffer,
+ * fp32 when grad_reduce_in_fp32 (core_v0.15.0
+ * megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py,
+ * ParamAndGradBuffer._init_each_parameter_group_buffers).  ZeRO-3 keeps
+ * 16-bit reduces: its costs are those of the DeepSpeed ZeRO-3 runs it was
+ * checked on (SC21 Table 2, bf16 communication). */
 static double grad_reduce_bytes(const model *m, int zero)
 {
-    if (zero >= 2)
+    if (zero >= 3)
         return m->prec == PREC_FP32 ? 4.0 : 2.0;
-    return m->prec == PREC_FP16 ? 2.0 : 4.0;   /* bf16: fp32 main grads */
+    return memory_main_grad_bytes(m->prec);
 }
 
 /* ZeRO-3's gathered 16-bit weights held at once on a stage: the layer in
@@ -126,9 +137,12 @@ typedef struct eval_state {
     const strategy *s;
     evaluation *out;
     int pp, v, mcount, cp, dp;
+    int dpcp;                   /* the data-parallel group with context
+                                   parallelism, dp x cp ranks: see eval_init */
     bool chunked;               /* per-chunk schedule times (see eval_init) */
     double fwd[STRATEGY_MAX_STAGES], bwd[STRATEGY_MAX_STAGES], p2p[STRATEGY_MAX_STAGES];
     double rank_end[STRATEGY_MAX_STAGES], grad_exp[STRATEGY_MAX_STAGES];
+    double dp_mb[STRATEGY_MAX_STAGES];   /* DP comm in each micro-batch's backward */
     double param_exp, opt, overhead, peak_flops;
     range_cost rc[STRATEGY_MAX_STAGES];
     double fc[COST_CHUNKS_MAX], bc[COST_CHUNKS_MAX];
@@ -148,7 +162,16 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
     x->mcount = strategy_microbatches(s);
     x->cp = s->cp > 0 ? s->cp : 1;
     x->dp = s->dp > 0 ? s->dp : 1;
+    /* Megatron reduces the dense gradients over the data-parallel group
+     * WITH the context-parallel ranks (they hold the same weights) and the
+     * distributed optimizer shards over it (core_v0.15.0
+     * megatron/core/distributed/distributed_data_parallel.py: the buffers'
+     * intra_dp_cp_group; megatron/core/optimizer/__init__.py:
+     * data_parallel_group=dp_cp_group); Megatron-FSDP likewise (its DP
+     * shard group is dp-cp) */
+    x->dpcp = x->dp * x->cp;
     memset(out, 0, sizeof *out);
+    memset(x->dp_mb, 0, sizeof x->dp_mb);
     if (x->pp > STRATEGY_MAX_STAGES)
         x->pp = STRATEGY_MAX_STAGES;
     if (x->v > COST_CHUNKS_MAX / x->pp)   /* beyond any model's layers */
@@ -209,7 +232,7 @@ static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, rang
 static void rank_zero3(eval_state *x, int i, const comm_link *dpl, const gen_constants *k,
                        double gb, range_cost *r)
 {
-    const int dp = x->dp;
+    const int dp = x->dpcp;
     double lat = r->n_tensors * (comm_ring_latency_s(dpl, dp) + dp * k->kernel_s);
     double ag = comm_allgather_s(dpl, dp, r->params * 2.0) - comm_ring_latency_s(dpl, dp);
     double rs = comm_reducescatter_s(dpl, dp, r->params * gb) - comm_ring_latency_s(dpl, dp);
@@ -220,14 +243,45 @@ static void rank_zero3(eval_state *x, int i, const comm_link *dpl, const gen_con
     x->grad_exp[i] = 0;
 }
 
+/* ZeRO-2, Megatron-FSDP optim_grads (core_v0.15.0
+ * megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py,
+ * _process_post_backward_gradients / _root_post_backward:
+ * grad_reduce_every_bprop for optim_grads and optim_grads_params): the
+ * gradients are reduce-scattered after EVERY micro-batch's backward, bucket
+ * by bucket on a side stream, into the sharded main-gradient buffer (the
+ * distributed optimizer reduces once, after the last micro-batch).  Each
+ * micro-batch's reduce of t_grad seconds runs behind the rank's next compute
+ * (the rest of that backward and the next forward, one fwd + bwd in the 1F1B
+ * steady state): what does not fit shows, what fits slows the compute
+ * (cost_overlapped); added to the rank's backward, so the schedule carries
+ * it, m times a step.  After the last backward the last bucket and what the
+ * last backward could not hide are exposed (the slowdown is already in the
+ * backward).  Without --overlap-grad-reduce each reduce is exposed in full.
+ * Returns the per-micro-batch addition (the time breakdown's dp-comm). */
+static double rank_zero2_grads(eval_state *x, int i, double t_grad, double last_grad,
+                               const gen_constants *k, range_cost *r)
+{
+    double per_mb, tail = t_grad - last_grad - r->bwd_s;
+    if (!x->s->overlap_grad_reduce) {
+        r->bwd_s += t_grad;
+        x->grad_exp[i] = 0;
+        return t_grad;
+    }
+    per_mb = cost_overlapped(t_grad, r->fwd_s + r->bwd_s, k);
+    x->grad_exp[i] = last_grad + (tail > 0 ? tail : 0);
+    r->bwd_s += per_mb;
+    return per_mb;
+}
+
 /* Rank i's data-parallel gradient reduce (exposed part into grad_exp[i])
  * and parameter gather (returned, exposed part), ZeRO 0-2: all-reduce, or
- * with the distributed optimizer reduce-scatter + all-gather; the routed
- * experts' over their expert-data-parallel group (edpl, edp ranks). */
+ * with the distributed optimizer reduce-scatter + all-gather (ZeRO-2: the
+ * reduce-scatter per micro-batch, rank_zero2_grads); the routed experts'
+ * over their expert-data-parallel group (edpl, edp ranks). */
 static double rank_dp_comm(eval_state *x, int i, const comm_link *dpl, const comm_link *edpl,
-                           int edp, const gen_constants *k, double gb, const range_cost *r)
+                           int edp, const gen_constants *k, double gb, range_cost *r)
 {
-    const int dp = x->dp;
+    const int dp = x->dpcp;
     double dense = r->params - r->expert_params, ex = r->expert_params;
     double bucket = dense < cost_dp_bucket_params(dp) ? dense : cost_dp_bucket_params(dp);
     double t_grad, t_param, last_grad, first_param = 0;
@@ -249,7 +303,9 @@ static double rank_dp_comm(eval_state *x, int i, const comm_link *dpl, const com
     }
     /* overlapped with the last micro-batch's backward (forward): the last
      * (first) bucket always shows */
-    if (x->s->overlap_grad_reduce && t_grad > 0) {
+    if (x->s->zero == 2 && t_grad > 0) {
+        x->dp_mb[i] = rank_zero2_grads(x, i, t_grad, last_grad, k, r);
+    } else if (x->s->overlap_grad_reduce && t_grad > 0) {
         double rest = t_grad - last_grad;
         x->grad_exp[i] = last_grad + cost_overlapped(rest, r->bwd_s, k);
     } else {
@@ -268,8 +324,8 @@ static double rank_optimizer_s(const eval_state *x, const node_group *ng,
     double local = r->params;
     if (x->s->zero >= 1)
         local = r->expert_params > 0
-                    ? (r->params - r->expert_params) / x->dp + r->expert_params / edp
-                    : r->params / x->dp;
+                    ? (r->params - r->expert_params) / x->dpcp + r->expert_params / edp
+                    : r->params / x->dpcp;
     return compute_optimizer_s(&ng->gpu, k, local) +
            step_sync_s(x->m, ng, k, x->out->gpus > 0 ? x->out->gpus : 1, local);
 }
@@ -310,11 +366,12 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                         const range_cost *r, bool act_uneven, const double *ca)
 {
     const strategy *s = x->s;
-    stage_memory_in in = {x->m->prec, s->zero, x->dp, edp, r->params, r->expert_params,
+    stage_memory_in in = {x->m->prec, s->zero, x->dpcp, edp, r->params, r->expert_params,
                           r->act_bytes, memory_inflight(x->pp, x->v, x->mcount, i),
                           r->act_peak_extra_bytes, x->p->reserve_bytes, x->p->frag_fraction,
-                          ng->gpu.usable_mem_bytes};
-    if (s->zero >= 3 && s->stage[i].n_layers > 0 && x->dp > 1)
+                          ng->gpu.usable_mem_bytes,
+                          memory_grad_transient_bytes(x->m->prec, s->zero, x->dpcp, r->params)};
+    if (s->zero >= 3 && s->stage[i].n_layers > 0 && x->dpcp > 1)
         in.extra_bytes += zero3_gather_bytes(x->m, &s->stage[i], tp);
     if (act_uneven && in.act_bytes > 0)
         in.inflight = memory_inflight_chunks(x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
@@ -334,7 +391,7 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
     const stage_spec *st = &s->stage[i];
     int tp = st->tp > 0 ? st->tp : (s->tp > 0 ? s->tp : 1);
     const gen_constants *k = &x->p->gen[ng->gpu.gen];
-    comm_link dpl = comm_group_link(ng, k, x->dp, tp * x->cp);
+    comm_link dpl = comm_group_link(ng, k, x->dpcp, tp);
     /* routed experts: expert-data-parallel group of tp cp dp / ep ranks,
      * ep apart */
     int ep = s->ep > 0 ? s->ep : 1, edp = strategy_expert_dp(s, tp);
@@ -373,7 +430,7 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
 /* What one member of a rank spanning groups left in x (the slowest kept). */
 typedef struct rank_member {
     range_cost rc;
-    double fwd, bwd, grad_exp, param_exp, overhead;
+    double fwd, bwd, grad_exp, param_exp, overhead, dp_mb;
     memory_breakdown mem;
 } rank_member;
 
@@ -404,6 +461,7 @@ static void eval_rank_mixed(eval_state *x, int i, const stage_mix *mx)
             worst.bwd = x->bwd[i];
             worst.grad_exp = x->grad_exp[i];
             worst.param_exp = x->param_exp;
+            worst.dp_mb = x->dp_mb[i];
         }
         if (j == 0 || x->overhead > worst.overhead)
             worst.overhead = x->overhead;
@@ -416,6 +474,7 @@ static void eval_rank_mixed(eval_state *x, int i, const stage_mix *mx)
     x->fwd[i] = x->out->stage_fwd_s[i] = worst.fwd;
     x->bwd[i] = x->out->stage_bwd_s[i] = worst.bwd;
     x->grad_exp[i] = worst.grad_exp;
+    x->dp_mb[i] = worst.dp_mb;
     x->param_exp = worst.param_exp;
     x->overhead = worst.overhead;
     x->out->stage_memory[i] = worst.mem;
@@ -488,7 +547,7 @@ static void eval_breakdown(const eval_state *x, int worst, double span, double d
     t->bubble_s = span - steady - t->pp_comm_s;
     if (t->bubble_s < 0)
         t->bubble_s = 0;
-    t->dp_comm_s = (done - span) + x->param_exp;
+    t->dp_comm_s = (done - span) + x->param_exp + x->mcount * x->dp_mb[worst];
     if (x->s->zero >= 3)
         t->dp_comm_s += steady - (t->compute_s + t->recompute_s + t->tp_comm_s + t->ep_comm_s);
     if (t->dp_comm_s < 0)

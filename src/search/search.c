@@ -34,30 +34,41 @@
  *
  * PRUNES.  Each skips only candidates that cannot rank, assuming what the
  * cost model guarantees physically: a stage's memory never grows when the
- * micro-batch shrinks, the ZeRO stage rises from 0 to 2, recompute goes
+ * micro-batch shrinks, the ZeRO stage rises from 0 to 1, recompute goes
  * none -> selective -> full, SP turns on, or interleaving is off (vpp 1); and
- * recomputation never makes a step faster.  ZeRO-3 is a family of its own: it
- * shards the weights but holds gathered-parameter buffers, so it may need
- * more memory than ZeRO-2.  tests/test_search.c checks these assumptions on
+ * recomputation never makes a step faster.  ZeRO-3 is a family of its own:
+ * it shards the weights but holds gathered-parameter buffers, so it may need
+ * more memory than ZeRO-2.  ZeRO-2 shards the gradients but holds unsharded
+ * gradient buckets in flight (memory_grad_transient_bytes): it continues the
+ * chain 0 -> 1 -> 2 when every stage holds enough parameters for the
+ * sharding to outweigh the buckets (zero2_within_zero1), else it is a family
+ * of its own too.  tests/test_search.c checks these assumptions on
  * the cost model and runs the pruned and the exhaustive search
  * (opts.exhaustive) side by side: same winner.
  *   P1 block probe: for each (group, tp, cp, pp, dp, ep) the memory-minimal
  *      variant of each ZeRO family (smallest mbs, vpp 1, sp on, full
- *      recompute, zero 3 / the highest of 2-0, or the fixed values) is
+ *      recompute, zero 3 / the highest of 2-0, or zero 3 / 2 / the highest of
+ *      1-0 when ZeRO-2 is a family of its own, or the fixed values) is
  *      evaluated first; if none fits, no variant does and the block is
  *      skipped.
  *   P2/P3 known misses: a candidate is not evaluated when a variant that
  *      needs no more memory did not fit: the same knobs at a smaller or equal
  *      mbs, with vpp 1 instead of its vpp, sp on instead of off, a higher
- *      ZeRO stage up to 2, or more recompute.  mbs runs up, zero 3, 2, 1, 0.
+ *      ZeRO stage in its family, or more recompute.  mbs runs up, zero 3, 2,
+ *      1, 0.
  *   P4 recompute: recompute runs none, selective, full; once one fits, the
- *      later (slower, same everything else) ones are skipped.
+ *      later (slower, same everything else) ones are skipped -- unless the
+ *      one that fits uses an unvalidated recompute value and the later one
+ *      a validated value (which may rank first: RANKING).
  *   P5 dp * cp = 1: ZeRO stages 1-3 shard over one rank, the same plan as
  *      zero 0; only zero 0 is enumerated (unless zero is fixed).
  *
  * RANKING: objective (tokens/s; or, with --objective, goodput = tokens/s x
  * ETTR, time to train (the same order) or goodput per GPU-hour price: see
- * objective_score), higher first, then the deterministic
+ * objective_score), higher first -- a plan using a knob value no measured
+ * run validates (knobs_validated) counts its objective SEARCH_VALIDATED_TIE
+ * (1%) lower against a validated plan, so near-ties go to validated knobs
+ * (search.h) -- then the deterministic
  * tie-break, in this order: lower peak memory per GPU, then the simpler plan:
  * smaller pp, smaller tp, smaller cp, smaller ep, smaller vpp, larger mbs,
  * sp on before off, less recompute, lower zero stage, lower group index.
@@ -81,6 +92,8 @@
 #include <string.h>
 #include <time.h>
 #include "base/alloc.h"
+#include "cost/memory.h"
+#include "model/transformer.h"
 #include "partition/placement.h"
 #include "base/progress.h"
 #include "model/layout.h"
@@ -90,6 +103,7 @@
 #define MAX_LIST 128          /* values of one knob in one block */
 #define RC_COUNT 3
 #define ZERO_COUNT 4
+#define ZERO_FAMILIES 3       /* prune families: zero 0-1, 2, 3 */
 
 
 /* One kept strategy and its ranking keys. */
@@ -106,6 +120,8 @@ typedef struct search_ctx {
     const cost_params *p;
     const search_options *o;
     strategy_constraints fix;
+    double min_unit_params;   /* the fewest dense parameters a stage holds:
+                                 one decoder layer or the embedding, tp 1 */
     int gbs, seq_len;
     int gpus;                 /* N, GPUs per plan */
     int group;                /* node group being planned on */
@@ -310,11 +326,18 @@ static void seam_offer(search_ctx *x, double score)
 
 static int cmp_int(int a, int b) { return (a > b) - (a < b); }
 
-/* < 0 when plan a ranks before plan b (see RANKING above). */
-static int rank_cmp(double score_a, double peak_a, const strategy *a, double score_b,
+int search_rank_cmp(double score_a, double peak_a, const strategy *a, double score_b,
                     double peak_b, const strategy *b)
 {
     int r;
+    bool va = knobs_validated(a), vb = knobs_validated(b);
+    if (va != vb) {   /* the unvalidated one ranks SEARCH_VALIDATED_TIE lower */
+        double ra = va ? score_a : score_a / (1.0 + SEARCH_VALIDATED_TIE);
+        double rb = vb ? score_b : score_b / (1.0 + SEARCH_VALIDATED_TIE);
+        if (ra != rb)
+            return ra > rb ? -1 : 1;
+        return va ? -1 : 1;
+    }
     if (score_a != score_b)
         return score_a > score_b ? -1 : 1;
     if (peak_a != peak_b)
@@ -376,7 +399,7 @@ static void top_offer(search_ctx *x, const strategy *s, double score, double pea
     int slot, lo, hi;
     if (x->n_top == x->top_cap) {
         top_entry *w = &x->pool[x->order[x->n_top - 1]];
-        if (rank_cmp(score, peak, s, w->score, w->peak_bytes, &w->s) >= 0)
+        if (search_rank_cmp(score, peak, s, w->score, w->peak_bytes, &w->s) >= 0)
             return;
         slot = x->order[--x->n_top];
     } else {
@@ -410,7 +433,7 @@ static void top_offer(search_ctx *x, const strategy *s, double score, double pea
     while (lo < hi) {
         int mid = (lo + hi) / 2;
         top_entry *t = &x->pool[x->order[mid]];
-        if (rank_cmp(t->score, t->peak_bytes, &t->s, score, peak, s) <= 0)
+        if (search_rank_cmp(t->score, t->peak_bytes, &t->s, score, peak, s) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -486,7 +509,7 @@ static void record(search_ctx *x, int fit)
     ratio = miss_ratio(&x->e);
     if (!x->have_miss || ratio < x->miss_ratio ||
         (ratio == x->miss_ratio &&
-         rank_cmp(score, peak, &x->s, x->miss_score, x->miss_peak, &x->miss) < 0)) {
+         search_rank_cmp(score, peak, &x->s, x->miss_score, x->miss_peak, &x->miss) < 0)) {
         x->have_miss = true;
         x->miss_ratio = ratio;
         x->miss_score = score;
@@ -552,10 +575,37 @@ static void set_derived(search_ctx *x)
                                                  : s->sp && s->tp > 1;
 }
 
-/* The values of one block's inner knobs. */
+/* The values of one block's inner knobs; zero2_chain: ZeRO-2 needs no more
+ * memory than ZeRO-1 here (zero2_within_zero1), so the prunes chain
+ * 0 -> 1 -> 2; else ZeRO-2 is a family of its own. */
 typedef struct block_lists {
     int_list mbs, vpp, sp, zero, rc;
+    bool zero2_chain;
 } block_lists;
+
+/* Whether ZeRO-2 needs no more memory than ZeRO-1 on every stage of the
+ * block: per dense parameter it holds g (1 - 1/d) bytes less (the main
+ * gradients sharded over the dp x cp ranks), and the unsharded gradient
+ * buckets in flight more (memory_grad_transient_bytes), so it does when
+ * every stage holds at least buckets / (g (1 - 1/d)) dense parameters.  A
+ * stage holds at least one decoder layer or the embedding (its dense
+ * parameters / tp); with Megatron's even split (pp divides the layers of a
+ * uniform model) L / pp layers, one less with the embedding or the loss
+ * counted as a layer.  Placements across groups (their own tp per part):
+ * false. */
+static bool zero2_within_zero1(const search_ctx *x)
+{
+    const strategy *s = &x->s;
+    const model *m = x->m;
+    int d = s->dp * s->cp, units = 1;
+    double g = memory_main_grad_bytes(m->prec);
+    if (x->placement != NULL || d < 2 || s->tp < 1 || s->pp < 1)
+        return false;
+    if (!m->uneven && m->layers % s->pp == 0 && m->layers / s->pp > 2)
+        units = m->layers / s->pp - 1;
+    double unit = units * x->min_unit_params / s->tp;
+    return unit * g * (1.0 - 1.0 / d) >= memory_grad_transient_bytes(x->m->prec, 2, d, unit);
+}
 
 static void block_lists_make(const search_ctx *x, block_lists *b)
 {
@@ -598,6 +648,7 @@ static void block_lists_make(const search_ctx *x, block_lists *b)
             list_push(&b->sp, 1);
         list_push(&b->sp, 0);
     }
+    b->zero2_chain = zero2_within_zero1(x);
     b->zero.n = 0;
     if (f->zero >= 0) {
         list_push(&b->zero, f->zero);
@@ -663,26 +714,26 @@ static bool key_eq(const inner_key *k, int mbs, int vpp, int sp, int zero, int r
 }
 
 /* P1: evaluates the memory-minimal variant of each ZeRO family of the block
- * (zero 3, and the highest stage <= 2 in the list).  Returns true when the
+ * (zero 3, zero 2 unless b->zero2_chain, and the highest stage of the
+ * chain in the list).  Returns true when the
  * block may hold a plan that fits; false when no variant can (every probe
  * was valid and did not fit; the probes are recorded).  probe[] gets the
  * recorded probes, *n_probe their count. */
-static bool block_may_fit(search_ctx *x, const block_lists *b, inner_key probe[2], int *n_probe)
+static bool block_may_fit(search_ctx *x, const block_lists *b, inner_key probe[ZERO_FAMILIES],
+                          int *n_probe)
 {
     int mb0 = b->mbs.v[0], v0 = x->fix.vpp > 0 ? x->fix.vpp : 1;
     int sp0 = b->sp.v[0], rc0 = b->rc.v[b->rc.n - 1];
-    int fam[2], n_fam = 0;
+    int fam[ZERO_FAMILIES], n_fam = 0;
+    bool low = false;
 
     *n_probe = 0;
-    for (int zi = 0; zi < b->zero.n; zi++)
-        if (b->zero.v[zi] == 3) {
-            fam[n_fam++] = 3;
-            break;
-        }
-    for (int zi = 0; zi < b->zero.n; zi++)
-        if (b->zero.v[zi] <= 2) {
-            fam[n_fam++] = b->zero.v[zi];    /* the list runs 3, 2, 1, 0 */
-            break;
+    for (int zi = 0; zi < b->zero.n; zi++)   /* the list runs 3, 2, 1, 0 */
+        if (b->zero.v[zi] == 3 || (b->zero.v[zi] == 2 && !b->zero2_chain))
+            fam[n_fam++] = b->zero.v[zi];
+        else if (!low) {
+            fam[n_fam++] = b->zero.v[zi];
+            low = true;
         }
     for (int f = 0; f < n_fam; f++) {
         int fit;
@@ -703,11 +754,12 @@ typedef unsigned char dead_table[2][ZERO_COUNT][RC_COUNT];
 /* P2/P3: whether (vpp index vi, sp, zero, rc) at the current mbs is known not
  * to fit, because a variant that needs no more memory did not fit at this or
  * a smaller mbs (dead[]): the same or vpp 1, the same or sp on, the same or a
- * higher ZeRO stage up to 2, the same or more recompute. */
+ * higher ZeRO stage of its family (0-1, or 0-2 when b->zero2_chain; 3), the
+ * same or more recompute. */
 static bool known_not_to_fit(const block_lists *b, dead_table *dead, int vi, int sp,
                              int zero, int rc)
 {
-    int v1 = -1;
+    int v1 = -1, top = b->zero2_chain ? 2 : (zero <= 1 ? 1 : zero);
     for (int i = 0; i < b->vpp.n; i++)
         if (b->vpp.v[i] == 1)
             v1 = i;
@@ -716,7 +768,7 @@ static bool known_not_to_fit(const block_lists *b, dead_table *dead, int vi, int
         if (v < 0 || (a == 1 && v == vi))
             continue;
         for (int sq = sp; sq <= 1; sq++)
-            for (int z = zero; z <= (zero <= 2 ? 2 : 3); z++)
+            for (int z = zero; z <= (zero == 3 ? 3 : top); z++)
                 for (int r = rc; r < RC_COUNT; r++)
                     if (dead[v][sq][z][r])
                         return true;
@@ -730,7 +782,7 @@ static void search_block(search_ctx *x)
     block_lists b;
     /* dead[vpp index][sp][zero][rc]: did not fit at a smaller mbs (P2) */
     dead_table *dead;
-    inner_key probe[2];
+    inner_key probe[ZERO_FAMILIES];
     int n_probe = 0;
 
     block_lists_make(x, &b);
@@ -763,11 +815,12 @@ static void search_block(search_ctx *x)
                 int sp = b.sp.v[si];
                 for (int zi = 0; zi < b.zero.n && !stop(x); zi++) {
                     int zero = b.zero.v[zi];
-                    bool fitted = false;
+                    bool fitted = false, fitted_valid = false;
                     for (int ri = 0; ri < b.rc.n && !stop(x); ri++) {
                         int rc = b.rc.v[ri];
                         int fit = -2;
-                        if (!x->exhaustive && fitted) {
+                        if (!x->exhaustive && fitted &&
+                            (fitted_valid || !knob_value_validated(KNOB_RECOMPUTE, rc))) {
                             x->pruned++;                  /* P4 */
                             continue;
                         }
@@ -784,8 +837,10 @@ static void search_block(search_ctx *x)
                                 continue;
                             fit = try_strategy(x);
                         }
-                        if (fit == 1)
-                            fitted = true;                /* P4 */
+                        if (fit == 1 && !fitted) {        /* P4 */
+                            fitted = true;
+                            fitted_valid = knob_value_validated(KNOB_RECOMPUTE, rc);
+                        }
                         else if (fit == 0)
                             dead[vi][sp][zero][rc] = 1;   /* P2, P3 */
                     }
@@ -993,7 +1048,7 @@ static void seam_refine_top(search_ctx *x, search_result *res)
     for (int i = 1; i < res->n_top; i++)   /* insertion sort, stable */
         for (int k = i; k > 0; k--) {
             plan *a = &res->top[k - 1], *b = &res->top[k];
-            if (rank_cmp(objective_score(x, &b->s, &b->e), b->e.peak_memory_bytes, &b->s,
+            if (search_rank_cmp(objective_score(x, &b->s, &b->e), b->e.peak_memory_bytes, &b->s,
                          objective_score(x, &a->s, &a->e), a->e.peak_memory_bytes, &a->s) >= 0)
                 break;
             x->ilp = *a;
@@ -1071,6 +1126,12 @@ static void ctx_init(search_ctx *x, const model *m, const cluster *c, const cost
     x->c = c;
     x->p = p;
     x->o = o;
+    x->min_unit_params = (double)m->vocab * m->hidden;
+    for (int i = 0; i < m->layers; i++) {
+        double dense = tf_layer_params(m, i) - tf_layer_expert_params(m, i);
+        if (dense < x->min_unit_params)
+            x->min_unit_params = dense;
+    }
     x->fix = o->fix;
     x->gbs = o->gbs > 0 ? o->gbs : m->global_batch > 0 ? m->global_batch : 1024;
     x->seq_len = o->seq_len > 0 ? o->seq_len : m->seq_len > 0 ? m->seq_len : 4096;
