@@ -346,10 +346,13 @@ static const char *ykind_name(const ynode *y)
     return y->kind == Y_MAP ? "a mapping" : y->kind == Y_SEQ ? "a list" : "a scalar";
 }
 
-/* The value node for `key` in map y (NULL if absent); *key_node its key. */
+/* The value node for `key` in map y (NULL if absent, or if y is not a map:
+ * a list's children have no key text); *key_node its key. */
 static ynode *yget(const ynode *y, const char *key, const ynode **key_node)
 {
     size_t i;
+    if (y->kind != Y_MAP)
+        return NULL;
     for (i = 0; i + 1 < y->n; i += 2)
         if (strcmp(y->child[i]->value, key) == 0) {
             if (key_node != NULL)
@@ -679,10 +682,11 @@ static planner_status read_reliability(const yloader *ld, const ynode *root, con
     ypath rp = ypath_key(p, "reliability"), sp = ypath_key(p, "storage");
     planner_status rc;
     if (r != NULL) {
-        const ynode *f = yget(r, "failure_rate", NULL);
+        const ynode *f;
         if ((rc = need_map(ld, r, &rp)) || (rc = check_keys(ld, r, &rp, k_reliability_keys)) ||
             (rc = yunit(ld, r, &rp, "restart_time", UNIT_TIME, false, &out->restart_s, NULL)))
             return rc;
+        f = yget(r, "failure_rate", NULL);
         if (f != NULL) {
             ypath q = ypath_key(&rp, "failure_rate");
             char *end = NULL;
