@@ -13,8 +13,8 @@ int bench_case_load(bench_case *bc, const char *model_path, const char *cluster_
 {
     planner_error err = PLANNER_ERROR_INIT;
     memset(bc, 0, sizeof *bc);
-    if (model_load(model_path, NULL, &bc->m, &err) != PLANNER_OK ||
-        cluster_load(cluster_path, &bc->c, &err) != PLANNER_OK) {
+    if (model_load(&bc->m, model_path, NULL, &err) != PLANNER_OK ||
+        cluster_load(&bc->c, cluster_path, &err) != PLANNER_OK) {
         error_print(&err, stderr);
         return 1;
     }
@@ -39,7 +39,7 @@ int bench_search_repeat(const bench_case *bc, int repeats, double *t, search_res
     memset(last, 0, sizeof *last);
     for (int i = 0; i < repeats; i++) {
         search_result r;
-        planner_status st = search_run(bc->m, bc->c, &bc->p, &bc->o, &r, &err);
+        planner_status st = search_run(&r, bc->m, bc->c, &bc->p, &bc->o, &err);
         if (st != PLANNER_OK && st != PLANNER_E_INFEASIBLE) {
             error_print(&err, stderr);
             return 1;

@@ -106,7 +106,7 @@ static int bench_one(const char *model_path, const char *cluster_path, int repea
 
     if (bench_case_load(&bc, model_path, cluster_path) != 0)
         goto cleanup;
-    st = search_run(bc.m, bc.c, &bc.p, &bc.o, &r, &err);
+    st = search_run(&r, bc.m, bc.c, &bc.p, &bc.o, &err);
     if (st != PLANNER_OK && st != PLANNER_E_INFEASIBLE) {
         error_print(&err, stderr);
         goto cleanup;

@@ -55,7 +55,7 @@ static void read_input(const char *path, char **text, size_t *len)
 {
     planner_error err = PLANNER_ERROR_INIT;
     alloc_fail_at(0);
-    ck_assert_msg(file_read_all(path, INPUT_MAX_BYTES, text, len, &err) == PLANNER_OK,
+    ck_assert_msg(file_read_all(text, len, path, INPUT_MAX_BYTES, &err) == PLANNER_OK,
                   "cannot read %s: %s", path, err.msg);
 }
 
@@ -111,7 +111,7 @@ START_TEST(models_survive_every_failure)
 
         snprintf(path, sizeof path, "configs/%.255s", names[f]);
         read_input(path, &text, &len);
-        ck_assert_msg(model_load_buffer(text, len, path, NULL, &ref, &err) == PLANNER_OK,
+        ck_assert_msg(model_load_buffer(&ref, text, len, path, NULL, &err) == PLANNER_OK,
                       "%s: %s", path, err.msg);
         for (long n = jansson_allocations(text, len) + 1; n <= MAX_RUNS; n++) {
             model *m = NULL;
@@ -119,7 +119,7 @@ START_TEST(models_survive_every_failure)
             int hit;
             error_clear(&err);
             alloc_fail_at(n);
-            rc = model_load_buffer(text, len, path, NULL, &m, &err);
+            rc = model_load_buffer(&m, text, len, path, NULL, &err);
             hit = alloc_failed();
             alloc_fail_at(0);
             total_runs++;
@@ -179,7 +179,7 @@ START_TEST(clusters_survive_every_failure)
 
         snprintf(path, sizeof path, "clusters/%.255s", names[f]);
         read_input(path, &text, &len);
-        ck_assert_msg(cluster_load_buffer(text, len, path, &ref, &err) == PLANNER_OK,
+        ck_assert_msg(cluster_load_buffer(&ref, text, len, path, &err) == PLANNER_OK,
                       "%s: %s", path, err.msg);
         for (long n = 1; n <= MAX_RUNS; n++) {
             cluster *c = NULL;
@@ -187,7 +187,7 @@ START_TEST(clusters_survive_every_failure)
             int hit;
             error_clear(&err);
             alloc_fail_at(n);
-            rc = cluster_load_buffer(text, len, path, &c, &err);
+            rc = cluster_load_buffer(&c, text, len, path, &err);
             hit = alloc_failed();
             alloc_fail_at(0);
             total_runs++;
@@ -256,14 +256,14 @@ START_TEST(search_survives_every_failure)
     long runs = 0;
 
     alloc_fail_at(0);
-    ck_assert_msg(model_load(mpath, NULL, &m, &err) == PLANNER_OK, "%s", err.msg);
-    ck_assert_msg(cluster_load(cpath, &c, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(model_load(&m, mpath, NULL, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(cluster_load(&c, cpath, &err) == PLANNER_OK, "%s", err.msg);
     cost_params_default(&p);
     search_options_default(&o);
     o.gbs = m->global_batch > 0 ? m->global_batch : 1024;
     o.seq_len = m->seq_len;
     o.partition = k_searches[_i].partition;
-    ck_assert_msg(search_run(m, c, &p, &o, &ref, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(search_run(&ref, m, c, &p, &o, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_ge(ref.n_top, 1);
     for (long n = 1; n <= MAX_RUNS; n++) {
         search_result res;
@@ -271,7 +271,7 @@ START_TEST(search_survives_every_failure)
         int hit;
         error_clear(&err);
         alloc_fail_at(n);
-        rc = search_run(m, c, &p, &o, &res, &err);
+        rc = search_run(&res, m, c, &p, &o, &err);
         hit = alloc_failed();
         alloc_fail_at(0);
         runs++;

@@ -32,12 +32,12 @@ static planner_status load_any(const char *path, char *buf, size_t size)
     planner_status rc;
     if (has_suffix(path, ".yaml")) {
         cluster *c = NULL;
-        rc = cluster_load(path, &c, &err);
+        rc = cluster_load(&c, path, &err);
         ck_assert(rc == PLANNER_OK ? c != NULL : c == NULL);
         cluster_free(c);
     } else {
         model *m = NULL;
-        rc = model_load(path, NULL, &m, &err);
+        rc = model_load(&m, path, NULL, &err);
         ck_assert(rc == PLANNER_OK ? m != NULL : m == NULL);
         model_free(m);
     }
@@ -119,13 +119,13 @@ static double fingerprint(const char *path, planner_status *rc, char *buf, size_
     double fp = 0;
     if (has_suffix(path, ".yaml")) {
         cluster *c = NULL;
-        *rc = cluster_load(path, &c, &err);
+        *rc = cluster_load(&c, path, &err);
         if (c != NULL)
             fp = cluster_total_gpus(c) + c->group[0].inter_bytes_per_s;
         cluster_free(c);
     } else {
         model *m = NULL;
-        *rc = model_load(path, NULL, &m, &err);
+        *rc = model_load(&m, path, NULL, &err);
         if (m != NULL)
             fp = model_param_count(m) + m->layer[m->layers - 1].ffn_hidden;
         model_free(m);
@@ -147,7 +147,7 @@ static void jansson_window(const char *path, long *first, long *last)
     if (has_suffix(path, ".yaml"))
         return;   /* libyaml allocates on its own */
     alloc_fail_at(0);
-    ck_assert_int_eq(file_read_all(path, INPUT_MAX_BYTES, &text, &len, &err), PLANNER_OK);
+    ck_assert_int_eq(file_read_all(&text, &len, path, INPUT_MAX_BYTES, &err), PLANNER_OK);
     *first = alloc_count();
     alloc_fail_at(0);
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);

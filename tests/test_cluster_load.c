@@ -12,7 +12,7 @@ static cluster *load(const char *path)
     planner_error err = PLANNER_ERROR_INIT;
     cluster *c = NULL;
     char buf[1400];
-    planner_status rc = cluster_load(path, &c, &err);
+    planner_status rc = cluster_load(&c, path, &err);
     error_format(&err, buf, sizeof buf);
     ck_assert_msg(rc == PLANNER_OK, "%s: %s", path, buf);
     ck_assert_ptr_nonnull(c);
@@ -24,7 +24,7 @@ static cluster *load_text(const char *text)
     planner_error err = PLANNER_ERROR_INIT;
     cluster *c = NULL;
     char buf[1400];
-    planner_status rc = cluster_load_buffer(text, strlen(text), "t.yaml", &c, &err);
+    planner_status rc = cluster_load_buffer(&c, text, strlen(text), "t.yaml", &err);
     error_format(&err, buf, sizeof buf);
     ck_assert_msg(rc == PLANNER_OK, "%s", buf);
     return c;
@@ -35,7 +35,7 @@ static void load_bad(const char *text, const char *expect)
     planner_error err = PLANNER_ERROR_INIT;
     cluster *c = NULL;
     char buf[1400];
-    ck_assert_int_eq(cluster_load_buffer(text, strlen(text), "t.yaml", &c, &err),
+    ck_assert_int_eq(cluster_load_buffer(&c, text, strlen(text), "t.yaml", &err),
                      PLANNER_E_INPUT);
     ck_assert_ptr_null(c);
     error_format(&err, buf, sizeof buf);

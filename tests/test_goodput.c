@@ -143,8 +143,8 @@ START_TEST(plan_composition)
     char why[256] = "";
     double bytes, persist;
 
-    ck_assert_int_eq(model_load("configs/llama3.1-405b.json", NULL, &m, &err), 0);
-    ck_assert_int_eq(cluster_load("clusters/h100x16384.yaml", &c, &err), 0);
+    ck_assert_int_eq(model_load(&m, "configs/llama3.1-405b.json", NULL, &err), 0);
+    ck_assert_int_eq(cluster_load(&c, "clusters/h100x16384.yaml", &err), 0);
     memset(&pl, 0, sizeof pl);
     pl.s.tp = 8;
     pl.s.pp = 16;
@@ -217,8 +217,8 @@ END_TEST
 static void gpt3_setup(model **m, cluster **c, cost_params *p, search_options *o)
 {
     planner_error err = PLANNER_ERROR_INIT;
-    ck_assert_int_eq(model_load("configs/gpt3-175b.json", NULL, m, &err), 0);
-    ck_assert_int_eq(cluster_load("clusters/h100x512.yaml", c, &err), 0);
+    ck_assert_int_eq(model_load(m, "configs/gpt3-175b.json", NULL, &err), 0);
+    ck_assert_int_eq(cluster_load(c, "clusters/h100x512.yaml", &err), 0);
     cost_params_default(p);
     search_options_default(o);
     o->gbs = (*m)->global_batch;
@@ -243,7 +243,7 @@ START_TEST(objective_goodput_order)
     o.goodput.failures_per_1000_node_days = 500;   /* failures matter: M = 45 min */
     o.goodput.mode = CHECKPOINT_SYNC;
     o.top_n = 8;
-    ck_assert_int_eq(search_run(m, c, &p, &o, &r, &err), 0);
+    ck_assert_int_eq(search_run(&r, m, c, &p, &o, &err), 0);
     ck_assert_int_ge(r.n_top, 2);
     for (int i = 0; i < r.n_top; i++) {
         goodput g;

@@ -70,7 +70,7 @@ static int check_entry(const char *dir, json_t *e)
 
     ck_assert_msg(name && file && expect, "manifest entry without name/file/expect");
     snprintf(path, sizeof path, "%s/hf-configs/%s", dir, file);
-    rc = model_load(path, NULL, &m, &err);
+    rc = model_load(&m, path, NULL, &err);
     error_format(&err, msg, sizeof msg);
     lm = strncmp(expect, "accept-lm", 9) == 0;
     may_accept = strncmp(expect, "accept", 6) == 0 || strstr(expect, "-or-model") != NULL;

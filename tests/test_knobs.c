@@ -351,8 +351,8 @@ START_TEST(emit_every_flag)
     char *all = NULL;
     strategy a, b;
     bool set[KNOB_COUNT] = {false};
-    ck_assert_int_eq(model_load("configs/mixtral-8x7b.json", NULL, &m, &err), PLANNER_OK);
-    ck_assert_int_eq(cluster_load("clusters/h100x512.yaml", &c, &err), PLANNER_OK);
+    ck_assert_int_eq(model_load(&m, "configs/mixtral-8x7b.json", NULL, &err), PLANNER_OK);
+    ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", &err), PLANNER_OK);
     /* A: every knob but the embedding/loss accounting off its minimum */
     memset(&a, 0, sizeof a);
     a.tp = 8; a.pp = 4; a.dp = 2; a.cp = 2; a.ep = 2; a.vpp = 2; a.mbs = 2;

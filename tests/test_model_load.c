@@ -16,7 +16,7 @@ static model *load(const char *path, const run_spec *ov)
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
     char buf[1400];
-    planner_status rc = model_load(path, ov, &m, &err);
+    planner_status rc = model_load(&m, path, ov, &err);
     error_format(&err, buf, sizeof buf);
     ck_assert_msg(rc == PLANNER_OK, "%s: %s", path, buf);
     ck_assert_ptr_nonnull(m);
@@ -29,7 +29,7 @@ static model *load_text(const char *text, const run_spec *ov)
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
     char buf[1400];
-    planner_status rc = model_load_buffer(text, strlen(text), "t.json", ov, &m, &err);
+    planner_status rc = model_load_buffer(&m, text, strlen(text), "t.json", ov, &err);
     error_format(&err, buf, sizeof buf);
     ck_assert_msg(rc == PLANNER_OK, "%s", buf);
     return m;
@@ -41,7 +41,7 @@ static void load_bad(const char *text, const char *expect)
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
     char buf[1400];
-    planner_status rc = model_load_buffer(text, strlen(text), "t.json", NULL, &m, &err);
+    planner_status rc = model_load_buffer(&m, text, strlen(text), "t.json", NULL, &err);
     ck_assert_int_eq(rc, PLANNER_E_INPUT);
     ck_assert_ptr_null(m);
     error_format(&err, buf, sizeof buf);
@@ -308,7 +308,7 @@ START_TEST(seq_beyond_positions)
     model *m = NULL;
     char buf[1400];
     /* learned positions have no embedding past max_position */
-    ck_assert_int_eq(model_load("configs/gpt3-175b.json", &ov, &m, &err), PLANNER_E_INPUT);
+    ck_assert_int_eq(model_load(&m, "configs/gpt3-175b.json", &ov, &err), PLANNER_E_INPUT);
     error_format(&err, buf, sizeof buf);
     ck_assert_str_eq(buf, "planner: configs/gpt3-175b.json:10:3: model.max_position: sequence "
                           "length 4096 (from --seq) exceeds max_position 2048");

@@ -242,7 +242,7 @@ START_TEST(numeric_case_runs_clean)
     capture cap;
 
     memset(&res, 0, sizeof res);
-    rc = model_load_buffer(tc->model_json, strlen(tc->model_json), "m.json", &ov, &m, &err);
+    rc = model_load_buffer(&m, tc->model_json, strlen(tc->model_json), "m.json", &ov, &err);
     if (tc->want == REJECT_MODEL) {
         ck_assert_msg(rc == PLANNER_E_INPUT && m == NULL && err.line >= 1 && err.msg[0],
                       "%s: model accepted or badly rejected (status %d: %s)", tc->what,
@@ -250,7 +250,7 @@ START_TEST(numeric_case_runs_clean)
         return;
     }
     ck_assert_msg(rc == PLANNER_OK, "%s: model rejected: %s", tc->what, err.msg);
-    rc = cluster_load_buffer(tc->cluster_yaml, strlen(tc->cluster_yaml), "c.yaml", &c, &err);
+    rc = cluster_load_buffer(&c, tc->cluster_yaml, strlen(tc->cluster_yaml), "c.yaml", &err);
     if (tc->want == REJECT_CLUSTER) {
         ck_assert_msg(rc == PLANNER_E_INPUT && c == NULL && err.line >= 1 && err.msg[0],
                       "%s: cluster accepted or badly rejected (status %d: %s)", tc->what,
@@ -269,7 +269,7 @@ START_TEST(numeric_case_runs_clean)
     o.top_n = 3;
     o.gbs = m->global_batch > 0 ? m->global_batch : 1024;
     o.seq_len = m->seq_len;
-    rc = search_run(m, c, &p, &o, &res, &err);
+    rc = search_run(&res, m, c, &p, &o, &err);
     switch (tc->want) {
     case PLAN:
         ck_assert_msg(rc == PLANNER_OK, "%s: no plan (status %d: %s %s)", tc->what, (int)rc,

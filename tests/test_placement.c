@@ -19,7 +19,7 @@ static model *load_model(const char *path)
 {
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
-    ck_assert_msg(model_load(path, NULL, &m, &err) == PLANNER_OK, "%s: %s", path, err.msg);
+    ck_assert_msg(model_load(&m, path, NULL, &err) == PLANNER_OK, "%s: %s", path, err.msg);
     return m;
 }
 
@@ -27,7 +27,7 @@ static cluster *load_cluster(const char *path)
 {
     planner_error err = PLANNER_ERROR_INIT;
     cluster *c = NULL;
-    ck_assert_msg(cluster_load(path, &c, &err) == PLANNER_OK, "%s: %s", path, err.msg);
+    ck_assert_msg(cluster_load(&c, path, &err) == PLANNER_OK, "%s: %s", path, err.msg);
     return c;
 }
 
@@ -236,7 +236,7 @@ START_TEST(pp_not_dividing_layers)
     search_options_default(&o);
     o.gbs = m->global_batch;
     o.seq_len = m->seq_len;
-    ck_assert_int_eq(search_run(m, c, &p, &o, &r, &err), PLANNER_OK);
+    ck_assert_int_eq(search_run(&r, m, c, &p, &o, &err), PLANNER_OK);
     for (int i = 0; i < r.n_top; i++) {
         int sum = 0;
         const strategy *s = &r.top[i].s;
@@ -306,7 +306,7 @@ static void run_search(const model *m, const cluster *c, partition_solver ps, se
     o.seq_len = m->seq_len;
     o.partition = ps;
     o.ilp_time_limit_s = 1.0;
-    ck_assert_int_eq(search_run(m, c, &p, &o, r, &err), PLANNER_OK);
+    ck_assert_int_eq(search_run(r, m, c, &p, &o, &err), PLANNER_OK);
 }
 
 START_TEST(amp_scenarios_fast)
@@ -387,9 +387,9 @@ START_TEST(pruned_equals_exhaustive_across_groups)
         o.top_n = 1;
         o.gbs = m->global_batch;
         o.seq_len = m->seq_len;
-        ck_assert_int_eq(search_run(m, c, &p, &o, &a, &err), PLANNER_OK);
+        ck_assert_int_eq(search_run(&a, m, c, &p, &o, &err), PLANNER_OK);
         o.exhaustive = true;
-        ck_assert_int_eq(search_run(m, c, &p, &o, &b, &err), PLANNER_OK);
+        ck_assert_int_eq(search_run(&b, m, c, &p, &o, &err), PLANNER_OK);
         ck_assert_msg(a.top[0].e.tokens_per_s == b.top[0].e.tokens_per_s,
                       "%s: pruned %.0f, exhaustive %.0f tokens/s", cases[k][1],
                       a.top[0].e.tokens_per_s, b.top[0].e.tokens_per_s);

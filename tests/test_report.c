@@ -28,7 +28,7 @@ static void plan_gpt3(fixture *f, int nodes, double gib, const char *fix)
     char msg[256];
     const gpu_spec *h100 = catalog_find("H100-SXM");
     memset(f, 0, sizeof *f);
-    ck_assert_int_eq(model_load("configs/gpt3-175b.json", NULL, &f->m, &err), PLANNER_OK);
+    ck_assert_int_eq(model_load(&f->m, "configs/gpt3-175b.json", NULL, &err), PLANNER_OK);
     ck_assert_ptr_nonnull(h100);
     snprintf(f->c.name, sizeof f->c.name, "dgx-h100-x%d", nodes);
     f->c.n_groups = 1;
@@ -50,7 +50,7 @@ static void plan_gpt3(fixture *f, int nodes, double gib, const char *fix)
     if (fix != NULL)
         ck_assert_int_eq(constraints_parse(fix, &f->o.fix, msg, sizeof msg), 0);
     cost_params_default(&p);
-    f->rc = search_run(f->m, &f->c, &p, &f->o, &f->r, &err);
+    f->rc = search_run(&f->r, f->m, &f->c, &p, &f->o, &err);
     ck_assert_msg(f->rc == PLANNER_OK || f->rc == PLANNER_E_INFEASIBLE, "%s", err.msg);
 }
 
@@ -335,8 +335,8 @@ START_TEST(interleaved_chunks_shown)
     char msg[256], *text;
     int rc;
     memset(&f, 0, sizeof f);
-    ck_assert_int_eq(model_load("configs/llama3.1-405b.json", NULL, &f.m, &err), PLANNER_OK);
-    ck_assert_int_eq(cluster_load("clusters/h100x16384.yaml", &c, &err), PLANNER_OK);
+    ck_assert_int_eq(model_load(&f.m, "configs/llama3.1-405b.json", NULL, &err), PLANNER_OK);
+    ck_assert_int_eq(cluster_load(&c, "clusters/h100x16384.yaml", &err), PLANNER_OK);
     f.c = *c;   /* borrows c's groups */
     search_options_default(&f.o);
     f.o.top_n = 1;
@@ -344,7 +344,7 @@ START_TEST(interleaved_chunks_shown)
     f.o.seq_len = 8192;
     ck_assert_int_eq(constraints_parse("tp=8,pp=8,vpp=8,mbs=1", &f.o.fix, msg, sizeof msg), 0);
     cost_params_default(&p);
-    ck_assert_int_eq(search_run(f.m, &f.c, &p, &f.o, &f.r, &err), PLANNER_OK);
+    ck_assert_int_eq(search_run(&f.r, f.m, &f.c, &p, &f.o, &err), PLANNER_OK);
     ck_assert(f.r.top[0].s.account_embedding && f.r.top[0].s.account_loss);
 
     text = table_text(&f, false);

@@ -47,7 +47,7 @@ static model *load(const char *path)
 {
     model *m = NULL;
     planner_error err = PLANNER_ERROR_INIT;
-    ck_assert_msg(model_load(path, NULL, &m, &err) == PLANNER_OK, "%s: %s", path, err.msg);
+    ck_assert_msg(model_load(&m, path, NULL, &err) == PLANNER_OK, "%s: %s", path, err.msg);
     return m;
 }
 
@@ -67,7 +67,7 @@ static planner_status run(const model *m, const cluster *c, const char *fix, boo
     if (fix != NULL)
         ck_assert_msg(constraints_parse(fix, &o.fix, msg, sizeof msg) == 0, "%s", msg);
     cost_params_default(&p);
-    rc = search_run(m, c, &p, &o, res, &err);
+    rc = search_run(res, m, c, &p, &o, &err);
     ck_assert_msg(rc == PLANNER_OK || rc == PLANNER_E_INFEASIBLE, "search: %s", err.msg);
     return rc;
 }
@@ -254,7 +254,7 @@ START_TEST(result_carries_the_schedule)
     model_free(m);
 
     m = load("configs/llama3-70b.json");
-    ck_assert_msg(cluster_load("clusters/h100-a100-mixed.yaml", &c, &err) == PLANNER_OK, "%s",
+    ck_assert_msg(cluster_load(&c, "clusters/h100-a100-mixed.yaml", &err) == PLANNER_OK, "%s",
                   err.msg);
     search_options_default(&o);
     o.top_n = 6;
@@ -262,7 +262,7 @@ START_TEST(result_carries_the_schedule)
     o.seq_len = m->seq_len;
     o.partition = PARTITION_ILP;
     cost_params_default(&p);
-    ck_assert_int_eq(search_run(m, c, &p, &o, &r, &err), PLANNER_OK);
+    ck_assert_int_eq(search_run(&r, m, c, &p, &o, &err), PLANNER_OK);
     check_schedules(m, c, &r);
     search_result_free(&r);
     cluster_free(c);
@@ -392,7 +392,7 @@ START_TEST(too_many_gpus_is_usage)
     search_options_default(&o);
     ck_assert_int_eq(constraints_parse("gpus=32", &o.fix, msg, sizeof msg), 0);
     cost_params_default(&p);
-    ck_assert_int_eq(search_run(m, &t.c, &p, &o, &r, &err), PLANNER_E_USAGE);
+    ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, &err), PLANNER_E_USAGE);
     ck_assert_str_eq(err.msg, "--fix gpus=32: the cluster has 16 GPUs");
     search_result_free(&r);
     model_free(m);
@@ -449,7 +449,7 @@ START_TEST(allocation_failures)
             planner_status rc;
             bool failed;
             alloc_fail_at(n);
-            rc = search_run(m, &t.c, &p, &o, &r, &err);
+            rc = search_run(&r, m, &t.c, &p, &o, &err);
             failed = alloc_failed();
             alloc_fail_at(0);
             if (rc == PLANNER_E_INTERNAL) {
@@ -595,7 +595,7 @@ START_TEST(mem_headroom_refuses_a_plan_its_peak_exceeds)
     o.gbs = m->global_batch;
     o.seq_len = m->seq_len;
     ck_assert_msg(constraints_parse(fix, &o.fix, msg, sizeof msg) == 0, "%s", msg);
-    ck_assert_int_eq(search_run(m, &t.c, &p, &o, &r, &err), PLANNER_OK);
+    ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, &err), PLANNER_OK);
     ck_assert_int_eq(r.candidates, 1);
     peak = r.top[0].e.peak_memory_bytes;
     cap = t.c.group[0].gpu.usable_mem_bytes;
@@ -604,13 +604,13 @@ START_TEST(mem_headroom_refuses_a_plan_its_peak_exceeds)
 
     h = 1 - peak / cap;
     o.mem_headroom = h - 0.001;
-    ck_assert_int_eq(search_run(m, &t.c, &p, &o, &r, &err), PLANNER_OK);
+    ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, &err), PLANNER_OK);
     ck_assert(r.mem_headroom == o.mem_headroom);
     ck_assert(r.top[0].e.peak_memory_bytes == peak);
     search_result_free(&r);
 
     o.mem_headroom = h + 0.001;
-    ck_assert_int_eq(search_run(m, &t.c, &p, &o, &r, &err), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, &err), PLANNER_E_INFEASIBLE);
     ck_assert_int_eq(r.n_top, 0);
     ck_assert(r.have_miss && r.miss.e.peak_memory_bytes == peak);
     ck_assert_msg(strstr(r.miss.e.reason, "GiB usable") != NULL, "%s", r.miss.e.reason);
@@ -854,7 +854,7 @@ START_TEST(nonfinite_prediction_is_an_error)
     search_options_default(&o);
     o.gbs = 64;
     o.seq_len = 1024;
-    ck_assert_int_eq(search_run(m, &t.c, &p, &o, &res, &err), PLANNER_E_INTERNAL);
+    ck_assert_int_eq(search_run(&res, m, &t.c, &p, &o, &err), PLANNER_E_INTERNAL);
     ck_assert_msg(strstr(err.msg, "no finite step time") != NULL, "%s", err.msg);
     ck_assert_int_eq(res.n_top, 0);
     model_free(m);
@@ -889,9 +889,9 @@ START_TEST(work_limit_stops_and_says_so)
     search_result res;
     cost_params p;
 
-    ck_assert_msg(model_load_buffer(model_json, strlen(model_json), "huge.json", NULL, &m,
+    ck_assert_msg(model_load_buffer(&m, model_json, strlen(model_json), "huge.json", NULL,
                                     &err) == PLANNER_OK, "%s", err.msg);
-    ck_assert_msg(cluster_load_buffer(cluster_yaml, strlen(cluster_yaml), "four.yaml", &c,
+    ck_assert_msg(cluster_load_buffer(&c, cluster_yaml, strlen(cluster_yaml), "four.yaml",
                                       &err) == PLANNER_OK, "%s", err.msg);
     cost_params_default(&p);
     search_options_default(&o);
@@ -900,7 +900,7 @@ START_TEST(work_limit_stops_and_says_so)
     o.seq_len = m->seq_len;
     o.top_n = 3;
     o.work_limit = 2e7;
-    ck_assert_int_eq(search_run(m, c, &p, &o, &res, &err), PLANNER_OK);
+    ck_assert_int_eq(search_run(&res, m, c, &p, &o, &err), PLANNER_OK);
     ck_assert(res.limited);
     ck_assert(res.n_not_searched > 0 && strstr(res.not_searched[res.n_not_searched - 1],
                                                "work limit") != NULL);
@@ -914,14 +914,14 @@ START_TEST(work_limit_stops_and_says_so)
 
     for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
         m = load(shipped[i][0]);
-        ck_assert_msg(cluster_load(shipped[i][1], &c, &err) == PLANNER_OK, "%s", err.msg);
+        ck_assert_msg(cluster_load(&c, shipped[i][1], &err) == PLANNER_OK, "%s", err.msg);
         search_options_default(&o);
         o.gbs = m->global_batch;
         o.seq_len = m->seq_len;
         /* 40% of the default: Llama 3 70B on mixed3x1024 takes 667M steps with
          * the stages spanning groups (605M without) */
         o.work_limit = SEARCH_WORK_LIMIT_DEFAULT * 0.4;
-        ck_assert_msg(search_run(m, c, &p, &o, &res, &err) == PLANNER_OK, "%s on %s: %s %s",
+        ck_assert_msg(search_run(&res, m, c, &p, &o, &err) == PLANNER_OK, "%s on %s: %s %s",
                       shipped[i][0], shipped[i][1], err.msg, res.advice);
         ck_assert_msg(!res.limited && res.work > 0, "%s on %s: limited (%.0f steps)",
                       shipped[i][0], shipped[i][1], res.work);

@@ -255,8 +255,8 @@ START_TEST(chrome_uneven_chunks_match_evaluate)
     tally t;
     char why[160], *text = NULL;
     size_t len = 0;
-    if (model_load("configs/llama3.1-405b.json", NULL, &m, &err) != 0 ||
-        cluster_load("clusters/h100x16384.yaml", &c, &err) != 0)
+    if (model_load(&m, "configs/llama3.1-405b.json", NULL, &err) != 0 ||
+        cluster_load(&c, "clusters/h100x16384.yaml", &err) != 0)
         ck_abort_msg("cannot load the shipped 405B config or cluster: %s", err.msg);
     cost_params_default(&p);
     memset(&pl, 0, sizeof pl);

@@ -32,7 +32,7 @@
 
 /* Reads all of `path` (at most `limit` bytes) into a new NUL-terminated
  * buffer *out (pl_free it), length in *len. */
-planner_status file_read_all(const char *path, long limit, char **out, size_t *len,
+planner_status file_read_all(char **out, size_t *len, const char *path, long limit,
                              planner_error *err);
 
 /* ---- output sets ------------------------------------------------------------ */

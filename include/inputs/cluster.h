@@ -52,9 +52,9 @@ typedef struct cluster {
 
 /* Reads a YAML cluster spec.  On success *out owns a new cluster (free with
  * cluster_free) and 0 is returned; otherwise *err says what is wrong. */
-planner_status cluster_load(const char *path, cluster **out, planner_error *err);
-planner_status cluster_load_buffer(const char *text, size_t len, const char *name,
-                                   cluster **out, planner_error *err);
+planner_status cluster_load(cluster **out, const char *path, planner_error *err);
+planner_status cluster_load_buffer(cluster **out, const char *text, size_t len,
+                                   const char *name, planner_error *err);
 void cluster_free(cluster *c);      /* NULL-safe */
 
 int cluster_total_gpus(const cluster *c);

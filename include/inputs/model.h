@@ -164,12 +164,12 @@ typedef struct run_spec {
  * plans it for `run` (may be NULL: the file's figures) and validates
  * everything.  On success *out owns a new model (free with model_free) and
  * 0 is returned; otherwise the status and *err describe the first problem. */
-planner_status model_load(const char *path, const run_spec *run, model **out,
+planner_status model_load(model **out, const char *path, const run_spec *run,
                           planner_error *err);
 
 /* Same, from a buffer; `name` is used as FILE in errors. */
-planner_status model_load_buffer(const char *text, size_t len, const char *name,
-                                 const run_spec *run, model **out,
+planner_status model_load_buffer(model **out, const char *text, size_t len,
+                                 const char *name, const run_spec *run,
                                  planner_error *err);
 
 /* The rule that plans a loaded model for a run, the only place it is

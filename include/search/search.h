@@ -138,8 +138,8 @@ void search_options_default(search_options *opts);
  * (res->advice filled; res->have_miss when at least one strategy could be
  * evaluated, false when no strategy satisfies the rules and --fix), or
  * another status with *err.  Free res with search_result_free. */
-planner_status search_run(const model *m, const cluster *c, const cost_params *p,
-                          const search_options *opts, search_result *res,
+planner_status search_run(search_result *res, const model *m, const cluster *c,
+                          const cost_params *p, const search_options *opts,
                           planner_error *err);
 
 void search_result_free(search_result *res);   /* NULL-safe; frees contents */

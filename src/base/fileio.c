@@ -25,7 +25,7 @@
 #include "base/alloc.h"
 #include "base/fileio.h"
 
-planner_status file_read_all(const char *path, long limit, char **out, size_t *len,
+planner_status file_read_all(char **out, size_t *len, const char *path, long limit,
                              planner_error *err)
 {
     FILE *fp = NULL;

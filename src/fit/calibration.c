@@ -289,7 +289,7 @@ planner_status calibration_load(cost_params *p, const char *path, planner_error 
     planner_status st;
     cost_params q = *p;
 
-    if ((st = file_read_all(path, INPUT_MAX_BYTES, &text, &len, err)) != PLANNER_OK)
+    if ((st = file_read_all(&text, &len, path, INPUT_MAX_BYTES, err)) != PLANNER_OK)
         return st;
     if ((st = jsonin_parse(&doc, text, len, path, NULL, err)) != PLANNER_OK)
         goto cleanup;

@@ -433,7 +433,7 @@ planner_status validation_load(validation_set **out, const char *path, planner_e
     int line, col;
 
     *out = NULL;
-    st = file_read_all(path, INPUT_MAX_BYTES, &text, &len, err);
+    st = file_read_all(&text, &len, path, INPUT_MAX_BYTES, err);
     if (st != PLANNER_OK)
         return st;
     if ((st = jsonin_parse(&doc, text, len, path, NULL, err)) != PLANNER_OK)
@@ -489,7 +489,7 @@ planner_status validation_predict(plan *best, const validation_run *r, const cos
     opts.gbs = r->gbs;
     opts.seq_len = r->m->seq_len;
     memset(&res, 0, sizeof res);
-    st = search_run(r->m, r->c, p, &opts, &res, err);
+    st = search_run(&res, r->m, r->c, p, &opts, err);
     if (st == PLANNER_OK && res.n_top > 0)
         *best = res.top[0];
     else if (st == PLANNER_E_INFEASIBLE && res.have_miss)

@@ -853,8 +853,8 @@ static void name_from_path(const char *path, char *buf, size_t size)
         snprintf(buf, size, "cluster");
 }
 
-planner_status cluster_load_buffer(const char *text, size_t len, const char *name,
-                                   cluster **out, planner_error *err)
+planner_status cluster_load_buffer(cluster **out, const char *text, size_t len,
+                                   const char *name, planner_error *err)
 {
     yloader ld = {name, text, len, err};
     ynode *root = NULL;
@@ -880,15 +880,15 @@ cleanup:
     return rc;
 }
 
-planner_status cluster_load(const char *path, cluster **out, planner_error *err)
+planner_status cluster_load(cluster **out, const char *path, planner_error *err)
 {
     char *text = NULL;
     size_t len = 0;
     planner_status rc;
     *out = NULL;
-    rc = file_read_all(path, INPUT_MAX_BYTES, &text, &len, err);
+    rc = file_read_all(&text, &len, path, INPUT_MAX_BYTES, err);
     if (rc == PLANNER_OK)
-        rc = cluster_load_buffer(text, len, path, out, err);
+        rc = cluster_load_buffer(out, text, len, path, err);
     pl_free(text);
     return rc;
 }

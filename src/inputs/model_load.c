@@ -650,8 +650,8 @@ static void note_our_keys(json_t *root, const model *m)
     }
 }
 
-planner_status model_load_buffer(const char *text, size_t len, const char *name,
-                                 const run_spec *run, model **out, planner_error *err)
+planner_status model_load_buffer(model **out, const char *text, size_t len,
+                                 const char *name, const run_spec *run, planner_error *err)
 {
     jsonin_doc ld;
     json_t *root;
@@ -693,16 +693,16 @@ cleanup:
     return rc;
 }
 
-planner_status model_load(const char *path, const run_spec *run, model **out,
+planner_status model_load(model **out, const char *path, const run_spec *run,
                           planner_error *err)
 {
     char *text = NULL;
     size_t len = 0;
     planner_status rc;
     *out = NULL;
-    rc = file_read_all(path, INPUT_MAX_BYTES, &text, &len, err);
+    rc = file_read_all(&text, &len, path, INPUT_MAX_BYTES, err);
     if (rc == PLANNER_OK)
-        rc = model_load_buffer(text, len, path, run, out, err);
+        rc = model_load_buffer(out, text, len, path, run, err);
     pl_free(text);
     return rc;
 }

@@ -390,7 +390,7 @@ planner_status sweep_merge(FILE *out, int n_files, char *const *paths, planner_e
     st.points = -1;
     for (int f = 0; f < n_files && rc == PLANNER_OK; f++) {
         size_t len = 0;
-        rc = file_read_all(paths[f], INPUT_MAX_BYTES * 4L, &text, &len, err);
+        rc = file_read_all(&text, &len, paths[f], INPUT_MAX_BYTES * 4L, err);
         if (rc == PLANNER_OK)
             rc = merge_shard(&st, f, paths[f], text, len, err);
         pl_free(text);

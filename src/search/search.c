@@ -1523,8 +1523,8 @@ cleanup:
  * bounds, the closest miss and its advice) runs on a copy of the cluster
  * whose GPUs have usable x (1 - F), so a plan leaves F of its GPU's usable
  * memory free; the plans' stage capacities are those reduced figures. */
-planner_status search_run(const model *m, const cluster *c, const cost_params *p,
-                          const search_options *opts, search_result *res,
+planner_status search_run(search_result *res, const model *m, const cluster *c,
+                          const cost_params *p, const search_options *opts,
                           planner_error *err)
 {
     cluster tight;

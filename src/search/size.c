@@ -66,7 +66,7 @@ static int probe(sizer *z, int n, planner_status *rc)
     grp.nodes = n;
     one.group = &grp;
     memset(&sr, 0, sizeof sr);
-    *rc = search_run(z->m, &one, z->p, &z->opts, &sr, z->err);
+    *rc = search_run(&sr, z->m, &one, z->p, &z->opts, z->err);
     if (*rc == PLANNER_OK) {
         row->fits = true;
         row->best = sr.top[0];

@@ -472,7 +472,7 @@ planner_status sweep_grid_parse_file(const char *path, sweep_grid *g, planner_er
 {
     char *text = NULL;
     size_t len = 0;
-    planner_status rc = file_read_all(path, GRID_FILE_MAX_BYTES, &text, &len, err);
+    planner_status rc = file_read_all(&text, &len, path, GRID_FILE_MAX_BYTES, err);
     if (rc != PLANNER_OK)
         return rc;
     rc = sweep_grid_parse_buffer(text, len, path, g, err);

@@ -32,11 +32,11 @@ planner_status sweep_run_load(sweep_run *run, planner_error *err)
     if (run->models == NULL || run->clusters == NULL)
         return error_oom(err);
     for (int i = 0; i < nm; i++)
-        if ((rc = model_load(g->axis[SWEEP_MODEL].str[i], NULL, &run->models[i], err)) !=
+        if ((rc = model_load(&run->models[i], g->axis[SWEEP_MODEL].str[i], NULL, err)) !=
             PLANNER_OK)
             return rc;
     for (int i = 0; i < nc; i++) {
-        if ((rc = cluster_load(g->axis[SWEEP_CLUSTER].str[i], &run->clusters[i], err)) !=
+        if ((rc = cluster_load(&run->clusters[i], g->axis[SWEEP_CLUSTER].str[i], err)) !=
             PLANNER_OK)
             return rc;
         if (g->axis[SWEEP_NODES].n > 0 && run->clusters[i]->n_groups != 1)
@@ -166,7 +166,7 @@ static planner_status row_search(sweep_row *row, const sweep_run *run, planner_e
     opts.seq_len = m->seq_len;
     opts.obj = run->obj;
     opts.goodput = run->goodput;
-    rc = search_run(m, &row->pc, &run->params, &opts, &row->res, &perr);
+    rc = search_run(&row->res, m, &row->pc, &run->params, &opts, &perr);
     if (rc == PLANNER_OK && row->res.n_top >= 1) {
         char why[320];
         row->status = "ok";

@@ -340,11 +340,11 @@ int cmd_plan(int argc, char **argv)
     if (a.calibration_path != NULL &&
         (rc = calibration_load(&params, a.calibration_path, &err)) != PLANNER_OK)
         goto cleanup;
-    if ((rc = model_load(a.model_path, &a.ov, &m, &err)) != PLANNER_OK)
+    if ((rc = model_load(&m, a.model_path, &a.ov, &err)) != PLANNER_OK)
         goto cleanup;
     for (int i = 0; i < m->n_notes; i++)   /* what the reader assumed or left out */
         fprintf(stderr, "planner: %s: warning: %s\n", a.model_path, m->notes[i]);
-    if ((rc = cluster_load(a.cluster_path, &c, &err)) != PLANNER_OK)
+    if ((rc = cluster_load(&c, a.cluster_path, &err)) != PLANNER_OK)
         goto cleanup;
 
     if (a.show_inputs) {
@@ -362,7 +362,7 @@ int cmd_plan(int argc, char **argv)
     progress_start(&pr, "planner: search, candidates evaluated",
                    progress_stderr_is_tty());   /* shown after ~1 s only */
     a.opts.progress = progress_hook_of(&pr);
-    rc = search_run(m, c, &params, &a.opts, &res, &err);
+    rc = search_run(&res, m, c, &params, &a.opts, &err);
     progress_finish(&pr);
     if (rc == PLANNER_E_INFEASIBLE) {
         /* exit 3 is an answer: the JSON document says so (strategies empty,

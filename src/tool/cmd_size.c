@@ -145,8 +145,8 @@ int cmd_size(int argc, char **argv)
     if (a.calibration_path != NULL &&
         (rc = calibration_load(&params, a.calibration_path, &err)) != PLANNER_OK)
         goto cleanup;
-    if ((rc = model_load(a.model_path, &a.ov, &m, &err)) != PLANNER_OK ||
-        (rc = cluster_load(a.cluster_path, &c, &err)) != PLANNER_OK)
+    if ((rc = model_load(&m, a.model_path, &a.ov, &err)) != PLANNER_OK ||
+        (rc = cluster_load(&c, a.cluster_path, &err)) != PLANNER_OK)
         goto cleanup;
     a.opts.gbs = m->global_batch;
     a.opts.seq_len = m->seq_len;

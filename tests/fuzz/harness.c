@@ -241,7 +241,7 @@ int harness_model(const uint8_t *data, size_t size, char *msg, int msg_size)
 
     if (text == NULL)
         return fail(msg, msg_size, "out of memory in the harness");
-    rc = model_load_buffer(text, size, name, NULL, &m, &err);
+    rc = model_load_buffer(&m, text, size, name, NULL, &err);
     if (rc == PLANNER_OK)
         ret = m == NULL ? fail(msg, msg_size, "model_load_buffer: OK without a model")
                         : check_model(m, msg, msg_size);
@@ -324,7 +324,7 @@ int harness_cluster(const uint8_t *data, size_t size, char *msg, int msg_size)
 
     if (text == NULL)
         return fail(msg, msg_size, "out of memory in the harness");
-    rc = cluster_load_buffer(text, size, name, &c, &err);
+    rc = cluster_load_buffer(&c, text, size, name, &err);
     if (rc == PLANNER_OK)
         ret = c == NULL ? fail(msg, msg_size, "cluster_load_buffer: OK without a cluster")
                         : check_cluster(c, msg, msg_size);
@@ -750,10 +750,10 @@ static int emit_case_init(emit_case *ec, const char *yaml, const char *fix)
     search_options_default(&o);
     o.top_n = 1;
     if (constraints_parse(fix, &o.fix, msg, sizeof msg) != 0 ||
-        model_load_buffer(emit_model_json, sizeof emit_model_json - 1, "emit.json", NULL, &ec->m,
+        model_load_buffer(&ec->m, emit_model_json, sizeof emit_model_json - 1, "emit.json", NULL,
                           &err) != PLANNER_OK ||
-        cluster_load_buffer(yaml, strlen(yaml), "emit.yaml", &ec->c, &err) != PLANNER_OK ||
-        search_run(ec->m, ec->c, &p, &o, &ec->res, &err) != PLANNER_OK)
+        cluster_load_buffer(&ec->c, yaml, strlen(yaml), "emit.yaml", &err) != PLANNER_OK ||
+        search_run(&ec->res, ec->m, ec->c, &p, &o, &err) != PLANNER_OK)
         return -1;
     emit_set_names(ec, emit_placeholder);
     for (int k = 0; k < 3; k++) {
