@@ -23,7 +23,7 @@ static model *load_model(const char *path)
 {
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
-    ck_assert_msg(model_load(path, NULL, &m, &err) == PLANNER_OK, "%s: %s", path, err.msg);
+    ck_assert_msg(model_load(&m, path, NULL, &err) == PLANNER_OK, "%s: %s", path, err.msg);
     return m;
 }
 
@@ -31,7 +31,7 @@ static cluster *yaml_cluster(const char *text)
 {
     planner_error err = PLANNER_ERROR_INIT;
     cluster *c = NULL;
-    ck_assert_msg(cluster_load_buffer(text, strlen(text), "mixed.yaml", &c, &err) == PLANNER_OK,
+    ck_assert_msg(cluster_load_buffer(&c, text, strlen(text), "mixed.yaml", &err) == PLANNER_OK,
                   "%s", err.msg);
     return c;
 }
@@ -226,7 +226,7 @@ START_TEST(amp_every_layout_evaluates)
     cluster *c = NULL;
     cost_params p;
     int combos = 0;
-    ck_assert(cluster_load("clusters/amp-3xp3-1xg4dn.yaml", &c, &err) == PLANNER_OK);
+    ck_assert(cluster_load(&c, "clusters/amp-3xp3-1xg4dn.yaml", &err) == PLANNER_OK);
     cost_params_default(&p);
     for (int tp = 1; tp <= 4; tp *= 2)
         for (int pp = 1; tp * pp <= 16; pp *= 2) {
@@ -239,7 +239,7 @@ START_TEST(amp_every_layout_evaluates)
             o.fix.tp = tp;
             o.fix.pp = pp;
             o.fix.dp = 16 / (tp * pp);
-            ck_assert_int_eq(search_run(m, c, &p, &o, &r, &err), PLANNER_OK);
+            ck_assert_int_eq(search_run(&r, m, c, &p, &o, &err), PLANNER_OK);
             ck_assert_msg(r.feasible > 0 && r.n_top == 1 && r.top[0].e.gpus == 16,
                           "tp %d pp %d: %ld feasible", tp, pp, r.feasible);
             if (pp <= 2)   /* a stage must span the groups */
@@ -267,7 +267,7 @@ START_TEST(dp_and_ilp_agree_on_mixed_stage)
     evaluation e[2];
     char why[160];
     double worst[2] = {0, 0};
-    ck_assert(cluster_load("clusters/amp-3xp3-1xg4dn.yaml", &c, &err) == PLANNER_OK);
+    ck_assert(cluster_load(&c, "clusters/amp-3xp3-1xg4dn.yaml", &err) == PLANNER_OK);
     cost_params_default(&p);
     for (int k = 0; k < 2; k++) {
         placer *pc = placer_new(m, c, &p, k == 1, 5.0);
