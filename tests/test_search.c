@@ -810,7 +810,7 @@ START_TEST(validated_plans_win_near_ties)
         search_result r;
         bool beaten = false;
         m->global_batch = 2048;
-        ck_assert_msg(cluster_load("clusters/a100x1024.yaml", &c, &err) == PLANNER_OK, "%s",
+        ck_assert_msg(cluster_load(&c, "clusters/a100x1024.yaml", &err) == PLANNER_OK, "%s",
                       err.msg);
         ck_assert_int_eq(run(m, c, NULL, false, 10, &r), PLANNER_OK);
         ck_assert(knobs_validated(&r.top[0].s));
