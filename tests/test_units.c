@@ -8,22 +8,22 @@
 
 static double parse_ok(const char *text, unit_kind kind)
 {
-    char msg[256] = "";
+    planner_error err = PLANNER_ERROR_INIT;
     double v = -1;
-    int rc = units_parse(text, kind, false, &v, msg, sizeof msg);
-    ck_assert_msg(rc == 0, "'%s' rejected: %s", text, msg);
+    planner_status rc = units_parse(&v, text, kind, false, &err);
+    ck_assert_msg(rc == PLANNER_OK, "'%s' rejected: %s", text, err.msg);
     return v;
 }
 
 static void parse_bad(const char *text, unit_kind kind, const char *needle)
 {
-    char msg[256] = "";
+    planner_error err = PLANNER_ERROR_INIT;
     double v = 12345;
-    int rc = units_parse(text, kind, false, &v, msg, sizeof msg);
-    ck_assert_msg(rc == -1, "'%s' accepted as %g", text, v);
+    planner_status rc = units_parse(&v, text, kind, false, &err);
+    ck_assert_msg(rc == PLANNER_E_INPUT && err.status == rc, "'%s' accepted as %g", text, v);
     ck_assert_msg(v == 12345, "'%s' wrote the output on error", text);
-    ck_assert_msg(strstr(msg, needle) != NULL, "'%s': message '%s' lacks '%s'", text, msg,
-                  needle);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s': message '%s' lacks '%s'", text,
+                  err.msg, needle);
 }
 
 START_TEST(bandwidth_bits_and_bytes)
@@ -60,7 +60,7 @@ END_TEST
 
 START_TEST(rejects)
 {
-    char msg[256];
+    planner_error err = PLANNER_ERROR_INIT;
     double v = -1;
     parse_bad("", UNIT_BANDWIDTH, "expected a bandwidth");
     parse_bad("fast", UNIT_BANDWIDTH, "expected a bandwidth");
@@ -76,7 +76,7 @@ START_TEST(rejects)
     parse_bad("1e400", UNIT_SIZE, "out of range");
     parse_bad("1e999TFLOPS", UNIT_FLOPS, "out of range");
     parse_bad(".", UNIT_SIZE, "expected");
-    ck_assert_int_eq(units_parse("0TFLOPS", UNIT_FLOPS, true, &v, msg, sizeof msg), 0);
+    ck_assert_int_eq(units_parse(&v, "0TFLOPS", UNIT_FLOPS, true, &err), PLANNER_OK);
     ck_assert(v == 0);
 }
 END_TEST

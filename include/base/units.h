@@ -13,6 +13,7 @@
 #define PLANNER_UNITS_H
 
 #include <stdbool.h>
+#include "base/error.h"
 
 typedef enum unit_kind {
     UNIT_BANDWIDTH,  /* -> bytes/s */
@@ -22,9 +23,10 @@ typedef enum unit_kind {
 } unit_kind;
 
 /* Parses `text` as a quantity of `kind` into *out (SI base units above).
- * Returns 0, or -1 with a message (no file/line) in msg. */
-int units_parse(const char *text, unit_kind kind, bool allow_zero, double *out,
-                char *msg, int msg_size);
+ * PLANNER_E_INPUT with the message in *err (no file or line: the caller
+ * knows where the text came from); *out is untouched on failure. */
+planner_status units_parse(double *out, const char *text, unit_kind kind, bool allow_zero,
+                           planner_error *err);
 
 /* Formats a value for people: "1.23 TB/s", "450 GB/s", "5.0 us", "79.6 GiB". */
 void units_format(double value, unit_kind kind, char *buf, int size);

@@ -107,8 +107,8 @@ static size_t scan_number(const char *s)
     return i;
 }
 
-int units_parse(const char *text, unit_kind kind, bool allow_zero, double *out,
-                char *msg, int msg_size)
+planner_status units_parse(double *out, const char *text, unit_kind kind, bool allow_zero,
+                           planner_error *err)
 {
     char num[64];
     size_t n;
@@ -123,8 +123,8 @@ int units_parse(const char *text, unit_kind kind, bool allow_zero, double *out,
         p++;
     n = scan_number(p);
     if (n == 0 || n >= sizeof num) {
-        snprintf(msg, (size_t)msg_size, "expected %s, got '%s'", unit_example(kind), text);
-        return -1;
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "expected %s, got '%s'",
+                         unit_example(kind), text);
     }
     memcpy(num, p, n);
     num[n] = '\0';
@@ -140,24 +140,21 @@ int units_parse(const char *text, unit_kind kind, bool allow_zero, double *out,
             if (strlen(u->suffix) == ulen && strncmp(u->suffix, unit, ulen) == 0)
                 break;
         if (u->suffix == NULL) {
-            snprintf(msg, (size_t)msg_size, "unknown unit in '%s' (known: %s)", text,
-                     unit_known(kind));
-            return -1;
+            return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                             "unknown unit in '%s' (known: %s)", text, unit_known(kind));
         }
         scale = u->scale;
     }
     v *= scale;
     if (!isfinite(v)) {
-        snprintf(msg, (size_t)msg_size, "'%s' is out of range", text);
-        return -1;
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "'%s' is out of range", text);
     }
     if (v < 0 || (v == 0 && !allow_zero)) {
-        snprintf(msg, (size_t)msg_size, "must be %s, got '%s'",
-                 allow_zero ? ">= 0" : "> 0", text);
-        return -1;
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "must be %s, got '%s'",
+                         allow_zero ? ">= 0" : "> 0", text);
     }
     *out = v;
-    return 0;
+    return PLANNER_OK;
 }
 
 /* Writes value/scale with three significant figures and the unit. */

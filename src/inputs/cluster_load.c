@@ -482,15 +482,15 @@ static planner_status yunit(const yloader *ld, const ynode *map, const ypath *p,
     const ynode *y = yget(map, key, NULL);
     ypath q = ypath_key(p, key);
     const quantity_range *r = range_of(key, kind);
-    char msg[256];
+    planner_error perr = PLANNER_ERROR_INIT;
     if (present != NULL)
         *present = 0;
     if (y == NULL)
         return PLANNER_OK;
     if (y->kind != Y_SCALAR)
         return fail(ld, y, &q, "must be a quantity such as 400Gbps, got %s", ykind_name(y));
-    if (units_parse(y->value, kind, allow_zero, out, msg, sizeof msg) != 0)
-        return fail(ld, y, &q, "%s", msg);
+    if (units_parse(out, y->value, kind, allow_zero, &perr) != PLANNER_OK)
+        return fail(ld, y, &q, "%.255s", perr.msg);   /* as long as it always was */
     if (r != NULL && !(allow_zero && *out == 0) && (*out < r->min || *out > r->max)) {
         char lo[32], hi[32];
         units_format(r->min, kind, lo, sizeof lo);

@@ -25,8 +25,7 @@ const char cli_goodput_help[] =
 /* A time: "300", "5min", "2h", "90d". */
 static int parse_time(const char *arg, bool allow_zero, double *out)
 {
-    char msg[160];
-    return units_parse(arg, UNIT_TIME, allow_zero, out, msg, sizeof msg) == 0 &&
+    return units_parse(out, arg, UNIT_TIME, allow_zero, NULL) == PLANNER_OK &&
                    *out <= 1e9
                ? 0
                : -1;

@@ -88,7 +88,7 @@ static int parse_size_args(int argc, char **argv, size_args *a)
                 return cli_usage_error("size", "--fix: %s", msg);
             break;
         case OPT_S_DEADLINE:
-            if (units_parse(optarg, UNIT_TIME, false, &a->deadline_s, msg, sizeof msg) != 0 ||
+            if (units_parse(&a->deadline_s, optarg, UNIT_TIME, false, NULL) != PLANNER_OK ||
                 a->deadline_s > 1e9)
                 return cli_usage_error("size", "--deadline: expected a time such as 90d or "
                                                "2000h (at most 1e9 s), got '%s'", optarg);

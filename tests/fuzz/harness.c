@@ -106,36 +106,34 @@ int harness_units(const uint8_t *data, size_t size, char *msg, int msg_size)
 {
     unit_kind kind;
     bool allow_zero;
-    char *text = NULL, *pmsg = NULL, fmt[64];
+    char *text = NULL, fmt[64];
     double v = -12345.0;
-    int rc, ret = 0;
+    planner_error perr = PLANNER_ERROR_INIT;
+    planner_status rc;
+    int ret = 0;
 
     if (size < 1)
         return 0;
     kind = (unit_kind)(data[0] & 3);
     allow_zero = (data[0] & 4) != 0;
     text = dup_cstr(data + 1, size - 1);
-    pmsg = pl_malloc(PARSER_MSG_SIZE);
-    if (text == NULL || pmsg == NULL) {
-        ret = fail(msg, msg_size, "out of memory in the harness");
-        goto cleanup;
-    }
-    memset(pmsg, 0x5a, PARSER_MSG_SIZE);
-    rc = units_parse(text, kind, allow_zero, &v, pmsg, PARSER_MSG_SIZE);
-    if (rc == 0) {
+    if (text == NULL)
+        return fail(msg, msg_size, "out of memory in the harness");
+    rc = units_parse(&v, text, kind, allow_zero, &perr);
+    if (rc == PLANNER_OK) {
         if (!isfinite(v) || v < 0 || (v == 0 && !allow_zero))
             ret = fail(msg, msg_size, "units_parse(kind %d, zero %d) accepted '%.40s' as %g",
                        (int)kind, (int)allow_zero, text, v);
         units_format(v, kind, fmt, (int)sizeof fmt);
         if (ret == 0 && memchr(fmt, '\0', sizeof fmt) == NULL)
             ret = fail(msg, msg_size, "units_format left its buffer unterminated");
-    } else if (rc != -1) {
-        ret = fail(msg, msg_size, "units_parse returned %d", rc);
-    } else if (!msg_ok(pmsg, PARSER_MSG_SIZE)) {
+    } else if (rc != PLANNER_E_INPUT) {
+        ret = fail(msg, msg_size, "units_parse returned %d", (int)rc);
+    } else if (perr.status != rc || perr.msg[0] == '\0') {
         ret = fail(msg, msg_size, "units_parse failed without a message");
+    } else if (v != -12345.0) {
+        ret = fail(msg, msg_size, "units_parse wrote its output on failure");
     }
-cleanup:
-    pl_free(pmsg);
     pl_free(text);
     return ret;
 }
