@@ -45,10 +45,11 @@ int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int 
 int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_per_node,
                       char *why, int why_size);
 
-/* One component of the launch: a run of consecutive pipeline stages on one
- * node group.  Megatron orders ranks tp-cp-ep-dp-pp (pp outermost), so stage
- * i owns global ranks [i tp cp dp, (i+1) tp cp dp); components in stage order
- * with node ranks assigned in the same order put every stage on its group. */
+/* One component of the launch: a run of consecutive ranks on one node
+ * group (whole stages, or the part of a stage spanning groups that sits on
+ * it).  Megatron orders ranks tp-cp-ep-dp-pp (pp outermost), so stage i owns
+ * global ranks [i tp cp dp, (i+1) tp cp dp); components in rank order with
+ * node ranks assigned in the same order put every rank on its group. */
 typedef struct emit_component {
     int group;              /* index into cluster.group */
     int first_stage;        /* first pipeline stage of the run */
@@ -57,6 +58,7 @@ typedef struct emit_component {
     int gpus_per_node;      /* processes per node (the group's GPUs per node) */
     int first_node;         /* node rank of its first node (sum of earlier nodes) */
     long first_rank;        /* global rank of its first process */
+    long gpus;              /* its processes (ranks) */
 } emit_component;
 
 /* Splits plan `pl` into launch components (at most `max`, written to out[],

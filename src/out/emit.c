@@ -271,16 +271,35 @@ static const node_group *stage_group(const cluster *c, const strategy *s, int i)
     return &c->group[g];
 }
 
+/* The node groups of s's GPUs (each stage's, all groups a stage spans), in
+ * rank order, repeats kept, at most cap; returns how many. */
+static int plan_groups(const cluster *c, const strategy *s, const node_group **out, int cap)
+{
+    int n = 0;
+    if (c == NULL || c->n_groups <= 0 || c->group == NULL)
+        return 0;
+    for (int i = 0; i < s->n_stages && n < cap; i++) {
+        int g[STAGE_MIX_MAX], gpus[STAGE_MIX_MAX];
+        int k = strategy_stage_members(s, i, g, gpus, STAGE_MIX_MAX);
+        for (int j = 0; j < k && n < cap; j++)
+            out[n++] = &c->group[g[j] >= 0 && g[j] < c->n_groups ? g[j] : 0];
+    }
+    return n;
+}
+
+#define PLAN_GROUPS_MAX (STRATEGY_MAX_STAGES + STRATEGY_MAX_MIXES * STAGE_MIX_MAX)
+
 /* True when any stage's GPU needs CUDA_DEVICE_MAX_CONNECTIONS=1. */
 static bool needs_max_connections(const cluster *c, const strategy *s)
 {
+    const node_group *gs[PLAN_GROUPS_MAX];
+    int n;
     if ((s->tp <= 1 && s->cp <= 1) || s->zero >= 2)
         return false;
-    for (int i = 0; i < s->n_stages; i++) {
-        const node_group *g = stage_group(c, s, i);
-        if (g != NULL && gen_before_blackwell(g->gpu.gen))
+    n = plan_groups(c, s, gs, PLAN_GROUPS_MAX);
+    for (int i = 0; i < n; i++)
+        if (gen_before_blackwell(gs[i]->gpu.gen))
             return true;
-    }
     return c == NULL;
 }
 
@@ -298,23 +317,33 @@ static int stage_dp(const strategy *s, int i)
 /* True when every stage's GPU runs FlashAttention (NVIDIA Ampere to Hopper). */
 static bool all_flash_capable(const cluster *c, const strategy *s)
 {
-    for (int i = 0; i < s->n_stages; i++) {
-        const node_group *g = stage_group(c, s, i);
-        if (g == NULL || !gen_is_nvidia(g->gpu.gen) || g->gpu.gen < GEN_AMPERE ||
-            !gen_before_blackwell(g->gpu.gen))
+    const node_group *gs[PLAN_GROUPS_MAX];
+    int n = plan_groups(c, s, gs, PLAN_GROUPS_MAX);
+    if (n < s->n_stages)
+        return false;   /* no cluster */
+    for (int i = 0; i < n; i++)
+        if (!gen_is_nvidia(gs[i]->gpu.gen) || gs[i]->gpu.gen < GEN_AMPERE ||
+            !gen_before_blackwell(gs[i]->gpu.gen))
             return false;
-    }
     return true;
 }
 
 /* The stage of the plan whose GPU has no dense peak for format `f` (the
  * catalog's 0: V100 and T4 have no BF16 and no FP8), or -1. */
-static int stage_without(const cluster *c, const strategy *s, peak_format f)
+static int stage_without(const cluster *c, const strategy *s, peak_format f,
+                         const node_group **which)
 {
-    for (int i = 0; i < s->n_stages; i++) {
-        const node_group *g = stage_group(c, s, i);
-        if (g != NULL && g->gpu.peak_flops[f] <= 0)
-            return i;
+    for (int i = 0; c != NULL && c->n_groups > 0 && c->group != NULL && i < s->n_stages; i++) {
+        int g[STAGE_MIX_MAX], gpus[STAGE_MIX_MAX];
+        int k = strategy_stage_members(s, i, g, gpus, STAGE_MIX_MAX);
+        for (int j = 0; j < k; j++) {
+            const node_group *ng = &c->group[g[j] >= 0 && g[j] < c->n_groups ? g[j] : 0];
+            if (ng->gpu.peak_flops[f] <= 0) {
+                if (which != NULL)
+                    *which = ng;
+                return i;
+            }
+        }
     }
     return -1;
 }
@@ -324,7 +353,7 @@ static int stage_without(const cluster *c, const strategy *s, peak_format f)
  * scales the loss dynamically (optimizer/grad_scaler.py). */
 static precision emitted_precision(const model *m, const cluster *c, const strategy *s)
 {
-    if (m->prec == PREC_BF16 && stage_without(c, s, PEAK_BF16) >= 0)
+    if (m->prec == PREC_BF16 && stage_without(c, s, PEAK_BF16, NULL) >= 0)
         return PREC_FP16;
     return m->prec;
 }
@@ -385,22 +414,32 @@ int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_p
     return 0;
 }
 
-/* Runs of consecutive stages on one group, in stage order (no node math). */
+/* Runs of consecutive ranks on one group, in rank order (no node math): the
+ * stages' groups (a stage spanning groups: each of its groups' share). */
 static int stage_runs(const strategy *s, emit_component *out, int max)
 {
     int n = 0;
+    long rank = 0;
     for (int i = 0; i < s->n_stages; i++) {
-        if (n > 0 && out[n - 1].group == s->stage[i].group) {
-            out[n - 1].n_stages++;
-            continue;
+        int g[STAGE_MIX_MAX], gpus[STAGE_MIX_MAX];
+        int k = strategy_stage_members(s, i, g, gpus, STAGE_MIX_MAX);
+        for (int j = 0; j < k; j++) {
+            if (n > 0 && out[n - 1].group == g[j]) {
+                out[n - 1].n_stages = i - out[n - 1].first_stage + 1;
+                out[n - 1].gpus += gpus[j];
+            } else {
+                if (n >= max)
+                    return -1;
+                memset(&out[n], 0, sizeof out[n]);
+                out[n].group = g[j];
+                out[n].first_stage = i;
+                out[n].n_stages = 1;
+                out[n].first_rank = rank;
+                out[n].gpus = gpus[j];
+                n++;
+            }
+            rank += gpus[j];
         }
-        if (n >= max)
-            return -1;
-        memset(&out[n], 0, sizeof out[n]);
-        out[n].group = s->stage[i].group;
-        out[n].first_stage = i;
-        out[n].n_stages = 1;
-        n++;
     }
     return n;
 }
@@ -409,7 +448,6 @@ int emit_components(const cluster *c, const plan *pl, emit_component *out, int m
                     char *why, int why_size)
 {
     const strategy *s = &pl->s;
-    long per_stage = (long)s->tp * (s->cp > 0 ? s->cp : 1) * s->dp;
     int k, node = 0, used[CLUSTER_MAX_GROUPS] = {0};
 
     *n = 0;
@@ -447,7 +485,7 @@ int emit_components(const cluster *c, const plan *pl, emit_component *out, int m
     }
     for (int j = 0; j < k; j++) {
         const node_group *g = &c->group[out[j].group];
-        long gpus = per_stage * out[j].n_stages;
+        long gpus = out[j].gpus;
         if (g->gpus_per_node <= 0 || gpus % g->gpus_per_node != 0) {
             why_set(why, why_size, "stages %d-%d on %s use %ld GPUs, not whole nodes of %d",
                     out[j].first_stage, out[j].first_stage + out[j].n_stages - 1, g->name, gpus,
@@ -457,7 +495,6 @@ int emit_components(const cluster *c, const plan *pl, emit_component *out, int m
         out[j].gpus_per_node = g->gpus_per_node;
         out[j].nodes = (int)(gpus / g->gpus_per_node);
         out[j].first_node = node;
-        out[j].first_rank = per_stage * out[j].first_stage;
         node += out[j].nodes;
         used[out[j].group] += out[j].nodes;
         if (used[out[j].group] > g->nodes) {
@@ -1104,6 +1141,27 @@ static void print_group(FILE *out, const node_group *g)
     fputc(')', out);
 }
 
+/* The stages spanning node groups: "#   stage 0 (7 layers) spans T4 x4 +
+ * V100-SXM2-16GB x4" (AMP's mixed data-parallel replicas: the slowest GPU
+ * paces them). */
+static void print_mixed_stages(FILE *out, const cluster *c, const strategy *s)
+{
+    for (int i = 0; i < s->n_stages; i++) {
+        int g[STAGE_MIX_MAX], gpus[STAGE_MIX_MAX], k;
+        if (strategy_stage_mix(s, i) == NULL)
+            continue;
+        k = strategy_stage_members(s, i, g, gpus, STAGE_MIX_MAX);
+        fprintf(out, "#   stage %d (%d layers) spans", i, s->stage[i].n_layers);
+        for (int j = 0; j < k; j++) {
+            fputs(j ? " +" : "", out);
+            fputc(' ', out);
+            shell_word(out, c->group[g[j] >= 0 && g[j] < c->n_groups ? g[j] : 0].gpu.name);
+            fprintf(out, " x%d", gpus[j]);
+        }
+        fputs(" (its data-parallel replicas run at the slowest GPU's pace)\n", out);
+    }
+}
+
 /* "# model M on C (GPU)"; with stages on several groups, every group's GPU
  * and the stage map: which stages, layers and global ranks each run holds. */
 static void print_summary(FILE *out, const model *m, const cluster *c, const plan *pl,
@@ -1134,17 +1192,18 @@ static void print_summary(FILE *out, const model *m, const cluster *c, const pla
             const node_group *g = &c->group[k->group];
             int layers = 0, last = k->first_stage + k->n_stages - 1;
             for (int i = k->first_stage; i <= last; i++)
-                layers += s->stage[i].n_layers;
+                if (strategy_stage_mix(s, i) == NULL)   /* spanning groups: below */
+                    layers += s->stage[i].n_layers;
             fprintf(out, "#   group %d: ", j);
             print_group(out, g);
             fprintf(out, ": stages %d-%d, %d layers, global ranks %ld-%ld", k->first_stage, last,
-                    layers,
-                    stage_ranks(s) * k->first_stage, stage_ranks(s) * (last + 1) - 1);
+                    layers, k->first_rank, k->first_rank + k->gpus - 1);
             if (lm->have_nodes)
                 fprintf(out, ", %d nodes x %d GPUs, node ranks %d-%d", k->nodes,
                         k->gpus_per_node, k->first_node, k->first_node + k->nodes - 1);
             fputc('\n', out);
         }
+        print_mixed_stages(out, c, s);
     }
     fprintf(out, "# plan: tp=%d pp=%d dp=%d cp=%d ep=%d vpp=%d mbs=%d gbs=%d seq=%d sp=%s "
                  "recompute=%s zero=%d (%d GPUs, %ld micro-batches per step)\n",
@@ -1455,10 +1514,11 @@ static int release_check(const model *m, const cluster *c, const plan *pl,
 {
     const strategy *s = &pl->s;
     precision p = emitted_precision(m, c, s);
-    int i = p == PREC_FP32 ? -1 : stage_without(c, s, precision_peak(p));
+    const node_group *lacking = NULL;
+    int i = p == PREC_FP32 ? -1 : stage_without(c, s, precision_peak(p), &lacking);
     if (i >= 0) {
         why_set(why, why_size, "pipeline stage %d runs on %s, which has no %s", i,
-                stage_group(c, s, i)->gpu.name, precision_name(p));
+                lacking->gpu.name, precision_name(p));
         return -1;
     }
     if (ver == MEGATRON_0_15 && p == PREC_FP16 && s->ep > 1) {

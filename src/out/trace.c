@@ -48,6 +48,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "schedule/pipeline.h"
+#include "out/report.h"
 #include "out/trace.h"
 
 #define TRACE_SVG_MAX_RECTS 6000
@@ -226,9 +227,14 @@ static const char *kind_name(sched_kind k)
     return "?";
 }
 
-static const char *gpu_of_stage(const cluster *c, const strategy *s, int i)
+/* Stage i's GPU ("H100-SXM"; spanning groups "V100-SXM2-16GBx12+T4x4"). */
+static const char *gpu_of_stage(const cluster *c, const strategy *s, int i, char *buf,
+                                size_t size)
 {
-    return c->group[clamp_group(c, s->stage[i].group)].gpu.name;
+    if (strategy_stage_mix(s, i) == NULL)
+        return c->group[clamp_group(c, s->stage[i].group)].gpu.name;
+    report_stage_gpus(c, s, i, buf, size);
+    return buf;
 }
 
 static void plan_line(const model *m, const plan *pl, char *buf, size_t size)
@@ -292,15 +298,17 @@ enum { TID_COMPUTE = 0, TID_P2P = 1, TID_DP = 2 };
 static int chrome_metadata(FILE *out, const cluster *c, const strategy *s, bool *first)
 {
     static const char *const tname[3] = {"compute", "p2p send", "data parallel + optimizer"};
-    char line[512];
+    char line[512], gpus[160];
     for (int i = 0; i < s->pp; i++) {
         int last = s->stage[i].first_layer + s->stage[i].n_layers - 1;
         if (s->vpp > 1)
             snprintf(line, sizeof line, "stage %d: %d layers in %d chunks, %s x %d", i,
-                     s->stage[i].n_layers, s->vpp, gpu_of_stage(c, s, i), s->tp * s->dp);
+                     s->stage[i].n_layers, s->vpp, gpu_of_stage(c, s, i, gpus, sizeof gpus),
+                     s->tp * s->dp);
         else
             snprintf(line, sizeof line, "stage %d: layers %d-%d, %s x %d", i,
-                     s->stage[i].first_layer, last, gpu_of_stage(c, s, i), s->tp * s->dp);
+                     s->stage[i].first_layer, last, gpu_of_stage(c, s, i, gpus, sizeof gpus),
+                     s->tp * s->dp);
         if (put_event(out, meta_event("process_name", i, 0, "name", json_string(line)),
                       first) != 0 ||
             put_event(out, meta_event("process_sort_index", i, 0, "sort_index",

@@ -173,10 +173,10 @@ static void occupy(const cluster *c, const strategy *s, const evaluation *e,
         per_group[0] = e->gpus > 0 ? e->gpus : strategy_gpus(s);
     } else {
         for (i = 0; i < s->n_stages; i++) {
-            const stage_spec *st = &s->stage[i];
-            int gi = st->group >= 0 && st->group < c->n_groups ? st->group : 0;
-            per_group[gi] += (st->tp > 0 ? st->tp : s->tp) *
-                             (st->dp > 0 ? st->dp : s->dp) * (s->cp > 0 ? s->cp : 1);
+            int mg[STAGE_MIX_MAX], mn[STAGE_MIX_MAX];
+            int k = strategy_stage_members(s, i, mg, mn, STAGE_MIX_MAX);
+            for (int j = 0; j < k; j++)   /* a stage spanning groups: each its share */
+                per_group[mg[j] >= 0 && mg[j] < c->n_groups ? mg[j] : 0] += mn[j];
         }
     }
     oc->rate_default = true;

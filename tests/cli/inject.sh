@@ -27,7 +27,7 @@ replace() {
             'name: '*) printf 'name: "%s"\n' "$NAME" ;;
             '  - name: dgx-h100') printf '  - name: "h\\n$(pwned)"\n' ;;
             '  - name: dgx-a100') printf '  - name: "a;pwned #`pwned`"\n' ;;
-            '  - between: '*) printf '  - between: ["h\\n$(pwned)", "a;pwned #`pwned`"]\n' ;;
+            '  - between: [dgx-h100'*) printf '  - between: ["h\\n$(pwned)", "a;pwned #`pwned`"]\n' ;;
             *) printf '%s\n' "$line" ;;
         esac
     done < "$1"
@@ -36,6 +36,17 @@ replace configs/gpt3-175b.json > "$T/model.json"
 replace clusters/h100-a100-mixed.yaml > "$T/mixed.yaml"
 grep -q 'pwned' "$T/model.json" || fail "test setup: no hostile model name"
 [ "$(grep -c 'pwned' "$T/mixed.yaml")" -eq 4 ] || fail "test setup: hostile cluster names"
+# AMP's 12 V100 + 4 T4 with pp 2 over all 16 GPUs: a stage spans both groups
+# (names without control characters, which would be refused at load time)
+while IFS= read -r line; do
+    case $line in
+        '  - name: p3') printf '  - name: "p$(pwned) #`pwned`"\n' ;;
+        '  - name: g4dn') printf '  - name: "g;pwned '"'"'\\"pwned\\""\n' ;;
+        '  - between: '*) printf '  - between: ["p$(pwned) #`pwned`", "g;pwned '"'"'\\"pwned\\""]\n' ;;
+        *) printf '%s\n' "$line" ;;
+    esac
+done < clusters/amp-3xp3-1xg4dn.yaml > "$T/amp.yaml"
+[ "$(grep -c 'pwned' "$T/amp.yaml")" -eq 3 ] || fail "test setup: hostile AMP names"
 # an HF config in a directory whose name is hostile (the report may title the
 # model by it)
 D="$T/m\$(pwned);\`pwned\`'
@@ -45,17 +56,20 @@ mkdir "$D" && cp configs/llama3-70b.json "$D/config.json" || fail "test setup: $
 # node lists for the stubbed Slurm: N names from PREFIX
 nodes() { i=0; l=""; while [ $i -lt "$2" ]; do l="$l${l:+,}$1$i"; i=$((i + 1)); done; echo "$l"; }
 
-check() {   # check LABEL MODEL CLUSTER
+check() {   # check LABEL MODEL CLUSTER [PLANNER ARGS...]
+    label=$1 model=$2 cl=$3
+    shift 3
+    extra=$*
     for kind in megatron slurm torchrun; do
-        out="$T/$1-$kind.sh"
-        $P --model "$2" --cluster "$3" --emit $kind > "$out" 2> "$T/err"; rc=$?
+        out="$T/$label-$kind.sh"
+        $P --model "$model" --cluster "$cl" --emit $kind $extra > "$out" 2> "$T/err"; rc=$?
         if [ $rc -eq 1 ] && grep -q 'control character' "$T/err"; then
             continue    # refused at load time
         fi
-        [ $rc -eq 0 ] || fail "$1 --emit $kind: exit $rc: $(cat "$T/err")"
-        bash -n "$out" || fail "$1 $kind: bash -n"
+        [ $rc -eq 0 ] || fail "$label --emit $kind: exit $rc: $(cat "$T/err")"
+        bash -n "$out" || fail "$label $kind: bash -n"
         if command -v shellcheck > /dev/null 2>&1 && [ $kind != megatron ]; then
-            shellcheck "$out" || fail "$1 $kind: shellcheck"
+            shellcheck "$out" || fail "$label $kind: shellcheck"
         fi
         # the Slurm allocation the script asks for: one node list per component
         env="" k=0
@@ -65,17 +79,17 @@ check() {   # check LABEL MODEL CLUSTER
             k=$((k + 1))
         done
         # shellcheck disable=SC2086
-        tests/stubs/run.sh "$T/run-$1-$kind" "$out" $env 2> "$T/run.err"; rc=$?
-        r="$T/run-$1-$kind"
-        [ ! -e "$r/pwned" ] || fail "$1 $kind: a name's command ran"
+        tests/stubs/run.sh "$T/run-$label-$kind" "$out" $env 2> "$T/run.err"; rc=$?
+        r="$T/run-$label-$kind"
+        [ ! -e "$r/pwned" ] || fail "$label $kind: a name's command ran"
         if [ $kind = megatron ]; then
             # the argument list alone: its first flag is the only command
             [ "$(cat "$r/notfound")" = "--num-layers" ] ||
-                fail "$1 megatron: commands run: $(cat "$r/notfound")"
+                fail "$label megatron: commands run: $(cat "$r/notfound")"
         else
-            [ $rc -eq 0 ] || fail "$1 $kind: exit $rc under the stubs: $(cat "$T/run.err")"
-            [ ! -s "$r/notfound" ] || fail "$1 $kind: commands run: $(cat "$r/notfound")"
-            grep -q '^--num-layers$' "$r/torchrun.log" || fail "$1 $kind: torchrun not reached"
+            [ $rc -eq 0 ] || fail "$label $kind: exit $rc under the stubs: $(cat "$T/run.err")"
+            [ ! -s "$r/notfound" ] || fail "$label $kind: commands run: $(cat "$r/notfound")"
+            grep -q '^--num-layers$' "$r/torchrun.log" || fail "$label $kind: torchrun not reached"
         fi
     done
 }
@@ -83,4 +97,7 @@ check() {   # check LABEL MODEL CLUSTER
 check model "$T/model.json" clusters/h100x512.yaml
 check cluster configs/llama3-70b.json "$T/mixed.yaml"
 check hfdir "$D/config.json" "$T/mixed.yaml"
+check amp-mixed configs/amp-gpt2.json "$T/amp.yaml" --fix pp=2,gpus=16
+grep -q 'stage 0 (7 layers) spans T4 x4 + V100-SXM2-16GB x4' "$T/amp-mixed-slurm.sh" ||
+    fail "amp-mixed slurm: no line for the stage spanning groups"
 echo "inject.sh: ok"
