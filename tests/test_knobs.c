@@ -150,9 +150,9 @@ END_TEST
 START_TEST(fix_from_registry)
 {
     strategy_constraints c = STRATEGY_CONSTRAINTS_INIT;
-    char msg[256];
-    ck_assert_int_eq(constraints_parse("tp=8, pp=16,sp=off,recompute=full,zero=1,ep=2,gpus=64",
-                                       &c, msg, sizeof msg), 0);
+    planner_error e = PLANNER_ERROR_INIT;
+    ck_assert_int_eq(constraints_parse(&c, "tp=8, pp=16,sp=off,recompute=full,zero=1,ep=2,gpus=64",
+                                       NULL), PLANNER_OK);
     ck_assert_int_eq(c.tp, 8);
     ck_assert_int_eq(c.pp, 16);
     ck_assert_int_eq(c.sp, 0);
@@ -161,28 +161,34 @@ START_TEST(fix_from_registry)
     ck_assert_int_eq(c.ep, 2);
     ck_assert_int_eq(c.gpus, 64);
     ck_assert_int_eq(c.dp, -1);
-    ck_assert_int_eq(constraints_parse("pp=257", &c, msg, sizeof msg), -1);
-    ck_assert_str_eq(msg, "pp: expected an integer in 1..256, got '257'");
-    ck_assert_int_eq(constraints_parse("tq=8", &c, msg, sizeof msg), -1);
-    ck_assert_str_eq(msg, "unknown key 'tq' (did you mean 'tp'?)");
-    ck_assert_int_eq(constraints_parse("zebra=1", &c, msg, sizeof msg), -1);
-    ck_assert_str_eq(msg, "unknown key 'zebra' (known: tp pp dp cp ep vpp mbs sp recompute "
+    error_clear(&e);
+    ck_assert_int_eq(constraints_parse(&c, "pp=257", &e), PLANNER_E_USAGE);
+    ck_assert_str_eq(e.msg, "pp: expected an integer in 1..256, got '257'");
+    error_clear(&e);
+    ck_assert_int_eq(constraints_parse(&c, "tq=8", &e), PLANNER_E_USAGE);
+    ck_assert_str_eq(e.msg, "unknown key 'tq' (did you mean 'tp'?)");
+    error_clear(&e);
+    ck_assert_int_eq(constraints_parse(&c, "zebra=1", &e), PLANNER_E_USAGE);
+    ck_assert_str_eq(e.msg, "unknown key 'zebra' (known: tp pp dp cp ep vpp mbs sp recompute "
                           "recompute_layers zero overlap_grad_reduce overlap_param_gather "
                           "tp_comm_overlap gpus)");
     /* every knob but the split accounting is a --fix key */
     c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
     ck_assert(!knobs_any_fixed(&c));
-    ck_assert_int_eq(constraints_parse("overlap_grad_reduce=off,tp_comm_overlap=on,"
-                                       "recompute_layers=0", &c, msg, sizeof msg), 0);
+    ck_assert_int_eq(constraints_parse(&c, "overlap_grad_reduce=off,tp_comm_overlap=on,"
+                                       "recompute_layers=0", NULL), 0);
     ck_assert_int_eq(c.overlap_grad_reduce, 0);
     ck_assert_int_eq(c.tp_comm_overlap, 1);
     ck_assert_int_eq(c.recompute_layers, 0);
     ck_assert_int_eq(c.overlap_param_gather, -1);
     ck_assert(knobs_any_fixed(&c));
-    ck_assert_int_eq(constraints_parse("account_loss=on", &c, msg, sizeof msg), -1);
-    ck_assert_int_eq(constraints_parse("sp=maybe", &c, msg, sizeof msg), -1);
-    ck_assert_int_eq(constraints_parse("tp=8,tp=4", &c, msg, sizeof msg), -1);
-    ck_assert_str_eq(msg, "duplicate key 'tp'");
+    error_clear(&e);
+    ck_assert_int_eq(constraints_parse(&c, "account_loss=on", &e), PLANNER_E_USAGE);
+    error_clear(&e);
+    ck_assert_int_eq(constraints_parse(&c, "sp=maybe", &e), PLANNER_E_USAGE);
+    error_clear(&e);
+    ck_assert_int_eq(constraints_parse(&c, "tp=8,tp=4", &e), PLANNER_E_USAGE);
+    ck_assert_str_eq(e.msg, "duplicate key 'tp'");
 }
 END_TEST
 

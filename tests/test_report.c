@@ -25,7 +25,6 @@ static void plan_gpt3(fixture *f, int nodes, double gib, const char *fix)
 {
     planner_error err = PLANNER_ERROR_INIT;
     cost_params p;
-    char msg[256];
     const gpu_spec *h100 = catalog_find("H100-SXM");
     memset(f, 0, sizeof *f);
     ck_assert_int_eq(model_load(&f->m, "configs/gpt3-175b.json", NULL, &err), PLANNER_OK);
@@ -48,7 +47,7 @@ static void plan_gpt3(fixture *f, int nodes, double gib, const char *fix)
     f->o.gbs = f->m->global_batch;
     f->o.seq_len = f->m->seq_len;
     if (fix != NULL)
-        ck_assert_int_eq(constraints_parse(fix, &f->o.fix, msg, sizeof msg), 0);
+        ck_assert_int_eq(constraints_parse(&f->o.fix, fix, NULL), 0);
     cost_params_default(&p);
     f->rc = search_run(&f->r, f->m, &f->c, &p, &f->o, &err);
     ck_assert_msg(f->rc == PLANNER_OK || f->rc == PLANNER_E_INFEASIBLE, "%s", err.msg);
@@ -332,7 +331,7 @@ START_TEST(interleaved_chunks_shown)
     cluster *c = NULL;
     planner_error err = PLANNER_ERROR_INIT;
     cost_params p;
-    char msg[256], *text;
+    char *text;
     int rc;
     memset(&f, 0, sizeof f);
     ck_assert_int_eq(model_load(&f.m, "configs/llama3.1-405b.json", NULL, &err), PLANNER_OK);
@@ -342,7 +341,7 @@ START_TEST(interleaved_chunks_shown)
     f.o.top_n = 1;
     f.o.gbs = 2048;
     f.o.seq_len = 8192;
-    ck_assert_int_eq(constraints_parse("tp=8,pp=8,vpp=8,mbs=1", &f.o.fix, msg, sizeof msg), 0);
+    ck_assert_int_eq(constraints_parse(&f.o.fix, "tp=8,pp=8,vpp=8,mbs=1", NULL), 0);
     cost_params_default(&p);
     ck_assert_int_eq(search_run(&f.r, f.m, &f.c, &p, &f.o, &err), PLANNER_OK);
     ck_assert(f.r.top[0].s.account_embedding && f.r.top[0].s.account_loss);

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
+#include "base/error.h"
 #include "model/strategy.h"
 
 struct model;
@@ -163,7 +164,9 @@ int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf,
 
 /* Parses "tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1,gpus=64" into
  * *out (starting from *out's current values): every fixable knob's key, and
- * gpus.  Returns 0, or -1 with a message. */
-int constraints_parse(const char *text, strategy_constraints *out, char *msg, int msg_size);
+ * gpus.  PLANNER_E_USAGE with the message (no position: the caller adds
+ * the option or the file's line) in *err; *out is untouched on failure. */
+planner_status constraints_parse(strategy_constraints *out, const char *text,
+                                 planner_error *err);
 
 #endif

@@ -468,7 +468,8 @@ static int fix_key_index(const char *key, const char **names, int n, char *msg, 
     return -1;
 }
 
-int constraints_parse(const char *text, strategy_constraints *out, char *msg, int msg_size)
+/* The list into *out; 0, or -1 with the message in msg. */
+static int parse_list(const char *text, strategy_constraints *out, char *msg, int msg_size)
 {
     strategy_constraints c = *out;
     const char *names[KNOB_COUNT + 1];
@@ -522,4 +523,13 @@ int constraints_parse(const char *text, strategy_constraints *out, char *msg, in
     }
     *out = c;
     return 0;
+}
+
+planner_status constraints_parse(strategy_constraints *out, const char *text,
+                                 planner_error *err)
+{
+    char msg[ERROR_MSG_MAX];
+    if (parse_list(text, out, msg, sizeof msg) != 0)
+        return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL, "%s", msg);
+    return PLANNER_OK;
 }

@@ -385,12 +385,12 @@ static planner_status grid_fix(char *val, const char *name, int line_no, int col
                                sweep_grid *g, planner_error *err)
 {
     strategy_constraints probe = STRATEGY_CONSTRAINTS_INIT;
-    char msg[512];
+    planner_error perr = PLANNER_ERROR_INIT;
     size_t vl = strlen(val);
     while (vl > 0 && isspace((unsigned char)val[vl - 1]))
         val[--vl] = '\0';
-    if (constraints_parse(val, &probe, msg, sizeof msg) != 0)
-        return error_set(err, PLANNER_E_INPUT, name, line_no, col, NULL, "fix: %s", msg);
+    if (constraints_parse(&probe, val, &perr) != PLANNER_OK)
+        return error_set(err, PLANNER_E_INPUT, name, line_no, col, NULL, "fix: %.511s", perr.msg);
     g->fix = pl_strdup(val);
     return g->fix == NULL ? error_oom(err) : PLANNER_OK;
 }

@@ -116,7 +116,7 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         {"mem-headroom", required_argument, NULL, OPT_MEM_HEADROOM},
         CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
-    char msg[256];
+    planner_error perr = PLANNER_ERROR_INIT;
     int ch, gp;
 
     optind = 1;
@@ -143,8 +143,8 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
                 return cli_usage_error("", "--seq: expected an integer in 1..16777216, got '%s'", optarg);
             break;
         case OPT_FIX:
-            if (constraints_parse(optarg, &a->opts.fix, msg, sizeof msg) != 0)
-                return cli_usage_error("", "--fix: %s", msg);
+            if (constraints_parse(&a->opts.fix, optarg, &perr) != PLANNER_OK)
+                return cli_usage_error("", "--fix: %.255s", perr.msg);
             break;
         case OPT_TOP:
             if (cli_parse_int(optarg, 1, 10000, &a->opts.top_n) != 0)

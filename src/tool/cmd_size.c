@@ -65,7 +65,7 @@ static int parse_size_args(int argc, char **argv, size_args *a)
         {"mem-headroom", required_argument, NULL, OPT_S_HEADROOM},
         CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
-    char msg[256];
+    planner_error perr = PLANNER_ERROR_INIT;
     int ch, rc;
 
     optind = 1;
@@ -84,8 +84,8 @@ static int parse_size_args(int argc, char **argv, size_args *a)
                 return cli_usage_error("size", "--seq: expected an integer in 1..16777216, got '%s'", optarg);
             break;
         case OPT_S_FIX:
-            if (constraints_parse(optarg, &a->opts.fix, msg, sizeof msg) != 0)
-                return cli_usage_error("size", "--fix: %s", msg);
+            if (constraints_parse(&a->opts.fix, optarg, &perr) != PLANNER_OK)
+                return cli_usage_error("size", "--fix: %.255s", perr.msg);
             break;
         case OPT_S_DEADLINE:
             if (units_parse(&a->deadline_s, optarg, UNIT_TIME, false, NULL) != PLANNER_OK ||

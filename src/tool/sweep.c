@@ -256,6 +256,7 @@ static planner_status sweep_inputs_add(output_set *os, const sweep_args *a,
 static int sweep_grid_build(sweep_run *run, const sweep_args *a, planner_error *err)
 {
     char msg[512];
+    planner_error perr = PLANNER_ERROR_INIT;
     planner_status rc;
     if (a->grid_path != NULL &&
         (rc = sweep_grid_parse_file(a->grid_path, &run->grid, err)) != PLANNER_OK)
@@ -276,8 +277,8 @@ static int sweep_grid_build(sweep_run *run, const sweep_args *a, planner_error *
             return error_oom(err);
     }
     run->fix = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
-    if (run->grid.fix != NULL && constraints_parse(run->grid.fix, &run->fix, msg, sizeof msg) != 0)
-        return cli_usage_error("sweep ", "--fix: %s", msg);
+    if (run->grid.fix != NULL && constraints_parse(&run->fix, run->grid.fix, &perr) != PLANNER_OK)
+        return cli_usage_error("sweep ", "--fix: %.511s", perr.msg);
     if (run->grid.axis[SWEEP_MODEL].n == 0 || run->grid.axis[SWEEP_CLUSTER].n == 0)
         return cli_usage_error("sweep ", "missing %s (give --%s FILE or a grid file with '%s = "
                                "FILE')",

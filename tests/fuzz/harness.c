@@ -68,19 +68,19 @@ int harness_constraints(const uint8_t *data, size_t size, char *msg, int msg_siz
 {
     strategy_constraints c = STRATEGY_CONSTRAINTS_INIT;
     char *text = dup_cstr(data, size);
-    char *pmsg = pl_malloc(PARSER_MSG_SIZE);
-    int rc, ret = 0;
+    planner_error perr = PLANNER_ERROR_INIT;
+    planner_status rc;
+    int ret = 0;
 
-    if (text == NULL || pmsg == NULL) {
+    if (text == NULL) {
         ret = fail(msg, msg_size, "out of memory in the harness");
         goto cleanup;
     }
-    memset(pmsg, 0x5a, PARSER_MSG_SIZE);
-    rc = constraints_parse(text, &c, pmsg, PARSER_MSG_SIZE);
-    if (rc != 0 && rc != -1) {
-        ret = fail(msg, msg_size, "constraints_parse returned %d (not 0 or -1)", rc);
-    } else if (rc == -1) {
-        if (!msg_ok(pmsg, PARSER_MSG_SIZE))
+    rc = constraints_parse(&c, text, &perr);
+    if (rc != PLANNER_OK && rc != PLANNER_E_USAGE) {
+        ret = fail(msg, msg_size, "constraints_parse returned %d (not ok or usage)", (int)rc);
+    } else if (rc == PLANNER_E_USAGE) {
+        if (perr.status != rc || perr.msg[0] == '\0')
             ret = fail(msg, msg_size, "constraints_parse failed without a message");
     } else {
         const struct { const char *key; int v, lo; } deg[] = {
@@ -97,7 +97,6 @@ int harness_constraints(const uint8_t *data, size_t size, char *msg, int msg_siz
             ret = fail(msg, msg_size, "accepted zero=%d", c.zero);
     }
 cleanup:
-    pl_free(pmsg);
     pl_free(text);
     return ret;
 }
@@ -747,7 +746,7 @@ static int emit_case_init(emit_case *ec, const char *yaml, const char *fix)
     cost_params_default(&p);
     search_options_default(&o);
     o.top_n = 1;
-    if (constraints_parse(fix, &o.fix, msg, sizeof msg) != 0 ||
+    if (constraints_parse(&o.fix, fix, &err) != PLANNER_OK ||
         model_load_buffer(&ec->m, emit_model_json, sizeof emit_model_json - 1, "emit.json", NULL,
                           &err) != PLANNER_OK ||
         cluster_load_buffer(&ec->c, yaml, strlen(yaml), "emit.yaml", &err) != PLANNER_OK ||
