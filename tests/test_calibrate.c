@@ -16,6 +16,7 @@
 #include "base/alloc.h"
 #include "fit/calibrate.h"
 #include "fit/calibration.h"
+#include "fit/crossval.h"
 #include "testutil.h"
 
 /* One run: id, gpu, gpus, layers, hidden, heads, ffn, seq, activation,
@@ -163,6 +164,14 @@ static void check_recovered(const calib_fit *f, const cost_params *want)
         ck_assert_msg(fabs(got - exp) <= 1e-6 * fabs(exp), "%s = %.12g, expected %.12g", name,
                       got, exp);
     }
+}
+
+/* A parameter's name (a static buffer: one at a time). */
+static const char *k_name(const calib_param *p)
+{
+    static char name[CALIB_NAME_MAX];
+    calib_param_name(p, name, sizeof name);
+    return name;
 }
 
 /* The progress hook (issue 16: calibrate and crossval run for tens of
@@ -892,6 +901,132 @@ START_TEST(crossval_on_the_corpus)
 }
 END_TEST
 
+
+/* The synthetic runs (unpublished micro-batch or not), measured as the
+ * model predicts them with Hopper's GEMM efficiency at `gemm_eff`; the
+ * defaults in *start. */
+static validation_set *hopper_runs(int unpublished_mbs, double gemm_eff, cost_params *start)
+{
+    char *text = runs_text("H100-SXM", unpublished_mbs);
+    validation_set *v = load_runs(text);
+    cost_params want;
+    pl_free(text);
+    cost_params_default(start);
+    want = *start;
+    want.gen[GEN_HOPPER].gemm_eff = gemm_eff;
+    synthesize(v, &want, 1.0);
+    return v;
+}
+
+/* Runs 0, 4, 8 of the synthetic set (one per table size class), measured as
+ * the model predicts them with Hopper's GEMM efficiency at 0.55 (default
+ * 0.658): the prior's fit of three runs moves only the constant they
+ * exercise most, toward the truth but not all the way. */
+START_TEST(prior_moves_the_most_exercised_constant)
+{
+    cost_params start;
+    validation_set *v = hopper_runs(0, 0.55, &start);
+    calib_options opt;
+    calib_fit fit;
+    planner_error err = PLANNER_ERROR_INIT;
+    bool use[12] = {false};
+    double def, got;
+    int j;
+    use[0] = use[4] = use[8] = true;
+    calib_options_default(&opt);
+    opt.prior = 0.3;
+    ck_assert_msg(calibrate_fit(&fit, v, use, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_int_eq(fit.n_runs, 3);
+    ck_assert_int_eq(fit.n_params, 1);          /* one per 3 runs */
+    ck_assert_int_eq(fit.param[0].gen, GEN_HOPPER);
+    ck_assert_str_eq(k_name(&fit.param[0]), "hopper.gemm_eff");
+    ck_assert_msg(strstr(fit.notes, "kept hopper.attn_eff at its default: the 3 hopper runs "
+                                    "exercise it less than the 1 constant fitted") != NULL,
+                  "%s", fit.notes);
+    def = start.gen[GEN_HOPPER].gemm_eff;
+    got = fit.value[0];
+    /* shrunk toward the default, yet most of the way to the truth */
+    ck_assert_msg(got < def && got > 0.55, "gemm_eff %g", got);
+    ck_assert_msg(got - 0.55 < 0.25 * (def - 0.55), "gemm_eff %g", got);
+    for (j = 0; j < GEN_COUNT; j++)
+        if (j != GEN_HOPPER)
+            ck_assert_double_eq(fit.fitted.gen[j].gemm_eff, start.gen[j].gemm_eff);
+    ck_assert_double_eq(fit.fitted.gen[GEN_HOPPER].attn_eff, start.gen[GEN_HOPPER].attn_eff);
+    calib_fit_free(&fit);
+    /* a stronger prior keeps it nearer the default */
+    opt.prior = 3.0;
+    ck_assert_msg(calibrate_fit(&fit, v, use, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(fit.value[0] > got && fit.value[0] < def, "gemm_eff %g", fit.value[0]);
+    calib_fit_free(&fit);
+    validation_free(v);
+}
+END_TEST
+
+/* With a prior, a named list longer than the runs is well posed (the
+ * prior fixes the directions the runs leave open): not refused. */
+START_TEST(prior_fits_fewer_runs_than_parameters)
+{
+    cost_params start;
+    validation_set *v = hopper_runs(0, 0.55, &start);
+    calib_options opt;
+    calib_fit fit;
+    planner_error err = PLANNER_ERROR_INIT;
+    bool use[12] = {false};
+    use[0] = use[1] = true;
+    calib_options_default(&opt);
+    opt.params = "gemm_eff,attn_eff,hbm_eff";
+    opt.prior = 0.3;
+    ck_assert_msg(calibrate_fit(&fit, v, use, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_int_eq(fit.n_params, 3);
+    ck_assert_int_eq(fit.rank, 3);
+    /* slower runs: the GEMM efficiency comes down */
+    ck_assert_double_lt(fit.value[0], start.gen[GEN_HOPPER].gemm_eff);
+    calib_fit_free(&fit);
+    validation_free(v);
+}
+END_TEST
+
+/* Leave one source out makes one fold per source; --calibrate-on picks the
+ * middles of N equal slices of a source (8 runs, N = 3: positions 1, 4, 6)
+ * and predicts its other runs better than the defaults when they are off
+ * by one common factor. */
+START_TEST(loso_and_calibrate_on_three)
+{
+    cost_params start;
+    validation_set *v = hopper_runs(1, 0.55, &start);
+    calib_options opt;
+    crossval cv;
+    crossval_fold_result r;
+    planner_error err = PLANNER_ERROR_INIT;
+    int i;
+    for (i = 0; i < v->n; i++)
+        snprintf(v->run[i].source, sizeof v->run[i].source, "%s", i < 8 ? "A" : "B");
+    calib_options_default(&opt);
+    opt.prior = 0.3;
+    ck_assert_msg(crossval_prepare(&cv, v, &opt, CROSSVAL_LOSO, &err) == PLANNER_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(cv.n_src, 2);
+    ck_assert_int_eq(cv.folds, 2);
+    ck_assert_int_eq(cv.fold_srcs[0], 1);
+    ck_assert_int_eq(cv.fold_srcs[1], 1);
+    ck_assert_int_eq(cv.fold_runs[cv.src_fold[0]], 8);
+    ck_assert_msg(crossval_source(&r, &cv, v, &opt, NULL, 0, 3, &err) == PLANNER_OK, "%s",
+                  err.msg);
+    for (i = 0; i < 8; i++)
+        ck_assert_int_eq(cv.use[i], i == 1 || i == 4 || i == 6);
+    ck_assert_int_eq(r.acc.n, 5);
+    ck_assert(r.fitted);
+    ck_assert_double_lt(r.acc.sum_cal, 0.5 * r.acc.sum_def);
+    ck_assert_int_eq(cv.src_sources, 1);
+    ck_assert_int_eq(cv.src_better, 1);
+    calib_fit_free(&r.fit);
+    /* source B has 4 runs: too few to calibrate on 3 and test the rest */
+    ck_assert_int_eq(crossval_source(&r, &cv, v, &opt, NULL, 1, 3, &err), PLANNER_E_USAGE);
+    crossval_free(&cv);
+    validation_free(v);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("calibrate");
@@ -918,6 +1053,9 @@ int main(void)
     tcase_add_test(tc, default_list_keeps_what_runs_determine);
     tcase_add_test(tc, default_list_fits_fewer_runs_than_constants);
     tcase_add_test(tc, default_list_on_the_corpus);
+    tcase_add_test(tc, prior_moves_the_most_exercised_constant);
+    tcase_add_test(tc, prior_fits_fewer_runs_than_parameters);
+    tcase_add_test(tc, loso_and_calibrate_on_three);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -80,10 +80,18 @@ typedef struct calib_options {
     int subset;             /* validation_subset, CALIB_SUBSET_DENSE (default:
                                every non-MoE run) or CALIB_SUBSET_ALL */
     int max_iter;           /* linearized fixed-point iterations, >= 1 */
+    double prior;           /* weight w >= 0 of the prior toward the start
+                               values: w^2 sum_j ln(x_j / x0_j)^2 is added
+                               to the sum of the runs' squared relative
+                               errors (a ridge on the log-parameters);
+                               0: none (plain least squares) */
     progress_hook progress; /* told the runs re-predicted so far (each
                                prediction re-searches a run's strategies;
                                a fit makes hundreds), total unknown */
 } calib_options;
+
+/* The default calib_options.prior (docs/calibration.md, "The prior"). */
+#define CALIB_PRIOR_DEFAULT 0.0
 
 void calib_options_default(calib_options *o);
 

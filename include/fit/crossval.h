@@ -11,6 +11,8 @@
 #include "fit/calibrate.h"
 
 #define CROSSVAL_MAX_FOLDS 100
+/* crossval_prepare's folds: one fold per source (leave one source out). */
+#define CROSSVAL_LOSO 0
 
 /* Sum and max of |error| with the default and the calibrated constants. */
 typedef struct crossval_acc {
@@ -34,8 +36,12 @@ typedef struct crossval {
     int fold_srcs[CROSSVAL_MAX_FOLDS];  /* sources per fold */
     crossval_acc total;                 /* the test runs of the folds done */
     crossval_acc by_subset[SUBSET_COUNT];
+    crossval_acc src_total;             /* crossval_source's test runs */
+    crossval_acc src_by_subset[SUBSET_COUNT];
+    int src_sources, src_better;        /* sources calibrated; predicted better */
     cost_params def;                    /* the default constants */
     bool *use;                          /* scratch: a fold's training runs */
+    bool *test;                         /* scratch: its test runs */
     int *order;                         /* scratch: sources by size */
     plan *scratch;
 } crossval;
@@ -52,8 +58,9 @@ typedef struct crossval_fold_result {
 /* Predicts every run with the default constants, finds the eligible ones
  * and their sources, and deals the sources, largest first (then in file
  * order), each to the fold with the fewest runs (then the lowest index):
- * a source never trains and tests together.  Refuses (PLANNER_E_INPUT)
- * fewer sources than folds.  Free with crossval_free. */
+ * a source never trains and tests together.  folds CROSSVAL_LOSO: one
+ * fold per source (cv->folds becomes the number of sources).  Refuses
+ * (PLANNER_E_INPUT) fewer sources than folds.  Free with crossval_free. */
 planner_status crossval_prepare(crossval *out, const validation_set *set,
                                 const calib_options *opt, int folds, planner_error *err);
 
@@ -65,6 +72,20 @@ planner_status crossval_prepare(crossval *out, const validation_set *set,
 planner_status crossval_fold(crossval_fold_result *out, crossval *cv,
                              const validation_set *set, const calib_options *opt, int f,
                              planner_error *err);
+
+/* Calibrating on a few runs of a source (crossval --calibrate-on N): of
+ * source k's eligible runs (file order, n of them, n >= 2 N), the N in the
+ * middle of N equal slices (positions floor((2 i + 1) n / (2 N)), i =
+ * 0..N-1) are fitted from *start (NULL: the defaults; with --folds loso the
+ * fit on the other sources, so that the source is new to it), and the
+ * other n - N runs of the source are predicted with the fit and with
+ * *start.  out->acc holds those test runs (sum_def: with *start); the
+ * totals go to cv->src_total and cv->src_by_subset, and cv->src_sources,
+ * cv->src_better count the sources and those the fit predicts better.
+ * Fails as crossval_fold does.  Free out->fit with calib_fit_free. */
+planner_status crossval_source(crossval_fold_result *out, crossval *cv,
+                               const validation_set *set, const calib_options *opt,
+                               const cost_params *start, int k, int n_cal, planner_error *err);
 
 void crossval_free(crossval *cv);   /* frees contents; NULL-safe */
 

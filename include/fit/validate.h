@@ -26,6 +26,7 @@ typedef struct validation_run {
     strategy_constraints fix;       /* published knobs; the rest free */
     int gbs;
     double measured_tokens_per_s_per_gpu;
+    double measured_peak_memory_bytes;  /* measured.peak_memory_gib; 0: none */
     char unsupported[160];          /* why it cannot be predicted; "" if it can */
 } validation_run;
 
@@ -58,6 +59,10 @@ typedef struct validation_outcome {
     validation_status status;
     double predicted, error;    /* tokens/s per GPU; (predicted - measured) / measured */
     plan pl;                    /* the chosen plan (status ok) */
+    bool mem_have;              /* a measured peak memory and a plan (the
+                                   closest miss when infeasible) */
+    double mem_predicted_bytes; /* that plan's peak memory per GPU */
+    double mem_error;           /* predicted / measured - 1 */
     char reason[ERROR_MSG_MAX]; /* why not (other statuses) */
 } validation_outcome;
 
@@ -65,6 +70,11 @@ typedef struct validation_outcome {
 typedef struct validation_summary {
     int total[SUBSET_COUNT], cnt[SUBSET_COUNT];
     double sum[SUBSET_COUNT], maxe[SUBSET_COUNT];
+    /* runs with a measured peak memory and a plan: their count, sum and max
+     * of |memory error|, the most negative error (under-prediction: an
+     * OOM), and how many of them no plan fits (refused) */
+    int mem_cnt, mem_refused;
+    double mem_sum, mem_max, mem_min_signed;
 } validation_summary;
 
 /* Predicts every run of `set` with constants p: *out gets set->n outcomes

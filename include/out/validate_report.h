@@ -18,4 +18,11 @@ void validate_report_table(FILE *out, const validation_set *set,
 int validate_report_json(FILE *out, const char *path, const validation_set *set,
                          const validation_outcome *res, const validation_summary *sum);
 
+/* The runs with a measured peak memory (measured.peak_memory_gib): predicted
+ * vs measured GiB per GPU and the error, then MAPE, max, the most
+ * under-predicted and the refused count.  Prints nothing when no run has
+ * one (the table of the shared corpus is unchanged). */
+void validate_report_memory(FILE *out, const validation_set *set, const validation_outcome *res,
+                            const validation_summary *sum);
+
 #endif

@@ -90,6 +90,7 @@ static const param_field k_fields[] = {
 #define MIN_EFFECT 0.01        /* default list: RMS relative step-time change per unit of the weakest direction */
 #define ZERO_COLUMN 1e-9        /* column norm below this x the largest: unexercised */
 #define CONVERGED_REL 1e-9      /* largest relative change of a variable */
+#define CALIB_RUNS_PER_PARAM 3  /* with a prior: runs per fitted constant */
 
 static double *field_ptr(cost_params *cp, const calib_param *p)
 {
@@ -250,6 +251,7 @@ void calib_options_default(calib_options *o)
     o->params = NULL;
     o->subset = CALIB_SUBSET_DENSE;
     o->max_iter = 20;
+    o->prior = CALIB_PRIOR_DEFAULT;
 }
 
 void calib_fit_free(calib_fit *f)
@@ -500,12 +502,23 @@ static void linearize(fit_state *s, const calib_fit *f, const cost_params *p, do
         const validation_run *r = &s->set->run[s->idx[i]];
         const strategy *st = &s->pl[i].s;
         double t0 = step_time(r, st, p, s->ev), c0 = t0;
+        bool gen_used[GEN_COUNT] = {false};
+        int g;
+        for (g = 0; g < r->c->n_groups; g++)
+            gen_used[r->c->group[g].gpu.gen] = true;
         for (j = 0; j < n; j++) {
             const calib_param *cpj = &f->param[j];
             double v = calib_param_get(p, cpj), x = to_var(cpj, v);
             double h = FD_REL_STEP * (fabs(x) > k_fields[cpj->field].typical
                                           ? fabs(x) : k_fields[cpj->field].typical);
             double tp, tm, a;
+            if (k_fields[cpj->field].per_gen && !gen_used[cpj->gen]) {
+                /* the cost model reads only the constants of the run's own
+                 * GPUs (p->gen[gpu.gen]): this column is exactly 0, and
+                 * skipping its two evaluations saves most of a fit's time */
+                s->A[i + (size_t)j * s->m] = 0.0;
+                continue;
+            }
             calib_param_set(&q, cpj, from_var(cpj, x + h));
             tp = step_time(r, st, &q, s->ev);
             calib_param_set(&q, cpj, from_var(cpj, x - h));
@@ -549,6 +562,50 @@ static void drop_column(fit_state *s, calib_fit *f, bool *named, double *scale, 
     memmove(&named[j], &named[j + 1], (size_t)(n - 1 - j) * sizeof named[0]);
     memmove(&scale[j], &scale[j + 1], (size_t)(n - 1 - j) * sizeof scale[0]);
     f->n_params = n - 1;
+}
+
+/* With a prior, the default list keeps per generation the constants its
+ * runs exercise most: at most one per CALIB_RUNS_PER_PARAM runs (at least
+ * one), ranked by the norm of their column of the scaled system (how much
+ * a relative change of the constant moves the runs' relative step times).
+ * The others keep their defaults, with a note. */
+static void keep_most_exercised(fit_state *s, calib_fit *f, bool *named, double *scale)
+{
+    int g, i, j;
+    for (g = 0; g < GEN_COUNT; g++) {
+        double norm[CALIB_MAX_PARAMS];
+        int runs = 0, keep, k = 0;
+        for (i = 0; i < s->m; i++)
+            runs += s->set->run[s->idx[i]].c->group[0].gpu.gen == (gpu_generation)g;
+        keep = runs / CALIB_RUNS_PER_PARAM > 1 ? runs / CALIB_RUNS_PER_PARAM : 1;
+        for (j = 0; j < f->n_params; j++) {
+            double sq = 0;
+            norm[j] = 0;
+            if (f->param[j].gen != g)
+                continue;
+            for (i = 0; i < s->m; i++)
+                sq += s->A[i + (size_t)j * s->m] * s->A[i + (size_t)j * s->m];
+            norm[j] = sqrt(sq);
+            k++;
+        }
+        while (k > keep) {
+            int drop = -1;
+            char name[CALIB_NAME_MAX];
+            for (j = 0; j < f->n_params; j++)
+                if (f->param[j].gen == g && !named[j] && (drop < 0 || norm[j] < norm[drop]))
+                    drop = j;
+            if (drop < 0)
+                break;
+            calib_param_name(&f->param[drop], name, sizeof name);
+            note(f, "kept %s at its default: the %d %s run%s exercise it less than the %d "
+                 "constant%s fitted (one per %d runs)", name, runs,
+                 gpu_generation_name((gpu_generation)g), runs == 1 ? "" : "s", keep,
+                 keep == 1 ? "" : "s", CALIB_RUNS_PER_PARAM);
+            memmove(&norm[drop], &norm[drop + 1], (size_t)(f->n_params - 1 - drop) * sizeof norm[0]);
+            drop_column(s, f, named, scale, drop);
+            k--;
+        }
+    }
 }
 
 /* The default parameter list keeps, per generation, only what that
@@ -668,7 +725,9 @@ static planner_status fit_state_alloc(fit_state *s, const validation_set *set,
         s->b = pl_calloc((size_t)set->n + CALIB_MAX_PARAMS, sizeof *s->b);
         s->c0 = pl_calloc((size_t)set->n, sizeof *s->c0);
         s->A = pl_calloc((size_t)set->n * CALIB_MAX_PARAMS, sizeof *s->A);
-        s->Acopy = pl_calloc((size_t)set->n * CALIB_MAX_PARAMS, sizeof *s->Acopy);
+        /* room for the prior's rows (calib_options.prior) */
+        s->Acopy = pl_calloc(((size_t)set->n + CALIB_MAX_PARAMS) * CALIB_MAX_PARAMS,
+                             sizeof *s->Acopy);
     }
     s->ev = pl_malloc(sizeof *s->ev);
     if (s->ev == NULL || (set->n > 0 && (s->idx == NULL || s->pl == NULL || s->prev == NULL ||
@@ -797,9 +856,44 @@ static planner_status rank_error(fit_ctx *c, const calib_fit *f, int rank, plann
                      c->s.m, rank, n, f->condition, list[0] ? list : "?");
 }
 
+/* The prior (calib_options.prior = w > 0): n rows below the m runs' rows
+ * of the system in s->A, so that the solve minimizes
+ *   sum_i (relative step-time error of run i)^2 + w^2 sum_j d_j^2,
+ * d_j = ln(x_j / x0_j) (x0_j: the start value, the defaults; a ridge on the
+ * log-parameters: halving and doubling a constant cost alike) or, where
+ * x0_j or x_j is not positive, (x_j - x0_j) / typical_j.  The log is
+ * linearized at the current x (ln x ~ ln x_cur + (x - x_cur) / x_cur), so
+ * each iteration is a Gauss-Newton step of the penalized problem.  With
+ * many runs the data outweigh it; with 3 runs a constant moves only as far
+ * as the runs insist, and the system is never rank deficient.  Writes the
+ * (m + n) x n system into s->Acopy and the right-hand side into s->b. */
+static void add_prior(fit_ctx *c, const calib_fit *f, const cost_params *p)
+{
+    fit_state *s = &c->s;
+    int i, j, k, m = s->m, n = f->n_params, M = m + n;
+    double w = c->opt->prior;
+    for (j = 0; j < n; j++) {
+        const calib_param *cp = &f->param[j];
+        double x = to_var(cp, calib_param_get(p, cp)), x0 = to_var(cp, f->start[j]);
+        double typical = k_fields[cp->field].typical, coef, rhs;
+        for (i = 0; i < m; i++)
+            s->Acopy[i + (size_t)j * M] = s->A[i + (size_t)j * m];
+        if (x > 0 && x0 > 0) {
+            coef = w * c->scale[j] / x;
+            rhs = w * (1.0 - log(x / x0));
+        } else {
+            coef = w * c->scale[j] / typical;
+            rhs = w * x0 / typical;
+        }
+        for (k = 0; k < n; k++)
+            s->Acopy[m + k + (size_t)j * M] = k == j ? coef : 0.0;
+        s->b[m + j] = rhs;
+    }
+}
+
 /* Solves the linearized system at p: the new variables in y, the largest
- * relative move in *move.  Refuses too few runs, rank deficiency and a
- * non-positive inverse efficiency. */
+ * relative move in *move.  Refuses too few runs (without a prior), rank
+ * deficiency and a non-positive inverse efficiency. */
 static planner_status solve_step(fit_ctx *c, calib_fit *f, const cost_params *p, double *y,
                                  double *move, planner_error *err)
 {
@@ -809,13 +903,19 @@ static planner_status solve_step(fit_ctx *c, calib_fit *f, const cost_params *p,
     if (n == 0)
         return error_set(err, PLANNER_E_INPUT, c->file, 0, 0, NULL,
                          "calibrate: no parameter is exercised by the runs");
-    if (s->m < n)
+    if (s->m < n && c->opt->prior <= 0)
         return error_set(err, PLANNER_E_INPUT, c->file, 0, 0, NULL,
                          "calibrate: %d run%s for %d parameters: a fit needs at least as "
                          "many runs as parameters (add runs or name fewer with --params)",
                          s->m, s->m == 1 ? "" : "s", n);
-    memcpy(s->Acopy, s->A, (size_t)s->m * n * sizeof *s->A);
-    if ((st = lsq_solve(s->A, s->b, s->m, n, f->sv, &rank, err)) != PLANNER_OK)
+    if (c->opt->prior > 0) {
+        add_prior(c, f, p);
+        st = lsq_solve(s->Acopy, s->b, s->m + n, n, f->sv, &rank, err);
+    } else {
+        memcpy(s->Acopy, s->A, (size_t)s->m * n * sizeof *s->A);
+        st = lsq_solve(s->A, s->b, s->m, n, f->sv, &rank, err);
+    }
+    if (st != PLANNER_OK)
         return st;
     f->rank = rank;
     f->condition = f->sv[n - 1] > 0 ? f->sv[0] / f->sv[n - 1] : INFINITY;
@@ -875,7 +975,11 @@ static planner_status fit_iteration(fit_ctx *c, calib_fit *f, int it, cost_param
     linearize(s, f, p, c->scale);
     if ((st = drop_unexercised(c, f, err)) != PLANNER_OK)
         return st;
-    if (it == 1 && c->auto_list &&
+    /* with a prior every direction is determined (toward the defaults):
+     * every exercised constant stays, each moving as far as the runs ask */
+    if (it == 1 && c->auto_list && c->opt->prior > 0)
+        keep_most_exercised(s, f, c->named, c->scale);
+    if (it == 1 && c->auto_list && c->opt->prior <= 0 &&
         (st = keep_determined(s, f, c->named, c->scale, err)) != PLANNER_OK)
         return st;
     if ((st = solve_step(c, f, p, y, &move, err)) != PLANNER_OK)

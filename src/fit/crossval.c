@@ -2,7 +2,8 @@
  * (crossval.h).
  *
  * Folds by the runs' "source" (a table never trains and tests together);
- * sources go, largest first, to the fold with fewest runs.  Each fold's
+ * sources go, largest first, to the fold with fewest runs (leave one source
+ * out, --folds loso: one fold per source, the same dealing).  Each fold's
  * test runs are predicted with the default constants (once, up front) and
  * with constants fitted on the other folds (calibrate_fit); the errors are
  * those of tokens/s per GPU.  Everything is deterministic: fixed orders.
@@ -53,6 +54,7 @@ void crossval_free(crossval *cv)
     pl_free(cv->src_runs);
     pl_free(cv->src_fold);
     pl_free(cv->use);
+    pl_free(cv->test);
     pl_free(cv->order);
     pl_free(cv->scratch);
     memset(cv, 0, sizeof *cv);
@@ -69,13 +71,15 @@ static planner_status cv_alloc(crossval *cv, int n, planner_error *err)
         cv->src_runs = pl_calloc((size_t)n, sizeof *cv->src_runs);
         cv->src_fold = pl_calloc((size_t)n, sizeof *cv->src_fold);
         cv->use = pl_calloc((size_t)n, sizeof *cv->use);
+        cv->test = pl_calloc((size_t)n, sizeof *cv->test);
         cv->order = pl_calloc((size_t)n, sizeof *cv->order);
     }
     cv->scratch = pl_malloc(sizeof *cv->scratch);
     if (cv->scratch == NULL ||
         (n > 0 && (cv->eligible == NULL || cv->def_err == NULL || cv->src == NULL ||
                    cv->fold == NULL || cv->src_first == NULL || cv->src_runs == NULL ||
-                   cv->src_fold == NULL || cv->use == NULL || cv->order == NULL)))
+                   cv->src_fold == NULL || cv->use == NULL || cv->test == NULL ||
+                   cv->order == NULL)))
         return error_oom(err);
     return PLANNER_OK;
 }
@@ -149,12 +153,20 @@ planner_status crossval_prepare(crossval *cv, const validation_set *set,
     memset(cv, 0, sizeof *cv);
     cv->folds = folds;
     cost_params_default(&cv->def);
-    if (folds < 2 || folds > CROSSVAL_MAX_FOLDS)
+    if (folds != CROSSVAL_LOSO && (folds < 2 || folds > CROSSVAL_MAX_FOLDS))
         return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
                          "crossval: %d folds (expected 2..%d)", folds, CROSSVAL_MAX_FOLDS);
     if ((st = cv_alloc(cv, set->n, err)) != PLANNER_OK ||
         (st = find_sources(cv, set, opt, err)) != PLANNER_OK)
         return st;
+    if (folds == CROSSVAL_LOSO) {
+        if (cv->n_src < 2 || cv->n_src > CROSSVAL_MAX_FOLDS)
+            return error_set(err, PLANNER_E_INPUT, opt->runs_file, 0, 0, NULL,
+                             "crossval: leave-one-source-out needs 2..%d sources with "
+                             "predictable runs, the runs have %d", CROSSVAL_MAX_FOLDS,
+                             cv->n_src);
+        folds = cv->folds = cv->n_src;
+    }
     if (cv->n_src < folds)
         return error_set(err, PLANNER_E_INPUT, opt->runs_file, 0, 0, NULL,
                          "crossval: %d source%s with predictable runs cannot make %d folds "
@@ -164,19 +176,19 @@ planner_status crossval_prepare(crossval *cv, const validation_set *set,
     return PLANNER_OK;
 }
 
-planner_status crossval_fold(crossval_fold_result *out, crossval *cv,
-                             const validation_set *set, const calib_options *opt, int f,
-                             planner_error *err)
+/* Fits on the runs cv->use marks, starting from *start, then predicts the
+ * eligible runs `test` marks with *start and with the fit (*start again
+ * when the fit is refused), adding their errors to out->acc and to the
+ * accumulators `total` and `by_subset` (SUBSET_COUNT). */
+static planner_status fit_and_test(crossval_fold_result *out, crossval *cv,
+                                   const validation_set *set, const calib_options *opt,
+                                   const cost_params *start, const bool *test,
+                                   crossval_acc *total, crossval_acc *by_subset,
+                                   planner_error *err)
 {
     planner_status st;
     int i;
-
-    memset(out, 0, sizeof *out);
-    for (i = 0; i < set->n; i++) {
-        cv->use[i] = cv->eligible[i] && cv->fold[i] != f;
-        out->ntrain += cv->use[i];
-    }
-    st = calibrate_fit(&out->fit, set, cv->use, &cv->def, opt, err);
+    st = calibrate_fit(&out->fit, set, cv->use, start, opt, err);
     if (st == PLANNER_E_INTERNAL || st == PLANNER_E_USAGE)
         return st;
     out->fitted = st == PLANNER_OK;
@@ -184,18 +196,72 @@ planner_status crossval_fold(crossval_fold_result *out, crossval *cv,
         snprintf(out->refusal, sizeof out->refusal, "%s", err->msg);
     error_clear(err);
     for (i = 0; i < set->n; i++) {
-        double e;
+        double e, e0 = cv->def_err[i];
         bool ok;
-        if (!cv->eligible[i] || cv->fold[i] != f)
+        if (!cv->eligible[i] || !test[i])
             continue;
-        if ((st = cv_error(&set->run[i], out->fitted ? &out->fit.fitted : &cv->def, &e, &ok,
+        if (start != &cv->def &&
+            (st = cv_error(&set->run[i], start, &e0, &ok, cv->scratch, err)) != PLANNER_OK)
+            return st;
+        if ((st = cv_error(&set->run[i], out->fitted ? &out->fit.fitted : start, &e, &ok,
                            cv->scratch, err)) != PLANNER_OK)
             return st;
         if (!ok)
-            e = cv->def_err[i];     /* cannot happen: memory does not depend on the fit */
-        cv_add(&out->acc, cv->def_err[i], e);
-        cv_add(&cv->total, cv->def_err[i], e);
-        cv_add(&cv->by_subset[set->run[i].subset], cv->def_err[i], e);
+            e = e0;     /* cannot happen: memory does not depend on the fit */
+        cv_add(&out->acc, e0, e);
+        cv_add(total, e0, e);
+        cv_add(&by_subset[set->run[i].subset], e0, e);
     }
     return PLANNER_OK;
+}
+
+planner_status crossval_source(crossval_fold_result *out, crossval *cv,
+                               const validation_set *set, const calib_options *opt,
+                               const cost_params *start, int k, int n_cal, planner_error *err)
+{
+    bool *test = cv->test;
+    planner_status st;
+    int i, pos = 0, pick = 0, n = cv->src_runs[k];
+
+    memset(out, 0, sizeof *out);
+    if (n_cal < 1 || n < 2 * n_cal)
+        return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
+                         "crossval: source %d has %d runs, calibrating on %d needs %d", k + 1,
+                         n, n_cal, 2 * n_cal);
+    for (i = 0; i < set->n; i++) {
+        cv->use[i] = false;
+        test[i] = false;
+        if (!cv->eligible[i] || cv->src[i] != k)
+            continue;
+        /* the pick-th of the N: position floor((2 pick + 1) n / (2 N)) */
+        if (pick < n_cal && pos == (2 * pick + 1) * n / (2 * n_cal)) {
+            cv->use[i] = true;
+            pick++;
+        } else {
+            test[i] = true;
+        }
+        pos++;
+    }
+    out->ntrain = n_cal;
+    if ((st = fit_and_test(out, cv, set, opt, start != NULL ? start : &cv->def, test,
+                           &cv->src_total, cv->src_by_subset, err)) != PLANNER_OK)
+        return st;
+    cv->src_sources++;
+    cv->src_better += out->acc.sum_cal < out->acc.sum_def;
+    return PLANNER_OK;
+}
+
+planner_status crossval_fold(crossval_fold_result *out, crossval *cv,
+                             const validation_set *set, const calib_options *opt, int f,
+                             planner_error *err)
+{
+    int i;
+
+    memset(out, 0, sizeof *out);
+    for (i = 0; i < set->n; i++) {
+        cv->use[i] = cv->eligible[i] && cv->fold[i] != f;
+        cv->test[i] = cv->eligible[i] && cv->fold[i] == f;
+        out->ntrain += cv->use[i];
+    }
+    return fit_and_test(out, cv, set, opt, &cv->def, cv->test, &cv->total, cv->by_subset, err);
 }

@@ -147,6 +147,9 @@ static int in_list(json_t *unpublished, const char *knob)
 #define MEASURED_TOKENS_MIN 0.01
 #define MEASURED_TOKENS_MAX 1e7
 
+/* A measured peak memory per GPU, GiB: above this is a unit slip. */
+#define MEASURED_MEMORY_GIB_MAX 100000.0
+
 /* The published model dimensions of a run (its "model" object). */
 typedef struct run_dims {
     int layers, hidden, heads, kv, ffn, vocab, seq;
@@ -183,8 +186,9 @@ static int load_dims(jctx *j, json_t *jm, run_dims *d)
  * lists left free), the GPU count, and r->gbs.  Returns 0 or -1. */
 static int load_parallel(jctx *j, json_t *jp, json_t *unpub, validation_run *r)
 {
-    int tp, pp, dp, cp, ep, vpp, mbs, gbs;
+    int tp, pp, dp, cp, ep, vpp, mbs, gbs, zero;
     if (jint(j, jp, "tp", 1, 1 << 20, 1, &tp) != 0 || jint(j, jp, "pp", 1, 1 << 20, 1, &pp) != 0 ||
+        jint(j, jp, "zero", 0, 3, 1, &zero) != 0 ||
         jint(j, jp, "dp", 1, 1 << 20, 1, &dp) != 0 || jint(j, jp, "cp", 1, 1 << 20, 1, &cp) != 0 ||
         jint(j, jp, "ep", 1, 1 << 20, 1, &ep) != 0 || jint(j, jp, "vpp", 1, 1 << 10, 1, &vpp) != 0 ||
         jint(j, jp, "mbs", 1, 1 << 20, 1, &mbs) != 0 ||
@@ -203,6 +207,9 @@ static int load_parallel(jctx *j, json_t *jp, json_t *unpub, validation_run *r)
         r->fix.vpp = in_list(unpub, "vpp") ? -1 : vpp;
         r->fix.mbs = in_list(unpub, "mbs") ? -1 : mbs;
         r->fix.gpus = r->num_gpus;
+        /* optional: the ZeRO stage (FSDP's full sharding is 3), for runs whose
+         * source says it (the memory corpus) */
+        r->fix.zero = in_list(unpub, "zero") ? -1 : zero;
         if (json_is_boolean(spv) && !in_list(unpub, "sequence_parallel"))
             r->fix.sp = json_is_true(spv) ? 1 : 0;
         else if (spv != NULL && !json_is_null(spv) && !json_is_boolean(spv))
@@ -414,6 +421,13 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
         return jfail(j, "tokens_per_s_per_gpu", what, "");
     }
     r->measured_tokens_per_s_per_gpu = meas;
+    v = json_object_get(jmeas, "peak_memory_gib");
+    if (v != NULL && !json_is_null(v)) {
+        double gib = json_is_number(v) ? json_number_value(v) : -1;
+        if (!(gib > 0) || gib > MEASURED_MEMORY_GIB_MAX)
+            return jfail(j, "peak_memory_gib", "expected a number in (0, 100000]", "");
+        r->measured_peak_memory_bytes = gib * 1073741824.0;
+    }
     j->path = base;
     if (build_model(j, jm, &mp, &d, id, prec, r) != 0 || load_moe(j, jm, &mp, gpu, prec, r) != 0)
         return -1;
@@ -503,6 +517,23 @@ const char *validation_status_name(validation_status s)
     return s == VALIDATION_OK ? "ok" : s == VALIDATION_UNSUPPORTED ? "unsupported" : "infeasible";
 }
 
+/* The memory error of a run with a measured peak (the chosen plan's, or the
+ * closest miss's when the run is refused: a refused measured run counts). */
+static void memory_outcome(validation_outcome *o, validation_summary *sum,
+                           const validation_run *r, bool feasible)
+{
+    o->mem_have = true;
+    o->mem_predicted_bytes = o->pl.e.peak_memory_bytes;
+    o->mem_error = o->mem_predicted_bytes / r->measured_peak_memory_bytes - 1.0;
+    sum->mem_cnt++;
+    sum->mem_sum += fabs(o->mem_error);
+    if (fabs(o->mem_error) > sum->mem_max)
+        sum->mem_max = fabs(o->mem_error);
+    if (o->mem_error < sum->mem_min_signed)
+        sum->mem_min_signed = o->mem_error;
+    sum->mem_refused += !feasible;
+}
+
 /* Predicts run r into *o; the summary counts it.  Fails only on an internal
  * error. */
 static planner_status predict_one(validation_outcome *o, validation_summary *sum,
@@ -518,6 +549,9 @@ static planner_status predict_one(validation_outcome *o, validation_summary *sum
         return PLANNER_OK;
     }
     ps = validation_predict(&o->pl, r, params, &e2);
+    if ((ps == PLANNER_OK || ps == PLANNER_E_INFEASIBLE) && r->measured_peak_memory_bytes > 0 &&
+        o->pl.e.peak_memory_bytes > 0)
+        memory_outcome(o, sum, r, ps == PLANNER_OK);
     if (ps == PLANNER_OK) {
         o->status = VALIDATION_OK;
         o->predicted = o->pl.e.tokens_per_s_per_gpu;

@@ -84,6 +84,9 @@ static void acc_line(FILE *out, const char *label, const crossval_acc *a)
             100.0 * a->max_cal);
 }
 
+static void acc_table(FILE *out, const crossval_acc *total, const crossval_acc *by_subset,
+                      const char *what);
+
 void crossval_report_tail(FILE *out, const crossval *cv, const validation_set *set)
 {
     int f, i;
@@ -93,11 +96,59 @@ void crossval_report_tail(FILE *out, const crossval *cv, const validation_set *s
             if (cv->src_fold[i] == f)
                 fprintf(out, "  %d  %s (%d)\n", f + 1, set->run[cv->src_first[i]].source,
                         cv->src_runs[i]);
-    fprintf(out, "\n%-16s %5s %13s %16s %12s %15s\n", "test runs", "runs", "MAPE default",
-            "MAPE calibrated", "max default", "max calibrated");
-    if (cv->total.n > 0)
-        acc_line(out, "all", &cv->total);
+    acc_table(out, &cv->total, cv->by_subset, "default");
+}
+
+void crossval_report_source_head(FILE *out, const char *runs_file, const crossval *cv,
+                                 int subset, int n_cal, bool loso)
+{
+    if (!loso)
+        fprintf(out, "crossval: %s, %d runs from %d sources, subset %s\n", runs_file,
+                cv->n_runs, cv->n_src, subset_label(subset));
+    fprintf(out, "%scalibrated on %d runs of each source of at least %d (the middles of %d "
+            "equal slices in file order), the rest of the source predicted from %s\n",
+            loso ? "\n" : "", n_cal, 2 * n_cal, n_cal,
+            loso ? "the fit on the other sources (start) and from that fit calibrated"
+                 : "the defaults (start) and from the defaults calibrated");
+    fprintf(out, "%-6s %4s %5s %13s %16s  %s\n", "source", "runs", "test", "MAPE start",
+            "MAPE calibrated", "fit");
+}
+
+void crossval_report_source(FILE *out, const crossval *cv, const validation_set *set, int k,
+                            const crossval_fold_result *r)
+{
+    const crossval_acc *acc = &r->acc;
+    fprintf(out, "%-6d %4d %5d %12.1f%% %15.1f%%  ", k + 1, cv->src_runs[k], acc->n,
+            acc->n ? 100.0 * acc->sum_def / acc->n : 0.0,
+            acc->n ? 100.0 * acc->sum_cal / acc->n : 0.0);
+    if (r->fitted)
+        fprintf(out, "%d parameter%s, train RMS %.1f%%; %s\n", r->fit.n_params,
+                r->fit.n_params == 1 ? "" : "s", 100.0 * r->fit.rms_rel,
+                set->run[cv->src_first[k]].source);
+    else
+        fprintf(out, "refused, start kept: %s; %s\n", r->refusal,
+                set->run[cv->src_first[k]].source);
+}
+
+/* The MAPE / max lines of test runs, all and per subset; `what`: the two
+ * columns' names. */
+static void acc_table(FILE *out, const crossval_acc *total, const crossval_acc *by_subset,
+                      const char *what)
+{
+    int i;
+    fprintf(out, "\n%-16s %5s %13s %16s %12s %15s\n", "test runs", "runs",
+            what[0] == 'd' ? "MAPE default" : "MAPE start", "MAPE calibrated",
+            what[0] == 'd' ? "max default" : "max start", "max calibrated");
+    if (total->n > 0)
+        acc_line(out, "all", total);
     for (i = 0; i < SUBSET_COUNT; i++)
-        if (cv->by_subset[i].n > 0)
-            acc_line(out, validation_subset_name((validation_subset)i), &cv->by_subset[i]);
+        if (by_subset[i].n > 0)
+            acc_line(out, validation_subset_name((validation_subset)i), &by_subset[i]);
+}
+
+void crossval_report_source_tail(FILE *out, const crossval *cv)
+{
+    acc_table(out, &cv->src_total, cv->src_by_subset, "start");
+    fprintf(out, "calibrated beats its start (lower MAPE on the rest of the source) on %d "
+            "of %d sources\n", cv->src_better, cv->src_sources);
 }

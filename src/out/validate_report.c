@@ -55,6 +55,16 @@ static json_t *run_json(const validation_run *r, const validation_outcome *o)
                                json_string(validation_status_name(o->status))) != 0;
     bad |= json_object_set_new(jr, "measured_tokens_per_s_per_gpu",
                                jsonout_rounded(r->measured_tokens_per_s_per_gpu, false)) != 0;
+    if (o->mem_have) {
+        json_t *jm = json_object();
+        bad |= jm == NULL;
+        bad |= json_object_set_new(jm, "measured_bytes",
+                                   jsonout_rounded(r->measured_peak_memory_bytes, false)) != 0;
+        bad |= json_object_set_new(jm, "predicted_bytes",
+                                   jsonout_rounded(o->mem_predicted_bytes, false)) != 0;
+        bad |= json_object_set_new(jm, "error", jsonout_rounded(o->mem_error, true)) != 0;
+        bad |= json_object_set_new(jr, "memory", jm) != 0;
+    }
     if (o->status == VALIDATION_OK) {
         bad |= json_object_set_new(jr, "predicted_tokens_per_s_per_gpu",
                                    jsonout_rounded(o->predicted, false)) != 0;
@@ -97,6 +107,18 @@ static char *validation_json_text(const char *path, const validation_set *set,
         bad |= json_object_set_new(js, "max_error",
                                    cnt > 0 ? jsonout_rounded(sm->maxe[s], true) : json_null()) != 0;
         bad |= json_object_set_new(summary, keys[s], js) != 0;
+    }
+    if (sm->mem_cnt > 0) {
+        json_t *jm = json_object();
+        bad |= jm == NULL;
+        bad |= json_object_set_new(jm, "runs", json_integer(sm->mem_cnt)) != 0;
+        bad |= json_object_set_new(jm, "mape", jsonout_rounded(sm->mem_sum / sm->mem_cnt,
+                                                               true)) != 0;
+        bad |= json_object_set_new(jm, "max_error", jsonout_rounded(sm->mem_max, true)) != 0;
+        bad |= json_object_set_new(jm, "most_under", jsonout_rounded(sm->mem_min_signed,
+                                                                     true)) != 0;
+        bad |= json_object_set_new(jm, "refused", json_integer(sm->mem_refused)) != 0;
+        bad |= json_object_set_new(summary, "memory", jm) != 0;
     }
     /* the set_new calls take runs and summary over even when they fail */
     bad |= json_object_set_new(root, "runs", runs) != 0;
@@ -148,4 +170,30 @@ void validate_report_table(FILE *out, const validation_set *set,
             fprintf(out, "%-14s %6d %9d %8s %8s\n", validation_subset_name((validation_subset)s),
                     sum->total[s], 0, "-", "-");
     }
+}
+
+void validate_report_memory(FILE *out, const validation_set *set, const validation_outcome *res,
+                            const validation_summary *sum)
+{
+    int i;
+    if (sum->mem_cnt == 0)
+        return;
+    fprintf(out, "\n%-36s %12s %12s %8s  %s\n", "run (peak memory per GPU)", "predicted",
+            "measured", "error", "GiB");
+    for (i = 0; i < set->n; i++) {
+        const validation_outcome *o = &res[i];
+        if (!o->mem_have)
+            continue;
+        fprintf(out, "%-36.36s %12.1f %12.1f %+7.1f%%%s\n", set->run[i].id,
+                o->mem_predicted_bytes / 1073741824.0,
+                set->run[i].measured_peak_memory_bytes / 1073741824.0, 100.0 * o->mem_error,
+                o->status == VALIDATION_INFEASIBLE ? "  refused: no plan fits" : "");
+    }
+    fprintf(out, "memory: %d runs, MAPE %.1f%%, max %.1f%%, ", sum->mem_cnt,
+            100.0 * sum->mem_sum / sum->mem_cnt, 100.0 * sum->mem_max);
+    if (sum->mem_min_signed < 0)
+        fprintf(out, "most under-predicted %+.1f%%", 100.0 * sum->mem_min_signed);
+    else
+        fprintf(out, "none under-predicted");
+    fprintf(out, ", refused %d\n", sum->mem_refused);
 }

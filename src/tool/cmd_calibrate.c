@@ -42,6 +42,7 @@ static void calibrate_usage(FILE *out)
     fprintf(out,
         "Usage: planner calibrate --runs FILE [-o CALIB.json] [--params LIST]\n"
         "                         [--subset dense|all|dense16|fp8|moe] [--max-iter N]\n"
+        "                         [--prior W]\n"
         "Fit the cost model's constants to measured runs (the schema of\n"
         "published-runs.json) by relatively weighted linear least squares (LAPACKE\n"
         "dgelsd), re-choosing each run's unpublished knobs until the fit is stable.\n"
@@ -59,6 +60,10 @@ static void calibrate_usage(FILE *out)
         "      --subset NAME    runs to fit: dense (dense16 + fp8, the default), all\n"
         "                       (also MoE), dense16, fp8 or moe\n"
         "      --max-iter N     linearized fixed-point iterations (default 20)\n"
+        "      --prior W        weight of a prior toward the defaults (ridge on the\n"
+        "                       log-parameters; default 0: none); with it the default\n"
+        "                       list fits per generation the constants its runs\n"
+        "                       exercise most, one per 3 runs (0.3 for a few runs)\n"
         "  -h, --help           show this help and exit\n"
         "\nParameters: %s.\nGenerations:", list);
     for (g = 0; g < GEN_COUNT; g++)
@@ -73,6 +78,8 @@ typedef struct calib_args {
     const char *runs;       /* --runs FILE (required) */
     const char *output;     /* calibrate: -o, --output FILE; NULL if absent */
     int folds;              /* crossval: --folds K (default 5) */
+    int calibrate_on;       /* crossval: --calibrate-on N (0: none) */
+    bool folds_given;       /* crossval: --folds given */
     calib_options opt;      /* --params, --subset, --max-iter; runs_file */
 } calib_args;
 
@@ -98,8 +105,21 @@ static int parse_calib_args(calib_args *a, int argc, char **argv, const char *op
         case 'r': a->runs = optarg; break;
         case 'o': a->output = optarg; break;
         case 'k':
-            if (cli_parse_int(optarg, 2, 100, &a->folds) != 0)
-                return cli_usage_error(a->cmd, "--folds: expected 2..100, got '%s'", optarg);
+            a->folds_given = true;
+            if (strcmp(optarg, "loso") == 0)
+                a->folds = CROSSVAL_LOSO;
+            else if (cli_parse_int(optarg, 2, 100, &a->folds) != 0)
+                return cli_usage_error(a->cmd, "--folds: expected 2..100 or loso, got '%s'",
+                                       optarg);
+            break;
+        case 'c':
+            if (cli_parse_int(optarg, 1, 50, &a->calibrate_on) != 0)
+                return cli_usage_error(a->cmd, "--calibrate-on: expected 1..50, got '%s'",
+                                       optarg);
+            break;
+        case 'w':
+            if (cli_parse_double(optarg, 0, 100, &a->opt.prior) != 0)
+                return cli_usage_error(a->cmd, "--prior: expected 0..100, got '%s'", optarg);
             break;
         case 'p': a->opt.params = optarg; break;
         case 's':
@@ -123,6 +143,10 @@ static int parse_calib_args(calib_args *a, int argc, char **argv, const char *op
         return cli_usage_error(a->cmd, "unexpected argument '%s'", argv[optind]);
     if (a->runs == NULL)
         return cli_usage_error(a->cmd, "--runs FILE is required");
+    if (a->calibrate_on && a->folds_given && a->folds != CROSSVAL_LOSO)
+        return cli_usage_error(a->cmd, "--calibrate-on goes with --folds loso (each source "
+                               "calibrated from the fit on the others) or alone (from the "
+                               "defaults), not with --folds %d", a->folds);
     a->opt.runs_file = a->runs;
     return -1;
 }
@@ -135,6 +159,7 @@ int cmd_calibrate(int argc, char **argv)
         {"params", required_argument, NULL, 'p'},
         {"subset", required_argument, NULL, 's'},
         {"max-iter", required_argument, NULL, 'i'},
+        {"prior", required_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     calib_args a;
@@ -209,36 +234,101 @@ cleanup:
 static void crossval_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: planner crossval --runs FILE [--folds K] [--params LIST]\n"
-        "                        [--subset dense|all|dense16|fp8|moe] [--max-iter N]\n"
+        "Usage: planner crossval --runs FILE [--folds K|loso] [--calibrate-on N]\n"
+        "                        [--params LIST] [--subset dense|all|dense16|fp8|moe]\n"
+        "                        [--max-iter N] [--prior W]\n"
         "K-fold cross-validation of 'planner calibrate': the runs are folded by their\n"
         "\"source\" (rows of one table never train and test together); each fold is\n"
         "predicted with the default constants and with constants fitted on the other\n"
         "folds.  Prints per-fold and overall MAPE of tokens/s per GPU, per subset.\n"
         "\n"
         "      --runs FILE      measured runs\n"
-        "      --folds K        folds, 2..100 (default 5; at most the number of sources)\n"
+        "      --folds K        folds, 2..100 (default 5; at most the number of sources),\n"
+        "                       or loso: one fold per source (leave one source out)\n"
+        "      --calibrate-on N per source of at least 2N runs: fit on N of its runs\n"
+        "                       (the middles of N equal slices, in file order) and\n"
+        "                       predict the rest of the source; starting from the\n"
+        "                       defaults, or with --folds loso from the fit on the\n"
+        "                       other sources\n"
         "      --params LIST    as for calibrate\n"
         "      --subset NAME    runs to train and test on: dense (dense16 + fp8, the\n"
         "                       default), all (also MoE), dense16, fp8 or moe\n"
         "      --max-iter N     as for calibrate\n"
+        "      --prior W        as for calibrate\n"
         "  -h, --help           show this help and exit\n"
         "\n%s", cli_exit_codes_help);
 }
 
-/* crossval's folds, each line printed as its fold is done.  Returns the
- * exit status; a usage error (a bad --params) is printed here. */
+/* Source k calibrated on a->calibrate_on of its runs from *start, its line
+ * printed (or a usage error printed). */
+static planner_status calibrate_source(crossval *cv, const validation_set *set,
+                                       const calib_args *a, const cost_params *start, int k,
+                                       crossval_fold_result *r, planner_error *err)
+{
+    calib_options opt = a->opt;
+    planner_status st;
+    char label[96];
+    progress pr;
+    snprintf(label, sizeof label, "planner: crossval source %d of %d calibrated, runs predicted",
+             k + 1, cv->n_src);
+    progress_start(&pr, label, progress_stderr_is_tty());
+    opt.progress = progress_hook_of(&pr);
+    st = crossval_source(r, cv, set, &opt, start, k, a->calibrate_on, err);
+    progress_finish(&pr);
+    if (st == PLANNER_E_USAGE) {
+        cli_usage_error("crossval ", "%s", err->msg);
+        error_clear(err);
+    }
+    return st;
+}
+
+/* crossval --calibrate-on N: each source of at least 2 N runs calibrated
+ * from the defaults, or (fold_start: each fold's fit, --folds loso) from
+ * the fit on the other sources, one line each, then the totals. */
+static planner_status run_sources(crossval *cv, const validation_set *set, const calib_args *a,
+                                  const cost_params *fold_start, planner_error *err)
+{
+    crossval_fold_result r;
+    planner_status st = PLANNER_OK;
+    int k;
+    crossval_report_source_head(stdout, a->runs, cv, a->opt.subset, a->calibrate_on,
+                                fold_start != NULL);
+    fflush(stdout);
+    for (k = 0; k < cv->n_src && st == PLANNER_OK; k++) {
+        if (cv->src_runs[k] < 2 * a->calibrate_on)
+            continue;
+        /* leave one source out: fold src_fold[k] holds source k alone */
+        st = calibrate_source(cv, set, a, fold_start ? &fold_start[cv->src_fold[k]] : NULL, k,
+                              &r, err);
+        if (st == PLANNER_OK) {
+            crossval_report_source(stdout, cv, set, k, &r);
+            fflush(stdout);
+        }
+        calib_fit_free(&r.fit);
+    }
+    if (st == PLANNER_OK)
+        crossval_report_source_tail(stdout, cv);
+    return st;
+}
+
+/* crossval's folds, each line printed as its fold is done; with
+ * --calibrate-on (and --folds loso) each source of enough runs is then
+ * calibrated from its fold's fit, the lines after the fold table.  Returns
+ * the exit status; a usage error (a bad --params) is printed here. */
 static planner_status run_folds(crossval *cv, const validation_set *set, const calib_args *a,
                                 planner_error *err)
 {
     crossval_fold_result r;
-    planner_status st;
+    planner_status st = PLANNER_OK;
     calib_options opt = a->opt;
+    cost_params *start = NULL;
     char label[64];
     int f;
+    if (a->calibrate_on && (start = pl_calloc((size_t)cv->folds, sizeof *start)) == NULL)
+        return error_oom(err);
     crossval_report_head(stdout, a->runs, cv, a->opt.subset);
     fflush(stdout);
-    for (f = 0; f < cv->folds; f++) {
+    for (f = 0; f < cv->folds && st == PLANNER_OK; f++) {
         /* each fold is a calibration (tens of seconds): its progress on a
          * terminal, erased before the fold's line */
         progress pr;
@@ -252,14 +342,20 @@ static planner_status run_folds(crossval *cv, const validation_set *set, const c
             cli_usage_error("crossval ", "%s", err->msg);
             error_clear(err);
         }
-        if (st == PLANNER_OK)
+        if (st == PLANNER_OK) {
             crossval_report_fold(stdout, cv, f, &r);
+            fflush(stdout);
+            if (start != NULL)
+                start[f] = r.fitted ? r.fit.fitted : cv->def;
+        }
         calib_fit_free(&r.fit);
-        if (st != PLANNER_OK)
-            return st;
     }
-    crossval_report_tail(stdout, cv, set);
-    return PLANNER_OK;
+    if (st == PLANNER_OK)
+        crossval_report_tail(stdout, cv, set);
+    if (st == PLANNER_OK && start != NULL)
+        st = run_sources(cv, set, a, start, err);
+    pl_free(start);
+    return st;
 }
 
 int cmd_crossval(int argc, char **argv)
@@ -267,9 +363,11 @@ int cmd_crossval(int argc, char **argv)
     static const struct option longopts[] = {
         {"runs", required_argument, NULL, 'r'},
         {"folds", required_argument, NULL, 'k'},
+        {"calibrate-on", required_argument, NULL, 'c'},
         {"params", required_argument, NULL, 'p'},
         {"subset", required_argument, NULL, 's'},
         {"max-iter", required_argument, NULL, 'i'},
+        {"prior", required_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     calib_args a;
@@ -285,8 +383,10 @@ int cmd_crossval(int argc, char **argv)
         return ch;
     openblas_set_num_threads(1);
     if ((st = validation_load(&set, a.runs, &err)) != PLANNER_OK ||
-        (st = crossval_prepare(&cv, set, &a.opt, a.folds, &err)) != PLANNER_OK ||
-        (st = run_folds(&cv, set, &a, &err)) != PLANNER_OK)
+        (st = crossval_prepare(&cv, set, &a.opt, a.calibrate_on ? CROSSVAL_LOSO : a.folds,
+                               &err)) != PLANNER_OK ||
+        (st = a.calibrate_on && !a.folds_given ? run_sources(&cv, set, &a, NULL, &err)
+                                                : run_folds(&cv, set, &a, &err)) != PLANNER_OK)
         goto cleanup;
     if (fflush(stdout) != 0 || ferror(stdout))
         st = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL, "cannot write to stdout");

@@ -99,6 +99,7 @@ int cmd_validate(int argc, char **argv)
         }
     } else {
         validate_report_table(stdout, set, res, &sum);
+        validate_report_memory(stdout, set, res, &sum);
     }
     if (fflush(stdout) != 0 || ferror(stdout))
         st = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL, "cannot write to stdout");

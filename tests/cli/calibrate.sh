@@ -113,6 +113,27 @@ $P crossval --runs "$T/synth.json" --folds 3 --params hopper.gemm_eff,step_overh
 grep -q '^crossval: .*, 9 runs from 3 sources, 3 folds by source' "$T/cv" || fail "crossval header"
 [ "$(grep -c '^[123] ' "$T/cv")" -eq 3 ] || fail "three fold lines: $(cat "$T/cv")"
 grep -Eq '^all +9 +[0-9.]+% +0\.0% ' "$T/cv" || fail "calibrated MAPE not 0: $(cat "$T/cv")"
+# leave one source out: one fold per source, the same figures as --folds 3
+$P crossval --runs "$T/synth.json" --folds loso --params hopper.gemm_eff,step_overhead_s \
+    > "$T/loso" 2>&1 || fail "crossval --folds loso exit $?: $(cat "$T/loso")"
+grep -q '^crossval: .*, 9 runs from 3 sources, 3 folds by source' "$T/loso" ||
+    fail "loso header: $(cat "$T/loso")"
+grep -Eq '^all +9 +[0-9.]+% +0\.0% ' "$T/loso" || fail "loso MAPE not 0: $(cat "$T/loso")"
+# calibrating on 2 runs of each source of at least 4 (the 3 sources have 3
+# runs each: none qualifies) and on 1 run of each (every source)
+$P crossval --runs "$T/synth.json" --calibrate-on 1 --params hopper.gemm_eff \
+    > "$T/con" 2>&1 || fail "crossval --calibrate-on exit $?: $(cat "$T/con")"
+grep -q '^calibrated on 1 runs of each source of at least 2' "$T/con" ||
+    fail "calibrate-on header: $(cat "$T/con")"
+[ "$(grep -Ec '^[123] +3 +2 ' "$T/con")" -eq 3 ] || fail "three source lines: $(cat "$T/con")"
+grep -q '^calibrated beats its start (lower MAPE on the rest of the source) on [0-3] of 3 sources' \
+    "$T/con" || fail "calibrate-on tail: $(cat "$T/con")"
+$P crossval --runs "$T/synth.json" --calibrate-on 2 > "$T/con2" 2>&1 ||
+    fail "crossval --calibrate-on 2 exit $?"
+grep -q 'on 0 of 0 sources' "$T/con2" || fail "no source has 4 runs: $(cat "$T/con2")"
+$P crossval --runs "$T/synth.json" --calibrate-on 1 --folds 3 > /dev/null 2> "$T/err"
+[ $? -eq 2 ] || fail "--calibrate-on with --folds 3 should exit 2"
+grep -q 'goes with --folds loso' "$T/err" || fail "calibrate-on usage: $(cat "$T/err")"
 $P crossval --runs "$T/synth.json" --folds 4 > "$T/out" 2> "$T/err"
 [ $? -eq 1 ] || fail "4 folds from 3 sources should exit 1"
 grep -q 'crossval: 3 sources with predictable runs cannot make 4 folds' "$T/err" ||
@@ -194,6 +215,20 @@ else
     echo "SKIP calibrate.sh default list on the corpus: ../shared/validation/published-runs.json absent"
 fi
 
+# calibrating on 3 runs of a source and predicting the rest of it
+# (docs/calibration.md, "Calibrating on a few runs"): on the corpus's 7
+# sources of at least 6 dense or FP8 runs the fit from the defaults predicts
+# the rest better on 4 (measured); a majority is the target
+if [ -f ../shared/validation/published-runs.json ]; then
+    $P crossval --runs ../shared/validation/published-runs.json --calibrate-on 3 \
+        > "$T/con3" 2>&1 || fail "calibrate-on 3 on the corpus: exit $?: $(cat "$T/con3")"
+    better=$(sed -n 's/^calibrated beats its start .* on \([0-9]*\) of 7 sources$/\1/p' "$T/con3")
+    [ -n "$better" ] && [ "$better" -ge 4 ] ||
+        fail "calibrate-on 3 beats the defaults on '$better' of 7 sources: $(cat "$T/con3")"
+else
+    echo "SKIP calibrate.sh calibrate-on 3 on the corpus: ../shared/validation/published-runs.json absent"
+fi
+
 # MoE runs take part only with --subset all|moe: by default a file of MoE runs
 # alone is refused with one line that says so (the drop loop once repeated a
 # stale note until its buffer filled), and nothing is written.
@@ -225,6 +260,12 @@ $P calibrate --runs "$T/synth.json" --params gemm_ef > /dev/null 2> "$T/err"
 grep -q "did you mean 'gemm_eff'" "$T/err" || fail "no did-you-mean: $(cat "$T/err")"
 $P crossval --runs "$T/synth.json" --folds 1 > /dev/null 2>&1
 [ $? -eq 2 ] || fail "--folds 1 should exit 2"
+$P crossval --runs "$T/synth.json" --folds los > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--folds los should exit 2"
+$P calibrate --runs "$T/synth.json" --prior -1 > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--prior -1 should exit 2"
+$P crossval --runs "$T/synth.json" --calibrate-on 0 > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--calibrate-on 0 should exit 2"
 $P calibrate --runs "$T/absent.json" > /dev/null 2>&1
 [ $? -eq 4 ] || fail "missing runs file should exit 4"
 $P calibrate --help | grep -q '^Usage: planner calibrate' || fail "calibrate --help"
