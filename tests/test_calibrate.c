@@ -206,6 +206,7 @@ static void recover(const char *gpu, gpu_generation g, int unpublished, const ch
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     opt.params = params;
     opt.progress.update = log_progress;
     opt.progress.ctx = &log;
@@ -291,6 +292,7 @@ START_TEST(recovers_two_generations)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     /* step_overhead_s is per generation: both are recovered */
     opt.params = "gemm_eff,hbm_eff,hopper.attn_eff,step_overhead_s";
     ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
@@ -343,6 +345,7 @@ static planner_status fit_msg(int nruns, const char *params, double factor, int 
         use[i] = i < nruns;
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     opt.runs_file = "runs.json";
     opt.params = params;
     st = calibrate_fit(&fit, v, use, &start, &opt, &err);
@@ -408,6 +411,7 @@ START_TEST(drops_unexercised_default_parameter)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     opt.params = "gemm_eff,inter_eff";     /* bare names: dropped when unexercised */
     ck_assert_msg(calibrate_fit(&fit, v, use, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.n_runs, 3);
@@ -448,6 +452,7 @@ START_TEST(refuses_absurd_values)
         want.gen[GEN_HOPPER].gemm_eff = 1.2;      /* the truth itself is absurd */
         synthesize(v, &want, 1.0);
         calib_options_default(&opt);
+        opt.prior = 0;   /* plain least squares */
         opt.params = "hopper.gemm_eff";
         start = want;
         start.gen[GEN_HOPPER].gemm_eff = 0.7;
@@ -520,6 +525,7 @@ START_TEST(file_round_trip)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(calibration_write(path, stdout, &fit, v, "runs \"x\".json", &err), PLANNER_OK);
     cost_params_default(&loaded);
@@ -663,6 +669,7 @@ START_TEST(allocation_failures)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     opt.params = "gemm_eff,step_overhead_s";
     for (nth = 1; nth < 100000; nth++) {
         planner_error err = PLANNER_ERROR_INIT;
@@ -718,6 +725,7 @@ START_TEST(write_allocation_failures)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     alloc_init();
     ck_assert_int_eq(calibration_write(full_path, stdout, &fit, v, "runs.json", &err), PLANNER_OK);
@@ -775,6 +783,7 @@ START_TEST(default_list_keeps_what_runs_determine)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.rank, fit.n_params);
     for (j = 0; j < fit.n_params; j++) {
@@ -814,6 +823,7 @@ START_TEST(default_list_fits_fewer_runs_than_constants)
     synthesize(v, &want, 1.0);
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     ck_assert_msg(calibrate_fit(&fit, v, use, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.n_runs, 3);
     ck_assert_int_le(fit.n_params, 3);
@@ -854,6 +864,7 @@ START_TEST(default_list_on_the_corpus)
     ck_assert_int_eq(validation_load(&v, path, &err), PLANNER_OK);
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(fit.rank, fit.n_params);
     ck_assert_int_ge(fit.n_params, 4);
@@ -889,6 +900,7 @@ START_TEST(crossval_on_the_corpus)
     ck_assert_int_eq(validation_load(&v, path, &err), PLANNER_OK);
     cost_params_default(&start);
     calib_options_default(&opt);
+    opt.prior = 0;   /* plain least squares */
     opt.params = "gemm_eff,ampere.step_overhead_s,hopper.step_overhead_s";
     opt.subset = SUBSET_DENSE16;
     ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);

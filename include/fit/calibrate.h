@@ -70,6 +70,8 @@ typedef struct calib_options {
     const char *runs_file;  /* for messages */
     const char *params;     /* "gemm_eff,hopper.inter_eff,..."; NULL = the
                                default list: per generation the runs use,
+                               with a prior (prior > 0) the constants its
+                               runs exercise most, one per 3 runs; without,
                                the constants its runs determine (dropped,
                                each with a note: those no run exercises,
                                those of a near-singular direction of the
@@ -84,14 +86,15 @@ typedef struct calib_options {
                                values: w^2 sum_j ln(x_j / x0_j)^2 is added
                                to the sum of the runs' squared relative
                                errors (a ridge on the log-parameters);
-                               0: none (plain least squares) */
+                               0: none (plain least squares); default
+                               CALIB_PRIOR_DEFAULT */
     progress_hook progress; /* told the runs re-predicted so far (each
                                prediction re-searches a run's strategies;
                                a fit makes hundreds), total unknown */
 } calib_options;
 
 /* The default calib_options.prior (docs/calibration.md, "The prior"). */
-#define CALIB_PRIOR_DEFAULT 0.0
+#define CALIB_PRIOR_DEFAULT 0.3
 
 void calib_options_default(calib_options *o);
 

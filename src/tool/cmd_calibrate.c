@@ -61,9 +61,9 @@ static void calibrate_usage(FILE *out)
         "                       (also MoE), dense16, fp8 or moe\n"
         "      --max-iter N     linearized fixed-point iterations (default 20)\n"
         "      --prior W        weight of a prior toward the defaults (ridge on the\n"
-        "                       log-parameters; default 0: none); with it the default\n"
-        "                       list fits per generation the constants its runs\n"
-        "                       exercise most, one per 3 runs (0.3 for a few runs)\n"
+        "                       log-parameters; default 0.3, 0: none); with it the\n"
+        "                       default list fits per generation the constants its\n"
+        "                       runs exercise most, one per 3 runs\n"
         "  -h, --help           show this help and exit\n"
         "\nParameters: %s.\nGenerations:", list);
     for (g = 0; g < GEN_COUNT; g++)
