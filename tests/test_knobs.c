@@ -171,7 +171,7 @@ START_TEST(fix_from_registry)
     ck_assert_int_eq(constraints_parse(&c, "zebra=1", &e), PLANNER_E_USAGE);
     ck_assert_str_eq(e.msg, "unknown key 'zebra' (known: tp pp dp cp ep vpp mbs sp recompute "
                           "recompute_layers zero overlap_grad_reduce overlap_param_gather "
-                          "tp_comm_overlap gpus)");
+                          "tp_comm_overlap cp_comm gpus)");
     /* every knob but the split accounting is a --fix key */
     c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
     ck_assert(!knobs_any_fixed(&c));
@@ -366,6 +366,7 @@ START_TEST(emit_every_flag)
     a.sp = true; a.tp_comm_overlap = true;
     a.recompute = RECOMPUTE_FULL; a.recompute_layers = 2;
     a.zero = 1; a.overlap_grad_reduce = true; a.overlap_param_gather = true;
+    a.cp_comm = CP_COMM_ALLGATHER;   /* a2a: 1 K/V head per TP rank, not / cp 2 */
     a.n_stages = a.pp;
     for (int i = 0; i < a.pp; i++) {
         a.stage[i].n_layers = m->layers / a.pp;

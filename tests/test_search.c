@@ -119,7 +119,7 @@ static const struct bad_fix {
     {"recomput=full", "did you mean 'recompute'?"},
     {"banana=1", "unknown key 'banana' (known: tp pp dp cp ep vpp mbs sp recompute "
                  "recompute_layers zero overlap_grad_reduce overlap_param_gather tp_comm_overlap "
-                 "gpus)"},
+                 "cp_comm gpus)"},
     {"tp=8,pp=2,tp=4", "duplicate key 'tp'"},
     {"tp=0", "tp: expected an integer in 1..1048576, got '0'"},
     {"tp=-2", "tp: expected an integer"},
@@ -495,6 +495,11 @@ static const struct prune_case {
     /* long context: cp 1..16 searched (seq / cp >= 2048); the winner has cp > 1 */
     {"configs/llama3-8b.json", 4, 0, NULL, 32768},
     {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536},
+    /* cp_comm searched (P6): all_gather's layer beats p2p's at 1,024
+     * tokens per rank, a2a is refused (8 K/V heads, cp 16) */
+    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384},
+    /* cp 8: a2a allowed (8 K/V heads) */
+    {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384},
 };
 
 START_TEST(pruned_search_finds_the_exhaustive_winner)
@@ -769,6 +774,43 @@ START_TEST(distributed_optimizer_shards_over_dp_and_cp)
 }
 END_TEST
 
+/* --cp-comm-type searched (P6): Llama 3 8B at 16,384 tokens, cp 16 (1,024
+ * tokens per rank): the K/V all-gather's layer beats the ring's (0.7%
+ * faster a step) but no measured run validates it, so p2p ranks first and
+ * the all_gather plan second, marked; a2a needs the 8 K/V heads to divide
+ * by cp 16 and is never evaluated (fixed: refused by the rule). */
+START_TEST(cp_comm_searched)
+{
+    model *m = load("configs/llama3-8b.json");
+    cluster *c = NULL;
+    planner_error err = PLANNER_ERROR_INIT;
+    search_result r;
+    char why[192];
+    ck_assert_msg(cluster_load(&c, "clusters/h100x512.yaml", &err) == PLANNER_OK, "%s", err.msg);
+    m->seq_len = 16384;
+    m->global_batch = 16;
+    ck_assert_int_eq(run(m, c, "gpus=256,tp=1,pp=1,cp=16,zero=1,mbs=1,recompute=none", false,
+                         5, &r), PLANNER_OK);
+    ck_assert_int_eq(r.n_top, 2);
+    ck_assert_int_eq(r.top[0].s.cp_comm, CP_COMM_P2P);
+    ck_assert_int_eq(r.top[1].s.cp_comm, CP_COMM_ALLGATHER);
+    ck_assert(r.top[1].e.tokens_per_s > r.top[0].e.tokens_per_s);
+    ck_assert(r.top[1].e.tokens_per_s < r.top[0].e.tokens_per_s * (1 + SEARCH_VALIDATED_TIE));
+    ck_assert(!knobs_validated(&r.top[1].s));
+    r.top[0].s.cp_comm = CP_COMM_A2A;
+    ck_assert_int_ne(strategy_check(m, &r.top[0].s, why, sizeof why), 0);
+    ck_assert_msg(strstr(why, "a2a needs the 32 heads and 8 K/V heads per TP rank divisible by "
+                              "cp 16") != NULL, "%s", why);
+    r.top[0].s.cp = 8;
+    ck_assert_int_eq(knob_rule(m, &r.top[0].s, KNOB_CP_COMM, why, sizeof why), 0);
+    r.top[0].s.cp = 1;
+    ck_assert_int_ne(knob_rule(m, &r.top[0].s, KNOB_CP_COMM, why, sizeof why), 0);
+    search_result_free(&r);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 /* "Don't recommend what you can't predict": a plan using a knob value no
  * measured run validates (ZeRO-2, model/knobs.c) ranks as if its objective
  * were SEARCH_VALIDATED_TIE (1%) lower against a validated plan.  Hand-made
@@ -956,6 +998,7 @@ int main(void)
     tcase_add_test(ts, work_limit_stops_and_says_so);
     tcase_add_test(ts, nonfinite_prediction_is_an_error);
     tcase_add_test(ts, validated_plans_win_near_ties);
+    tcase_add_test(ts, cp_comm_searched);
     tcase_add_test(ts, zero2_reduces_every_microbatch);
     tcase_add_test(ts, distributed_optimizer_shards_over_dp_and_cp);
     suite_add_tcase(s, ts);

@@ -6,6 +6,7 @@
 #define PLANNER_COST_LAYER_COST_H
 
 #include <stdbool.h>
+#include "cost/comm.h"
 #include "cost/params.h"
 #include "inputs/cluster.h"
 #include "inputs/model.h"
@@ -59,6 +60,24 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
 void cost_member_view(const cluster *c, const stage_mix *mx, int j, node_group *out);
 /* mx names 2 .. STAGE_MIX_MAX groups of c, each with GPUs. */
 bool cost_mix_valid(const cluster *c, const stage_mix *mx);
+
+/* The context-parallel K/V exchange of one attention layer (layer l, one
+ * micro-batch, attention compute `attn` seconds forward) under
+ * s->cp_comm, exposed seconds forward and backward (0 when cp 1):
+ *   p2p        ring: cp - 1 sends of this rank's K/V block (b s / cp tokens
+ *              x 2 K/V widths / tp, 16-bit) over the cp link, overlapped
+ *              with attention (cost_overlapped); the backward sends twice
+ *              the bytes behind ATTN_BWD_RATIO x attn;
+ *   a2a        DeepSpeed-Ulysses: all-to-alls of Q, K, V (b s / cp tokens x
+ *              (q + 2 kv) widths / tp) before attention and of the output
+ *              after it, the same two in the backward, not overlapped;
+ *   all_gather K, V of the whole sequence gathered before attention, their
+ *              gradients reduce-scattered after it, not overlapped.
+ * Megatron-Core TransformerConfig.cp_comm_type (core_v0.15.0), Transformer
+ * Engine's context-parallel attention. */
+void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
+                      const gen_constants *k, const comm_link *cpl, const strategy *s, int tp,
+                      double attn, double *fwd, double *bwd);
 
 /* p2p time of one micro-batch's activations crossing the boundary after
  * pipeline rank i (to rank i+1; for i = pp-1 the wrap-around to rank 0 of

@@ -31,14 +31,15 @@ typedef enum knob_id {
     KNOB_TP, KNOB_PP, KNOB_DP, KNOB_CP, KNOB_EP, KNOB_VPP, KNOB_MBS,
     KNOB_SP, KNOB_RECOMPUTE, KNOB_RECOMPUTE_LAYERS, KNOB_ZERO,
     KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
-    KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS,
+    KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS, KNOB_CP_COMM,
     KNOB_COUNT
 } knob_id;
 
 typedef enum knob_kind {
     KNOB_KIND_INT,           /* an int field */
     KNOB_KIND_BOOL,          /* a bool field: on/off in text, true/false in JSON */
-    KNOB_KIND_RECOMPUTE /* a recompute_mode field: none/selective/full */
+    KNOB_KIND_RECOMPUTE, /* a recompute_mode field: none/selective/full */
+    KNOB_KIND_CP_COMM    /* a cp_comm_type field: p2p/a2a/all_gather */
 } knob_kind;
 
 /* How emit turns the knob into Megatron flags. */
@@ -82,9 +83,10 @@ typedef struct strategy_constraints {
     int overlap_grad_reduce, overlap_param_gather, tp_comm_overlap;   /* free: the
                            search turns each on where the rules allow */
     int recompute_layers;   /* with full recompute; free: 0 = every layer */
+    int cp_comm;            /* cp_comm_type or -1 (free: searched with cp > 1) */
 } strategy_constraints;
 
-#define STRATEGY_CONSTRAINTS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+#define STRATEGY_CONSTRAINTS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
 
 /* True when f pins any knob, or the GPU count. */
 bool knobs_any_fixed(const strategy_constraints *f);

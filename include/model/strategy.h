@@ -18,6 +18,16 @@ typedef enum recompute_mode {
     RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL
 } recompute_mode;
 
+/* Megatron --cp-comm-type (Transformer Engine's context-parallel attention,
+ * megatron/core/transformer/transformer_config.py cp_comm_type): p2p, the
+ * ring exchange of K/V blocks overlapped with attention (the default); a2a,
+ * DeepSpeed-Ulysses all-to-alls that scatter the heads and gather the
+ * sequence (heads and K/V heads per TP rank divisible by cp); all_gather,
+ * the whole sequence's K/V gathered before attention, not overlapped. */
+typedef enum cp_comm_type {
+    CP_COMM_P2P, CP_COMM_A2A, CP_COMM_ALLGATHER, CP_COMM_COUNT
+} cp_comm_type;
+
 /* The node groups one pipeline stage spans when its tp x cp x dp GPUs do
  * not sit in one group (a stage laid across a group boundary: AMP's mixed
  * data-parallel replicas, Li et al., NeurIPS 2022), in rank order. */
@@ -53,6 +63,7 @@ typedef struct strategy {
     bool overlap_grad_reduce;   /* DP reduce overlapped with backward */
     bool overlap_param_gather;  /* param all-gather overlapped with forward */
     bool tp_comm_overlap;       /* TP collectives overlapped with GEMMs */
+    cp_comm_type cp_comm;       /* how the cp ranks exchange K/V (cp > 1) */
     /* Megatron --account-for-embedding-in-pipeline-split and
      * --account-for-loss-in-pipeline-split: the input embedding (the output
      * layer + loss) counts as one layer of the first (last) virtual chunk,
@@ -80,6 +91,7 @@ int strategy_gpus(const strategy *s);   /* tp * cp * dp * pp (homogeneous) */
  * tp cp dp / ep ranks (expert rank order etp-ep-edp-pp, etp 1), >= 1. */
 int strategy_expert_dp(const strategy *s, int tp);
 const char *recompute_name(recompute_mode r);
+const char *cp_comm_name(cp_comm_type t);   /* Megatron's --cp-comm-type value */
 /* The groups stage i spans (its entry of s->mix), or NULL when it sits
  * in one group. */
 const stage_mix *strategy_stage_mix(const strategy *s, int i);

@@ -201,6 +201,49 @@ void range_cost_add_work(range_cost *acc, const range_cost *part)
     acc->n_tensors += part->n_tensors;
 }
 
+void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
+                      const gen_constants *k, const comm_link *cpl, const strategy *s, int tp,
+                      double attn, double *fwd, double *bwd)
+{
+    int cp = s->cp > 0 ? s->cp : 1;
+    double tokens = (double)s->mbs * s->seq_len / cp;
+    double kvw = (double)l->kv_heads * l->head_dim / (l->kv_heads >= tp ? tp : l->kv_heads);
+    double qw = (double)l->heads * l->head_dim / tp;
+    double kv = tokens * 2.0 * kvw * 2.0;   /* this rank's K and V, 16-bit */
+    double t;
+    (void)m;
+    *fwd = *bwd = 0;
+    if (cp <= 1)
+        return;
+    switch (s->cp_comm) {
+    case CP_COMM_A2A:
+        /* Ulysses: Q, K, V all-to-all (scatter heads, gather the sequence)
+         * before attention, the output's back after it; the backward runs
+         * the same two on the gradients.  Not overlapped. */
+        t = comm_alltoall_s(ng, k, cp, tp, tokens * (qw + 2.0 * kvw) * 2.0) +
+            comm_alltoall_s(ng, k, cp, tp, tokens * qw * 2.0) + 2.0 * k->kernel_s;
+        *fwd = t;
+        *bwd = t;
+        return;
+    case CP_COMM_ALLGATHER:
+        /* the whole sequence's K and V gathered before attention (kept for
+         * the backward), their gradients reduce-scattered after it; not
+         * overlapped (Megatron TransformerConfig.cp_comm_type) */
+        *fwd = comm_allgather_s(cpl, cp, kv * cp) + k->kernel_s;
+        *bwd = comm_reducescatter_s(cpl, cp, kv * cp) + k->kernel_s;
+        return;
+    case CP_COMM_P2P:
+    case CP_COMM_COUNT:
+        break;
+    }
+    /* ring attention: this rank's K and V blocks travel round the cp ranks
+     * (cp - 1 steps), overlapped with the attention blocks; the backward
+     * sends K, V and their gradients (twice the bytes) */
+    t = (cp - 1) * comm_p2p_s(cpl->bytes_per_s, cpl->latency_s, kv);
+    *fwd = cost_overlapped(t, attn, k);
+    *bwd = cost_overlapped(2.0 * t, ATTN_BWD_RATIO * attn, k);
+}
+
 /* Cost of one decoder layer for one micro-batch on one GPU. */
 static void layer_cost(const model *m, const layer_spec *l, const node_group *ng,
                        const gen_constants *k, const comm_link *tpl, const comm_link *cpl,
@@ -248,16 +291,8 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
             tpb = back;
         }
     }
-    if (cp > 1) {
-        /* ring attention: this rank's K and V blocks travel round the cp
-         * ranks (cp - 1 steps), overlapped with the attention blocks; the
-         * backward sends K, V and their gradients (twice the bytes) */
-        double kvw = (double)l->kv_heads * l->head_dim / (l->kv_heads >= tp ? tp : l->kv_heads);
-        double kv = tokens * 2.0 * kvw * 2.0;
-        double t = (cp - 1) * comm_p2p_s(cpl->bytes_per_s, cpl->latency_s, kv);
-        cpf = cost_overlapped(t, attn, k);
-        cpb = cost_overlapped(2.0 * t, ATTN_BWD_RATIO * attn, k);
-    }
+    if (cp > 1)
+        cost_cp_exchange(m, l, ng, k, cpl, s, tp, attn, &cpf, &cpb);
     if (l->moe && m->moe.experts > 0 && ep > 1) {
         /* MoE: dispatch and combine all-to-alls of the top-k copies over the
          * EP group (experts not tensor-parallel: consecutive ranks, stride

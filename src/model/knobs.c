@@ -91,9 +91,14 @@ static const knob_info knobs[KNOB_COUNT] = {
                            KNOB_NOT_FIXABLE, NULL, 0, false,
                            "--account-for-loss-in-pipeline-split", MEG_SWITCH,
                            KNOB_SEC_PARALLEL, 32, "the loss counts as a layer of the split"},
+    [KNOB_CP_COMM] = {"cp_comm", KNOB_KIND_CP_COMM, 0, CP_COMM_COUNT - 1, FIELD(cp_comm),
+                      FIX(cp_comm), NULL, 0, false, "--cp-comm-type", MEG_EMIT,
+                      KNOB_SEC_PARALLEL, 51,
+                      "context-parallel K/V exchange: p2p ring, a2a (Ulysses), all_gather"},
 };
 
 static const char *const recompute_short[] = {"none", "sel", "full"};
+static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gather"};
 
 /* Which knob values the validation corpus exercises.  Its schema has no
  * field for the ZeRO stage, so each run's is read from its source:
@@ -113,7 +118,12 @@ static const char *const recompute_short[] = {"none", "sel", "full"};
  *           mbridge_2511_gb200_llama370b_fp8cs_64gpu_*,
  *           mbridge_2511_h100_llama38b_fp8cs_8gpu_*), whose FSDP switch sets
  *           data_parallel_sharding_strategy = "optim_grads_params"
- *           (scripts/performance/utils/overrides.py). */
+ *           (scripts/performance/utils/overrides.py).
+ * The corpus's schema has no field for --cp-comm-type either; its nine cp 2
+ * runs (nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu and the
+ * seven Llama 3.1 405B Megatron-Bridge rows with cp2 in their id) ran
+ * Megatron's default, p2p (the recipes set no cp_comm_type): a2a and
+ * all_gather are exercised by no run. */
 static const knob_validation validation[] = {
     {KNOB_ZERO, 0, true, "plain data parallelism",
      "sc21_t1_*, sc21_t2_ptd_*, megatron2020_*, megatron_readme2021_*, korthikanti_*"},
@@ -122,6 +132,10 @@ static const knob_validation validation[] = {
     {KNOB_ZERO, 3, true, "ZeRO-3 / Megatron-FSDP optim_grads_params",
      "sc21_t2_zero3_*, mbridge_2511_gb300_llama370b_fp8cs_64gpu_*, "
      "mbridge_2511_gb200_llama370b_fp8cs_64gpu_*, mbridge_2511_h100_llama38b_fp8cs_8gpu_*"},
+    {KNOB_CP_COMM, CP_COMM_P2P, true, "ring attention",
+     "nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu, mbridge_*llama31405b*cp2*"},
+    {KNOB_CP_COMM, CP_COMM_A2A, false, "Ulysses all-to-all", "none"},
+    {KNOB_CP_COMM, CP_COMM_ALLGATHER, false, "K/V all-gather", "none"},
 };
 
 const knob_validation *knob_validation_of(knob_id k, int v)
@@ -193,6 +207,7 @@ int knob_value(const strategy *s, knob_id k)
     switch (knobs[k].kind) {
     case KNOB_KIND_BOOL: return *(const bool *)(const void *)p ? 1 : 0;
     case KNOB_KIND_RECOMPUTE: return (int)*(const recompute_mode *)(const void *)p;
+    case KNOB_KIND_CP_COMM: return (int)*(const cp_comm_type *)(const void *)p;
     case KNOB_KIND_INT: break;
     }
     return *(const int *)(const void *)p;
@@ -204,6 +219,7 @@ void knob_set(strategy *s, knob_id k, int v)
     switch (knobs[k].kind) {
     case KNOB_KIND_BOOL: *(bool *)(void *)p = v != 0; return;
     case KNOB_KIND_RECOMPUTE: *(recompute_mode *)(void *)p = (recompute_mode)v; return;
+    case KNOB_KIND_CP_COMM: *(cp_comm_type *)(void *)p = (cp_comm_type)v; return;
     case KNOB_KIND_INT: *(int *)(void *)p = v; return;
     }
 }
@@ -219,6 +235,9 @@ const char *knob_text(const strategy *s, knob_id k, bool short_form, char *buf, 
         snprintf(buf, size, "%s", short_form && v >= 0 && v <= 2 ? recompute_short[v]
                                                                   : recompute_name(v));
         break;
+    case KNOB_KIND_CP_COMM:
+        snprintf(buf, size, "%s", cp_comm_name((cp_comm_type)v));
+        break;
     case KNOB_KIND_INT:
         snprintf(buf, size, "%d", v);
         break;
@@ -232,6 +251,7 @@ json_t *knob_json(const strategy *s, knob_id k)
     switch (knobs[k].kind) {
     case KNOB_KIND_BOOL: return json_boolean(v);
     case KNOB_KIND_RECOMPUTE: return json_string(recompute_name((recompute_mode)v));
+    case KNOB_KIND_CP_COMM: return json_string(cp_comm_name((cp_comm_type)v));
     case KNOB_KIND_INT: break;
     }
     return json_integer(v);
@@ -309,6 +329,21 @@ static int rule_degree(const model *m, const strategy *s, knob_id k, char *why, 
     return 0;
 }
 
+/* --cp-comm-type: only with cp > 1 (p2p, the default, otherwise); a2a
+ * scatters the attention heads over the cp ranks, so the heads and the K/V
+ * heads of a TP rank must divide by cp (Transformer Engine's a2a context
+ * parallelism asserts it). */
+static int rule_cp_comm(const model *m, const strategy *s, char *why, int why_size)
+{
+    int tp = s->tp > 0 ? s->tp : 1, kv = m->mla.kv_lora_rank > 0 ? m->heads : m->kv_heads;
+    if (s->cp_comm != CP_COMM_P2P && s->cp <= 1)
+        FAIL("--cp-comm-type %s needs cp > 1", cp_comm_name(s->cp_comm));
+    if (s->cp_comm == CP_COMM_A2A && ((m->heads / tp) % s->cp != 0 || (kv / tp) % s->cp != 0))
+        FAIL("--cp-comm-type a2a needs the %d heads and %d K/V heads per TP rank divisible by "
+             "cp %d", m->heads / tp, kv / tp, s->cp);
+    return 0;
+}
+
 int knob_rule(const model *m, const strategy *s, knob_id k, char *why, int why_size)
 {
     const knob_info *ki = &knobs[k];
@@ -338,6 +373,8 @@ int knob_rule(const model *m, const strategy *s, knob_id k, char *why, int why_s
         if (s->tp_comm_overlap && !s->sp)
             FAIL("--tp-comm-overlap needs sequence parallelism");
         return 0;
+    case KNOB_CP_COMM:
+        return rule_cp_comm(m, s, why, why_size);
     case KNOB_OVERLAP_PARAM_GATHER:
         if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce))
             FAIL("--overlap-param-gather needs the distributed optimizer and "
@@ -404,6 +441,17 @@ static int parse_value(int key, const char *val, int *out, char *msg, int msg_si
         snprintf(msg, (size_t)msg_size,
                  "%s: expected none, selective or full, got '%s'%s%s%s", knobs[key].key, val,
                  hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+        return -1;
+    case KNOB_KIND_CP_COMM:
+        for (int i = 0; i < CP_COMM_COUNT; i++)
+            if (strcmp(val, cp_comm_names[i]) == 0) {
+                *out = i;
+                return 0;
+            }
+        hint = suggest_closest(val, cp_comm_names, CP_COMM_COUNT);
+        snprintf(msg, (size_t)msg_size, "%s: expected p2p, a2a or all_gather, got '%s'%s%s%s",
+                 knobs[key].key, val, hint ? " (did you mean '" : "", hint ? hint : "",
+                 hint ? "'?)" : "");
         return -1;
     case KNOB_KIND_INT:
         break;

@@ -82,6 +82,17 @@ int strategy_gpus(const strategy *s)
     return s->tp * cp * dp * s->pp;
 }
 
+const char *cp_comm_name(cp_comm_type t)
+{
+    switch (t) {
+    case CP_COMM_P2P: return "p2p";
+    case CP_COMM_A2A: return "a2a";
+    case CP_COMM_ALLGATHER: return "all_gather";
+    case CP_COMM_COUNT: break;
+    }
+    return "unknown";
+}
+
 const char *recompute_name(recompute_mode r)
 {
     switch (r) {

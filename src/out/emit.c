@@ -926,6 +926,10 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
             arg_str(l, SEC_MEMORY, "--ckpt-format", "fsdp_dtensor");
         }
         return 0;
+    case KNOB_CP_COMM:   /* p2p is Megatron's default */
+        if (s->cp > 1 && s->cp_comm != CP_COMM_P2P)
+            arg_str(l, SEC_PARALLEL, "--cp-comm-type", cp_comm_name(s->cp_comm));
+        return 0;
     default:   /* KNOB_RECOMPUTE_LAYERS: with KNOB_RECOMPUTE */
         return 0;
     }

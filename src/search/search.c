@@ -26,6 +26,7 @@
  *        126 layers at pp 8: vpp 2, 4, 8, 16)
  *   sp   on, off (tp > 1 only)   recompute none, selective, full
  *   zero 3, 2, 1, 0 (dp * cp > 1; otherwise 0 only, see P5)
+ *   cp_comm p2p, a2a, all_gather with cp > 1 (the rules allowing; P6)
  *   overlap_grad_reduce when dp * cp > 1; overlap_param_gather when also
  *   zero >= 1; tp_comm_overlap when sp (unless --fix pins them; recompute_layers
  *   0 = all, or its --fix value with full recompute).  A --fix value replaces a knob's
@@ -60,6 +61,9 @@
  *      later (slower, same everything else) ones are skipped -- unless the
  *      one that fits uses an unvalidated recompute value and the later one
  *      a validated value (which may rank first: RANKING).
+ *   P6 cp_comm (cp > 1, not fixed): p2p, and the other K/V exchange type
+ *      (a2a, all_gather) only when its attention layer is faster than p2p's
+ *      (cp_comm_list); every type on models with uneven layers.
  *   P5 dp * cp = 1: ZeRO stages 1-3 shard over one rank, the same plan as
  *      zero 0; only zero 0 is enumerated (unless zero is fixed).
  *
@@ -573,6 +577,65 @@ static void set_derived(search_ctx *x)
                                                            : shard > 1 && s->zero >= 1;
     s->tp_comm_overlap = f->tp_comm_overlap >= 0 ? f->tp_comm_overlap != 0
                                                  : s->sp && s->tp > 1;
+    s->cp_comm = f->cp_comm >= 0 ? (cp_comm_type)f->cp_comm : CP_COMM_P2P;
+}
+
+/* Forward + backward (with any re-forward) of the first decoder layer of
+ * x->s under K/V exchange type t, one micro-batch: P6's yardstick. */
+static double cp_layer_s(search_ctx *x, cp_comm_type t)
+{
+    range_cost r;
+    cp_comm_type was = x->s.cp_comm;
+    int g = x->s.n_stages > 0 ? x->s.stage[0].group : x->group;
+    x->s.cp_comm = t;
+    cost_layer_range(x->m, x->c, x->p, &x->s, g, x->s.tp, 0, 1, false, false, &r);
+    x->s.cp_comm = was;
+    return r.fwd_s + r.bwd_s;
+}
+
+/* P6: the K/V exchange types to evaluate for x->s (types[], returns their
+ * count).  Fixed, or cp 1: its one type.  Otherwise the type changes only
+ * each attention layer's exposed CP time (the memory model keeps the same
+ * K/V either way), so on a uniform model the type whose layer is fastest is
+ * fastest for the step (every layer alike, the schedule monotone in its
+ * stage times): p2p and, when another type's layer is faster, that one (it
+ * is unvalidated, so p2p may still rank first).  The exhaustive search and
+ * models with uneven layers evaluate every type Megatron's rules allow. */
+static int cp_comm_list(search_ctx *x, int *types)
+{
+    char why[192];
+    int n = 0, valid = 0;
+    cp_comm_type best = CP_COMM_P2P;
+    double best_s = 0;
+    if (x->fix.cp_comm >= 0 || x->s.cp <= 1) {
+        types[0] = x->s.cp_comm;
+        return 1;
+    }
+    types[n++] = CP_COMM_P2P;
+    for (int t = CP_COMM_P2P + 1; t < CP_COMM_COUNT; t++) {
+        x->s.cp_comm = (cp_comm_type)t;
+        if (knob_rule(x->m, &x->s, KNOB_CP_COMM, why, sizeof why) != 0)
+            continue;
+        valid++;
+        if (x->exhaustive || x->m->uneven) {
+            types[n++] = t;
+        } else {
+            double ts = cp_layer_s(x, (cp_comm_type)t);
+            if (best_s == 0)
+                best_s = cp_layer_s(x, CP_COMM_P2P);
+            if (ts < best_s) {
+                best = (cp_comm_type)t;
+                best_s = ts;
+            }
+        }
+    }
+    x->s.cp_comm = CP_COMM_P2P;
+    if (!x->exhaustive && !x->m->uneven) {
+        if (best != CP_COMM_P2P)
+            types[n++] = best;
+        x->pruned += valid - (n - 1);
+    }
+    return n;
 }
 
 /* The values of one block's inner knobs; zero2_chain: ZeRO-2 needs no more
@@ -833,9 +896,17 @@ static void search_block(search_ctx *x)
                             if (key_eq(&probe[q], mbs, vpp, sp, zero, rc))
                                 fit = 0;   /* a probe: evaluated and recorded */
                         if (fit == -2) {
+                            int types[CP_COMM_COUNT], nt;
                             if (build(x, mbs, vpp, sp, zero, rc) != 0)
                                 continue;
-                            fit = try_strategy(x);
+                            nt = cp_comm_list(x, types);
+                            fit = -1;
+                            for (int ti = 0; ti < nt && !stop(x); ti++) {
+                                int f1;
+                                x->s.cp_comm = (cp_comm_type)types[ti];
+                                if ((f1 = try_strategy(x)) > fit)
+                                    fit = f1;   /* the same memory: the same fit */
+                            }
                         }
                         if (fit == 1 && !fitted) {        /* P4 */
                             fitted = true;
