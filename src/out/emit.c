@@ -1194,14 +1194,18 @@ static void print_summary(FILE *out, const model *m, const cluster *c, const pla
         for (int j = 0; j < lm->n; j++) {
             const emit_component *k = &lm->comp[j];
             const node_group *g = &c->group[k->group];
-            int layers = 0, last = k->first_stage + k->n_stages - 1;
-            for (int i = k->first_stage; i <= last; i++)
-                if (strategy_stage_mix(s, i) == NULL)   /* spanning groups: below */
+            int layers = 0, shared = 0, last = k->first_stage + k->n_stages - 1;
+            for (int i = k->first_stage; i <= last; i++) {
+                if (strategy_stage_mix(s, i) == NULL)
                     layers += s->stage[i].n_layers;
+                else
+                    shared++;   /* a stage spanning groups: its line below */
+            }
             fprintf(out, "#   group %d: ", j);
             print_group(out, g);
-            fprintf(out, ": stages %d-%d, %d layers, global ranks %ld-%ld", k->first_stage, last,
-                    layers, k->first_rank, k->first_rank + k->gpus - 1);
+            fprintf(out, ": stages %d-%d, %d layers%s, global ranks %ld-%ld", k->first_stage, last,
+                    layers, shared ? " besides the shared stage's" : "", k->first_rank,
+                    k->first_rank + k->gpus - 1);
             if (lm->have_nodes)
                 fprintf(out, ", %d nodes x %d GPUs, node ranks %d-%d", k->nodes,
                         k->gpus_per_node, k->first_node, k->first_node + k->nodes - 1);
