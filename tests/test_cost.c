@@ -3,6 +3,7 @@
  * reported as such; ranges add up; Megatron's rules (strategy_check). */
 #include <math.h>
 #include <string.h>
+#include "model/transformer.h"
 #include "schedule/evaluate.h"
 #include "testutil.h"
 
@@ -319,6 +320,36 @@ END_TEST
 /* step_overhead_s is per GPU generation: a fixed time added once per step,
  * the generation's own on a homogeneous cluster, the largest of the stages'
  * generations when a plan spans several (the slowest host sets the pace). */
+/* MTP layers on the last stage (DeepSeek-V3 report section 2.2; Megatron
+ * gpt_model.py): GPT-3 175B's last stage of 2 layers at tp 8 with one MTP
+ * layer holds, per GPU, one more layer's parameters (tf_layer_params / tp), the 2h -> h projection (2 h^2 / tp = 37,748,736)
+ * and its own embedding copy (51200 h / tp = 78,643,200, tied embeddings:
+ * the first stage's otherwise); its forward is one more layer, one more
+ * output head + loss, and the projection GEMM (positive). */
+START_TEST(mtp_on_last_stage)
+{
+    fixture f;
+    range_cost a, b, one, head;
+    strategy s = make(8, 8, 1, 1, 1, 8, true, RECOMPUTE_NONE, 1);
+    double h = 12288;
+    setup(&f);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 94, 2, false, true, &a);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 95, 1, false, false, &one);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 95, 0, false, true, &head);
+    f.m.mtp_layers = 1;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 94, 2, false, true, &b);
+    ck_assert_rel(b.params - a.params, tf_layer_params(&f.m, 95) / 8 + 2.0 * h * h / 8, 1e-12);
+    ck_assert_double_gt(b.fwd_s - a.fwd_s - one.fwd_s - head.fwd_s, 0);
+    ck_assert_double_lt(b.fwd_s - a.fwd_s - one.fwd_s - head.fwd_s, 0.2 * one.fwd_s);
+    ck_assert_rel(b.act_bytes - a.act_bytes, one.act_bytes, 1e-12);
+    f.m.tied_embeddings = false;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 94, 2, false, true, &b);
+    ck_assert_rel(b.params - a.params,
+                  tf_layer_params(&f.m, 95) / 8 + 2.0 * h * h / 8 + (51200.0 + 2048) * h / 8,
+                  1e-12);
+}
+END_TEST
+
 START_TEST(step_overhead_per_generation)
 {
     fixture f;
@@ -400,6 +431,7 @@ int main(void)
     tcase_add_test(tc, ranges_add_up);
     tcase_add_test(tc, fp8_saved_activations);
     tcase_add_test(tc, moe_host_time);
+    tcase_add_test(tc, mtp_on_last_stage);
     tcase_add_test(tc, megatron_rules);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

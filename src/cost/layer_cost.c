@@ -350,6 +350,43 @@ void cost_member_view(const cluster *c, const stage_mix *mx, int j, node_group *
         out->gpu.nvlink_domain = mx->gpus[j];
 }
 
+/* The multi-token-prediction layers on the last stage (DeepSeek-V3 report,
+ * arXiv 2412.19437 section 2.2; Megatron-Core models/gpt/gpt_model.py and
+ * transformer/multi_token_prediction.py): each is one transformer block
+ * like the model's last layer, fed by a projection of [norm(h);
+ * norm(embedding)] (2h -> h, a TP-split linear), with its own pass through
+ * the shared output layer and loss (cost_layer_range adds those); the MTP
+ * stage builds its own copy of the input embedding (gpt_model.py: the
+ * embedding is built where pre_process or mtp_process): none more when it
+ * is the first stage too, or when the output layer is that embedding
+ * (tied). */
+static void mtp_cost(const model *m, const node_group *ng, const gen_constants *k,
+                     const comm_link *tpl, const comm_link *cpl, const strategy *s, int tp,
+                     bool first_stage, range_cost *out)
+{
+    const layer_spec *l = &m->layer[m->layers - 1];
+    int cp = s->cp > 0 ? s->cp : 1, ep = s->ep > 0 ? s->ep : 1;
+    double tokens = (double)s->mbs * s->seq_len / cp;
+    tf_gemm pg = {tokens, (double)l->hidden / tp, 2.0 * l->hidden, 1};
+    double proj = compute_gemms_s(&ng->gpu, k, precision_peak(m->prec), precision_bytes(m->prec),
+                                  &pg, 1);
+    double e = tf_layer_expert_params(m, m->layers - 1);
+    for (int j = 0; j < m->mtp_layers; j++) {
+        range_cost one;
+        memset(&one, 0, sizeof one);
+        layer_cost(m, l, ng, k, tpl, cpl, s, tp, &one);
+        range_cost_add_work(out, &one);
+        out->fwd_s += proj;
+        out->bwd_s += 2.0 * proj;
+        out->compute_s += 3.0 * proj;
+        out->params += (tf_layer_params(m, m->layers - 1) - e) / tp + e / ep +
+                       2.0 * l->hidden * (double)l->hidden / tp;
+        out->expert_params += e / ep;
+    }
+    if (!first_stage && !m->tied_embeddings)
+        out->params += model_embedding_params(m) / tp;
+}
+
 void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
                       const strategy *s, int group, int tp, int first, int n,
                       bool first_stage, bool last_stage, range_cost *out)
@@ -420,14 +457,17 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
                                       2, &lg, 1);
         /* cross-entropy over fp32 logits: about three passes of 4 bytes */
         double ce = compute_memory_s(gpu, k, 12.0 * tokens * m->vocab / tp, 3);
-        out->fwd_s += gemm + ce;
-        out->bwd_s += 2.0 * gemm + ce;
-        out->compute_s += 3.0 * gemm + 2.0 * ce;
+        int heads = 1 + (m->mtp_layers > 0 ? m->mtp_layers : 0);   /* each MTP layer's own */
+        out->fwd_s += heads * (gemm + ce);
+        out->bwd_s += heads * (2.0 * gemm + ce);
+        out->compute_s += heads * (3.0 * gemm + 2.0 * ce);
         if (!m->tied_embeddings || !first_stage)
             out->params += (double)m->vocab * m->hidden / tp;
         out->n_tensors += 1;
         /* fp32 logits of one micro-batch */
         out->act_peak_extra_bytes += 4.0 * tokens * m->vocab / tp;
+        if (m->mtp_layers > 0)
+            mtp_cost(m, ng, k, &tpl, &cpl, s, tp, first_stage, out);
     }
 }
 

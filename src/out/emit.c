@@ -837,8 +837,6 @@ static void model_args(const model *m, int seq, arg_list *l)
         moe_args(m, l);
     if (m->mtp_layers > 0) {
         arg_int(l, SEC_MODEL, "--mtp-num-layers", m->mtp_layers);
-        add_note(l, "the plan does not cost the %d multi-token-prediction layer%s (last stage)",
-                 m->mtp_layers, m->mtp_layers > 1 ? "s" : "");
     }
 }
 

@@ -115,7 +115,7 @@ static void show_model(FILE *out, const model *m)
                 m->mla.q_lora_rank, m->mla.kv_lora_rank, m->mla.qk_nope_head_dim,
                 m->mla.qk_rope_head_dim, m->mla.v_head_dim);
     if (m->mtp_layers > 0)
-        fprintf(out, "  multi-token prediction layers: %d (parsed; not counted)\n", m->mtp_layers);
+        fprintf(out, "  multi-token prediction layers: %d (last stage)\n", m->mtp_layers);
     fprintf(out, "  parameters %.4g B (embedding %.4g B%s)", total / 1e9,
             model_embedding_params(m) / 1e9, m->tied_embeddings ? ", tied output" : "");
     if (m->moe.experts > 0)
