@@ -317,6 +317,59 @@ START_TEST(moe_host_time)
 }
 END_TEST
 
+/* A software stack's constants (cost_constants): a stack with unfused
+ * attention (Megatron-LM 2021) runs core attention at its own attn_eff, not
+ * the generation's flash-attention one, so a lower efficiency makes the
+ * layer slower by exactly the attention time it adds: forward 0.5 F / peak x
+ * (1/e1 - 1/e0), backward 2.5 x that; with its attn_eff equal to the
+ * generation's the layer costs the same as on megatron-core.  Its host time
+ * per step is its own (the generation's does not enter); megatron-core's is
+ * the generation's and ignores the older stacks' constants. */
+START_TEST(stack_constants_move_the_prediction)
+{
+    fixture f;
+    range_cost core, old, slow;
+    evaluation a, b;
+    strategy s = make(8, 8, 1, 1, 1, 64, false, RECOMPUTE_NONE, 0);
+    stack_constants *sc;
+    double attn, peak;
+    setup(&f);
+    sc = &f.p.stack[STACK_MEGATRON_LM_2021];
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 0, 1, false, false, &core);
+    f.c.stack = STACK_MEGATRON_LM_2021;
+    sc->attn_eff = f.p.gen[GEN_AMPERE].attn_eff;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 0, 1, false, false, &old);
+    ck_assert_double_eq(old.fwd_s, core.fwd_s);
+    ck_assert_double_eq(old.bwd_s, core.bwd_s);
+    sc->attn_eff = 0.2;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 0, 1, false, false, &slow);
+    peak = 312e12;
+    attn = 0.5 * tf_attention_flops(&f.m.layer[0], 1, 2048, 1, 8) / peak *
+           (1.0 / 0.2 - 1.0 / f.p.gen[GEN_AMPERE].attn_eff);
+    ck_assert(attn > 0);
+    ck_assert_rel(slow.fwd_s - core.fwd_s, attn, 1e-9);
+    ck_assert_rel(slow.bwd_s - core.bwd_s, 2.5 * attn, 1e-9);
+
+    sc->step_overhead_s = 0.25;
+    evaluate(&f.m, &f.c, &f.p, &s, &a);
+    ck_assert_double_eq(a.time.overhead_s, 0.25);
+    f.p.gen[GEN_AMPERE].step_overhead_s += 1.0;     /* a current stack's host time */
+    evaluate(&f.m, &f.c, &f.p, &s, &b);
+    ck_assert_double_eq(b.step_time_s, a.step_time_s);
+    sc->step_overhead_s = 0.35;
+    evaluate(&f.m, &f.c, &f.p, &s, &b);
+    ck_assert_rel(b.step_time_s - a.step_time_s, 0.1, 1e-9);
+
+    f.c.stack = STACK_MEGATRON_CORE;
+    evaluate(&f.m, &f.c, &f.p, &s, &a);
+    ck_assert_double_eq(a.time.overhead_s, f.p.gen[GEN_AMPERE].step_overhead_s);
+    sc->step_overhead_s = 5.0;
+    sc->attn_eff = 0.05;
+    evaluate(&f.m, &f.c, &f.p, &s, &b);
+    ck_assert_double_eq(b.step_time_s, a.step_time_s);
+}
+END_TEST
+
 /* step_overhead_s is per GPU generation: a fixed time added once per step,
  * the generation's own on a homogeneous cluster, the largest of the stages'
  * generations when a plan spans several (the slowest host sets the pace). */
@@ -424,6 +477,7 @@ int main(void)
     tcase_add_test(tc, korthikanti_175b_plan);
     tcase_add_test(tc, more_hardware_never_slower);
     tcase_add_test(tc, step_overhead_per_generation);
+    tcase_add_test(tc, stack_constants_move_the_prediction);
     tcase_add_test(tc, memory_grows_with_microbatch);
     tcase_add_test(tc, infeasible_reported);
     tcase_add_test(tc, embedding_and_logits_on_end_stages);

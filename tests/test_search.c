@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "model/knobs.h"
 #include "search/search.h"
 #include "testutil.h"
 
@@ -175,6 +176,74 @@ START_TEST(place_even_stages)
 END_TEST
 
 /* ---- search invariants --------------------------------------------------------- */
+
+/* A software stack restricts the search to the knobs it has (inputs/stack.c,
+ * knob_stack_allows): GPT-3 175B on 64 DGX H100.  megatron-core's winner
+ * uses sequence parallelism, TP-comm overlap and a distributed optimizer;
+ * Megatron-LM 2020 has none of them, no interleaving and no selective
+ * recompute, so no kept plan of its search does; torchtitan's FSDP2 has no
+ * ZeRO-1.  A --fix value the stack lacks is taken as given. */
+START_TEST(stack_restricts_the_search)
+{
+    model *m = load("configs/gpt3-175b.json");
+    test_cluster t;
+    search_result r;
+    make_cluster(&t, "H100-SXM", 64, 0);
+    ck_assert_int_eq(run(m, &t.c, NULL, false, 20, &r), PLANNER_OK);
+    ck_assert(r.top[0].s.sp && r.top[0].s.tp_comm_overlap && r.top[0].s.zero >= 1);
+    search_result_free(&r);
+
+    t.c.stack = STACK_MEGATRON_LM_2020;
+    ck_assert_int_eq(run(m, &t.c, NULL, false, 20, &r), PLANNER_OK);
+    ck_assert_int_eq(r.n_top, 20);
+    for (int i = 0; i < r.n_top; i++) {
+        const strategy *s = &r.top[i].s;
+        ck_assert(!s->sp && !s->tp_comm_overlap && !s->overlap_grad_reduce &&
+                  !s->overlap_param_gather);
+        ck_assert_int_eq(s->zero, 0);
+        ck_assert_int_eq(s->vpp, 1);
+        ck_assert_int_eq(s->cp, 1);
+        ck_assert_int_ne(s->recompute, RECOMPUTE_SELECTIVE);
+    }
+    search_result_free(&r);
+
+    t.c.stack = STACK_PYTORCH_FSDP2;
+    ck_assert_int_eq(run(m, &t.c, NULL, false, 50, &r), PLANNER_OK);
+    for (int i = 0; i < r.n_top; i++)
+        ck_assert_int_ne(r.top[i].s.zero, 1);
+    search_result_free(&r);
+
+    t.c.stack = STACK_MEGATRON_LM_2020;
+    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=8,sp=on,zero=1", false, 1, &r), PLANNER_OK);
+    ck_assert(r.top[0].s.sp);
+    ck_assert_int_eq(r.top[0].s.zero, 1);
+    search_result_free(&r);
+    model_free(m);
+}
+END_TEST
+
+START_TEST(knob_stack_masks)
+{
+    const stack_spec *old = stack_find("Megatron-LM-2020"), *fsdp = stack_find("pytorch-fsdp2");
+    const stack_spec *core = stack_get(STACK_MEGATRON_CORE);
+    ck_assert_ptr_nonnull(old);
+    ck_assert_ptr_nonnull(fsdp);
+    ck_assert_ptr_null(stack_find("megatron"));
+    ck_assert(knob_stack_allows(old, KNOB_SP, 0) && !knob_stack_allows(old, KNOB_SP, 1));
+    ck_assert(knob_stack_allows(old, KNOB_VPP, 1) && !knob_stack_allows(old, KNOB_VPP, 4));
+    ck_assert(knob_stack_allows(old, KNOB_ZERO, 0) && !knob_stack_allows(old, KNOB_ZERO, 1));
+    ck_assert(!knob_stack_allows(old, KNOB_RECOMPUTE, RECOMPUTE_SELECTIVE));
+    ck_assert(knob_stack_allows(old, KNOB_RECOMPUTE, RECOMPUTE_FULL));
+    ck_assert(knob_stack_allows(old, KNOB_TP, 8));          /* not restricted */
+    ck_assert(!knob_stack_allows(fsdp, KNOB_ZERO, 1) && knob_stack_allows(fsdp, KNOB_ZERO, 3) &&
+              knob_stack_allows(fsdp, KNOB_ZERO, 2) && knob_stack_allows(fsdp, KNOB_ZERO, 0));
+    for (int k = 0; k < KNOB_COUNT; k++)
+        for (int v = 0; v <= 3; v++)
+            ck_assert(knob_stack_allows(core, (knob_id)k, v));
+    for (size_t i = 0; i < stack_count(); i++)
+        ck_assert_int_eq((int)stack_at(i)->id, (int)i);
+}
+END_TEST
 
 START_TEST(ranked_best_first_and_deterministic)
 {
@@ -1001,6 +1070,8 @@ int main(void)
     tcase_add_test(ts, cp_comm_searched);
     tcase_add_test(ts, zero2_reduces_every_microbatch);
     tcase_add_test(ts, distributed_optimizer_shards_over_dp_and_cp);
+    tcase_add_test(ts, stack_restricts_the_search);
+    tcase_add_test(ts, knob_stack_masks);
     suite_add_tcase(s, ts);
     return tu_run_suite(s);
 }

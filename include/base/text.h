@@ -19,4 +19,8 @@
  * character (U+001B) at byte 3") in why. */
 int text_check_name(const char *s, char *why, size_t why_size);
 
+/* 1 when a and b are equal ignoring ASCII case (catalog and stack names),
+ * else 0. */
+int text_equal_nocase(const char *a, const char *b);
+
 #endif

@@ -16,6 +16,13 @@
  * they were fitted on). */
 void cost_params_default(cost_params *p);
 
+/* The constants of GPU generation `gen` under software stack `stack`
+ * (stack_id; the cluster's cluster.stack):
+ * p->gen[gen] with the stack's attention efficiency where its attention is
+ * unfused (STACK_ATTN_UNFUSED) and its host time per step where it has its
+ * own (stack_spec.own_host_time: the older stacks). */
+void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_generation gen);
+
 /* Model FLOPs of one step (no recompute), the figure behind MFU. */
 double model_flops_per_step(const model *m, int gbs, int seq_len);
 
@@ -44,8 +51,9 @@ typedef struct range_cost {
 void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
                       const strategy *s, int group, int tp, int first, int n,
                       bool first_stage, bool last_stage, range_cost *out);
-/* The same on node group `ng` itself (a cost_member_view()). */
-void cost_layer_range_on(const model *m, const node_group *ng, const cost_params *p,
+/* The same on node group `ng` itself (a cost_member_view()) under software
+ * stack `stack` (the cluster's: cluster.stack). */
+void cost_layer_range_on(const model *m, const node_group *ng, const cost_params *p, int stack,
                          const strategy *s, int tp, int first, int n, bool first_stage,
                          bool last_stage, range_cost *out);
 

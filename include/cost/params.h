@@ -9,6 +9,7 @@
 #define PLANNER_COST_PARAMS_H
 
 #include "inputs/catalog.h"
+#include "inputs/stack.h"
 
 /* Constants for one GPU generation.  Each enters the step time linearly as
  * work / (peak x eff) (fit 1/eff), as a fixed time (fit it directly) or as a
@@ -40,14 +41,12 @@ typedef struct gen_constants {
                                    [0.05, 0.5] */
     double step_overhead_s;     /* fixed per-step time outside the modelled
                                    work (host: scheduler, data loader,
-                                   logging, Python between kernels), s;
-                                   physically [0, 0.05] for a tuned modern
-                                   stack.  Fitted per generation, it also
-                                   absorbs what the corpus's software of
-                                   that era paid and the model does not
-                                   see (layer_cost.c): calibrate it for your
-                                   stack.  A plan over several generations
-                                   pays the largest of its stages' */
+                                   logging, Python between kernels) of a
+                                   current stack on this generation's
+                                   servers, s [0, 0.1]; a stack's own
+                                   extra time is stack_constants'.  A plan
+                                   over several generations pays the
+                                   largest of its stages' */
     double moe_host_s;          /* host time of one MoE layer's forward per
                                    micro-batch that lands on the critical
                                    path, s (the backward pays twice it):
@@ -63,6 +62,23 @@ typedef struct gen_constants {
                                    nothing (no sync: the host runs ahead) */
 } gen_constants;
 
+/* Constants of one software stack (inputs/stack.h): what its software pays
+ * on any GPU, fitted like the generations' (`planner calibrate`, named
+ * STACK.FIELD).  Defaults and what they were fitted on: layer_cost.c. */
+typedef struct stack_constants {
+    double attn_eff;            /* core attention achieved / 16-bit peak,
+                                   causal half counted, of a stack whose
+                                   attention is unfused (STACK_ATTN_UNFUSED:
+                                   batched GEMMs around a fused softmax over
+                                   the s x s scores) [0.05, 0.5]; a flash
+                                   stack uses the generation's attn_eff */
+    double step_overhead_s;     /* host time per step of a stack with its
+                                   own (stack_spec.own_host_time), in place
+                                   of the generation's: older Python loops,
+                                   unfused optimizer and norm kernels,
+                                   logging, s [0, 1] */
+} stack_constants;
+
 /* The memory reserve lives in two documented parts and nowhere else: the
  * catalog's usable_mem_bytes already leaves 2 GiB of the framework-visible
  * memory for the CUDA context (~0.5-1 GiB) and the first NCCL communicator's
@@ -72,6 +88,7 @@ typedef struct gen_constants {
  * caching allocator's fragmentation, proportional to the activations. */
 typedef struct cost_params {
     gen_constants gen[GEN_COUNT];
+    stack_constants stack[STACK_COUNT];
     double reserve_bytes;       /* per GPU beyond the catalog's usable memory:
                                    workspaces, further NCCL communicators
                                    [0.5, 3] GiB */

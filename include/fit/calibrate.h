@@ -3,9 +3,10 @@
  * file calibration.h).
  *
  * The fitted quantities are named parameters over cost_params: per GPU
- * generation "<gen>.<field>" (hopper.gemm_eff, ampere.step_overhead_s); every
- * field is per generation (a bare "<field>" in --params or in a calibration
- * file means that field for every generation).  An efficiency enters the step time as
+ * generation "<gen>.<field>" (hopper.gemm_eff, ampere.step_overhead_s; a
+ * bare "<field>" in --params or in a calibration file means that field for
+ * every generation), and per software stack "<stack>.<field>"
+ * (megatron-lm-2020.step_overhead_s, deepspeed.attn_eff; inputs/stack.h).  An efficiency enters the step time as
  * work / (peak x eff), so its inverse is fitted; a time or a fraction of a
  * modelled time is fitted as is.
  * The table of fields is in calibrate.c (one line per constant).
@@ -27,8 +28,9 @@ typedef enum calib_kind {
     CALIB_DIRECT        /* a time or a fraction: fitted as is */
 } calib_kind;
 
-/* One fitted quantity: a field of the table, for one generation (or -1 for
- * a global field). */
+/* One fitted quantity: a field of the table, for one generation (gen <
+ * GEN_COUNT), one software stack (gen = GEN_COUNT + stack_id), or -1 for a
+ * global field. */
 typedef struct calib_param {
     int field;
     int gen;
@@ -50,7 +52,7 @@ int calib_field_bare(const char *name);
 
 /* Every parameter name (GEN.NAME, globals, and the bare per-generation
  * names), for did-you-mean. */
-#define CALIB_NAMES_MAX 160
+#define CALIB_NAMES_MAX 200
 typedef struct calib_name_list {
     char text[CALIB_NAMES_MAX][CALIB_NAME_MAX];
     const char *ptr[CALIB_NAMES_MAX];

@@ -21,7 +21,8 @@ typedef struct validation_run {
     char source[256];               /* the source, shortened */
     validation_subset subset;
     model *m;                       /* owned */
-    cluster *c;                     /* owned: one group of the run's GPUs */
+    cluster *c;                     /* owned: one group of the run's GPUs;
+                                       c->stack the run's software stack */
     int num_gpus;
     strategy_constraints fix;       /* published knobs; the rest free */
     int gbs;

@@ -48,6 +48,8 @@ typedef struct cluster {
     int n_links;
     group_link *link;               /* owned */
     cluster_reliability reliability;
+    int stack;                      /* stack_id (inputs/stack.h): the software
+                                       stack; 0 = megatron-core, the default */
 } cluster;
 
 /* Reads a YAML cluster spec.  On success *out owns a new cluster (free with

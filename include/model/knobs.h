@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "base/error.h"
+#include "inputs/stack.h"
 #include "model/strategy.h"
 
 struct model;
@@ -87,6 +88,11 @@ typedef struct strategy_constraints {
 } strategy_constraints;
 
 #define STRATEGY_CONSTRAINTS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+
+/* True when software stack st has value v of knob k (knobs a stack does not
+ * restrict: always; NULL: every value).  The search tries only these
+ * (search.c); a --fix value is taken as given. */
+bool knob_stack_allows(const stack_spec *st, knob_id k, int v);
 
 /* True when f pins any knob, or the GPU count. */
 bool knobs_any_fixed(const strategy_constraints *f);

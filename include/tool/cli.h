@@ -14,6 +14,11 @@ int cli_parse_double(const char *text, double min, double max, double *out);
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* --stack NAME of command `cmd` ("" for plan): *out the stack's id (0), or
+ * a usage error naming the closest stack and the known ones
+ * (PLANNER_E_USAGE). */
+int cli_parse_stack(const char *cmd, const char *name, int *out);
+
 /* The exit-code table, as printed at the end of every --help. */
 extern const char cli_exit_codes_help[];
 

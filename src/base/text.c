@@ -3,6 +3,7 @@
  * byte C2..F4, continuation bytes 80..BF, with E0 needing A0..BF, ED
  * 80..9F (no surrogates), F0 90..BF and F4 80..8F (nothing past U+10FFFF)
  * as its second byte. */
+#include <ctype.h>
 #include <stdio.h>
 #include "base/text.h"
 
@@ -61,4 +62,12 @@ int text_check_name(const char *s, char *why, size_t why_size)
         at += (size_t)n;
     }
     return 0;
+}
+
+int text_equal_nocase(const char *a, const char *b)
+{
+    for (; *a != '\0' && *b != '\0'; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return 0;
+    return *a == '\0' && *b == '\0';
 }

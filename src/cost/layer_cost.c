@@ -52,38 +52,44 @@ double cost_cap_time(double t)
  * ../shared/validation/published-runs.json, FP8 checked on its 24
  * predictable runs: dense MAPE 7.3%, max 21.4% (was 9.6% / 24.2% with one
  * global overhead); FP8 8.9% / 25.8% (was 9.7% / 26.7%).
- *   Volta (4 Megatron 2020 runs): gemm 0.594 and the overhead; attn_eff
- *     held at Ampere's (same era, same unfused memory-bound softmax, a
- *     similar FLOP/byte ratio): 4 runs cannot separate it from gemm_eff.
- *   Ampere (40 runs: Megatron 2020, SC21, Korthikanti): gemm 0.678, attn
- *     0.211 (pre-flash attention), inter 0.503 -- interior: with its bound
- *     lowered to 0.3 the fit stays at 0.50 (SC21's 1,000-2,000-GPU jobs on
- *     a shared fabric).
+ * Round 5 (software stacks, inputs/stack.c): each run is predicted on the
+ * stack its source ran (fit/run_stacks.c), searching only that stack's
+ * knobs, and what the 2020-2022 software paid moved out of the Volta and
+ * Ampere rows into the stacks' constants; refitted by coordinate descent
+ * on the same objective (the runs on Hopper and later are on megatron-core
+ * and unchanged): dense MAPE 6.6%, max 20.6%; FP8 and MoE unchanged.
+ *   Hardware, per generation (a current stack's software):
+ *   Volta: gemm 0.594 (round 4's, not refitted: its 4 runs are one
+ *     source); attn_eff = the unfused kernels' (no flash-attention kernel
+ *     for sm70).
+ *   Ampere: gemm 0.72 (was 0.678 with the 2020 software folded in), attn
+ *     0.55 = FlashAttention-2's forward+backward on A100 (Dao 2023, arXiv
+ *     2307.08691: ~50-73% of the 312 TFLOP/s peak, causal, head dim 128;
+ *     no corpus run has flash attention on A100, so it is not fitted),
+ *     inter 0.50 (SC21's 1,000-2,000-GPU jobs on a shared fabric).
  *   Hopper (9 Megatron-Core r0.8.0 bf16 runs; the 14 H100 FP8 runs at
  *     half weight share its attention, links and overhead, and Blackwell's
  *     10 FP8 runs use its copy): gemm 0.658, attn 0.453 (flash
  *     attention, cuDNN/FA2 era: ~450 of 989 TFLOP/s), inter 0.729;
  *     fp8_gemm_eff 0.725 from the FP8 runs.
- *   overlap_exposed 0.408 for all.
+ *   overlap_exposed 0.408 for all.  step_overhead_s 0.066 s for every
+ *     generation: the host time per step of a current stack (data loader,
+ *     logging, Python between the step's phases).
+ *   Software, per stack (cost_params.stack[]):
+ *   attn_eff 0.19 for the unfused stacks (Megatron-LM 2020-2022,
+ *     Megatron-DeepSpeed: baddbmm + fused scale-mask-softmax + dropout +
+ *     bmm over the s x s scores), one value for the one kernel sequence;
+ *   step_overhead_s: megatron-lm-2020 0.25 s (its 12 runs, 3 sources:
+ *     local DDP, unfused optimizer and norm kernels, the host between
+ *     them); megatron-lm-2021 0.066 s -- once the search no longer hands
+ *     SC21's runs overlap, SP and a distributed optimizer, they need no
+ *     more host time than a current stack; megatron-lm-2022 and deepspeed
+ *     take 2021's values (one source each: not fitted on their own).
  * intra_eff is not fitted: nccl-tests' bus bandwidth over the NVLink rate
  * (V100 ~130/150, A100 235/300, H100 368/450); hbm_eff and kernel_s are
  * round 2's.  Generations without runs copy the nearest measured one
  * (Turing: Volta, Ada: Ampere, Blackwell and CDNA: Hopper) -- calibrate
- * them with `planner calibrate`.
- * step_overhead_s is per generation and only partly physics: Hopper's
- * 0.066 s is a plausible host time per step of a current stack (data
- * loader, logging, Python between the step's phases); Ampere's 0.324 s and
- * Volta's 0.225 s absorb what the 2020-2021 software of their runs paid and
- * the model does not see -- no fused kernels, TP all-reduces neither
- * overlapped nor sequence-parallel, recompute settings the 2020 READMEs do
- * not print (round 3's residual study at zero overhead: those runs want
- * +0.04..+0.55 s, growing ~13% of the step per doubling of tp).  It is a
- * property of the software stack as much as of the GPU: on a current
- * stack on A100s the Ampere value overpredicts the step by ~0.25 s --
- * calibrate it (`planner calibrate --params ampere.step_overhead_s`).
- * With one global overhead (round 3) the 2020 runs set it to 0.28 s, the
- * small fast H100 runs came out -24% and Hopper's gemm_eff rose to 0.85 to
- * compensate. */
+ * them with `planner calibrate`. */
 /* moe_host_s (round MoE 2): the host-paced time of one MoE layer's forward
  * per micro-batch (backward 2x), fitted on a grid to the 32 predictable MoE
  * runs (MAPE 67.0% -> 27.6%, max 210.6% -> 91.7%); the same for every
@@ -91,16 +97,18 @@ double cost_cap_time(double t)
  * corpus has no MoE run before Hopper.  docs/validation.md has the evidence
  * (Qwen3-30B-A3B at mbs 1: ~9 ms per layer on H100 and B200 alike). */
 #define MOE_HOST_S 2.25e-3
+#define HOST_S 0.066                /* a current stack's host time per step */
+#define UNFUSED_ATTN_EFF 0.19       /* Megatron's unfused attention (2020-2022) */
 void cost_params_default(cost_params *p)
 {
     /* gemm, attn, hbm, intra, inter, kernel_s, fp8_gemm, overlap_exposed,
      * step_overhead_s, moe_host_s */
-    static const gen_constants volta = {0.594, 0.210, 0.748, 0.87, 0.80, 6.3e-6, 0.65, 0.408,
-                                        0.225, MOE_HOST_S};
-    static const gen_constants ampere = {0.678, 0.211, 0.748, 0.78, 0.503, 6.3e-6, 0.65, 0.408,
-                                         0.324, MOE_HOST_S};
+    static const gen_constants volta = {0.594, UNFUSED_ATTN_EFF, 0.748, 0.87, 0.80, 6.3e-6, 0.65,
+                                        0.408, HOST_S, MOE_HOST_S};
+    static const gen_constants ampere = {0.72, 0.55, 0.748, 0.78, 0.50, 6.3e-6, 0.65, 0.408,
+                                         HOST_S, MOE_HOST_S};
     static const gen_constants hopper = {0.658, 0.453, 0.748, 0.82, 0.729, 6.3e-6, 0.725, 0.408,
-                                         0.066, MOE_HOST_S};
+                                         HOST_S, MOE_HOST_S};
     int g;
     memset(p, 0, sizeof *p);
     for (g = 0; g < GEN_COUNT; g++)
@@ -109,8 +117,22 @@ void cost_params_default(cost_params *p)
     p->gen[GEN_TURING] = volta;
     p->gen[GEN_AMPERE] = ampere;
     p->gen[GEN_ADA] = ampere;
+    for (g = 0; g < STACK_COUNT; g++)
+        p->stack[g] = (stack_constants){UNFUSED_ATTN_EFF, HOST_S};
+    p->stack[STACK_MEGATRON_LM_2020].step_overhead_s = 0.25;
     p->reserve_bytes = 1.0 * GIB;
     p->frag_fraction = 0.10;
+}
+
+void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_generation gen)
+{
+    const stack_spec *st = stack_get(stack);
+    const stack_constants *sc = &p->stack[st->id];
+    *out = p->gen[(unsigned)gen < GEN_COUNT ? gen : GEN_HOPPER];
+    if (st->attention == STACK_ATTN_UNFUSED)
+        out->attn_eff = sc->attn_eff;
+    if (st->own_host_time)
+        out->step_overhead_s = sc->step_overhead_s;
 }
 
 double model_flops_per_step(const model *m, int gbs, int seq_len)
@@ -391,15 +413,17 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
                       const strategy *s, int group, int tp, int first, int n,
                       bool first_stage, bool last_stage, range_cost *out)
 {
-    cost_layer_range_on(m, &c->group[group], p, s, tp, first, n, first_stage, last_stage, out);
+    cost_layer_range_on(m, &c->group[group], p, c->stack, s, tp, first, n, first_stage, last_stage,
+                        out);
 }
 
-void cost_layer_range_on(const model *m, const node_group *ng, const cost_params *p,
+void cost_layer_range_on(const model *m, const node_group *ng, const cost_params *p, int stack,
                          const strategy *s, int tp, int first, int n, bool first_stage,
                          bool last_stage, range_cost *out)
 {
     const gpu_spec *gpu = &ng->gpu;
-    const gen_constants *k = &p->gen[gpu->gen];
+    gen_constants kc;
+    const gen_constants *k = &kc;
     int cp = s->cp > 0 ? s->cp : 1;
     comm_link tpl, cpl;
     range_cost one;
@@ -408,6 +432,7 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
     int ep = s->ep > 0 ? s->ep : 1;
     int i;
 
+    cost_constants(&kc, p, stack, gpu->gen);
     if (tp <= 0)
         tp = s->tp > 0 ? s->tp : 1;
     memset(out, 0, sizeof *out);
@@ -500,7 +525,8 @@ double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *
     int pp = s->pp > 0 ? s->pp : 1, cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
     int g, gn, tp;
     const node_group *ng;
-    const gen_constants *k;
+    gen_constants kc;
+    const gen_constants *k = &kc;
     double bytes, bw, lat;
     if (i < 0 || i >= pp || i >= STRATEGY_MAX_STAGES || c->n_groups < 1)
         return 0;
@@ -510,7 +536,7 @@ double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *
         gn = g;
     tp = s->stage[i].tp > 0 ? s->stage[i].tp : (s->tp > 0 ? s->tp : 1);
     ng = &c->group[g];
-    k = &p->gen[ng->gpu.gen];
+    cost_constants(&kc, p, c->stack, ng->gpu.gen);
     bytes = (double)s->mbs * s->seq_len / cp * m->hidden *
             (m->prec == PREC_FP32 ? 4.0 : 2.0) / tp;
     if (strategy_stage_mix(s, i) != NULL || strategy_stage_mix(s, (i + 1) % pp) != NULL) {

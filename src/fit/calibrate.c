@@ -64,23 +64,44 @@ typedef struct param_field {
     double typical;         /* scale of the fitted variable when it is 0 */
     double plo, phi;        /* plausible range (cost.h): the default list drops a
                                constant whose fit leaves it */
+    bool per_stack;         /* in stack_constants: named STACK.NAME */
 } param_field;
 
+/* A parameter's scope (calib_param.gen): a GPU generation below GEN_COUNT,
+ * a software stack (GEN_COUNT + stack_id) from there. */
+#define SCOPE_COUNT (GEN_COUNT + STACK_COUNT)
+
+static const char *scope_name(int g)
+{
+    return g < GEN_COUNT ? gpu_generation_name((gpu_generation)g)
+                         : stack_get(g - GEN_COUNT)->name;
+}
+
+/* True when field f has one value per scope g (a generation for a
+ * per-generation field, a stack for a per-stack one). */
+static bool field_in_scope(int f, int g);
+
 static const param_field k_fields[] = {
-    {"gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, gemm_eff), 0.01, 1.0, 1.0, 0.5, 0.85},
-    {"attn_eff", CALIB_INV_EFF, true, offsetof(gen_constants, attn_eff), 0.01, 1.0, 1.0, 0.05, 0.8},
-    {"hbm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, hbm_eff), 0.01, 1.0, 1.0, 0.6, 0.9},
-    {"intra_eff", CALIB_INV_EFF, true, offsetof(gen_constants, intra_eff), 0.01, 1.0, 1.0, 0.7, 0.9},
-    {"inter_eff", CALIB_INV_EFF, true, offsetof(gen_constants, inter_eff), 0.01, 1.0, 1.0, 0.5, 0.95},
-    {"kernel_s", CALIB_DIRECT, true, offsetof(gen_constants, kernel_s), 0.0, 1e-4, 1e-5, 2e-6, 2e-5},
-    {"fp8_gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, fp8_gemm_eff), 0.01, 1.0, 1.0, 0.3, 0.8},
+    {"gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, gemm_eff), 0.01, 1.0, 1.0, 0.5, 0.85, false},
+    {"attn_eff", CALIB_INV_EFF, true, offsetof(gen_constants, attn_eff), 0.01, 1.0, 1.0, 0.05, 0.8, false},
+    {"hbm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, hbm_eff), 0.01, 1.0, 1.0, 0.6, 0.9, false},
+    {"intra_eff", CALIB_INV_EFF, true, offsetof(gen_constants, intra_eff), 0.01, 1.0, 1.0, 0.7, 0.9, false},
+    {"inter_eff", CALIB_INV_EFF, true, offsetof(gen_constants, inter_eff), 0.01, 1.0, 1.0, 0.5, 0.95, false},
+    {"kernel_s", CALIB_DIRECT, true, offsetof(gen_constants, kernel_s), 0.0, 1e-4, 1e-5, 2e-6, 2e-5, false},
+    {"fp8_gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, fp8_gemm_eff), 0.01, 1.0, 1.0, 0.3, 0.8, false},
     {"overlap_exposed", CALIB_DIRECT, true, offsetof(gen_constants, overlap_exposed), 0.0, 1.0,
-     0.1, 0.05, 0.5},
-    /* plausible: up to 1 s, as the Ampere default (0.324 s) absorbs what the
-     * 2020-2021 stacks paid beyond a tuned stack's ~0.05 s (cost.c) */
+     0.1, 0.05, 0.5, false},
+    /* plausible: up to 1 s (a slow host or data loader); a current stack
+     * pays ~0.07 s, Megatron-LM 2020 0.25 s (layer_cost.c) */
     {"step_overhead_s", CALIB_DIRECT, true, offsetof(gen_constants, step_overhead_s), 0.0, 10.0,
-     0.1, 0.0, 1.0},
-    {"moe_host_s", CALIB_DIRECT, true, offsetof(gen_constants, moe_host_s), 0.0, 0.1, 1e-3, 0.0, 5e-3},
+     0.1, 0.0, 1.0, false},
+    {"moe_host_s", CALIB_DIRECT, true, offsetof(gen_constants, moe_host_s), 0.0, 0.1, 1e-3, 0.0, 5e-3, false},
+    /* per software stack (inputs/stack.c): what the stack's software pays
+     * on any GPU; the generation's value where the stack has none */
+    {"attn_eff", CALIB_INV_EFF, false, offsetof(stack_constants, attn_eff), 0.01, 1.0, 1.0, 0.05,
+     0.5, true},
+    {"step_overhead_s", CALIB_DIRECT, false, offsetof(stack_constants, step_overhead_s), 0.0,
+     10.0, 0.1, 0.0, 1.0, true},
 };
 #define N_FIELDS ((int)(sizeof k_fields / sizeof k_fields[0]))
 
@@ -92,10 +113,17 @@ static const param_field k_fields[] = {
 #define CONVERGED_REL 1e-9      /* largest relative change of a variable */
 #define CALIB_RUNS_PER_PARAM 3  /* with a prior: runs per fitted constant */
 
+static bool field_in_scope(int f, int g)
+{
+    return g < GEN_COUNT ? k_fields[f].per_gen : k_fields[f].per_stack;
+}
+
 static double *field_ptr(cost_params *cp, const calib_param *p)
 {
     const param_field *f = &k_fields[p->field];
-    char *base = f->per_gen ? (char *)&cp->gen[p->gen] : (char *)cp;
+    char *base = f->per_gen     ? (char *)&cp->gen[p->gen]
+                 : f->per_stack ? (char *)&cp->stack[p->gen - GEN_COUNT]
+                                : (char *)cp;
     return (double *)(void *)(base + f->offset);
 }
 
@@ -104,7 +132,7 @@ int calib_param_parse(calib_param *out, const char *name)
     const char *dot = strchr(name, '.');
     int f, g;
     for (f = 0; f < N_FIELDS; f++) {
-        if (!k_fields[f].per_gen) {
+        if (!k_fields[f].per_gen && !k_fields[f].per_stack) {
             if (strcmp(name, k_fields[f].field) == 0) {
                 out->field = f;
                 out->gen = -1;
@@ -114,8 +142,10 @@ int calib_param_parse(calib_param *out, const char *name)
         }
         if (dot == NULL || strcmp(dot + 1, k_fields[f].field) != 0)
             continue;
-        for (g = 0; g < GEN_COUNT; g++) {
-            const char *gn = gpu_generation_name((gpu_generation)g);
+        for (g = 0; g < SCOPE_COUNT; g++) {
+            const char *gn = scope_name(g);
+            if (!field_in_scope(f, g))
+                continue;
             if (strlen(gn) == (size_t)(dot - name) && strncmp(name, gn, (size_t)(dot - name)) == 0) {
                 out->field = f;
                 out->gen = g;
@@ -128,9 +158,8 @@ int calib_param_parse(calib_param *out, const char *name)
 
 void calib_param_name(const calib_param *p, char *buf, size_t size)
 {
-    if (k_fields[p->field].per_gen)
-        snprintf(buf, size, "%s.%s", gpu_generation_name((gpu_generation)p->gen),
-                 k_fields[p->field].field);
+    if (k_fields[p->field].per_gen || k_fields[p->field].per_stack)
+        snprintf(buf, size, "%s.%s", scope_name(p->gen), k_fields[p->field].field);
     else
         snprintf(buf, size, "%s", k_fields[p->field].field);
 }
@@ -167,15 +196,18 @@ static int plausible_check(const calib_param *p, double value, char *why, size_t
     return isfinite(value) && value >= f->plo && value <= f->phi ? 0 : -1;
 }
 
-_Static_assert(GEN_COUNT * N_FIELDS + N_FIELDS <= CALIB_NAMES_MAX, "CALIB_NAMES_MAX too small");
+_Static_assert(SCOPE_COUNT * N_FIELDS + N_FIELDS <= CALIB_NAMES_MAX, "CALIB_NAMES_MAX too small");
 
 void calib_param_names(calib_name_list *l)
 {
     int f, g;
     l->n = 0;
     for (f = 0; f < N_FIELDS; f++) {
-        for (g = 0; g < (k_fields[f].per_gen ? GEN_COUNT : 1); g++) {
-            calib_param p = {f, k_fields[f].per_gen ? g : -1};
+        bool scoped = k_fields[f].per_gen || k_fields[f].per_stack;
+        for (g = 0; g < (scoped ? SCOPE_COUNT : 1); g++) {
+            calib_param p = {f, scoped ? g : -1};
+            if (scoped && !field_in_scope(f, g))
+                continue;
             calib_param_name(&p, l->text[l->n], CALIB_NAME_MAX);
             l->ptr[l->n] = l->text[l->n];
             l->n++;
@@ -199,22 +231,30 @@ int calib_field_bare(const char *name)
     return bare;
 }
 
+/* Which part of the field list f belongs to: 0 per generation, 1 per
+ * stack, 2 global. */
+static int field_pass(int f)
+{
+    return k_fields[f].per_gen ? 0 : k_fields[f].per_stack ? 1 : 2;
+}
+
 void calib_field_list(char *buf, size_t size)
 {
     int f, pass;
     size_t used = 0;
     buf[0] = '\0';
-    for (pass = 0; pass < 2; pass++) {
+    static const char *const heads[3] = {
+        "per generation, as GEN.NAME or NAME for every generation: ",
+        "; per software stack, as STACK.NAME: ", "; global: "};
+    for (pass = 0; pass < 3; pass++) {
         int first = 1, any = 0;
         for (f = 0; f < N_FIELDS; f++)
-            any |= k_fields[f].per_gen == (pass == 0);
+            any |= field_pass(f) == pass;
         if (!any)
             continue;
-        used += (size_t)snprintf(buf + used, size - used, "%s",
-                                 pass == 0 ? "per generation, as GEN.NAME or NAME for every "
-                                             "generation: " : "; global: ");
+        used += (size_t)snprintf(buf + used, size - used, "%s", heads[pass]);
         for (f = 0; f < N_FIELDS && used < size; f++)
-            if (k_fields[f].per_gen == (pass == 0)) {
+            if (field_pass(f) == pass) {
                 used += (size_t)snprintf(buf + used, size - used, "%s%s", first ? "" : ", ",
                                          k_fields[f].field);
                 first = 0;
@@ -316,12 +356,12 @@ static planner_status choose_params(const calib_options *opt, const bool *gen_us
 {
     int fi, g;
     if (opt->params == NULL) {
-        for (g = 0; g < GEN_COUNT; g++)
+        for (g = 0; g < SCOPE_COUNT; g++)
             for (fi = 0; fi < N_FIELDS; fi++)
-                if (gen_used[g] && k_fields[fi].per_gen)
+                if (gen_used[g] && field_in_scope(fi, g))
                     add_param(f, named, (calib_param){fi, g}, false);
         for (fi = 0; fi < N_FIELDS; fi++)
-            if (!k_fields[fi].per_gen)
+            if (!k_fields[fi].per_gen && !k_fields[fi].per_stack)
                 add_param(f, named, (calib_param){fi, -1}, false);
         return PLANNER_OK;
     }
@@ -370,9 +410,9 @@ static planner_status choose_params(const calib_options *opt, const bool *gen_us
             }
             if (p.gen >= 0 && !gen_used[p.gen])
                 return error_set(err, PLANNER_E_INPUT, opt->runs_file, 0, 0, NULL,
-                                 "calibrate: %s: no run uses a GPU of generation %s, nothing can "
-                                 "fit it", tok,
-                                 gpu_generation_name((gpu_generation)p.gen));
+                                 "calibrate: %s: no run uses %s %s, nothing can fit it", tok,
+                                 p.gen < GEN_COUNT ? "a GPU of generation" : "the software stack",
+                                 scope_name(p.gen));
             add_param(f, named, p, true);
         }
     }
@@ -512,9 +552,11 @@ static void linearize(fit_state *s, const calib_fit *f, const cost_params *p, do
             double h = FD_REL_STEP * (fabs(x) > k_fields[cpj->field].typical
                                           ? fabs(x) : k_fields[cpj->field].typical);
             double tp, tm, a;
-            if (k_fields[cpj->field].per_gen && !gen_used[cpj->gen]) {
+            if ((k_fields[cpj->field].per_gen && !gen_used[cpj->gen]) ||
+                (k_fields[cpj->field].per_stack && cpj->gen - GEN_COUNT != r->c->stack)) {
                 /* the cost model reads only the constants of the run's own
-                 * GPUs (p->gen[gpu.gen]): this column is exactly 0, and
+                 * GPUs (p->gen[gpu.gen]) and software stack
+                 * (p->stack[c->stack]): this column is exactly 0, and
                  * skipping its two evaluations saves most of a fit's time */
                 s->A[i + (size_t)j * s->m] = 0.0;
                 continue;
@@ -564,19 +606,22 @@ static void drop_column(fit_state *s, calib_fit *f, bool *named, double *scale, 
     f->n_params = n - 1;
 }
 
-/* With a prior, the default list keeps per generation the constants its
- * runs exercise most: at most one per CALIB_RUNS_PER_PARAM runs (at least
+/* With a prior, the default list keeps per generation (and per software
+ * stack) the constants its runs exercise most: at most one per CALIB_RUNS_PER_PARAM runs (at least
  * one), ranked by the norm of their column of the scaled system (how much
  * a relative change of the constant moves the runs' relative step times).
  * The others keep their defaults, with a note. */
 static void keep_most_exercised(fit_state *s, calib_fit *f, bool *named, double *scale)
 {
     int g, i, j;
-    for (g = 0; g < GEN_COUNT; g++) {
+    for (g = 0; g < SCOPE_COUNT; g++) {
         double norm[CALIB_MAX_PARAMS];
         int runs = 0, keep, k = 0;
-        for (i = 0; i < s->m; i++)
-            runs += s->set->run[s->idx[i]].c->group[0].gpu.gen == (gpu_generation)g;
+        for (i = 0; i < s->m; i++) {
+            const cluster *c = s->set->run[s->idx[i]].c;
+            runs += g < GEN_COUNT ? c->group[0].gpu.gen == (gpu_generation)g
+                                  : c->stack == g - GEN_COUNT;
+        }
         keep = runs / CALIB_RUNS_PER_PARAM > 1 ? runs / CALIB_RUNS_PER_PARAM : 1;
         for (j = 0; j < f->n_params; j++) {
             double sq = 0;
@@ -599,7 +644,7 @@ static void keep_most_exercised(fit_state *s, calib_fit *f, bool *named, double 
             calib_param_name(&f->param[drop], name, sizeof name);
             note(f, "kept %s at its default: the %d %s run%s exercise it less than the %d "
                  "constant%s fitted (one per %d runs)", name, runs,
-                 gpu_generation_name((gpu_generation)g), runs == 1 ? "" : "s", keep,
+                 scope_name(g), runs == 1 ? "" : "s", keep,
                  keep == 1 ? "" : "s", CALIB_RUNS_PER_PARAM);
             memmove(&norm[drop], &norm[drop + 1], (size_t)(f->n_params - 1 - drop) * sizeof norm[0]);
             drop_column(s, f, named, scale, drop);
@@ -631,7 +676,7 @@ static planner_status keep_determined(fit_state *s, calib_fit *f, bool *named, d
         st = error_oom(err);
         goto cleanup;
     }
-    for (g = 0; g < GEN_COUNT; g++) {
+    for (g = 0; g < SCOPE_COUNT; g++) {
         for (;;) {
             double v[CALIB_MAX_PARAMS], sv[CALIB_MAX_PARAMS], big = 0;
             char list[512] = "", name[CALIB_NAME_MAX];
@@ -653,8 +698,7 @@ static planner_status keep_determined(fit_state *s, calib_fit *f, bool *named, d
                     B[i + (size_t)c * r] = s->A[rows[i] + (size_t)cols[c] * s->m];
             if (null_direction(B, r, k, v, sv) != 0) {
                 st = error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
-                               "calibrate: dgesvd failed on the %s block",
-                               gpu_generation_name((gpu_generation)g));
+                               "calibrate: dgesvd failed on the %s block", scope_name(g));
                 goto cleanup;
             }
             if (sv[k - 1] >= COLLINEAR_RCOND * sv[0] && sv[k - 1] >= MIN_EFFECT * sqrt((double)r))
@@ -677,7 +721,7 @@ static planner_status keep_determined(fit_state *s, calib_fit *f, bool *named, d
             calib_param_name(&f->param[cols[drop]], name, sizeof name);
             note(f, "dropped %s: the %d %s run%s not determine it%s%s (of %d constants: "
                  "smallest singular value %.2g, %.2g of the largest)", name, r,
-                 gpu_generation_name((gpu_generation)g), r == 1 ? " does" : "s do",
+                 scope_name(g), r == 1 ? " does" : "s do",
                  list[0] ? " apart from " : "", list, k, sv[k - 1] / sqrt((double)r),
                  sv[k - 1] / sv[0]);
             drop_column(s, f, named, scale, cols[drop]);
@@ -771,6 +815,7 @@ static planner_status select_runs(fit_ctx *c, calib_fit *f, const bool *use,
         s->idx[s->m] = i;
         s->t[s->m] = measured_step_s(r);
         gen_used[r->c->group[0].gpu.gen] = true;
+        gen_used[GEN_COUNT + stack_get(r->c->stack)->id] = true;
         s->m++;
     }
     if (s->m == 0)
@@ -1078,7 +1123,7 @@ static planner_status fit_once(calib_fit *f, const validation_set *set, const bo
                                double *bad_value, planner_error *err)
 {
     fit_ctx c;
-    bool gen_used[GEN_COUNT] = {false};
+    bool gen_used[SCOPE_COUNT] = {false};
     best_iterate best;
     cost_params p = *start;
     planner_status st;

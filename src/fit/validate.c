@@ -35,6 +35,7 @@
 #include "base/fileio.h"
 #include "base/jsonin.h"
 #include "base/text.h"
+#include "fit/run_stacks.h"
 #include "fit/validate.h"
 
 #define INTRA_LATENCY_S 3.4e-6    /* NCCL: per NVLink hop (cost-model.md) */
@@ -364,6 +365,33 @@ static int build_cluster(jctx *j, const gpu_spec *gpu, int gpn, validation_run *
     return 0;
 }
 
+/* The run's software stack into *out: its own "stack" (a name of
+ * inputs/stack.c), else the stack of its source (run_stacks.c), else
+ * megatron-core.  Returns 0 or -1 with the error set. */
+static int load_stack(jctx *j, json_t *o, const char *source, const char *id, int *out)
+{
+    const char *name, *why;
+    const stack_spec *st;
+    *out = STACK_MEGATRON_CORE;
+    if (jstr(j, o, "stack", 1, &name) != 0)
+        return -1;
+    if (name == NULL) {
+        st = run_stack_from_source(source, id, &why);
+        if (st != NULL)
+            *out = (int)st->id;
+        return 0;
+    }
+    st = stack_find(name);
+    if (st == NULL) {
+        char hint[128], names[256], what[512];
+        stack_unknown_hint(name, hint, sizeof hint, names, sizeof names);
+        snprintf(what, sizeof what, "'%.64s'%s; known: %s", name, hint, names);
+        return jfail(j, "stack", "unknown software stack ", what);
+    }
+    *out = (int)st->id;
+    return 0;
+}
+
 /* One run -> r.  Returns 0 or -1 with the error set. */
 static int load_run(jctx *j, json_t *o, validation_run *r)
 {
@@ -371,7 +399,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     const char *id, *gpu_name, *prec;
     const gpu_spec *gpu;
     run_dims d;
-    int gpn;
+    int gpn, stack;
     double meas;
     char why[96];
     const jsonin_path base = j->path, mp = jsonin_key(&base, "model");
@@ -388,6 +416,8 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     snprintf(r->id, sizeof r->id, "%s", id);
     v = json_object_get(o, "source");
     snprintf(r->source, sizeof r->source, "%s", json_is_string(v) ? json_string_value(v) : "");
+    if (load_stack(j, o, json_is_string(v) ? json_string_value(v) : NULL, id, &stack) != 0)
+        return -1;
     gpu = catalog_find(gpu_name);
     if (gpu == NULL)
         return jfail(j, "gpu", "unknown GPU (not in the catalog): ", gpu_name);
@@ -431,7 +461,10 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     j->path = base;
     if (build_model(j, jm, &mp, &d, id, prec, r) != 0 || load_moe(j, jm, &mp, gpu, prec, r) != 0)
         return -1;
-    return build_cluster(j, gpu, gpn, r);
+    if (build_cluster(j, gpu, gpn, r) != 0)
+        return -1;
+    r->c->stack = stack;
+    return 0;
 }
 
 planner_status validation_load(validation_set **out, const char *path, planner_error *err)

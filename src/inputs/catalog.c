@@ -23,9 +23,9 @@
  * vendor datasheets named per row.  Invariants: names unique, every figure
  * finite and >= 0, mem >= usable > 0, gpus_per_node >= 1.
  */
-#include <ctype.h>
 #include <stddef.h>
 #include <string.h>
+#include "base/text.h"
 #include "inputs/catalog.h"
 
 #define T (1e12)
@@ -176,25 +176,16 @@ static const struct {
 
 #define ALIASES_N (sizeof k_aliases / sizeof k_aliases[0])
 
-/* ASCII case-insensitive equality. */
-static int name_eq(const char *a, const char *b)
-{
-    for (; *a != '\0' && *b != '\0'; a++, b++)
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
-            return 0;
-    return *a == '\0' && *b == '\0';
-}
-
 const gpu_spec *catalog_find(const char *name)
 {
     size_t i;
     if (name == NULL)
         return NULL;
     for (i = 0; i < CATALOG_N; i++)
-        if (name_eq(name, k_catalog[i].name))
+        if (text_equal_nocase(name, k_catalog[i].name))
             return &k_catalog[i];
     for (i = 0; i < ALIASES_N; i++)
-        if (name_eq(name, k_aliases[i].alias))
+        if (text_equal_nocase(name, k_aliases[i].alias))
             return catalog_find(k_aliases[i].name);
     return NULL;
 }

@@ -11,7 +11,7 @@
  * catalog.  Messages name the key path: `cluster.groups[1].nodes: ...`.
  *
  * Schema (README "Cluster: YAML"):
- *   name, description,
+ *   name, description, stack (a name of inputs/stack.c, default megatron-core),
  *   groups: [{name, gpu, nodes, gpus_per_node, nvlink_domain,
  *             intra_node_bandwidth, intra_node_latency,
  *             inter_node_bandwidth | inter_node_bandwidth_per_node,
@@ -30,6 +30,7 @@
 #include <yaml.h>
 #include "base/alloc.h"
 #include "inputs/cluster.h"
+#include "inputs/stack.h"
 #include "base/fileio.h"
 #include "base/suggest.h"
 #include "base/text.h"
@@ -537,7 +538,7 @@ static planner_status yname(const yloader *ld, const ynode *map, const ypath *p,
     return rc;
 }
 
-static const char *const k_top_keys[] = {"name", "description", "groups", "links",
+static const char *const k_top_keys[] = {"name", "description", "stack", "groups", "links",
                                          "reliability", "storage", NULL};
 static const char *const k_group_keys[] = {
     "name", "gpu", "nodes", "gpus_per_node", "nvlink_domain", "intra_node_bandwidth",
@@ -545,6 +546,29 @@ static const char *const k_group_keys[] = {
     "inter_node_latency", "memory", "usable_memory", "hbm_bandwidth", "peak_fp32",
     "peak_tf32", "peak_bf16", "peak_fp16", "peak_fp8", "peak_fp4", NULL};
 static const char *const k_link_keys[] = {"between", "bandwidth", "latency", NULL};
+
+/* "stack: NAME" (optional): a software stack of inputs/stack.c; an unknown
+ * name is an error with the closest name and the list. */
+static planner_status read_stack(const yloader *ld, const ynode *root, const ypath *p, int *out)
+{
+    const ynode *y = yget(root, "stack", NULL);
+    ypath q = ypath_key(p, "stack");
+    const stack_spec *st;
+    char hint[128], names[256];
+    *out = STACK_MEGATRON_CORE;
+    if (y == NULL)
+        return PLANNER_OK;
+    if (y->kind != Y_SCALAR)
+        return fail(ld, y, &q, "must be a software stack name, got %s", ykind_name(y));
+    st = stack_find(y->value);
+    if (st == NULL) {
+        stack_unknown_hint(y->value, hint, sizeof hint, names, sizeof names);
+        return fail(ld, y, &q, "unknown software stack '%.64s'%s; known: %s", y->value, hint,
+                    names);
+    }
+    *out = (int)st->id;
+    return PLANNER_OK;
+}
 
 /* Unknown GPU: error with the closest catalog name. */
 static planner_status unknown_gpu(const yloader *ld, const ynode *y, const ypath *p)
@@ -775,6 +799,7 @@ static planner_status read_cluster(const yloader *ld, const ynode *root, cluster
                     ykind_name(root));
     if ((rc = check_keys(ld, root, &p, k_top_keys)) ||
         (rc = yname(ld, root, &p, c->name, sizeof c->name)) ||
+        (rc = read_stack(ld, root, &p, &c->stack)) ||
         (rc = read_reliability(ld, root, &p, &c->reliability)))
         return rc;
     {

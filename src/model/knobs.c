@@ -97,6 +97,29 @@ static const knob_info knobs[KNOB_COUNT] = {
                       "context-parallel K/V exchange: p2p ring, a2a (Ulysses), all_gather"},
 };
 
+/* The knobs a software stack restricts: the offset + 1 of the knob's mask in
+ * stack_knobs (inputs/stack.h); 0: every stack has the knob's values
+ * (tp, pp, dp, mbs, recompute_layers, the embedding/loss accounting). */
+#define STACK_MASK(f) (offsetof(stack_knobs, f) + 1)
+static const size_t stack_mask[KNOB_COUNT] = {
+    [KNOB_CP] = STACK_MASK(cp), [KNOB_EP] = STACK_MASK(ep), [KNOB_VPP] = STACK_MASK(vpp),
+    [KNOB_SP] = STACK_MASK(sp), [KNOB_RECOMPUTE] = STACK_MASK(recompute),
+    [KNOB_ZERO] = STACK_MASK(zero), [KNOB_OVERLAP_GRAD_REDUCE] = STACK_MASK(overlap_grad_reduce),
+    [KNOB_OVERLAP_PARAM_GATHER] = STACK_MASK(overlap_param_gather),
+    [KNOB_TP_COMM_OVERLAP] = STACK_MASK(tp_comm_overlap),
+};
+
+bool knob_stack_allows(const stack_spec *st, knob_id k, int v)
+{
+    unsigned mask;
+    int bit;
+    if (st == NULL || stack_mask[k] == 0)
+        return true;
+    mask = *(const unsigned *)(const void *)((const char *)&st->knobs + stack_mask[k] - 1);
+    bit = knobs[k].kind == KNOB_KIND_INT && k != KNOB_ZERO ? (v > 1) : v;
+    return bit >= 0 && bit < 32 && (mask & (1u << bit)) != 0;
+}
+
 static const char *const recompute_short[] = {"none", "sel", "full"};
 static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gather"};
 

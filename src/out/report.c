@@ -84,8 +84,8 @@ static void header(FILE *out, const model *m, const cluster *c, const search_res
     for (int g = 0; g < c->n_groups; g++)
         fprintf(out, "%s%d x %d %s", g ? " + " : "", c->group[g].nodes,
                 c->group[g].gpus_per_node, c->group[g].gpu.name);
-    fprintf(out, "), global batch %d, sequence %d, %s", res->gbs, res->seq_len,
-            precision_name(m->prec));
+    fprintf(out, "), global batch %d, sequence %d, %s, stack %s", res->gbs, res->seq_len,
+            precision_name(m->prec), stack_get(c->stack)->name);
     if (res->mem_headroom > 0)
         fprintf(out, ", memory headroom %g%% (plans fit in %g%% of usable memory)",
                 res->mem_headroom * 100, (1 - res->mem_headroom) * 100);
@@ -554,6 +554,7 @@ static json_t *j_cluster(jb *b, const cluster *c)
 {
     json_t *o = json_object(), *groups = json_array();
     jset(b, o, "name", json_string(c->name));
+    jset(b, o, "stack", json_string(stack_get(c->stack)->name));
     jset(b, o, "gpus", json_integer(cluster_total_gpus(c)));
     for (int g = 0; g < c->n_groups; g++) {
         const node_group *ng = &c->group[g];

@@ -468,7 +468,7 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *
             e->peak[i] = e->peak[i - 1];
             continue;
         }
-        cost_layer_range_on(pc->m, ng, pc->p, s, k->tp, i, 1, false, false, &rc);
+        cost_layer_range_on(pc->m, ng, pc->p, pc->c->stack, s, k->tp, i, 1, false, false, &rc);
         e->t[i] = rc.fwd_s + rc.bwd_s;
         e->params[i] = rc.params;
         e->expert[i] = rc.expert_params;
@@ -476,7 +476,7 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *
         e->peak[i] = rc.act_peak_extra_bytes;
     }
     for (int x = 0; x < 3; x++) {
-        cost_layer_range_on(pc->m, ng, pc->p, s, k->tp, 0, 0, x != 1, x != 0, &rc);
+        cost_layer_range_on(pc->m, ng, pc->p, pc->c->stack, s, k->tp, 0, 0, x != 1, x != 0, &rc);
         e->ext_t[x] = rc.fwd_s + rc.bwd_s;
         e->ext_params[x] = rc.params;
         e->ext_peak[x] = rc.act_peak_extra_bytes;

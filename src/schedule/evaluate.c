@@ -202,7 +202,7 @@ static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, rang
         int first = 0, n = strategy_chunk_layers(x->s, x->m->layers, i, j, &first);
         if (n < 0)
             n = 0;
-        cost_layer_range_on(x->m, ng, x->p, x->s, tp, first, n, i == 0 && j == 0,
+        cost_layer_range_on(x->m, ng, x->p, x->c->stack, x->s, tp, first, n, i == 0 && j == 0,
                             i == pp - 1 && j == v - 1, &part);
         range_cost_add_work(r, &part);
         r->params += part.params;
@@ -390,7 +390,9 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
     const strategy *s = x->s;
     const stage_spec *st = &s->stage[i];
     int tp = st->tp > 0 ? st->tp : (s->tp > 0 ? s->tp : 1);
-    const gen_constants *k = &x->p->gen[ng->gpu.gen];
+    gen_constants kc;
+    cost_constants(&kc, x->p, x->c->stack, ng->gpu.gen);
+    const gen_constants *k = &kc;
     comm_link dpl = comm_group_link(ng, k, x->dpcp, tp);
     /* routed experts: expert-data-parallel group of tp cp dp / ep ranks,
      * ep apart */

@@ -561,22 +561,42 @@ static int group_tp_limit(const node_group *g)
     return lim < 1 ? 1 : lim;
 }
 
-/* Fills the knobs of x->s that follow from the others. */
+/* Drops from l the values of knob k the cluster's software stack lacks
+ * (inputs/stack.c); a list of a --fix value (`fixed`) is kept as given. */
+static void stack_filter(const search_ctx *x, int_list *l, knob_id k, bool fixed)
+{
+    const stack_spec *st = stack_get(x->c->stack);
+    int n = 0;
+    if (fixed)
+        return;
+    for (int i = 0; i < l->n; i++)
+        if (knob_stack_allows(st, k, l->v[i]))
+            l->v[n++] = l->v[i];
+    l->n = n;
+}
+
+/* Fills the knobs of x->s that follow from the others: the overlap flags
+ * are on where the rules and the software stack allow. */
 static void set_derived(search_ctx *x)
 {
     strategy *s = &x->s;
     const strategy_constraints *f = &x->fix;
+    const stack_spec *st = stack_get(x->c->stack);
     int shard = s->dp * s->cp;
     s->gbs = x->gbs;
     s->seq_len = x->seq_len;
     s->recompute_layers = s->recompute == RECOMPUTE_FULL && f->recompute_layers >= 0
                               ? f->recompute_layers : 0;
-    s->overlap_grad_reduce = f->overlap_grad_reduce >= 0 ? f->overlap_grad_reduce != 0
-                                                         : shard > 1;
-    s->overlap_param_gather = f->overlap_param_gather >= 0 ? f->overlap_param_gather != 0
-                                                           : shard > 1 && s->zero >= 1;
-    s->tp_comm_overlap = f->tp_comm_overlap >= 0 ? f->tp_comm_overlap != 0
-                                                 : s->sp && s->tp > 1;
+    s->overlap_grad_reduce = f->overlap_grad_reduce >= 0
+                                 ? f->overlap_grad_reduce != 0
+                                 : shard > 1 && knob_stack_allows(st, KNOB_OVERLAP_GRAD_REDUCE, 1);
+    s->overlap_param_gather =
+        f->overlap_param_gather >= 0
+            ? f->overlap_param_gather != 0
+            : shard > 1 && s->zero >= 1 && knob_stack_allows(st, KNOB_OVERLAP_PARAM_GATHER, 1);
+    s->tp_comm_overlap = f->tp_comm_overlap >= 0
+                             ? f->tp_comm_overlap != 0
+                             : s->sp && s->tp > 1 && knob_stack_allows(st, KNOB_TP_COMM_OVERLAP, 1);
     s->cp_comm = f->cp_comm >= 0 ? (cp_comm_type)f->cp_comm : CP_COMM_P2P;
 }
 
@@ -728,6 +748,10 @@ static void block_lists_make(const search_ctx *x, block_lists *b)
         for (int r = 0; r < RC_COUNT; r++)
             list_push(&b->rc, r);
     }
+    stack_filter(x, &b->vpp, KNOB_VPP, f->vpp > 0);
+    stack_filter(x, &b->sp, KNOB_SP, f->sp >= 0);
+    stack_filter(x, &b->zero, KNOB_ZERO, f->zero >= 0);
+    stack_filter(x, &b->rc, KNOB_RECOMPUTE, f->recompute >= 0);
 }
 
 /* Whether vpp v applies to micro-batch count mb (fixed values always do:
@@ -947,6 +971,7 @@ static void search_group(search_ctx *x)
         for (int c = 1; c <= n && (c == 1 || x->seq_len / c >= SEARCH_CP_MIN_TOKENS); c *= 2)
             if (c == 1 || x->seq_len % (2 * c) == 0)
                 list_push(&cps, c);
+    stack_filter(x, &cps, KNOB_CP, f->cp > 0);
     if (f->pp > 0) {
         pps.n = 0;
         list_push(&pps, f->pp);
@@ -980,6 +1005,7 @@ static void search_group(search_ctx *x)
                 }
                 else
                     list_push(&eps, 1);
+                stack_filter(x, &eps, KNOB_EP, f->ep > 0);
                 for (int ei = 0; ei < eps.n && !stop(x); ei++) {
                     memset(&x->s, 0, sizeof x->s);
                     x->s.tp = tp;

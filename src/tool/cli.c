@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "inputs/stack.h"
 #include "tool/cli.h"
 
 const char cli_exit_codes_help[] =
@@ -39,6 +40,19 @@ int cli_parse_double(const char *text, double min, double max, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+int cli_parse_stack(const char *cmd, const char *name, int *out)
+{
+    const stack_spec *st = stack_find(name);
+    char hint[128], names[256];
+    if (st != NULL) {
+        *out = (int)st->id;
+        return 0;
+    }
+    stack_unknown_hint(name, hint, sizeof hint, names, sizeof names);
+    return cli_usage_error(cmd, "--stack: unknown software stack '%s'%s; known: %s", name, hint,
+                           names);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -33,6 +33,7 @@ typedef struct plan_args {
     megatron_version megatron;
     run_spec ov;
     search_options opts;
+    int stack;                  /* --stack's stack_id, -1: the cluster file's */
 } plan_args;
 
 static void plan_usage(FILE *out)
@@ -50,6 +51,10 @@ static void plan_usage(FILE *out)
         "      --guess-model-type  read an unknown HF model_type by its keys (warns)\n"
         "  -c, --cluster FILE|NAME cluster spec (YAML), or a shipped one's name\n"
         "      --calibration FILE  cost-model constants fitted by 'planner calibrate'\n"
+        "      --stack NAME        software stack (overrides the cluster's 'stack:'):\n"
+        "                          megatron-core (default), megatron-lm-2020,\n"
+        "                          megatron-lm-2021, megatron-lm-2022, deepspeed,\n"
+        "                          pytorch-fsdp2\n"
         "      --gbs N             global batch size in sequences (default: model file, or 1024)\n"
         "      --seq N             sequence length (default: model file, or 4096)\n"
         "      --precision P       bf16, fp16, fp8, mxfp8 or nvfp4 (default: model file, or bf16)\n"
@@ -87,7 +92,7 @@ static void plan_usage(FILE *out)
 enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
        OPT_FORMAT, OPT_EMIT, OPT_TRACE, OPT_SVG, OPT_PARTITION, OPT_ILP_LIMIT,
        OPT_CALIBRATION, OPT_SEARCH_LIMIT, OPT_MEGATRON_VERSION,
-       OPT_PRECISION, OPT_GUESS_TYPE, OPT_MEM_HEADROOM };
+       OPT_PRECISION, OPT_GUESS_TYPE, OPT_MEM_HEADROOM, OPT_STACK };
 
 static int parse_plan_args(int argc, char **argv, plan_args *a)
 {
@@ -114,6 +119,7 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         {"precision", required_argument, NULL, OPT_PRECISION},
         {"guess-model-type", no_argument, NULL, OPT_GUESS_TYPE},
         {"mem-headroom", required_argument, NULL, OPT_MEM_HEADROOM},
+        {"stack", required_argument, NULL, OPT_STACK},
         CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
     planner_error perr = PLANNER_ERROR_INIT;
@@ -199,6 +205,10 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
             a->ov.has_prec = true;
             break;
         case OPT_GUESS_TYPE: a->ov.guess_family = true; break;
+        case OPT_STACK:
+            if (cli_parse_stack("", optarg, &a->stack) != 0)
+                return PLANNER_E_USAGE;
+            break;
         case OPT_MEM_HEADROOM:
             if (cli_parse_double(optarg, 0, 0.99, &a->opts.mem_headroom) != 0)
                 return cli_usage_error("", "--mem-headroom: expected a fraction in 0..0.99, got '%s'", optarg);
@@ -329,6 +339,7 @@ int cmd_plan(int argc, char **argv)
     memset(&res, 0, sizeof res);
     output_set_init(&files.set, stdout);
     search_options_default(&a.opts);
+    a.stack = -1;
     a.megatron = MEGATRON_VERSION_DEFAULT;
     int parsed = parse_plan_args(argc, argv, &a);   /* -1: --help/--version done */
     if (parsed != 0)
@@ -346,6 +357,8 @@ int cmd_plan(int argc, char **argv)
         fprintf(stderr, "planner: %s: warning: %s\n", a.model_path, m->notes[i]);
     if ((rc = cluster_load(&c, a.cluster_path, &err)) != PLANNER_OK)
         goto cleanup;
+    if (a.stack >= 0)
+        c->stack = a.stack;
 
     if (a.show_inputs) {
         if (a.format == FORMAT_JSON ? show_inputs_json(stdout, m, c) != 0

@@ -22,6 +22,7 @@ typedef struct size_args {
     double deadline_s;
     run_spec ov;
     search_options opts;
+    int stack;                  /* --stack's stack_id, -1: the cluster file's */
 } size_args;
 
 static void size_usage(FILE *out)
@@ -35,6 +36,7 @@ static void size_usage(FILE *out)
         "  -m, --model FILE        model: planner JSON or a HuggingFace config.json\n"
         "  -c, --cluster FILE      cluster spec (YAML, one node group: its node count is varied)\n"
         "      --calibration FILE  cost-model constants fitted by 'planner calibrate'\n"
+        "      --stack NAME        software stack, as for planning\n"
         "      --gbs N             global batch size in sequences\n"
         "      --seq N             sequence length\n"
         "      --fix SPEC          pin knobs, as for planning\n"
@@ -48,7 +50,7 @@ static void size_usage(FILE *out)
 }
 
 enum { OPT_S_GBS = 256, OPT_S_SEQ, OPT_S_FIX, OPT_S_DEADLINE, OPT_S_FORMAT, OPT_S_CAL,
-       OPT_S_HEADROOM };
+       OPT_S_HEADROOM, OPT_S_STACK };
 
 static int parse_size_args(int argc, char **argv, size_args *a)
 {
@@ -63,6 +65,7 @@ static int parse_size_args(int argc, char **argv, size_args *a)
         {"format", required_argument, NULL, OPT_S_FORMAT},
         {"calibration", required_argument, NULL, OPT_S_CAL},
         {"mem-headroom", required_argument, NULL, OPT_S_HEADROOM},
+        {"stack", required_argument, NULL, OPT_S_STACK},
         CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
     planner_error perr = PLANNER_ERROR_INIT;
@@ -99,6 +102,10 @@ static int parse_size_args(int argc, char **argv, size_args *a)
             a->json = strcmp(optarg, "json") == 0;
             break;
         case OPT_S_CAL: a->calibration_path = optarg; break;
+        case OPT_S_STACK:
+            if (cli_parse_stack("size", optarg, &a->stack) != 0)
+                return PLANNER_E_USAGE;
+            break;
         case OPT_S_HEADROOM:
             if (cli_parse_double(optarg, 0, 0.99, &a->opts.mem_headroom) != 0)
                 return cli_usage_error("size", "--mem-headroom: expected a fraction in 0..0.99, "
@@ -135,6 +142,7 @@ int cmd_size(int argc, char **argv)
     int parsed;
 
     memset(&a, 0, sizeof a);
+    a.stack = -1;
     memset(&res, 0, sizeof res);
     search_options_default(&a.opts);
     a.opts.obj = OBJECTIVE_TIME;
@@ -148,6 +156,8 @@ int cmd_size(int argc, char **argv)
     if ((rc = model_load(&m, a.model_path, &a.ov, &err)) != PLANNER_OK ||
         (rc = cluster_load(&c, a.cluster_path, &err)) != PLANNER_OK)
         goto cleanup;
+    if (a.stack >= 0)
+        c->stack = a.stack;
     a.opts.gbs = m->global_batch;
     a.opts.seq_len = m->seq_len;
     rc = size_run(m, c, &params, &a.opts, a.deadline_s, &res, &err);

@@ -206,12 +206,17 @@ $P calibrate --prior 0 --runs "$T/synth.json" > "$T/out" 2> "$T/err" ||
 grep -q "^planner: $T/synth.json: note: dropped hopper.fp8_gemm_eff: no run exercises it" "$T/err" ||
     fail "default list notes: $(cat "$T/err")"
 # and on the public corpus (it was refused as rank deficient: 4 Volta runs,
-# 8 Volta constants)
+# 8 Volta constants).  Each run is on its software stack: the V100 runs'
+# host time is megatron-lm-2020's, and no run has megatron-core's unfused
+# attention (it has flash attention), so neither constant is exercised
 if [ -f ../shared/validation/published-runs.json ]; then
     $P calibrate --prior 0 --runs ../shared/validation/published-runs.json > "$T/out" 2> "$T/err" ||
         fail "default list on the corpus: exit $?: $(cat "$T/err")"
-    grep -q 'volta runs do not determine it' "$T/err" || fail "corpus notes: $(cat "$T/err")"
-    grep -q '^volta.gemm_eff ' "$T/out" || fail "corpus: volta.gemm_eff not fitted"
+    grep -q ': note: dropped volta.step_overhead_s: no run exercises it$' "$T/err" ||
+        fail "corpus notes: $(cat "$T/err")"
+    grep -q ': note: dropped megatron-core.attn_eff: no run exercises it$' "$T/err" ||
+        fail "corpus notes (stacks): $(cat "$T/err")"
+    grep -q '^condition number ' "$T/out" || fail "corpus: $(cat "$T/out")"
 else
     echo "SKIP calibrate.sh default list on the corpus: ../shared/validation/published-runs.json absent"
 fi
@@ -226,7 +231,10 @@ if [ -f ../shared/validation/published-runs.json ]; then
     $P crossval --prior 0 --runs ../shared/validation/published-runs.json --calibrate-on 3 \
         > "$T/con3" 2>&1 || fail "calibrate-on 3 on the corpus: exit $?: $(cat "$T/con3")"
     better=$(sed -n 's/^calibrated beats its start .* on \([0-9]*\) of 7 sources$/\1/p' "$T/con3")
-    [ -n "$better" ] && [ "$better" -ge 4 ] ||
+    # 3 since each run is on its software stack (issue 12): the plain fits on
+    # 3 runs of SC21 Table 1, Table 2 and Korthikanti are refused (fewer runs
+    # than the generation's and the stack's constants) and keep the start
+    [ -n "$better" ] && [ "$better" -ge 3 ] ||
         fail "calibrate-on 3 beats the defaults on '$better' of 7 sources: $(cat "$T/con3")"
 else
     echo "SKIP calibrate.sh calibrate-on 3 on the corpus: ../shared/validation/published-runs.json absent"

@@ -136,4 +136,26 @@ $P --model $M --cluster $C --top 3 -o "$T/ok.txt" > "$T/stdout" || fail "-o: exi
 $P --model $M --cluster $C --top 3 > "$T/direct"
 diff "$T/direct" "$T/ok.txt" | grep -v 'Search: ' | grep -q '^[<>]' && fail "-o differs from stdout"
 ls "$T" | grep -q '\.tmp' && fail "temporary file left behind"
+# 8. the software stack: --stack overrides the cluster's stack:, the header and
+# the JSON name it, the search tries only its knobs, an unknown name is exit 2
+# with a suggestion and nothing on stdout
+$P --model $M --cluster $C --top 3 > "$T/core" || fail "core: exit $?"
+head -1 "$T/core" | grep -q ', bf16, stack megatron-core$' || fail "header: $(head -1 "$T/core")"
+$P --model $M --cluster $C --stack megatron-lm-2020 --top 3 > "$T/old" || fail "2020: exit $?"
+head -1 "$T/old" | grep -q ', stack megatron-lm-2020$' || fail "2020 header: $(head -1 "$T/old")"
+sed -n '4,6p' "$T/old" | awk '$8 != "off" || $10 != 0 || $6 != 1 { bad = 1 } END { exit bad }' ||
+    fail "megatron-lm-2020 plans use sp, ZeRO or vpp: $(sed -n '3,6p' "$T/old")"
+$P --model $M --cluster $C --stack deepspeed --top 1 --format json |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["cluster"]["stack"] == "deepspeed", d["cluster"]' ||
+    fail "JSON cluster.stack"
+printf 'stack: pytorch-fsdp2\n' | cat - $C > "$T/fsdp.yaml"
+$P --model $M --cluster "$T/fsdp.yaml" --top 1 | head -1 | grep -q ', stack pytorch-fsdp2$' ||
+    fail "stack: in the YAML"
+$P --model $M --cluster "$T/fsdp.yaml" --stack megatron-core --top 1 | head -1 |
+    grep -q ', stack megatron-core$' || fail "--stack overrides stack:"
+$P --model $M --cluster $C --stack megatron-lm2021 > "$T/out" 2> "$T/err"
+[ $? -eq 2 ] || fail "unknown --stack: not exit 2"
+[ -s "$T/out" ] && fail "unknown --stack: wrote to stdout"
+grep -q "^planner: --stack: unknown software stack 'megatron-lm2021' (did you mean 'megatron-lm-2021'?); known: megatron-core, " "$T/err" ||
+    fail "unknown --stack: $(cat "$T/err")"
 echo "plan.sh: ok"

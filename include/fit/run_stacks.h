@@ -1,0 +1,15 @@
+/* run_stacks.h: the software stack of a measured run that does not name one
+ * (a rule table over its "source" and id; src/fit/run_stacks.c says why
+ * each source ran which stack). */
+#ifndef PLANNER_RUN_STACKS_H
+#define PLANNER_RUN_STACKS_H
+
+#include "inputs/stack.h"
+
+/* The stack a run of `source` with id `id` ran, by the first rule that
+ * matches (its source contains the rule's text and its id starts with the
+ * rule's prefix, where it has one), or NULL when none does (the caller's
+ * default, megatron-core).  *why gets the rule's reason (NULL: none). */
+const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why);
+
+#endif

@@ -1,0 +1,74 @@
+/* stack.h: the software stacks a plan can assume, one constant table
+ * (src/inputs/stack.c), as the GPU catalog is for hardware.
+ *
+ * A stack is the training software: which plan knobs it has (sequence
+ * parallelism, TP-communication overlap, distributed-optimizer / ZeRO kinds,
+ * context and expert parallelism, interleaving, recompute kinds, FP8
+ * recipes) and how its kernels run (attention implementation).  Its fitted
+ * software constants (per-step host time, attention efficiency of an
+ * unfused implementation) live in cost_params.stack[] (cost/params.h) so
+ * `planner calibrate` can fit them; the per-GPU-generation constants stay
+ * hardware.  Chosen by `stack:` in the cluster YAML or --stack NAME;
+ * default megatron-core.
+ */
+#ifndef PLANNER_STACK_H
+#define PLANNER_STACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum stack_id {
+    STACK_MEGATRON_CORE,    /* default */
+    STACK_MEGATRON_LM_2020,
+    STACK_MEGATRON_LM_2021,
+    STACK_MEGATRON_LM_2022,
+    STACK_DEEPSPEED,
+    STACK_PYTORCH_FSDP2,
+    STACK_COUNT
+} stack_id;
+
+/* How core attention runs. */
+typedef enum stack_attention {
+    STACK_ATTN_FLASH,       /* fused flash-attention kernels (FA2/cuDNN/FA3):
+                               the GPU generation's attn_eff */
+    STACK_ATTN_UNFUSED      /* QK^T and PV as batched GEMMs around a fused
+                               scale-mask-softmax and dropout over the s x s
+                               scores (Megatron-LM before 2022): the stack's
+                               attn_eff */
+} stack_attention;
+
+/* The values of each restricted knob the stack has, as bit masks: bool knobs
+ * bit 0 (off) and bit 1 (on); recompute bit per mode (none, selective,
+ * full); zero bit per stage; the degrees cp, ep, vpp bit 0 (1) and bit 1
+ * (above 1).  model/knobs.c maps the knob registry onto these. */
+typedef struct stack_knobs {
+    unsigned sp, tp_comm_overlap, zero, overlap_grad_reduce, overlap_param_gather, recompute,
+        cp, ep, vpp;
+} stack_knobs;
+
+typedef struct stack_spec {
+    const char *name;
+    const char *version;        /* the release(s) it stands for */
+    stack_id id;
+    stack_attention attention;
+    bool fp8;                   /* has an FP8/FP4 training recipe */
+    bool own_host_time;         /* its host time per step is its own fitted
+                                   constant (older software); else the GPU
+                                   generation's, a current stack's */
+    stack_knobs knobs;
+    const char *source;         /* what the row assumes and where it says so */
+} stack_spec;
+
+/* The stack named `name` (case-insensitive), or NULL. */
+const stack_spec *stack_find(const char *name);
+/* Row i (the stack_id order), or NULL. */
+const stack_spec *stack_at(size_t i);
+size_t stack_count(void);
+/* The stack of id (STACK_MEGATRON_CORE for an out-of-range id). */
+const stack_spec *stack_get(int id);
+/* " (did you mean 'X'?)" or "" into buf, and the list of names into names
+ * ("a, b, c"), for the messages of an unknown name. */
+void stack_unknown_hint(const char *name, char *hint, size_t hint_size, char *names,
+                        size_t names_size);
+
+#endif

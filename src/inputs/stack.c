@@ -1,0 +1,128 @@
+/* stack.c: the built-in software stacks, one constant table (inputs/stack.h).
+ *
+ * What a row models: the training software a measured run (or a plan) used,
+ * apart from the hardware -- which plan knobs exist in it (a mask of values
+ * per knob; model/knobs.c maps the knob registry onto them, so the search
+ * only tries what the stack has), whether it has an FP8 recipe, and how core
+ * attention runs.  Its fitted software constants (host time per step beyond
+ * a current stack's, the efficiency of an unfused attention) are
+ * cost_params.stack[] (cost/params.h, defaults in cost/layer_cost.c).
+ *
+ * Sources per row (what each row assumes):
+ *   megatron-core: Megatron-LM core_v0.15.0..core_v0.19.0, the releases
+ *     emit writes flags for (--megatron-version): every knob of the
+ *     registry, Transformer Engine FP8 recipes, flash attention (TE/cuDNN).
+ *   megatron-lm-2020: NVIDIA/Megatron-LM as of its Sep 2020 README (v1.1):
+ *     tensor parallelism (Shoeybi et al. 2019), GPipe-style pipelining
+ *     without interleaving, --checkpoint-activations (full recompute only),
+ *     the local DDP that all-reduces gradients after the backward
+ *     (--DDP-impl local, no overlap), no distributed optimizer, SP, CP or
+ *     EP; attention as baddbmm + FusedScaleMaskSoftmax + dropout + bmm.
+ *   megatron-lm-2021: Narayanan et al., SC21 (arXiv 2104.04473): adds the
+ *     interleaved 1F1B schedule (vpp) and the scatter/gather of p2p
+ *     activations; still full recompute only, no SP, no distributed
+ *     optimizer, no gradient-reduce overlap; unfused attention.
+ *   megatron-lm-2022: Korthikanti et al., MLSys 2023 (arXiv 2205.05198;
+ *     Megatron-LM v3.0): adds sequence parallelism and selective
+ *     recomputation; the distributed optimizer came later
+ *     (--use-distributed-optimizer, Megatron-LM late 2022), so none here;
+ *     attention still unfused (the paper's selective recompute exists
+ *     because the s x s scores are stored).
+ *   deepspeed: Megatron-DeepSpeed / DeepSpeed 2021-2022 (MT-NLG, BLOOM; the
+ *     ZeRO-3 rows of SC21 Table 2): ZeRO stages 0-3 (Rajbhandari et al.
+ *     2020) with overlap_comm (gradient reduce overlapped with the
+ *     backward; ZeRO-3 prefetches parameters), its pipeline engine's 1F1B
+ *     TrainSchedule without interleaving (deepspeed/runtime/pipe/
+ *     schedule.py), Megatron's tensor parallelism without SP or TP-comm
+ *     overlap, activation checkpointing (full), DeepSpeed-MoE expert
+ *     parallelism; no CP (Ulysses is another kind), no FP8; unfused
+ *     attention (Megatron-DeepSpeed's fused softmax).
+ *   pytorch-fsdp2: torchtitan on PyTorch FSDP2 (torch.distributed.fsdp.
+ *     fully_shard: pre-forward/backward hooks all-gather each block's
+ *     parameters with prefetch, gradients reduce-scattered in the
+ *     backward; reshard_after_forward=True is ZeRO-3, False ZeRO-2; plain
+ *     replication is DDP: zero 0), DTensor tensor parallelism with
+ *     sequence parallelism on the norms and async TP (TP-comm overlap),
+ *     torch.distributed.pipelining schedules including interleaved 1F1B,
+ *     context parallelism (ring attention over SDPA), full and selective
+ *     activation checkpointing, torchao float8; attention by SDPA's flash
+ *     kernels.  No ZeRO-1 (the distributed optimizer's kind).
+ * Invariants: names unique, the id equals the row index.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "base/suggest.h"
+#include "base/text.h"
+#include "inputs/stack.h"
+
+#define ALL (~0u)
+#define OFF (1u << 0)               /* bool knob: off only; degree: 1 only */
+#define RC_NONE_FULL ((1u << 0) | (1u << 2))
+
+static const stack_spec k_stacks[STACK_COUNT] = {
+    {"megatron-core", "core_v0.15.0..core_v0.19.0", STACK_MEGATRON_CORE, STACK_ATTN_FLASH, true, false,
+     {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL},
+     "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention"},
+    {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020)", STACK_MEGATRON_LM_2020,
+     STACK_ATTN_UNFUSED, false, true,
+     /* sp, tp_comm_overlap, zero, ogr, opg, recompute, cp, ep, vpp */
+     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF},
+     "Megatron-LM README Sep 2020: TP, pipelining without interleaving, full recompute, "
+     "local DDP (no overlap), unfused attention"},
+    {"megatron-lm-2021", "Megatron-LM v2.x (SC21)", STACK_MEGATRON_LM_2021, STACK_ATTN_UNFUSED,
+     false, true, {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL},
+     "Narayanan et al. SC21: + interleaved 1F1B; full recompute, no SP, no distributed "
+     "optimizer, unfused attention"},
+    {"megatron-lm-2022", "Megatron-LM v3.0 (2022)", STACK_MEGATRON_LM_2022, STACK_ATTN_UNFUSED,
+     false, true, {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL},
+     "Korthikanti et al. 2022: + sequence parallelism, selective recompute; no distributed "
+     "optimizer, unfused attention"},
+    {"deepspeed", "Megatron-DeepSpeed / DeepSpeed 2021-2022", STACK_DEEPSPEED,
+     STACK_ATTN_UNFUSED, false, true, {OFF, OFF, ALL, ALL, ALL, RC_NONE_FULL, OFF, ALL, OFF},
+     "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
+     "TP without SP, full checkpointing, unfused attention"},
+    {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_FLASH, true, false,
+     {ALL, ALL, (1u << 0) | (1u << 2) | (1u << 3), ALL, ALL, ALL, ALL, ALL, ALL},
+     "torchtitan: FSDP2 (ZeRO-2/3, DDP), DTensor TP + SP, async TP, pipelining incl. "
+     "interleaved, CP, float8, SDPA flash attention"},
+};
+
+const stack_spec *stack_find(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; i < STACK_COUNT; i++)
+        if (text_equal_nocase(name, k_stacks[i].name))
+            return &k_stacks[i];
+    return NULL;
+}
+
+const stack_spec *stack_at(size_t i)
+{
+    return i < STACK_COUNT ? &k_stacks[i] : NULL;
+}
+
+size_t stack_count(void)
+{
+    return STACK_COUNT;
+}
+
+const stack_spec *stack_get(int id)
+{
+    return id >= 0 && id < STACK_COUNT ? &k_stacks[id] : &k_stacks[STACK_MEGATRON_CORE];
+}
+
+void stack_unknown_hint(const char *name, char *hint, size_t hint_size, char *names,
+                        size_t names_size)
+{
+    const char *list[STACK_COUNT];
+    size_t used = 0;
+    for (size_t i = 0; i < STACK_COUNT; i++)
+        list[i] = k_stacks[i].name;
+    suggest_format(name, list, STACK_COUNT, hint, hint_size);
+    if (names_size > 0)
+        names[0] = '\0';
+    for (size_t i = 0; i < STACK_COUNT && used < names_size; i++)
+        used += (size_t)snprintf(names + used, names_size - used, "%s%s", i ? ", " : "",
+                                 list[i]);
+}
