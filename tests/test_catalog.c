@@ -106,6 +106,14 @@ START_TEST(invariants)
         ck_assert_msg(g->board_power_w >= 70 && g->board_power_w <= 1400 &&
                           strstr(g->source, "board power") != NULL, "%s: power", g->name);
         ck_assert_msg(strcmp(gpu_generation_name(g->gen), "unknown") != 0, "%s: gen", g->name);
+        /* a sustained-clock fraction in (0, 1]; PCIe-only rows say how their
+         * GPUs reach each other, and a GPU fabric is faster than PCIe x16 */
+        ck_assert_msg(g->clock_fraction > 0 && g->clock_fraction <= 1, "%s: clock", g->name);
+        ck_assert_msg(strcmp(gpu_intra_link_name(g->intra_link), "unknown") != 0, "%s: link",
+                      g->name);
+        ck_assert_msg((g->intra_link == INTRA_FABRIC) == (g->intra_node_bytes_per_s > 64e9),
+                      "%s: intra link %s at %g B/s", g->name, gpu_intra_link_name(g->intra_link),
+                      g->intra_node_bytes_per_s);
         for (f = 0; f < PEAK_COUNT; f++) {
             ck_assert_msg(isfinite(g->peak_flops[f]) && g->peak_flops[f] >= 0, "%s", g->name);
             any |= g->peak_flops[f] > 0;

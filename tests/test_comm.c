@@ -88,6 +88,56 @@ static strategy pipeline(int tp, int pp, int dp, int vpp, int n_layers)
     return s;
 }
 
+/* PCIe-only nodes (gpu_spec.intra_link): a collective inside a node runs at
+ * the PCIe rate x 0.75 with P2P and half that through host memory (NCCL's
+ * SHM transport), not at the NVLink efficiency: 15.75 GB/s x 0.75 = 11.8125
+ * GB/s, 5.90625 GB/s through the host; a 4-GPU all-reduce of 16 MB through
+ * the host moves 2 x 3/4 x 16e6 B / 5.90625e9 B/s = 4.0635 ms + the tree's 2
+ * x log2 4 steps of 3 us.  The T4 row assumes the host path (g4dn: no P2P). */
+START_TEST(pcie_intra_node_links)
+{
+    node_group g = h100_group(1);
+    comm_link l;
+    double bytes = 16e6;
+    g.intra_bytes_per_s = 15.75e9;
+    g.gpus_per_node = 4;
+    g.gpu.nvlink_domain = 4;
+    ck_assert_double_eq(comm_intra_bytes_per_s(&g, &k_round), 15.75e9 * 0.75);   /* intra_eff */
+    g.gpu.intra_link = INTRA_PCIE_P2P;
+    ck_assert_rel(comm_intra_bytes_per_s(&g, &k_round), 11.8125e9, 1e-12);
+    g.gpu.intra_link = INTRA_PCIE_HOST;
+    ck_assert_rel(comm_intra_bytes_per_s(&g, &k_round), 5.90625e9, 1e-12);
+    l = comm_group_link(&g, &k_round, 4, 1);
+    ck_assert(!l.inter_node);
+    ck_assert_rel(comm_allreduce_s(&l, 4, bytes), 2.0 * 0.75 * bytes / 5.90625e9 + 4 * 3e-6,
+                  1e-9);
+    ck_assert_int_eq(catalog_find("T4")->intra_link, INTRA_PCIE_HOST);
+    ck_assert_int_eq(catalog_find("H100-PCIE")->intra_link, INTRA_PCIE_P2P);
+    ck_assert_int_eq(catalog_find("H100-SXM")->intra_link, INTRA_FABRIC);
+}
+END_TEST
+
+/* A power-limited part (T4 under 70 W) runs GEMM and attention math at its
+ * sustained clock: with HBM out of the way and no launch cost, a GEMM takes
+ * exactly 1/clock_fraction as long as at the boost clock; MFU's peak is the
+ * datasheet's. */
+START_TEST(power_limited_clock)
+{
+    gpu_spec t4 = *catalog_find("T4"), boost = t4;
+    tf_gemm gm = {8192, 8192, 8192, 1};
+    double a, b;
+    ck_assert_double_eq(t4.clock_fraction, 0.43);
+    boost.clock_fraction = 1.0;
+    t4.hbm_bytes_per_s = boost.hbm_bytes_per_s = 1e18;
+    a = compute_gemms_s(&boost, &k_round, PEAK_FP16, 2, &gm, 1);
+    b = compute_gemms_s(&t4, &k_round, PEAK_FP16, 2, &gm, 1);
+    ck_assert_rel(b / a, 1.0 / 0.43, 1e-6);     /* operand traffic at 1e18 B/s: ~1e-8 */
+    ck_assert_rel(a, 2.0 * 8192.0 * 8192 * 8192 / (65e12 * 0.8), 1e-6);
+    ck_assert_double_eq(compute_peak_flops(&t4, PEAK_FP16), 65e12);
+    ck_assert_rel(compute_sustained_flops(&t4, PEAK_FP16), 0.43 * 65e12, 1e-12);
+}
+END_TEST
+
 START_TEST(ring_latency_hierarchical)
 {
     node_group g = h100_group(32);
@@ -467,6 +517,8 @@ int main(void)
     tcase_add_test(tc, moe_expert_params_over_ep_and_a2a);
     tcase_add_test(tc, memory_reserve_and_fragmentation);
     tcase_add_test(tc, evaluate_reserve_and_zero3_buffers);
+    tcase_add_test(tc, pcie_intra_node_links);
+    tcase_add_test(tc, power_limited_clock);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

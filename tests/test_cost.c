@@ -370,6 +370,33 @@ START_TEST(stack_constants_move_the_prediction)
 }
 END_TEST
 
+/* Parts without BF16 tensor cores (V100, T4) train a bf16 model in fp16
+ * with loss scaling: the same step as the fp16 model (the unscale and
+ * inf-check pass, the found-inf all-reduce, 2-byte gradient reduction); on
+ * A100 bf16 differs (fp32 main-gradient reduction, no loss scaling). */
+START_TEST(bf16_on_volta_runs_fp16_with_loss_scaling)
+{
+    fixture f;
+    evaluation a, b;
+    strategy s = make(8, 8, 1, 1, 1, 64, false, RECOMPUTE_FULL, 0);
+    setup(&f);
+    s.dp = 2;
+    s.gbs = 64;
+    f.g.nodes = 16;
+    evaluate(&f.m, &f.c, &f.p, &s, &a);
+    f.m.prec = PREC_FP16;
+    evaluate(&f.m, &f.c, &f.p, &s, &b);
+    ck_assert(a.step_time_s != b.step_time_s);
+    f.g.gpu = *catalog_find("V100-SXM2-32GB");
+    f.g.gpu.usable_mem_bytes = 1e15;     /* time only */
+    evaluate(&f.m, &f.c, &f.p, &s, &b);
+    f.m.prec = PREC_BF16;
+    evaluate(&f.m, &f.c, &f.p, &s, &a);
+    ck_assert_double_eq(a.step_time_s, b.step_time_s);
+    ck_assert(a.step_time_s > 0);
+}
+END_TEST
+
 /* step_overhead_s is per GPU generation: a fixed time added once per step,
  * the generation's own on a homogeneous cluster, the largest of the stages'
  * generations when a plan spans several (the slowest host sets the pace). */
@@ -478,6 +505,7 @@ int main(void)
     tcase_add_test(tc, more_hardware_never_slower);
     tcase_add_test(tc, step_overhead_per_generation);
     tcase_add_test(tc, stack_constants_move_the_prediction);
+    tcase_add_test(tc, bf16_on_volta_runs_fp16_with_loss_scaling);
     tcase_add_test(tc, memory_grows_with_microbatch);
     tcase_add_test(tc, infeasible_reported);
     tcase_add_test(tc, embedding_and_logits_on_end_stages);

@@ -58,6 +58,11 @@ double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int s
 double comm_p2p_s(double bytes_per_s, double latency_s, double bytes);
 
 /* GPUs of group `g` joined by the fast intra-node link (NVL72: 72). */
+/* The bus bandwidth of a collective inside one node of g: NVLink/xGMI at
+ * the generation's intra_eff, PCIe P2P at PCIe's efficiency, half that
+ * through host memory (gpu_spec.intra_link). */
+double comm_intra_bytes_per_s(const node_group *g, const gen_constants *k);
+
 int comm_nvlink_domain(const node_group *g);
 
 #endif

@@ -15,6 +15,10 @@
  * no BF16 path, FP32 where it has neither). */
 double compute_peak_flops(const gpu_spec *gpu, peak_format fmt);
 
+/* compute_peak_flops() at the clock a power-limited part sustains in long
+ * GEMMs (gpu_spec.clock_fraction; 1 for the others): what kernels run at. */
+double compute_sustained_flops(const gpu_spec *gpu, peak_format fmt);
+
 /* One GEMM list on `gpu` at format `fmt` with `elem_bytes` per operand
  * element:  2 m n k / (peak x gemm_eff, fp8_gemm_eff for FP8/FP4)  +  (m k + k n + m n) elem_bytes /
  * (HBM x hbm_eff)  +  kernel_s, per GEMM.  The operand-traffic term is what

@@ -19,6 +19,16 @@ typedef enum gpu_generation {
     GEN_BLACKWELL_ULTRA, GEN_CDNA2, GEN_CDNA3, GEN_COUNT
 } gpu_generation;
 
+/* The intra-node path between GPUs: a GPU fabric (NVLink/NVSwitch, AMD
+ * xGMI), PCIe peer-to-peer (both GPUs behind one PCIe switch), or PCIe
+ * through host memory (no P2P between the GPUs: NCCL's SHM transport). */
+typedef enum gpu_intra_link {
+    INTRA_FABRIC, INTRA_PCIE_P2P, INTRA_PCIE_HOST, INTRA_LINK_COUNT
+} gpu_intra_link;
+
+/* "fabric", "pcie-p2p", "pcie-host". */
+const char *gpu_intra_link_name(gpu_intra_link l);
+
 #define GPU_NAME_MAX 40
 
 typedef struct gpu_spec {
@@ -33,6 +43,10 @@ typedef struct gpu_spec {
     int gpus_per_node;                /* usual node layout */
     int nvlink_domain;                /* GPUs sharing the fast link (72 for NVL72) */
     double board_power_w;             /* board power (TDP / max power), for energy */
+    double clock_fraction;            /* sustained / boost clock in long tensor-core
+                                         GEMMs under the board power limit: the
+                                         peaks are at boost clock; 0 or 1: no cap */
+    gpu_intra_link intra_link;        /* how GPUs of a node reach each other */
     const char *source;               /* where the figures come from */
 } gpu_spec;
 

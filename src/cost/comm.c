@@ -7,7 +7,10 @@
  * boundary carries the ring's traffic over the NICs of the k members on that
  * node, so the bus bandwidth is k NICs' worth, never more than NVLink.
  * Bus bandwidths are the link rates times the generation's efficiencies
- * (nccl-tests: A100 NVLink3 235 of 300 GB/s, NDR 400 Gb/s ~47 of 50 GB/s).
+ * (nccl-tests: A100 NVLink3 235 of 300 GB/s, NDR 400 Gb/s ~47 of 50 GB/s);
+ * inside a node without a GPU fabric (gpu_spec.intra_link) the PCIe rate
+ * times PCIe's efficiency, halved through host memory
+ * (comm_intra_bytes_per_s).
  * Latency: NCCL's model (src/graph/tuning.cc): a ring phase of n ranks on N
  * nodes has n-1 steps, N-1 of them over the network (the cluster's
  * inter-node latency), n-N over NVLink (intra-node latency); all-reduce is two
@@ -20,6 +23,25 @@
  */
 #include <math.h>
 #include "cost/comm.h"
+
+/* PCIe: a ring's bus bandwidth over the one-way x16 rate.  128b/130b is in
+ * the rate already; TLP/DLLP headers at a 256 B max payload, flow control
+ * and NCCL's protocol leave ~0.75 (nccl-tests all_reduce on PCIe Gen3 x16
+ * P2P: ~11-12 of 15.75 GB/s).  Through the host (no P2P: NCCL's SHM
+ * transport) every chunk is written to pinned host memory by the sender and
+ * read back by the receiver, two PCIe transfers serialised per slice of
+ * the FIFO: half that. */
+#define PCIE_BUS_EFF 0.75
+
+double comm_intra_bytes_per_s(const node_group *g, const gen_constants *k)
+{
+    switch (g->gpu.intra_link) {
+    case INTRA_PCIE_P2P: return g->intra_bytes_per_s * PCIE_BUS_EFF;
+    case INTRA_PCIE_HOST: return g->intra_bytes_per_s * PCIE_BUS_EFF / 2.0;
+    case INTRA_FABRIC: case INTRA_LINK_COUNT: break;
+    }
+    return g->intra_bytes_per_s * (k->intra_eff > 0 ? k->intra_eff : 1.0);
+}
 
 int comm_nvlink_domain(const node_group *g)
 {
@@ -34,7 +56,7 @@ comm_link comm_group_link(const node_group *g, const gen_constants *k, int size,
 {
     comm_link l;
     int dom = comm_nvlink_domain(g);
-    double intra = g->intra_bytes_per_s * k->intra_eff;
+    double intra = comm_intra_bytes_per_s(g, k);
     if (stride < 1)
         stride = 1;
     l.intra_latency_s = g->intra_latency_s;
@@ -116,7 +138,7 @@ double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int s
                        double bytes)
 {
     int dom = comm_nvlink_domain(g), kd;
-    double intra = g->intra_bytes_per_s * k->intra_eff;
+    double intra = comm_intra_bytes_per_s(g, k);
     double inter = g->inter_bytes_per_s * k->inter_eff;
     double t_intra, t_inter;
     if (n <= 1 || bytes <= 0)

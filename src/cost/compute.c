@@ -13,6 +13,9 @@
  * fp8_gemm_eff with 1-byte operands, and pay Transformer Engine's
  * cast-transpose kernels (compute_fp8_cast_s); attention, norms, logits and
  * communication stay 16-bit.
+ * Power-limited parts (T4: 70 W) cannot hold their boost clock through long
+ * tensor-core GEMMs: math runs at the catalog's clock_fraction of the peak
+ * (compute_sustained_flops); memory-bound kernels and MFU's peak do not.
  * Attention: FlashAttention-2 style kernels at attn_eff x peak; causal masks
  * skip half the work; the backward re-computes the scores and does five
  * matmuls to the forward's two (2.5x).  Element-wise kernels and the
@@ -31,6 +34,12 @@ double compute_peak_flops(const gpu_spec *gpu, peak_format fmt)
     return p > 0 ? p : 1e12;
 }
 
+double compute_sustained_flops(const gpu_spec *gpu, peak_format fmt)
+{
+    double f = gpu->clock_fraction;
+    return compute_peak_flops(gpu, fmt) * (f > 0 && f < 1 ? f : 1.0);
+}
+
 static int low_precision(peak_format fmt)
 {
     return fmt == PEAK_FP8 || fmt == PEAK_FP4;
@@ -39,7 +48,7 @@ static int low_precision(peak_format fmt)
 double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
                        int elem_bytes, const tf_gemm *g, int n)
 {
-    double flop_rate = compute_peak_flops(gpu, fmt) *
+    double flop_rate = compute_sustained_flops(gpu, fmt) *
                        (low_precision(fmt) ? k->fp8_gemm_eff : k->gemm_eff);
     double byte_rate = gpu->hbm_bytes_per_s * k->hbm_eff;
     double t = 0;
@@ -57,7 +66,7 @@ double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_for
 {
     /* FlashAttention runs its matmuls at 16-bit even in FP8 recipes */
     peak_format f = low_precision(fmt) ? PEAK_BF16 : fmt;
-    return 0.5 * flops / (compute_peak_flops(gpu, f) * k->attn_eff) + k->kernel_s;
+    return 0.5 * flops / (compute_sustained_flops(gpu, f) * k->attn_eff) + k->kernel_s;
 }
 
 double compute_fp8_cast_s(const gpu_spec *gpu, const gen_constants *k, const tf_gemm *g,

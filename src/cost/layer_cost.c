@@ -543,7 +543,7 @@ double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *
         bw = mixed_boundary_link(c, s, i, (i + 1) % pp, &lat);
         bw *= k->inter_eff > 0 ? k->inter_eff : 1.0;
     } else if (gn == g && (double)tp * cp * dp * pp <= comm_nvlink_domain(ng)) {
-        bw = ng->intra_bytes_per_s * (k->intra_eff > 0 ? k->intra_eff : 1.0);
+        bw = comm_intra_bytes_per_s(ng, k);
         lat = ng->intra_latency_s;
     } else {
         cluster_link_between(c, g, gn, &bw, &lat);

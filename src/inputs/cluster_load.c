@@ -12,7 +12,7 @@
  *
  * Schema (README "Cluster: YAML"):
  *   name, description, stack (a name of inputs/stack.c, default megatron-core),
- *   groups: [{name, gpu, nodes, gpus_per_node, nvlink_domain,
+ *   groups: [{name, gpu, nodes, gpus_per_node, nvlink_domain, intra_node_link,
  *             intra_node_bandwidth, intra_node_latency,
  *             inter_node_bandwidth | inter_node_bandwidth_per_node,
  *             inter_node_latency, memory, usable_memory, hbm_bandwidth,
@@ -541,7 +541,8 @@ static planner_status yname(const yloader *ld, const ynode *map, const ypath *p,
 static const char *const k_top_keys[] = {"name", "description", "stack", "groups", "links",
                                          "reliability", "storage", NULL};
 static const char *const k_group_keys[] = {
-    "name", "gpu", "nodes", "gpus_per_node", "nvlink_domain", "intra_node_bandwidth",
+    "name", "gpu", "nodes", "gpus_per_node", "nvlink_domain", "intra_node_link",
+    "intra_node_bandwidth",
     "intra_node_latency", "inter_node_bandwidth", "inter_node_bandwidth_per_node",
     "inter_node_latency", "memory", "usable_memory", "hbm_bandwidth", "peak_fp32",
     "peak_tf32", "peak_bf16", "peak_fp16", "peak_fp8", "peak_fp4", NULL};
@@ -568,6 +569,31 @@ static planner_status read_stack(const yloader *ld, const ynode *root, const ypa
     }
     *out = (int)st->id;
     return PLANNER_OK;
+}
+
+/* "intra_node_link: fabric|pcie-p2p|pcie-host" (optional: the catalog
+ * row's): how the GPUs of a node reach each other. */
+static planner_status read_intra_link(const yloader *ld, const ynode *g, const ypath *p,
+                                      gpu_intra_link *out)
+{
+    const ynode *y = yget(g, "intra_node_link", NULL);
+    ypath q = ypath_key(p, "intra_node_link");
+    const char *names[INTRA_LINK_COUNT];
+    char hint[128];
+    if (y == NULL)
+        return PLANNER_OK;
+    for (int i = 0; i < INTRA_LINK_COUNT; i++) {
+        names[i] = gpu_intra_link_name((gpu_intra_link)i);
+        if (y->kind == Y_SCALAR && strcmp(y->value, names[i]) == 0) {
+            *out = (gpu_intra_link)i;
+            return PLANNER_OK;
+        }
+    }
+    if (y->kind != Y_SCALAR)
+        return fail(ld, y, &q, "must be fabric, pcie-p2p or pcie-host, got %s", ykind_name(y));
+    suggest_format(y->value, names, INTRA_LINK_COUNT, hint, sizeof hint);
+    return fail(ld, y, &q, "unknown link '%.64s'%s; known: fabric (NVLink/xGMI), pcie-p2p, "
+                           "pcie-host", y->value, hint);
 }
 
 /* Unknown GPU: error with the closest catalog name. */
@@ -634,6 +660,8 @@ static planner_status read_group(const yloader *ld, const ynode *g, const ypath 
     if ((rc = yint(ld, g, p, "nvlink_domain", 1, MAX_NVLINK_DOMAIN, &domain, NULL)))
         return rc;
     out->gpu.nvlink_domain = (int)domain;
+    if ((rc = read_intra_link(ld, g, p, &out->gpu.intra_link)))
+        return rc;
     out->gpu.gpus_per_node = (int)gpn;
 
     out->intra_bytes_per_s = spec->intra_node_bytes_per_s;

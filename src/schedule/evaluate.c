@@ -41,21 +41,31 @@
  * the optimizer's Adam pass (compute_optimizer_s):
  *   - the gradient-norm pass for clipping: read every local main gradient
  *     (4 B/param; fp32 models too), one multi-tensor kernel;
- *   - fp16 only: unscale the gradients by the loss scale and check them
- *     for inf/NaN (read and write 4 B/param, one kernel);
+ *   - fp16 only (runs_fp16: also bf16 on a GPU without BF16): unscale the
+ *     gradients by the loss scale and check them for inf/NaN (read and
+ *     write 4 B/param, one kernel);
  *   - the scalar all-reduces that synchronize every rank once per step:
  *     the gradient norm and the loss average (and fp16's found-inf flag)
  *     over the whole job -- latency-bound collectives of a few bytes on
  *     the job's hierarchical ring/tree (NCCL), with their launch.
  * Megatron's optimizer.step() and training_step() (megatron/core/optimizer,
  * megatron/training/training.py). */
+/* True when the step runs in fp16 with loss scaling: an fp16 model, or a
+ * bf16 one on a GPU without BF16 tensor cores (V100, T4: the frameworks
+ * fall back to fp16 with a dynamic loss scaler there). */
+static bool runs_fp16(const model *m, const gpu_spec *gpu)
+{
+    return m->prec == PREC_FP16 || (m->prec == PREC_BF16 && gpu->peak_flops[PEAK_BF16] <= 0);
+}
+
 static double step_sync_s(const model *m, const node_group *ng, const gen_constants *k,
                           int world, double local_params)
 {
     comm_link wl = comm_group_link(ng, k, world, 1);
-    int scalars = m->prec == PREC_FP16 ? 3 : 2;
-    double extra = m->prec == PREC_FP16 ? 4.0 + 8.0 : 4.0;
-    return compute_memory_s(&ng->gpu, k, extra * local_params, m->prec == PREC_FP16 ? 2 : 1) +
+    bool fp16 = runs_fp16(m, &ng->gpu);
+    int scalars = fp16 ? 3 : 2;
+    double extra = fp16 ? 4.0 + 8.0 : 4.0;
+    return compute_memory_s(&ng->gpu, k, extra * local_params, fp16 ? 2 : 1) +
            scalars * (comm_allreduce_s(&wl, world, 8.0) + k->kernel_s);
 }
 
@@ -68,12 +78,13 @@ static double step_sync_s(const model *m, const node_group *ng, const gen_consta
  * megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py,
  * ParamAndGradBuffer._init_each_parameter_group_buffers).  ZeRO-3 keeps
  * 16-bit reduces: its costs are those of the DeepSpeed ZeRO-3 runs it was
- * checked on (SC21 Table 2, bf16 communication). */
-static double grad_reduce_bytes(const model *m, int zero)
+ * checked on (SC21 Table 2, bf16 communication).  A bf16 model on a GPU
+ * without BF16 runs fp16 (runs_fp16): fp16 gradients. */
+static double grad_reduce_bytes(const model *m, const gpu_spec *gpu, int zero)
 {
     if (zero >= 3)
         return m->prec == PREC_FP32 ? 4.0 : 2.0;
-    return memory_main_grad_bytes(m->prec);
+    return memory_main_grad_bytes(runs_fp16(m, gpu) ? PREC_FP16 : m->prec);
 }
 
 /* ZeRO-3's gathered 16-bit weights held at once on a stage: the layer in
@@ -398,7 +409,7 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
      * ep apart */
     int ep = s->ep > 0 ? s->ep : 1, edp = strategy_expert_dp(s, tp);
     comm_link edpl = comm_group_link(ng, k, edp, ep);
-    double gb = grad_reduce_bytes(x->m, s->zero), t_param = 0, opt_i;
+    double gb = grad_reduce_bytes(x->m, &ng->gpu, s->zero), t_param = 0, opt_i;
     double ca[COST_CHUNKS_MAX];
     range_cost *r = &x->rc[i];
     bool act_uneven = rank_layers(x, i, ng, tp, r, ca);
