@@ -1111,6 +1111,7 @@ static void seam_refine_top(search_ctx *x, search_result *res)
 {
     char why[160];
     cost_schedule *sched;
+    int r;
     if (x->o->partition != PARTITION_ILP || x->placer == NULL)
         return;
     /* the re-partitioned plan's schedule, then a swap's; zeroed, as whole
@@ -1133,7 +1134,12 @@ static void seam_refine_top(search_ctx *x, search_result *res)
         if (placement_from_strategy(&pl->s, &where) != 0)
             continue;
         x->ilp.s = pl->s;
-        if (placer_place_with(x->placer, &where, &x->ilp.s, true, why, sizeof why) != 0)
+        r = placer_place_with(x->placer, &where, &x->ilp.s, true, why, sizeof why);
+        if (r == -2) {      /* out of memory: not a reason to keep the DP's split */
+            x->oom = true;
+            break;
+        }
+        if (r != 0)
             continue;
         evaluate_schedule(x->m, x->c, x->p, &x->ilp.s, &x->ilp.e, sched);
         if (x->ilp.e.feasible && isfinite(x->ilp.e.tokens_per_s) &&
