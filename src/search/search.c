@@ -1141,6 +1141,7 @@ static void seam_refine_top(search_ctx *x, search_result *res)
         }
         if (r != 0)
             continue;
+        memset(sched, 0, sizeof *sched);   /* a shorter pipeline leaves the last one's stages */
         evaluate_schedule(x->m, x->c, x->p, &x->ilp.s, &x->ilp.e, sched);
         if (x->ilp.e.feasible && isfinite(x->ilp.e.tokens_per_s) &&
             objective_score(x, &x->ilp.s, &x->ilp.e) > objective_score(x, &pl->s, &pl->e)) {
