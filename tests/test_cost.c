@@ -263,6 +263,157 @@ START_TEST(fp8_saved_activations)
 }
 END_TEST
 
+/* A small GPT of 4 layers (h 1024, 16 heads x 64, f 4096 GeLU) in f, on
+ * one pipeline rank of s. */
+static void small_gpt(fixture *f, strategy *s)
+{
+    setup(f);
+    f->m.layers = 4;
+    f->m.hidden = 1024;
+    f->m.heads = f->m.kv_heads = 16;
+    f->m.head_dim = 64;
+    f->m.ffn_hidden = 4096;
+    for (int i = 0; i < 4; i++)
+        f->layers[i] = (layer_spec){1024, 16, 16, 64, 4096, false, 0, 0};
+    s->stage[0] = (stage_spec){0, 0, 4, 1, 1};
+}
+
+/* Block and uniform recompute by hand on a small GPT (4 layers, h 1024, 16
+ * heads x 64, f 4096 GeLU, tp 1, no SP, micro-batch 1, sequence 2048: sb =
+ * 2048 tokens).  A layer keeps 34 s b h = 71,303,168 B (Korthikanti with
+ * flash attention: 10 sbh outside, Q K V O 8 sbh, fc1 out + GeLU out 16
+ * sbh); a checkpointed one its input, 2 s b h = 4,194,304 B.  Over the
+ * 4-layer range (one pipeline chunk):
+ *   block 1: 3 x 71,303,168 + 4,194,304 = 218,103,808 B kept; re-running
+ *     layer 0 needs its 71,303,168 B, the 3 kept layers above it freed 3 x
+ *     67,108,864 first: no transient bytes;
+ *   block 3: 71,303,168 + 3 x 4,194,304 = 83,886,080 B; transient
+ *     71,303,168 - 67,108,864 = 4,194,304 B;
+ *   every layer (N = 0, or N >= 4): 16,777,216 B kept, 71,303,168 B transient;
+ *   uniform 2: two group inputs, 8,388,608 B; a group re-run holds 2 layers,
+ *     142,606,336 B.
+ * Time: each checkpointed layer runs its forward once more (a quarter of
+ * the range's forward here: no TP, no embedding): block N adds N / 4 of it
+ * to the backward, uniform and N = 0 all of it. */
+START_TEST(block_recompute_by_hand)
+{
+    fixture f;
+    range_cost none, r;
+    strategy s = make(1, 1, 1, 1, 1, 1, false, RECOMPUTE_NONE, 0);
+    const double full = 71303168.0, in = 4194304.0;
+    static const struct { int n; int method; double act, extra; } want[] = {
+        {1, RECOMPUTE_BLOCK, 218103808.0, 0},
+        {2, RECOMPUTE_BLOCK, 2 * 71303168.0 + 2 * 4194304.0, 0},
+        {3, RECOMPUTE_BLOCK, 83886080.0, 4194304.0},
+        {4, RECOMPUTE_BLOCK, 16777216.0, 71303168.0},
+        {9, RECOMPUTE_BLOCK, 16777216.0, 71303168.0},
+        {0, RECOMPUTE_BLOCK, 16777216.0, 71303168.0},
+        {2, RECOMPUTE_UNIFORM, 8388608.0, 142606336.0},
+        {1, RECOMPUTE_UNIFORM, 16777216.0, 71303168.0},
+    };
+    small_gpt(&f, &s);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &none);
+    ck_assert_rel(none.act_bytes, 4 * full, 1e-12);
+    ck_assert(none.act_peak_extra_bytes == 0 && none.recompute_s == 0);
+    ck_assert(in == 2.0 * 2048 * 1024);
+    s.recompute = RECOMPUTE_FULL;
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        int n = want[k].n <= 0 || want[k].n > 4 || want[k].method == RECOMPUTE_UNIFORM
+                    ? 4 : want[k].n;
+        s.recompute_layers = want[k].n;
+        s.recompute_method = want[k].method;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &r);
+        ck_assert_msg(fabs(r.act_bytes - want[k].act) < 1, "N %d method %d: kept %.0f B, want %.0f",
+                      want[k].n, want[k].method, r.act_bytes, want[k].act);
+        ck_assert_msg(fabs(r.act_peak_extra_bytes - want[k].extra) < 1,
+                      "N %d method %d: transient %.0f B, want %.0f", want[k].n, want[k].method,
+                      r.act_peak_extra_bytes, want[k].extra);
+        ck_assert_rel(r.recompute_s, n / 4.0 * none.fwd_s, 1e-12);
+        ck_assert_rel(r.bwd_s, none.bwd_s + n / 4.0 * none.fwd_s, 1e-12);
+        ck_assert_rel(r.fwd_s, none.fwd_s, 1e-12);
+        /* the re-forward's share of a recomputed layer's backward */
+        ck_assert_rel(r.recompute_share, none.fwd_s / (none.bwd_s + none.fwd_s), 1e-12);
+    }
+}
+END_TEST
+
+/* Selective recompute by module on the same small GPT (h 1024, f 4096
+ * GeLU, sb = 2048 tokens, tp 1): mlp drops fc1's input 2 s b h, its output
+ * 2 s b f and the GeLU output 2 s b f: 4,194,304 + 2 x 16,777,216 =
+ * 37,748,736 B per layer, so a layer keeps 71,303,168 - 37,748,736 =
+ * 33,554,432 B (16 s b h), one layer's dropped bytes re-made at a time;
+ * core_attn keeps everything (flash attention) and re-runs the attention;
+ * layernorm and moe_act drop nothing in a dense layer with Transformer
+ * Engine's fused norms, and re-run nothing.  Re-run times add up. */
+START_TEST(selective_modules_by_hand)
+{
+    fixture f;
+    range_cost none, attn, mlp, both, ln;
+    strategy s = make(1, 1, 1, 1, 1, 1, false, RECOMPUTE_NONE, 0);
+    small_gpt(&f, &s);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &none);
+    s.recompute = RECOMPUTE_SELECTIVE;
+    s.recompute_modules = RC_MOD_CORE_ATTN;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &attn);
+    s.recompute_modules = RC_MOD_MLP;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &mlp);
+    s.recompute_modules = RC_MOD_MLP | RC_MOD_CORE_ATTN;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &both);
+    s.recompute_modules = RC_MOD_LAYERNORM | RC_MOD_MOE_ACT;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &ln);
+    ck_assert_rel(attn.act_bytes, 4 * 71303168.0, 1e-12);
+    ck_assert(attn.act_peak_extra_bytes == 0 && attn.recompute_s > 0);
+    ck_assert_rel(mlp.act_bytes, 4 * 33554432.0, 1e-12);
+    ck_assert_rel(mlp.act_peak_extra_bytes, 37748736.0, 1e-12);
+    ck_assert_rel(both.act_bytes, mlp.act_bytes, 1e-12);
+    ck_assert_rel(both.recompute_s, attn.recompute_s + mlp.recompute_s, 1e-12);
+    ck_assert(mlp.recompute_s > 0 && mlp.recompute_s < none.fwd_s);
+    ck_assert_rel(mlp.bwd_s, none.bwd_s + mlp.recompute_s, 1e-12);
+    ck_assert_rel(ln.act_bytes, none.act_bytes, 1e-12);
+    ck_assert(ln.recompute_s == 0 && ln.act_peak_extra_bytes == 0);
+}
+END_TEST
+
+/* Block recompute of N layers per chunk on GPT-3 175B (tp 8, pp 8: 12
+ * layers per rank; vpp 1, 2, 3: 12, 6, 4 per chunk; several micro-batches
+ * in flight): the peak memory never grows and the step never shrinks as N
+ * grows, and N >= the chunk's layers is every layer (N = 0). */
+START_TEST(block_recompute_monotone_in_n)
+{
+    fixture f;
+    evaluation prev, e, all;
+    setup(&f);
+    for (int vpp = 1; vpp <= 3; vpp++)
+        for (int mbs = 1; mbs <= 2; mbs++) {
+            strategy s = make(8, 8, 1, vpp, mbs, 192, true, RECOMPUTE_FULL, 0);
+            int per = 12 / vpp;
+            s.recompute_layers = 0;
+            evaluate(&f.m, &f.c, &f.p, &s, &all);
+            s.recompute = RECOMPUTE_NONE;
+            evaluate(&f.m, &f.c, &f.p, &s, &prev);
+            s.recompute = RECOMPUTE_FULL;
+            for (int n = 1; n <= per + 1; n++) {
+                s.recompute_layers = n;
+                evaluate(&f.m, &f.c, &f.p, &s, &e);
+                ck_assert_msg(e.peak_memory_bytes <= prev.peak_memory_bytes * (1 + 1e-12),
+                              "vpp %d mbs %d: block %d needs %.4g B, block %d %.4g", vpp, mbs,
+                              n, e.peak_memory_bytes, n - 1, prev.peak_memory_bytes);
+                ck_assert(e.step_time_s >= prev.step_time_s * (1 - 1e-12));
+                ck_assert(e.peak_memory_bytes >= all.peak_memory_bytes * (1 - 1e-12));
+                ck_assert(e.step_time_s <= all.step_time_s * (1 + 1e-12));
+                if (n >= per) {
+                    ck_assert_rel(e.peak_memory_bytes, all.peak_memory_bytes, 1e-12);
+                    ck_assert_rel(e.step_time_s, all.step_time_s, 1e-12);
+                } else {
+                    ck_assert(e.peak_memory_bytes < prev.peak_memory_bytes);
+                    ck_assert(e.step_time_s > prev.step_time_s);
+                }
+                prev = e;
+            }
+        }
+}
+END_TEST
+
 /* moe_host_s: each MoE layer pays the host-paced time of Megatron's token
  * dispatcher (device-to-host sync of the tokens per expert) once in the
  * forward and twice in the backward, per micro-batch; the full-recompute
@@ -502,6 +653,9 @@ int main(void)
     Suite *s = suite_create("cost");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, korthikanti_175b_plan);
+    tcase_add_test(tc, block_recompute_by_hand);
+    tcase_add_test(tc, block_recompute_monotone_in_n);
+    tcase_add_test(tc, selective_modules_by_hand);
     tcase_add_test(tc, more_hardware_never_slower);
     tcase_add_test(tc, step_overhead_per_generation);
     tcase_add_test(tc, stack_constants_move_the_prediction);

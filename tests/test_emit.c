@@ -512,15 +512,40 @@ START_TEST(recompute_full)
     ck_flag(t, "--recompute-num-layers", "1");
     free(t);
 
-    /* 12 layers per rank as 2 chunks of 6; recompute 3 per rank -> block of 2
-     * per chunk (rounded up: more recompute, never more memory) */
+    /* 12 layers per rank as 2 chunks of 6; block of 3 per chunk: Megatron
+     * counts --recompute-num-layers per model chunk, as the plan does */
     f.pl.s.vpp = 2;
     f.pl.s.gbs = 1536;   /* 768 micro-batches, % 8 == 0 */
     f.pl.s.recompute_layers = 3;
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
     ck_flag(t, "--recompute-method", "block");
-    ck_flag(t, "--recompute-num-layers", "2");
+    ck_flag(t, "--recompute-num-layers", "3");
     ck_flag(t, "--num-layers-per-virtual-pipeline-stage", "6");
+    ck_assert_ptr_null(strstr(t, "rounded up"));
+    free(t);
+
+    /* selective recompute of the dense MLP and the norms: Megatron's list */
+    f.pl.s.recompute = RECOMPUTE_SELECTIVE;
+    f.pl.s.recompute_layers = 0;
+    f.pl.s.recompute_modules = RC_MOD_LAYERNORM | RC_MOD_MLP;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--recompute-granularity", "selective");
+    ck_assert_ptr_nonnull(strstr(t, "--recompute-modules layernorm mlp "));
+    ck_no_flag(t, "--recompute-num-layers");
+    free(t);
+    f.pl.s.recompute_modules = RC_MOD_CORE_ATTN;   /* Megatron's default: no list */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_no_flag(t, "--recompute-modules");
+    free(t);
+    f.pl.s.recompute = RECOMPUTE_FULL;
+    f.pl.s.recompute_modules = 0;
+
+    /* uniform groups of 2 of the 6 layers of each chunk */
+    f.pl.s.recompute_layers = 2;
+    f.pl.s.recompute_method = RECOMPUTE_UNIFORM;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--recompute-method", "uniform");
+    ck_flag(t, "--recompute-num-layers", "2");
     free(t);
 }
 END_TEST

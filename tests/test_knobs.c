@@ -133,6 +133,12 @@ START_TEST(validation_rows)
     ck_assert(!knob_value_validated(KNOB_ZERO, 2));
     ck_assert(knob_value_validated(KNOB_ZERO, 3));
     ck_assert(knob_value_validated(KNOB_TP, 8));   /* no row */
+    /* full recompute of every layer is validated, of part of them not */
+    ck_assert(knob_value_validated(KNOB_RECOMPUTE_LAYERS, 0));
+    ck_assert(!knob_value_validated(KNOB_RECOMPUTE_LAYERS, 1));
+    ck_assert(!knob_value_validated(KNOB_RECOMPUTE_LAYERS, 17));
+    ck_assert(knob_value_validated(KNOB_RECOMPUTE_METHOD, RECOMPUTE_BLOCK));
+    ck_assert(!knob_value_validated(KNOB_RECOMPUTE_METHOD, RECOMPUTE_UNIFORM));
     memset(&s, 0, sizeof s);
     s.zero = 1;
     ck_assert(knobs_validated(&s));
@@ -144,6 +150,10 @@ START_TEST(validation_rows)
     ck_assert_str_eq(buf, "zero=2");
     ck_assert_int_eq(knobs_unvalidated(&s, true, ", ", buf, sizeof buf), 1);
     ck_assert_str_eq(buf, "zero=2 (Megatron-FSDP optim_grads)");
+    s.recompute = RECOMPUTE_FULL;
+    s.recompute_layers = 3;
+    ck_assert_int_eq(knobs_unvalidated(&s, false, " ", buf, sizeof buf), 2);
+    ck_assert_str_eq(buf, "recompute_layers=3 zero=2");
 }
 END_TEST
 
@@ -170,7 +180,8 @@ START_TEST(fix_from_registry)
     error_clear(&e);
     ck_assert_int_eq(constraints_parse(&c, "zebra=1", &e), PLANNER_E_USAGE);
     ck_assert_str_eq(e.msg, "unknown key 'zebra' (known: tp pp dp cp ep vpp mbs sp recompute "
-                          "recompute_layers zero overlap_grad_reduce overlap_param_gather "
+                          "recompute_layers recompute_method recompute_modules zero "
+                          "overlap_grad_reduce overlap_param_gather "
                           "tp_comm_overlap cp_comm gpus)");
     /* every knob but the split accounting is a --fix key */
     c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
@@ -186,6 +197,15 @@ START_TEST(fix_from_registry)
     ck_assert_int_eq(constraints_parse(&c, "account_loss=on", &e), PLANNER_E_USAGE);
     error_clear(&e);
     ck_assert_int_eq(constraints_parse(&c, "sp=maybe", &e), PLANNER_E_USAGE);
+    error_clear(&e);
+    ck_assert_int_eq(constraints_parse(&c, "recompute_modules=mlp+layernorm", &e), PLANNER_OK);
+    ck_assert_int_eq(c.recompute_modules, RC_MOD_MLP | RC_MOD_LAYERNORM);
+    c.recompute_modules = -1;
+    error_clear(&e);
+    ck_assert_int_eq(constraints_parse(&c, "recompute_modules=mlp+mla_up_proj", &e),
+                     PLANNER_E_USAGE);
+    ck_assert_str_eq(e.msg, "recompute_modules: unknown name 'mla_up_proj' in 'mlp+mla_up_proj' "
+                            "(known: core_attn+layernorm+mlp+moe_act, joined by +)");
     error_clear(&e);
     ck_assert_int_eq(constraints_parse(&c, "tp=8,tp=4", &e), PLANNER_E_USAGE);
     ck_assert_str_eq(e.msg, "duplicate key 'tp'");
@@ -253,13 +273,22 @@ START_TEST(fix_derived_knobs)
     }
     json_decref(d);
     free(text);
-    /* unpinned, the same search turns them on (dp > 1, sp with tp > 1) */
+    /* unpinned, the same search turns them on (dp > 1, sp with tp > 1) and
+     * recomputes the fewest layers that fit: tp 1 pp 1 dp 64 ep 8 mbs 16
+     * zero 2 keeps 32 layers, 31 of them recomputed (30 do not fit) */
     text = run(PLAN " --fix recompute=full --format json 2>/dev/null");
     d = parse(text);
     const json_t *o = json_array_get(json_object_get(d, "strategies"), 0);
     ck_assert(json_is_true(json_object_get(o, "overlap_grad_reduce")));
-    ck_assert_int_eq(json_integer_value(json_object_get(o, "recompute_layers")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "pp")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "mbs")), 16);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "recompute_layers")), 31);
+    ck_assert_str_eq(json_string_value(json_object_get(o, "recompute_method")), "block");
     json_decref(d);
+    free(text);
+    text = run(PLAN " --fix tp=1,pp=1,dp=64,cp=1,ep=8,vpp=1,mbs=16,sp=off,zero=2,recompute=full,"
+               "recompute_layers=30 >/dev/null 2>&1; echo $?");
+    ck_assert_str_eq(text, "3\n");   /* no feasible plan */
     free(text);
 }
 END_TEST
@@ -365,6 +394,7 @@ START_TEST(emit_every_flag)
     a.gbs = 128; a.seq_len = 4096;
     a.sp = true; a.tp_comm_overlap = true;
     a.recompute = RECOMPUTE_FULL; a.recompute_layers = 2;
+    a.recompute_method = RECOMPUTE_UNIFORM;   /* 32 layers / (pp 4 x vpp 2): groups of 2 */
     a.zero = 1; a.overlap_grad_reduce = true; a.overlap_param_gather = true;
     a.cp_comm = CP_COMM_ALLGATHER;   /* a2a: 1 K/V head per TP rank, not / cp 2 */
     a.n_stages = a.pp;
@@ -380,6 +410,8 @@ START_TEST(emit_every_flag)
     memset(&b, 0, sizeof b);
     b.tp = 8; b.pp = 2; b.dp = 1; b.cp = 1; b.ep = 1; b.vpp = 1; b.mbs = 1;
     b.gbs = 64; b.seq_len = 4096;
+    b.recompute = RECOMPUTE_SELECTIVE;
+    b.recompute_modules = RC_MOD_LAYERNORM | RC_MOD_MOE_ACT;
     ck_assert_int_eq(strategy_split_account(&b, m->layers, 0), 0);
     emit_append(m, c, &b, &all);
     for (int k = 0; k < KNOB_COUNT; k++) {

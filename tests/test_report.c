@@ -285,7 +285,7 @@ START_TEST(unvalidated_knobs_marked)
     char *text;
     int rc;
     json_t *root, *plans;
-    plan_gpt3(&f, 64, 0, "zero=2");
+    plan_gpt3(&f, 64, 0, "zero=2,recompute_layers=0");   /* no block recompute either */
     ck_assert_int_eq(f.r.top[0].s.zero, 2);
     text = table_text(&f, false);
     ck_assert_msg(strstr(text, "  unvalidated: zero=2\n") != NULL, "%s", text);

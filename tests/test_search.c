@@ -119,8 +119,10 @@ static const struct bad_fix {
     {"tpp=8", "unknown key 'tpp' (did you mean 'tp'?)"},
     {"recomput=full", "did you mean 'recompute'?"},
     {"banana=1", "unknown key 'banana' (known: tp pp dp cp ep vpp mbs sp recompute "
-                 "recompute_layers zero overlap_grad_reduce overlap_param_gather tp_comm_overlap "
-                 "cp_comm gpus)"},
+                 "recompute_layers recompute_method recompute_modules zero overlap_grad_reduce "
+                 "overlap_param_gather tp_comm_overlap cp_comm gpus)"},
+    {"recompute_method=blok", "recompute_method: expected block or uniform, got 'blok' (did you "
+                              "mean 'block'?)"},
     {"tp=8,pp=2,tp=4", "duplicate key 'tp'"},
     {"tp=0", "tp: expected an integer in 1..1048576, got '0'"},
     {"tp=-2", "tp: expected an integer"},
@@ -581,26 +583,34 @@ static const struct prune_case {
     double usable_gib;      /* 0: the catalog's */
     const char *fix;
     int seq;                /* 0: the model's */
+    bool block;             /* the winner recomputes a block of layers */
 } prune_cases[] = {
-    {"configs/gpt3-175b.json", 64, 0, NULL, 0},
-    {"configs/gpt3-175b.json", 16, 0, NULL, 0},
-    {"configs/gpt3-175b.json", 64, 30, NULL, 0},
-    {"configs/gpt3-175b.json", 64, 0, "recompute=none", 0},
-    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off", 0},
-    {"configs/llama3-70b.json", 8, 0, NULL, 0},
-    {"configs/llama3-70b.json", 4, 40, NULL, 0},
-    {"configs/llama3-8b.json", 1, 0, NULL, 0},
-    {"configs/llama3-8b.json", 2, 16, NULL, 0},
+    {"configs/gpt3-175b.json", 64, 0, NULL, 0, false},
+    {"configs/gpt3-175b.json", 16, 0, NULL, 0, false},
+    {"configs/gpt3-175b.json", 64, 30, NULL, 0, false},
+    {"configs/gpt3-175b.json", 64, 0, "recompute=none", 0, false},
+    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off", 0, false},
+    {"configs/llama3-70b.json", 8, 0, NULL, 0, false},
+    {"configs/llama3-70b.json", 4, 40, NULL, 0, false},
+    {"configs/llama3-8b.json", 1, 0, NULL, 0, false},
+    {"configs/llama3-8b.json", 2, 16, NULL, 0, false},
     /* 126 layers at pp 8: vpp > 1 only with the embedding/loss split */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1", 0},
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1", 0, false},
     /* long context: cp 1..16 searched (seq / cp >= 2048); the winner has cp > 1 */
-    {"configs/llama3-8b.json", 4, 0, NULL, 32768},
-    {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536},
+    {"configs/llama3-8b.json", 4, 0, NULL, 32768, false},
+    {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536, false},
     /* cp_comm searched (P6): all_gather's layer beats p2p's at 1,024
      * tokens per rank, a2a is refused (8 K/V heads, cp 16) */
-    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384},
+    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384, false},
     /* cp 8: a2a allowed (8 K/V heads) */
-    {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384},
+    {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384, false},
+    /* sequence 8192 without CP: nothing fits without recompute; block
+     * recompute of 3 layers per virtual stage (vpp 4) wins, P7 bisects it */
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn",
+     8192, true},
+    /* the same with the modules searched: selective recompute of the MLP
+     * (P8 screens it on memory) */
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1", 8192, false},
 };
 
 START_TEST(pruned_search_finds_the_exhaustive_winner)
@@ -625,9 +635,14 @@ START_TEST(pruned_search_finds_the_exhaustive_winner)
                       b.top[0].s.tp, b.top[0].s.pp, b.top[0].s.vpp, b.top[0].s.mbs,
                       b.top[0].e.tokens_per_s);
         ck_assert_int_eq(a.feasible > 0, 1);
-        if (pc->seq > 0)
+        if (pc->seq > 0 && (pc->fix == NULL || strstr(pc->fix, "cp=") == NULL))
             ck_assert_msg(a.top[0].s.cp > 1, "seq %d: the winner has cp %d", pc->seq,
                           a.top[0].s.cp);
+        if (pc->block)
+            ck_assert_msg(a.top[0].s.recompute == RECOMPUTE_FULL &&
+                              a.top[0].s.recompute_layers > 0 &&
+                              a.top[0].s.recompute_method == RECOMPUTE_BLOCK,
+                          "the winner recomputes %d layers", a.top[0].s.recompute_layers);
     } else {
         /* the same closest miss ratio */
         ck_assert(a.have_miss == b.have_miss);
@@ -680,7 +695,8 @@ END_TEST
  * (the closest miss is that plan, its ratio P / (C (1 - h)) just above 1). */
 START_TEST(mem_headroom_refuses_a_plan_its_peak_exceeds)
 {
-    static const char fix[] = "tp=8,pp=8,dp=8,cp=1,vpp=1,mbs=1,sp=on,recompute=full,zero=1,"
+    static const char fix[] = "tp=8,pp=8,dp=8,cp=1,vpp=1,mbs=1,sp=on,recompute=full,"
+                              "recompute_layers=0,zero=1,"
                               "overlap_grad_reduce=on,overlap_param_gather=on,tp_comm_overlap=on";
     model *m = load("configs/gpt3-175b.json");
     test_cluster t;
@@ -746,6 +762,70 @@ START_TEST(not_searched_names_what_was_skipped)
         ck_assert(strstr(r.not_searched[i], "recompute_layers") == NULL &&
                   strstr(r.not_searched[i], "cp >") == NULL);
     search_result_free(&r);
+    model_free(m);
+}
+END_TEST
+
+/* Issue 11's done-when: no top plan recomputes every layer while a block
+ * of fewer layers fits (block N is never slower than every layer, so it
+ * would be faster).  Llama 3.1 405B, sequence 8192, global batch 2048 on
+ * clusters/h100x16384.yaml: with cp pinned to 1 (the issue's case: every
+ * top plan used full recompute, 22% of the step) the winner recomputes 1
+ * layer per virtual stage (tp 8 pp 8 vpp 8 zero 1: 7.254 s, 37.5% MFU) and
+ * beats the best plan that recomputes every layer or none (recompute_layers
+ * pinned to 0: 7.862 s, 34.6%); the default search (cp searched) too.
+ * Each top plan with full recompute of every layer is checked: no block of
+ * 1 .. n - 1 layers per chunk fits. */
+START_TEST(no_full_recompute_where_a_block_fits)
+{
+    static const char *const fixes[] = {"cp=1", NULL};
+    model *m = load("configs/llama3.1-405b.json");
+    cluster *c = NULL;
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params p;
+    evaluation *e = pl_malloc(sizeof *e);
+    int all_checked = 0;
+    ck_assert_ptr_nonnull(e);
+    ck_assert_msg(cluster_load(&c, "clusters/h100x16384.yaml", &err) == PLANNER_OK, "%s", err.msg);
+    cost_params_default(&p);
+    m->seq_len = 8192;
+    m->global_batch = 2048;
+    for (size_t f = 0; f < sizeof fixes / sizeof fixes[0]; f++) {
+        search_result r, whole;
+        ck_assert_int_eq(run(m, c, fixes[f], false, 10, &r), PLANNER_OK);
+        if (fixes[f] != NULL) {
+            const strategy *w = &r.top[0].s;
+            ck_assert(w->recompute == RECOMPUTE_FULL && w->recompute_layers == 1 &&
+                      w->recompute_method == RECOMPUTE_BLOCK && w->vpp == 8);
+            ck_assert_int_eq(run(m, c, "cp=1,recompute_layers=0,recompute_modules=core_attn", false,
+                                 1, &whole), PLANNER_OK);
+            ck_assert_msg(r.top[0].e.step_time_s < 0.95 * whole.top[0].e.step_time_s,
+                          "block %.3f s, every layer or none %.3f s", r.top[0].e.step_time_s,
+                          whole.top[0].e.step_time_s);
+            search_result_free(&whole);
+        }
+        for (int i = 0; i < r.n_top; i++) {
+            strategy v = r.top[i].s;
+            int most = 0;
+            if (v.recompute != RECOMPUTE_FULL || v.recompute_layers != 0)
+                continue;
+            for (int k = 0; k < v.pp; k++)
+                for (int j = 0; j < v.vpp; j++)
+                    if (strategy_chunk_layers(&v, m->layers, k, j, NULL) > most)
+                        most = strategy_chunk_layers(&v, m->layers, k, j, NULL);
+            for (int n = 1; n < most; n++) {
+                v.recompute_layers = n;
+                evaluate(m, c, &p, &v, e);
+                ck_assert_msg(!e->feasible || e->step_time_s >= r.top[0].e.step_time_s,
+                              "plan %d recomputes every layer, block %d fits and ranks", i, n);
+            }
+            all_checked++;
+        }
+        search_result_free(&r);
+    }
+    ck_assert_int_ge(all_checked, 1);
+    pl_free(e);
+    cluster_free(c);
     model_free(m);
 }
 END_TEST
@@ -1092,6 +1172,7 @@ int main(void)
     tcase_add_loop_test(ts, pruned_search_finds_the_exhaustive_winner, 0,
                         (int)(sizeof prune_cases / sizeof prune_cases[0]));
     tcase_add_test(ts, cost_model_properties_the_prunes_use);
+    tcase_add_test(ts, no_full_recompute_where_a_block_fits);
     tcase_add_test(ts, mem_headroom_refuses_a_plan_its_peak_exceeds);
     tcase_add_test(ts, not_searched_names_what_was_skipped);
     tcase_add_test(ts, interleaved_uneven_split_405b);

@@ -38,6 +38,7 @@ typedef struct range_cost {
     double fwd_s, bwd_s;            /* incl. recompute and exposed TP comm */
     double compute_s;               /* GEMMs, attention, element-wise (fwd + bwd) */
     double recompute_s;             /* re-forward */
+    double recompute_share;         /* the largest recompute_s / bwd_s of one layer */
     double tp_comm_s;               /* exposed TP/SP collectives (fwd + bwd) */
     double ep_comm_s;               /* MoE all-to-all dispatch + combine (fwd + bwd) */
     double params;                  /* parameters held by one GPU */

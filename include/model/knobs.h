@@ -1,7 +1,7 @@
 /* knobs.h: the plan knobs of a strategy, one row each: the one registry.
  *
  * A knob is a field of `strategy` (model/strategy.h) that a plan chooses:
- * tp, pp, dp, cp, ep, vpp, mbs, sp, recompute and its layer count, the ZeRO
+ * tp, pp, dp, cp, ep, vpp, mbs, sp, recompute, its layer count and method, the ZeRO
  * stage, the overlap flags, the embedding/loss accounting of the layer split.
  * Its row says everything an output needs: the key (in --fix, the JSON
  * reports, the sweep's CSV header and JSON Lines, validate's JSON), the
@@ -30,7 +30,8 @@ struct model;
 /* The knobs, in output order (JSON, CSV, JSON Lines). */
 typedef enum knob_id {
     KNOB_TP, KNOB_PP, KNOB_DP, KNOB_CP, KNOB_EP, KNOB_VPP, KNOB_MBS,
-    KNOB_SP, KNOB_RECOMPUTE, KNOB_RECOMPUTE_LAYERS, KNOB_ZERO,
+    KNOB_SP, KNOB_RECOMPUTE, KNOB_RECOMPUTE_LAYERS, KNOB_RECOMPUTE_METHOD,
+    KNOB_RECOMPUTE_MODULES, KNOB_ZERO,
     KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
     KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS, KNOB_CP_COMM,
     KNOB_COUNT
@@ -40,7 +41,9 @@ typedef enum knob_kind {
     KNOB_KIND_INT,           /* an int field */
     KNOB_KIND_BOOL,          /* a bool field: on/off in text, true/false in JSON */
     KNOB_KIND_RECOMPUTE, /* a recompute_mode field: none/selective/full */
-    KNOB_KIND_CP_COMM    /* a cp_comm_type field: p2p/a2a/all_gather */
+    KNOB_KIND_CP_COMM,   /* a cp_comm_type field: p2p/a2a/all_gather */
+    KNOB_KIND_NAMED,    /* an int field 0..max shown by name (knob_info.names) */
+    KNOB_KIND_SET       /* an int field of bits, bit i named names[i]: "a+b", 0 "none" */
 } knob_kind;
 
 /* How emit turns the knob into Megatron flags. */
@@ -69,6 +72,8 @@ typedef struct knob_info {
     knob_section meg_section;
     int meg_order;          /* place among the flags of its section */
     const char *what;       /* one line for people */
+    const char *const *names;   /* KNOB_KIND_NAMED: the value names, 0..max;
+                                   KNOB_KIND_SET: the bits' names */
 } knob_info;
 
 #define KNOB_NOT_FIXABLE ((size_t)-1)
@@ -83,11 +88,15 @@ typedef struct strategy_constraints {
     int gpus;           /* use exactly this many GPUs, -1 = any */
     int overlap_grad_reduce, overlap_param_gather, tp_comm_overlap;   /* free: the
                            search turns each on where the rules allow */
-    int recompute_layers;   /* with full recompute; free: 0 = every layer */
+    int recompute_layers;   /* with full recompute; free: the search's (fewest that fit) */
     int cp_comm;            /* cp_comm_type or -1 (free: searched with cp > 1) */
+    int recompute_method;   /* recompute_method or -1 (free: block) */
+    int recompute_modules;  /* RC_MOD_ bits or -1 (free: core_attn, or the
+                               memory-saving modules when they fit) */
 } strategy_constraints;
 
-#define STRATEGY_CONSTRAINTS_INIT {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+#define STRATEGY_CONSTRAINTS_INIT \
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
 
 /* True when software stack st has value v of knob k (knobs a stack does not
  * restrict: always; NULL: every value).  The search tries only these
@@ -151,6 +160,7 @@ typedef struct knob_validation {
     bool validated;
     const char *name;       /* what the value is in Megatron's terms */
     const char *runs;       /* the corpus runs that exercise it, or "none" */
+    bool and_above;         /* the row covers every value >= value */
 } knob_validation;
 
 /* The row of knob k's value v, or NULL (then it is validated). */

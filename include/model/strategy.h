@@ -40,6 +40,26 @@ typedef struct stage_mix {
     int gpus[STAGE_MIX_MAX];        /* the stage's GPUs on each */
 } stage_mix;
 
+/* Which layers full recompute checkpoints (Megatron-Core
+ * TransformerBlock._checkpointed_forward, per model chunk): block, the
+ * first recompute_layers of each (virtual) pipeline chunk, the rest keep
+ * their activations; uniform, every layer, in groups of recompute_layers
+ * whose input alone is kept. */
+typedef enum recompute_method { RECOMPUTE_BLOCK, RECOMPUTE_UNIFORM } recompute_method;
+
+/* Selective recompute's modules (Megatron-Core core_v0.15.0
+ * --recompute-modules, TransformerConfig.recompute_modules): the bits of
+ * strategy.recompute_modules; 0 with selective recompute is Megatron's
+ * default, core_attn.  mla_up_proj, moe and shared_experts are not
+ * modelled. */
+enum {
+    RC_MOD_CORE_ATTN = 1,   /* core attention (flash: its forward again, no memory) */
+    RC_MOD_LAYERNORM = 2,   /* the norms' outputs (with TE, the MoE pre-MLP norm) */
+    RC_MOD_MLP = 4,         /* the dense MLP (checkpointed) */
+    RC_MOD_MOE_ACT = 8      /* the routed experts' activation function */
+};
+#define RC_MOD_ALL 15
+
 typedef struct stage_spec {
     int group;          /* index into cluster.group (a stage spanning
                            groups, strategy.mix: the first) */
@@ -57,7 +77,11 @@ typedef struct strategy {
     int seq_len;
     bool sp;                    /* sequence parallelism (needs tp > 1) */
     recompute_mode recompute;
-    int recompute_layers;       /* full recompute: layers per stage, 0 = all */
+    int recompute_layers;       /* full recompute: Megatron's --recompute-num-layers,
+                                   per (virtual) pipeline chunk; 0 = every layer
+                                   one by one (uniform 1) */
+    int recompute_method;       /* recompute_method, with recompute_layers > 0 */
+    int recompute_modules;      /* RC_MOD_ bits, with selective recompute */
     int zero;                   /* 0 plain; 1 distributed optimizer (ZeRO-1);
                                    2 also grads; 3 also weights */
     bool overlap_grad_reduce;   /* DP reduce overlapped with backward */
@@ -164,6 +188,11 @@ typedef struct evaluation {
     memory_breakdown stage_memory[STRATEGY_MAX_STAGES];
     double stage_fwd_s[STRATEGY_MAX_STAGES];   /* one micro-batch, one rank */
     double stage_bwd_s[STRATEGY_MAX_STAGES];
+    /* the largest share of a layer's backward that is recomputation: every
+     * backward of the schedule shrinks by at most this fraction without
+     * recompute, so the step by at most this fraction too (a longest path
+     * through operations that each keep >= 1 - share of their time) */
+    double recompute_share;
 } evaluation;
 
 /* A strategy and its prediction: what the search returns. */

@@ -70,6 +70,11 @@ double tf_attention_flops(const layer_spec *l, double seqs, int seq, int cp, int
 double tf_layer_elementwise_bytes(const model *m, const layer_spec *l, double tokens,
                                   int tp, bool sp);
 
+/* Bytes the MLP activation function reads and writes over `width` channels
+ * of `tokens` tokens on one GPU (16-bit; GeLU reads 1 writes 1, SwiGLU
+ * reads 2 writes 1), inside the TP region. */
+double tf_mlp_activation_bytes(const model *m, double tokens, double width, int tp);
+
 /* Model FLOPs of one layer's forward pass per token, no split (GEMMs plus
  * full non-causal core attention at sequence length `seq`). */
 double tf_layer_flops_per_token(const model *m, const layer_spec *l, int seq);

@@ -15,6 +15,15 @@
 void evaluate(const model *m, const cluster *c, const cost_params *p,
               const strategy *s, evaluation *out);
 
+/* evaluate() without the pipeline simulation, for the search's prunes: the
+ * memory and feasibility exactly, and for the step a lower bound: no rank
+ * runs its micro-batches' forwards and backwards faster than one after the
+ * other, so step_time_s = micro-batches x the slowest rank's forward +
+ * backward + the optimizer, parameter gather and overhead evaluate() adds
+ * (the rates follow from it; the time breakdown is left at 0). */
+void evaluate_bound(const model *m, const cluster *c, const cost_params *p,
+                    const strategy *s, evaluation *out);
+
 /* Most pp x vpp chunks evaluate() simulates per chunk. */
 #define COST_CHUNKS_MAX 2048
 

@@ -173,6 +173,80 @@ double cost_overlapped(double t, double window, const gen_constants *k)
     return (t - hidden) + k->overlap_exposed * hidden;
 }
 
+/* The modules selective recompute re-runs (0: Megatron's default). */
+static int selective_modules(const strategy *s)
+{
+    return s->recompute_modules > 0 ? s->recompute_modules : RC_MOD_CORE_ATTN;
+}
+
+/* Bytes selective recompute's modules do not keep, per micro-batch on one
+ * GPU, from Korthikanti et al. 2022's terms as transformer.c counts them
+ * (Megatron-Core core_v0.15.0 TransformerLayer / MLP with the Transformer
+ * Engine spec):
+ *   core_attn: nothing (flash attention keeps no s x s term);
+ *   layernorm: the norm outputs Megatron can drop -- with Transformer
+ *     Engine the dense layers' norms are fused into LayerNormLinear
+ *     (input_layernorm / pre_mlp_layernorm are IdentityOp, nothing to
+ *     drop); an MoE layer's pre-MLP norm is separate: its output, the
+ *     router / shared-expert / dispatch input, 2 s b h (/ t with SP);
+ *   mlp (dense layers; Megatron skips MoELayer): the MLP runs under a
+ *     checkpoint keeping only its input (the residual, kept anyway): fc1's
+ *     input 2 s b h (/ t with SP), its output 4 s b f (SwiGLU) or 2 s b f,
+ *     and the activation output 2 s b f, / t;
+ *   moe_act: the routed experts' activation output, 2 s b k f_e / t.
+ * FP8/FP4 recipes save the GEMM inputs (fc1's, the activation output) at 1
+ * byte (layer_act_bytes): those terms count 1 byte there. */
+static double selective_saved_bytes(const model *m, const layer_spec *l, const strategy *s,
+                                    int tp)
+{
+    int mods = selective_modules(s);
+    peak_format fmt = precision_peak(m->prec);
+    double gin = fmt == PEAK_FP8 || fmt == PEAK_FP4 ? 1.0 : 2.0;
+    double t = tp > 0 ? tp : 1;
+    double sb = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
+    double outside = s->sp ? t : 1.0, saved = 0;
+    bool moe = l->moe && m->moe.experts > 0;
+    if ((mods & RC_MOD_LAYERNORM) && moe)
+        saved += 2.0 * sb * l->hidden / outside;
+    if ((mods & RC_MOD_MLP) && !moe)
+        saved += gin * sb * l->hidden / outside +
+                 ((activation_gated(m->act) ? 4.0 : 2.0) + gin) * sb * l->ffn_hidden / t;
+    if ((mods & RC_MOD_MOE_ACT) && moe)
+        saved += 2.0 * sb * m->moe.top_k * m->moe.expert_ffn / t;
+    return saved;
+}
+
+/* The forward time selective recompute re-runs in one layer's backward:
+ * core_attn the attention; layernorm an MoE layer's pre-MLP norm (2 b s h
+ * read and written); mlp a dense layer's fc1 and fc2 GEMMs (gemm[2], [3]
+ * of tf_layer_gemms_ep), its activation function and its TP collectives
+ * (half of the layer's forward ones, `tpf`); moe_act the routed experts'
+ * activation function. */
+static double selective_rerun_s(const model *m, const layer_spec *l, const strategy *s,
+                                const gpu_spec *gpu, const gen_constants *k, int tp,
+                                const tf_gemm *g, double attn, double tpf)
+{
+    int mods = selective_modules(s);
+    peak_format fmt = precision_peak(m->prec);
+    double t = tp > 0 ? tp : 1;
+    double tokens = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
+    bool moe = l->moe && m->moe.experts > 0;
+    double rec = 0;
+    if (mods & RC_MOD_CORE_ATTN)
+        rec += attn;
+    if ((mods & RC_MOD_LAYERNORM) && moe)
+        rec += compute_memory_s(gpu, k, 2.0 * 2.0 * tokens * l->hidden / (s->sp ? t : 1.0), 1);
+    if ((mods & RC_MOD_MLP) && !moe)
+        rec += compute_gemms_s(gpu, k, fmt, precision_bytes(m->prec), g + 2, 2) +
+               compute_memory_s(gpu, k, tf_mlp_activation_bytes(m, tokens, l->ffn_hidden, tp), 1) +
+               0.5 * tpf;
+    if ((mods & RC_MOD_MOE_ACT) && moe)
+        rec += compute_memory_s(gpu, k,
+                                tf_mlp_activation_bytes(m, tokens * m->moe.top_k,
+                                                        m->moe.expert_ffn, tp), 1);
+    return rec;
+}
+
 /* Activation bytes one layer keeps for its backward, per micro-batch on one
  * GPU: transformer.c's count (Korthikanti et al. 2022 with flash attention:
  * LN inputs, the QKV / proj / fc1 / fc2 GEMM inputs, Q K V and the
@@ -190,12 +264,15 @@ double cost_overlapped(double t, double window, const gen_constants *k)
  *     (counted once); in FP8 the cast is an extra copy: +qw bytes per token.
  * Llama 3 70B per token: 35.5 h -> 31.0 h bytes (h 8192, f 28672, qw 8192):
  * -2h - f + qw = -16384 - 28672 + 8192 B.  Full recompute keeps the layer
- * input (16 bits), unchanged. */
+ * input (16 bits), unchanged.  Selective recompute drops what its modules
+ * re-run (selective_saved_bytes). */
 static double layer_act_bytes(const model *m, const layer_spec *l, const strategy *s, int tp,
                               recompute_mode rc)
 {
     double a = tf_layer_activation_bytes(m, l, s->mbs, s->seq_len, s->cp, tp, s->sp, rc);
     peak_format fmt = precision_peak(m->prec);
+    if (rc == RECOMPUTE_SELECTIVE)
+        a -= selective_saved_bytes(m, l, s, tp);
     if ((fmt == PEAK_FP8 || fmt == PEAK_FP4) && rc != RECOMPUTE_FULL) {
         double t = tp > 0 ? tp : 1;
         double sb = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
@@ -217,6 +294,8 @@ void range_cost_add_work(range_cost *acc, const range_cost *part)
     acc->bwd_s += part->bwd_s;
     acc->compute_s += part->compute_s;
     acc->recompute_s += part->recompute_s;
+    if (part->recompute_share > acc->recompute_share)
+        acc->recompute_share = part->recompute_share;
     acc->tp_comm_s += part->tp_comm_s;
     acc->ep_comm_s += part->ep_comm_s;
     acc->act_bytes += part->act_bytes;
@@ -266,10 +345,12 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
     *bwd = cost_overlapped(2.0 * t, ATTN_BWD_RATIO * attn, k);
 }
 
-/* Cost of one decoder layer for one micro-batch on one GPU. */
+/* Cost of one decoder layer for one micro-batch on one GPU, recomputed as
+ * `mode` says (full recompute's chosen layers: RECOMPUTE_FULL, the others
+ * of a block recompute: RECOMPUTE_NONE). */
 static void layer_cost(const model *m, const layer_spec *l, const node_group *ng,
                        const gen_constants *k, const comm_link *tpl, const comm_link *cpl,
-                       const strategy *s, int tp, range_cost *rc)
+                       const strategy *s, int tp, recompute_mode mode, range_cost *rc)
 {
     const gpu_spec *gpu = &ng->gpu;
     peak_format fmt = precision_peak(m->prec);
@@ -329,17 +410,19 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
         fwd += k->moe_host_s;
         bwd += 2.0 * k->moe_host_s;
     }
-    if (s->recompute == RECOMPUTE_FULL)
+    if (mode == RECOMPUTE_FULL)
         rec = fwd + tpf + cpf + epf;
-    else if (s->recompute == RECOMPUTE_SELECTIVE)
-        rec = attn;
+    else if (mode == RECOMPUTE_SELECTIVE)
+        rec = selective_rerun_s(m, l, s, gpu, k, tp, g, attn, tpf);
     rc->fwd_s += fwd + tpf + cpf + epf;
     rc->bwd_s += bwd + tpb + cpb + epf + rec;
     rc->compute_s += fwd + bwd;
     rc->recompute_s += rec;
+    if (rec > 0 && rec / (bwd + tpb + cpb + epf + rec) > rc->recompute_share)
+        rc->recompute_share = rec / (bwd + tpb + cpb + epf + rec);
     rc->tp_comm_s += tpf + tpb + cpf + cpb;   /* the re-forward's: in recompute_s */
     rc->ep_comm_s += 2.0 * epf;
-    rc->act_bytes += layer_act_bytes(m, l, s, tp, s->recompute);
+    rc->act_bytes += layer_act_bytes(m, l, s, tp, mode);
     rc->n_tensors += tf_layer_tensors(m, l);
 }
 
@@ -396,7 +479,7 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
     for (int j = 0; j < m->mtp_layers; j++) {
         range_cost one;
         memset(&one, 0, sizeof one);
-        layer_cost(m, l, ng, k, tpl, cpl, s, tp, &one);
+        layer_cost(m, l, ng, k, tpl, cpl, s, tp, s->recompute, &one);
         range_cost_add_work(out, &one);
         out->fwd_s += proj;
         out->bwd_s += 2.0 * proj;
@@ -407,6 +490,40 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
     }
     if (!first_stage && !m->tied_embeddings)
         out->params += model_embedding_params(m) / tp;
+}
+
+/* Full recompute of part of a range (Megatron-Core core_v0.15.0
+ * TransformerBlock._checkpointed_forward, over the layers of one model
+ * chunk -- a pipeline rank's, or one virtual stage's with interleaving;
+ * cost_layer_range is called per chunk):
+ *   block N: the first N layers run under a checkpoint (only their input
+ *     is kept, their forward runs again in the backward), the others keep
+ *     every activation and run once;
+ *   uniform N: every layer is re-run; the layers go in groups of N from
+ *     the chunk's first and only each group's input is kept;
+ *   N = 0: every layer one by one (Megatron's uniform 1, the planner's
+ *     "full").
+ * Transient bytes while a checkpointed layer is re-run: its whole
+ * activations (block, N = 0; the range's largest, as with every layer
+ * recomputed), less what the layers kept in full have already freed (the
+ * backward runs them first: they sit above the block, and each frees its
+ * activations beyond its input); uniform N: a group's whole activations.
+ * With one micro-batch in flight, block N = n - 1 then needs the same
+ * memory as N = n, and fewer layers recomputed never need less: a stage's
+ * memory is non-increasing in N (tests/test_search.c checks it).
+ * The placer's per-layer tables (ranges of one layer) see every layer
+ * recomputed for any N; evaluate() costs the chunks it splits exactly. */
+typedef struct range_recompute {
+    int layers;         /* N; 0: every layer */
+    bool uniform;
+} range_recompute;
+
+/* Whether layer p (0-based in its range) re-runs its forward. */
+static bool recomputed(const strategy *s, const range_recompute *r, int p)
+{
+    if (s->recompute != RECOMPUTE_FULL)
+        return false;
+    return r->layers <= 0 || r->uniform || p < r->layers;
 }
 
 void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
@@ -426,9 +543,13 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
     const gen_constants *k = &kc;
     int cp = s->cp > 0 ? s->cp : 1;
     comm_link tpl, cpl;
-    range_cost one;
+    range_cost one, kept;
     double tokens = (double)s->mbs * s->seq_len / cp;
     double max_layer_act = 0, a2a_buf = 0;
+    double full_act = 0, in_act = 0, freed = 0, group_act = 0, max_group_act = 0, max_sel = 0;
+    bool have_one = false, have_kept = false;
+    range_recompute rr = {s->recompute_layers,
+                          s->recompute_method == RECOMPUTE_UNIFORM && s->recompute_layers > 0};
     int ep = s->ep > 0 ? s->ep : 1;
     int i;
 
@@ -439,19 +560,43 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
     tpl = comm_group_link(ng, k, tp, 1);
     cpl = comm_group_link(ng, k, cp, tp);
     memset(&one, 0, sizeof one);
+    memset(&kept, 0, sizeof kept);
     for (i = first; i < first + n && i < m->layers; i++) {
         const layer_spec *l = &m->layer[i];
+        int at = i - first;
+        bool re = recomputed(s, &rr, at);
         if (i == first || !same_layer(l, &m->layer[i - 1])) {
-            memset(&one, 0, sizeof one);
-            layer_cost(m, l, ng, k, &tpl, &cpl, s, tp, &one);
-            if (s->recompute == RECOMPUTE_FULL) {
-                /* the layer being recomputed holds its full activations */
-                double a = layer_act_bytes(m, l, s, tp, RECOMPUTE_NONE);
-                if (a > max_layer_act)
-                    max_layer_act = a;
-            }
+            full_act = layer_act_bytes(m, l, s, tp, RECOMPUTE_NONE);
+            in_act = layer_act_bytes(m, l, s, tp, RECOMPUTE_FULL);
+            if (s->recompute == RECOMPUTE_SELECTIVE &&
+                full_act - layer_act_bytes(m, l, s, tp, RECOMPUTE_SELECTIVE) > max_sel)
+                max_sel = full_act - layer_act_bytes(m, l, s, tp, RECOMPUTE_SELECTIVE);
+            have_one = have_kept = false;
         }
-        range_cost_add_work(out, &one);
+        if (re && !have_one) {
+            memset(&one, 0, sizeof one);
+            layer_cost(m, l, ng, k, &tpl, &cpl, s, tp, s->recompute, &one);
+            have_one = true;
+        } else if (!re && !have_kept) {
+            memset(&kept, 0, sizeof kept);
+            layer_cost(m, l, ng, k, &tpl, &cpl, s, tp,
+                       s->recompute == RECOMPUTE_FULL ? RECOMPUTE_NONE : s->recompute, &kept);
+            have_kept = true;
+        }
+        if (re && s->recompute == RECOMPUTE_FULL) {
+            range_cost part = one;
+            if (rr.uniform && at % rr.layers != 0)
+                part.act_bytes = 0;          /* inside a group: its input is not kept */
+            if (full_act > max_layer_act)
+                max_layer_act = full_act;
+            group_act = rr.uniform && at % rr.layers != 0 ? group_act + full_act : full_act;
+            if (group_act > max_group_act)
+                max_group_act = group_act;
+            range_cost_add_work(out, &part);
+        } else {
+            freed += full_act - in_act;
+            range_cost_add_work(out, re ? &one : &kept);
+        }
         if (l->moe && m->moe.experts > 0) {
             /* routed experts sharded over ep (not over tp), the rest over tp;
              * the all-to-all's send and receive buffers of the layer at work */
@@ -465,6 +610,12 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
             out->params += tf_layer_params(m, i) / tp;
         }
     }
+    if (s->recompute == RECOMPUTE_SELECTIVE)
+        max_layer_act = max_sel;   /* one layer's dropped bytes, re-run */
+    else if (rr.uniform)
+        max_layer_act = max_group_act;
+    else if (s->recompute == RECOMPUTE_FULL)
+        max_layer_act = max_layer_act > freed ? max_layer_act - freed : 0;
     out->act_peak_extra_bytes = max_layer_act + a2a_buf;
     if (first_stage) {
         double emb = compute_memory_s(gpu, k, tokens * m->hidden * 2.0 * 2.0, 1);

@@ -31,6 +31,11 @@
 #define FIELD(f) offsetof(strategy, f)
 #define FIX(f) offsetof(strategy_constraints, f)
 
+static const char *const recompute_methods[] = {"block", "uniform", NULL};
+/* RC_MOD_ bit i's Megatron name */
+static const char *const recompute_module_names[] = {"core_attn", "layernorm", "mlp", "moe_act",
+                                                     NULL};
+
 static const knob_info knobs[KNOB_COUNT] = {
     [KNOB_TP] = {"tp", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(tp), FIX(tp), "tp", 3, false,
                  "--tensor-model-parallel-size", MEG_INT, KNOB_SEC_PARALLEL, 10,
@@ -62,9 +67,20 @@ static const knob_info knobs[KNOB_COUNT] = {
                         "--recompute-granularity --recompute-method --recompute-num-layers",
                         MEG_EMIT, KNOB_SEC_MEMORY, 10, "activation recomputation"},
     [KNOB_RECOMPUTE_LAYERS] = {"recompute_layers", KNOB_KIND_INT, 0, DEGREE_MAX,
-                               FIELD(recompute_layers), FIX(recompute_layers), NULL, 0, false,
+                               FIELD(recompute_layers), FIX(recompute_layers), "rcN", 3, false,
                                "--recompute-num-layers", MEG_EMIT, KNOB_SEC_MEMORY, 11,
-                               "full recompute: layers per rank, 0 = all"},
+                               "full recompute: layers per (virtual) pipeline chunk, 0 = all"},
+    [KNOB_RECOMPUTE_METHOD] = {"recompute_method", KNOB_KIND_NAMED, 0, 1,
+                               FIELD(recompute_method), FIX(recompute_method), NULL, 0, false,
+                               "--recompute-method", MEG_EMIT, KNOB_SEC_MEMORY, 12,
+                               "full recompute of recompute_layers: the first of each chunk "
+                               "(block) or all in groups (uniform)",
+                               .names = recompute_methods},
+    [KNOB_RECOMPUTE_MODULES] = {"recompute_modules", KNOB_KIND_SET, 0, RC_MOD_ALL,
+                                FIELD(recompute_modules), FIX(recompute_modules), NULL, 0,
+                                false, "--recompute-modules", MEG_EMIT, KNOB_SEC_MEMORY, 13,
+                                "selective recompute: the modules re-run",
+                                .names = recompute_module_names},
     [KNOB_ZERO] = {"zero", KNOB_KIND_INT, 0, 3, FIELD(zero), FIX(zero), "zero", 4, false,
                    "--use-distributed-optimizer --use-megatron-fsdp", MEG_EMIT,
                    KNOB_SEC_MEMORY, 20, "ZeRO stage (1: distributed optimizer)"},
@@ -148,23 +164,38 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * Megatron's default, p2p (the recipes set no cp_comm_type): a2a and
  * all_gather are exercised by no run. */
 static const knob_validation validation[] = {
+    /* recompute: the corpus publishes none, selective (core attention) and
+     * full of every layer; no run recomputes part of the layers */
+    {KNOB_RECOMPUTE_LAYERS, 1, false, "full recompute of N layers per chunk (block)", "none",
+     true},
+    {KNOB_RECOMPUTE_METHOD, RECOMPUTE_UNIFORM, false, "uniform recompute in groups of layers",
+     "none", false},
+    {KNOB_RECOMPUTE_MODULES, RC_MOD_LAYERNORM, false,
+     "selective recompute of modules beyond core attention", "none", true},
     {KNOB_ZERO, 0, true, "plain data parallelism",
-     "sc21_t1_*, sc21_t2_ptd_*, megatron2020_*, megatron_readme2021_*, korthikanti_*"},
-    {KNOB_ZERO, 1, true, "distributed optimizer", "mcore080_*, nemo2407_*, mbridge_* (FSDP 0)"},
-    {KNOB_ZERO, 2, false, "Megatron-FSDP optim_grads", "none"},
+     "sc21_t1_*, sc21_t2_ptd_*, megatron2020_*, megatron_readme2021_*, korthikanti_*", false},
+    {KNOB_ZERO, 1, true, "distributed optimizer", "mcore080_*, nemo2407_*, mbridge_* (FSDP 0)",
+     false},
+    {KNOB_ZERO, 2, false, "Megatron-FSDP optim_grads", "none", false},
     {KNOB_ZERO, 3, true, "ZeRO-3 / Megatron-FSDP optim_grads_params",
      "sc21_t2_zero3_*, mbridge_2511_gb300_llama370b_fp8cs_64gpu_*, "
-     "mbridge_2511_gb200_llama370b_fp8cs_64gpu_*, mbridge_2511_h100_llama38b_fp8cs_8gpu_*"},
+     "mbridge_2511_gb200_llama370b_fp8cs_64gpu_*, mbridge_2511_h100_llama38b_fp8cs_8gpu_*", false},
     {KNOB_CP_COMM, CP_COMM_P2P, true, "ring attention",
-     "nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu, mbridge_*llama31405b*cp2*"},
-    {KNOB_CP_COMM, CP_COMM_A2A, false, "Ulysses all-to-all", "none"},
-    {KNOB_CP_COMM, CP_COMM_ALLGATHER, false, "K/V all-gather", "none"},
+     "nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu, mbridge_*llama31405b*cp2*", false},
+    {KNOB_CP_COMM, CP_COMM_A2A, false, "Ulysses all-to-all", "none", false},
+    {KNOB_CP_COMM, CP_COMM_ALLGATHER, false, "K/V all-gather", "none", false},
 };
+
+/* Whether validation row r covers knob value v. */
+static bool row_covers(const knob_validation *r, int v)
+{
+    return r->and_above ? v >= r->value : v == r->value;
+}
 
 const knob_validation *knob_validation_of(knob_id k, int v)
 {
     for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++)
-        if (validation[i].knob == k && validation[i].value == v)
+        if (validation[i].knob == k && row_covers(&validation[i], v))
             return &validation[i];
     return NULL;
 }
@@ -184,7 +215,8 @@ const knob_validation *knob_validation_rows(int *n)
 bool knobs_validated(const strategy *s)
 {
     for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++)
-        if (!validation[i].validated && knob_value(s, validation[i].knob) == validation[i].value)
+        if (!validation[i].validated &&
+            row_covers(&validation[i], knob_value(s, validation[i].knob)))
             return false;
     return true;
 }
@@ -199,7 +231,7 @@ int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf,
     for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++) {
         const knob_validation *r = &validation[i];
         int w;
-        if (r->validated || knob_value(s, r->knob) != r->value)
+        if (r->validated || !row_covers(r, knob_value(s, r->knob)))
             continue;
         w = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, "%s%s=%s%s%s%s",
                      n ? sep : "", knobs[r->knob].key, knob_text(s, r->knob, false, v, sizeof v),
@@ -231,7 +263,7 @@ int knob_value(const strategy *s, knob_id k)
     case KNOB_KIND_BOOL: return *(const bool *)(const void *)p ? 1 : 0;
     case KNOB_KIND_RECOMPUTE: return (int)*(const recompute_mode *)(const void *)p;
     case KNOB_KIND_CP_COMM: return (int)*(const cp_comm_type *)(const void *)p;
-    case KNOB_KIND_INT: break;
+    case KNOB_KIND_NAMED: case KNOB_KIND_SET: case KNOB_KIND_INT: break;
     }
     return *(const int *)(const void *)p;
 }
@@ -243,8 +275,20 @@ void knob_set(strategy *s, knob_id k, int v)
     case KNOB_KIND_BOOL: *(bool *)(void *)p = v != 0; return;
     case KNOB_KIND_RECOMPUTE: *(recompute_mode *)(void *)p = (recompute_mode)v; return;
     case KNOB_KIND_CP_COMM: *(cp_comm_type *)(void *)p = (cp_comm_type)v; return;
-    case KNOB_KIND_INT: *(int *)(void *)p = v; return;
+    case KNOB_KIND_NAMED: case KNOB_KIND_SET: case KNOB_KIND_INT: *(int *)(void *)p = v; return;
     }
+}
+
+/* "a+b" for the bits of v named by ki->names, "none" for 0. */
+static void set_text(const knob_info *ki, int v, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; ki->names[i] != NULL && len < size; i++)
+        if (v & (1 << i))
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "+" : "", ki->names[i]);
+    if (len == 0)
+        snprintf(buf, size, "none");
 }
 
 const char *knob_text(const strategy *s, knob_id k, bool short_form, char *buf, size_t size)
@@ -261,6 +305,15 @@ const char *knob_text(const strategy *s, knob_id k, bool short_form, char *buf, 
     case KNOB_KIND_CP_COMM:
         snprintf(buf, size, "%s", cp_comm_name((cp_comm_type)v));
         break;
+    case KNOB_KIND_NAMED:   /* a value out of range shows as its number */
+        if (v >= knobs[k].min && v <= knobs[k].max)
+            snprintf(buf, size, "%s", knobs[k].names[v]);
+        else
+            snprintf(buf, size, "%d", v);
+        break;
+    case KNOB_KIND_SET:
+        set_text(&knobs[k], v, buf, size);
+        break;
     case KNOB_KIND_INT:
         snprintf(buf, size, "%d", v);
         break;
@@ -275,6 +328,15 @@ json_t *knob_json(const strategy *s, knob_id k)
     case KNOB_KIND_BOOL: return json_boolean(v);
     case KNOB_KIND_RECOMPUTE: return json_string(recompute_name((recompute_mode)v));
     case KNOB_KIND_CP_COMM: return json_string(cp_comm_name((cp_comm_type)v));
+    case KNOB_KIND_NAMED:
+        if (v >= knobs[k].min && v <= knobs[k].max)
+            return json_string(knobs[k].names[v]);
+        break;
+    case KNOB_KIND_SET: {
+        char buf[128];
+        set_text(&knobs[k], v, buf, sizeof buf);
+        return json_string(buf);
+    }
     case KNOB_KIND_INT: break;
     }
     return json_integer(v);
@@ -367,6 +429,27 @@ static int rule_cp_comm(const model *m, const strategy *s, char *why, int why_si
     return 0;
 }
 
+/* --recompute-num-layers and --recompute-method go with full recompute
+ * only (TransformerConfig.__post_init__: selective takes neither); uniform
+ * runs groups of N layers from each chunk's first, and core_v0.15.0 does
+ * not clip the last group (_checkpointed_forward: custom(l, l + N)), so N
+ * divides every chunk's layers. */
+static int rule_recompute(const model *m, const strategy *s, char *why, int why_size)
+{
+    int n = s->recompute_layers;
+    if (s->recompute != RECOMPUTE_FULL && (n > 0 || s->recompute_method != RECOMPUTE_BLOCK))
+        FAIL("recompute_layers and recompute_method need full recompute");
+    if (s->recompute_method == RECOMPUTE_UNIFORM && n > 0)
+        for (int r = 0; r < s->pp && r < STRATEGY_MAX_STAGES; r++)
+            for (int c = 0; c < (s->vpp > 0 ? s->vpp : 1); c++) {
+                int lc = strategy_chunk_layers(s, m->layers, r, c, NULL);
+                if (lc > 0 && lc % n != 0)
+                    FAIL("uniform recompute of %d layers does not divide the %d layers of "
+                         "pipeline rank %d chunk %d", n, lc, r, c);
+            }
+    return 0;
+}
+
 int knob_rule(const model *m, const strategy *s, knob_id k, char *why, int why_size)
 {
     const knob_info *ki = &knobs[k];
@@ -398,6 +481,14 @@ int knob_rule(const model *m, const strategy *s, knob_id k, char *why, int why_s
         return 0;
     case KNOB_CP_COMM:
         return rule_cp_comm(m, s, why, why_size);
+    case KNOB_RECOMPUTE_LAYERS: case KNOB_RECOMPUTE_METHOD:
+        return rule_recompute(m, s, why, why_size);
+    case KNOB_RECOMPUTE_MODULES:
+        if (s->recompute_modules != 0 && s->recompute != RECOMPUTE_SELECTIVE)
+            FAIL("recompute_modules needs selective recompute");
+        if ((s->recompute_modules & RC_MOD_MOE_ACT) && m->moe.experts == 0)
+            FAIL("moe_act recompute needs MoE layers");
+        return 0;
     case KNOB_OVERLAP_PARAM_GATHER:
         if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce))
             FAIL("--overlap-param-gather needs the distributed optimizer and "
@@ -423,6 +514,58 @@ static int parse_whole(const char *text, long min, long max, int *out)
     if (*end != '\0' || v < min || v > max)
         return -1;
     *out = (int)v;
+    return 0;
+}
+
+/* A KNOB_KIND_NAMED value: one of ki->names. */
+static int parse_named(const knob_info *ki, const char *val, int *out, char *msg, int msg_size)
+{
+    char list[128];
+    size_t len = 0;
+    const char *hint = suggest_closest(val, ki->names, (size_t)(ki->max + 1));
+    for (int i = 0; i <= ki->max; i++) {
+        if (strcmp(val, ki->names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i == 0 ? "" :
+                                i == ki->max ? " or " : ", ", ki->names[i]);
+    }
+    snprintf(msg, (size_t)msg_size, "%s: expected %s, got '%s'%s%s%s", ki->key, list, val,
+             hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+    return -1;
+}
+
+/* A KNOB_KIND_SET value: names of ki->names joined by '+'. */
+static int parse_set(const knob_info *ki, const char *val, int *out, char *msg, int msg_size)
+{
+    int v = 0, n = 0;
+    const char *p = val;
+    while (ki->names[n] != NULL)
+        n++;
+    for (;;) {
+        const char *end = strchr(p, '+');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char word[32];
+        int i;
+        snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
+        for (i = 0; i < n && strcmp(word, ki->names[i]) != 0; i++)
+            ;
+        if (i == n || len >= sizeof word) {
+            const char *hint = suggest_closest(word, ki->names, (size_t)n);
+            char known[128];
+            set_text(ki, (1 << n) - 1, known, sizeof known);
+            snprintf(msg, (size_t)msg_size, "%s: unknown name '%s' in '%s' (known: %s, joined "
+                     "by +)%s%s%s", ki->key, word, val, known, hint ? " (did you mean '" : "",
+                     hint ? hint : "", hint ? "'?)" : "");
+            return -1;
+        }
+        v |= 1 << i;
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+    *out = v;
     return 0;
 }
 
@@ -476,6 +619,10 @@ static int parse_value(int key, const char *val, int *out, char *msg, int msg_si
                  knobs[key].key, val, hint ? " (did you mean '" : "", hint ? hint : "",
                  hint ? "'?)" : "");
         return -1;
+    case KNOB_KIND_NAMED:
+        return parse_named(&knobs[key], val, out, msg, msg_size);
+    case KNOB_KIND_SET:
+        return parse_set(&knobs[key], val, out, msg, msg_size);
     case KNOB_KIND_INT:
         break;
     }

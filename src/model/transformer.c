@@ -140,9 +140,8 @@ double tf_layer_elementwise_bytes(const model *m, const layer_spec *l, double to
     bytes += 2.0 * (2.0 * 2.0 * tokens * h) * outside;
     /* two bias-dropout-add: read 2 b s h, write b s h, 1-byte mask */
     bytes += 2.0 * (3.0 * 2.0 + 1.0) * tokens * h * outside;
-    /* activation function over the ffn width: GeLU reads 1 writes 1,
-     * SwiGLU reads 2 writes 1 */
-    bytes += (activation_gated(m->act) ? 3.0 : 2.0) * 2.0 * tokens * f / t;
+    /* activation function over the ffn width */
+    bytes += tf_mlp_activation_bytes(m, tokens, f, tp);
     /* rotary embedding on q and k: read and write */
     if (m->position == POS_ROPE)
         bytes += 2.0 * 2.0 * tokens * ((double)l->heads + l->kv_heads) * l->head_dim / t;
@@ -155,6 +154,11 @@ double tf_layer_elementwise_bytes(const model *m, const layer_spec *l, double to
         bytes += 2.0 * 2.0 * tf_moe_dispatch_bytes(m, l, tokens, tp);
     }
     return bytes;
+}
+
+double tf_mlp_activation_bytes(const model *m, double tokens, double width, int tp)
+{
+    return (activation_gated(m->act) ? 3.0 : 2.0) * 2.0 * tokens * width / (tp > 0 ? tp : 1);
 }
 
 double tf_layer_flops_per_token(const model *m, const layer_spec *l, int seq)

@@ -873,27 +873,30 @@ static int split_args(const model *m, const strategy *s, arg_list *l)
     return 0;
 }
 
-/* Full recompute's method and layer count, selective's granularity. */
+/* Full recompute's method and layer count, selective's granularity.  The
+ * planner's recompute_layers is Megatron's --recompute-num-layers (per
+ * model chunk, TransformerBlock._checkpointed_forward); 0, every layer, is
+ * uniform units of one layer. */
 static void recompute_args(const strategy *s, arg_list *l)
 {
-    int vpp = s->vpp > 1 ? s->vpp : 1;
     if (s->recompute == RECOMPUTE_SELECTIVE) {
         arg_str(l, SEC_MEMORY, "--recompute-granularity", "selective");
-    } else if (s->recompute == RECOMPUTE_FULL) {
-        arg_str(l, SEC_MEMORY, "--recompute-granularity", "full");
-        if (s->recompute_layers == 0) {
-            /* every layer: uniform units of one layer */
-            arg_str(l, SEC_MEMORY, "--recompute-method", "uniform");
-            arg_int(l, SEC_MEMORY, "--recompute-num-layers", 1);
-        } else {
-            /* the first k layers of each rank; Megatron counts per virtual chunk */
-            int k = (s->recompute_layers + vpp - 1) / vpp;
-            if (k * vpp != s->recompute_layers)
-                add_note(l, "full recompute of %d layers per rank rounded up to %d per virtual "
-                         "chunk (%d per rank)", s->recompute_layers, k, k * vpp);
-            arg_str(l, SEC_MEMORY, "--recompute-method", "block");
-            arg_int(l, SEC_MEMORY, "--recompute-num-layers", k);
+        if (s->recompute_modules > 0 && s->recompute_modules != RC_MOD_CORE_ATTN) {
+            /* Megatron's list (nargs '*'), space-separated words */
+            char mods[48];
+            size_t n = 0;
+            knob_text(s, KNOB_RECOMPUTE_MODULES, false, mods, sizeof mods);
+            for (; mods[n] != '\0'; n++)
+                if (mods[n] == '+')
+                    mods[n] = ' ';
+            arg_shell(l, SEC_MEMORY, "--recompute-modules", mods);
         }
+    } else if (s->recompute == RECOMPUTE_FULL) {
+        bool uniform = s->recompute_layers == 0 || s->recompute_method == RECOMPUTE_UNIFORM;
+        arg_str(l, SEC_MEMORY, "--recompute-granularity", "full");
+        arg_str(l, SEC_MEMORY, "--recompute-method", uniform ? "uniform" : "block");
+        arg_int(l, SEC_MEMORY, "--recompute-num-layers",
+                s->recompute_layers > 0 ? s->recompute_layers : 1);
     }
 }
 
@@ -928,7 +931,7 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
         if (s->cp > 1 && s->cp_comm != CP_COMM_P2P)
             arg_str(l, SEC_PARALLEL, "--cp-comm-type", cp_comm_name(s->cp_comm));
         return 0;
-    default:   /* KNOB_RECOMPUTE_LAYERS: with KNOB_RECOMPUTE */
+    default:   /* KNOB_RECOMPUTE_LAYERS, _METHOD, _MODULES: with KNOB_RECOMPUTE */
         return 0;
     }
 }

@@ -249,14 +249,24 @@ static void stage_map(FILE *out, const model *m, const cluster *c, const plan *p
 /* "tp 8, pp 16, dp 4, ..." for one strategy. */
 static void describe(const strategy *s, char *buf, size_t size)
 {
-    char ep[24] = "";
+    char ep[24] = "", rc[96] = "", mods[64];
     if (s->ep > 1)
         snprintf(ep, sizeof ep, ", ep %d", s->ep);
+    if (s->recompute == RECOMPUTE_FULL && s->recompute_layers > 0)
+        snprintf(rc, sizeof rc, " (%s of %d layer%s per %s)",
+                 s->recompute_method == RECOMPUTE_UNIFORM ? "uniform groups" : "block",
+                 s->recompute_layers, s->recompute_layers == 1 ? "" : "s",
+                 s->vpp > 1 ? "virtual stage" : "stage");
+    else if (s->recompute == RECOMPUTE_SELECTIVE && s->recompute_modules > 0 &&
+             s->recompute_modules != RC_MOD_CORE_ATTN)
+        snprintf(rc, sizeof rc, " (%s)",
+                 knob_text(s, KNOB_RECOMPUTE_MODULES, false, mods, sizeof mods));
     snprintf(buf, size,
              "tp %d, pp %d, dp %d, cp %d%s, vpp %d, mbs %d (%d micro-batches), sp %s, "
-             "recompute %s, zero %d%s",
+             "recompute %s%s, zero %d%s",
              s->tp, s->pp, s->dp, s->cp, ep, s->vpp, s->mbs, strategy_microbatches(s), s->sp ? "on" : "off",
-             recompute_name(s->recompute), s->zero, s->zero == 1 ? " (distributed optimizer)" : "");
+             recompute_name(s->recompute), rc, s->zero,
+             s->zero == 1 ? " (distributed optimizer)" : "");
 }
 
 static void search_stats(FILE *out, const search_result *res)

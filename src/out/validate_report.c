@@ -18,8 +18,12 @@
 static void plan_text(const plan *pl, char *buf, size_t n)
 {
     const strategy *s = &pl->s;
-    snprintf(buf, n, "tp%d pp%d dp%d vpp%d mbs%d%s rc=%s z%d%s", s->tp, s->pp, s->dp, s->vpp,
-             s->mbs, s->sp ? " sp" : "", recompute_name(s->recompute), s->zero,
+    char layers[24] = "";
+    if (s->recompute == RECOMPUTE_FULL && s->recompute_layers > 0)   /* block N, uniform N */
+        snprintf(layers, sizeof layers, ":%s%d",
+                 s->recompute_method == RECOMPUTE_UNIFORM ? "u" : "b", s->recompute_layers);
+    snprintf(buf, n, "tp%d pp%d dp%d vpp%d mbs%d%s rc=%s%s z%d%s", s->tp, s->pp, s->dp, s->vpp,
+             s->mbs, s->sp ? " sp" : "", recompute_name(s->recompute), layers, s->zero,
              s->overlap_grad_reduce ? " ovl" : "");
 }
 

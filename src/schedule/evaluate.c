@@ -368,6 +368,8 @@ static void rank_times(eval_state *x, int i, range_cost *r)
     }
     x->out->stage_fwd_s[i] = r->fwd_s;
     x->out->stage_bwd_s[i] = r->bwd_s;
+    if (r->recompute_share > x->out->recompute_share)
+        x->out->recompute_share = r->recompute_share;
 }
 
 /* Rank i's memory (memory_stage), with memory_inflight() micro-batches or,
@@ -622,6 +624,31 @@ static void eval_feasible(const eval_state *x)
     out->binding = out->feasible ? binding_of(&out->time) : "memory";
 }
 
+/* The step's parts after the pipeline: the optimizer, the exposed
+ * parameter gather and the host overhead. */
+static double eval_after_pipeline(const eval_state *x)
+{
+    return cost_cap_time(x->opt) + cost_cap_time(x->param_exp) + x->overhead;
+}
+
+void evaluate_bound(const model *m, const cluster *c, const cost_params *p,
+                    const strategy *s, evaluation *out)
+{
+    eval_state x;
+    double steady = 0;
+    eval_init(&x, m, c, p, s, out);
+    for (int i = 0; i < x.pp; i++) {
+        eval_rank(&x, i);
+        if (x.mcount * (x.fwd[i] + x.bwd[i]) > steady)
+            steady = x.mcount * (x.fwd[i] + x.bwd[i]);
+    }
+    out->step_time_s = cost_cap_time(steady + eval_after_pipeline(&x));
+    if (!(out->step_time_s > 0))
+        out->step_time_s = 1e-9;
+    eval_rates(&x);
+    eval_feasible(&x);
+}
+
 void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
                        const strategy *s, evaluation *out, cost_schedule *sched)
 {
@@ -640,8 +667,7 @@ void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
         if (x.fwd[i] + x.bwd[i] > x.fwd[worst] + x.bwd[worst])
             worst = i;
     }
-    out->step_time_s = cost_cap_time(done + cost_cap_time(x.opt) + cost_cap_time(x.param_exp) +
-                                     x.overhead);
+    out->step_time_s = cost_cap_time(done + eval_after_pipeline(&x));
     if (!(out->step_time_s > 0))
         out->step_time_s = 1e-9;
     eval_breakdown(&x, worst, span, done);

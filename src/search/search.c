@@ -24,12 +24,15 @@
  *        --account-for-embedding/loss-in-pipeline-split, the embedding and
  *        the loss one layer each (strategy_split_account; Llama 3.1 405B's
  *        126 layers at pp 8: vpp 2, 4, 8, 16)
- *   sp   on, off (tp > 1 only)   recompute none, selective, full
+ *   sp   on, off (tp > 1 only)   recompute none, selective (core_attn; then the
+ *        memory-saving modules of the model, rc_save_modules), full; with full
+ *        recompute_layers 0 (every layer) and the fewest layers per chunk N
+ *        of Megatron's block recompute that fit (P7); uniform only fixed
  *   zero 3, 2, 1, 0 (dp * cp > 1; otherwise 0 only, see P5)
  *   cp_comm p2p, a2a, all_gather with cp > 1 (the rules allowing; P6)
  *   overlap_grad_reduce when dp * cp > 1; overlap_param_gather when also
  *   zero >= 1; tp_comm_overlap when sp (unless --fix pins them; recompute_layers
- *   0 = all, or its --fix value with full recompute).  A --fix value replaces a knob's
+ *   and recompute_method: their --fix values with full recompute).  A --fix value replaces a knob's
  *   list by that one value (outside the limits above too: tp=16 on 8-GPU
  *   nodes is evaluated) and strategy_check() judges it.
  *
@@ -66,6 +69,16 @@
  *      (cp_comm_list); every type on models with uneven layers.
  *   P5 dp * cp = 1: ZeRO stages 1-3 shard over one rank, the same plan as
  *      zero 0; only zero 0 is enumerated (unless zero is fixed).
+ *   P7 block recompute: once full recompute of every layer fits, block N
+ *      for N = 1 .. n - 1 (n: the most layers of a chunk): memory is
+ *      non-increasing and time non-decreasing in N, so only the fewest that
+ *      fit can rank; bisection on memory alone (evaluate_bound) finds it,
+ *      and it is evaluated unless a bound on its tokens/s cannot enter the
+ *      top N (search_rc_layers).
+ *   P8 selective recompute of the memory-saving modules is slower than no
+ *      recompute: not tried when that variant's objective cannot rank; and
+ *      evaluate_bound (memory exactly, a lower bound on the step) screens
+ *      it first: a miss, or a bound that cannot rank, is not evaluated.
  *
  * RANKING: objective (tokens/s; or, with --objective, goodput = tokens/s x
  * ETTR, time to train (the same order) or goodput per GPU-hour price: see
@@ -105,7 +118,13 @@
 #include "base/suggest.h"
 
 #define MAX_LIST 128          /* values of one knob in one block */
-#define RC_COUNT 3
+/* The recompute levels, by the memory they need (most first; levels hold
+ * their index in block_lists.rc): none; selective of core attention
+ * (Megatron's default; with flash attention it keeps as much as none);
+ * selective of the memory-saving modules the model has (rc_save_modules:
+ * layernorm and moe_act for MoE layers, mlp for dense ones); full (every
+ * layer, then block N: P7). */
+enum { RC_LEVEL_NONE, RC_LEVEL_SEL_ATTN, RC_LEVEL_SEL_SAVE, RC_LEVEL_FULL, RC_COUNT };
 #define ZERO_COUNT 4
 #define ZERO_FAMILIES 3       /* prune families: zero 0-1, 2, 3 */
 
@@ -587,6 +606,11 @@ static void set_derived(search_ctx *x)
     s->seq_len = x->seq_len;
     s->recompute_layers = s->recompute == RECOMPUTE_FULL && f->recompute_layers >= 0
                               ? f->recompute_layers : 0;
+    s->recompute_method = s->recompute == RECOMPUTE_FULL && f->recompute_method >= 0
+                              ? f->recompute_method : RECOMPUTE_BLOCK;
+    s->recompute_modules = s->recompute != RECOMPUTE_SELECTIVE ? 0
+                           : f->recompute_modules > 0 ? f->recompute_modules
+                           : s->recompute_modules > 0 ? s->recompute_modules : RC_MOD_CORE_ATTN;
     s->overlap_grad_reduce = f->overlap_grad_reduce >= 0
                                  ? f->overlap_grad_reduce != 0
                                  : shard > 1 && knob_stack_allows(st, KNOB_OVERLAP_GRAD_REDUCE, 1);
@@ -656,6 +680,34 @@ static int cp_comm_list(search_ctx *x, int *types)
         x->pruned += valid - (n - 1);
     }
     return n;
+}
+
+/* The recompute mode of level r. */
+static recompute_mode rc_level_mode(int r)
+{
+    return r == RC_LEVEL_NONE ? RECOMPUTE_NONE
+           : r == RC_LEVEL_FULL ? RECOMPUTE_FULL : RECOMPUTE_SELECTIVE;
+}
+
+/* The modules of RC_LEVEL_SEL_SAVE for m: those that drop something in its
+ * layers (selective_saved_bytes, layer_cost.c): layernorm and moe_act with
+ * MoE layers, mlp with dense ones.  Never core attention (no memory). */
+static int rc_save_modules(const model *m)
+{
+    int mods = 0;
+    for (int i = 0; i < m->layers; i++)
+        mods |= m->layer[i].moe && m->moe.experts > 0 ? RC_MOD_LAYERNORM | RC_MOD_MOE_ACT
+                                                      : RC_MOD_MLP;
+    return mods;
+}
+
+/* Whether measured runs validate level r's recompute (model/knobs.c's
+ * validation table): its mode, and for RC_LEVEL_SEL_SAVE its modules. */
+static bool rc_level_validated(const model *m, int r)
+{
+    return knob_value_validated(KNOB_RECOMPUTE, (int)rc_level_mode(r)) &&
+           (r != RC_LEVEL_SEL_SAVE ||
+            knob_value_validated(KNOB_RECOMPUTE_MODULES, rc_save_modules(m)));
 }
 
 /* The values of one block's inner knobs; zero2_chain: ZeRO-2 needs no more
@@ -742,16 +794,15 @@ static void block_lists_make(const search_ctx *x, block_lists *b)
         list_push(&b->zero, 0);
     }
     b->rc.n = 0;
-    if (f->recompute >= 0) {
-        list_push(&b->rc, f->recompute);
-    } else {
-        for (int r = 0; r < RC_COUNT; r++)
-            list_push(&b->rc, r);
-    }
+    for (int r = 0; r < RC_COUNT; r++)   /* levels whose mode the stack has (unless fixed) */
+        if (f->recompute < 0 ? knob_stack_allows(stack_get(x->c->stack), KNOB_RECOMPUTE,
+                                                 (int)rc_level_mode(r))
+                             : f->recompute == (int)rc_level_mode(r))
+            if (r != RC_LEVEL_SEL_SAVE || (f->recompute_modules <= 0 && x->placement == NULL))
+                list_push(&b->rc, r);
     stack_filter(x, &b->vpp, KNOB_VPP, f->vpp > 0);
     stack_filter(x, &b->sp, KNOB_SP, f->sp >= 0);
     stack_filter(x, &b->zero, KNOB_ZERO, f->zero >= 0);
-    stack_filter(x, &b->rc, KNOB_RECOMPUTE, f->recompute >= 0);
 }
 
 /* Whether vpp v applies to micro-batch count mb (fixed values always do:
@@ -772,7 +823,8 @@ static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
     s->vpp = vpp;
     s->sp = sp != 0;
     s->zero = zero;
-    s->recompute = (recompute_mode)rc;
+    s->recompute = rc_level_mode(rc);
+    s->recompute_modules = rc == RC_LEVEL_SEL_SAVE ? rc_save_modules(x->m) : RC_MOD_CORE_ATTN;
     set_derived(x);
     if (place(x, s, why, sizeof why) != 0) {
         x->invalid++;
@@ -863,7 +915,114 @@ static bool known_not_to_fit(const block_lists *b, dead_table *dead, int vi, int
     return false;
 }
 
-/* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P4. */
+/* The most layers a (virtual) pipeline chunk of x->s holds. */
+static int chunk_layers_max(const search_ctx *x)
+{
+    int most = 0;
+    for (int r = 0; r < x->s.pp && r < STRATEGY_MAX_STAGES; r++)
+        for (int c = 0; c < x->s.vpp; c++) {
+            int n = strategy_chunk_layers(&x->s, x->m->layers, r, c, NULL);
+            if (n > most)
+                most = n;
+        }
+    return most;
+}
+
+/* Whether P7 searches block recompute's layer count (--fix leaves it free
+ * and the method block). */
+static bool rc_layers_searched(const search_ctx *x)
+{
+    return x->fix.recompute_layers < 0 && x->fix.recompute_method != RECOMPUTE_UNIFORM;
+}
+
+/* Whether a plan of objective `score` or less cannot enter the top N. */
+static bool cannot_rank(const search_ctx *x, double score)
+{
+    const top_entry *w;
+    if (x->exhaustive || x->n_top < x->top_cap)
+        return false;
+    w = &x->pool[x->order[x->n_top - 1]];
+    return score < w->score;
+}
+
+/* Whether x->s fits, by evaluate_bound (exact memory, no pipeline
+ * simulation; its work is counted as an evaluation's); the step's lower
+ * bound in *score_ub as the objective's upper bound (throughput: that
+ * bound's tokens/s; other objectives: -1, no bound). */
+static bool bound_fits(search_ctx *x, double *score_ub)
+{
+    evaluate_bound(x->m, x->c, x->p, &x->s, &x->e);
+    x->eval_work += SEARCH_EVAL_WORK_PER_LAYER * x->m->layers;
+    if (x->o->work_limit > 0 && search_work(x) >= x->o->work_limit)
+        x->limited = true;
+    *score_ub = x->o->obj == OBJECTIVE_THROUGHPUT ? x->e.tokens_per_s * (1 + 1e-9) : -1;
+    return x->e.feasible;
+}
+
+/* bound_fits for block recompute of n layers per chunk of `all`. */
+static bool rc_layers_fit(search_ctx *x, const strategy *all, int n, double *score_ub)
+{
+    x->s = *all;
+    x->s.recompute_layers = n;
+    return bound_fits(x, score_ub);
+}
+
+/* P7 block recompute: full recompute of every layer (x->s, x->e: just
+ * evaluated) fits; the fewest layers per chunk N (block) that still fit
+ * make the fastest variant, as a stage's memory is non-increasing and its
+ * time non-decreasing in N (layer_cost.c).  Bisection over 1 .. n - 1 on
+ * memory alone (evaluate_bound) finds that N; it is evaluated (and
+ * recorded) unless an upper bound on its objective cannot rank: the same
+ * knobs without recompute (`bound`, its objective when evaluated, else
+ * -1), full recompute's tokens/s / (1 - evaluation.recompute_share), or
+ * evaluate_bound's.  The exhaustive search evaluates every N.  Only when
+ * --fix leaves recompute_layers free and the method block. */
+static void search_rc_layers(search_ctx *x, double bound)
+{
+    int lo = 1, n, hi;
+    double ub = -1;
+    strategy all;
+    if (!rc_layers_searched(x))
+        return;
+    if (x->o->obj == OBJECTIVE_THROUGHPUT && x->e.recompute_share < 1) {
+        double b = x->e.tokens_per_s / (1 - x->e.recompute_share) * (1 + 1e-9);
+        if (bound < 0 || b < bound)
+            bound = b;
+    }
+    all = x->s;   /* placed: the layer split does not depend on N (placement.c) */
+    n = hi = chunk_layers_max(x);   /* N >= n: every layer, evaluated */
+    if (n <= 1)
+        return;
+    if (x->exhaustive) {
+        for (int k = 1; k < n && !stop(x); k++) {
+            x->s = all;
+            x->s.recompute_layers = k;
+            try_strategy(x);
+        }
+        return;
+    }
+    x->pruned += n - 1;   /* less the one evaluated below */
+    if (bound >= 0 && cannot_rank(x, bound))
+        return;
+    while (lo < hi && !stop(x)) {
+        int mid = lo + (hi - lo) / 2;
+        double u;
+        if (rc_layers_fit(x, &all, mid, &u)) {
+            hi = mid;
+            ub = u;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    if (stop(x) || lo >= n || (ub >= 0 && cannot_rank(x, ub)))
+        return;
+    x->pruned--;
+    x->s = all;
+    x->s.recompute_layers = lo;
+    try_strategy(x);
+}
+
+/* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P8. */
 static void search_block(search_ctx *x)
 {
     block_lists b;
@@ -903,12 +1062,18 @@ static void search_block(search_ctx *x)
                 for (int zi = 0; zi < b.zero.n && !stop(x); zi++) {
                     int zero = b.zero.v[zi];
                     bool fitted = false, fitted_valid = false;
+                    double bound = -1;   /* P7: the fastest evaluated miss */
                     for (int ri = 0; ri < b.rc.n && !stop(x); ri++) {
                         int rc = b.rc.v[ri];
                         int fit = -2;
                         if (!x->exhaustive && fitted &&
-                            (fitted_valid || !knob_value_validated(KNOB_RECOMPUTE, rc))) {
+                            (fitted_valid || !rc_level_validated(x->m, rc))) {
                             x->pruned++;                  /* P4 */
+                            continue;
+                        }
+                        if (!x->exhaustive && rc == RC_LEVEL_SEL_SAVE && bound >= 0 &&
+                            cannot_rank(x, bound)) {
+                            x->pruned++;   /* P8: slower than no recompute, which cannot rank */
                             continue;
                         }
                         if (!x->exhaustive && known_not_to_fit(&b, dead, vi, sp, zero, rc)) {
@@ -920,21 +1085,41 @@ static void search_block(search_ctx *x)
                             if (key_eq(&probe[q], mbs, vpp, sp, zero, rc))
                                 fit = 0;   /* a probe: evaluated and recorded */
                         if (fit == -2) {
-                            int types[CP_COMM_COUNT], nt;
+                            int types[CP_COMM_COUNT], nt, layers;
+                            double ub;
                             if (build(x, mbs, vpp, sp, zero, rc) != 0)
                                 continue;
+                            if (!x->exhaustive && rc == RC_LEVEL_SEL_SAVE &&
+                                (!bound_fits(x, &ub) || (ub >= 0 && cannot_rank(x, ub)))) {
+                                /* P8 on memory alone: a miss, or a fit that cannot rank */
+                                x->pruned++;
+                                if (x->e.feasible) {
+                                    fitted = true;
+                                    fitted_valid = false;
+                                } else {
+                                    dead[vi][sp][zero][rc] = 1;
+                                }
+                                continue;
+                            }
                             nt = cp_comm_list(x, types);
                             fit = -1;
+                            layers = x->s.recompute_layers;
                             for (int ti = 0; ti < nt && !stop(x); ti++) {
                                 int f1;
                                 x->s.cp_comm = (cp_comm_type)types[ti];
+                                x->s.recompute_layers = layers;
                                 if ((f1 = try_strategy(x)) > fit)
                                     fit = f1;   /* the same memory: the same fit */
+                                if (f1 == 0 && rc == RC_LEVEL_NONE &&
+                                    objective_score(x, &x->s, &x->e) > bound)
+                                    bound = objective_score(x, &x->s, &x->e);
+                                if (f1 == 1 && rc == RC_LEVEL_FULL)
+                                    search_rc_layers(x, bound);   /* P7, per K/V type */
                             }
                         }
                         if (fit == 1 && !fitted) {        /* P4 */
                             fitted = true;
-                            fitted_valid = knob_value_validated(KNOB_RECOMPUTE, rc);
+                            fitted_valid = rc_level_validated(x->m, rc);
                         }
                         else if (fit == 0)
                             dead[vi][sp][zero][rc] = 1;   /* P2, P3 */
@@ -1492,10 +1677,13 @@ static void note_not_searched(const search_ctx *x, search_result *res)
     if (f->cp <= 0)
         not_searched(res, "cp > %d (under %d tokens per rank; --fix cp=N tries it)", cp_max,
                      SEARCH_CP_MIN_TOKENS);
-    if (f->recompute_layers < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_FULL))
-        not_searched(res, "full recompute of part of the layers (--fix recompute_layers=N)");
-    if (x->c->n_groups > 1 && (f->cp <= 0 || f->ep <= 0 || f->vpp <= 0))
-        not_searched(res, "cp, ep, vpp > 1 on stages across node groups");
+    if (f->recompute_method < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_FULL))
+        not_searched(res, "uniform recompute in groups of N layers (no faster than full "
+                     "recompute; --fix recompute_method=uniform,recompute_layers=N)");
+    if (x->c->n_groups > 1 && (f->cp <= 0 || f->ep <= 0 || f->vpp <= 0 ||
+                               f->recompute_modules <= 0))
+        not_searched(res, "cp, ep, vpp > 1 and selective recompute beyond core attention on "
+                     "stages across node groups");
     if (x->pruned > 0)
         not_searched(res, "%ld pruned candidates (a variant needing no more memory did not "
                      "fit, or a faster one did)", x->pruned);
