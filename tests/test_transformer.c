@@ -92,6 +92,33 @@ START_TEST(swiglu_gqa_flops_are_twice_the_weights)
 }
 END_TEST
 
+/* Multi-latent attention (DeepSeek-V3's first, dense layer: h 7168, 128
+ * heads, q_lora 1536, kv_lora 512, nope 128 + rope 64, v 128, f 18432;
+ * Megatron-Core MLASelfAttention): q down 7168 x 1536, q up 1536 x 128 x
+ * 192, kv down 7168 x (512 + 64), kv up 512 x 128 x (128 + 128), proj
+ * 128 x 128 x 7168 = 187,105,280 weights, and the SwiGLU MLP 3 x 18432 x
+ * 7168 = 396,361,728: 2 FLOPs per weight per token, 1,166,934,016.  At tp 8
+ * the down-projections stay whole on every rank (duplicated): 2 x (11,010,048
+ * + 4,128,768) + the rest / 8. */
+START_TEST(mla_projections)
+{
+    model m;
+    layer_spec l = {7168, 128, 128, 192, 18432, false, 0, 0};
+    tf_gemm g[TF_MAX_GEMMS];
+    double down = 7168.0 * 1536 + 7168.0 * 576, all = 187105280.0 + 396361728.0;
+    int n;
+    memset(&m, 0, sizeof m);
+    m.act = ACT_SWIGLU;
+    m.norm = NORM_RMSNORM;
+    m.mla = (model_mla){1536, 512, 128, 64, 128};
+    n = tf_layer_gemms(&m, &l, 1.0, 1, g);
+    ck_assert_int_eq(n, 7);
+    ck_assert_rel(tf_gemm_flops(g, n), 1166934016.0, 1e-12);
+    n = tf_layer_gemms(&m, &l, 1.0, 8, g);
+    ck_assert_rel(tf_gemm_flops(g, n), 2.0 * (down + (all - down) / 8), 1e-12);
+}
+END_TEST
+
 START_TEST(korthikanti_activation_bytes)
 {
     model m = gpt3();
@@ -200,6 +227,7 @@ int main(void)
     tcase_add_test(tc, korthikanti_activation_bytes);
     tcase_add_test(tc, attention_flops);
     tcase_add_test(tc, moe_layer_flops_topk_shared);
+    tcase_add_test(tc, mla_projections);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

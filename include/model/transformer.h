@@ -20,7 +20,7 @@ typedef struct tf_gemm {
     double count;
 } tf_gemm;
 
-#define TF_MAX_GEMMS 8
+#define TF_MAX_GEMMS 12
 
 /* The GEMMs of one layer's forward pass on one GPU (core attention excluded:
  * see tf_attention_flops).  Returns how many were written (<= TF_MAX_GEMMS).

@@ -20,8 +20,15 @@
  * b s k / (t E/ep) tokens each on one GPU (tf_layer_gemms_ep); the
  * permutation around the all-to-all and the router's softmax are HBM
  * traffic; the dispatched copies (k b s h) are kept for the backward.
- * Memory-bound traffic and activation bytes: see transformer.h.  MLA layers are
- * costed as plain GQA attention with the model's head_dim (to be refined).
+ * Memory-bound traffic and activation bytes: see transformer.h.  MLA layers
+ * (multi-latent attention, DeepSeek-V2/V3; Megatron-Core
+ * transformer/multi_latent_attention.py MLASelfAttention) run their own
+ * projections (mla_gemms): the down-projections h -> q_lora and h -> kv_lora
+ * + rope are "duplicated" (every TP rank computes them whole), the
+ * up-projections q_lora -> heads (nope + rope) and kv_lora -> heads (nope +
+ * v) column-parallel, the output heads v -> h row-parallel; without
+ * q_lora_rank the query is one column-parallel h -> heads (nope + rope).
+ * Core attention: QK^T over nope + rope (the model's head_dim), PV over v.
  * Invariant: every function is pure and allocation-free.
  */
 #include "model/transformer.h"
@@ -47,6 +54,27 @@ int tf_layer_gemms(const model *m, const layer_spec *l, double tokens, int tp,
     return tf_layer_gemms_ep(m, l, tokens, tp, 1, out);
 }
 
+/* MLA's projections (the file's header) into out; returns how many. */
+static int mla_gemms(const model *m, const layer_spec *l, double tokens, double t,
+                     tf_gemm *out)
+{
+    const model_mla *a = &m->mla;
+    double h = l->hidden, heads = l->heads;
+    double qk = (double)a->qk_nope_head_dim + a->qk_rope_head_dim;
+    int n = 0;
+    if (a->q_lora_rank > 0) {
+        out[n++] = (tf_gemm){tokens, a->q_lora_rank, h, 1};               /* q down */
+        out[n++] = (tf_gemm){tokens, heads * qk / t, a->q_lora_rank, 1};  /* q up */
+    } else {
+        out[n++] = (tf_gemm){tokens, heads * qk / t, h, 1};               /* q */
+    }
+    out[n++] = (tf_gemm){tokens, (double)a->kv_lora_rank + a->qk_rope_head_dim, h, 1};
+    out[n++] = (tf_gemm){tokens, heads * ((double)a->qk_nope_head_dim + a->v_head_dim) / t,
+                         a->kv_lora_rank, 1};                              /* kv up */
+    out[n++] = (tf_gemm){tokens, h, heads * a->v_head_dim / t, 1};        /* output proj */
+    return n;
+}
+
 int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp, int ep,
                       tf_gemm *out)
 {
@@ -55,8 +83,12 @@ int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp
     double glu = activation_gated(m->act) ? 2.0 : 1.0;
     int n = 0;
 
-    out[n++] = (tf_gemm){tokens, (qw + 2.0 * kvw) / t, h, 1};   /* QKV */
-    out[n++] = (tf_gemm){tokens, h, qw / t, 1};                  /* output proj */
+    if (m->mla.kv_lora_rank > 0) {
+        n = mla_gemms(m, l, tokens, t, out);
+    } else {
+        out[n++] = (tf_gemm){tokens, (qw + 2.0 * kvw) / t, h, 1};   /* QKV */
+        out[n++] = (tf_gemm){tokens, h, qw / t, 1};                  /* output proj */
+    }
     if (l->moe && m->moe.experts > 0) {
         double e = m->moe.experts, k = m->moe.top_k, fe = m->moe.expert_ffn;
         double local = e / (ep > 0 ? ep : 1);
