@@ -29,6 +29,8 @@ typedef struct validation_run {
     double measured_tokens_per_s_per_gpu;
     double measured_peak_memory_bytes;  /* measured.peak_memory_gib; 0: none */
     char unsupported[160];          /* why it cannot be predicted; "" if it can */
+    strategy *layout;               /* owned: a published pipeline layout
+                                       (parallel.pipeline_layout), or NULL */
 } validation_run;
 
 typedef struct validation_set {

@@ -59,6 +59,11 @@ typedef struct search_options {
     goodput_options goodput;          /* failures, checkpoints, tokens, price
                                          (the goodput objectives and reports) */
     bool report_goodput;              /* outputs show time to train & co */
+    const strategy *layout;           /* borrowed: a pinned --pipeline-model-
+                                         parallel-layout (its pp, vpp and
+                                         layout_layers: strategy_layout_parse);
+                                         the caller fixes pp and vpp to it.
+                                         NULL: the search's own splits */
 } search_options;
 
 /* The default work limit: a few seconds on one core.  Every shipped model

@@ -20,7 +20,10 @@
  * shared_expert_ffn, dense_layers) -> model.moe, layers from dense_layers on
  * MoE, the leading ones dense MLPs of ffn_hidden; attention is the row's
  * (standard GQA: the schema carries no MLA fields), the activation the
- * row's; the published ep is fixed like any knob.
+ * row's; the published ep is fixed like any knob.  An optional
+ * "parallel.pipeline_layout" (Megatron's --pipeline-model-parallel-layout
+ * string, model/layout.c) pins the layer split; it needs the published pp
+ * and fixes vpp to its stage count / pp.
  * Limits: the file is at most INPUT_MAX_BYTES, at most VALIDATION_MAX_RUNS
  * runs, every count within the model/cluster limits.  Parsed by jsonin.c;
  * every error names the key path (runs[3].model.heads) and points at that
@@ -37,6 +40,7 @@
 #include "base/text.h"
 #include "fit/run_stacks.h"
 #include "fit/validate.h"
+#include "model/layout.h"
 
 #define INTRA_LATENCY_S 3.4e-6    /* NCCL: per NVLink hop (cost-model.md) */
 #define INTER_LATENCY_S 14e-6     /* NCCL: network */
@@ -60,6 +64,7 @@ void validation_free(validation_set *v)
     for (i = 0; i < v->n; i++) {
         model_free(v->run[i].m);
         cluster_free(v->run[i].c);
+        pl_free(v->run[i].layout);
     }
     pl_free(v->run);
     pl_free(v);
@@ -237,6 +242,37 @@ static int load_parallel(jctx *j, json_t *jp, json_t *unpub, validation_run *r)
         r->fix.recompute_modules = RC_MOD_CORE_ATTN;   /* Megatron's selective default */
     }
     r->gbs = gbs;
+    return 0;
+}
+
+/* "parallel.pipeline_layout" (optional; the model is built) into
+ * r->layout, pp and vpp fixed to it.  0, or -1 with the error set (the
+ * character of the string it concerns in the message). */
+static int load_layout(jctx *j, json_t *jp, validation_run *r)
+{
+    const char *text = NULL;
+    char why[200], what[260];
+    int col = 1;
+    if (jstr(j, jp, "pipeline_layout", 1, &text) != 0)
+        return -1;
+    if (text == NULL)
+        return 0;
+    if (r->fix.pp < 1)
+        return jfail(j, "pipeline_layout", "a layout needs the published pp", "");
+    if ((r->layout = pl_calloc(1, sizeof *r->layout)) == NULL)
+        return error_oom(j->doc->err), -1;
+    r->layout->pp = r->fix.pp;
+    if (strategy_layout_parse(r->layout, text, r->m->layers, r->m->mtp_layers, &col, why,
+                              sizeof why) != 0) {
+        snprintf(what, sizeof what, "character %d: %s", col, why);
+        return jfail(j, "pipeline_layout", what, "");
+    }
+    if (r->fix.vpp > 0 && r->fix.vpp != r->layout->vpp) {
+        snprintf(what, sizeof what, "%d stages over pp %d give vpp %d, the run says %d",
+                 r->layout->pp * r->layout->vpp, r->layout->pp, r->layout->vpp, r->fix.vpp);
+        return jfail(j, "pipeline_layout", what, "");
+    }
+    r->fix.vpp = r->layout->vpp;
     return 0;
 }
 
@@ -469,6 +505,10 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     j->path = base;
     if (build_model(j, jm, &mp, &d, id, prec, r) != 0 || load_moe(j, jm, &mp, gpu, prec, r) != 0)
         return -1;
+    j->path = jsonin_key(&base, "parallel");
+    if (load_layout(j, jp, r) != 0)
+        return -1;
+    j->path = base;
     if (build_cluster(j, gpu, gpn, r) != 0)
         return -1;
     r->c->stack = stack;
@@ -543,6 +583,7 @@ planner_status validation_predict(plan *best, const validation_run *r, const cos
     opts.fix = r->fix;
     opts.gbs = r->gbs;
     opts.seq_len = r->m->seq_len;
+    opts.layout = r->layout;
     memset(&res, 0, sizeof res);
     st = search_run(&res, r->m, r->c, p, &opts, err);
     if (st == PLANNER_OK && res.n_top > 0)

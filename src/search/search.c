@@ -258,6 +258,22 @@ int search_place_stages(const model *m, const cluster *c, int group, strategy *s
     return 0;
 }
 
+/* A pinned layout (search_options.layout) on x->group: its pp and vpp
+ * only, one node group.  0, or -1 (why). */
+static int place_layout(search_ctx *x, strategy *s, char *why, int why_size)
+{
+    const strategy *lay = x->o->layout;
+    if (s->pp != lay->pp || s->vpp != lay->vpp || x->placement != NULL) {
+        snprintf(why, (size_t)why_size, "the pinned layout is for pp %d vpp %d on one node group",
+                 lay->pp, lay->vpp);
+        return -1;
+    }
+    memcpy(s->layout_layers, lay->layout_layers, sizeof s->layout_layers);
+    s->layout = true;
+    strategy_layout_stages(s, x->m->layers, x->group);
+    return 0;
+}
+
 /* Places x->s's stages: the even split (search_place_stages) for a uniform
  * model on one group when pp divides the layers, as Megatron does by
  * default; otherwise the placer (placement.c): stages on the groups of
@@ -269,6 +285,8 @@ static int place(search_ctx *x, strategy *s, char *why, int why_size)
     const placement *pl = x->placement;
     int r;
     s->account_embedding = s->account_loss = s->layout = false;
+    if (x->o->layout != NULL)
+        return place_layout(x, s, why, why_size);
     if (pl == NULL) {
         int L = x->m->layers;
         if (!x->m->uneven && s->pp > 0 && L % s->pp == 0 &&

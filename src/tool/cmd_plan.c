@@ -8,7 +8,9 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include "base/alloc.h"
 #include "fit/calibration.h"
+#include "model/layout.h"
 #include "tool/cli.h"
 #include "tool/cli_goodput.h"
 #include "tool/shipped.h"
@@ -34,6 +36,7 @@ typedef struct plan_args {
     run_spec ov;
     search_options opts;
     int stack;                  /* --stack's stack_id, -1: the cluster file's */
+    const char *layout_text;    /* --pipeline-layout, or NULL */
 } plan_args;
 
 static void plan_usage(FILE *out)
@@ -68,6 +71,8 @@ static void plan_usage(FILE *out)
         "                          free, 0..0.99 (default 0)\n"
         "      --search-limit N    stop placing and partitioning after N DP steps (default\n"
         "                          2e9, a few seconds; the report says when it stopped)\n"
+        "      --pipeline-layout L pin Megatron's --pipeline-model-parallel-layout, e.g.\n"
+        "                          'Et|(tt|)*30mL' (needs --fix pp=N; vpp = stages / pp)\n"
         "Output:\n"
         "      --show-inputs       print the model and cluster as understood, then exit\n"
         "      --format table|json report format (default table)\n"
@@ -92,7 +97,8 @@ static void plan_usage(FILE *out)
 enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
        OPT_FORMAT, OPT_EMIT, OPT_TRACE, OPT_SVG, OPT_PARTITION, OPT_ILP_LIMIT,
        OPT_CALIBRATION, OPT_SEARCH_LIMIT, OPT_MEGATRON_VERSION,
-       OPT_PRECISION, OPT_GUESS_TYPE, OPT_MEM_HEADROOM, OPT_STACK };
+       OPT_PRECISION, OPT_GUESS_TYPE, OPT_MEM_HEADROOM, OPT_STACK,
+       OPT_PIPELINE_LAYOUT };
 
 static int parse_plan_args(int argc, char **argv, plan_args *a)
 {
@@ -120,6 +126,7 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         {"guess-model-type", no_argument, NULL, OPT_GUESS_TYPE},
         {"mem-headroom", required_argument, NULL, OPT_MEM_HEADROOM},
         {"stack", required_argument, NULL, OPT_STACK},
+        {"pipeline-layout", required_argument, NULL, OPT_PIPELINE_LAYOUT},
         CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
     planner_error perr = PLANNER_ERROR_INIT;
@@ -213,6 +220,9 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
             if (cli_parse_double(optarg, 0, 0.99, &a->opts.mem_headroom) != 0)
                 return cli_usage_error("", "--mem-headroom: expected a fraction in 0..0.99, got '%s'", optarg);
             break;
+        case OPT_PIPELINE_LAYOUT:
+            a->layout_text = optarg;
+            break;
         case ':':
             return cli_usage_error("", "option '%s' needs an argument", argv[optind - 1]);
         default:        /* the time-to-train options (tool/cli_goodput.h) */
@@ -229,6 +239,8 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
         return cli_usage_error("", "missing --model FILE");
     if (a->cluster_path == NULL)
         return cli_usage_error("", "missing --cluster FILE");
+    if (a->layout_text != NULL && a->opts.fix.pp < 1)
+        return cli_usage_error("", "--pipeline-layout needs --fix pp=N (the layout's ranks)");
     a->model_path = shipped_resolve(a->model_path, "configs", ".json", a->model_buf,
                                     sizeof a->model_buf);
     a->cluster_path = shipped_resolve(a->cluster_path, "clusters", ".yaml", a->cluster_buf,
@@ -323,11 +335,32 @@ static planner_status write_plan_file(plan_files *f, int index, plan_writer fn,
     return rc;
 }
 
+/* --pipeline-layout parsed for model m into *lay (the caller's), pinned in
+ * a->opts with vpp fixed to it.  0, or the usage error's exit status. */
+static int pin_layout(plan_args *a, const model *m, strategy *lay)
+{
+    char why[200];
+    int col = 1;
+    memset(lay, 0, sizeof *lay);
+    lay->pp = a->opts.fix.pp;
+    if (strategy_layout_parse(lay, a->layout_text, m->layers, m->mtp_layers, &col, why,
+                              sizeof why) != 0)
+        return cli_usage_error("", "--pipeline-layout: character %d: %s", col, why);
+    if (a->opts.fix.vpp > 0 && a->opts.fix.vpp != lay->vpp)
+        return cli_usage_error("", "--pipeline-layout: %d stages over pp %d give vpp %d, "
+                               "--fix says vpp=%d", lay->pp * lay->vpp, lay->pp, lay->vpp,
+                               a->opts.fix.vpp);
+    a->opts.fix.vpp = lay->vpp;
+    a->opts.layout = lay;
+    return 0;
+}
+
 int cmd_plan(int argc, char **argv)
 {
     plan_args a;
     planner_error err = PLANNER_ERROR_INIT;
     cost_params params;
+    strategy *layout = NULL;   /* --pipeline-layout's, heap (7 kB) */
     model *m = NULL;
     cluster *c = NULL;
     search_result res;
@@ -359,6 +392,12 @@ int cmd_plan(int argc, char **argv)
         goto cleanup;
     if (a.stack >= 0)
         c->stack = a.stack;
+    if (a.layout_text != NULL && (layout = pl_malloc(sizeof *layout)) == NULL) {
+        rc = error_oom(&err);
+        goto cleanup;
+    }
+    if (a.layout_text != NULL && (rc = (planner_status)pin_layout(&a, m, layout)) != PLANNER_OK)
+        goto cleanup;
 
     if (a.show_inputs) {
         if (a.format == FORMAT_JSON ? show_inputs_json(stdout, m, c) != 0
@@ -409,5 +448,6 @@ cleanup:
     search_result_free(&res);
     cluster_free(c);
     model_free(m);
+    pl_free(layout);
     return rc;
 }

@@ -31,4 +31,53 @@ grep -qF -- "--pipeline-model-parallel-layout '$want'" "$T/args" \
     || fail "layout: $(grep -- --pipeline-model-parallel-layout "$T/args")"
 grep -q -- '--num-virtual-stages-per-pipeline-rank' "$T/args" && fail "layout with vpp flag"
 grep -q -- '--mtp-num-layers 1' "$T/args" || fail "no --mtp-num-layers"
+
+# a pinned layout: Megatron-Bridge's pp 4 vpp 4 one (4 + 14 x 4 + 1 = 61)
+$P --model $M --cluster $C --fix pp=4 --pipeline-layout 'Et*4|(t*4|)*14tmL' --emit megatron \
+    > "$T/args" 2> "$T/err" || fail "pinned layout: exit $?: $(cat "$T/err")"
+want="Et*4|$(i=0; while [ $i -lt 14 ]; do printf 't*4|'; i=$((i + 1)); done)tmL"
+grep -qF -- "--pipeline-model-parallel-layout '$want'" "$T/args" \
+    || fail "pinned layout: $(grep -- --pipeline-model-parallel-layout "$T/args")"
+# usage errors (exit 2, nothing on stdout): a bad letter at character 12,
+# no pp, a stage count pp does not divide
+usage_case() {
+    want=$1; shift
+    $P --model $M --cluster $C "$@" > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "$*: exit $rc"
+    [ -s "$T/out" ] && fail "$*: wrote to stdout"
+    grep -qF -- "planner: $want" "$T/err" || fail "$*: stderr: $(cat "$T/err")"
+}
+usage_case "--pipeline-layout: character 12: invalid layer character 'x'" \
+    --fix pp=8 --pipeline-layout 'Et|(tt|)*30xL'
+usage_case "--pipeline-layout needs --fix pp=N" --pipeline-layout 'Et|(tt|)*30mL'
+usage_case "--pipeline-layout: character 1: 32 stages are not a multiple of pp 3" \
+    --fix pp=3 --pipeline-layout 'Et|(tt|)*30mL'
+
+# a runs file with a published layout: predicted on it; a bad one is an
+# input error (exit 1) at the key's line and column
+row() {
+    cat <<JSON
+{"runs": [{"id": "dsv3_layout", "source": "test", "gpu": "B200", "num_gpus": 256,
+  "gpus_per_node": 8,
+  "model": {"layers": 61, "hidden": 7168, "heads": 128, "kv_heads": 128, "ffn_hidden": 18432,
+            "vocab": 129280, "seq_len": 4096, "activation": "swiglu",
+            "moe": {"moe_experts": 256, "moe_topk": 8, "moe_ffn_hidden": 2048,
+                    "shared_experts": 1, "dense_layers": 3}},
+  "parallel": {"tp": 1, "pp": 8, "dp": 32, "cp": 1, "ep": 8, "vpp": null, "mbs": 1,
+               "gbs": 2048, "sequence_parallel": null, "recompute": null,
+               "pipeline_layout": "$1"},
+  "precision": "bf16", "measured": {"tokens_per_s_per_gpu": 2000, "step_time_s": 16.4},
+  "unpublished": ["vpp", "sequence_parallel", "recompute"]}]}
+JSON
+}
+row 'Et|(tt|)*30L' > "$T/runs.json"
+$P validate "$T/runs.json" > "$T/out" 2> "$T/err" || fail "validate layout: exit $?: $(cat "$T/err")"
+grep -q 'dsv3_layout .* vpp4 ' "$T/out" || fail "validate layout: $(cat "$T/out")"
+row 'Et|(tt|)*30mL' > "$T/runs.json"
+$P validate "$T/runs.json" > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc -eq 1 ] || fail "bad runs layout: exit $rc"
+grep -q "^planner: $T/runs.json:9:16: runs\[0\].parallel.pipeline_layout: character 12: 1 MTP layers (m) given, the model has 0" "$T/err" \
+    || fail "bad runs layout: $(cat "$T/err")"
 exit 0
