@@ -3,6 +3,8 @@
  * reported as such; ranges add up; Megatron's rules (strategy_check). */
 #include <math.h>
 #include <string.h>
+#include "cost/comm.h"
+#include "model/strategy.h"
 #include "model/transformer.h"
 #include "schedule/evaluate.h"
 #include "testutil.h"
@@ -420,6 +422,25 @@ END_TEST
  * re-forward pays it again; dense layers never.  Qwen3-30B-A3B-like: one
  * dense layer then one MoE layer (128 experts, top-8, expert ffn 768), ep 8
  * over one DGX, 4 micro-batches on one pipeline rank. */
+/* A Qwen3-30B-A3B-like model of `n` layers (h 2048, 32 heads, 4 query
+ * groups, top-8 of 128 experts of width 768): the last layer MoE, the others
+ * dense SwiGLU MLPs of 6144. */
+static void moe_model(fixture *f, int n)
+{
+    f->m.layers = n;
+    f->m.hidden = 2048;
+    f->m.heads = 32;
+    f->m.kv_heads = 4;
+    f->m.head_dim = 128;
+    f->m.ffn_hidden = 6144;
+    f->m.act = ACT_SWIGLU;
+    f->m.moe.experts = 128;
+    f->m.moe.top_k = 8;
+    f->m.moe.expert_ffn = 768;
+    for (int i = 0; i < n; i++)
+        f->layers[i] = (layer_spec){2048, 32, 4, 128, 6144, i == n - 1, 0, 0};
+}
+
 START_TEST(moe_host_time)
 {
     fixture f;
@@ -431,18 +452,7 @@ START_TEST(moe_host_time)
     setup(&f);
     for (g = 0; g < GEN_COUNT; g++)      /* a property of the host path */
         ck_assert_double_eq(f.p.gen[g].moe_host_s, 2.25e-3);
-    f.m.layers = 2;
-    f.m.hidden = 2048;
-    f.m.heads = 32;
-    f.m.kv_heads = 4;
-    f.m.head_dim = 128;
-    f.m.ffn_hidden = 6144;
-    f.m.act = ACT_SWIGLU;
-    f.m.moe.experts = 128;
-    f.m.moe.top_k = 8;
-    f.m.moe.expert_ffn = 768;
-    f.layers[0] = (layer_spec){2048, 32, 4, 128, 6144, false, 0, 0};
-    f.layers[1] = (layer_spec){2048, 32, 4, 128, 6144, true, 0, 0};
+    moe_model(&f, 2);
     s.ep = 8;
     s.seq_len = 4096;
     s.stage[0] = (stage_spec){0, 0, 2, 1, 8};
@@ -581,6 +591,54 @@ START_TEST(mtp_on_last_stage)
 }
 END_TEST
 
+/* MoE dispatch/combine all-to-all (layer_cost.c, comm.c): Qwen3-30B-A3B-like
+ * layer (h 2048, top-8 of 128 experts) at mbs 1, seq 4096, tp 1, ep 8 in one
+ * 8-GPU A100 node.  Each all-to-all moves the k copies of the tokens:
+ * 4096 x 8 x 2048 x 2 B = 134,217,728 B, 7/8 of it to the other 7 GPUs over
+ * NVLink at intra_bytes_per_s x intra_eff; dispatch + combine, forward and
+ * backward: 4 x (t + kernel_s) exposed.  --overlap-moe-expert-parallel-comm
+ * (ep_comm_overlap) hides each under the other pass's compute: what is
+ * hidden costs overlap_exposed of itself, so the exposed time lies between
+ * overlap_exposed x and 1 x the plain one.  Its rule: ep > 1, vpp > 1 when
+ * pp > 1, no full recompute. */
+START_TEST(moe_alltoall_volume_and_overlap)
+{
+    fixture f;
+    range_cost off, on;
+    char why[160];
+    strategy s = make(1, 1, 8, 1, 1, 32, false, RECOMPUTE_NONE, 1);
+    const gen_constants *k;
+    double bytes = 4096.0 * 8 * 2048 * 2, t;
+    setup(&f);
+    k = &f.p.gen[GEN_AMPERE];
+    moe_model(&f, 1);
+    f.m.position = POS_ROPE;
+    s.ep = 8;
+    s.seq_len = 4096;
+    s.stage[0] = (stage_spec){0, 0, 1, 1, 8};
+    ck_assert_double_eq(tf_moe_dispatch_bytes(&f.m, &f.layers[0], 4096, 1), 134217728.0);
+    t = bytes * 7.0 / 8.0 / (f.g.intra_bytes_per_s * k->intra_eff) + f.g.intra_latency_s;
+    ck_assert_rel(comm_alltoall_s(&f.g, k, 8, 1, bytes), t, 1e-12);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &off);
+    ck_assert_rel(off.ep_comm_s, 4.0 * (t + k->kernel_s), 1e-12);
+    s.ep_comm_overlap = true;
+    ck_assert_msg(strategy_check(&f.m, &s, why, sizeof why) == 0, "%s", why);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
+    ck_assert_double_lt(on.ep_comm_s, off.ep_comm_s);
+    ck_assert_double_ge(on.ep_comm_s, k->overlap_exposed * off.ep_comm_s * (1 - 1e-12));
+    ck_assert_rel(off.fwd_s + off.bwd_s - on.fwd_s - on.bwd_s, off.ep_comm_s - on.ep_comm_s,
+                  1e-9);
+    /* Megatron's rules */
+    s.recompute = RECOMPUTE_FULL;
+    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "full recomputation"));
+    s.recompute = RECOMPUTE_NONE;
+    s.ep = 1;
+    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "ep > 1"));
+}
+END_TEST
+
 START_TEST(step_overhead_per_generation)
 {
     fixture f;
@@ -668,6 +726,7 @@ int main(void)
     tcase_add_test(tc, fp8_saved_activations);
     tcase_add_test(tc, moe_host_time);
     tcase_add_test(tc, mtp_on_last_stage);
+    tcase_add_test(tc, moe_alltoall_volume_and_overlap);
     tcase_add_test(tc, megatron_rules);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

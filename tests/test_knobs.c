@@ -139,6 +139,9 @@ START_TEST(validation_rows)
     ck_assert(!knob_value_validated(KNOB_RECOMPUTE_LAYERS, 17));
     ck_assert(knob_value_validated(KNOB_RECOMPUTE_METHOD, RECOMPUTE_BLOCK));
     ck_assert(!knob_value_validated(KNOB_RECOMPUTE_METHOD, RECOMPUTE_UNIFORM));
+    /* no corpus run says it overlapped the MoE all-to-alls */
+    ck_assert(knob_value_validated(KNOB_EP_COMM_OVERLAP, 0));
+    ck_assert(!knob_value_validated(KNOB_EP_COMM_OVERLAP, 1));
     memset(&s, 0, sizeof s);
     s.zero = 1;
     ck_assert(knobs_validated(&s));
@@ -154,6 +157,9 @@ START_TEST(validation_rows)
     s.recompute_layers = 3;
     ck_assert_int_eq(knobs_unvalidated(&s, false, " ", buf, sizeof buf), 2);
     ck_assert_str_eq(buf, "recompute_layers=3 zero=2");
+    s.ep_comm_overlap = true;
+    ck_assert_int_eq(knobs_unvalidated(&s, false, " ", buf, sizeof buf), 3);
+    ck_assert_str_eq(buf, "recompute_layers=3 zero=2 ep_comm_overlap=on");
 }
 END_TEST
 
@@ -182,7 +188,7 @@ START_TEST(fix_from_registry)
     ck_assert_str_eq(e.msg, "unknown key 'zebra' (known: tp pp dp cp ep vpp mbs sp recompute "
                           "recompute_layers recompute_method recompute_modules zero "
                           "overlap_grad_reduce overlap_param_gather "
-                          "tp_comm_overlap cp_comm gpus)");
+                          "tp_comm_overlap cp_comm ep_comm_overlap gpus)");
     /* every knob but the split accounting is a --fix key */
     c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
     ck_assert(!knobs_any_fixed(&c));
@@ -384,7 +390,7 @@ START_TEST(emit_every_flag)
     model *m = NULL;
     cluster *c = NULL;
     char *all = NULL;
-    strategy a, b;
+    strategy a, b, e;
     bool set[KNOB_COUNT] = {false};
     ck_assert_int_eq(model_load(&m, "configs/mixtral-8x7b.json", NULL, &err), PLANNER_OK);
     ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", &err), PLANNER_OK);
@@ -414,10 +420,21 @@ START_TEST(emit_every_flag)
     b.recompute_modules = RC_MOD_LAYERNORM | RC_MOD_MOE_ACT;
     ck_assert_int_eq(strategy_split_account(&b, m->layers, 0), 0);
     emit_append(m, c, &b, &all);
+    /* E: the MoE all-to-alls overlapped (needs ep > 1, no full recompute,
+     * vpp > 1 with pp > 1: here pp 1) */
+    memset(&e, 0, sizeof e);
+    e.tp = 8; e.pp = 1; e.dp = 1; e.cp = 1; e.ep = 2; e.vpp = 1; e.mbs = 1;
+    e.gbs = 64; e.seq_len = 4096; e.ep_comm_overlap = true;
+    e.n_stages = 1;
+    e.stage[0].n_layers = m->layers;
+    e.stage[0].tp = 8;
+    e.stage[0].dp = 1;
+    emit_append(m, c, &e, &all);
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         char flag[96];
-        set[k] = knob_value(&a, (knob_id)k) > ki->min || knob_value(&b, (knob_id)k) > ki->min;
+        set[k] = knob_value(&a, (knob_id)k) > ki->min || knob_value(&b, (knob_id)k) > ki->min ||
+                 knob_value(&e, (knob_id)k) > ki->min;
         if (ki->meg == MEG_NONE)
             continue;
         /* a knob added to the registry needs a value here, so that its

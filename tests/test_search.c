@@ -120,7 +120,7 @@ static const struct bad_fix {
     {"recomput=full", "did you mean 'recompute'?"},
     {"banana=1", "unknown key 'banana' (known: tp pp dp cp ep vpp mbs sp recompute "
                  "recompute_layers recompute_method recompute_modules zero overlap_grad_reduce "
-                 "overlap_param_gather tp_comm_overlap cp_comm gpus)"},
+                 "overlap_param_gather tp_comm_overlap cp_comm ep_comm_overlap gpus)"},
     {"recompute_method=blok", "recompute_method: expected block or uniform, got 'blok' (did you "
                               "mean 'block'?)"},
     {"tp=8,pp=2,tp=4", "duplicate key 'tp'"},
@@ -269,6 +269,10 @@ START_TEST(knob_stack_masks)
     ck_assert(!knob_stack_allows(old, KNOB_RECOMPUTE, RECOMPUTE_SELECTIVE));
     ck_assert(knob_stack_allows(old, KNOB_RECOMPUTE, RECOMPUTE_FULL));
     ck_assert(knob_stack_allows(old, KNOB_TP, 8));          /* not restricted */
+    /* the all-to-all overlap is megatron-core's (combined_1f1b.py) */
+    ck_assert(knob_stack_allows(fsdp, KNOB_EP_COMM_OVERLAP, 0) &&
+              !knob_stack_allows(fsdp, KNOB_EP_COMM_OVERLAP, 1) &&
+              !knob_stack_allows(stack_find("deepspeed"), KNOB_EP_COMM_OVERLAP, 1));
     ck_assert(!knob_stack_allows(fsdp, KNOB_ZERO, 1) && knob_stack_allows(fsdp, KNOB_ZERO, 3) &&
               knob_stack_allows(fsdp, KNOB_ZERO, 2) && knob_stack_allows(fsdp, KNOB_ZERO, 0));
     for (int k = 0; k < KNOB_COUNT; k++)

@@ -43,7 +43,7 @@ typedef enum stack_attention {
  * (above 1).  model/knobs.c maps the knob registry onto these. */
 typedef struct stack_knobs {
     unsigned sp, tp_comm_overlap, zero, overlap_grad_reduce, overlap_param_gather, recompute,
-        cp, ep, vpp;
+        cp, ep, vpp, ep_comm_overlap;
 } stack_knobs;
 
 typedef struct stack_spec {

@@ -33,7 +33,7 @@ typedef enum knob_id {
     KNOB_SP, KNOB_RECOMPUTE, KNOB_RECOMPUTE_LAYERS, KNOB_RECOMPUTE_METHOD,
     KNOB_RECOMPUTE_MODULES, KNOB_ZERO,
     KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
-    KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS, KNOB_CP_COMM,
+    KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS, KNOB_CP_COMM, KNOB_EP_COMM_OVERLAP,
     KNOB_COUNT
 } knob_id;
 
@@ -93,10 +93,12 @@ typedef struct strategy_constraints {
     int recompute_method;   /* recompute_method or -1 (free: block) */
     int recompute_modules;  /* RC_MOD_ bits or -1 (free: core_attn, or the
                                memory-saving modules when they fit) */
+    int ep_comm_overlap;    /* free: on where the rules and the stack allow
+                               (MoE, ep > 1) */
 } strategy_constraints;
 
 #define STRATEGY_CONSTRAINTS_INIT \
-    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
 
 /* True when software stack st has value v of knob k (knobs a stack does not
  * restrict: always; NULL: every value).  The search tries only these

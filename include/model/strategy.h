@@ -88,6 +88,9 @@ typedef struct strategy {
     bool overlap_param_gather;  /* param all-gather overlapped with forward */
     bool tp_comm_overlap;       /* TP collectives overlapped with GEMMs */
     cp_comm_type cp_comm;       /* how the cp ranks exchange K/V (cp > 1) */
+    bool ep_comm_overlap;       /* MoE dispatch/combine all-to-alls overlapped
+                                   with another micro-batch's compute
+                                   (--overlap-moe-expert-parallel-comm) */
     /* Megatron --account-for-embedding-in-pipeline-split and
      * --account-for-loss-in-pipeline-split: the input embedding (the output
      * layer + loss) counts as one layer of the first (last) virtual chunk,

@@ -366,7 +366,7 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     double elem = compute_memory_s(gpu, k,
                                    tf_layer_elementwise_bytes(m, l, tokens, tp, s->sp), 6);
     double cast_f = 0, cast_b = 0;
-    double fwd, bwd, tpf = 0, tpb = 0, cpf = 0, cpb = 0, epf = 0, rec = 0;
+    double fwd, bwd, tpf = 0, tpb = 0, cpf = 0, cpb = 0, epf = 0, epb = 0, rec = 0;
 
     if (fmt == PEAK_FP8 || fmt == PEAK_FP4) {
         cast_f = compute_fp8_cast_s(gpu, k, g, ngm, false);
@@ -399,9 +399,22 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     if (l->moe && m->moe.experts > 0 && ep > 1) {
         /* MoE: dispatch and combine all-to-alls of the top-k copies over the
          * EP group (experts not tensor-parallel: consecutive ranks, stride
-         * 1), not overlapped; the backward runs the same two in reverse */
-        epf = 2.0 * (comm_alltoall_s(ng, k, ep, 1, tf_moe_dispatch_bytes(m, l, tokens, tp)) +
-                     k->kernel_s);
+         * 1); the backward runs the same two in reverse */
+        epf = epb = 2.0 * (comm_alltoall_s(ng, k, ep, 1, tf_moe_dispatch_bytes(m, l, tokens, tp)) +
+                           k->kernel_s);
+        if (s->ep_comm_overlap) {
+            /* --overlap-moe-expert-parallel-comm (Megatron-Core
+             * pipeline_parallel/combined_1f1b.py, models/gpt/
+             * fine_grained_callables.py): the steady state runs one micro-
+             * batch's forward and another's backward as one step, layer by
+             * layer, each all-to-all on its own stream under the other
+             * pass's compute (attention, experts); what does not fit shows.
+             * The pipeline's warm-up and cool-down passes are costed the
+             * same (a slight optimism at few micro-batches). */
+            double f_comp = gemm + attn + elem + cast_f, b_comp = 2.0 * f_comp;
+            epf = cost_overlapped(epf, b_comp, k);
+            epb = cost_overlapped(epb, f_comp, k);
+        }
     }
     if (l->moe && m->moe.experts > 0) {
         /* the token dispatcher's device-to-host sync (tokens per expert)
@@ -415,13 +428,13 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     else if (mode == RECOMPUTE_SELECTIVE)
         rec = selective_rerun_s(m, l, s, gpu, k, tp, g, attn, tpf);
     rc->fwd_s += fwd + tpf + cpf + epf;
-    rc->bwd_s += bwd + tpb + cpb + epf + rec;
+    rc->bwd_s += bwd + tpb + cpb + epb + rec;
     rc->compute_s += fwd + bwd;
     rc->recompute_s += rec;
-    if (rec > 0 && rec / (bwd + tpb + cpb + epf + rec) > rc->recompute_share)
-        rc->recompute_share = rec / (bwd + tpb + cpb + epf + rec);
+    if (rec > 0 && rec / (bwd + tpb + cpb + epb + rec) > rc->recompute_share)
+        rc->recompute_share = rec / (bwd + tpb + cpb + epb + rec);
     rc->tp_comm_s += tpf + tpb + cpf + cpb;   /* the re-forward's: in recompute_s */
-    rc->ep_comm_s += 2.0 * epf;
+    rc->ep_comm_s += epf + epb;
     rc->act_bytes += layer_act_bytes(m, l, s, tp, mode);
     rc->n_tensors += tf_layer_tensors(m, l);
 }

@@ -98,6 +98,11 @@ static const knob_info knobs[KNOB_COUNT] = {
                               FIX(tp_comm_overlap), NULL, 0, false, "--tp-comm-overlap",
                               MEG_SWITCH, KNOB_SEC_PARALLEL, 70,
                               "TP collectives overlapped with GEMMs"},
+    [KNOB_EP_COMM_OVERLAP] = {"ep_comm_overlap", KNOB_KIND_BOOL, 0, 1, FIELD(ep_comm_overlap),
+                              FIX(ep_comm_overlap), NULL, 0, false,
+                              "--overlap-moe-expert-parallel-comm", MEG_SWITCH,
+                              KNOB_SEC_PARALLEL, 75,
+                              "MoE all-to-alls overlapped with another micro-batch"},
     [KNOB_ACCOUNT_EMBEDDING] = {"account_embedding", KNOB_KIND_BOOL, 0, 1,
                                 FIELD(account_embedding), KNOB_NOT_FIXABLE, NULL, 0, false,
                                 "--account-for-embedding-in-pipeline-split", MEG_SWITCH,
@@ -123,6 +128,7 @@ static const size_t stack_mask[KNOB_COUNT] = {
     [KNOB_ZERO] = STACK_MASK(zero), [KNOB_OVERLAP_GRAD_REDUCE] = STACK_MASK(overlap_grad_reduce),
     [KNOB_OVERLAP_PARAM_GATHER] = STACK_MASK(overlap_param_gather),
     [KNOB_TP_COMM_OVERLAP] = STACK_MASK(tp_comm_overlap),
+    [KNOB_EP_COMM_OVERLAP] = STACK_MASK(ep_comm_overlap),
 };
 
 bool knob_stack_allows(const stack_spec *st, knob_id k, int v)
@@ -162,7 +168,9 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * runs (nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu and the
  * seven Llama 3.1 405B Megatron-Bridge rows with cp2 in their id) ran
  * Megatron's default, p2p (the recipes set no cp_comm_type): a2a and
- * all_gather are exercised by no run. */
+ * all_gather are exercised by no run.  Nor does any say it overlapped the
+ * MoE all-to-alls (--overlap-moe-expert-parallel-comm): the Megatron-Bridge
+ * rows' tables do not list it, so ep_comm_overlap on is unvalidated. */
 static const knob_validation validation[] = {
     /* recompute: the corpus publishes none, selective (core attention) and
      * full of every layer; no run recomputes part of the layers */
@@ -184,6 +192,7 @@ static const knob_validation validation[] = {
      "nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu, mbridge_*llama31405b*cp2*", false},
     {KNOB_CP_COMM, CP_COMM_A2A, false, "Ulysses all-to-all", "none", false},
     {KNOB_CP_COMM, CP_COMM_ALLGATHER, false, "K/V all-gather", "none", false},
+    {KNOB_EP_COMM_OVERLAP, 1, false, "--overlap-moe-expert-parallel-comm", "none", false},
 };
 
 /* Whether validation row r covers knob value v. */
@@ -450,6 +459,26 @@ static int rule_recompute(const model *m, const strategy *s, char *why, int why_
     return 0;
 }
 
+/* --overlap-moe-expert-parallel-comm (TransformerConfig.__post_init__,
+ * core_v0.15.0 and later): expert parallelism on an MoE model; with pp > 1
+ * virtual stages; no full recomputation (nor a recompute method or layer
+ * count); a 16-bit model (bf16/fp16 parameters; FP8 recipes keep them). */
+static int ep_overlap_rule(const model *m, const strategy *s, char *why, int why_size)
+{
+    if (!s->ep_comm_overlap)
+        return 0;
+    if (m == NULL || m->moe.experts <= 0 || s->ep < 2)
+        FAIL("--overlap-moe-expert-parallel-comm needs expert parallelism (ep > 1)");
+    if (s->pp > 1 && s->vpp < 2)
+        FAIL("--overlap-moe-expert-parallel-comm with pp %d needs virtual stages (vpp > 1)",
+             s->pp);
+    if (s->recompute == RECOMPUTE_FULL)
+        FAIL("--overlap-moe-expert-parallel-comm cannot run with full recomputation");
+    if (m->prec == PREC_FP32)
+        FAIL("--overlap-moe-expert-parallel-comm needs a bf16 or fp16 model");
+    return 0;
+}
+
 int knob_rule(const model *m, const strategy *s, knob_id k, char *why, int why_size)
 {
     const knob_info *ki = &knobs[k];
@@ -489,6 +518,8 @@ int knob_rule(const model *m, const strategy *s, knob_id k, char *why, int why_s
         if ((s->recompute_modules & RC_MOD_MOE_ACT) && m->moe.experts == 0)
             FAIL("moe_act recompute needs MoE layers");
         return 0;
+    case KNOB_EP_COMM_OVERLAP:
+        return ep_overlap_rule(m, s, why, why_size);
     case KNOB_OVERLAP_PARAM_GATHER:
         if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce))
             FAIL("--overlap-param-gather needs the distributed optimizer and "

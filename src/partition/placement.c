@@ -323,7 +323,7 @@ int placement_enumerate_packed(const cluster *c, int tp, int cp, int dp, int max
  * the groups of the stage as a bit set and the member's GPUs; 0 otherwise. */
 typedef struct cost_key {
     int group, tp, cp, mbs, seq_len, rc;
-    bool sp, tpo;
+    bool sp, tpo, epo;
     unsigned long long span;
     int share;
 } cost_key;
@@ -432,7 +432,7 @@ static bool key_eq(const cost_key *a, const cost_key *b)
 {
     return a->group == b->group && a->tp == b->tp && a->cp == b->cp && a->mbs == b->mbs &&
            a->seq_len == b->seq_len && a->rc == b->rc && a->sp == b->sp && a->tpo == b->tpo &&
-           a->span == b->span && a->share == b->share;
+           a->span == b->span && a->share == b->share && a->epo == b->epo;
 }
 
 static bool same_layer(const layer_spec *a, const layer_spec *b)
@@ -643,7 +643,8 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
         node_group view;
         const node_group *g = &pc->c->group[mx->group[j]];
         cost_key key = {mx->group[j], tp, cp, s->mbs, s->seq_len, (int)s->recompute, s->sp,
-                        s->tp_comm_overlap, span, mx->n > 1 ? mx->gpus[j] : 0};
+                        s->tp_comm_overlap, s->ep_comm_overlap, span,
+                        mx->n > 1 ? mx->gpus[j] : 0};
         if (mx->n > 1) {
             cost_member_view(pc->c, mx, j, &view);
             g = &view;

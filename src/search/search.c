@@ -640,6 +640,13 @@ static void set_derived(search_ctx *x)
                              ? f->tp_comm_overlap != 0
                              : s->sp && s->tp > 1 && knob_stack_allows(st, KNOB_TP_COMM_OVERLAP, 1);
     s->cp_comm = f->cp_comm >= 0 ? (cp_comm_type)f->cp_comm : CP_COMM_P2P;
+    /* --overlap-moe-expert-parallel-comm wherever its rule and the stack
+     * allow (unvalidated: it ranks after a validated plan within a near-tie) */
+    s->ep_comm_overlap = f->ep_comm_overlap >= 0
+                             ? f->ep_comm_overlap != 0
+                             : knob_stack_allows(st, KNOB_EP_COMM_OVERLAP, 1);
+    if (f->ep_comm_overlap < 0 && knob_rule(x->m, s, KNOB_EP_COMM_OVERLAP, NULL, 0) != 0)
+        s->ep_comm_overlap = false;
 }
 
 /* Forward + backward (with any re-forward) of the first decoder layer of
@@ -1104,6 +1111,7 @@ static void search_block(search_ctx *x)
                                 fit = 0;   /* a probe: evaluated and recorded */
                         if (fit == -2) {
                             int types[CP_COMM_COUNT], nt, layers;
+                            bool epo;
                             double ub;
                             if (build(x, mbs, vpp, sp, zero, rc) != 0)
                                 continue;
@@ -1122,9 +1130,14 @@ static void search_block(search_ctx *x)
                             nt = cp_comm_list(x, types);
                             fit = -1;
                             layers = x->s.recompute_layers;
-                            for (int ti = 0; ti < nt && !stop(x); ti++) {
+                            /* the all-to-all overlap, unvalidated, and the plan without it
+                             * (the same memory), so that a near-tie goes to the validated */
+                            epo = x->s.ep_comm_overlap && x->fix.ep_comm_overlap < 0;
+                            for (int ti = 0; ti < nt * (epo ? 2 : 1) && !stop(x); ti++) {
                                 int f1;
-                                x->s.cp_comm = (cp_comm_type)types[ti];
+                                x->s.cp_comm = (cp_comm_type)types[epo ? ti / 2 : ti];
+                                if (epo)
+                                    x->s.ep_comm_overlap = ti % 2 == 0;
                                 x->s.recompute_layers = layers;
                                 if ((f1 = try_strategy(x)) > fit)
                                     fit = f1;   /* the same memory: the same fit */
