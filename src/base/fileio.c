@@ -347,7 +347,7 @@ static planner_status close_stream(output_file *o, bool mem, planner_error *err)
     if (bad)
         e = errno;
     bad |= ferror(fp) != 0;
-    if (o->kind == OUT_STDOUT)
+    if (o->kind == OUT_STDOUT && !mem)   /* the standard output itself, not its buffer */
         clearerr(fp);   /* reported here; main's final check must not repeat it */
     else if (fclose(fp) != 0 && !bad) {
         bad = 1;
@@ -416,7 +416,7 @@ void output_set_free(output_set *os)
         return;
     for (int i = 0; i < os->n_out; i++) {
         output_file *o = &os->out[i];
-        if (o->fp != NULL && o->kind != OUT_STDOUT)
+        if (o->fp != NULL && o->fp != os->std_out)   /* a file, or stdout's buffer */
             fclose(o->fp);
         if (o->tmp_path != NULL)
             unlink(o->tmp_path);
