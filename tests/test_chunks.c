@@ -43,7 +43,7 @@ START_TEST(account_rule_405b)
 {
     model m;
     strategy s;
-    char why[160];
+    planner_error rule;
     int first, r, c, total = 0;
     model_405b(&m);
     strat(&s, 8, 8, 8, 8, 512);
@@ -66,7 +66,7 @@ START_TEST(account_rule_405b)
     ck_assert_int_eq(s.stage[0].n_layers, 15);
     ck_assert_int_eq(s.stage[3].n_layers, 16);
     ck_assert_int_eq(s.stage[7].n_layers, 15);
-    ck_assert_msg(strategy_check(&m, &s, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(strategy_check(&m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
     ck_assert_int_eq(strategy_chunk_layers(&s, 126, 8, 0, NULL), -1);
     ck_assert_int_eq(strategy_chunk_layers(&s, 126, 0, 8, NULL), -1);
 
@@ -77,7 +77,7 @@ START_TEST(account_rule_405b)
     ck_assert_int_eq(strategy_chunk_layers(&s, 126, 0, 0, NULL), 0);
     ck_assert_int_eq(strategy_chunk_layers(&s, 126, 15, 7, NULL), 0);
     ck_assert_int_eq(s.stage[0].n_layers, 7);
-    ck_assert_msg(strategy_check(&m, &s, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(strategy_check(&m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
 
     /* 128 units do not cut into 8 x 3 chunks */
     strat(&s, 8, 8, 8, 3, 512);
@@ -89,28 +89,28 @@ START_TEST(check_rejects)
 {
     model m;
     strategy s;
-    char why[160];
+    planner_error rule;
     model_405b(&m);
     /* the flags with a split that is not theirs */
     strat(&s, 8, 8, 8, 8, 512);
     ck_assert_int_eq(strategy_split_account(&s, 126, 0), 0);
     s.stage[0].n_layers = 16;
     s.stage[7].n_layers = 14;
-    ck_assert_int_eq(strategy_check(&m, &s, why, sizeof why), -1);
-    ck_assert_ptr_nonnull(strstr(why, "embedding/loss"));
+    ck_assert_int_eq(strategy_check(&m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(rule.msg, "embedding/loss"));
     /* the flags where (L + 2) % (pp vpp) != 0 */
     strat(&s, 8, 8, 8, 8, 512);
     ck_assert_int_eq(strategy_split_account(&s, 126, 0), 0);
     s.vpp = 3;
-    ck_assert_int_eq(strategy_check(&m, &s, why, sizeof why), -1);
-    ck_assert_ptr_nonnull(strstr(why, "not a multiple of pp 8 x vpp 3"));
+    ck_assert_int_eq(strategy_check(&m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(rule.msg, "not a multiple of pp 8 x vpp 3"));
     /* without the flags, interleaving needs each rank's layers % vpp == 0:
      * 126 = 15 + 6 x 16 + 15 at vpp 8 does not */
     strat(&s, 8, 8, 8, 8, 512);
     ck_assert_int_eq(strategy_split_account(&s, 126, 0), 0);
     s.account_embedding = s.account_loss = false;
-    ck_assert_int_eq(strategy_check(&m, &s, why, sizeof why), -1);
-    ck_assert_ptr_nonnull(strstr(why, "virtual stages"));
+    ck_assert_int_eq(strategy_check(&m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(rule.msg, "virtual stages"));
     /* decoder-first/last style: 14 + 7 x 16 = 126, vpp 2, every rank even
      * per chunk: accepted, chunk 1 of rank 0 starts after chunk 0 of every
      * rank (7 + 7 x 8 = 63) */
@@ -122,14 +122,14 @@ START_TEST(check_rejects)
         s.stage[i].tp = 8;
         s.stage[i].dp = 8;
     }
-    ck_assert_msg(strategy_check(&m, &s, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(strategy_check(&m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
     {
         int first;
         ck_assert_int_eq(strategy_chunk_layers(&s, 126, 0, 1, &first), 7);
         ck_assert_int_eq(first, 63);
     }
     s.stage[3].first_layer = 0;
-    ck_assert_int_eq(strategy_check(&m, &s, why, sizeof why), -1);
+    ck_assert_int_eq(strategy_check(&m, &s, tu_err(&rule)), PLANNER_E_INPUT);
 }
 END_TEST
 

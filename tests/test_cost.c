@@ -81,10 +81,10 @@ START_TEST(korthikanti_175b_plan)
 {
     fixture f;
     evaluation e;
-    char why[160];
+    planner_error rule;
     strategy s = make(8, 8, 1, 3, 1, 64, true, RECOMPUTE_SELECTIVE, 0);
     setup(&f);
-    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), 0);
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), 0);
     evaluate(&f.m, &f.c, &f.p, &s, &e);
     ck_assert(e.feasible);
     ck_assert_int_eq(e.gpus, 64);
@@ -605,7 +605,7 @@ START_TEST(moe_alltoall_volume_and_overlap)
 {
     fixture f;
     range_cost off, on;
-    char why[160];
+    planner_error rule;
     strategy s = make(1, 1, 8, 1, 1, 32, false, RECOMPUTE_NONE, 1);
     const gen_constants *k;
     double bytes = 4096.0 * 8 * 2048 * 2, t;
@@ -622,7 +622,7 @@ START_TEST(moe_alltoall_volume_and_overlap)
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &off);
     ck_assert_rel(off.ep_comm_s, 4.0 * (t + k->kernel_s), 1e-12);
     s.ep_comm_overlap = true;
-    ck_assert_msg(strategy_check(&f.m, &s, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
     ck_assert_double_lt(on.ep_comm_s, off.ep_comm_s);
     ck_assert_double_ge(on.ep_comm_s, k->overlap_exposed * off.ep_comm_s * (1 - 1e-12));
@@ -630,12 +630,12 @@ START_TEST(moe_alltoall_volume_and_overlap)
                   1e-9);
     /* Megatron's rules */
     s.recompute = RECOMPUTE_FULL;
-    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
-    ck_assert_ptr_nonnull(strstr(why, "full recomputation"));
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(rule.msg, "full recomputation"));
     s.recompute = RECOMPUTE_NONE;
     s.ep = 1;
-    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
-    ck_assert_ptr_nonnull(strstr(why, "ep > 1"));
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(rule.msg, "ep > 1"));
 }
 END_TEST
 
@@ -681,25 +681,25 @@ END_TEST
 START_TEST(megatron_rules)
 {
     fixture f;
-    char why[160];
+    planner_error rule;
     strategy s;
     setup(&f);
     s = make(8, 8, 1, 3, 1, 64, true, RECOMPUTE_SELECTIVE, 0);
-    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), 0);
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), 0);
     s = make(1, 8, 8, 1, 1, 64, true, RECOMPUTE_NONE, 0);       /* SP needs tp > 1 */
-    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
-    ck_assert(strstr(why, "tp > 1") != NULL);
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert(strstr(rule.msg, "tp > 1") != NULL);
     s = make(8, 8, 1, 3, 1, 12, true, RECOMPUTE_NONE, 0);       /* 12 % 8 micro-batches */
-    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
     s = make(8, 8, 2, 1, 3, 64, true, RECOMPUTE_NONE, 0);       /* 64 % (3 x 2) */
-    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
     s = make(16, 8, 1, 1, 1, 64, true, RECOMPUTE_NONE, 0);      /* fine: 96 % 16 == 0 */
-    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), 0);
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), 0);
     s = make(64, 1, 1, 1, 1, 64, true, RECOMPUTE_NONE, 0);      /* 96 heads % 64 */
-    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
     s = make(8, 8, 1, 1, 1, 64, true, RECOMPUTE_NONE, 0);
     s.stage[7].n_layers = 11;                                    /* covers 95 layers */
-    ck_assert_int_eq(strategy_check(&f.m, &s, why, sizeof why), -1);
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
     ck_assert_int_eq(strategy_microbatches(&s), 64);
     ck_assert_int_eq(strategy_gpus(&s), 64);
     ck_assert_str_eq(recompute_name(RECOMPUTE_SELECTIVE), "selective");

@@ -395,11 +395,11 @@ START_TEST(uneven_first_last)
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
     free(t);
     {
-        char why[256], why2[256];
+        planner_error why, why2;
         plan pl = f.pl;
-        ck_assert_int_eq(emit_check(&f.m, &f.c, &pl, why, sizeof why), -1);
-        ck_assert_int_eq(strategy_check(&f.m, &pl.s, why2, sizeof why2), -1);
-        ck_assert_str_eq(why, why2);
+        ck_assert_int_eq(emit_check(&f.m, &f.c, &pl, tu_err(&why)), PLANNER_E_INPUT);
+        ck_assert_int_eq(strategy_check(&f.m, &pl.s, tu_err(&why2)), PLANNER_E_INPUT);
+        ck_assert_str_eq(why.msg, why2.msg);
     }
 
     /* first/last with vpp when the counts divide: 8 + 14 x 8 + 6, vpp 2 */
@@ -589,22 +589,22 @@ END_TEST
 START_TEST(gqa_tp_same_verdict)
 {
     fixture f;
-    char plan_why[256], emit_why[256];
+    planner_error plan_why, emit_why;
     llama70b(&f);
     first_layers(&f.m, &f.pl.s);
-    ck_assert_int_eq(strategy_check(&f.m, &f.pl.s, plan_why, sizeof plan_why), 0);
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, emit_why, sizeof emit_why), 0);
+    ck_assert_int_eq(strategy_check(&f.m, &f.pl.s, tu_err(&plan_why)), 0);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&emit_why)), 0);
     f.pl.s.tp = 16;
     f.pl.s.dp = 1;   /* 16 x 4 x 1 = 64 GPUs, 64 heads % 16 == 0 */
     even_stages(&f.pl.s, 80);
     first_layers(&f.m, &f.pl.s);
-    ck_assert_int_eq(strategy_check(&f.m, &f.pl.s, plan_why, sizeof plan_why), -1);
-    ck_assert_str_eq(plan_why, "8 query groups are not divisible by tp=16");
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, emit_why, sizeof emit_why), -1);
-    ck_assert_str_eq(emit_why, plan_why);
+    ck_assert_int_eq(strategy_check(&f.m, &f.pl.s, tu_err(&plan_why)), PLANNER_E_INPUT);
+    ck_assert_str_eq(plan_why.msg, "8 query groups are not divisible by tp=16");
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&emit_why)), PLANNER_E_INPUT);
+    ck_assert_str_eq(emit_why.msg, plan_why.msg);
     /* MLA has no query groups: only the heads bind */
     f.m.mla.kv_lora_rank = 512;
-    ck_assert_msg(strategy_check(&f.m, &f.pl.s, plan_why, sizeof plan_why) == 0, "%s", plan_why);
+    ck_assert_msg(strategy_check(&f.m, &f.pl.s, tu_err(&plan_why)) == 0, "%s", plan_why.msg);
 }
 END_TEST
 
@@ -612,40 +612,41 @@ START_TEST(rules_refused)
 {
     fixture f;
     char why[256];
+    planner_error rule;
     gpt3(&f);
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), 0);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), 0);
 
     f.pl.s.sp = false;
     f.pl.s.tp_comm_overlap = true;
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
-    ck_assert_ptr_nonnull(strstr(why, "--tp-comm-overlap"));
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(rule.msg, "--tp-comm-overlap"));
 
     gpt3(&f);
     f.pl.s.zero = 0;   /* --overlap-param-gather without the distributed optimizer */
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
-    ck_assert_ptr_nonnull(strstr(why, "--overlap-param-gather"));
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(rule.msg, "--overlap-param-gather"));
 
     gpt3(&f);
     f.pl.s.gbs = 1535;
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), PLANNER_E_INPUT);
 
     gpt3(&f);
     f.m.heads = 100;   /* 100 % 8 != 0 */
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), PLANNER_E_INPUT);
 
     gpt3(&f);
     f.pl.s.vpp = 2;
     f.pl.s.gbs = 12;   /* 6 micro-batches < pp 8 */
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), PLANNER_E_INPUT);
 
     gpt3(&f);
     f.pl.s.cp = 3;     /* 2048 % 6 != 0 */
     f.pl.s.dp = 1;
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), PLANNER_E_INPUT);
 
     gpt3(&f);
     f.pl.s.stage[0].n_layers = 11;   /* stages no longer cover 96 layers */
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), PLANNER_E_INPUT);
 
     /* emit_write refuses the same and prints nothing */
     char *t = NULL;
@@ -852,14 +853,15 @@ START_TEST(hetero_refused)
 {
     fixture f;
     char why[256];
+    planner_error rule;
     char *t = NULL;
     size_t len = 0;
     /* a different TP degree on one stage: Megatron has one */
     hetero(&f);
     f.pl.s.stage[1].tp = 8;
     f.pl.s.stage[1].dp = 2;
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), -1);
-    ck_assert_ptr_nonnull(strstr(why, "one TP and one DP degree"));
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(rule.msg, "one TP and one DP degree"));
     FILE *fp = open_memstream(&t, &len);
     ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &f.pl, why,
                                 sizeof why), -1);
@@ -1149,6 +1151,7 @@ START_TEST(architecture_flags)
 {
     fixture f;
     char *t = NULL, why[512];
+    planner_error rule;
     llama70b(&f);
     f.m.rope.theta = 500000;
     f.m.rope.beta_fast = f.m.rope.beta_slow = f.m.rope.mscale = f.m.rope.mscale_all_dim = -1;
@@ -1167,7 +1170,7 @@ START_TEST(architecture_flags)
     free(t);
     f.m.rope.high_freq_factor = 2;   /* Megatron fixes 4 */
     first_layers(&f.m, &f.pl.s);
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), 0);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), 0);
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
     free(t);
 
@@ -1237,7 +1240,7 @@ START_TEST(architecture_flags)
     f.pl.s.tp = 8; f.pl.s.pp = 4; f.pl.s.dp = 4; f.pl.s.gbs = 512;
     even_stages(&f.pl.s, 40);
     first_layers(&f.m, &f.pl.s);
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, why, sizeof why), 0);
+    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), 0);
     {
         size_t len = 0;
         FILE *fp = open_memstream(&t, &len);

@@ -46,6 +46,7 @@ START_TEST(bridge_layouts)
     model m;
     strategy s;
     char why[200];
+    planner_error rule;
     int col = 0, first = -1;
     static const struct {
         int pp;
@@ -68,7 +69,7 @@ START_TEST(bridge_layouts)
             ck_assert_int_eq(s.layout_layers[ok[i].stage_idx[j]], ok[i].stage_n[j]);
             ck_assert_int_eq(s.stage[ok[i].rank_idx[j]].n_layers, ok[i].rank_n[j]);
         }
-        ck_assert_msg(strategy_check(&m, &s, why, sizeof why) == 0, "%s", why);
+        ck_assert_msg(strategy_check(&m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
     }
     /* pp 4: chunk 1 of rank 0 is stage 4: after 4 + 3 x 4 = 16 layers */
     ck_assert_int_eq(strategy_chunk_layers(&s, 61, 0, 1, &first), 4);
@@ -126,6 +127,7 @@ START_TEST(search_rule)
     model m;
     strategy s, back;
     char why[200], text[400];
+    planner_error rule;
     int col = 0;
     dsv3(&m);
     m.mtp_layers = 1;
@@ -136,7 +138,7 @@ START_TEST(search_rule)
     strat(&back, 8);
     ck_assert_msg(parse(&back, "Et|(tt|)*30mL", 61, 1, &col, why) == 0, "%s", why);
     ck_assert_int_eq(memcmp(s.layout_layers, back.layout_layers, sizeof s.layout_layers), 0);
-    ck_assert_msg(strategy_check(&m, &s, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(strategy_check(&m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
     /* the text parses back to the same layout */
     strat(&back, 8);
     ck_assert_msg(parse(&back, text, 61, 1, &col, why) == 0, "%s: %s", text, why);
@@ -152,7 +154,7 @@ START_TEST(search_rule)
     ck_assert_int_eq(memcmp(s.layout_layers, back.layout_layers, sizeof s.layout_layers), 0);
     ck_assert_int_eq(s.stage[0].n_layers, 3 + 7 * 4);
     ck_assert_int_eq(s.stage[1].n_layers, 7 * 4 + 2);
-    ck_assert_msg(strategy_check(&m, &s, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(strategy_check(&m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
     /* too many stages for the units: 8 x 8 > 63 */
     strat(&s, 8);
     s.vpp = 8;
@@ -163,8 +165,8 @@ START_TEST(search_rule)
     ck_assert_int_eq(strategy_split_layout(&s, 61, 0, 0), 0);
     s.stage[0].n_layers--;
     s.stage[1].n_layers++;
-    ck_assert_int_eq(strategy_check(&m, &s, why, sizeof why), -1);
-    ck_assert_ptr_nonnull(strstr(why, "the layout gives"));
+    ck_assert_int_eq(strategy_check(&m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(rule.msg, "the layout gives"));
 }
 END_TEST
 

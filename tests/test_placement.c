@@ -107,6 +107,7 @@ static void check_two_stage(const model *m, const cluster *c, int a, int b, int 
     strategy s, t;
     evaluation e;
     char why[160];
+    planner_error rule;
     double best = HUGE_VAL, got;
     int L = m->layers;
 
@@ -119,7 +120,7 @@ static void check_two_stage(const model *m, const cluster *c, int a, int b, int 
     ck_assert_int_eq(s.stage[0].group, a);
     ck_assert_int_eq(s.stage[1].group, b);
     ck_assert_int_eq(s.stage[0].n_layers + s.stage[1].n_layers, L);
-    ck_assert_int_eq(strategy_check(m, &s, why, sizeof why), 0);
+    ck_assert_int_eq(strategy_check(m, &s, tu_err(&rule)), 0);
     for (int n0 = 1; n0 < L; n0++) {
         range_cost r0, r1;
         double bn;
@@ -230,7 +231,7 @@ START_TEST(pp_not_dividing_layers)
     search_result r;
     planner_error err = PLANNER_ERROR_INIT;
     bool deep = false;
-    char why[160];
+    planner_error rule;
 
     cost_params_default(&p);
     search_options_default(&o);
@@ -243,7 +244,7 @@ START_TEST(pp_not_dividing_layers)
         for (int k = 0; k < s->n_stages; k++)
             sum += s->stage[k].n_layers;
         ck_assert_int_eq(sum, 126);
-        ck_assert_int_eq(strategy_check(m, s, why, sizeof why), 0);
+        ck_assert_int_eq(strategy_check(m, s, tu_err(&rule)), 0);
         ck_assert(r.top[i].e.feasible);
         if (s->pp > 2)
             deep = true;
@@ -272,6 +273,7 @@ START_TEST(moe_split_counts_expert_sharding)
     static strategy s;
     static evaluation e;
     char why[160];
+    planner_error rule;
     placer *pc;
 
     cost_params_default(&p);
@@ -283,7 +285,7 @@ START_TEST(moe_split_counts_expert_sharding)
     pc = placer_new(m, c, &p, false, 0);
     ck_assert_ptr_nonnull(pc);
     ck_assert_int_eq(placer_place(pc, &pl, &s, why, sizeof why), 0);
-    ck_assert_msg(strategy_check(m, &s, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(strategy_check(m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
     evaluate(m, c, &p, &s, &e);
     ck_assert_msg(e.feasible, "%s", e.reason);
     ck_assert_int_eq(s.stage[0].n_layers + s.stage[7].n_layers, 14);

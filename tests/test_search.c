@@ -843,6 +843,7 @@ START_TEST(cost_model_properties_the_prunes_use)
     strategy s, v;
     evaluation *e0 = pl_malloc(sizeof *e0), *e1 = pl_malloc(sizeof *e1);
     char why[192];
+    planner_error rule;
     static const int tps[] = {2, 8}, pps[] = {4, 8}, mbss[] = {1, 2, 4};
     int checked = 0;
     make_cluster(&t, "H100-SXM", 64, 0);
@@ -870,7 +871,7 @@ START_TEST(cost_model_properties_the_prunes_use)
                             s.overlap_param_gather = z >= 1;
                             s.tp_comm_overlap = sp;
                             ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, why, sizeof why), 0);
-                            ck_assert_int_eq(strategy_check(m, &s, why, sizeof why), 0);
+                            ck_assert_int_eq(strategy_check(m, &s, tu_err(&rule)), 0);
                             evaluate(m, &t.c, &p, &s, e0);
                             /* more memory-hungry neighbours */
                             for (int k = 0; k < 5; k++) {
@@ -882,7 +883,7 @@ START_TEST(cost_model_properties_the_prunes_use)
                                 else if (k == 4) v.vpp = 2;
                                 else continue;
                                 ck_assert_int_eq(search_place_stages(m, &t.c, 0, &v, why, sizeof why), 0);
-                                if (strategy_check(m, &v, why, sizeof why) != 0)
+                                if (strategy_check(m, &v, tu_err(&rule)) != 0)
                                     continue;
                                 evaluate(m, &t.c, &p, &v, e1);
                                 ck_assert_msg(e1->peak_memory_bytes >= e0->peak_memory_bytes * (1 - 1e-12),
@@ -970,7 +971,7 @@ START_TEST(cp_comm_searched)
     cluster *c = NULL;
     planner_error err = PLANNER_ERROR_INIT;
     search_result r;
-    char why[192];
+    planner_error rule;
     ck_assert_msg(cluster_load(&c, "clusters/h100x512.yaml", &err) == PLANNER_OK, "%s", err.msg);
     m->seq_len = 16384;
     m->global_batch = 16;
@@ -983,13 +984,13 @@ START_TEST(cp_comm_searched)
     ck_assert(r.top[1].e.tokens_per_s < r.top[0].e.tokens_per_s * (1 + SEARCH_VALIDATED_TIE));
     ck_assert(!knobs_validated(&r.top[1].s));
     r.top[0].s.cp_comm = CP_COMM_A2A;
-    ck_assert_int_ne(strategy_check(m, &r.top[0].s, why, sizeof why), 0);
-    ck_assert_msg(strstr(why, "a2a needs the 32 heads and 8 K/V heads per TP rank divisible by "
-                              "cp 16") != NULL, "%s", why);
+    ck_assert_int_ne(strategy_check(m, &r.top[0].s, tu_err(&rule)), 0);
+    ck_assert_msg(strstr(rule.msg, "a2a needs the 32 heads and 8 K/V heads per TP rank divisible by "
+                              "cp 16") != NULL, "%s", rule.msg);
     r.top[0].s.cp = 8;
-    ck_assert_int_eq(knob_rule(m, &r.top[0].s, KNOB_CP_COMM, why, sizeof why), 0);
+    ck_assert_int_eq(knob_rule(m, &r.top[0].s, KNOB_CP_COMM, tu_err(&rule)), 0);
     r.top[0].s.cp = 1;
-    ck_assert_int_ne(knob_rule(m, &r.top[0].s, KNOB_CP_COMM, why, sizeof why), 0);
+    ck_assert_int_ne(knob_rule(m, &r.top[0].s, KNOB_CP_COMM, tu_err(&rule)), 0);
     search_result_free(&r);
     cluster_free(c);
     model_free(m);

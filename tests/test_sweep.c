@@ -15,10 +15,10 @@
 static void axis_ok(sweep_dim d, const char *text, int n, const char *const *expect)
 {
     sweep_axis a = {0};
-    char msg[256];
+    planner_error err = PLANNER_ERROR_INIT;
     int off;
-    ck_assert_msg(sweep_axis_parse(d, text, &a, msg, sizeof msg, &off) == 0, "%s: %s", text,
-                  msg);
+    ck_assert_msg(sweep_axis_parse(&a, &off, d, text, &err) == PLANNER_OK, "%s: %s", text,
+                  err.msg);
     ck_assert_int_eq(a.n, n);
     for (int i = 0; i < n; i++)
         ck_assert_str_eq(a.str[i], expect[i]);
@@ -28,11 +28,12 @@ static void axis_ok(sweep_dim d, const char *text, int n, const char *const *exp
 static void axis_bad(sweep_dim d, const char *text, int offset, const char *needle)
 {
     sweep_axis a = {0};
-    char msg[256];
+    planner_error err = PLANNER_ERROR_INIT;
     int off = -1;
-    ck_assert_int_eq(sweep_axis_parse(d, text, &a, msg, sizeof msg, &off), -1);
+    ck_assert_int_eq(sweep_axis_parse(&a, &off, d, text, &err), PLANNER_E_INPUT);
+    ck_assert_int_eq(err.status, PLANNER_E_INPUT);
     ck_assert_int_eq(off, offset);
-    ck_assert_msg(strstr(msg, needle) != NULL, "'%s' not in '%s'", needle, msg);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s' not in '%s'", needle, err.msg);
     sweep_axis_free(&a);
 }
 
@@ -144,15 +145,17 @@ END_TEST
 START_TEST(shard_spec)
 {
     long i, n;
-    ck_assert_int_eq(sweep_shard_parse("0/8", &i, &n), 0);
+    planner_error err;
+    ck_assert_int_eq(sweep_shard_parse(&i, &n, "0/8", tu_err(&err)), PLANNER_OK);
     ck_assert_int_eq(i, 0);
     ck_assert_int_eq(n, 8);
-    ck_assert_int_eq(sweep_shard_parse("7/8", &i, &n), 0);
-    ck_assert_int_eq(sweep_shard_parse("8/8", &i, &n), -1);
-    ck_assert_int_eq(sweep_shard_parse("-1/8", &i, &n), -1);
-    ck_assert_int_eq(sweep_shard_parse("1/0", &i, &n), -1);
-    ck_assert_int_eq(sweep_shard_parse("1", &i, &n), -1);
-    ck_assert_int_eq(sweep_shard_parse("1/2/3", &i, &n), -1);
+    ck_assert_int_eq(sweep_shard_parse(&i, &n, "7/8", tu_err(&err)), PLANNER_OK);
+    ck_assert_int_eq(sweep_shard_parse(&i, &n, "8/8", tu_err(&err)), PLANNER_E_USAGE);
+    ck_assert_str_eq(err.msg, "expected I/N with 0 <= I < N <= 100000, got '8/8'");
+    ck_assert_int_eq(sweep_shard_parse(&i, &n, "-1/8", tu_err(&err)), PLANNER_E_USAGE);
+    ck_assert_int_eq(sweep_shard_parse(&i, &n, "1/0", tu_err(&err)), PLANNER_E_USAGE);
+    ck_assert_int_eq(sweep_shard_parse(&i, &n, "1", tu_err(&err)), PLANNER_E_USAGE);
+    ck_assert_int_eq(sweep_shard_parse(&i, &n, "1/2/3", tu_err(&err)), PLANNER_E_USAGE);
 }
 END_TEST
 

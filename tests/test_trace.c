@@ -253,7 +253,8 @@ START_TEST(chrome_uneven_chunks_match_evaluate)
     cost_params p;
     plan pl;
     tally t;
-    char why[160], *text = NULL;
+    char *text = NULL;
+    planner_error rule;
     size_t len = 0;
     if (model_load(&m, "configs/llama3.1-405b.json", NULL, &err) != 0 ||
         cluster_load(&c, "clusters/h100x16384.yaml", &err) != 0)
@@ -273,7 +274,7 @@ START_TEST(chrome_uneven_chunks_match_evaluate)
     ck_assert_int_eq(strategy_split_account(s, m->layers, 0), 0);
     ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 0, 0, NULL), 1);
     ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 0, 1, NULL), 2);
-    ck_assert_msg(strategy_check(m, s, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(strategy_check(m, s, tu_err(&rule)) == 0, "%s", rule.msg);
     cost_schedule *sched = malloc(sizeof *sched);
     ck_assert_ptr_nonnull(sched);
     evaluate_schedule(m, c, &p, s, &pl.e, sched);

@@ -29,3 +29,9 @@ int tu_run_suite(Suite *s)
     srunner_free(sr);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+planner_error *tu_err(planner_error *err)
+{
+    error_clear(err);
+    return err;
+}

@@ -4,6 +4,7 @@
 #define PLANNER_TESTUTIL_H
 
 #include <check.h>
+#include "base/error.h"
 
 /* The shared data folder (../shared, or $PLANNER_SHARED), or NULL if absent:
  * tests that need it report a SKIP then (tu_skip). */
@@ -17,6 +18,12 @@ void tu_skip(const char *name, const char *reason);
 /* Exit status of a test program none of whose checks could run (automake's
  * convention): counted as skipped, never as passed. */
 #define TU_EXIT_SKIP 77
+
+/* Clears *err and returns it: the error argument of a check whose message
+ * the test reads (the first error set wins, so each check gets a fresh one):
+ *     ck_assert_int_eq(strategy_check(m, &s, tu_err(&why)), PLANNER_E_INPUT);
+ *     ck_assert_ptr_nonnull(strstr(why.msg, "tp > 1")); */
+planner_error *tu_err(planner_error *err);
 
 /* Runs one suite with CK_NORMAL output; returns the process exit status. */
 int tu_run_suite(Suite *s);

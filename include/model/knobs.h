@@ -138,10 +138,12 @@ int knobs_json_set(json_t *o, const strategy *s, knob_id first, knob_id last);
 int knobs_keys_join(char *buf, size_t size, const char *sep);
 
 /* Megatron-LM core_v0.15.0's rule on knob k of s for model m
- * (../shared/reference/cost-model.md "Megatron-LM rules").  0 when it
- * holds, else -1 with the broken rule in why.  strategy_check() runs every
+ * (../shared/reference/cost-model.md "Megatron-LM rules").  PLANNER_OK
+ * when it holds, else PLANNER_E_INPUT with the broken rule in *err (err may
+ * be NULL: then no message is formatted).  strategy_check() runs every
  * knob's rule, then the layer split's. */
-int knob_rule(const struct model *m, const strategy *s, knob_id k, char *why, int why_size);
+planner_status knob_rule(const struct model *m, const strategy *s, knob_id k,
+                         planner_error *err);
 
 /* True when tensor parallelism of degree tp splits m's attention: heads %
  * tp == 0 and, with grouped-query attention (not MLA), the query groups too

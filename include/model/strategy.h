@@ -210,7 +210,9 @@ struct model;
 /* Checks Megatron's rules for `s` on `m`: every knob's rule (knob_rule in
  * model/knobs.h: divisibility, SP needs tp > 1, ...), then the layer split's.
  * The one rule function: the search, emit_check and validate call it.
- * Returns 0 if valid, else -1 with the broken rule in why. */
-int strategy_check(const struct model *m, const strategy *s, char *why, int why_size);
+ * Returns PLANNER_OK if valid, else PLANNER_E_INPUT with the broken rule in
+ * *err; err may be NULL (no message is formatted: the search's per-candidate
+ * check). */
+planner_status strategy_check(const struct model *m, const strategy *s, planner_error *err);
 
 #endif

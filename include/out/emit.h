@@ -34,9 +34,9 @@ int emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
 /* Checks plan `pl` against Megatron-LM core_v0.15.0's rules: strategy_check()
  * (model/strategy.h, the rules the search and validate apply, one per knob
  * in model/knobs.c), then what Megatron cannot launch though the plan is
- * valid (stages with their own TP or DP degree).  Returns 0, or -1 with the
- * broken rule in why.  emit_write calls it first. */
-int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int why_size);
+ * valid (stages with their own TP or DP degree).  Returns PLANNER_OK, or
+ * PLANNER_E_INPUT with the broken rule in *err.  emit_write calls it first. */
+planner_status emit_check(const model *m, const cluster *c, const plan *pl, planner_error *err);
 
 /* Nodes and processes per node the plan launches on: the GPUs it uses
  * (tp cp dp pp) over the GPUs per node of the node groups its stages sit on.

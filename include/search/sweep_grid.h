@@ -51,10 +51,14 @@ typedef struct sweep_grid {
 /* The key of an axis in grid files ("nodes") and its option ("--nodes"). */
 const char *sweep_dim_key(sweep_dim d);
 
-/* Parses the values of axis d from `text`.  Returns 0, or -1 with a message
- * and the 0-based offset in text of the bad value in *bad_offset. */
-int sweep_axis_parse(sweep_dim d, const char *text, sweep_axis *out, char *msg, int msg_size,
-                     int *bad_offset);
+/* Parses the values of axis d from `text`, appending them to *out (which
+ * the caller frees with sweep_axis_free, also on failure).  Returns
+ * PLANNER_OK, or PLANNER_E_INPUT (PLANNER_E_INTERNAL when out of memory) with
+ * the message in *err and the 0-based offset in text of the bad value in
+ * *bad_offset; the message has no position: the caller adds the file's line
+ * or the option. */
+planner_status sweep_axis_parse(sweep_axis *out, int *bad_offset, sweep_dim d,
+                                const char *text, planner_error *err);
 void sweep_axis_free(sweep_axis *a);   /* NULL-safe, frees contents */
 
 /* Parses a grid file (text of length len, named `name` in errors) into *g

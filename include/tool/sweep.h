@@ -7,7 +7,9 @@
 
 #include "search/sweep_grid.h"
 
-/* Parses "i/n" (0 <= i < n <= SWEEP_MAX_POINTS).  0 or -1. */
-int sweep_shard_parse(const char *text, long *i, long *n);
+/* Parses "i/n" (0 <= i < n <= SWEEP_MAX_POINTS) into *i and *n.  PLANNER_OK,
+ * or PLANNER_E_USAGE with the message in *err (no option name: the caller
+ * adds it). */
+planner_status sweep_shard_parse(long *i, long *n, const char *text, planner_error *err);
 
 #endif

@@ -405,10 +405,12 @@ bool knob_tp_splits_heads(const model *m, int tp)
     return m->mla.kv_lora_rank > 0 || m->kv_heads % tp == 0;
 }
 
-#define FAIL(...) do { snprintf(why, (size_t)why_size, __VA_ARGS__); return -1; } while (0)
+/* A broken rule: PLANNER_E_INPUT with its message in *err (formatted only
+ * when err is non-NULL: the search asks for no message on most candidates). */
+#define FAIL(...) return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, __VA_ARGS__)
 
 /* The degrees' rules: tp, cp, ep. */
-static int rule_degree(const model *m, const strategy *s, knob_id k, char *why, int why_size)
+static planner_status rule_degree(const model *m, const strategy *s, knob_id k, planner_error *err)
 {
     long tcd = (long)s->tp * s->cp * s->dp;
     if (k == KNOB_TP && m->heads % s->tp != 0)
@@ -420,14 +422,14 @@ static int rule_degree(const model *m, const strategy *s, knob_id k, char *why, 
     if (k == KNOB_EP && s->ep > 1 && (m->moe.experts == 0 || m->moe.experts % s->ep != 0 ||
                                       tcd % s->ep != 0))
         FAIL("ep %d must divide the experts and tp x cp x dp", s->ep);
-    return 0;
+    return PLANNER_OK;
 }
 
 /* --cp-comm-type: only with cp > 1 (p2p, the default, otherwise); a2a
  * scatters the attention heads over the cp ranks, so the heads and the K/V
  * heads of a TP rank must divide by cp (Transformer Engine's a2a context
  * parallelism asserts it). */
-static int rule_cp_comm(const model *m, const strategy *s, char *why, int why_size)
+static planner_status rule_cp_comm(const model *m, const strategy *s, planner_error *err)
 {
     int tp = s->tp > 0 ? s->tp : 1, kv = m->mla.kv_lora_rank > 0 ? m->heads : m->kv_heads;
     if (s->cp_comm != CP_COMM_P2P && s->cp <= 1)
@@ -435,7 +437,7 @@ static int rule_cp_comm(const model *m, const strategy *s, char *why, int why_si
     if (s->cp_comm == CP_COMM_A2A && ((m->heads / tp) % s->cp != 0 || (kv / tp) % s->cp != 0))
         FAIL("--cp-comm-type a2a needs the %d heads and %d K/V heads per TP rank divisible by "
              "cp %d", m->heads / tp, kv / tp, s->cp);
-    return 0;
+    return PLANNER_OK;
 }
 
 /* --recompute-num-layers and --recompute-method go with full recompute
@@ -443,7 +445,7 @@ static int rule_cp_comm(const model *m, const strategy *s, char *why, int why_si
  * runs groups of N layers from each chunk's first, and core_v0.15.0 does
  * not clip the last group (_checkpointed_forward: custom(l, l + N)), so N
  * divides every chunk's layers. */
-static int rule_recompute(const model *m, const strategy *s, char *why, int why_size)
+static planner_status rule_recompute(const model *m, const strategy *s, planner_error *err)
 {
     int n = s->recompute_layers;
     if (s->recompute != RECOMPUTE_FULL && (n > 0 || s->recompute_method != RECOMPUTE_BLOCK))
@@ -456,17 +458,17 @@ static int rule_recompute(const model *m, const strategy *s, char *why, int why_
                     FAIL("uniform recompute of %d layers does not divide the %d layers of "
                          "pipeline rank %d chunk %d", n, lc, r, c);
             }
-    return 0;
+    return PLANNER_OK;
 }
 
 /* --overlap-moe-expert-parallel-comm (TransformerConfig.__post_init__,
  * core_v0.15.0 and later): expert parallelism on an MoE model; with pp > 1
  * virtual stages; no full recomputation (nor a recompute method or layer
  * count); a 16-bit model (bf16/fp16 parameters; FP8 recipes keep them). */
-static int ep_overlap_rule(const model *m, const strategy *s, char *why, int why_size)
+static planner_status ep_overlap_rule(const model *m, const strategy *s, planner_error *err)
 {
     if (!s->ep_comm_overlap)
-        return 0;
+        return PLANNER_OK;
     if (m == NULL || m->moe.experts <= 0 || s->ep < 2)
         FAIL("--overlap-moe-expert-parallel-comm needs expert parallelism (ep > 1)");
     if (s->pp > 1 && s->vpp < 2)
@@ -476,10 +478,10 @@ static int ep_overlap_rule(const model *m, const strategy *s, char *why, int why
         FAIL("--overlap-moe-expert-parallel-comm cannot run with full recomputation");
     if (m->prec == PREC_FP32)
         FAIL("--overlap-moe-expert-parallel-comm needs a bf16 or fp16 model");
-    return 0;
+    return PLANNER_OK;
 }
 
-int knob_rule(const model *m, const strategy *s, knob_id k, char *why, int why_size)
+planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_error *err)
 {
     const knob_info *ki = &knobs[k];
     int v = knob_value(s, k);
@@ -487,46 +489,46 @@ int knob_rule(const model *m, const strategy *s, knob_id k, char *why, int why_s
         FAIL("%s %d is not in %d..%d", ki->key, v, ki->min, ki->max);
     switch (k) {
     case KNOB_TP: case KNOB_CP: case KNOB_EP:
-        return rule_degree(m, s, k, why, why_size);
+        return rule_degree(m, s, k, err);
     case KNOB_MBS:
         if (s->gbs % ((long)s->mbs * s->dp) != 0)
             FAIL("global batch %d is not a multiple of micro-batch %d x dp %d", s->gbs, s->mbs,
                  s->dp);
-        return 0;
+        return PLANNER_OK;
     case KNOB_VPP:
         if (s->vpp > 1 && s->pp < 2)
             FAIL("virtual stages need pp > 1");
         if (s->vpp > 1 && strategy_microbatches(s) % s->pp != 0)
             FAIL("interleaving needs the micro-batches (%d) to be a multiple of pp %d",
                  strategy_microbatches(s), s->pp);
-        return 0;
+        return PLANNER_OK;
     case KNOB_SP:
         if (s->sp && s->tp < 2)
             FAIL("sequence parallelism needs tp > 1");
-        return 0;
+        return PLANNER_OK;
     case KNOB_TP_COMM_OVERLAP:
         if (s->tp_comm_overlap && !s->sp)
             FAIL("--tp-comm-overlap needs sequence parallelism");
-        return 0;
+        return PLANNER_OK;
     case KNOB_CP_COMM:
-        return rule_cp_comm(m, s, why, why_size);
+        return rule_cp_comm(m, s, err);
     case KNOB_RECOMPUTE_LAYERS: case KNOB_RECOMPUTE_METHOD:
-        return rule_recompute(m, s, why, why_size);
+        return rule_recompute(m, s, err);
     case KNOB_RECOMPUTE_MODULES:
         if (s->recompute_modules != 0 && s->recompute != RECOMPUTE_SELECTIVE)
             FAIL("recompute_modules needs selective recompute");
         if ((s->recompute_modules & RC_MOD_MOE_ACT) && m->moe.experts == 0)
             FAIL("moe_act recompute needs MoE layers");
-        return 0;
+        return PLANNER_OK;
     case KNOB_EP_COMM_OVERLAP:
-        return ep_overlap_rule(m, s, why, why_size);
+        return ep_overlap_rule(m, s, err);
     case KNOB_OVERLAP_PARAM_GATHER:
         if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce))
             FAIL("--overlap-param-gather needs the distributed optimizer and "
                  "--overlap-grad-reduce");
-        return 0;
+        return PLANNER_OK;
     default:
-        return 0;
+        return PLANNER_OK;
     }
 }
 

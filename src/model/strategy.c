@@ -159,22 +159,22 @@ int strategy_split_account(strategy *s, int layers, int group)
     return 0;
 }
 
-#define FAIL(...) do { snprintf(why, (size_t)why_size, __VA_ARGS__); return -1; } while (0)
+/* A broken rule: PLANNER_E_INPUT, message formatted only when err is non-NULL. */
+#define FAIL(...) return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, __VA_ARGS__)
 
-int strategy_check(const model *m, const strategy *s, char *why, int why_size)
+planner_status strategy_check(const model *m, const strategy *s, planner_error *err)
 {
     int i, covered = 0, uneven = 0;
+    planner_status rc;
     bool account = s->account_embedding || s->account_loss;
-    if (why_size > 0)
-        why[0] = '\0';
     if (s->gbs < 1 || s->seq_len < 1)
         FAIL("the global batch and the sequence must be >= 1");
     for (i = 0; i < KNOB_COUNT; i++)   /* ranges first: the rules divide by them */
         if (knob_value(s, (knob_id)i) < knob_get_info((knob_id)i)->min)
-            return knob_rule(m, s, (knob_id)i, why, why_size);
+            return knob_rule(m, s, (knob_id)i, err);
     for (i = 0; i < KNOB_COUNT; i++)
-        if (knob_rule(m, s, (knob_id)i, why, why_size) != 0)
-            return -1;
+        if ((rc = knob_rule(m, s, (knob_id)i, err)) != PLANNER_OK)
+            return rc;
     if (s->n_stages != s->pp)
         FAIL("%d stages listed for pp %d", s->n_stages, s->pp);
     if (s->layout && account)
@@ -238,5 +238,5 @@ int strategy_check(const model *m, const strategy *s, char *why, int why_size)
         FAIL("layers %d are not a multiple of pp %d", m->layers, s->pp);
     if (m->position == POS_LEARNED && m->max_position > 0 && m->max_position < s->seq_len)
         FAIL("sequence length %d exceeds the %d learned positions", s->seq_len, m->max_position);
-    return 0;
+    return PLANNER_OK;
 }

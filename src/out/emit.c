@@ -360,23 +360,22 @@ static precision emitted_precision(const model *m, const cluster *c, const strat
 
 /* ---- rules ---------------------------------------------------------------- */
 
-int emit_check(const model *m, const cluster *c, const plan *pl, char *why, int why_size)
+planner_status emit_check(const model *m, const cluster *c, const plan *pl, planner_error *err)
 {
     const strategy *s = &pl->s;
+    planner_status rc;
     (void)c;
     /* Megatron's rules: the same function the search and validate apply */
-    if (strategy_check(m, s, why, why_size) != 0)
-        return -1;
+    if ((rc = strategy_check(m, s, err)) != PLANNER_OK)
+        return rc;
     /* a valid plan Megatron cannot launch: stages with their own degrees */
     for (int i = 0; i < s->n_stages; i++)
-        if (stage_tp(s, i) != stage_tp(s, 0) || stage_dp(s, i) != stage_dp(s, 0)) {
-            why_set(why, why_size,
-                    "pipeline stages 0 and %d have tp=%d dp=%d and tp=%d dp=%d: Megatron-LM "
-                    "runs one TP and one DP degree on every stage", i, stage_tp(s, 0),
-                    stage_dp(s, 0), stage_tp(s, i), stage_dp(s, i));
-            return -1;
-        }
-    return 0;
+        if (stage_tp(s, i) != stage_tp(s, 0) || stage_dp(s, i) != stage_dp(s, 0))
+            return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                             "pipeline stages 0 and %d have tp=%d dp=%d and tp=%d dp=%d: "
+                             "Megatron-LM runs one TP and one DP degree on every stage", i,
+                             stage_tp(s, 0), stage_dp(s, 0), stage_tp(s, i), stage_dp(s, i));
+    return PLANNER_OK;
 }
 
 int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_per_node,
@@ -1566,6 +1565,7 @@ int emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
 {
     arg_list *l = NULL;
     launch_map *lm = NULL;
+    planner_error perr = PLANNER_ERROR_INIT;
     int rc = -1;
 
     if (out == NULL || m == NULL || pl == NULL) {
@@ -1580,8 +1580,11 @@ int emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
         why_set(why, why_size, "unknown Megatron-LM release %d", (int)ver);
         return -1;
     }
-    if (emit_check(m, c, pl, why, why_size) != 0 || model_check(m, why, why_size) != 0 ||
-        release_check(m, c, pl, ver, why, why_size) != 0)
+    if (emit_check(m, c, pl, &perr) != PLANNER_OK) {
+        why_set(why, why_size, "%s", perr.msg);
+        return -1;
+    }
+    if (model_check(m, why, why_size) != 0 || release_check(m, c, pl, ver, why, why_size) != 0)
         return -1;
     lm = pl_calloc(1, sizeof *lm);
     l = pl_calloc(1, sizeof *l);

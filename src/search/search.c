@@ -499,15 +499,19 @@ static double miss_ratio(const evaluation *e)
  * Returns 1 fits, 0 does not fit, -1 invalid (counted when `count`). */
 static int check_eval(search_ctx *x, bool count)
 {
-    char why[192];
-    if (strategy_check(x->m, &x->s, why, sizeof why) != 0) {
-        if (count) {
+    /* the message only for the first invalid candidate: the others go
+     * without formatting one (err NULL) */
+    bool first = count && x->first_invalid[0] == '\0';
+    planner_error why;
+    if (first)
+        error_clear(&why);
+    if (strategy_check(x->m, &x->s, first ? &why : NULL) != PLANNER_OK) {
+        if (count)
             x->invalid++;
-            if (x->first_invalid[0] == '\0')
-                snprintf(x->first_invalid, sizeof x->first_invalid,
-                         "tp %d, cp %d, pp %d, dp %d, vpp %d, mbs %d: %s", x->s.tp, x->s.cp,
-                         x->s.pp, x->s.dp, x->s.vpp, x->s.mbs, why);
-        }
+        if (first)
+            snprintf(x->first_invalid, sizeof x->first_invalid,
+                     "tp %d, cp %d, pp %d, dp %d, vpp %d, mbs %d: %.191s", x->s.tp, x->s.cp,
+                     x->s.pp, x->s.dp, x->s.vpp, x->s.mbs, why.msg);
         return -1;
     }
     evaluate(x->m, x->c, x->p, &x->s, &x->e);
@@ -645,7 +649,7 @@ static void set_derived(search_ctx *x)
     s->ep_comm_overlap = f->ep_comm_overlap >= 0
                              ? f->ep_comm_overlap != 0
                              : knob_stack_allows(st, KNOB_EP_COMM_OVERLAP, 1);
-    if (f->ep_comm_overlap < 0 && knob_rule(x->m, s, KNOB_EP_COMM_OVERLAP, NULL, 0) != 0)
+    if (f->ep_comm_overlap < 0 && knob_rule(x->m, s, KNOB_EP_COMM_OVERLAP, NULL) != PLANNER_OK)
         s->ep_comm_overlap = false;
 }
 
@@ -672,7 +676,6 @@ static double cp_layer_s(search_ctx *x, cp_comm_type t)
  * models with uneven layers evaluate every type Megatron's rules allow. */
 static int cp_comm_list(search_ctx *x, int *types)
 {
-    char why[192];
     int n = 0, valid = 0;
     cp_comm_type best = CP_COMM_P2P;
     double best_s = 0;
@@ -683,7 +686,7 @@ static int cp_comm_list(search_ctx *x, int *types)
     types[n++] = CP_COMM_P2P;
     for (int t = CP_COMM_P2P + 1; t < CP_COMM_COUNT; t++) {
         x->s.cp_comm = (cp_comm_type)t;
-        if (knob_rule(x->m, &x->s, KNOB_CP_COMM, why, sizeof why) != 0)
+        if (knob_rule(x->m, &x->s, KNOB_CP_COMM, NULL) != PLANNER_OK)
             continue;
         valid++;
         if (x->exhaustive || x->m->uneven) {

@@ -66,35 +66,34 @@ void sweep_axis_free(sweep_axis *a)
     memset(a, 0, sizeof *a);
 }
 
-/* Appends one value; -1 on OOM or too many values (msg set). */
-static int axis_push(sweep_axis *a, const char *s, double v, char *msg, int msg_size)
+/* A bad value: PLANNER_E_INPUT with its message in *err. */
+#define BAD(...) return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, __VA_ARGS__)
+
+/* Appends one value: PLANNER_OK, or an error (too many values, out of
+ * memory). */
+static planner_status axis_push(sweep_axis *a, const char *s, double v, planner_error *err)
 {
     char **ns;
     double *nn;
-    if (a->n >= SWEEP_MAX_VALUES) {
-        snprintf(msg, (size_t)msg_size, "more than %d values", SWEEP_MAX_VALUES);
-        return -1;
-    }
+    if (a->n >= SWEEP_MAX_VALUES)
+        BAD("more than %d values", SWEEP_MAX_VALUES);
     if (a->n == a->cap) {   /* doubling: a 10,000-value range is not 10,000 reallocations */
         int cap = a->cap > 0 ? 2 * a->cap : 8;
         ns = pl_realloc(a->str, (size_t)cap * sizeof *ns);
         if (ns == NULL)
-            goto oom;
+            return error_oom(err);
         a->str = ns;
         nn = pl_realloc(a->num, (size_t)cap * sizeof *nn);
         if (nn == NULL)
-            goto oom;
+            return error_oom(err);
         a->num = nn;
         a->cap = cap;
     }
     a->str[a->n] = pl_strdup(s);
     if (a->str[a->n] == NULL)
-        goto oom;
+        return error_oom(err);
     a->num[a->n++] = v;
-    return 0;
-oom:
-    snprintf(msg, (size_t)msg_size, "out of memory");
-    return -1;
+    return PLANNER_OK;
 }
 
 static int parse_number(const char *s, axis_type t, double *out)
@@ -126,8 +125,8 @@ static void fmt_num(double v, axis_type t, char *buf, size_t size)
 
 /* A range token "A..B", "A..B:S" or "A..BxF" (dots: its ".."), values pushed
  * onto out. */
-static int parse_range(sweep_dim d, const char *tok, const char *dots, sweep_axis *out,
-                       char *msg, int msg_size)
+static planner_status parse_range(sweep_axis *out, sweep_dim d, const char *tok,
+                                  const char *dots, planner_error *err)
 {
     axis_type t = dim_type(d);
     const char *key = dim_keys[d];
@@ -137,6 +136,7 @@ static int parse_range(sweep_dim d, const char *tok, const char *dots, sweep_axi
     size_t la = (size_t)(dots - tok);
     const char *rest = dots + 2, *sep = strpbrk(rest, ":x");
     double va, vb, vs = 1;
+    planner_status rc;
     dim_limits(d, &lo, &hi);
     if (la == 0 || la >= sizeof a || strlen(rest) >= sizeof b)
         goto bad_range;
@@ -154,57 +154,42 @@ static int parse_range(sweep_dim d, const char *tok, const char *dots, sweep_axi
         goto bad_range;
     if (kind != 0 && parse_number(s, kind == 'x' ? AXIS_REAL : t, &vs) != 0)
         goto bad_range;
-    if (va < lo || vb > hi || vb < va) {
-        snprintf(msg, (size_t)msg_size, "%s: range '%s' must run upwards within %g..%g",
-                 key, tok, lo, hi);
-        return -1;
-    }
-    if ((kind == 'x' && !(vs > 1)) || (kind != 'x' && !(vs > 0))) {
-        snprintf(msg, (size_t)msg_size, "%s: range '%s' needs a %s", key, tok,
-                 kind == 'x' ? "factor > 1" : "step > 0");
-        return -1;
-    }
-    if (kind != 'x' && t == AXIS_REAL && kind == 0) {
-        snprintf(msg, (size_t)msg_size, "%s: range '%s' of real values needs ':STEP' or "
-                 "'xFACTOR'", key, tok);
-        return -1;
-    }
+    if (va < lo || vb > hi || vb < va)
+        BAD("%s: range '%s' must run upwards within %g..%g", key, tok, lo, hi);
+    if ((kind == 'x' && !(vs > 1)) || (kind != 'x' && !(vs > 0)))
+        BAD("%s: range '%s' needs a %s", key, tok, kind == 'x' ? "factor > 1" : "step > 0");
+    if (kind != 'x' && t == AXIS_REAL && kind == 0)
+        BAD("%s: range '%s' of real values needs ':STEP' or 'xFACTOR'", key, tok);
     for (long i = 0;; i++) {
         double v = kind == 'x' ? va * pow(vs, (double)i) : va + vs * (double)i;
         if (t == AXIS_INT)
             v = round(v);
         if (v > vb * (1 + 1e-9))
             break;
-        if (i >= SWEEP_MAX_VALUES) {
-            snprintf(msg, (size_t)msg_size, "%s: range '%s' has more than %d values", key,
-                     tok, SWEEP_MAX_VALUES);
-            return -1;
-        }
+        if (i >= SWEEP_MAX_VALUES)
+            BAD("%s: range '%s' has more than %d values", key, tok, SWEEP_MAX_VALUES);
         fmt_num(v, t, buf, sizeof buf);
-        if (axis_push(out, buf, v, msg, msg_size) != 0)
-            return -1;
+        if ((rc = axis_push(out, buf, v, err)) != PLANNER_OK)
+            return rc;
     }
-    return 0;
+    return PLANNER_OK;
 bad_range:
-    snprintf(msg, (size_t)msg_size,
-             "%s: bad range '%s' (expected A..B, A..B:STEP or A..BxFACTOR)", key, tok);
-    return -1;
+    BAD("%s: bad range '%s' (expected A..B, A..B:STEP or A..BxFACTOR)", key, tok);
 }
 
 /* One comma-separated token (already trimmed, NUL-terminated). */
-static int parse_token(sweep_dim d, const char *tok, sweep_axis *out, char *msg, int msg_size)
+static planner_status parse_token(sweep_axis *out, sweep_dim d, const char *tok,
+                                  planner_error *err)
 {
     axis_type t = dim_type(d);
     const char *key = dim_keys[d];
     double lo, hi;
     char buf[64];
 
-    if (*tok == '\0') {
-        snprintf(msg, (size_t)msg_size, "%s: empty value", key);
-        return -1;
-    }
+    if (*tok == '\0')
+        BAD("%s: empty value", key);
     if (t == AXIS_TEXT)
-        return axis_push(out, tok, 0, msg, msg_size);
+        return axis_push(out, tok, 0, err);
     if (t == AXIS_GPU) {
         const gpu_spec *g = catalog_find(tok);
         if (g == NULL) {
@@ -214,24 +199,21 @@ static int parse_token(sweep_dim d, const char *tok, sweep_axis *out, char *msg,
             for (size_t i = 0; i < n; i++)
                 names[i] = catalog_at(i)->name;
             suggest_format(tok, names, n, hint, sizeof hint);
-            snprintf(msg, (size_t)msg_size, "gpu: unknown GPU '%s'%s", tok, hint);
-            return -1;
+            BAD("gpu: unknown GPU '%s'%s", tok, hint);
         }
-        return axis_push(out, g->name, 0, msg, msg_size);
+        return axis_push(out, g->name, 0, err);
     }
     dim_limits(d, &lo, &hi);
     const char *dots = strstr(tok, "..");
     if (dots == NULL) {
         double v;
-        if (parse_number(tok, t, &v) != 0 || v < lo || v > hi) {
-            snprintf(msg, (size_t)msg_size, "%s: expected %s in %g..%g, got '%s'", key,
-                     t == AXIS_INT ? "an integer" : "a number", lo, hi, tok);
-            return -1;
-        }
+        if (parse_number(tok, t, &v) != 0 || v < lo || v > hi)
+            BAD("%s: expected %s in %g..%g, got '%s'", key,
+                t == AXIS_INT ? "an integer" : "a number", lo, hi, tok);
         fmt_num(v, t, buf, sizeof buf);
-        return axis_push(out, buf, v, msg, msg_size);
+        return axis_push(out, buf, v, err);
     }
-    return parse_range(d, tok, dots, out, msg, msg_size);
+    return parse_range(out, d, tok, dots, err);
 }
 
 /* A value's text and its index, sorted by text, then by index. */
@@ -270,22 +252,21 @@ static int first_repeat(const sweep_axis *a)
     return first;
 }
 
-int sweep_axis_parse(sweep_dim d, const char *text, sweep_axis *out, char *msg, int msg_size,
-                     int *bad_offset)
+planner_status sweep_axis_parse(sweep_axis *out, int *bad_offset, sweep_dim d,
+                                const char *text, planner_error *err)
 {
     size_t len = strlen(text);
     char *copy;
     int *token_at = NULL;   /* offset in text of the token each value came from */
-    int rep, rc = -1;
+    int rep;
+    planner_status rc = PLANNER_OK;
     *bad_offset = 0;
-    if (d < 0 || d >= SWEEP_DIM_COUNT) {
-        snprintf(msg, (size_t)msg_size, "no such axis");
-        return -1;
-    }
+    if (d < 0 || d >= SWEEP_DIM_COUNT)
+        BAD("no such axis");
     copy = pl_malloc(len + 1);
     token_at = pl_malloc(SWEEP_MAX_VALUES * sizeof *token_at);
     if (copy == NULL || token_at == NULL) {
-        snprintf(msg, (size_t)msg_size, "out of memory");
+        rc = error_oom(err);
         goto done;
     }
     for (int i = 0; i < out->n; i++)   /* values from an earlier call */
@@ -302,7 +283,7 @@ int sweep_axis_parse(sweep_dim d, const char *text, sweep_axis *out, char *msg, 
         memcpy(copy, text + a, b - a);
         copy[b - a] = '\0';
         int before = out->n;
-        if (parse_token(d, copy, out, msg, msg_size) != 0) {
+        if ((rc = parse_token(out, d, copy, err)) != PLANNER_OK) {
             *bad_offset = (int)a;
             goto done;
         }
@@ -313,15 +294,12 @@ int sweep_axis_parse(sweep_dim d, const char *text, sweep_axis *out, char *msg, 
     /* no value twice: it would only repeat points */
     rep = first_repeat(out);
     if (rep == -2) {
-        snprintf(msg, (size_t)msg_size, "out of memory");
-        goto done;
-    }
-    if (rep >= 0) {
-        snprintf(msg, (size_t)msg_size, "%s: value '%s' given twice", dim_keys[d], out->str[rep]);
+        rc = error_oom(err);
+    } else if (rep >= 0) {
+        rc = error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "%s: value '%s' given twice",
+                       dim_keys[d], out->str[rep]);
         *bad_offset = token_at[rep];
-        goto done;
     }
-    rc = 0;
 done:
     pl_free(copy);
     pl_free(token_at);
@@ -401,7 +379,8 @@ static planner_status grid_line(char *line, size_t n, const char *name, int line
                                 int seen_line[SWEEP_DIM_COUNT + 1], sweep_grid *g,
                                 planner_error *err)
 {
-    char msg[512], *eq, *key, *val;
+    planner_error perr = PLANNER_ERROR_INIT;
+    char *eq, *key, *val;
     int d = 0, off;
     planner_status rc;
     if (memchr(line, '\0', n) != NULL)
@@ -434,10 +413,9 @@ static planner_status grid_line(char *line, size_t n, const char *name, int line
                          "%s: no value", key);
     if (d == SWEEP_DIM_COUNT)
         return grid_fix(val, name, line_no, (int)(val - line) + 1, g, err);
-    if (sweep_axis_parse((sweep_dim)d, val, &g->axis[d], msg, sizeof msg, &off) != 0)
-        return error_set(err, strcmp(msg, "out of memory") == 0 ? PLANNER_E_INTERNAL
-                                                                : PLANNER_E_INPUT,
-                         name, line_no, (int)(val - line) + off + 1, NULL, "%s", msg);
+    if (sweep_axis_parse(&g->axis[d], &off, (sweep_dim)d, val, &perr) != PLANNER_OK)
+        return error_set(err, perr.status, name, line_no, (int)(val - line) + off + 1, NULL,
+                         "%.511s", perr.msg);
     return PLANNER_OK;
 }
 

@@ -27,21 +27,24 @@
 #include "tool/progress.h"
 #include "tool/sweep.h"
 
-int sweep_shard_parse(const char *text, long *i, long *n)
+planner_status sweep_shard_parse(long *i, long *n, const char *text, planner_error *err)
 {
     const char *slash = strchr(text, '/');
     char a[32];
     int vi, vn;
     if (slash == NULL || (size_t)(slash - text) >= sizeof a)
-        return -1;
+        goto bad;
     memcpy(a, text, (size_t)(slash - text));
     a[slash - text] = '\0';
     if (cli_parse_int(a, 0, SWEEP_MAX_POINTS, &vi) != 0 ||
         cli_parse_int(slash + 1, 1, SWEEP_MAX_POINTS, &vn) != 0 || vi >= vn)
-        return -1;
+        goto bad;
     *i = vi;
     *n = vn;
-    return 0;
+    return PLANNER_OK;
+bad:
+    return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
+                     "expected I/N with 0 <= I < N <= %ld, got '%s'", SWEEP_MAX_POINTS, text);
 }
 
 /* ---- the command -------------------------------------------------------------- */
@@ -135,6 +138,7 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
         {"merge", no_argument, NULL, OPT_MERGE},
         CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
+    planner_error perr = PLANNER_ERROR_INIT;
     int ch, gp;
     sweep_dim d;
 
@@ -172,9 +176,8 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
                                        optarg);
             break;
         case OPT_SHARD:
-            if (sweep_shard_parse(optarg, &a->shard_i, &a->shard_n) != 0)
-                return cli_usage_error("sweep ", "--shard: expected I/N with 0 <= I < N <= %ld, "
-                                       "got '%s'", SWEEP_MAX_POINTS, optarg);
+            if (sweep_shard_parse(&a->shard_i, &a->shard_n, optarg, &perr) != PLANNER_OK)
+                return cli_usage_error("sweep ", "--shard: %s", perr.msg);
             a->shard = true;
             break;
         case OPT_MERGE: a->merge = true; break;
@@ -255,7 +258,6 @@ static planner_status sweep_inputs_add(output_set *os, const sweep_args *a,
  * the fix.  A usage error is printed here (err stays clear). */
 static int sweep_grid_build(sweep_run *run, const sweep_args *a, planner_error *err)
 {
-    char msg[512];
     planner_error perr = PLANNER_ERROR_INIT;
     planner_status rc;
     if (a->grid_path != NULL &&
@@ -266,9 +268,9 @@ static int sweep_grid_build(sweep_run *run, const sweep_args *a, planner_error *
         if (a->axis_text[d] == NULL)
             continue;
         sweep_axis_free(&run->grid.axis[d]);
-        if (sweep_axis_parse((sweep_dim)d, a->axis_text[d], &run->grid.axis[d], msg,
-                             sizeof msg, &off) != 0)
-            return cli_usage_error("sweep ", "--%s", msg);
+        if (sweep_axis_parse(&run->grid.axis[d], &off, (sweep_dim)d, a->axis_text[d],
+                             &perr) != PLANNER_OK)
+            return cli_usage_error("sweep ", "--%.511s", perr.msg);
     }
     if (a->fix != NULL) {
         pl_free(run->grid.fix);

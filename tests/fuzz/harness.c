@@ -26,8 +26,6 @@
 #include "out/emit.h"
 #include "shell_words.h"
 
-#define PARSER_MSG_SIZE 64   /* small on purpose: truncation must be safe */
-
 static int fail(char *msg, int msg_size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -51,12 +49,6 @@ static char *dup_cstr(const uint8_t *data, size_t size)
         memcpy(s, data, size);
     s[size] = '\0';
     return s;
-}
-
-/* A parser's message buffer: set, NUL-terminated inside, non-empty. */
-static int msg_ok(const char *m, int size)
-{
-    return memchr(m, '\0', (size_t)size) != NULL && m[0] != '\0';
 }
 
 void harness_init(void)
@@ -391,37 +383,40 @@ int harness_sweep(const uint8_t *data, size_t size, char *msg, int msg_size)
 int harness_sweep_axis(const uint8_t *data, size_t size, char *msg, int msg_size)
 {
     sweep_axis a;
-    char *text, *pmsg = NULL;
-    int d, off = -1, rc, ret = 0;
+    char *text;
+    planner_error perr = PLANNER_ERROR_INIT, serr = PLANNER_ERROR_INIT;
+    planner_status rc;
+    int d, off = -1, ret = 0;
     long si = -1, sn = -1;
 
     if (size < 1)
         return 0;
     d = data[0] % SWEEP_DIM_COUNT;
     text = dup_cstr(data + 1, size - 1);
-    pmsg = pl_malloc(PARSER_MSG_SIZE);
-    if (text == NULL || pmsg == NULL) {
+    if (text == NULL) {
         ret = fail(msg, msg_size, "out of memory in the harness");
         goto cleanup;
     }
     memset(&a, 0, sizeof a);
-    memset(pmsg, 0x5a, PARSER_MSG_SIZE);
-    rc = sweep_axis_parse((sweep_dim)d, text, &a, pmsg, PARSER_MSG_SIZE, &off);
-    if (rc == 0)
+    rc = sweep_axis_parse(&a, &off, (sweep_dim)d, text, &perr);
+    if (rc == PLANNER_OK)
         ret = a.n < 1 ? fail(msg, msg_size, "axis %d: parsed '%.40s' into no values", d, text)
                       : check_axis(&a, d, msg, msg_size);
-    else if (rc != -1)
-        ret = fail(msg, msg_size, "sweep_axis_parse returned %d", rc);
-    else if (!msg_ok(pmsg, PARSER_MSG_SIZE))
+    else if (rc != PLANNER_E_INPUT && rc != PLANNER_E_INTERNAL)
+        ret = fail(msg, msg_size, "sweep_axis_parse returned %d", (int)rc);
+    else if (perr.status != rc || perr.msg[0] == '\0')
         ret = fail(msg, msg_size, "sweep_axis_parse failed without a message");
     else if (off < 0 || (size_t)off > strlen(text))
         ret = fail(msg, msg_size, "bad offset %d in a text of %zu bytes", off, strlen(text));
     sweep_axis_free(&a);
-    if (ret == 0 && sweep_shard_parse(text, &si, &sn) == 0 &&
-        !(si >= 0 && si < sn && sn <= SWEEP_MAX_POINTS))
-        ret = fail(msg, msg_size, "sweep_shard_parse('%.40s') = %ld/%ld", text, si, sn);
+    if (ret == 0) {
+        rc = sweep_shard_parse(&si, &sn, text, &serr);
+        if (rc == PLANNER_OK && !(si >= 0 && si < sn && sn <= SWEEP_MAX_POINTS))
+            ret = fail(msg, msg_size, "sweep_shard_parse('%.40s') = %ld/%ld", text, si, sn);
+        else if (rc != PLANNER_OK && (rc != PLANNER_E_USAGE || serr.msg[0] == '\0'))
+            ret = fail(msg, msg_size, "sweep_shard_parse returned %d without a message", (int)rc);
+    }
 cleanup:
-    pl_free(pmsg);
     pl_free(text);
     return ret;
 }
