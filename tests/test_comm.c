@@ -421,15 +421,16 @@ START_TEST(cp_ring_exposed_fraction)
      * on NVLink: 16777216 / 300e9 + 3 us = 58.92 us.  Attention forward:
      * 4 x 4096 x 8192 x 4096 / 2 / (989.4e12 x 0.5) = 1,111 us hides it
      * (backward 2.5x hides twice the bytes); overlap_exposed 0.25 of each
-     * still shows: 0.25 x (t + 2 t) = 44.19 us, TP being 1 */
+     * still shows: 0.25 x (t + 2 t) = 44.19 us of CP time, TP being 1 */
     t = 16777216.0 / 300e9 + 3e-6;
     cost_layer_range(&m, &c, &p, &s, 0, 1, 0, 1, false, false, &r);
-    ck_assert_rel(r.tp_comm_s, 0.25 * 3.0 * t, 1e-9);
-    ck_assert_rel(r.tp_comm_s, 44.19e-6, 1e-3);
+    ck_assert_rel(r.cp_comm_s, 0.25 * 3.0 * t, 1e-9);
+    ck_assert_rel(r.cp_comm_s, 44.19e-6, 1e-3);
+    ck_assert(r.tp_comm_s == 0);
     /* cp 1: no ring */
     s.cp = 1;
     cost_layer_range(&m, &c, &p, &s, 0, 1, 0, 1, false, false, &r);
-    ck_assert(r.tp_comm_s == 0);
+    ck_assert(r.cp_comm_s == 0);
 }
 END_TEST
 

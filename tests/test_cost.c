@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 #include "cost/comm.h"
+#include "cost/compute.h"
+#include "cost/layer_cost.h"
 #include "model/strategy.h"
 #include "model/transformer.h"
 #include "schedule/evaluate.h"
@@ -639,6 +641,81 @@ START_TEST(moe_alltoall_volume_and_overlap)
 }
 END_TEST
 
+/* The CP K/V exchange types (layer_cost.c cost_cp_exchange; Transformer
+ * Engine context_parallel.py): GPT-3 175B's layer (96 heads, no GQA, head
+ * dim 128) at mbs 1, seq 32768, tp 1, cp 16 over 2 DGX A100 nodes: 2,048
+ * tokens per rank, K and V 2,048 x 2 x 12,288 x 2 B = 100,663,296 B.
+ *   all_gather: the backward holds the gathered K, V and their gradients,
+ *     2 x 16 x 100,663,296 = 3,221,225,472 B (3 GiB) of transient memory,
+ *     nothing more kept; its backward gathers again and reduce-scatters.
+ *   a2a+p2p, cp_a2a 8 (one node): per pass the Q, K, V all-to-all (2,048 x
+ *     3 x 12,288 x 2 = 150,994,944 B) and the output's (50,331,648 B) over
+ *     NVLink, 7/8 leaving the GPU; then a ring of cp / 8 = 2 groups, one
+ *     step of 100,663,296 B over the rank's own NIC (stride 8: one rank a
+ *     node), overlapped with attention like p2p's. */
+START_TEST(cp_exchange_by_hand)
+{
+    fixture f;
+    gen_constants kc;
+    const gen_constants *k = &kc;
+    strategy s = make(1, 1, 4, 1, 1, 64, false, RECOMPUTE_NONE, 1);
+    range_cost p2p, ag;
+    comm_link cpl, ring;
+    double kv = 2048.0 * 2 * 12288 * 2, intra, a2a, t, attn, fwd, bwd;
+    planner_error rule;
+    setup(&f);
+    cost_constants(&kc, &f.p, f.c.stack, GEN_AMPERE);
+    f.m.position = POS_ROPE;
+    s.cp = 16;
+    s.seq_len = 32768;
+    s.stage[0] = (stage_spec){0, 0, 96, 1, 4};
+    ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == PLANNER_OK, "%s", rule.msg);
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1), 0);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &p2p);
+    s.cp_comm = CP_COMM_ALLGATHER;
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1), 3221225472.0);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &ag);
+    ck_assert_double_eq(ag.act_peak_extra_bytes - p2p.act_peak_extra_bytes, 3221225472.0);
+    ck_assert_double_eq(ag.act_bytes, p2p.act_bytes);
+    cpl = comm_group_link(&f.g, k, 16, 1);
+    cost_cp_exchange(&f.m, &f.layers[0], &f.g, k, &cpl, &s, 1, 1.0, &fwd, &bwd);
+    ck_assert_rel(fwd, comm_allgather_s(&cpl, 16, 16 * kv) + k->kernel_s, 1e-12);
+    ck_assert_rel(bwd, fwd + comm_reducescatter_s(&cpl, 16, 16 * kv) + k->kernel_s, 1e-12);
+
+    s.cp_comm = CP_COMM_A2A_P2P;
+    s.cp_a2a = 8;
+    ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == PLANNER_OK, "%s", rule.msg);
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1), 0);
+    intra = f.g.intra_bytes_per_s * k->intra_eff;
+    a2a = 150994944.0 * 7 / 8 / intra + f.g.intra_latency_s + 50331648.0 * 7 / 8 / intra +
+          f.g.intra_latency_s + 2 * k->kernel_s;
+    ring = comm_group_link(&f.g, k, 2, 8);
+    ck_assert(ring.inter_node);
+    ck_assert_rel(ring.bytes_per_s, f.g.inter_bytes_per_s * k->inter_eff, 1e-12);
+    t = kv / ring.bytes_per_s + f.g.inter_latency_s;
+    attn = compute_attention_s(&f.g.gpu, k, PEAK_BF16,
+                               tf_attention_flops(&f.layers[0], 1, 32768, 16, 1));
+    cost_cp_exchange(&f.m, &f.layers[0], &f.g, k, &cpl, &s, 1, attn, &fwd, &bwd);
+    ck_assert_rel(fwd, a2a + cost_overlapped(t, attn, k), 1e-12);
+    ck_assert_rel(bwd, a2a + cost_overlapped(2 * t, 2.5 * attn, k), 1e-12);  /* ATTN_BWD_RATIO */
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &ag);
+    ck_assert_rel(ag.cp_comm_s, fwd + bwd, 1e-12);
+    ck_assert_rel(ag.fwd_s + ag.bwd_s - ag.cp_comm_s, p2p.fwd_s + p2p.bwd_s - p2p.cp_comm_s,
+                  1e-12);
+    ck_assert_double_eq(ag.tp_comm_s, 0);
+    /* the rules: cp_a2a divides cp, below it; only with a2a+p2p */
+    s.cp_a2a = 16;
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_msg(strstr(rule.msg, "cp_a2a in 2..cp/2 dividing cp 16, got 16") != NULL, "%s", rule.msg);
+    s.cp_a2a = 3;
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    s.cp_a2a = 8;
+    s.cp_comm = CP_COMM_P2P;
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_msg(strstr(rule.msg, "cp_a2a 8 needs --cp-comm-type a2a+p2p") != NULL, "%s", rule.msg);
+}
+END_TEST
+
 START_TEST(step_overhead_per_generation)
 {
     fixture f;
@@ -727,6 +804,7 @@ int main(void)
     tcase_add_test(tc, moe_host_time);
     tcase_add_test(tc, mtp_on_last_stage);
     tcase_add_test(tc, moe_alltoall_volume_and_overlap);
+    tcase_add_test(tc, cp_exchange_by_hand);
     tcase_add_test(tc, megatron_rules);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

@@ -188,7 +188,7 @@ START_TEST(fix_from_registry)
     ck_assert_str_eq(e.msg, "unknown key 'zebra' (known: tp pp dp cp ep vpp mbs sp recompute "
                           "recompute_layers recompute_method recompute_modules zero "
                           "overlap_grad_reduce overlap_param_gather "
-                          "tp_comm_overlap cp_comm ep_comm_overlap gpus)");
+                          "tp_comm_overlap cp_comm ep_comm_overlap cp_a2a gpus)");
     /* every knob but the split accounting is a --fix key */
     c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
     ck_assert(!knobs_any_fixed(&c));
@@ -390,7 +390,7 @@ START_TEST(emit_every_flag)
     model *m = NULL;
     cluster *c = NULL;
     char *all = NULL;
-    strategy a, b, e;
+    strategy a, b, e, h;
     bool set[KNOB_COUNT] = {false};
     ck_assert_int_eq(model_load(&m, "configs/mixtral-8x7b.json", NULL, &err), PLANNER_OK);
     ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", &err), PLANNER_OK);
@@ -430,11 +430,21 @@ START_TEST(emit_every_flag)
     e.stage[0].tp = 8;
     e.stage[0].dp = 1;
     emit_append(m, c, &e, &all);
+    /* F: hierarchical CP, all-to-all over 2 cp ranks, the ring over 2 (4 K/V
+     * heads a TP rank) */
+    h = e;
+    h.tp = 2; h.cp = 4; h.dp = 8; h.ep = 1; h.ep_comm_overlap = false;
+    h.cp_comm = CP_COMM_A2A_P2P; h.cp_a2a = 2;
+    h.stage[0].tp = 2;
+    h.stage[0].dp = 8;
+    emit_append(m, c, &h, &all);
+    ck_assert_msg(strstr(all, "--cp-comm-type a2a+p2p \\\n--hierarchical-context-parallel-sizes 2 2 ")
+                  != NULL, "%s", all);
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         char flag[96];
         set[k] = knob_value(&a, (knob_id)k) > ki->min || knob_value(&b, (knob_id)k) > ki->min ||
-                 knob_value(&e, (knob_id)k) > ki->min;
+                 knob_value(&e, (knob_id)k) > ki->min || knob_value(&h, (knob_id)k) > ki->min;
         if (ki->meg == MEG_NONE)
             continue;
         /* a knob added to the registry needs a value here, so that its

@@ -120,7 +120,7 @@ static const struct bad_fix {
     {"recomput=full", "did you mean 'recompute'?"},
     {"banana=1", "unknown key 'banana' (known: tp pp dp cp ep vpp mbs sp recompute "
                  "recompute_layers recompute_method recompute_modules zero overlap_grad_reduce "
-                 "overlap_param_gather tp_comm_overlap cp_comm ep_comm_overlap gpus)"},
+                 "overlap_param_gather tp_comm_overlap cp_comm ep_comm_overlap cp_a2a gpus)"},
     {"recompute_method=blok", "recompute_method: expected block or uniform, got 'blok' (did you "
                               "mean 'block'?)"},
     {"tp=8,pp=2,tp=4", "duplicate key 'tp'"},
@@ -603,11 +603,16 @@ static const struct prune_case {
     /* long context: cp 1..16 searched (seq / cp >= 2048); the winner has cp > 1 */
     {"configs/llama3-8b.json", 4, 0, NULL, 32768, false},
     {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536, false},
-    /* cp_comm searched (P6): all_gather's layer beats p2p's at 1,024
-     * tokens per rank, a2a is refused (8 K/V heads, cp 16) */
+    /* cp_comm searched (P6): a2a+p2p's layer beats p2p's at 1,024 tokens
+     * per rank, all_gather's does not, a2a is refused (8 K/V heads, cp 16) */
     {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384, false},
     /* cp 8: a2a allowed (8 K/V heads) */
     {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384, false},
+    /* cp 32 over 4 nodes: a2a refused (8 K/V heads), a2a+p2p with cp_a2a 8
+     * (one node) and the ring over 4 nodes competes */
+    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=32", 65536, false},
+    /* cp 16 at tp 2: a2a+p2p's cp_a2a 4 (8 GPUs a node) */
+    {"configs/llama3-8b.json", 16, 0, "tp=2,cp=16", 32768, false},
     /* sequence 8192 without CP: nothing fits without recompute; block
      * recompute of 3 layers per virtual stage (vpp 4) wins, P7 bisects it */
     {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn",
@@ -961,16 +966,19 @@ START_TEST(distributed_optimizer_shards_over_dp_and_cp)
 END_TEST
 
 /* --cp-comm-type searched (P6): Llama 3 8B at 16,384 tokens, cp 16 (1,024
- * tokens per rank): the K/V all-gather's layer beats the ring's (0.7%
- * faster a step) but no measured run validates it, so p2p ranks first and
- * the all_gather plan second, marked; a2a needs the 8 K/V heads to divide
- * by cp 16 and is never evaluated (fixed: refused by the rule). */
+ * tokens per rank) on 2 nodes a CP group: hierarchical a2a+p2p (cp_a2a 8,
+ * one node; the ring over 2 groups) exposes less than the ring of 16 and
+ * wins by more than the 1% that an unvalidated value gives up, p2p second.
+ * The K/V all-gather re-gathers in the backward: slower than p2p, pruned;
+ * pinned, it needs 2 x 16 x 4 MiB (K and V: 1,024 x 2 x 1,024 x 2 B) =
+ * 134,217,728 B more activations at the peak (and the allocator's 10%).  a2a needs the 8 K/V heads to divide by
+ * cp 16 and is never evaluated (fixed: refused by the rule). */
 START_TEST(cp_comm_searched)
 {
     model *m = load("configs/llama3-8b.json");
     cluster *c = NULL;
     planner_error err = PLANNER_ERROR_INIT;
-    search_result r;
+    search_result r, ag;
     planner_error rule;
     ck_assert_msg(cluster_load(&c, "clusters/h100x512.yaml", &err) == PLANNER_OK, "%s", err.msg);
     m->seq_len = 16384;
@@ -978,12 +986,25 @@ START_TEST(cp_comm_searched)
     ck_assert_int_eq(run(m, c, "gpus=256,tp=1,pp=1,cp=16,zero=1,mbs=1,recompute=none", false,
                          5, &r), PLANNER_OK);
     ck_assert_int_eq(r.n_top, 2);
-    ck_assert_int_eq(r.top[0].s.cp_comm, CP_COMM_P2P);
-    ck_assert_int_eq(r.top[1].s.cp_comm, CP_COMM_ALLGATHER);
-    ck_assert(r.top[1].e.tokens_per_s > r.top[0].e.tokens_per_s);
-    ck_assert(r.top[1].e.tokens_per_s < r.top[0].e.tokens_per_s * (1 + SEARCH_VALIDATED_TIE));
-    ck_assert(!knobs_validated(&r.top[1].s));
+    ck_assert_int_eq(r.top[0].s.cp_comm, CP_COMM_A2A_P2P);
+    ck_assert_int_eq(r.top[0].s.cp_a2a, 8);
+    ck_assert_int_eq(r.top[1].s.cp_comm, CP_COMM_P2P);
+    ck_assert_int_eq(r.top[1].s.cp_a2a, 0);
+    ck_assert(r.top[0].e.tokens_per_s > r.top[1].e.tokens_per_s * (1 + SEARCH_VALIDATED_TIE));
+    ck_assert(r.top[0].e.time.cp_comm_s < r.top[1].e.time.cp_comm_s);
+    /* the exchange is CP's own line of the breakdown (tp 1: no TP time) */
+    ck_assert(r.top[1].e.time.cp_comm_s > 0);
+    ck_assert_double_eq(r.top[1].e.time.tp_comm_s, 0);
+    ck_assert(!knobs_validated(&r.top[0].s));
+    ck_assert_int_eq(run(m, c, "gpus=256,tp=1,pp=1,cp=16,zero=1,mbs=1,recompute=none,"
+                               "cp_comm=all_gather", false, 5, &ag), PLANNER_OK);
+    ck_assert(ag.top[0].e.tokens_per_s < r.top[1].e.tokens_per_s);
+    ck_assert_double_eq_tol(ag.top[0].e.stage_memory[0].activations_bytes -
+                            r.top[1].e.stage_memory[0].activations_bytes, 134217728.0, 1.0);
+    ck_assert_double_eq_tol(ag.top[0].e.peak_memory_bytes - r.top[1].e.peak_memory_bytes,
+                            134217728.0 * (1 + 0.10), 1.0);   /* and frag_fraction of it */
     r.top[0].s.cp_comm = CP_COMM_A2A;
+    r.top[0].s.cp_a2a = 0;
     ck_assert_int_ne(strategy_check(m, &r.top[0].s, tu_err(&rule)), 0);
     ck_assert_msg(strstr(rule.msg, "a2a needs the 32 heads and 8 K/V heads per TP rank divisible by "
                               "cp 16") != NULL, "%s", rule.msg);
@@ -991,6 +1012,7 @@ START_TEST(cp_comm_searched)
     ck_assert_int_eq(knob_rule(m, &r.top[0].s, KNOB_CP_COMM, tu_err(&rule)), 0);
     r.top[0].s.cp = 1;
     ck_assert_int_ne(knob_rule(m, &r.top[0].s, KNOB_CP_COMM, tu_err(&rule)), 0);
+    search_result_free(&ag);
     search_result_free(&r);
     cluster_free(c);
     model_free(m);

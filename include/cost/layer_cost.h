@@ -40,6 +40,7 @@ typedef struct range_cost {
     double recompute_s;             /* re-forward */
     double recompute_share;         /* the largest recompute_s / bwd_s of one layer */
     double tp_comm_s;               /* exposed TP/SP collectives (fwd + bwd) */
+    double cp_comm_s;               /* exposed CP K/V exchange (fwd + bwd) */
     double ep_comm_s;               /* MoE all-to-all dispatch + combine (fwd + bwd) */
     double params;                  /* parameters held by one GPU */
     double expert_params;           /* of which routed-expert parameters (their
@@ -80,13 +81,26 @@ bool cost_mix_valid(const cluster *c, const stage_mix *mx);
  *   a2a        DeepSpeed-Ulysses: all-to-alls of Q, K, V (b s / cp tokens x
  *              (q + 2 kv) widths / tp) before attention and of the output
  *              after it, the same two in the backward, not overlapped;
- *   all_gather K, V of the whole sequence gathered before attention, their
- *              gradients reduce-scattered after it, not overlapped.
+ *   all_gather K, V of the whole sequence gathered before attention; the
+ *              backward gathers them again and reduce-scatters their
+ *              gradients; not overlapped;
+ *   a2a+p2p    a2a's all-to-alls over the s->cp_a2a consecutive cp ranks,
+ *              then p2p's ring over the cp / cp_a2a groups (stride tp
+ *              cp_a2a, the same bytes per block).
  * Megatron-Core TransformerConfig.cp_comm_type (core_v0.15.0), Transformer
- * Engine's context-parallel attention. */
+ * Engine pytorch/attention/dot_product_attention/context_parallel.py
+ * (AttnFuncWithCPAndKVP2P, AttnFuncWithCPAndKVAllGather,
+ * AttnFuncWithCPAndQKVOA2A). */
 void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
                       const gen_constants *k, const comm_link *cpl, const strategy *s, int tp,
                       double attn, double *fwd, double *bwd);
+
+/* Transient bytes of one attention layer's K/V exchange on one GPU (one
+ * micro-batch): all_gather holds the whole sequence's K and V and, in the
+ * backward, their gradients (2 cp x this rank's K/V, 16-bit; Transformer
+ * Engine saves only the local K/V for the backward, so nothing more is
+ * kept); the other types exchange blocks of the rank's own size: 0. */
+double cost_cp_transient_bytes(const layer_spec *l, const strategy *s, int tp);
 
 /* p2p time of one micro-batch's activations crossing the boundary after
  * pipeline rank i (to rank i+1; for i = pp-1 the wrap-around to rank 0 of

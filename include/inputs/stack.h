@@ -40,10 +40,11 @@ typedef enum stack_attention {
 /* The values of each restricted knob the stack has, as bit masks: bool knobs
  * bit 0 (off) and bit 1 (on); recompute bit per mode (none, selective,
  * full); zero bit per stage; the degrees cp, ep, vpp bit 0 (1) and bit 1
- * (above 1).  model/knobs.c maps the knob registry onto these. */
+ * (above 1); cp_comm bit per cp_comm_type.  model/knobs.c maps the knob
+ * registry onto these. */
 typedef struct stack_knobs {
     unsigned sp, tp_comm_overlap, zero, overlap_grad_reduce, overlap_param_gather, recompute,
-        cp, ep, vpp, ep_comm_overlap;
+        cp, ep, vpp, ep_comm_overlap, cp_comm;
 } stack_knobs;
 
 typedef struct stack_spec {

@@ -34,6 +34,7 @@ typedef enum knob_id {
     KNOB_RECOMPUTE_MODULES, KNOB_ZERO,
     KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
     KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS, KNOB_CP_COMM, KNOB_EP_COMM_OVERLAP,
+    KNOB_CP_A2A,
     KNOB_COUNT
 } knob_id;
 
@@ -41,7 +42,7 @@ typedef enum knob_kind {
     KNOB_KIND_INT,           /* an int field */
     KNOB_KIND_BOOL,          /* a bool field: on/off in text, true/false in JSON */
     KNOB_KIND_RECOMPUTE, /* a recompute_mode field: none/selective/full */
-    KNOB_KIND_CP_COMM,   /* a cp_comm_type field: p2p/a2a/all_gather */
+    KNOB_KIND_CP_COMM,   /* a cp_comm_type field: p2p/a2a/all_gather/a2a+p2p */
     KNOB_KIND_NAMED,    /* an int field 0..max shown by name (knob_info.names) */
     KNOB_KIND_SET       /* an int field of bits, bit i named names[i]: "a+b", 0 "none" */
 } knob_kind;
@@ -95,10 +96,12 @@ typedef struct strategy_constraints {
                                memory-saving modules when they fit) */
     int ep_comm_overlap;    /* free: on where the rules and the stack allow
                                (MoE, ep > 1) */
+    int cp_a2a;             /* a2a+p2p's all-to-all level; free: the largest
+                               that stays in one NVLink domain */
 } strategy_constraints;
 
 #define STRATEGY_CONSTRAINTS_INIT \
-    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
 
 /* True when software stack st has value v of knob k (knobs a stack does not
  * restrict: always; NULL: every value).  The search tries only these

@@ -23,9 +23,12 @@ typedef enum recompute_mode {
  * ring exchange of K/V blocks overlapped with attention (the default); a2a,
  * DeepSpeed-Ulysses all-to-alls that scatter the heads and gather the
  * sequence (heads and K/V heads per TP rank divisible by cp); all_gather,
- * the whole sequence's K/V gathered before attention, not overlapped. */
+ * the whole sequence's K/V gathered before attention, not overlapped;
+ * a2a+p2p, hierarchical: all-to-alls inside groups of strategy.cp_a2a
+ * consecutive cp ranks, the ring across the cp / cp_a2a groups
+ * (--hierarchical-context-parallel-sizes cp_a2a cp/cp_a2a). */
 typedef enum cp_comm_type {
-    CP_COMM_P2P, CP_COMM_A2A, CP_COMM_ALLGATHER, CP_COMM_COUNT
+    CP_COMM_P2P, CP_COMM_A2A, CP_COMM_ALLGATHER, CP_COMM_A2A_P2P, CP_COMM_COUNT
 } cp_comm_type;
 
 /* The node groups one pipeline stage spans when its tp x cp x dp GPUs do
@@ -88,6 +91,8 @@ typedef struct strategy {
     bool overlap_param_gather;  /* param all-gather overlapped with forward */
     bool tp_comm_overlap;       /* TP collectives overlapped with GEMMs */
     cp_comm_type cp_comm;       /* how the cp ranks exchange K/V (cp > 1) */
+    int cp_a2a;                 /* a2a+p2p: the all-to-all level's ranks
+                                   (2 .. cp/2, divides cp); 0 otherwise */
     bool ep_comm_overlap;       /* MoE dispatch/combine all-to-alls overlapped
                                    with another micro-batch's compute
                                    (--overlap-moe-expert-parallel-comm) */

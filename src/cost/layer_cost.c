@@ -297,20 +297,49 @@ void range_cost_add_work(range_cost *acc, const range_cost *part)
     if (part->recompute_share > acc->recompute_share)
         acc->recompute_share = part->recompute_share;
     acc->tp_comm_s += part->tp_comm_s;
+    acc->cp_comm_s += part->cp_comm_s;
     acc->ep_comm_s += part->ep_comm_s;
     acc->act_bytes += part->act_bytes;
     acc->n_tensors += part->n_tensors;
+}
+
+/* This rank's K and V for one micro-batch, 16-bit: b s / cp tokens x 2
+ * widths of the K/V heads a TP rank holds (at least one head). */
+static double cp_kv_bytes(const layer_spec *l, const strategy *s, int tp)
+{
+    int cp = s->cp > 0 ? s->cp : 1;
+    double tokens = (double)s->mbs * s->seq_len / cp;
+    double kvw = (double)l->kv_heads * l->head_dim / (l->kv_heads >= tp ? tp : l->kv_heads);
+    return tokens * 2.0 * kvw * 2.0;
+}
+
+double cost_cp_transient_bytes(const layer_spec *l, const strategy *s, int tp)
+{
+    if (s->cp <= 1 || s->cp_comm != CP_COMM_ALLGATHER)
+        return 0;
+    return 2.0 * s->cp * cp_kv_bytes(l, s, tp);
+}
+
+/* The Ulysses all-to-alls of one pass over `a` ranks spaced `stride` apart:
+ * Q, K, V (b s / cp tokens x (q + 2 kv) widths / tp, 16-bit) before
+ * attention, the output (q widths) after it; not overlapped. */
+static double cp_a2a_s(const layer_spec *l, const node_group *ng, const gen_constants *k,
+                       const strategy *s, int tp, int a, int stride)
+{
+    double tokens = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
+    double kvw = (double)l->kv_heads * l->head_dim / (l->kv_heads >= tp ? tp : l->kv_heads);
+    double qw = (double)l->heads * l->head_dim / tp;
+    return comm_alltoall_s(ng, k, a, stride, tokens * (qw + 2.0 * kvw) * 2.0) +
+           comm_alltoall_s(ng, k, a, stride, tokens * qw * 2.0) + 2.0 * k->kernel_s;
 }
 
 void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
                       const gen_constants *k, const comm_link *cpl, const strategy *s, int tp,
                       double attn, double *fwd, double *bwd)
 {
-    int cp = s->cp > 0 ? s->cp : 1;
-    double tokens = (double)s->mbs * s->seq_len / cp;
-    double kvw = (double)l->kv_heads * l->head_dim / (l->kv_heads >= tp ? tp : l->kv_heads);
-    double qw = (double)l->heads * l->head_dim / tp;
-    double kv = tokens * 2.0 * kvw * 2.0;   /* this rank's K and V, 16-bit */
+    int cp = s->cp > 0 ? s->cp : 1, ring = cp, a = 1;
+    double kv = cp_kv_bytes(l, s, tp);
+    comm_link rl = *cpl;
     double t;
     (void)m;
     *fwd = *bwd = 0;
@@ -318,31 +347,44 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
         return;
     switch (s->cp_comm) {
     case CP_COMM_A2A:
-        /* Ulysses: Q, K, V all-to-all (scatter heads, gather the sequence)
-         * before attention, the output's back after it; the backward runs
-         * the same two on the gradients.  Not overlapped. */
-        t = comm_alltoall_s(ng, k, cp, tp, tokens * (qw + 2.0 * kvw) * 2.0) +
-            comm_alltoall_s(ng, k, cp, tp, tokens * qw * 2.0) + 2.0 * k->kernel_s;
-        *fwd = t;
-        *bwd = t;
+        /* Ulysses: scatter the heads, gather the sequence; the backward
+         * runs the same two on the gradients */
+        *fwd = *bwd = cp_a2a_s(l, ng, k, s, tp, cp, tp);
         return;
     case CP_COMM_ALLGATHER:
-        /* the whole sequence's K and V gathered before attention (kept for
-         * the backward), their gradients reduce-scattered after it; not
-         * overlapped (Megatron TransformerConfig.cp_comm_type) */
+        /* Transformer Engine AttnFuncWithCPAndKVAllGather: the sequence's
+         * K and V gathered before attention; the backward saves only the
+         * local K/V, gathers them again, and reduce-scatters their
+         * gradients (dK, dV of the whole sequence); nothing overlapped */
         *fwd = comm_allgather_s(cpl, cp, kv * cp) + k->kernel_s;
-        *bwd = comm_reducescatter_s(cpl, cp, kv * cp) + k->kernel_s;
+        *bwd = comm_allgather_s(cpl, cp, kv * cp) + comm_reducescatter_s(cpl, cp, kv * cp) +
+               2.0 * k->kernel_s;
         return;
+    case CP_COMM_A2A_P2P:
+        /* Transformer Engine AttnFuncWithCPAndKVP2P with cp_group = [a2a,
+         * p2p]: Q, K, V all-to-all over the cp_a2a consecutive cp ranks
+         * (stride tp; the sequence of cp_a2a ranks, 1/cp_a2a of the heads),
+         * then the ring over the cp / cp_a2a groups (stride tp x cp_a2a):
+         * each block is cp_a2a x the tokens at 1/cp_a2a of the K/V width,
+         * the same bytes as plain p2p's; the output (backward: dO before,
+         * dQ dK dV after) all-to-all'd back */
+        a = s->cp_a2a > 1 && cp % s->cp_a2a == 0 ? s->cp_a2a : 1;
+        ring = cp / a;
+        rl = comm_group_link(ng, k, ring, tp * a);
+        *fwd = *bwd = cp_a2a_s(l, ng, k, s, tp, a, tp);
+        break;
     case CP_COMM_P2P:
     case CP_COMM_COUNT:
         break;
     }
-    /* ring attention: this rank's K and V blocks travel round the cp ranks
-     * (cp - 1 steps), overlapped with the attention blocks; the backward
+    if (ring <= 1)
+        return;
+    /* ring attention: this rank's K and V blocks travel round the ring
+     * (ring - 1 steps), overlapped with the attention blocks; the backward
      * sends K, V and their gradients (twice the bytes) */
-    t = (cp - 1) * comm_p2p_s(cpl->bytes_per_s, cpl->latency_s, kv);
-    *fwd = cost_overlapped(t, attn, k);
-    *bwd = cost_overlapped(2.0 * t, ATTN_BWD_RATIO * attn, k);
+    t = (ring - 1) * comm_p2p_s(rl.bytes_per_s, rl.latency_s, kv);
+    *fwd += cost_overlapped(t, attn, k);
+    *bwd += cost_overlapped(2.0 * t, ATTN_BWD_RATIO * attn, k);
 }
 
 /* Cost of one decoder layer for one micro-batch on one GPU, recomputed as
@@ -433,7 +475,8 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     rc->recompute_s += rec;
     if (rec > 0 && rec / (bwd + tpb + cpb + epb + rec) > rc->recompute_share)
         rc->recompute_share = rec / (bwd + tpb + cpb + epb + rec);
-    rc->tp_comm_s += tpf + tpb + cpf + cpb;   /* the re-forward's: in recompute_s */
+    rc->tp_comm_s += tpf + tpb;   /* the re-forward's: in recompute_s */
+    rc->cp_comm_s += cpf + cpb;
     rc->ep_comm_s += epf + epb;
     rc->act_bytes += layer_act_bytes(m, l, s, tp, mode);
     rc->n_tensors += tf_layer_tensors(m, l);
@@ -558,7 +601,7 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
     comm_link tpl, cpl;
     range_cost one, kept;
     double tokens = (double)s->mbs * s->seq_len / cp;
-    double max_layer_act = 0, a2a_buf = 0;
+    double max_layer_act = 0, a2a_buf = 0, cp_buf = 0;
     double full_act = 0, in_act = 0, freed = 0, group_act = 0, max_group_act = 0, max_sel = 0;
     bool have_one = false, have_kept = false;
     range_recompute rr = {s->recompute_layers,
@@ -610,6 +653,8 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
             freed += full_act - in_act;
             range_cost_add_work(out, re ? &one : &kept);
         }
+        if (cost_cp_transient_bytes(l, s, tp) > cp_buf)
+            cp_buf = cost_cp_transient_bytes(l, s, tp);
         if (l->moe && m->moe.experts > 0) {
             /* routed experts sharded over ep (not over tp), the rest over tp;
              * the all-to-all's send and receive buffers of the layer at work */
@@ -629,7 +674,9 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
         max_layer_act = max_group_act;
     else if (s->recompute == RECOMPUTE_FULL)
         max_layer_act = max_layer_act > freed ? max_layer_act - freed : 0;
-    out->act_peak_extra_bytes = max_layer_act + a2a_buf;
+    /* the MoE all-to-all buffers and the CP K/V buffers live in different
+     * parts of a layer: the larger of the two */
+    out->act_peak_extra_bytes = max_layer_act + (a2a_buf > cp_buf ? a2a_buf : cp_buf);
     if (first_stage) {
         double emb = compute_memory_s(gpu, k, tokens * m->hidden * 2.0 * 2.0, 1);
         out->fwd_s += emb;

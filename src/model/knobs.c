@@ -115,7 +115,12 @@ static const knob_info knobs[KNOB_COUNT] = {
     [KNOB_CP_COMM] = {"cp_comm", KNOB_KIND_CP_COMM, 0, CP_COMM_COUNT - 1, FIELD(cp_comm),
                       FIX(cp_comm), NULL, 0, false, "--cp-comm-type", MEG_EMIT,
                       KNOB_SEC_PARALLEL, 51,
-                      "context-parallel K/V exchange: p2p ring, a2a (Ulysses), all_gather", NULL},
+                      "context-parallel K/V exchange: p2p ring, a2a (Ulysses), all_gather, "
+                      "a2a+p2p (hierarchical)", NULL},
+    [KNOB_CP_A2A] = {"cp_a2a", KNOB_KIND_INT, 0, DEGREE_MAX, FIELD(cp_a2a), FIX(cp_a2a), NULL,
+                     0, false, "--hierarchical-context-parallel-sizes", MEG_EMIT,
+                     KNOB_SEC_PARALLEL, 52,
+                     "a2a+p2p: cp ranks of the all-to-all level (0: not hierarchical)", NULL},
 };
 
 /* The knobs a software stack restricts: the offset + 1 of the knob's mask in
@@ -129,6 +134,7 @@ static const size_t stack_mask[KNOB_COUNT] = {
     [KNOB_OVERLAP_PARAM_GATHER] = STACK_MASK(overlap_param_gather),
     [KNOB_TP_COMM_OVERLAP] = STACK_MASK(tp_comm_overlap),
     [KNOB_EP_COMM_OVERLAP] = STACK_MASK(ep_comm_overlap),
+    [KNOB_CP_COMM] = STACK_MASK(cp_comm),
 };
 
 bool knob_stack_allows(const stack_spec *st, knob_id k, int v)
@@ -143,7 +149,7 @@ bool knob_stack_allows(const stack_spec *st, knob_id k, int v)
 }
 
 static const char *const recompute_short[] = {"none", "sel", "full"};
-static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gather"};
+static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gather", "a2a+p2p"};
 
 /* Which knob values the validation corpus exercises.  Its schema has no
  * field for the ZeRO stage, so each run's is read from its source:
@@ -167,8 +173,8 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * The corpus's schema has no field for --cp-comm-type either; its nine cp 2
  * runs (nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu and the
  * seven Llama 3.1 405B Megatron-Bridge rows with cp2 in their id) ran
- * Megatron's default, p2p (the recipes set no cp_comm_type): a2a and
- * all_gather are exercised by no run.  Nor does any say it overlapped the
+ * Megatron's default, p2p (the recipes set no cp_comm_type): a2a,
+ * all_gather and a2a+p2p are exercised by no run.  Nor does any say it overlapped the
  * MoE all-to-alls (--overlap-moe-expert-parallel-comm): the Megatron-Bridge
  * rows' tables do not list it, so ep_comm_overlap on is unvalidated. */
 static const knob_validation validation[] = {
@@ -192,6 +198,7 @@ static const knob_validation validation[] = {
      "nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu, mbridge_*llama31405b*cp2*", false},
     {KNOB_CP_COMM, CP_COMM_A2A, false, "Ulysses all-to-all", "none", false},
     {KNOB_CP_COMM, CP_COMM_ALLGATHER, false, "K/V all-gather", "none", false},
+    {KNOB_CP_COMM, CP_COMM_A2A_P2P, false, "hierarchical all-to-all + ring", "none", false},
     {KNOB_EP_COMM_OVERLAP, 1, false, "--overlap-moe-expert-parallel-comm", "none", false},
 };
 
@@ -425,18 +432,31 @@ static planner_status rule_degree(const model *m, const strategy *s, knob_id k, 
     return PLANNER_OK;
 }
 
-/* --cp-comm-type: only with cp > 1 (p2p, the default, otherwise); a2a
- * scatters the attention heads over the cp ranks, so the heads and the K/V
- * heads of a TP rank must divide by cp (Transformer Engine's a2a context
- * parallelism asserts it). */
+/* --cp-comm-type and --hierarchical-context-parallel-sizes: a type other
+ * than p2p (the default) only with cp > 1; a2a scatters the attention heads
+ * over the cp ranks, so the heads and the K/V heads of a TP rank must divide
+ * by cp (Transformer Engine's flash_attn_a2a_communicate splits each of Q,
+ * K, V into cp head groups).  a2a+p2p needs the sizes [cp_a2a, cp / cp_a2a]
+ * (Megatron arguments.py: their product is cp), the a2a level's heads
+ * divisible the same way; a level of 1 makes Transformer Engine fall back to
+ * plain a2a or p2p (attn_forward_func_with_cp), so both levels are > 1. */
 static planner_status rule_cp_comm(const model *m, const strategy *s, planner_error *err)
 {
     int tp = s->tp > 0 ? s->tp : 1, kv = m->mla.kv_lora_rank > 0 ? m->heads : m->kv_heads;
+    int a = s->cp_comm == CP_COMM_A2A ? s->cp : s->cp_a2a;
     if (s->cp_comm != CP_COMM_P2P && s->cp <= 1)
         FAIL("--cp-comm-type %s needs cp > 1", cp_comm_name(s->cp_comm));
-    if (s->cp_comm == CP_COMM_A2A && ((m->heads / tp) % s->cp != 0 || (kv / tp) % s->cp != 0))
-        FAIL("--cp-comm-type a2a needs the %d heads and %d K/V heads per TP rank divisible by "
-             "cp %d", m->heads / tp, kv / tp, s->cp);
+    if (s->cp_a2a != 0 && s->cp_comm != CP_COMM_A2A_P2P)
+        FAIL("cp_a2a %d needs --cp-comm-type a2a+p2p", s->cp_a2a);
+    if (s->cp_comm == CP_COMM_A2A_P2P && (s->cp_a2a < 2 || s->cp_a2a >= s->cp ||
+                                          s->cp % s->cp_a2a != 0))
+        FAIL("--cp-comm-type a2a+p2p needs cp_a2a in 2..cp/2 dividing cp %d, got %d", s->cp,
+             s->cp_a2a);
+    if ((s->cp_comm == CP_COMM_A2A || s->cp_comm == CP_COMM_A2A_P2P) &&
+        ((m->heads / tp) % a != 0 || (kv / tp) % a != 0))
+        FAIL("--cp-comm-type %s needs the %d heads and %d K/V heads per TP rank divisible by "
+             "%s %d", cp_comm_name(s->cp_comm), m->heads / tp, kv / tp,
+             s->cp_comm == CP_COMM_A2A ? "cp" : "cp_a2a", a);
     return PLANNER_OK;
 }
 
@@ -510,7 +530,7 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
         if (s->tp_comm_overlap && !s->sp)
             FAIL("--tp-comm-overlap needs sequence parallelism");
         return PLANNER_OK;
-    case KNOB_CP_COMM:
+    case KNOB_CP_COMM: case KNOB_CP_A2A:
         return rule_cp_comm(m, s, err);
     case KNOB_RECOMPUTE_LAYERS: case KNOB_RECOMPUTE_METHOD:
         return rule_recompute(m, s, err);
@@ -648,7 +668,8 @@ static int parse_value(int key, const char *val, int *out, char *msg, int msg_si
                 return 0;
             }
         hint = suggest_closest(val, cp_comm_names, CP_COMM_COUNT);
-        snprintf(msg, (size_t)msg_size, "%s: expected p2p, a2a or all_gather, got '%s'%s%s%s",
+        snprintf(msg, (size_t)msg_size,
+                 "%s: expected p2p, a2a, all_gather or a2a+p2p, got '%s'%s%s%s",
                  knobs[key].key, val, hint ? " (did you mean '" : "", hint ? hint : "",
                  hint ? "'?)" : "");
         return -1;

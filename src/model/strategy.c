@@ -88,6 +88,7 @@ const char *cp_comm_name(cp_comm_type t)
     case CP_COMM_P2P: return "p2p";
     case CP_COMM_A2A: return "a2a";
     case CP_COMM_ALLGATHER: return "all_gather";
+    case CP_COMM_A2A_P2P: return "a2a+p2p";
     case CP_COMM_COUNT: break;
     }
     return "unknown";

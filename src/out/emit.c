@@ -930,6 +930,14 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
         if (s->cp > 1 && s->cp_comm != CP_COMM_P2P)
             arg_str(l, SEC_PARALLEL, "--cp-comm-type", cp_comm_name(s->cp_comm));
         return 0;
+    case KNOB_CP_A2A:   /* a2a+p2p's two levels (Megatron arguments.py: needed, product cp;
+                         * nargs '+', two words) */
+        if (s->cp > 1 && s->cp_comm == CP_COMM_A2A_P2P && s->cp_a2a > 1) {
+            char sizes[32];
+            snprintf(sizes, sizeof sizes, "%d %d", s->cp_a2a, s->cp / s->cp_a2a);
+            arg_shell(l, SEC_PARALLEL, "--hierarchical-context-parallel-sizes", sizes);
+        }
+        return 0;
     default:   /* KNOB_RECOMPUTE_LAYERS, _METHOD, _MODULES: with KNOB_RECOMPUTE */
         return 0;
     }

@@ -352,6 +352,7 @@ static void rank_times(eval_state *x, int i, range_cost *r)
     r->compute_s = cost_cap_time(r->compute_s);
     r->recompute_s = cost_cap_time(r->recompute_s);
     r->tp_comm_s = cost_cap_time(r->tp_comm_s);
+    r->cp_comm_s = cost_cap_time(r->cp_comm_s);
     x->grad_exp[i] = cost_cap_time(x->grad_exp[i]);
     x->fwd[i] = r->fwd_s;
     x->bwd[i] = r->bwd_s;
@@ -555,6 +556,7 @@ static void eval_breakdown(const eval_state *x, int worst, double span, double d
     t->compute_s = x->mcount * rw->compute_s;
     t->recompute_s = x->mcount * rw->recompute_s;
     t->tp_comm_s = x->mcount * rw->tp_comm_s;
+    t->cp_comm_s = x->mcount * rw->cp_comm_s;
     t->ep_comm_s = x->mcount * rw->ep_comm_s;
     for (int i = 0; i < x->pp - 1; i++)
         pp_fill += 2.0 * x->p2p[i];
@@ -564,7 +566,8 @@ static void eval_breakdown(const eval_state *x, int worst, double span, double d
         t->bubble_s = 0;
     t->dp_comm_s = (done - span) + x->param_exp + x->mcount * x->dp_mb[worst];
     if (x->s->zero >= 3)
-        t->dp_comm_s += steady - (t->compute_s + t->recompute_s + t->tp_comm_s + t->ep_comm_s);
+        t->dp_comm_s += steady - (t->compute_s + t->recompute_s + t->tp_comm_s + t->cp_comm_s +
+                                  t->ep_comm_s);
     if (t->dp_comm_s < 0)
         t->dp_comm_s = 0;
     t->optimizer_s = x->opt;
@@ -572,6 +575,7 @@ static void eval_breakdown(const eval_state *x, int worst, double span, double d
     t->compute_s = cost_cap_time(t->compute_s);
     t->recompute_s = cost_cap_time(t->recompute_s);
     t->tp_comm_s = cost_cap_time(t->tp_comm_s);
+    t->cp_comm_s = cost_cap_time(t->cp_comm_s);
     t->ep_comm_s = cost_cap_time(t->ep_comm_s);
     t->pp_comm_s = cost_cap_time(t->pp_comm_s);
     t->bubble_s = cost_cap_time(t->bubble_s);

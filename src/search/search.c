@@ -29,7 +29,8 @@
  *        recompute_layers 0 (every layer) and the fewest layers per chunk N
  *        of Megatron's block recompute that fit (P7); uniform only fixed
  *   zero 3, 2, 1, 0 (dp * cp > 1; otherwise 0 only, see P5)
- *   cp_comm p2p, a2a, all_gather with cp > 1 (the rules allowing; P6)
+ *   cp_comm p2p, a2a, all_gather, a2a+p2p with cp > 1 (the rules and the
+ *   stack allowing; P6); a2a+p2p's cp_a2a the largest in one NVLink domain
  *   overlap_grad_reduce when dp * cp > 1; overlap_param_gather when also
  *   zero >= 1; tp_comm_overlap when sp (unless --fix pins them; recompute_layers
  *   and recompute_method: their --fix values with full recompute).  A --fix value replaces a knob's
@@ -65,8 +66,10 @@
  *      one that fits uses an unvalidated recompute value and the later one
  *      a validated value (which may rank first: RANKING).
  *   P6 cp_comm (cp > 1, not fixed): p2p, and the other K/V exchange type
- *      (a2a, all_gather) only when its attention layer is faster than p2p's
- *      (cp_comm_list); every type on models with uneven layers.
+ *      (a2a, all_gather, a2a+p2p) only when its attention layer is faster
+ *      than p2p's (when that is all_gather, which holds more memory, also
+ *      the fastest of the others) (cp_comm_list); every type on models with
+ *      uneven layers.
  *   P5 dp * cp = 1: ZeRO stages 1-3 shard over one rank, the same plan as
  *      zero 0; only zero 0 is enumerated (unless zero is fixed).
  *   P7 block recompute: once full recompute of every layer fits, block N
@@ -616,6 +619,29 @@ static void stack_filter(const search_ctx *x, int_list *l, knob_id k, bool fixed
     l->n = n;
 }
 
+/* The all-to-all level of hierarchical CP (a2a+p2p) for x->s: the --fix
+ * value, else the largest divisor a of cp below cp whose a x tp ranks stay
+ * in one NVLink domain of the first stage's node group (Megatron-Core's
+ * intent: "A2A communications in low-level CP groups (e.g., via NVLink),
+ * P2P communications in high-level CP groups (e.g., via IBLink)",
+ * TransformerConfig.cp_comm_type) and whose heads per TP rank divide by a;
+ * 0 when none. */
+static int hcp_a2a(const search_ctx *x)
+{
+    const strategy *s = &x->s;
+    int g = s->n_stages > 0 ? s->stage[0].group : x->group;
+    int tp = s->tp > 0 ? s->tp : 1;
+    int kv = x->m->mla.kv_lora_rank > 0 ? x->m->heads : x->m->kv_heads;
+    int domain = g >= 0 && g < x->c->n_groups ? comm_nvlink_domain(&x->c->group[g]) : 1;
+    if (x->fix.cp_a2a >= 0)
+        return x->fix.cp_a2a;
+    for (int a = s->cp / 2; a >= 2; a--)
+        if (s->cp % a == 0 && (long)a * tp <= domain && (x->m->heads / tp) % a == 0 &&
+            (kv / tp) % a == 0)
+            return a;
+    return 0;
+}
+
 /* Fills the knobs of x->s that follow from the others: the overlap flags
  * are on where the rules and the software stack allow. */
 static void set_derived(search_ctx *x)
@@ -643,7 +669,9 @@ static void set_derived(search_ctx *x)
     s->tp_comm_overlap = f->tp_comm_overlap >= 0
                              ? f->tp_comm_overlap != 0
                              : s->sp && s->tp > 1 && knob_stack_allows(st, KNOB_TP_COMM_OVERLAP, 1);
-    s->cp_comm = f->cp_comm >= 0 ? (cp_comm_type)f->cp_comm : CP_COMM_P2P;
+    s->cp_comm = f->cp_comm >= 0 ? (cp_comm_type)f->cp_comm
+                 : f->cp_a2a > 0 ? CP_COMM_A2A_P2P : CP_COMM_P2P;
+    s->cp_a2a = s->cp_comm == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
     /* --overlap-moe-expert-parallel-comm wherever its rule and the stack
      * allow (unvalidated: it ranks after a validated plan within a near-tie) */
     s->ep_comm_overlap = f->ep_comm_overlap >= 0
@@ -667,44 +695,59 @@ static double cp_layer_s(search_ctx *x, cp_comm_type t)
 }
 
 /* P6: the K/V exchange types to evaluate for x->s (types[], returns their
- * count).  Fixed, or cp 1: its one type.  Otherwise the type changes only
- * each attention layer's exposed CP time (the memory model keeps the same
- * K/V either way), so on a uniform model the type whose layer is fastest is
- * fastest for the step (every layer alike, the schedule monotone in its
- * stage times): p2p and, when another type's layer is faster, that one (it
- * is unvalidated, so p2p may still rank first).  The exhaustive search and
- * models with uneven layers evaluate every type Megatron's rules allow. */
+ * count), each with its cp_a2a (hcp_a2a for a2a+p2p).  Fixed, or cp 1: its
+ * one type.  Otherwise the type changes each attention layer's exposed CP
+ * time and, for all_gather alone, the transient memory (the gathered K/V,
+ * cost_cp_transient_bytes); p2p, a2a and a2a+p2p hold the same bytes.  On
+ * a uniform model the type whose layer is fastest is then fastest for the
+ * step among those of equal memory (every layer alike, the schedule
+ * monotone in its stage times): p2p, the fastest other type when faster
+ * than p2p, and when that one is all_gather (more memory: it may not fit)
+ * also the fastest of the rest when faster than p2p.  The types are
+ * unvalidated, so p2p may still rank first.  The exhaustive search and
+ * models with uneven layers evaluate every type the rules and the software
+ * stack allow. */
 static int cp_comm_list(search_ctx *x, int *types)
 {
+    const stack_spec *st = stack_get(x->c->stack);
     int n = 0, valid = 0;
-    cp_comm_type best = CP_COMM_P2P;
-    double best_s = 0;
-    if (x->fix.cp_comm >= 0 || x->s.cp <= 1) {
+    cp_comm_type best = CP_COMM_P2P, best_lean = CP_COMM_P2P;
+    double p2p_s = 0, best_s = 0, lean_s = 0;
+    if (x->fix.cp_comm >= 0 || x->fix.cp_a2a > 0 || x->s.cp <= 1) {
         types[0] = x->s.cp_comm;
         return 1;
     }
     types[n++] = CP_COMM_P2P;
     for (int t = CP_COMM_P2P + 1; t < CP_COMM_COUNT; t++) {
         x->s.cp_comm = (cp_comm_type)t;
-        if (knob_rule(x->m, &x->s, KNOB_CP_COMM, NULL) != PLANNER_OK)
+        x->s.cp_a2a = t == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
+        if (!knob_stack_allows(st, KNOB_CP_COMM, t) ||
+            knob_rule(x->m, &x->s, KNOB_CP_COMM, NULL) != PLANNER_OK)
             continue;
         valid++;
         if (x->exhaustive || x->m->uneven) {
             types[n++] = t;
         } else {
             double ts = cp_layer_s(x, (cp_comm_type)t);
-            if (best_s == 0)
-                best_s = cp_layer_s(x, CP_COMM_P2P);
+            if (p2p_s == 0)
+                p2p_s = best_s = lean_s = cp_layer_s(x, CP_COMM_P2P);
             if (ts < best_s) {
                 best = (cp_comm_type)t;
                 best_s = ts;
             }
+            if (t != CP_COMM_ALLGATHER && ts < lean_s) {
+                best_lean = (cp_comm_type)t;
+                lean_s = ts;
+            }
         }
     }
     x->s.cp_comm = CP_COMM_P2P;
+    x->s.cp_a2a = 0;
     if (!x->exhaustive && !x->m->uneven) {
         if (best != CP_COMM_P2P)
             types[n++] = best;
+        if (best == CP_COMM_ALLGATHER && best_lean != CP_COMM_P2P)
+            types[n++] = best_lean;
         x->pruned += valid - (n - 1);
     }
     return n;
@@ -1139,11 +1182,12 @@ static void search_block(search_ctx *x)
                             for (int ti = 0; ti < nt * (epo ? 2 : 1) && !stop(x); ti++) {
                                 int f1;
                                 x->s.cp_comm = (cp_comm_type)types[epo ? ti / 2 : ti];
+                                x->s.cp_a2a = x->s.cp_comm == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
                                 if (epo)
                                     x->s.ep_comm_overlap = ti % 2 == 0;
                                 x->s.recompute_layers = layers;
                                 if ((f1 = try_strategy(x)) > fit)
-                                    fit = f1;   /* the same memory: the same fit */
+                                    fit = f1;   /* p2p's fit: no type holds less */
                                 if (f1 == 0 && rc == RC_LEVEL_NONE &&
                                     objective_score(x, &x->s, &x->e) > bound)
                                     bound = objective_score(x, &x->s, &x->e);
