@@ -59,6 +59,12 @@ typedef struct search_options {
     goodput_options goodput;          /* failures, checkpoints, tokens, price
                                          (the goodput objectives and reports) */
     bool report_goodput;              /* outputs show time to train & co */
+    bool validated_only;              /* knobs --fix leaves free take only
+                                         the values measured runs validate
+                                         (model/knobs.h validation table):
+                                         validate predicts a run on what
+                                         it can have run, not on a knob its
+                                         source does not mention */
     const strategy *layout;           /* borrowed: a pinned --pipeline-model-
                                          parallel-layout (its pp, vpp and
                                          layout_layers: strategy_layout_parse);

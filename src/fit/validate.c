@@ -232,14 +232,6 @@ static int load_parallel(jctx *j, json_t *jp, json_t *unpub, validation_run *r)
             else
                 return jfail(j, "recompute", "expected none, selective, full or null, got ", rc);
         }
-        /* "full" recomputes every layer, published or searched: no run of
-         * the corpus publishes block or uniform recompute of part of the
-         * layers, and searching it where the mode is unpublished would rest
-         * the corpus's predictions on an unvalidated knob (it moved 17
-         * predictions, FP8 MAPE 8.0% -> 6.5%, MoE 27.6% -> 28.2%, and left
-         * volta.gemm_eff undetermined in `planner calibrate`) */
-        r->fix.recompute_layers = 0;
-        r->fix.recompute_modules = RC_MOD_CORE_ATTN;   /* Megatron's selective default */
     }
     r->gbs = gbs;
     return 0;
@@ -584,6 +576,15 @@ planner_status validation_predict(plan *best, const validation_run *r, const cos
     opts.gbs = r->gbs;
     opts.seq_len = r->m->seq_len;
     opts.layout = r->layout;
+    /* Every knob value no measured run validates (model/knobs.c's table) is
+     * off unless the run publishes it: a run is predicted on what its source
+     * says it ran, not on a knob it does not mention.  Searching them moved
+     * the corpus onto unvalidated costs: block recompute of part of the
+     * layers moved 17 predictions (FP8 MAPE 8.0% -> 6.5%, MoE 27.6% ->
+     * 28.2%) and left volta.gemm_eff undetermined in `planner calibrate`;
+     * the MoE all-to-all overlap took 34 of the 39 MoE rows (MoE max 83.5%
+     * -> 101.0%); ZeRO-2 took Llama 3 8B and 70B FP8 rows on H100. */
+    opts.validated_only = true;
     memset(&res, 0, sizeof res);
     st = search_run(&res, r->m, r->c, p, &opts, err);
     if (st == PLANNER_OK && res.n_top > 0)

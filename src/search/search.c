@@ -33,7 +33,10 @@
  *   stack allowing; P6); a2a+p2p's cp_a2a the largest in one NVLink domain
  *   overlap_grad_reduce when dp * cp > 1; overlap_param_gather when also
  *   zero >= 1; tp_comm_overlap when sp (unless --fix pins them; recompute_layers
- *   and recompute_method: their --fix values with full recompute).  A --fix value replaces a knob's
+ *   and recompute_method: their --fix values with full recompute).
+ *   Every list and derived flag holds only the values the software stack has
+ *   and, with opts.validated_only (validate), that a measured run validates
+ *   (space_allows).  A --fix value replaces a knob's
  *   list by that one value (outside the limits above too: tp=16 on 8-GPU
  *   nodes is evaluated) and strategy_check() judges it.
  *
@@ -605,16 +608,25 @@ static int group_tp_limit(const node_group *g)
     return lim < 1 ? 1 : lim;
 }
 
-/* Drops from l the values of knob k the cluster's software stack lacks
- * (inputs/stack.c); a list of a --fix value (`fixed`) is kept as given. */
+/* Whether the search may give a free knob k the value v: the cluster's
+ * software stack has it (inputs/stack.c), and, with
+ * search_options.validated_only, a measured run validates it
+ * (model/knobs.c's validation table). */
+static bool space_allows(const search_ctx *x, knob_id k, int v)
+{
+    return knob_stack_allows(stack_get(x->c->stack), k, v) &&
+           (!x->o->validated_only || knob_value_validated(k, v));
+}
+
+/* Drops from l the values of knob k outside the space (space_allows); a
+ * list of a --fix value (`fixed`) is kept as given. */
 static void stack_filter(const search_ctx *x, int_list *l, knob_id k, bool fixed)
 {
-    const stack_spec *st = stack_get(x->c->stack);
     int n = 0;
     if (fixed)
         return;
     for (int i = 0; i < l->n; i++)
-        if (knob_stack_allows(st, k, l->v[i]))
+        if (space_allows(x, k, l->v[i]))
             l->v[n++] = l->v[i];
     l->n = n;
 }
@@ -643,12 +655,11 @@ static int hcp_a2a(const search_ctx *x)
 }
 
 /* Fills the knobs of x->s that follow from the others: the overlap flags
- * are on where the rules and the software stack allow. */
+ * are on where the rules and the space (space_allows) allow. */
 static void set_derived(search_ctx *x)
 {
     strategy *s = &x->s;
     const strategy_constraints *f = &x->fix;
-    const stack_spec *st = stack_get(x->c->stack);
     int shard = s->dp * s->cp;
     s->gbs = x->gbs;
     s->seq_len = x->seq_len;
@@ -661,22 +672,21 @@ static void set_derived(search_ctx *x)
                            : s->recompute_modules > 0 ? s->recompute_modules : RC_MOD_CORE_ATTN;
     s->overlap_grad_reduce = f->overlap_grad_reduce >= 0
                                  ? f->overlap_grad_reduce != 0
-                                 : shard > 1 && knob_stack_allows(st, KNOB_OVERLAP_GRAD_REDUCE, 1);
+                                 : shard > 1 && space_allows(x, KNOB_OVERLAP_GRAD_REDUCE, 1);
     s->overlap_param_gather =
         f->overlap_param_gather >= 0
             ? f->overlap_param_gather != 0
-            : shard > 1 && s->zero >= 1 && knob_stack_allows(st, KNOB_OVERLAP_PARAM_GATHER, 1);
+            : shard > 1 && s->zero >= 1 && space_allows(x, KNOB_OVERLAP_PARAM_GATHER, 1);
     s->tp_comm_overlap = f->tp_comm_overlap >= 0
                              ? f->tp_comm_overlap != 0
-                             : s->sp && s->tp > 1 && knob_stack_allows(st, KNOB_TP_COMM_OVERLAP, 1);
+                             : s->sp && s->tp > 1 && space_allows(x, KNOB_TP_COMM_OVERLAP, 1);
     s->cp_comm = f->cp_comm >= 0 ? (cp_comm_type)f->cp_comm
                  : f->cp_a2a > 0 ? CP_COMM_A2A_P2P : CP_COMM_P2P;
     s->cp_a2a = s->cp_comm == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
-    /* --overlap-moe-expert-parallel-comm wherever its rule and the stack
+    /* --overlap-moe-expert-parallel-comm wherever its rule and the space
      * allow (unvalidated: it ranks after a validated plan within a near-tie) */
-    s->ep_comm_overlap = f->ep_comm_overlap >= 0
-                             ? f->ep_comm_overlap != 0
-                             : knob_stack_allows(st, KNOB_EP_COMM_OVERLAP, 1);
+    s->ep_comm_overlap = f->ep_comm_overlap >= 0 ? f->ep_comm_overlap != 0
+                                                 : space_allows(x, KNOB_EP_COMM_OVERLAP, 1);
     if (f->ep_comm_overlap < 0 && knob_rule(x->m, s, KNOB_EP_COMM_OVERLAP, NULL) != PLANNER_OK)
         s->ep_comm_overlap = false;
 }
@@ -709,7 +719,6 @@ static double cp_layer_s(search_ctx *x, cp_comm_type t)
  * stack allow. */
 static int cp_comm_list(search_ctx *x, int *types)
 {
-    const stack_spec *st = stack_get(x->c->stack);
     int n = 0, valid = 0;
     cp_comm_type best = CP_COMM_P2P, best_lean = CP_COMM_P2P;
     double p2p_s = 0, best_s = 0, lean_s = 0;
@@ -721,7 +730,7 @@ static int cp_comm_list(search_ctx *x, int *types)
     for (int t = CP_COMM_P2P + 1; t < CP_COMM_COUNT; t++) {
         x->s.cp_comm = (cp_comm_type)t;
         x->s.cp_a2a = t == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
-        if (!knob_stack_allows(st, KNOB_CP_COMM, t) ||
+        if (!space_allows(x, KNOB_CP_COMM, t) ||
             knob_rule(x->m, &x->s, KNOB_CP_COMM, NULL) != PLANNER_OK)
             continue;
         valid++;
@@ -865,11 +874,12 @@ static void block_lists_make(const search_ctx *x, block_lists *b)
         list_push(&b->zero, 0);
     }
     b->rc.n = 0;
-    for (int r = 0; r < RC_COUNT; r++)   /* levels whose mode the stack has (unless fixed) */
-        if (f->recompute < 0 ? knob_stack_allows(stack_get(x->c->stack), KNOB_RECOMPUTE,
-                                                 (int)rc_level_mode(r))
+    for (int r = 0; r < RC_COUNT; r++)   /* levels whose mode the space has (unless fixed) */
+        if (f->recompute < 0 ? space_allows(x, KNOB_RECOMPUTE, (int)rc_level_mode(r))
                              : f->recompute == (int)rc_level_mode(r))
-            if (r != RC_LEVEL_SEL_SAVE || (f->recompute_modules <= 0 && x->placement == NULL))
+            if (r != RC_LEVEL_SEL_SAVE ||
+                (f->recompute_modules <= 0 && x->placement == NULL &&
+                 space_allows(x, KNOB_RECOMPUTE_MODULES, rc_save_modules(x->m))))
                 list_push(&b->rc, r);
     stack_filter(x, &b->vpp, KNOB_VPP, f->vpp > 0);
     stack_filter(x, &b->sp, KNOB_SP, f->sp >= 0);
@@ -999,11 +1009,12 @@ static int chunk_layers_max(const search_ctx *x)
     return most;
 }
 
-/* Whether P7 searches block recompute's layer count (--fix leaves it free
- * and the method block). */
+/* Whether P7 searches block recompute's layer count (--fix leaves it free,
+ * the method block, and the space has it: space_allows). */
 static bool rc_layers_searched(const search_ctx *x)
 {
-    return x->fix.recompute_layers < 0 && x->fix.recompute_method != RECOMPUTE_UNIFORM;
+    return x->fix.recompute_layers < 0 && x->fix.recompute_method != RECOMPUTE_UNIFORM &&
+           space_allows(x, KNOB_RECOMPUTE_LAYERS, 1);
 }
 
 /* Whether a plan of objective `score` or less cannot enter the top N. */

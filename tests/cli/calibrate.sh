@@ -233,8 +233,12 @@ if [ -f ../shared/validation/published-runs.json ]; then
     better=$(sed -n 's/^calibrated beats its start .* on \([0-9]*\) of 7 sources$/\1/p' "$T/con3")
     # 3 since each run is on its software stack (issue 12): the plain fits on
     # 3 runs of SC21 Table 1, Table 2 and Korthikanti are refused (fewer runs
-    # than the generation's and the stack's constants) and keep the start
-    [ -n "$better" ] && [ "$better" -ge 3 ] ||
+    # than the generation's and the stack's constants) and keep the start;
+    # 2 since validate leaves unvalidated knob values out (ZeRO-2 no longer
+    # given to the FP8 rows): the 3 middle runs of Megatron-Bridge 25.11
+    # (one per GPU generation) no longer exercise a constant enough to fit
+    # (12.4% -> 13.7% at the start, kept)
+    [ -n "$better" ] && [ "$better" -ge 2 ] ||
         fail "calibrate-on 3 beats the defaults on '$better' of 7 sources: $(cat "$T/con3")"
 else
     echo "SKIP calibrate.sh calibrate-on 3 on the corpus: ../shared/validation/published-runs.json absent"
