@@ -10,7 +10,8 @@
  * misses on the mix); more bandwidth never predicts a slower step; AMP's
  * 12 V100 + 4 T4 evaluates every tp x pp x dp over its 16 GPUs (pp 1 and 2
  * gave 0 candidates before); DP and ILP give the same bottleneck on a mixed
- * stage.
+ * stage; interleaving (the placer's split chunked) and cp > 1 are searched
+ * on stages across groups.
  */
 #include <math.h>
 #include <stdio.h>
@@ -253,6 +254,88 @@ START_TEST(amp_every_layout_evaluates)
 }
 END_TEST
 
+/* AMP's search on 16 GPUs with fixed knobs, pruned or exhaustive. */
+static planner_status amp_search(const model *m, const cluster *c, int tp, int pp, int cp,
+                                 int vpp, bool exhaustive, search_result *r)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params p;
+    search_options o;
+    cost_params_default(&p);
+    search_options_default(&o);
+    o.gbs = m->global_batch;
+    o.seq_len = m->seq_len;
+    o.top_n = 3;
+    o.exhaustive = exhaustive;
+    o.fix.gpus = 16;
+    o.fix.tp = tp;
+    o.fix.pp = pp;
+    o.fix.cp = cp;
+    o.fix.vpp = vpp;
+    return search_run(r, m, c, &p, &o, &err);
+}
+
+/* Interleaving and context parallelism on stages spanning node groups
+ * (search.c place_interleaved, cp_list): AMP's 12 V100 + 4 T4 with
+ * megatron-core (its own stack, DeepSpeed, has neither).  pp 2: stage 0
+ * spans the 4 T4 and 4 V100, and the placer gives it 3 of the 24 layers;
+ * vpp 2 chunks each rank's layers (3 = 2 + 1: a
+ * --pipeline-model-parallel-layout) with the same split, and the
+ * interleaved schedule's bubble is the smaller.  With vpp free, the pruned
+ * search finds the exhaustive winner.  cp 2 at pp 1: one stage over all 16
+ * GPUs exchanging K/V.  Before, each of these gave no plan across the
+ * groups (vpp > 1 and cp > 1 were not searched there). */
+START_TEST(interleaving_and_cp_across_groups)
+{
+    model *m = load_model("configs/amp-gpt2.json");
+    planner_error err = PLANNER_ERROR_INIT;
+    cluster *c = NULL;
+    search_result r1, r2, a, b;
+    planner_error rule;
+    const strategy *s;
+    ck_assert(cluster_load(&c, "clusters/amp-3xp3-1xg4dn.yaml", &err) == PLANNER_OK);
+    c->stack = STACK_MEGATRON_CORE;
+    ck_assert_int_eq(amp_search(m, c, 4, 2, 1, 1, false, &r1), PLANNER_OK);
+    ck_assert_int_eq(amp_search(m, c, 4, 2, 1, 2, false, &r2), PLANNER_OK);
+    s = &r2.top[0].s;
+    ck_assert_int_eq(s->vpp, 2);
+    ck_assert_int_ge(s->n_mixes, 1);
+    ck_assert_int_eq(strategy_check(m, s, tu_err(&rule)), PLANNER_OK);
+    ck_assert_int_eq(s->stage[0].n_layers, 3);
+    ck_assert_int_eq(s->stage[1].n_layers, 21);
+    ck_assert(s->layout);
+    ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 0, 0, NULL), 2);
+    ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 0, 1, NULL), 1);
+    ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 1, 0, NULL), 11);
+    ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 1, 1, NULL), 10);
+    ck_assert_int_eq(r1.top[0].s.stage[0].n_layers, 3);
+    ck_assert(r2.top[0].e.feasible && r1.top[0].e.feasible);
+    ck_assert_double_lt(r2.top[0].e.time.bubble_s, r1.top[0].e.time.bubble_s);
+    search_result_free(&r1);
+    search_result_free(&r2);
+    /* vpp searched: pruned == exhaustive */
+    ck_assert_int_eq(amp_search(m, c, -1, 2, 1, -1, false, &a), PLANNER_OK);
+    ck_assert_int_eq(amp_search(m, c, -1, 2, 1, -1, true, &b), PLANNER_OK);
+    ck_assert(a.candidates <= b.candidates);
+    ck_assert_msg(memcmp(&a.top[0].s, &b.top[0].s, sizeof a.top[0].s) == 0,
+                  "pruned tp%d vpp%d mbs%d, exhaustive tp%d vpp%d mbs%d", a.top[0].s.tp,
+                  a.top[0].s.vpp, a.top[0].s.mbs, b.top[0].s.tp, b.top[0].s.vpp, b.top[0].s.mbs);
+    search_result_free(&a);
+    search_result_free(&b);
+    /* cp 2 over the 16 GPUs */
+    ck_assert_int_eq(amp_search(m, c, -1, 1, 2, -1, false, &r1), PLANNER_OK);
+    s = &r1.top[0].s;
+    ck_assert_int_eq(s->cp, 2);
+    ck_assert_int_eq(s->n_mixes, 1);
+    ck_assert_int_eq(s->mix[0].n, 2);
+    ck_assert(r1.top[0].e.time.cp_comm_s > 0);
+    ck_assert_int_eq(strategy_check(m, s, tu_err(&rule)), PLANNER_OK);
+    search_result_free(&r1);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 START_TEST(dp_and_ilp_agree_on_mixed_stage)
 {
     /* pp 2, tp 1, dp 8 on p3 then g4dn: stage 1 is 4 V100 + 4 T4; one
@@ -298,6 +381,7 @@ int main(void)
     tcase_add_test(tc, more_bandwidth_never_slower);
     tcase_add_test(tc, amp_every_layout_evaluates);
     tcase_add_test(tc, dp_and_ilp_agree_on_mixed_stage);
+    tcase_add_test(tc, interleaving_and_cp_across_groups);
     suite_add_tcase(su, tc);
     return tu_run_suite(su);
 }

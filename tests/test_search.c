@@ -1162,9 +1162,10 @@ START_TEST(work_limit_stops_and_says_so)
         search_options_default(&o);
         o.gbs = m->global_batch;
         o.seq_len = m->seq_len;
-        /* 40% of the default: Llama 3 70B on mixed3x1024 takes 667M steps with
-         * the stages spanning groups (605M without) */
-        o.work_limit = SEARCH_WORK_LIMIT_DEFAULT * 0.4;
+        /* half the default: Llama 3 70B on mixed3x1024 takes 876M steps with
+         * interleaving on stages spanning groups (786M without, main 1233bd4;
+         * 667M before that) */
+        o.work_limit = SEARCH_WORK_LIMIT_DEFAULT * 0.5;
         ck_assert_msg(search_run(&res, m, c, &p, &o, &err) == PLANNER_OK, "%s on %s: %s %s",
                       shipped[i][0], shipped[i][1], err.msg, res.advice);
         ck_assert_msg(!res.limited && res.work > 0, "%s on %s: limited (%.0f steps)",

@@ -73,7 +73,7 @@ typedef struct search_options {
 } search_options;
 
 /* The default work limit: a few seconds on one core.  Every shipped model
- * and cluster needs under a third of it (test_search); a 4,096-layer model over
+ * and cluster needs under half of it (test_search); a 4,096-layer model over
  * 64 node groups of 10^6 GPUs needs hundreds of times more. */
 #define SEARCH_WORK_LIMIT_DEFAULT 2e9
 
@@ -88,6 +88,19 @@ typedef struct search_options {
  * ring's p2p exchange no longer hides behind the attention block it overlaps,
  * Megatron-Core's context_parallel docs).  --fix cp=N goes below it. */
 #define SEARCH_CP_MIN_TOKENS 2048
+
+/* The largest vpp searched on placements across node groups (powers of two
+ * up to it; --fix vpp=N goes beyond): every value costs another pass over
+ * the placements' blocks (Llama 3 70B on mixed3x1024: 786M work on main
+ * 1233bd4, 876M with vpp 2, 948M with vpp 4, which gains 1.3% more on
+ * h100-a100-mixed and nothing on mixed3x1024). */
+#define SEARCH_PLACED_VPP_MAX 2
+
+/* The shortest sequence slice a context-parallel rank is searched with on
+ * placements across node groups: every cp doubles the placements' blocks,
+ * and at 2,048 tokens per rank Llama 3 70B on mixed3x1024 took 1.6e9 of the
+ * 2e9 default work (cp 1 and 2) for 1.6% over cp 1.  --fix cp=N goes below. */
+#define SEARCH_PLACED_CP_MIN_TOKENS 4096
 
 /* "Don't recommend what you can't predict": a plan that uses a knob value
  * no measured run validates (model/knobs.h, knobs_validated) ranks as if

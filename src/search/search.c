@@ -10,8 +10,7 @@
  *   tp   powers of two up to the group's NVLink domain (max of GPUs per node
  *        and the catalog's nvlink_domain), dividing heads and kv_heads
  *   cp   powers of two with seq % (2 cp) == 0 (Megatron's load-balanced
- *        causal CP: 2 cp chunks) and seq / cp >= SEARCH_CP_MIN_TOKENS;
- *        1 on placements across node groups (unless fixed)
+ *        causal CP: 2 cp chunks) and seq / cp >= SEARCH_CP_MIN_TOKENS
  *   ep   1 (dense); MoE: divisors of the experts
  *        that divide tp cp dp (experts not tensor-parallel, strategy.c)
  *   pp   1..layers with tp * cp * pp dividing N;  dp = N / (tp cp pp); when
@@ -23,7 +22,9 @@
  *        d > 1 with (layers + 2) % (pp d) == 0: Megatron's
  *        --account-for-embedding/loss-in-pipeline-split, the embedding and
  *        the loss one layer each (strategy_split_account; Llama 3.1 405B's
- *        126 layers at pp 8: vpp 2, 4, 8, 16)
+ *        126 layers at pp 8: vpp 2, 4, 8, 16); on placements across node
+ *        groups powers of two up to SEARCH_PLACED_VPP_MAX and layers / pp
+ *        (place_interleaved)
  *   sp   on, off (tp > 1 only)   recompute none, selective (core_attn; then the
  *        memory-saving modules of the model, rc_save_modules), full; with full
  *        recompute_layers 0 (every layer) and the fewest layers per chunk N
@@ -75,6 +76,11 @@
  *      uneven layers.
  *   P5 dp * cp = 1: ZeRO stages 1-3 shard over one rank, the same plan as
  *      zero 0; only zero 0 is enumerated (unless zero is fixed).
+ *   P9 vpp > 1 on placements across node groups (interleaving the
+ *      placer's vpp-1 split, place_interleaved; no full recompute, whose
+ *      block variants P7 searches): skipped when the vpp-1 plan with the
+ *      same other knobs could not rank even without its pipeline bubble
+ *      (flat_bound; throughput only).
  *   P7 block recompute: once full recompute of every layer fits, block N
  *      for N = 1 .. n - 1 (n: the most layers of a chunk): memory is
  *      non-increasing and time non-decreasing in N, so only the fewest that
@@ -280,6 +286,58 @@ static int place_layout(search_ctx *x, strategy *s, char *why, int why_size)
     return 0;
 }
 
+static int place_split(search_ctx *x, strategy *s, const placement *pl, char *why, int why_size);
+
+/* Interleaving on a placement across node groups: the placer splits the
+ * layers over the pp ranks as without virtual stages (its balance of the
+ * ranks' GPU types and memory), then each rank's n layers become vpp
+ * chunks: n / vpp each when every rank's count divides (Megatron's uneven
+ * split with equal chunks within a rank, strategy_chunk_layers), otherwise
+ * a --pipeline-model-parallel-layout of n / vpp or n / vpp + 1 layers per
+ * virtual stage (Megatron-Core pipeline_parallel_layer_layout.py takes any
+ * count per virtual stage).  The evaluation then schedules the chunks
+ * exactly; the split is the placer's choice for vpp 1, which ignores the
+ * interleaved schedule's smaller bubble and larger in-flight memory.  A
+ * rank with fewer layers than vpp: -1. */
+static int place_interleaved(search_ctx *x, strategy *s, const placement *pl, char *why,
+                             int why_size)
+{
+    int v = s->vpp, pp = s->pp, even = 1, first = 0;
+    s->vpp = 1;
+    if (place_split(x, s, pl, why, why_size) != 0) {
+        s->vpp = v;
+        return -1;
+    }
+    s->vpp = v;
+    if ((long)pp * v > STRATEGY_MAX_CHUNKS) {
+        snprintf(why, (size_t)why_size, "pp %d x vpp %d virtual stages exceed %d", pp, v,
+                 STRATEGY_MAX_CHUNKS);
+        return -1;
+    }
+    for (int i = 0; i < pp; i++) {
+        if (s->stage[i].n_layers < v) {
+            snprintf(why, (size_t)why_size, "stage %d holds %d layers, fewer than vpp %d", i,
+                     s->stage[i].n_layers, v);
+            return -1;
+        }
+        if (s->stage[i].n_layers % v != 0)
+            even = 0;
+    }
+    if (!even) {
+        s->layout = true;
+        for (int j = 0; j < v; j++)
+            for (int i = 0; i < pp; i++) {
+                int n = s->stage[i].n_layers;
+                s->layout_layers[j * pp + i] = (short)(n / v + (j < n % v ? 1 : 0));
+            }
+    }
+    for (int i = 0; i < pp; i++) {
+        strategy_chunk_layers(s, x->m->layers, i, 0, &first);
+        s->stage[i].first_layer = first;
+    }
+    return 0;
+}
+
 /* Places x->s's stages: the even split (search_place_stages) for a uniform
  * model on one group when pp divides the layers, as Megatron does by
  * default; otherwise the placer (placement.c): stages on the groups of
@@ -289,7 +347,6 @@ static int place(search_ctx *x, strategy *s, char *why, int why_size)
 {
     placement one;
     const placement *pl = x->placement;
-    int r;
     s->account_embedding = s->account_loss = s->layout = false;
     if (x->o->layout != NULL)
         return place_layout(x, s, why, why_size);
@@ -319,6 +376,16 @@ static int place(search_ctx *x, strategy *s, char *why, int why_size)
         one.part[0].n_stages = s->pp;
         pl = &one;
     }
+    if (s->vpp > 1 && x->placement != NULL)
+        return place_interleaved(x, s, pl, why, why_size);
+    return place_split(x, s, pl, why, why_size);
+}
+
+/* The placer's split of x->s's layers over placement pl (vpp 1).  0, or -1
+ * (why; x->oom, x->limited). */
+static int place_split(search_ctx *x, strategy *s, const placement *pl, char *why, int why_size)
+{
+    int r;
     if (x->placer == NULL) {
         /* screening uses the DP; seam_refine() re-partitions with the ILP */
         x->placer = placer_new(x->m, x->c, x->p, false, x->o->ilp_time_limit_s);
@@ -847,6 +914,11 @@ static void block_lists_make(const search_ctx *x, block_lists *b)
             for (int d = 2; d <= (L + 2) / s->pp; d++)
                 if ((L % s->pp == 0 && (L / s->pp) % d == 0) || (L + 2) % (s->pp * d) == 0)
                     list_push(&b->vpp, d);
+        /* placements across node groups: the placer's split, chunked
+         * (place_interleaved), powers of two up to SEARCH_PLACED_VPP_MAX */
+        if (s->pp > 1 && x->placement != NULL)
+            for (int d = 2; d <= L / s->pp && d <= SEARCH_PLACED_VPP_MAX; d *= 2)
+                list_push(&b->vpp, d);
         /* neither split interleaves at this pp: the layouts of layout.c
          * (strategy_split_layout), every d with pp d virtual stages of at
          * least two units each (DeepSeek-V3's 61 layers at pp 8: vpp 2-4) */
@@ -970,6 +1042,19 @@ static bool block_may_fit(search_ctx *x, const block_lists *b, inner_key probe[Z
 }
 
 typedef unsigned char dead_table[2][ZERO_COUNT][RC_COUNT];
+
+/* P9's bound from x->e, a vpp-1 plan on a placement across node groups:
+ * its throughput with no pipeline bubble, tokens / (step - bubble).  Its
+ * interleaved variants (place_interleaved) keep the same split and every
+ * per-rank time; virtual stages shrink the bubble and add p2p, so none
+ * beats it.  -1 for other objectives (no bound). */
+static double flat_bound(const search_ctx *x)
+{
+    double busy = x->e.step_time_s - x->e.time.bubble_s;
+    if (x->o->obj != OBJECTIVE_THROUGHPUT || !(busy > 0))
+        return -1;
+    return x->e.tokens_per_s * x->e.step_time_s / busy * (1 + 1e-9);
+}
 
 /* P2/P3: whether (vpp index vi, sp, zero, rc) at the current mbs is known not
  * to fit, because a variant that needs no more memory did not fit at this or
@@ -1135,6 +1220,9 @@ static void search_block(search_ctx *x)
     for (int mi = 0; mi < b.mbs.n && !stop(x); mi++) {
         int mbs = b.mbs.v[mi];
         int mb = x->gbs / (x->s.dp * mbs);
+        double flat[2][ZERO_COUNT][RC_COUNT];   /* P9: vpp 1's bubble-free bound */
+        for (int q = 0; q < 2 * ZERO_COUNT * RC_COUNT; q++)
+            (&flat[0][0][0])[q] = -1;
         for (int vi = 0; vi < b.vpp.n && !stop(x); vi++) {
             int vpp = b.vpp.v[vi];
             if (!vpp_applies(x, vpp, mb))
@@ -1156,6 +1244,11 @@ static void search_block(search_ctx *x)
                         if (!x->exhaustive && rc == RC_LEVEL_SEL_SAVE && bound >= 0 &&
                             cannot_rank(x, bound)) {
                             x->pruned++;   /* P8: slower than no recompute, which cannot rank */
+                            continue;
+                        }
+                        if (!x->exhaustive && vpp > 1 && flat[sp][zero][rc] >= 0 &&
+                            cannot_rank(x, flat[sp][zero][rc])) {
+                            x->pruned++;                  /* P9 */
                             continue;
                         }
                         if (!x->exhaustive && known_not_to_fit(&b, dead, vi, sp, zero, rc)) {
@@ -1204,6 +1297,9 @@ static void search_block(search_ctx *x)
                                     bound = objective_score(x, &x->s, &x->e);
                                 if (f1 == 1 && rc == RC_LEVEL_FULL)
                                     search_rc_layers(x, bound);   /* P7, per K/V type */
+                                if (f1 >= 0 && vpp == 1 && rc != RC_LEVEL_FULL &&
+                                    x->placement != NULL && flat_bound(x) > flat[sp][zero][rc])
+                                    flat[sp][zero][rc] = flat_bound(x);
                             }
                         }
                         if (fit == 1 && !fitted) {        /* P4 */
@@ -1218,6 +1314,31 @@ static void search_block(search_ctx *x)
         }
     }
     pl_free(dead);
+}
+
+/* The cp degrees to search on n GPUs: the --fix value, else powers of two
+ * up to n with seq % (2 cp) == 0 and seq / cp >= min_tokens, those the
+ * stack has. */
+static void cp_list(const search_ctx *x, int_list *cps, int n, int min_tokens)
+{
+    const strategy_constraints *f = &x->fix;
+    cps->n = 0;
+    if (f->cp > 0)
+        list_push(cps, f->cp);
+    else
+        for (int c = 1; c <= n && (c == 1 || x->seq_len / c >= min_tokens); c *= 2)
+            if (c == 1 || x->seq_len % (2 * c) == 0)
+                list_push(cps, c);
+    stack_filter(x, cps, KNOB_CP, f->cp > 0);
+}
+
+/* The largest cp searched at min_tokens per rank (1 when none). */
+static int cp_searched_max(const search_ctx *x, int min_tokens)
+{
+    int cp_max = 1;
+    while (x->seq_len / (cp_max * 2) >= min_tokens)
+        cp_max *= 2;
+    return cp_max;
 }
 
 /* Enumerates every block of node group x->group with N = x->gpus. */
@@ -1238,14 +1359,7 @@ static void search_group(search_ctx *x)
             if (knob_tp_splits_heads(m, t))
                 list_push(&tps, t);
     }
-    cps.n = 0;
-    if (f->cp > 0)
-        list_push(&cps, f->cp);
-    else
-        for (int c = 1; c <= n && (c == 1 || x->seq_len / c >= SEARCH_CP_MIN_TOKENS); c *= 2)
-            if (c == 1 || x->seq_len % (2 * c) == 0)
-                list_push(&cps, c);
-    stack_filter(x, &cps, KNOB_CP, f->cp > 0);
+    cp_list(x, &cps, n, SEARCH_CP_MIN_TOKENS);
     if (f->pp > 0) {
         pps.n = 0;
         list_push(&pps, f->pp);
@@ -1296,8 +1410,9 @@ static void search_group(search_ctx *x)
  * (placement_enumerate: every order of every choice of groups, each group
  * hosting GPUs / (tp cp dp) stages, or counts adding up to a fixed pp).  tp
  * runs over the powers of two every group of the placement allows, dp over
- * the divisors of the global batch; interleaving is off (Megatron's virtual
- * stages need an even split).  Returns the blocks searched. */
+ * the divisors of the global batch, cp as on one group (cp_list);
+ * interleaving chunks the placer's split (place_interleaved).  Returns the
+ * blocks searched. */
 #define MAX_PLACEMENTS 1024
 static int search_placements(search_ctx *x)
 {
@@ -1305,15 +1420,17 @@ static int search_placements(search_ctx *x)
     const cluster *c = x->c;
     const strategy_constraints *f = &x->fix;
     int max_pp = m->layers < STRATEGY_MAX_STAGES ? m->layers : STRATEGY_MAX_STAGES;
-    int cp = f->cp > 0 ? f->cp : 1, fixed_vpp = x->fix.vpp, searched = 0, biggest = 0;
-    int_list tps, dps;
+    int searched = 0, biggest = 0, total = 0;
+    int_list tps, dps, cps;
     placement *pls;
 
-    if (c->n_groups < 2 || (f->vpp > 1))
+    if (c->n_groups < 2)
         return 0;
-    for (int g = 0; g < c->n_groups; g++)
+    for (int g = 0; g < c->n_groups; g++) {
         if (group_total_gpus(&c->group[g]) > biggest)
             biggest = group_total_gpus(&c->group[g]);
+        total += group_total_gpus(&c->group[g]);
+    }
     pls = pl_calloc(MAX_PLACEMENTS, sizeof *pls);
     if (pls == NULL) {
         x->oom = true;
@@ -1336,10 +1453,11 @@ static int search_placements(search_ctx *x)
         list_push(&dps, f->dp);
     else
         divisors(&dps, x->gbs, 1, biggest);
-    x->fix.vpp = 1;
+    cp_list(x, &cps, total, SEARCH_PLACED_CP_MIN_TOKENS);
+    for (int ci = 0; ci < cps.n && !stop(x); ci++)
     for (int ti = 0; ti < tps.n && !stop(x); ti++)
         for (int di = 0; di < dps.n && !stop(x); di++) {
-            int tp = tps.v[ti], dp = dps.v[di];
+            int tp = tps.v[ti], dp = dps.v[di], cp = cps.v[ci];
             /* a fixed pp admits many count vectors: the first 128 in
              * enumeration order (earlier groups with fewer stages first) */
             int n = placement_enumerate(c, tp, cp, dp, f->pp > 0 ? f->pp : max_pp, f->pp, pls,
@@ -1371,7 +1489,6 @@ static int search_placements(search_ctx *x)
             }
         }
     x->placement = NULL;
-    x->fix.vpp = fixed_vpp;
     pl_free(pls);
     return searched;
 }
@@ -1742,7 +1859,7 @@ static void note_not_searched(const search_ctx *x, search_result *res)
 {
     const strategy_constraints *f = &x->o->fix;
     char fixed[SEARCH_NOT_SEARCHED_LEN] = "", v[32];
-    int cp_max = 1;
+    int cp_max = cp_searched_max(x, SEARCH_CP_MIN_TOKENS);
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         strategy s;
@@ -1761,18 +1878,23 @@ static void note_not_searched(const search_ctx *x, search_result *res)
         appendf(fixed, sizeof fixed, "%sgpus=%d", fixed[0] ? "," : "", f->gpus);
     if (fixed[0])
         not_searched(res, "other values of %s (--fix)", fixed);
-    while (x->seq_len / (cp_max * 2) >= SEARCH_CP_MIN_TOKENS)
-        cp_max *= 2;
     if (f->cp <= 0)
         not_searched(res, "cp > %d (under %d tokens per rank; --fix cp=N tries it)", cp_max,
                      SEARCH_CP_MIN_TOKENS);
+    if (f->cp <= 0 && x->c->n_groups > 1 &&
+        cp_searched_max(x, SEARCH_PLACED_CP_MIN_TOKENS) < cp_max)
+        not_searched(res, "cp > %d on stages across node groups (under %d tokens per rank "
+                     "there; --fix cp=N tries it)", cp_searched_max(x, SEARCH_PLACED_CP_MIN_TOKENS),
+                     SEARCH_PLACED_CP_MIN_TOKENS);
+    if (f->vpp <= 0 && x->c->n_groups > 1)
+        not_searched(res, "vpp > %d on stages across node groups (--fix vpp=N tries it)",
+                     SEARCH_PLACED_VPP_MAX);
     if (f->recompute_method < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_FULL))
         not_searched(res, "uniform recompute in groups of N layers (no faster than full "
                      "recompute; --fix recompute_method=uniform,recompute_layers=N)");
-    if (x->c->n_groups > 1 && (f->cp <= 0 || f->ep <= 0 || f->vpp <= 0 ||
-                               f->recompute_modules <= 0))
-        not_searched(res, "cp, ep, vpp > 1 and selective recompute beyond core attention on "
-                     "stages across node groups");
+    if (x->c->n_groups > 1 && (f->ep <= 0 || f->recompute_modules <= 0))
+        not_searched(res, "ep > 1 and selective recompute beyond core attention on stages "
+                     "across node groups");
     if (x->pruned > 0)
         not_searched(res, "%ld pruned candidates (a variant needing no more memory did not "
                      "fit, or a faster one did)", x->pruned);
