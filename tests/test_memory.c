@@ -148,6 +148,55 @@ START_TEST(stage_expert_states_shard_over_edp)
 }
 END_TEST
 
+/* torchtitan's op-level SAC (memory_op_sac_bytes), per token by hand:
+ * Llama 3.1 8B (h 4096, 32 heads of 128, kv 8, f 14336), t 1: input 8192,
+ * wq 8192, wv 2048, w1 28672, w2 8192 (the 1st, 3rd, 5th, 7th mm), SDPA
+ * output 8192 + logsumexp 4 x 32 = 128: 63,616 B.  Llama 3.1 70B (h 8192,
+ * 64 heads, kv 8, f 28672) at t 8 with SP: input 2048, wq 2048, wv 256,
+ * w1 7168, w2 16384 (its partial sums, full width), SDPA 2048 + 32, the two
+ * reduce-scatter outputs 4096: 34,080 B.  A GeLU MLP has 6 mms: wq, wv, w1
+ * saved, w2 not: 8192 + 8192 + 2048 + 28672 + 8192 + 128 = 55,424 B. */
+START_TEST(op_sac_bytes)
+{
+    model m = {0};
+    layer_spec l8 = {4096, 32, 8, 128, 14336, false, 0, 0};
+    layer_spec l70 = {8192, 64, 8, 128, 28672, false, 0, 0};
+    m.act = ACT_SWIGLU;
+    ck_assert_rel(memory_op_sac_bytes(&m, &l8, 16384, 1, false), 63616.0 * 16384, 1e-15);
+    ck_assert_rel(memory_op_sac_bytes(&m, &l70, 131072, 8, true), 34080.0 * 131072, 1e-15);
+    m.act = ACT_GELU;
+    ck_assert_rel(memory_op_sac_bytes(&m, &l8, 1, 1, false), 55424.0, 1e-15);
+}
+END_TEST
+
+/* The loss's working set (memory_loss_bytes).  Megatron: 4 B per fp32
+ * logit.  torchtitan, t 1, Llama 3.1 8B at 16,384 tokens: 12 B x 16384 x
+ * 128256 logits + the final norm's 8 h = 32,768 B per token: 25,753,026,560
+ * B.  t 8 with SP, Llama 3.1 70B at 131,072 tokens: 16 B x 131072 x 16032
+ * = 33,621,540,864 + (8 x 8192 / 8 + 2 x 8192) x 131072 = 36,842,766,336 B. */
+START_TEST(loss_bytes)
+{
+    ck_assert_rel(memory_loss_bytes(STACK_LOSS_FP32_LOGITS, 4096, 50000, 4096, 2, true),
+                  4.0 * 4096 * 25000, 1e-15);
+    ck_assert_rel(memory_loss_bytes(STACK_LOSS_EAGER_UPCAST, 16384, 128256, 4096, 1, false),
+                  25753026560.0, 1e-15);
+    ck_assert_rel(memory_loss_bytes(STACK_LOSS_EAGER_UPCAST, 131072, 128256, 8192, 8, true),
+                  36842766336.0, 1e-15);
+}
+END_TEST
+
+/* FSDP2's gathered 16-bit weights: at pp 1 the root and two blocks (Llama
+ * 3.1 8B: 1,050,677,248 root + 2 x 218,112,000 block parameters, 2 B:
+ * 2,973,802,496 B); at pp > 1 the whole stage (1e9 parameters: 2e9 B). */
+START_TEST(fsdp2_unsharded)
+{
+    ck_assert_rel(memory_fsdp2_unsharded_bytes(2, 1050677248.0, 218112000.0, 8e9, 1),
+                  2973802496.0, 1e-15);
+    ck_assert_rel(memory_fsdp2_unsharded_bytes(2, 1050677248.0, 218112000.0, 1e9, 4), 2e9,
+                  1e-15);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("memory");
@@ -159,6 +208,9 @@ int main(void)
     tcase_add_test(tc, inflight_interleaved);
     tcase_add_test(tc, stage_breakdown_sums);
     tcase_add_test(tc, stage_expert_states_shard_over_edp);
+    tcase_add_test(tc, op_sac_bytes);
+    tcase_add_test(tc, loss_bytes);
+    tcase_add_test(tc, fsdp2_unsharded);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -223,7 +223,8 @@ END_TEST
  * counted by hand (columns in characters, 1-based). */
 /* The run's software stack: its own "stack" wins; without one, its source
  * names it (fit/run_stacks.c: SC21's PTD-P rows Megatron-LM 2021, its
- * ZeRO-3 rows DeepSpeed by their ids); an unknown source is megatron-core;
+ * ZeRO-3 rows DeepSpeed by their ids, torchtitan's benchmarks pytorch-fsdp2);
+ * an unknown source is megatron-core;
  * an unknown name is an error at its position with a suggestion. */
 START_TEST(run_stack_from_field_or_source)
 {
@@ -233,6 +234,8 @@ START_TEST(run_stack_from_field_or_source)
         {"", "Narayanan et al., SC21, Table 2", "sc21_t2_zero3_1", STACK_DEEPSPEED},
         {"", "NVIDIA/Megatron-LM README (Sep 2020), tables", "x", STACK_MEGATRON_LM_2020},
         {"\"stack\": \"pytorch-fsdp2\", ", "Narayanan et al.", "x", STACK_PYTORCH_FSDP2},
+        {"", "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md", "x",
+         STACK_PYTORCH_FSDP2},
     };
     char run[4096], buf[4600];
     const char *at;
@@ -511,11 +514,14 @@ START_TEST(memory_corpus)
         ck_assert_double_eq_tol(res[i].mem_error, res[i].mem_predicted_bytes /
                                 v->run[i].measured_peak_memory_bytes - 1.0, 1e-12);
     }
-    /* torchtitan Table 1, FSDP on 8 GPUs: 82.4 GiB measured, refused at
-     * 105.9 GiB */
+    /* torchtitan Table 1, FSDP on 8 GPUs: 82.4 GiB measured (reserved),
+     * refused at 105.9 GiB while the pytorch-fsdp2 stack was costed with
+     * Megatron's selective recompute and fp32 logits; with torchtitan's
+     * op-level SAC, its eager cross-entropy and FSDP2's gathered root and
+     * blocks (cost/memory.c) it runs, at 81.0 GiB */
     ck_assert_str_eq(v->run[0].id, "torchtitan_h100_llama31_8b_fsdp8");
-    ck_assert_int_eq(res[0].status, VALIDATION_INFEASIBLE);
-    ck_assert_double_eq_tol(res[0].mem_predicted_bytes / 1073741824.0, 105.9, 0.1);
+    ck_assert_int_eq(res[0].status, VALIDATION_OK);
+    ck_assert_double_eq_tol(res[0].mem_predicted_bytes / 1073741824.0, 81.0, 0.1);
     ck_assert_double_eq_tol(v->run[0].measured_peak_memory_bytes / 1073741824.0, 82.4, 1e-9);
     /* Table 2: 32,768 tokens per GPU at CP 1, 2, 4, 8 (FSDP 8, 4, 2, 1), the
      * same 84 GiB measured: the states shard over dp x cp, so the four are
@@ -526,11 +532,16 @@ START_TEST(memory_corpus)
         ck_assert_double_eq_tol(res[i].mem_predicted_bytes / res[2].mem_predicted_bytes, 1.0,
                                 0.005);
     }
-    ck_assert_int_eq(sum.mem_refused, 1);
-    ck_assert_msg(fabs(sum.mem_sum / sum.mem_cnt - 0.399) < 0.01, "memory MAPE %.1f%%",
+    /* issue 12's target: mean <= 5%, none under-predicted by more than 5%,
+     * none refused; bounded at what the model reaches (MAPE 1.1%, the most
+     * under-predicted -2.5%: the 70B FSDP 32 TP 8 row) */
+    for (i = 0; i < v->n; i++)
+        ck_assert_msg(res[i].mem_error > -0.05, "%s under-predicted %.1f%%", v->run[i].id,
+                      100 * res[i].mem_error);
+    ck_assert_int_eq(sum.mem_refused, 0);
+    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.012, "memory MAPE %.1f%%",
                   100 * sum.mem_sum / sum.mem_cnt);
-    ck_assert_msg(fabs(sum.mem_min_signed + 0.437) < 0.01, "most under %.1f%%",
-                  100 * sum.mem_min_signed);
+    ck_assert_msg(sum.mem_min_signed >= -0.026, "most under %.1f%%", 100 * sum.mem_min_signed);
     pl_free(res);
     validation_free(v);
 }

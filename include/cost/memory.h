@@ -3,6 +3,7 @@
 #define PLANNER_MEMORY_H
 
 #include "inputs/model.h"
+#include "inputs/stack.h"
 #include "model/strategy.h"
 
 /* Model-state bytes per parameter on one GPU. */
@@ -66,6 +67,64 @@ double memory_inflight(int pp, int vpp, int microbatches, int rank);
  * pattern repeats per group).  Equal chunks: memory_inflight() x their sum. */
 double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
                               const double *chunk_act_bytes);
+
+/* torchtitan's op-level selective activation checkpointing (stack memory
+ * kind STACK_SEL_OP_POLICY; torchtitan 9dec370 torchtitan/parallelisms/
+ * parallelize_llama.py _apply_ac_to_transformer_block, selective_ac_option
+ * "op"): each transformer block runs under torch.utils.checkpoint with a
+ * policy that saves (MUST_SAVE) the outputs of aten.mm except every second
+ * one counted from the block's start, of SDPA (flash or efficient) and of
+ * reduce_scatter_tensor, and recomputes the rest; the checkpoint keeps its
+ * input.  Bytes one dense block keeps per micro-batch of `tokens` tokens on
+ * one GPU, 16-bit outputs (a Float8 linear's mm returns 16 bits):
+ *   input 2 h / (sp ? t : 1);
+ *   the mm outputs in the block's order (torchtitan models/llama/model.py:
+ *     wq, wk, wv, wo, w1, [w3 if gated], w2), the 1st, 3rd, 5th and 7th
+ *     saved: the column-parallel ones 2 width / t, the row-parallel wo and
+ *     w2 2 h (their partial sums before the reduce, full width);
+ *   SDPA: its output 2 q / t and the fp32 logsumexp 4 heads / t;
+ *   with SP at t > 1 the two reduce-scatter outputs, 2 h / t each.
+ * Llama 3.1 8B (h 4096, q 4096, kv 1024, f 14336, 32 heads), t 1, per token:
+ * 8192 + 8192 (wq) + 2048 (wv) + 28672 (w1) + 8192 (w2) + 8192 + 128 (SDPA)
+ * = 63,616 B (a layer without recompute keeps 147,456 B by Korthikanti's
+ * count, transformer.c).  MoE layers are not covered (the caller keeps
+ * Megatron's selective for them). */
+double memory_op_sac_bytes(const model *m, const layer_spec *l, double tokens, int tp, bool sp);
+
+/* The loss's working set on the last stage, one micro-batch of `tokens`
+ * tokens on one GPU, by the stack's loss kind:
+ *   STACK_LOSS_FP32_LOGITS: the fp32 logits, 4 B x tokens x vocab / t;
+ *   STACK_LOSS_EAGER_UPCAST (torchtitan 9dec370 train.py loss_fn:
+ *     cross_entropy(pred.flatten(0, 1).float(), labels), `del pred` before
+ *     backward): at t 1 the backward holds the saved fp32 log-softmax, the
+ *     nll_loss gradient and the log_softmax gradient, 12 B per logit (the
+ *     forward's bf16 logits + fp32 copy + log-softmax, 10 B, is less); at
+ *     t > 1 PyTorch's loss_parallel (torch/distributed/tensor/parallel/
+ *     loss.py): the forward's bf16 + fp32 copy + shifted + exp(shifted),
+ *     14 B, the backward's saved log-softmax + zeros + exp(x) + their sum,
+ *     16 B per logit.  Plus the final RMSNorm's saved tensors (torchtitan
+ *     models/norms.py RMSNorm in eager: the fp32 input, the 16-bit
+ *     normalized and output, 8 h / (sp ? t : 1) B per token) and at t > 1
+ *     the output layer's all-gathered input (ColwiseParallel from Shard(1)),
+ *     2 h per token. */
+double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hidden, int tp,
+                         bool sp);
+
+/* FSDP2's unsharded 16-bit parameters on one GPU (STACK_GATHER_FSDP2;
+ * torch.distributed.fsdp fully_shard with MixedPrecisionPolicy param_dtype
+ * bf16, as torchtitan 9dec370 apply_fsdp wraps it): at pp 1 the root module
+ * (embedding, final norm, output: "for the root, do not reshard after
+ * forward", torch/distributed/_composable/fsdp/_fsdp_state.py
+ * FSDPState._lazy_init, now under torch/distributed/fsdp/_fully_shard/)
+ * stays gathered through the step, and
+ * one block is gathered while the next is prefetched:
+ *   weight_bytes x (root_params + 2 block_params);
+ * with pipelining torchtitan sets reshard_after_forward=False (no
+ * all-gather per micro-batch): the whole stage stays gathered,
+ *   weight_bytes x stage_params.
+ * Parameter counts per GPU (after tp). */
+double memory_fsdp2_unsharded_bytes(double weight_bytes, double root_params,
+                                    double block_params, double stage_params, int pp);
 
 /* What a pipeline stage holds on one GPU: the inputs of memory_stage(). */
 typedef struct stage_memory_in {

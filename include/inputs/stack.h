@@ -47,6 +47,41 @@ typedef struct stack_knobs {
         cp, ep, vpp, ep_comm_overlap, cp_comm;
 } stack_knobs;
 
+/* How the stack's software holds memory beyond the model states: each kind
+ * is a mechanism cost/memory.c implements from the stack's source. */
+typedef enum stack_selective {
+    STACK_SEL_MEGATRON,     /* Megatron's selective recompute: the modules of
+                               --recompute-modules re-run (Korthikanti et al.
+                               2022; cost/layer_cost.c) */
+    STACK_SEL_OP_POLICY     /* torchtitan's op-level selective activation
+                               checkpointing: each block checkpointed, the
+                               outputs of every other matmul and of SDPA
+                               saved, the rest recomputed
+                               (memory_op_sac_bytes) */
+} stack_selective;
+
+typedef enum stack_loss {
+    STACK_LOSS_FP32_LOGITS, /* the fp32 logits of one micro-batch (Megatron's
+                               fused vocab-parallel cross-entropy) */
+    STACK_LOSS_EAGER_UPCAST /* logits upcast to fp32 and an eager
+                               cross-entropy (torchtitan; PyTorch's loss
+                               parallel at tp > 1): memory_loss_bytes */
+} stack_loss;
+
+typedef enum stack_gather {
+    STACK_GATHER_PREFETCH,  /* ZeRO-3 gathers the layer at work and a
+                               prefetch bounded by DeepSpeed's
+                               stage3_max_live_parameters */
+    STACK_GATHER_FSDP2      /* FSDP2 fully_shard per block plus the root:
+                               memory_fsdp2_unsharded_bytes */
+} stack_gather;
+
+typedef struct stack_memory {
+    stack_selective selective;
+    stack_loss loss;
+    stack_gather gather;
+} stack_memory;
+
 typedef struct stack_spec {
     const char *name;
     const char *version;        /* the release(s) it stands for */
@@ -57,6 +92,7 @@ typedef struct stack_spec {
                                    constant (older software); else the GPU
                                    generation's, a current stack's */
     stack_knobs knobs;
+    stack_memory memory;        /* its memory mechanisms */
     const char *source;         /* what the row assumes and where it says so */
 } stack_spec;
 

@@ -265,12 +265,18 @@ static double selective_rerun_s(const model *m, const layer_spec *l, const strat
  * Llama 3 70B per token: 35.5 h -> 31.0 h bytes (h 8192, f 28672, qw 8192):
  * -2h - f + qw = -16384 - 28672 + 8192 B.  Full recompute keeps the layer
  * input (16 bits), unchanged.  Selective recompute drops what its modules
- * re-run (selective_saved_bytes). */
+ * re-run (selective_saved_bytes); on a stack with an op-level policy
+ * (torchtitan's, stack_memory.selective) a dense layer keeps what the policy
+ * saves instead (memory_op_sac_bytes). */
 static double layer_act_bytes(const model *m, const layer_spec *l, const strategy *s, int tp,
-                              recompute_mode rc)
+                              recompute_mode rc, int stack)
 {
     double a = tf_layer_activation_bytes(m, l, s->mbs, s->seq_len, s->cp, tp, s->sp, rc);
     peak_format fmt = precision_peak(m->prec);
+    if (rc == RECOMPUTE_SELECTIVE && stack_get(stack)->memory.selective == STACK_SEL_OP_POLICY &&
+        !(l->moe && m->moe.experts > 0))
+        return memory_op_sac_bytes(m, l, (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1),
+                                   tp, s->sp);
     if (rc == RECOMPUTE_SELECTIVE)
         a -= selective_saved_bytes(m, l, s, tp);
     if ((fmt == PEAK_FP8 || fmt == PEAK_FP4) && rc != RECOMPUTE_FULL) {
@@ -392,7 +398,8 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
  * of a block recompute: RECOMPUTE_NONE). */
 static void layer_cost(const model *m, const layer_spec *l, const node_group *ng,
                        const gen_constants *k, const comm_link *tpl, const comm_link *cpl,
-                       const strategy *s, int tp, recompute_mode mode, range_cost *rc)
+                       const strategy *s, int tp, recompute_mode mode, int stack,
+                       range_cost *rc)
 {
     const gpu_spec *gpu = &ng->gpu;
     peak_format fmt = precision_peak(m->prec);
@@ -478,7 +485,7 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     rc->tp_comm_s += tpf + tpb;   /* the re-forward's: in recompute_s */
     rc->cp_comm_s += cpf + cpb;
     rc->ep_comm_s += epf + epb;
-    rc->act_bytes += layer_act_bytes(m, l, s, tp, mode);
+    rc->act_bytes += layer_act_bytes(m, l, s, tp, mode, stack);
     rc->n_tensors += tf_layer_tensors(m, l);
 }
 
@@ -523,7 +530,7 @@ void cost_member_view(const cluster *c, const stage_mix *mx, int j, node_group *
  * (tied). */
 static void mtp_cost(const model *m, const node_group *ng, const gen_constants *k,
                      const comm_link *tpl, const comm_link *cpl, const strategy *s, int tp,
-                     bool first_stage, range_cost *out)
+                     int stack, bool first_stage, range_cost *out)
 {
     const layer_spec *l = &m->layer[m->layers - 1];
     int cp = s->cp > 0 ? s->cp : 1, ep = s->ep > 0 ? s->ep : 1;
@@ -535,7 +542,7 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
     for (int j = 0; j < m->mtp_layers; j++) {
         range_cost one;
         memset(&one, 0, sizeof one);
-        layer_cost(m, l, ng, k, tpl, cpl, s, tp, s->recompute, &one);
+        layer_cost(m, l, ng, k, tpl, cpl, s, tp, s->recompute, stack, &one);
         range_cost_add_work(out, &one);
         out->fwd_s += proj;
         out->bwd_s += 2.0 * proj;
@@ -622,21 +629,22 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
         int at = i - first;
         bool re = recomputed(s, &rr, at);
         if (i == first || !same_layer(l, &m->layer[i - 1])) {
-            full_act = layer_act_bytes(m, l, s, tp, RECOMPUTE_NONE);
-            in_act = layer_act_bytes(m, l, s, tp, RECOMPUTE_FULL);
+            full_act = layer_act_bytes(m, l, s, tp, RECOMPUTE_NONE, stack);
+            in_act = layer_act_bytes(m, l, s, tp, RECOMPUTE_FULL, stack);
             if (s->recompute == RECOMPUTE_SELECTIVE &&
-                full_act - layer_act_bytes(m, l, s, tp, RECOMPUTE_SELECTIVE) > max_sel)
-                max_sel = full_act - layer_act_bytes(m, l, s, tp, RECOMPUTE_SELECTIVE);
+                full_act - layer_act_bytes(m, l, s, tp, RECOMPUTE_SELECTIVE, stack) > max_sel)
+                max_sel = full_act - layer_act_bytes(m, l, s, tp, RECOMPUTE_SELECTIVE, stack);
             have_one = have_kept = false;
         }
         if (re && !have_one) {
             memset(&one, 0, sizeof one);
-            layer_cost(m, l, ng, k, &tpl, &cpl, s, tp, s->recompute, &one);
+            layer_cost(m, l, ng, k, &tpl, &cpl, s, tp, s->recompute, stack, &one);
             have_one = true;
         } else if (!re && !have_kept) {
             memset(&kept, 0, sizeof kept);
             layer_cost(m, l, ng, k, &tpl, &cpl, s, tp,
-                       s->recompute == RECOMPUTE_FULL ? RECOMPUTE_NONE : s->recompute, &kept);
+                       s->recompute == RECOMPUTE_FULL ? RECOMPUTE_NONE : s->recompute, stack,
+                       &kept);
             have_kept = true;
         }
         if (re && s->recompute == RECOMPUTE_FULL) {
@@ -700,10 +708,11 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
         if (!m->tied_embeddings || !first_stage)
             out->params += (double)m->vocab * m->hidden / tp;
         out->n_tensors += 1;
-        /* fp32 logits of one micro-batch */
-        out->act_peak_extra_bytes += 4.0 * tokens * m->vocab / tp;
+        /* the loss's working set, by the stack (memory_loss_bytes) */
+        out->act_peak_extra_bytes += memory_loss_bytes(stack_get(stack)->memory.loss, tokens,
+                                                       m->vocab, m->hidden, tp, s->sp);
         if (m->mtp_layers > 0)
-            mtp_cost(m, ng, k, &tpl, &cpl, s, tp, first_stage, out);
+            mtp_cost(m, ng, k, &tpl, &cpl, s, tp, stack, first_stage, out);
     }
 }
 

@@ -13,6 +13,10 @@
  * 2 GiB for the CUDA context) plus a fragmentation fraction of activations.
  * Uneven virtual chunks (the embedding or the loss counted as a layer): the
  * peak is followed through the schedule's order (memory_inflight_chunks).
+ * Software stacks hold memory their own way (inputs/stack.h stack_memory):
+ * torchtitan's op-level selective checkpointing, its eager cross-entropy on
+ * upcast logits and FSDP2's gathered root and blocks are implemented here
+ * from their source (memory.h says which file each follows).
  * Invariant: every figure is >= 0 and grows with its inputs.
  */
 #include "cost/layer_cost.h"
@@ -133,6 +137,44 @@ double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
         }
     }
     return peak;
+}
+
+double memory_op_sac_bytes(const model *m, const layer_spec *l, double tokens, int tp, bool sp)
+{
+    double t = tp > 0 ? tp : 1, h = l->hidden;
+    double qw = (double)l->heads * l->head_dim, kvw = (double)l->kv_heads * l->head_dim;
+    double f = l->ffn_hidden;
+    /* the block's mm outputs in order, 16-bit bytes per token */
+    double mm[7] = {2.0 * qw / t, 2.0 * kvw / t, 2.0 * kvw / t, 2.0 * h, 2.0 * f / t, 2.0 * f / t,
+                    2.0 * h};
+    int n = activation_gated(m->act) ? 7 : 6;
+    double kept = 2.0 * h / (sp ? t : 1.0) + 2.0 * qw / t + 4.0 * l->heads / t;
+    if (n == 6)
+        mm[5] = mm[6];   /* w1, w2: no gate */
+    for (int i = 0; i < n; i += 2)
+        kept += mm[i];   /* the 1st, 3rd, ... (mm_count odd) */
+    if (sp && t > 1)
+        kept += 2.0 * 2.0 * h / t;
+    return kept * tokens;
+}
+
+double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hidden, int tp,
+                         bool sp)
+{
+    double t = tp > 0 ? tp : 1;
+    double logits = tokens * vocab / t;
+    if (kind != STACK_LOSS_EAGER_UPCAST)
+        return 4.0 * logits;
+    return (t > 1 ? 16.0 : 12.0) * logits + 8.0 * hidden * tokens / (sp ? t : 1.0) +
+           (t > 1 ? 2.0 * hidden * tokens : 0);
+}
+
+double memory_fsdp2_unsharded_bytes(double weight_bytes, double root_params,
+                                    double block_params, double stage_params, int pp)
+{
+    if (pp > 1)
+        return weight_bytes * stage_params;
+    return weight_bytes * (root_params + 2.0 * block_params);
 }
 
 void memory_stage(const stage_memory_in *in, memory_breakdown *out)

@@ -34,6 +34,9 @@ static const run_stack_rule k_rules[] = {
      "its runs predate the distributed optimizer and flash attention"},
     {"Megatron-Core r0.8.0", NULL, "megatron-core",
      "Megatron-Core r0.8.0 (TE, distributed optimizer, overlaps)"},
+    {"pytorch/torchtitan", NULL, "pytorch-fsdp2",
+     "torchtitan's benchmarks ran its own trainer: FSDP2 fully_shard, DTensor TP, torch "
+     "pipelining and context parallel, its activation-checkpointing policies"},
     {"NeMo", NULL, "megatron-core",
      "NeMo / Megatron-Bridge containers run Megatron-Core with tuned recipes"},
 };

@@ -108,6 +108,26 @@ static double zero3_gather_bytes(const model *m, const stage_spec *st, int tp)
            tp;
 }
 
+/* FSDP2's gathered weights on pipeline rank `rank` of a pp-stage pipeline
+ * (the pytorch-fsdp2 stack; memory_fsdp2_unsharded_bytes): the root's
+ * parameters it holds -- the embedding on the first rank, the final norm and
+ * an untied output layer on the last -- and its largest block, per TP rank;
+ * at pp > 1 all of its parameters (`params`, per GPU). */
+static double fsdp2_gather_bytes(const model *m, const stage_spec *st, int rank, int pp, int tp,
+                                 double params)
+{
+    double block = 0, root = 0;
+    for (int i = st->first_layer; i < st->first_layer + st->n_layers && i < m->layers; i++)
+        if (tf_layer_params(m, i) > block)
+            block = tf_layer_params(m, i);
+    if (rank == 0)
+        root += model_embedding_params(m);
+    if (rank == pp - 1)
+        root += m->hidden + (m->tied_embeddings ? 0 : (double)m->vocab * m->hidden);
+    return memory_fsdp2_unsharded_bytes(m->prec == PREC_FP32 ? 4.0 : 2.0, root / tp, block / tp,
+                                        params, pp);
+}
+
 static const char *binding_of(const time_breakdown *t)
 {
     struct { double v; const char *name; } parts[] = {
@@ -375,7 +395,8 @@ static void rank_times(eval_state *x, int i, range_cost *r)
 
 /* Rank i's memory (memory_stage), with memory_inflight() micro-batches or,
  * when its chunks keep different activations (ca[]), the schedule's own
- * peak as whole-rank micro-batches; ZeRO-3 adds its gathered weights. */
+ * peak as whole-rank micro-batches; ZeRO-3 adds its gathered weights (the
+ * stack's way: DeepSpeed's prefetch or FSDP2's root and blocks). */
 static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int edp,
                         const range_cost *r, bool act_uneven, const double *ca)
 {
@@ -386,7 +407,10 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                           ng->gpu.usable_mem_bytes,
                           memory_grad_transient_bytes(x->m->prec, s->zero, x->dpcp, r->params)};
     if (s->zero >= 3 && s->stage[i].n_layers > 0 && x->dpcp > 1)
-        in.extra_bytes += zero3_gather_bytes(x->m, &s->stage[i], tp);
+        in.extra_bytes +=
+            stack_get(x->c->stack)->memory.gather == STACK_GATHER_FSDP2
+                ? fsdp2_gather_bytes(x->m, &s->stage[i], i, x->pp, tp, r->params)
+                : zero3_gather_bytes(x->m, &s->stage[i], tp);
     if (act_uneven && in.act_bytes > 0)
         in.inflight = memory_inflight_chunks(x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
     memory_stage(&in, &x->out->stage_memory[i]);
