@@ -187,12 +187,13 @@ END_TEST
 
 /* FSDP2's gathered 16-bit weights: at pp 1 the root and two blocks (Llama
  * 3.1 8B: 1,050,677,248 root + 2 x 218,112,000 block parameters, 2 B:
- * 2,973,802,496 B); at pp > 1 the whole stage (1e9 parameters: 2e9 B). */
+ * 2,973,802,496 B); at pp > 1 the whole stage, its 16-bit weights and
+ * fp32 accumulated gradients (1e9 parameters: 6e9 B). */
 START_TEST(fsdp2_unsharded)
 {
     ck_assert_rel(memory_fsdp2_unsharded_bytes(2, 1050677248.0, 218112000.0, 8e9, 1),
                   2973802496.0, 1e-15);
-    ck_assert_rel(memory_fsdp2_unsharded_bytes(2, 1050677248.0, 218112000.0, 1e9, 4), 2e9,
+    ck_assert_rel(memory_fsdp2_unsharded_bytes(2, 1050677248.0, 218112000.0, 1e9, 4), 6e9,
                   1e-15);
 }
 END_TEST

@@ -120,8 +120,14 @@ double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hi
  * one block is gathered while the next is prefetched:
  *   weight_bytes x (root_params + 2 block_params);
  * with pipelining torchtitan sets reshard_after_forward=False (no
- * all-gather per micro-batch): the whole stage stays gathered,
- *   weight_bytes x stage_params.
+ * all-gather per micro-batch): the whole stage stays gathered, and its
+ * gradients accumulate unsharded over the micro-batches in fp32 (torch/
+ * distributed/pipelining/stage.py backward_maybe_with_nosync turns
+ * requires_gradient_sync and reshard_after_backward off for every backward
+ * but the last; FSDP2's FSDPParam.to_accumulated_grad_if_needed upcasts each
+ * unsharded gradient to the reduce dtype, torchtitan's
+ * mixed_precision_reduce float32, to accumulate it):
+ *   (weight_bytes + 4) x stage_params.
  * Parameter counts per GPU (after tp). */
 double memory_fsdp2_unsharded_bytes(double weight_bytes, double root_params,
                                     double block_params, double stage_params, int pp);

@@ -173,7 +173,7 @@ double memory_fsdp2_unsharded_bytes(double weight_bytes, double root_params,
                                     double block_params, double stage_params, int pp)
 {
     if (pp > 1)
-        return weight_bytes * stage_params;
+        return (weight_bytes + 4.0) * stage_params;
     return weight_bytes * (root_params + 2.0 * block_params);
 }
 
