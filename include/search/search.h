@@ -120,7 +120,7 @@ typedef struct search_options {
 int search_rank_cmp(double score_a, double peak_a, const strategy *a, double score_b,
                     double peak_b, const strategy *b);
 
-#define SEARCH_NOT_SEARCHED_MAX 8
+#define SEARCH_NOT_SEARCHED_MAX 14
 #define SEARCH_NOT_SEARCHED_LEN 160
 
 typedef struct search_result {

@@ -1852,14 +1852,82 @@ static void not_searched(search_result *res, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The keys of the knobs --fix leaves free whose values the space leaves
+ * out (space_allows: the software stack lacks them or, validate's
+ * validated_only, no measured run validates them), joined into buf. */
+static void space_lacks(const search_ctx *x, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const knob_info *ki = knob_get_info((knob_id)k);
+        int hi = ki->max < 3 ? ki->max : 3;   /* degrees: 1 and > 1 */
+        if (ki->fix_offset != KNOB_NOT_FIXABLE &&
+            *(const int *)(const void *)((const char *)&x->o->fix + ki->fix_offset) >= 0)
+            continue;
+        for (int v = ki->min; v <= hi; v++)
+            if (!space_allows(x, (knob_id)k, v)) {
+                appendf(buf, size, "%s%s", buf[0] ? ", " : "", ki->key);
+                break;
+            }
+    }
+}
+
+/* The space's limits on knobs --fix leaves free: tp beyond a node, cp's
+ * tokens per rank, the placements' limits, the selective modules, cp_a2a,
+ * uniform recompute, what the stack (or the validated-only space) lacks. */
+static void note_limits(const search_ctx *x, search_result *res)
+{
+    const strategy_constraints *f = &x->o->fix;
+    char lacks[SEARCH_NOT_SEARCHED_LEN], v[64];
+    int cp_max = cp_searched_max(x, SEARCH_CP_MIN_TOKENS), tp_max = 1;
+    for (int g = 0; g < x->c->n_groups; g++)
+        if (group_tp_limit(&x->c->group[g]) > tp_max)
+            tp_max = group_tp_limit(&x->c->group[g]);
+    if (f->tp <= 0)
+        not_searched(res, "tp > %d (beyond a node's NVLink domain; --fix tp=N tries it)", tp_max);
+    if (f->cp <= 0)
+        not_searched(res, "cp > %d (under %d tokens per rank; --fix cp=N tries it)", cp_max,
+                     SEARCH_CP_MIN_TOKENS);
+    if (f->cp <= 0 && x->c->n_groups > 1 &&
+        cp_searched_max(x, SEARCH_PLACED_CP_MIN_TOKENS) < cp_max)
+        not_searched(res, "cp > %d on stages across node groups (under %d tokens per rank "
+                     "there; --fix cp=N tries it)", cp_searched_max(x, SEARCH_PLACED_CP_MIN_TOKENS),
+                     SEARCH_PLACED_CP_MIN_TOKENS);
+    if (f->vpp <= 0 && x->c->n_groups > 1)
+        not_searched(res, "vpp > %d on stages across node groups (--fix vpp=N tries it)",
+                     SEARCH_PLACED_VPP_MAX);
+    if (f->cp_a2a < 0 && f->cp_comm < 0 && (f->cp >= 4 || (f->cp <= 0 && cp_max >= 4)) &&
+        space_allows(x, KNOB_CP_COMM, CP_COMM_A2A_P2P))
+        not_searched(res, "a2a+p2p with an all-to-all level other than the largest in one "
+                     "NVLink domain (--fix cp_a2a=N tries it)");
+    if (f->recompute_modules < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_SELECTIVE) &&
+        space_allows(x, KNOB_RECOMPUTE, RECOMPUTE_SELECTIVE)) {
+        strategy s;
+        memset(&s, 0, sizeof s);
+        s.recompute_modules = rc_save_modules(x->m);
+        knob_text(&s, KNOB_RECOMPUTE_MODULES, false, v, sizeof v);
+        not_searched(res, "selective recompute of modules other than core_attn or %s "
+                     "(--fix recompute_modules=A+B tries them)", v);
+    }
+    if (f->recompute_method < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_FULL))
+        not_searched(res, "uniform recompute in groups of N layers (no faster than full "
+                     "recompute; --fix recompute_method=uniform,recompute_layers=N)");
+    if (x->c->n_groups > 1 && (f->ep <= 0 || f->recompute_modules <= 0))
+        not_searched(res, "ep > 1 and selective recompute beyond core attention on stages "
+                     "across node groups");
+    space_lacks(x, lacks, sizeof lacks);
+    if (lacks[0])
+        not_searched(res, "values of %s that the %s stack%s lacks (--stack NAME or --fix)",
+                     lacks, stack_get(x->c->stack)->name,
+                     x->o->validated_only ? " or the measured runs" : "");
+}
+
 /* What the search did not try, and why: the knobs --fix pinned (from the
- * registry), the space's limits (cp's tokens per rank, full recompute on
- * every layer, placements across node groups), the prunes, the work limit. */
+ * registry), the space's limits (note_limits), the prunes, the work limit. */
 static void note_not_searched(const search_ctx *x, search_result *res)
 {
     const strategy_constraints *f = &x->o->fix;
     char fixed[SEARCH_NOT_SEARCHED_LEN] = "", v[32];
-    int cp_max = cp_searched_max(x, SEARCH_CP_MIN_TOKENS);
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         strategy s;
@@ -1878,23 +1946,7 @@ static void note_not_searched(const search_ctx *x, search_result *res)
         appendf(fixed, sizeof fixed, "%sgpus=%d", fixed[0] ? "," : "", f->gpus);
     if (fixed[0])
         not_searched(res, "other values of %s (--fix)", fixed);
-    if (f->cp <= 0)
-        not_searched(res, "cp > %d (under %d tokens per rank; --fix cp=N tries it)", cp_max,
-                     SEARCH_CP_MIN_TOKENS);
-    if (f->cp <= 0 && x->c->n_groups > 1 &&
-        cp_searched_max(x, SEARCH_PLACED_CP_MIN_TOKENS) < cp_max)
-        not_searched(res, "cp > %d on stages across node groups (under %d tokens per rank "
-                     "there; --fix cp=N tries it)", cp_searched_max(x, SEARCH_PLACED_CP_MIN_TOKENS),
-                     SEARCH_PLACED_CP_MIN_TOKENS);
-    if (f->vpp <= 0 && x->c->n_groups > 1)
-        not_searched(res, "vpp > %d on stages across node groups (--fix vpp=N tries it)",
-                     SEARCH_PLACED_VPP_MAX);
-    if (f->recompute_method < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_FULL))
-        not_searched(res, "uniform recompute in groups of N layers (no faster than full "
-                     "recompute; --fix recompute_method=uniform,recompute_layers=N)");
-    if (x->c->n_groups > 1 && (f->ep <= 0 || f->recompute_modules <= 0))
-        not_searched(res, "ep > 1 and selective recompute beyond core attention on stages "
-                     "across node groups");
+    note_limits(x, res);
     if (x->pruned > 0)
         not_searched(res, "%ld pruned candidates (a variant needing no more memory did not "
                      "fit, or a faster one did)", x->pruned);
