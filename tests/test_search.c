@@ -608,38 +608,45 @@ static const struct prune_case {
     const char *fix;
     int seq;                /* 0: the model's */
     bool block;             /* the winner recomputes a block of layers */
+    bool ep_overlap;        /* the winner overlaps the MoE all-to-alls */
 } prune_cases[] = {
-    {"configs/gpt3-175b.json", 64, 0, NULL, 0, false},
-    {"configs/gpt3-175b.json", 16, 0, NULL, 0, false},
-    {"configs/gpt3-175b.json", 64, 30, NULL, 0, false},
-    {"configs/gpt3-175b.json", 64, 0, "recompute=none", 0, false},
-    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off", 0, false},
-    {"configs/llama3-70b.json", 8, 0, NULL, 0, false},
-    {"configs/llama3-70b.json", 4, 40, NULL, 0, false},
-    {"configs/llama3-8b.json", 1, 0, NULL, 0, false},
-    {"configs/llama3-8b.json", 2, 16, NULL, 0, false},
+    {"configs/gpt3-175b.json", 64, 0, NULL, 0, false, false},
+    {"configs/gpt3-175b.json", 16, 0, NULL, 0, false, false},
+    {"configs/gpt3-175b.json", 64, 30, NULL, 0, false, false},
+    {"configs/gpt3-175b.json", 64, 0, "recompute=none", 0, false, false},
+    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off", 0, false, false},
+    {"configs/llama3-70b.json", 8, 0, NULL, 0, false, false},
+    {"configs/llama3-70b.json", 4, 40, NULL, 0, false, false},
+    {"configs/llama3-8b.json", 1, 0, NULL, 0, false, false},
+    {"configs/llama3-8b.json", 2, 16, NULL, 0, false, false},
     /* 126 layers at pp 8: vpp > 1 only with the embedding/loss split */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1", 0, false},
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1", 0, false, false},
     /* long context: cp 1..16 searched (seq / cp >= 2048); the winner has cp > 1 */
-    {"configs/llama3-8b.json", 4, 0, NULL, 32768, false},
-    {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536, false},
+    {"configs/llama3-8b.json", 4, 0, NULL, 32768, false, false},
+    {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536, false, false},
     /* cp_comm searched (P6): a2a+p2p's layer beats p2p's at 1,024 tokens
      * per rank, all_gather's does not, a2a is refused (8 K/V heads, cp 16) */
-    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384, false},
+    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384, false, false},
     /* cp 8: a2a allowed (8 K/V heads) */
-    {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384, false},
+    {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384, false, false},
     /* cp 32 over 4 nodes: a2a refused (8 K/V heads), a2a+p2p with cp_a2a 8
      * (one node) and the ring over 4 nodes competes */
-    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=32", 65536, false},
+    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=32", 65536, false, false},
     /* cp 16 at tp 2: a2a+p2p's cp_a2a 4 (8 GPUs a node) */
-    {"configs/llama3-8b.json", 16, 0, "tp=2,cp=16", 32768, false},
+    {"configs/llama3-8b.json", 16, 0, "tp=2,cp=16", 32768, false, false},
     /* sequence 8192 without CP: nothing fits without recompute; block
      * recompute of 3 layers per virtual stage (vpp 4) wins, P7 bisects it */
     {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn",
-     8192, true},
+     8192, true, false},
     /* the same with the modules searched: selective recompute of the MLP
      * (P8 screens it on memory) */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1", 8192, false},
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1", 8192, false, false},
+    /* MoE: ep and the all-to-all overlap searched, the plan without the
+     * overlap evaluated only when it may rank (P9) */
+    {"configs/qwen3-30b-a3b.json", 2, 0, NULL, 0, false, false},
+    {"configs/mixtral-8x7b.json", 4, 0, "tp=2", 0, false, false},
+    /* memory to spare: the overlapped plan wins */
+    {"configs/qwen3-30b-a3b.json", 2, 200, "ep=8", 0, false, true},
 };
 
 START_TEST(pruned_search_finds_the_exhaustive_winner)
@@ -667,6 +674,8 @@ START_TEST(pruned_search_finds_the_exhaustive_winner)
         if (pc->seq > 0 && (pc->fix == NULL || strstr(pc->fix, "cp=") == NULL))
             ck_assert_msg(a.top[0].s.cp > 1, "seq %d: the winner has cp %d", pc->seq,
                           a.top[0].s.cp);
+        ck_assert_msg(a.top[0].s.ep_comm_overlap == pc->ep_overlap, "%s: the winner %s",
+                      pc->model, a.top[0].s.ep_comm_overlap ? "overlaps" : "does not overlap");
         if (pc->block)
             ck_assert_msg(a.top[0].s.recompute == RECOMPUTE_FULL &&
                               a.top[0].s.recompute_layers > 0 &&

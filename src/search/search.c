@@ -87,6 +87,10 @@
  *      fit can rank; bisection on memory alone (evaluate_bound) finds it,
  *      and it is evaluated unless a bound on its tokens/s cannot enter the
  *      top N (search_rc_layers).
+ *   P9 the MoE all-to-all overlap (ep_comm_overlap, not fixed): the plan
+ *      with it is evaluated first; the same plan without it (no faster, the
+ *      same memory) only when the first fits and could rank within the
+ *      near-tie margin (overlap_off_cannot_rank).
  *   P8 selective recompute of the memory-saving modules is slower than no
  *      recompute: not tried when that variant's objective cannot rank; and
  *      evaluate_bound (memory exactly, a lower bound on the step) screens
@@ -1189,7 +1193,22 @@ static void search_rc_layers(search_ctx *x, double bound)
     try_strategy(x);
 }
 
-/* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P8. */
+/* P9: whether the plan without the MoE all-to-all overlap cannot enter the
+ * top N, x->e holding the evaluation of the same plan with it (f1_on: its
+ * try_strategy result).  The overlap only hides all-to-all time under
+ * compute (layer_cost.c, cost_overlapped) and leaves memory as it is, so
+ * the plan without it is no faster and fits alike: when the overlapped
+ * plan fits and its tokens/s, counted SEARCH_VALIDATED_TIE higher (the
+ * plan without the unvalidated knob wins a near-tie: RANKING), cannot
+ * rank, neither can it.  Throughput objective only (the goodput objectives
+ * have no such bound); never in the exhaustive search. */
+static bool overlap_off_cannot_rank(const search_ctx *x, int f1_on)
+{
+    return !x->exhaustive && f1_on == 1 && x->o->obj == OBJECTIVE_THROUGHPUT &&
+           cannot_rank(x, x->e.tokens_per_s * (1.0 + SEARCH_VALIDATED_TIE));
+}
+
+/* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P9. */
 static void search_block(search_ctx *x)
 {
     block_lists b;
@@ -1260,7 +1279,7 @@ static void search_block(search_ctx *x)
                             if (key_eq(&probe[q], mbs, vpp, sp, zero, rc))
                                 fit = 0;   /* a probe: evaluated and recorded */
                         if (fit == -2) {
-                            int types[CP_COMM_COUNT], nt, layers;
+                            int types[CP_COMM_COUNT], nt, layers, f1_on = -1;
                             bool epo;
                             double ub;
                             if (build(x, mbs, vpp, sp, zero, rc) != 0)
@@ -1281,7 +1300,9 @@ static void search_block(search_ctx *x)
                             fit = -1;
                             layers = x->s.recompute_layers;
                             /* the all-to-all overlap, unvalidated, and the plan without it
-                             * (the same memory), so that a near-tie goes to the validated */
+                             * (the same memory), so that a near-tie goes to the validated;
+                             * P9: the overlap first, then the plan without it only when
+                             * it may rank */
                             epo = x->s.ep_comm_overlap && x->fix.ep_comm_overlap < 0;
                             for (int ti = 0; ti < nt * (epo ? 2 : 1) && !stop(x); ti++) {
                                 int f1;
@@ -1290,8 +1311,14 @@ static void search_block(search_ctx *x)
                                 if (epo)
                                     x->s.ep_comm_overlap = ti % 2 == 0;
                                 x->s.recompute_layers = layers;
+                                if (epo && ti % 2 == 1 && overlap_off_cannot_rank(x, f1_on)) {
+                                    x->pruned++;   /* P9 */
+                                    continue;
+                                }
                                 if ((f1 = try_strategy(x)) > fit)
                                     fit = f1;   /* p2p's fit: no type holds less */
+                                if (epo && ti % 2 == 0)
+                                    f1_on = f1;
                                 if (f1 == 0 && rc == RC_LEVEL_NONE &&
                                     objective_score(x, &x->s, &x->e) > bound)
                                     bound = objective_score(x, &x->s, &x->e);
