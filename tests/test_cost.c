@@ -6,6 +6,7 @@
 #include "cost/comm.h"
 #include "cost/compute.h"
 #include "cost/layer_cost.h"
+#include "model/knobs.h"
 #include "model/strategy.h"
 #include "model/transformer.h"
 #include "schedule/evaluate.h"
@@ -375,6 +376,49 @@ START_TEST(selective_modules_by_hand)
     ck_assert_rel(mlp.bwd_s, none.bwd_s + mlp.recompute_s, 1e-12);
     ck_assert_rel(ln.act_bytes, none.act_bytes, 1e-12);
     ck_assert(ln.recompute_s == 0 && ln.act_peak_extra_bytes == 0);
+}
+END_TEST
+
+/* mla_up_proj on the small GPT given multi-latent attention (q LoRA 256,
+ * kv LoRA 128, 16 heads of q/k 48 + 16 RoPE and v 64; sb = 2048 tokens,
+ * tp 1): Megatron-Core discards the checkpointed up-projections' Q, K, V
+ * once core attention has used them, 2 s b heads (2 x 64 + 64) =
+ * 2 x 2048 x 16 x 192 = 12,582,912 B per layer (one layer's re-made at a
+ * time), and re-runs q up (2048 x 1024 x 256) and kv up (2048 x 16 (48 +
+ * 64) = 1792 x 128) in the backward, 4 layers in the range.  The dense
+ * MLP's re-run is its fc1 and fc2, after MLA's five attention GEMMs (it
+ * re-ran the kv projections while the MLP was taken to start at the third
+ * GEMM). */
+START_TEST(selective_mla_up_proj_by_hand)
+{
+    fixture f;
+    range_cost none, mla, mlp;
+    strategy s = make(1, 1, 1, 1, 1, 1, false, RECOMPUTE_NONE, 0);
+    const gen_constants *k;
+    tf_gemm up[2] = {{2048, 1024, 256, 1}, {2048, 1792, 128, 1}};
+    tf_gemm fc[2] = {{2048, 4096, 1024, 1}, {2048, 1024, 4096, 1}};
+    small_gpt(&f, &s);
+    k = &f.p.gen[f.g.gpu.gen];
+    f.m.mla = (model_mla){256, 128, 48, 16, 64};
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &none);
+    s.recompute = RECOMPUTE_SELECTIVE;
+    s.recompute_modules = RC_MOD_MLA_UP_PROJ;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &mla);
+    ck_assert_rel(mla.act_bytes, none.act_bytes - 4 * 12582912.0, 1e-12);
+    ck_assert_rel(mla.act_peak_extra_bytes, 12582912.0, 1e-12);
+    ck_assert_rel(mla.recompute_s, 4 * compute_gemms_s(&f.g.gpu, k, PEAK_BF16, 2, up, 2), 1e-12);
+    ck_assert_rel(mla.bwd_s, none.bwd_s + mla.recompute_s, 1e-12);
+    s.recompute_modules = RC_MOD_MLP;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &mlp);
+    ck_assert(mlp.recompute_s > 4 * compute_gemms_s(&f.g.gpu, k, PEAK_BF16, 2, fc, 2));
+    ck_assert(mlp.recompute_s < 4 * compute_gemms_s(&f.g.gpu, k, PEAK_BF16, 2, fc, 2) * 1.5);
+    /* the rule: only with MLA */
+    s.recompute_modules = RC_MOD_MLA_UP_PROJ;
+    ck_assert_int_eq(knob_rule(&f.m, &s, KNOB_RECOMPUTE_MODULES, NULL), PLANNER_OK);
+    f.m.mla.kv_lora_rank = 0;
+    ck_assert_int_ne(knob_rule(&f.m, &s, KNOB_RECOMPUTE_MODULES, NULL), PLANNER_OK);
+    s.recompute_modules = RC_MOD_MLP;
+    ck_assert_int_eq(knob_rule(&f.m, &s, KNOB_RECOMPUTE_MODULES, NULL), PLANNER_OK);
 }
 END_TEST
 
@@ -791,6 +835,7 @@ int main(void)
     tcase_add_test(tc, block_recompute_by_hand);
     tcase_add_test(tc, block_recompute_monotone_in_n);
     tcase_add_test(tc, selective_modules_by_hand);
+    tcase_add_test(tc, selective_mla_up_proj_by_hand);
     tcase_add_test(tc, more_hardware_never_slower);
     tcase_add_test(tc, step_overhead_per_generation);
     tcase_add_test(tc, stack_constants_move_the_prediction);

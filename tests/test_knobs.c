@@ -208,10 +208,15 @@ START_TEST(fix_from_registry)
     ck_assert_int_eq(c.recompute_modules, RC_MOD_MLP | RC_MOD_LAYERNORM);
     c.recompute_modules = -1;
     error_clear(&e);
-    ck_assert_int_eq(constraints_parse(&c, "recompute_modules=mlp+mla_up_proj", &e),
+    ck_assert_int_eq(constraints_parse(&c, "recompute_modules=mlp+mla_up_proj", &e), PLANNER_OK);
+    ck_assert_int_eq(c.recompute_modules, RC_MOD_MLP | RC_MOD_MLA_UP_PROJ);
+    c.recompute_modules = -1;
+    error_clear(&e);
+    ck_assert_int_eq(constraints_parse(&c, "recompute_modules=mlp+shared_experts", &e),
                      PLANNER_E_USAGE);
-    ck_assert_str_eq(e.msg, "recompute_modules: unknown name 'mla_up_proj' in 'mlp+mla_up_proj' "
-                            "(known: core_attn+layernorm+mlp+moe_act, joined by +)");
+    ck_assert_str_eq(e.msg, "recompute_modules: unknown name 'shared_experts' in "
+                            "'mlp+shared_experts' (known: core_attn+layernorm+mlp+moe_act+"
+                            "mla_up_proj, joined by +)");
     error_clear(&e);
     ck_assert_int_eq(constraints_parse(&c, "tp=8,tp=4", &e), PLANNER_E_USAGE);
     ck_assert_str_eq(e.msg, "duplicate key 'tp'");

@@ -53,15 +53,15 @@ typedef enum recompute_method { RECOMPUTE_BLOCK, RECOMPUTE_UNIFORM } recompute_m
 /* Selective recompute's modules (Megatron-Core core_v0.15.0
  * --recompute-modules, TransformerConfig.recompute_modules): the bits of
  * strategy.recompute_modules; 0 with selective recompute is Megatron's
- * default, core_attn.  mla_up_proj, moe and shared_experts are not
- * modelled. */
+ * default, core_attn.  moe and shared_experts are not modelled. */
 enum {
     RC_MOD_CORE_ATTN = 1,   /* core attention (flash: its forward again, no memory) */
     RC_MOD_LAYERNORM = 2,   /* the norms' outputs (with TE, the MoE pre-MLP norm) */
     RC_MOD_MLP = 4,         /* the dense MLP (checkpointed) */
-    RC_MOD_MOE_ACT = 8      /* the routed experts' activation function */
+    RC_MOD_MOE_ACT = 8,     /* the routed experts' activation function */
+    RC_MOD_MLA_UP_PROJ = 16 /* MLA's q/kv up-projections and RoPE (their Q, K, V) */
 };
-#define RC_MOD_ALL 15
+#define RC_MOD_ALL 31
 
 typedef struct stage_spec {
     int group;          /* index into cluster.group (a stage spanning

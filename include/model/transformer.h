@@ -43,6 +43,12 @@ int tf_layer_gemms(const model *m, const layer_spec *l, double tokens, int tp,
 int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp, int ep,
                       tf_gemm *out);
 
+/* How many of a layer's GEMMs (tf_layer_gemms*) belong to attention, before
+ * its MLP's: QKV and the output projection (2), or MLA's (mla_gemms): q
+ * down, q up, kv down, kv up, output (5; 4 without a q LoRA rank, the q
+ * projection in place of q down + up). */
+int tf_attention_gemm_count(const model *m);
+
 /* Width of the shared experts' MLP: shared_experts x shared_expert_ffn
  * (expert_ffn when 0); 0 for dense models. */
 double tf_shared_ffn(const model *m);

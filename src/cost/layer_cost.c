@@ -193,7 +193,13 @@ static int selective_modules(const strategy *s)
  *     checkpoint keeping only its input (the residual, kept anyway): fc1's
  *     input 2 s b h (/ t with SP), its output 4 s b f (SwiGLU) or 2 s b f,
  *     and the activation output 2 s b f, / t;
- *   moe_act: the routed experts' activation output, 2 s b k f_e / t.
+ *   moe_act: the routed experts' activation output, 2 s b k f_e / t;
+ *   mla_up_proj (MLA layers; Megatron-Core multi_latent_attention.py,
+ *     recompute_up_proj: qkv_up_proj_and_rope_apply runs under a
+ *     CheckpointWithoutOutput whose outputs are discarded once core
+ *     attention has consumed them, discard_output_and_register_recompute):
+ *     the Q, K and V that core attention saves, 2 s b heads (2 (nope +
+ *     rope) + v) / t.
  * FP8/FP4 recipes save the GEMM inputs (fc1's, the activation output) at 1
  * byte (layer_act_bytes): those terms count 1 byte there. */
 static double selective_saved_bytes(const model *m, const layer_spec *l, const strategy *s,
@@ -213,15 +219,23 @@ static double selective_saved_bytes(const model *m, const layer_spec *l, const s
                  ((activation_gated(m->act) ? 4.0 : 2.0) + gin) * sb * l->ffn_hidden / t;
     if ((mods & RC_MOD_MOE_ACT) && moe)
         saved += 2.0 * sb * m->moe.top_k * m->moe.expert_ffn / t;
+    if ((mods & RC_MOD_MLA_UP_PROJ) && m->mla.kv_lora_rank > 0)
+        saved += 2.0 * sb * l->heads *
+                 (2.0 * (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim) + m->mla.v_head_dim) /
+                 t;
     return saved;
 }
 
 /* The forward time selective recompute re-runs in one layer's backward:
  * core_attn the attention; layernorm an MoE layer's pre-MLP norm (2 b s h
- * read and written); mlp a dense layer's fc1 and fc2 GEMMs (gemm[2], [3]
- * of tf_layer_gemms_ep), its activation function and its TP collectives
- * (half of the layer's forward ones, `tpf`); moe_act the routed experts'
- * activation function. */
+ * read and written); mlp a dense layer's fc1 and fc2 GEMMs (the two after
+ * attention's in tf_layer_gemms_ep), its activation function and its TP
+ * collectives (half of the layer's forward ones, `tpf`); moe_act the routed experts'
+ * activation function; mla_up_proj MLA's q and kv up-projections (gemm[1]
+ * and [3] of mla_gemms with a q LoRA rank, else the q projection and the kv
+ * up-projection, [0] and [2]; the RoPE's element-wise pass and, with SP,
+ * the up-projections' input gather are not counted).  The MLP's GEMMs
+ * follow attention's (tf_attention_gemm_count: 2, or MLA's 4-5). */
 static double selective_rerun_s(const model *m, const layer_spec *l, const strategy *s,
                                 const gpu_spec *gpu, const gen_constants *k, int tp,
                                 const tf_gemm *g, double attn, double tpf)
@@ -237,13 +251,20 @@ static double selective_rerun_s(const model *m, const layer_spec *l, const strat
     if ((mods & RC_MOD_LAYERNORM) && moe)
         rec += compute_memory_s(gpu, k, 2.0 * 2.0 * tokens * l->hidden / (s->sp ? t : 1.0), 1);
     if ((mods & RC_MOD_MLP) && !moe)
-        rec += compute_gemms_s(gpu, k, fmt, precision_bytes(m->prec), g + 2, 2) +
+        rec += compute_gemms_s(gpu, k, fmt, precision_bytes(m->prec),
+                               g + tf_attention_gemm_count(m), 2) +
                compute_memory_s(gpu, k, tf_mlp_activation_bytes(m, tokens, l->ffn_hidden, tp), 1) +
                0.5 * tpf;
     if ((mods & RC_MOD_MOE_ACT) && moe)
         rec += compute_memory_s(gpu, k,
                                 tf_mlp_activation_bytes(m, tokens * m->moe.top_k,
                                                         m->moe.expert_ffn, tp), 1);
+    if ((mods & RC_MOD_MLA_UP_PROJ) && m->mla.kv_lora_rank > 0) {
+        /* q up (or q) and kv up: the 2nd and 4th of 5, the 1st and 3rd of 4 */
+        int q = tf_attention_gemm_count(m) - 4;
+        rec += compute_gemms_s(gpu, k, fmt, precision_bytes(m->prec), g + q, 1) +
+               compute_gemms_s(gpu, k, fmt, precision_bytes(m->prec), g + q + 2, 1);
+    }
     return rec;
 }
 

@@ -34,7 +34,7 @@
 static const char *const recompute_methods[] = {"block", "uniform", NULL};
 /* RC_MOD_ bit i's Megatron name */
 static const char *const recompute_module_names[] = {"core_attn", "layernorm", "mlp", "moe_act",
-                                                     NULL};
+                                                     "mla_up_proj", NULL};
 
 static const knob_info knobs[KNOB_COUNT] = {
     [KNOB_TP] = {"tp", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(tp), FIX(tp), "tp", 3, false,
@@ -539,6 +539,8 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
             FAIL("recompute_modules needs selective recompute");
         if ((s->recompute_modules & RC_MOD_MOE_ACT) && m->moe.experts == 0)
             FAIL("moe_act recompute needs MoE layers");
+        if ((s->recompute_modules & RC_MOD_MLA_UP_PROJ) && m->mla.kv_lora_rank <= 0)
+            FAIL("mla_up_proj recompute needs multi-latent attention");
         return PLANNER_OK;
     case KNOB_EP_COMM_OVERLAP:
         return ep_overlap_rule(m, s, err);

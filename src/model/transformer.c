@@ -75,6 +75,13 @@ static int mla_gemms(const model *m, const layer_spec *l, double tokens, double 
     return n;
 }
 
+int tf_attention_gemm_count(const model *m)
+{
+    if (m->mla.kv_lora_rank > 0)
+        return m->mla.q_lora_rank > 0 ? 5 : 4;
+    return 2;
+}
+
 int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp, int ep,
                       tf_gemm *out)
 {

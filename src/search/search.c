@@ -842,10 +842,11 @@ static recompute_mode rc_level_mode(int r)
 
 /* The modules of RC_LEVEL_SEL_SAVE for m: those that drop something in its
  * layers (selective_saved_bytes, layer_cost.c): layernorm and moe_act with
- * MoE layers, mlp with dense ones.  Never core attention (no memory). */
+ * MoE layers, mlp with dense ones, mla_up_proj with multi-latent attention.
+ * Never core attention (no memory). */
 static int rc_save_modules(const model *m)
 {
-    int mods = 0;
+    int mods = m->mla.kv_lora_rank > 0 ? RC_MOD_MLA_UP_PROJ : 0;
     for (int i = 0; i < m->layers; i++)
         mods |= m->layer[i].moe && m->moe.experts > 0 ? RC_MOD_LAYERNORM | RC_MOD_MOE_ACT
                                                       : RC_MOD_MLP;
