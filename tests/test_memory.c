@@ -191,9 +191,9 @@ END_TEST
  * fp32 accumulated gradients (1e9 parameters: 6e9 B). */
 START_TEST(fsdp2_unsharded)
 {
-    ck_assert_rel(memory_fsdp2_unsharded_bytes(2, 1050677248.0, 218112000.0, 8e9, 1),
+    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 1050677248.0, 218112000.0, 8e9, 1),
                   2973802496.0, 1e-15);
-    ck_assert_rel(memory_fsdp2_unsharded_bytes(2, 1050677248.0, 218112000.0, 1e9, 4), 6e9,
+    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 1050677248.0, 218112000.0, 1e9, 4), 6e9,
                   1e-15);
 }
 END_TEST

@@ -118,7 +118,8 @@ double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hi
  * FSDPState._lazy_init, now under torch/distributed/fsdp/_fully_shard/)
  * stays gathered through the step, and
  * one block is gathered while the next is prefetched:
- *   weight_bytes x (root_params + 2 block_params);
+ *   weight_bytes x (root_params + 2 block_params),
+ * weight_bytes 2 (param_dtype bf16), 4 for an fp32 model;
  * with pipelining torchtitan sets reshard_after_forward=False (no
  * all-gather per micro-batch): the whole stage stays gathered, and its
  * gradients accumulate unsharded over the micro-batches in fp32 (torch/
@@ -129,8 +130,8 @@ double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hi
  * mixed_precision_reduce float32, to accumulate it):
  *   (weight_bytes + 4) x stage_params.
  * Parameter counts per GPU (after tp). */
-double memory_fsdp2_unsharded_bytes(double weight_bytes, double root_params,
-                                    double block_params, double stage_params, int pp);
+double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double block_params,
+                                    double stage_params, int pp);
 
 /* What a pipeline stage holds on one GPU: the inputs of memory_stage(). */
 typedef struct stage_memory_in {

@@ -169,9 +169,10 @@ double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hi
            (t > 1 ? 2.0 * hidden * tokens : 0);
 }
 
-double memory_fsdp2_unsharded_bytes(double weight_bytes, double root_params,
-                                    double block_params, double stage_params, int pp)
+double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double block_params,
+                                    double stage_params, int pp)
 {
+    double weight_bytes = prec == PREC_FP32 ? 4.0 : 2.0;
     if (pp > 1)
         return (weight_bytes + 4.0) * stage_params;
     return weight_bytes * (root_params + 2.0 * block_params);

@@ -124,8 +124,7 @@ static double fsdp2_gather_bytes(const model *m, const stage_spec *st, int rank,
         root += model_embedding_params(m);
     if (rank == pp - 1)
         root += m->hidden + (m->tied_embeddings ? 0 : (double)m->vocab * m->hidden);
-    return memory_fsdp2_unsharded_bytes(m->prec == PREC_FP32 ? 4.0 : 2.0, root / tp, block / tp,
-                                        params, pp);
+    return memory_fsdp2_unsharded_bytes(m->prec, root / tp, block / tp, params, pp);
 }
 
 static const char *binding_of(const time_breakdown *t)
