@@ -12,16 +12,17 @@
 int bench_case_load(bench_case *bc, const char *model_path, const char *cluster_path)
 {
     planner_error err = PLANNER_ERROR_INIT;
+    run_spec run;
     memset(bc, 0, sizeof *bc);
-    if (model_load(&bc->m, model_path, NULL, &err) != PLANNER_OK ||
+    if (model_load(&bc->m, &run, model_path, NULL, &err) != PLANNER_OK ||
         cluster_load(&bc->c, cluster_path, &err) != PLANNER_OK) {
         error_print(&err, stderr);
         return 1;
     }
     cost_params_default(&bc->p);
     search_options_default(&bc->o);
-    bc->o.gbs = bc->m->global_batch;
-    bc->o.seq_len = bc->m->seq_len;
+    bc->o.gbs = run.global_batch;
+    bc->o.seq_len = run.seq_len;
     return 0;
 }
 

@@ -88,9 +88,9 @@ static void assert_same_model(const char *what, long n, const model *a, const mo
     ck_assert_msg(strcmp(a->name, b->name) == 0 && a->layers == b->layers &&
                       a->hidden == b->hidden && a->heads == b->heads &&
                       a->kv_heads == b->kv_heads && a->ffn_hidden == b->ffn_hidden &&
-                      a->vocab == b->vocab && a->seq_len == b->seq_len &&
+                      a->vocab == b->vocab && a->max_position == b->max_position &&
                       a->moe.experts == b->moe.experts &&
-                      model_param_count(a) == model_param_count(b) &&
+                      model_param_count(a, 4096) == model_param_count(b, 4096) &&
                       memcmp(a->layer, b->layer, (size_t)a->layers * sizeof *a->layer) == 0,
                   "%s: the run with allocation %ld failed loaded a different model", what, n);
 }
@@ -111,7 +111,7 @@ START_TEST(models_survive_every_failure)
 
         snprintf(path, sizeof path, "configs/%.255s", names[f]);
         read_input(path, &text, &len);
-        ck_assert_msg(model_load_buffer(&ref, text, len, path, NULL, &err) == PLANNER_OK,
+        ck_assert_msg(model_load_buffer(&ref, NULL, text, len, path, NULL, &err) == PLANNER_OK,
                       "%s: %s", path, err.msg);
         for (long n = jansson_allocations(text, len) + 1; n <= MAX_RUNS; n++) {
             model *m = NULL;
@@ -119,7 +119,7 @@ START_TEST(models_survive_every_failure)
             int hit;
             error_clear(&err);
             alloc_fail_at(n);
-            rc = model_load_buffer(&m, text, len, path, NULL, &err);
+            rc = model_load_buffer(&m, NULL, text, len, path, NULL, &err);
             hit = alloc_failed();
             alloc_fail_at(0);
             total_runs++;
@@ -249,6 +249,7 @@ START_TEST(search_survives_every_failure)
     const char *mpath = k_searches[_i].model, *cpath = k_searches[_i].cluster;
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
+    run_spec run;
     cluster *c = NULL;
     cost_params p;
     search_options o;
@@ -256,12 +257,12 @@ START_TEST(search_survives_every_failure)
     long runs = 0;
 
     alloc_fail_at(0);
-    ck_assert_msg(model_load(&m, mpath, NULL, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(model_load(&m, &run, mpath, NULL, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_msg(cluster_load(&c, cpath, &err) == PLANNER_OK, "%s", err.msg);
     cost_params_default(&p);
     search_options_default(&o);
-    o.gbs = m->global_batch > 0 ? m->global_batch : 1024;
-    o.seq_len = m->seq_len;
+    o.gbs = run.global_batch;
+    o.seq_len = run.seq_len;
     o.partition = k_searches[_i].partition;
     ck_assert_msg(search_run(&ref, m, c, &p, &o, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_ge(ref.n_top, 1);

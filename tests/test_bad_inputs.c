@@ -37,7 +37,7 @@ static planner_status load_any(const char *path, char *buf, size_t size)
         cluster_free(c);
     } else {
         model *m = NULL;
-        rc = model_load(&m, path, NULL, &err);
+        rc = model_load(&m, NULL, path, NULL, &err);
         ck_assert(rc == PLANNER_OK ? m != NULL : m == NULL);
         model_free(m);
     }
@@ -125,9 +125,9 @@ static double fingerprint(const char *path, planner_status *rc, char *buf, size_
         cluster_free(c);
     } else {
         model *m = NULL;
-        *rc = model_load(&m, path, NULL, &err);
+        *rc = model_load(&m, NULL, path, NULL, &err);
         if (m != NULL)
-            fp = model_param_count(m) + m->layer[m->layers - 1].ffn_hidden;
+            fp = model_param_count(m, 4096) + m->layer[m->layers - 1].ffn_hidden;
         model_free(m);
     }
     error_format(&err, buf, size);

@@ -335,6 +335,7 @@ static planner_status fit_msg(int nruns, const char *params, double factor, int 
         v->run[i].c = one->run[0].c;
         v->run[i].fix = one->run[0].fix;
         v->run[i].gbs = one->run[0].gbs;
+        v->run[i].seq_len = one->run[0].seq_len;
         v->run[i].num_gpus = one->run[0].num_gpus;
         one->run[0].m = NULL;
         one->run[0].c = NULL;

@@ -59,7 +59,7 @@ static void llama_model(model *m, layer_spec *layers, int n)
     m->head_dim = 128;
     m->ffn_hidden = 28672;
     m->vocab = 128256;
-    m->seq_len = m->max_position = 4096;
+    m->max_position = 4096;
     m->act = ACT_SWIGLU;
     m->norm = NORM_RMSNORM;
     m->position = POS_ROPE;
@@ -347,7 +347,7 @@ static void moe_model(model *m, layer_spec *layers, int n)
     m->head_dim = 128;
     m->ffn_hidden = 512;
     m->vocab = 32000;
-    m->seq_len = m->max_position = 4096;
+    m->max_position = 4096;
     m->act = ACT_SWIGLU;
     m->norm = NORM_RMSNORM;
     m->position = POS_ROPE;

@@ -34,7 +34,7 @@ static void setup(fixture *f)
     f->m.head_dim = 128;
     f->m.ffn_hidden = 49152;
     f->m.vocab = 51200;
-    f->m.seq_len = f->m.max_position = 2048;
+    f->m.max_position = 2048;
     f->m.act = ACT_GELU;
     f->m.norm = NORM_LAYERNORM;
     f->m.position = POS_LEARNED;

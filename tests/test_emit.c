@@ -76,13 +76,11 @@ static void gpt3(fixture *f)
     f->m.head_dim = 128;
     f->m.ffn_hidden = 49152;
     f->m.vocab = 50257;
-    f->m.seq_len = 2048;
     f->m.max_position = 2048;
     f->m.act = ACT_GELU;
     f->m.norm = NORM_LAYERNORM;
     f->m.position = POS_LEARNED;
     f->m.tied_embeddings = true;
-    f->m.global_batch = 1536;
     f->m.prec = PREC_BF16;
     set_layers(f, 96);
     make_cluster(f, "H100-SXM", 16);
@@ -108,7 +106,6 @@ static void llama70b(fixture *f)
     f->m.head_dim = 128;
     f->m.ffn_hidden = 28672;
     f->m.vocab = 128256;
-    f->m.seq_len = 8192;
     f->m.max_position = 131072;
     f->m.act = ACT_SWIGLU;
     f->m.norm = NORM_RMSNORM;

@@ -143,7 +143,7 @@ START_TEST(plan_composition)
     char why[256] = "";
     double bytes, persist;
 
-    ck_assert_int_eq(model_load(&m, "configs/llama3.1-405b.json", NULL, &err), 0);
+    ck_assert_int_eq(model_load(&m, NULL, "configs/llama3.1-405b.json", NULL, &err), 0);
     ck_assert_int_eq(cluster_load(&c, "clusters/h100x16384.yaml", &err), 0);
     memset(&pl, 0, sizeof pl);
     pl.s.tp = 8;
@@ -164,7 +164,7 @@ START_TEST(plan_composition)
     ck_assert_int_eq(g.gpus, 16384);
     ck_assert_int_eq(g.nodes, 2048);
     ck_assert_rel(g.mttf_s, 86400.0 / (2048 * 419.0 / 110592.0), 2e-3);
-    bytes = 14.0 * model_param_count(m);
+    bytes = 14.0 * model_param_count(m, 8192);
     ck_assert_rel(g.checkpoint_bytes, bytes, 1e-12);
     ck_assert_msg(bytes > 5.6e12 && bytes < 5.8e12, "405B x 14 B = %.4g", bytes);
     persist = bytes / (2048 * 1e9);
@@ -216,13 +216,13 @@ END_TEST
 /* GPT-3 175B on 64 DGX H100 with default search options. */
 static void gpt3_setup(model **m, cluster **c, cost_params *p, search_options *o)
 {
-    planner_error err = PLANNER_ERROR_INIT;
-    ck_assert_int_eq(model_load(m, "configs/gpt3-175b.json", NULL, &err), 0);
-    ck_assert_int_eq(cluster_load(c, "clusters/h100x512.yaml", &err), 0);
+    run_spec run;
+    *m = tu_model_load("configs/gpt3-175b.json", &run);
+    *c = tu_cluster_load("clusters/h100x512.yaml");
     cost_params_default(p);
     search_options_default(o);
-    o->gbs = (*m)->global_batch;
-    o->seq_len = (*m)->seq_len;
+    o->gbs = run.global_batch;
+    o->seq_len = run.seq_len;
 }
 
 /* --objective goodput ranks by tokens/s x ETTR: the ranked plans' goodput

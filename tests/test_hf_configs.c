@@ -70,7 +70,7 @@ static int check_entry(const char *dir, json_t *e)
 
     ck_assert_msg(name && file && expect, "manifest entry without name/file/expect");
     snprintf(path, sizeof path, "%s/hf-configs/%s", dir, file);
-    rc = model_load(&m, path, NULL, &err);
+    rc = model_load(&m, NULL, path, NULL, &err);
     error_format(&err, msg, sizeof msg);
     lm = strncmp(expect, "accept-lm", 9) == 0;
     may_accept = strncmp(expect, "accept", 6) == 0 || strstr(expect, "-or-model") != NULL;
@@ -83,20 +83,20 @@ static int check_entry(const char *dir, json_t *e)
         return 1;
     }
     ck_assert_msg(may_accept, "%s (%s): accepted, %.4g B parameters", name, expect,
-                  model_param_count(m) / 1e9);
+                  model_param_count(m, 0) / 1e9);
     if (lm)
         ck_assert_msg(has_note(m, "vision tower"), "%s: no note on the vision tower", name);
     if (type == NULL)   /* no model_type: read by its keys, with a note */
         ck_assert_msg(has_note(m, "no model_type"), "%s: no note on the guess", name);
     if (total_b > 0)
-        ck_assert_msg(fabs(model_param_count(m) / 1e9 - total_b) <= 0.02 * total_b,
+        ck_assert_msg(fabs(model_param_count(m, 0) / 1e9 - total_b) <= 0.02 * total_b,
                       "%s: %.6g B parameters, published %.6g B", name,
-                      model_param_count(m) / 1e9, total_b);
+                      model_param_count(m, 0) / 1e9, total_b);
     if (active_b > 0) {
-        double active = model_active_param_count(m), tol = 0.02;
+        double active = model_active_param_count(m, 0), tol = 0.02;
         int k = active_convention(name);
         if (k >= 0) {
-            active -= model_embedding_params(m);
+            active -= model_embedding_params(m, 0);
             tol = k_active_conventions[k].tolerance;
         }
         ck_assert_msg(fabs(active / 1e9 - active_b) <= tol * active_b,

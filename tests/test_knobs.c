@@ -397,7 +397,7 @@ START_TEST(emit_every_flag)
     char *all = NULL;
     strategy a, b, e, h;
     bool set[KNOB_COUNT] = {false};
-    ck_assert_int_eq(model_load(&m, "configs/mixtral-8x7b.json", NULL, &err), PLANNER_OK);
+    ck_assert_int_eq(model_load(&m, NULL, "configs/mixtral-8x7b.json", NULL, &err), PLANNER_OK);
     ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", &err), PLANNER_OK);
     /* A: every knob but the embedding/loss accounting off its minimum */
     memset(&a, 0, sizeof a);

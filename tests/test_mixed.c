@@ -20,14 +20,6 @@
 #include "search/search.h"
 #include "testutil.h"
 
-static model *load_model(const char *path)
-{
-    planner_error err = PLANNER_ERROR_INIT;
-    model *m = NULL;
-    ck_assert_msg(model_load(&m, path, NULL, &err) == PLANNER_OK, "%s: %s", path, err.msg);
-    return m;
-}
-
 static cluster *yaml_cluster(const char *text)
 {
     planner_error err = PLANNER_ERROR_INIT;
@@ -37,15 +29,17 @@ static cluster *yaml_cluster(const char *text)
     return c;
 }
 
-/* One stage, tp 1, dp 16, on group g alone (mix NULL) or spanning mix. */
-static void one_stage(strategy *s, const model *m, int g, const stage_mix *mix, int mbs)
+/* One stage, tp 1, dp 16, sequence seq_len, on group g alone (mix NULL) or
+ * spanning mix. */
+static void one_stage(strategy *s, const model *m, int seq_len, int g, const stage_mix *mix,
+                      int mbs)
 {
     memset(s, 0, sizeof *s);
     s->tp = s->pp = s->cp = s->ep = s->vpp = 1;
     s->dp = 16;
     s->mbs = mbs;
     s->gbs = 32;
-    s->seq_len = m->seq_len;
+    s->seq_len = seq_len;
     s->zero = 1;
     s->overlap_grad_reduce = s->overlap_param_gather = true;
     s->n_stages = 1;
@@ -56,8 +50,8 @@ static void one_stage(strategy *s, const model *m, int g, const stage_mix *mix, 
     }
 }
 
-/* pp 2 with tp, dp, mbs (gbs 32), stages to be placed. */
-static void two_stages(strategy *s, const model *m, int tp, int dp, int mbs)
+/* pp 2 with tp, dp, mbs (gbs 32, sequence seq_len), stages to be placed. */
+static void two_stages(strategy *s, int seq_len, int tp, int dp, int mbs)
 {
     memset(s, 0, sizeof *s);
     s->tp = tp;
@@ -66,7 +60,7 @@ static void two_stages(strategy *s, const model *m, int tp, int dp, int mbs)
     s->cp = s->ep = s->vpp = 1;
     s->mbs = mbs;
     s->gbs = 32;
-    s->seq_len = m->seq_len;
+    s->seq_len = seq_len;
     s->zero = 1;
     s->sp = s->tp_comm_overlap = tp > 1;
     s->overlap_grad_reduce = s->overlap_param_gather = true;
@@ -83,7 +77,8 @@ static const char alike_yaml[] =
 
 START_TEST(dp_group_paced_by_slower_type)
 {
-    model *m = load_model("configs/amp-gpt2.json");
+    run_spec run;
+    model *m = tu_model_load("configs/amp-gpt2.json", &run);
     cluster *c = yaml_cluster(alike_yaml);
     cost_params p;
     stage_mix mix = {0, 2, {0, 1, 0, 0}, {8, 8, 0, 0}};
@@ -92,11 +87,11 @@ START_TEST(dp_group_paced_by_slower_type)
     cost_params_default(&p);
     /* per GPU: 40 Gbps / 4 = 10 Gbps inside each group and between them */
     ck_assert_double_eq(c->group[0].inter_bytes_per_s, c->link[0].bytes_per_s);
-    one_stage(&s, m, 0, NULL, 1);
+    one_stage(&s, m, run.seq_len, 0, NULL, 1);
     evaluate(m, c, &p, &s, &ev);
-    one_stage(&s, m, 1, NULL, 1);
+    one_stage(&s, m, run.seq_len, 1, NULL, 1);
     evaluate(m, c, &p, &s, &et);
-    one_stage(&s, m, 0, &mix, 1);
+    one_stage(&s, m, run.seq_len, 0, &mix, 1);
     evaluate(m, c, &p, &s, &em);
     ck_assert(et.step_time_s > ev.step_time_s);   /* T4 is the slower type */
     ck_assert_msg(fabs(em.step_time_s - et.step_time_s) <= 1e-12 * et.step_time_s,
@@ -120,7 +115,8 @@ START_TEST(memory_bound_by_smaller_gpu)
         "name: a100s\ngroups:\n"
         "  - {name: big, gpu: A100-SXM-80GB, nodes: 2, gpus_per_node: 8}\n"
         "  - {name: small, gpu: A100-SXM-40GB, nodes: 2, gpus_per_node: 8}\n";
-    model *m = load_model("configs/amp-gpt2.json");
+    run_spec run;
+    model *m = tu_model_load("configs/amp-gpt2.json", &run);
     cluster *c = yaml_cluster(yaml);
     cost_params p;
     stage_mix mix = {0, 2, {0, 1, 0, 0}, {8, 8, 0, 0}};
@@ -131,9 +127,9 @@ START_TEST(memory_bound_by_smaller_gpu)
     cost_params_default(&p);
     for (int mbs = 1; mbs <= 2; mbs *= 2) {
         /* gbs 32 over dp 16: mbs 1 or 2 */
-        one_stage(&s, m, 0, NULL, mbs);
+        one_stage(&s, m, run.seq_len, 0, NULL, mbs);
         evaluate(m, c, &p, &s, &big);
-        one_stage(&s, m, 0, &mix, mbs);
+        one_stage(&s, m, run.seq_len, 0, &mix, mbs);
         evaluate(m, c, &p, &s, &mixed);
         ck_assert_double_eq(mixed.stage_memory[0].capacity_bytes, cap_small);
         ck_assert(mixed.feasible == (mixed.stage_memory[0].total_bytes <= cap_small));
@@ -142,7 +138,7 @@ START_TEST(memory_bound_by_smaller_gpu)
     }
     /* a transient that fits 80 GB but not 40 GB: the activations of a long
      * sequence */
-    one_stage(&s, m, 0, NULL, 2);
+    one_stage(&s, m, run.seq_len, 0, NULL, 2);
     s.seq_len = 16384;
     evaluate(m, c, &p, &s, &big);
     s.n_mixes = 1;
@@ -170,7 +166,8 @@ static const char amp_yaml_fmt[] =
 
 START_TEST(more_bandwidth_never_slower)
 {
-    model *m = load_model("configs/amp-gpt2.json");
+    run_spec run;
+    model *m = tu_model_load("configs/amp-gpt2.json", &run);
     cost_params p;
     double prev[3] = {0, 0, 0};
     cost_params_default(&p);
@@ -189,9 +186,9 @@ START_TEST(more_bandwidth_never_slower)
             stage_mix mix = {0, 2, {0, 1, 0, 0}, {12, 4, 0, 0}};
             int tp = k == 2 ? 4 : 1;
             if (k == 0) {
-                one_stage(&s, m, 0, &mix, 1);
+                one_stage(&s, m, run.seq_len, 0, &mix, 1);
             } else {
-                two_stages(&s, m, tp, 8 / tp, 1);
+                two_stages(&s, run.seq_len, tp, 8 / tp, 1);
                 pc = placer_new(m, c, &p, false, 1.0);
                 ck_assert_ptr_nonnull(pc);
                 ck_assert_msg(placer_place(pc, &pl, &s, why, sizeof why) == 0, "%s", why);
@@ -222,7 +219,8 @@ START_TEST(amp_every_layout_evaluates)
     /* AMP's space on 16 GPUs: tp in {1, 2, 4} (one node), pp x dp the rest;
      * every combination now has feasible candidates (pp 1 and 2 had none:
      * their stages span the p3 and g4dn groups) */
-    model *m = load_model("configs/amp-gpt2.json");
+    run_spec run;
+    model *m = tu_model_load("configs/amp-gpt2.json", &run);
     planner_error err = PLANNER_ERROR_INIT;
     cluster *c = NULL;
     cost_params p;
@@ -234,8 +232,8 @@ START_TEST(amp_every_layout_evaluates)
             search_options o;
             search_result r;
             search_options_default(&o);
-            o.gbs = m->global_batch;
-            o.seq_len = m->seq_len;
+            o.gbs = run.global_batch;
+            o.seq_len = run.seq_len;
             o.top_n = 1;
             o.fix.tp = tp;
             o.fix.pp = pp;
@@ -254,17 +252,17 @@ START_TEST(amp_every_layout_evaluates)
 }
 END_TEST
 
-/* AMP's search on 16 GPUs with fixed knobs, pruned or exhaustive. */
-static planner_status amp_search(const model *m, const cluster *c, int tp, int pp, int cp,
-                                 int vpp, bool exhaustive, search_result *r)
+/* AMP's search on 16 GPUs for `run` with fixed knobs, pruned or exhaustive. */
+static planner_status amp_search(const model *m, const run_spec *run, const cluster *c, int tp,
+                                 int pp, int cp, int vpp, bool exhaustive, search_result *r)
 {
     planner_error err = PLANNER_ERROR_INIT;
     cost_params p;
     search_options o;
     cost_params_default(&p);
     search_options_default(&o);
-    o.gbs = m->global_batch;
-    o.seq_len = m->seq_len;
+    o.gbs = run->global_batch;
+    o.seq_len = run->seq_len;
     o.top_n = 3;
     o.exhaustive = exhaustive;
     o.fix.gpus = 16;
@@ -287,7 +285,8 @@ static planner_status amp_search(const model *m, const cluster *c, int tp, int p
  * groups (vpp > 1 and cp > 1 were not searched there). */
 START_TEST(interleaving_and_cp_across_groups)
 {
-    model *m = load_model("configs/amp-gpt2.json");
+    run_spec run;
+    model *m = tu_model_load("configs/amp-gpt2.json", &run);
     planner_error err = PLANNER_ERROR_INIT;
     cluster *c = NULL;
     search_result r1, r2, a, b;
@@ -295,8 +294,8 @@ START_TEST(interleaving_and_cp_across_groups)
     const strategy *s;
     ck_assert(cluster_load(&c, "clusters/amp-3xp3-1xg4dn.yaml", &err) == PLANNER_OK);
     c->stack = STACK_MEGATRON_CORE;
-    ck_assert_int_eq(amp_search(m, c, 4, 2, 1, 1, false, &r1), PLANNER_OK);
-    ck_assert_int_eq(amp_search(m, c, 4, 2, 1, 2, false, &r2), PLANNER_OK);
+    ck_assert_int_eq(amp_search(m, &run, c, 4, 2, 1, 1, false, &r1), PLANNER_OK);
+    ck_assert_int_eq(amp_search(m, &run, c, 4, 2, 1, 2, false, &r2), PLANNER_OK);
     s = &r2.top[0].s;
     ck_assert_int_eq(s->vpp, 2);
     ck_assert_int_ge(s->n_mixes, 1);
@@ -314,8 +313,8 @@ START_TEST(interleaving_and_cp_across_groups)
     search_result_free(&r1);
     search_result_free(&r2);
     /* vpp searched: pruned == exhaustive */
-    ck_assert_int_eq(amp_search(m, c, -1, 2, 1, -1, false, &a), PLANNER_OK);
-    ck_assert_int_eq(amp_search(m, c, -1, 2, 1, -1, true, &b), PLANNER_OK);
+    ck_assert_int_eq(amp_search(m, &run, c, -1, 2, 1, -1, false, &a), PLANNER_OK);
+    ck_assert_int_eq(amp_search(m, &run, c, -1, 2, 1, -1, true, &b), PLANNER_OK);
     ck_assert(a.candidates <= b.candidates);
     ck_assert_msg(memcmp(&a.top[0].s, &b.top[0].s, sizeof a.top[0].s) == 0,
                   "pruned tp%d vpp%d mbs%d, exhaustive tp%d vpp%d mbs%d", a.top[0].s.tp,
@@ -323,7 +322,7 @@ START_TEST(interleaving_and_cp_across_groups)
     search_result_free(&a);
     search_result_free(&b);
     /* cp 2 over the 16 GPUs */
-    ck_assert_int_eq(amp_search(m, c, -1, 1, 2, -1, false, &r1), PLANNER_OK);
+    ck_assert_int_eq(amp_search(m, &run, c, -1, 1, 2, -1, false, &r1), PLANNER_OK);
     s = &r1.top[0].s;
     ck_assert_int_eq(s->cp, 2);
     ck_assert_int_eq(s->n_mixes, 1);
@@ -341,7 +340,8 @@ START_TEST(dp_and_ilp_agree_on_mixed_stage)
     /* pp 2, tp 1, dp 8 on p3 then g4dn: stage 1 is 4 V100 + 4 T4; one
      * micro-batch per step (mbs 4), so the ILP's fill objective is its
      * bottleneck alone and both solvers must reach the same one */
-    model *m = load_model("configs/amp-gpt2.json");
+    run_spec run;
+    model *m = tu_model_load("configs/amp-gpt2.json", &run);
     planner_error err = PLANNER_ERROR_INIT;
     cluster *c = NULL;
     cost_params p;
@@ -354,7 +354,7 @@ START_TEST(dp_and_ilp_agree_on_mixed_stage)
     cost_params_default(&p);
     for (int k = 0; k < 2; k++) {
         placer *pc = placer_new(m, c, &p, k == 1, 5.0);
-        two_stages(&s[k], m, 1, 8, 4);
+        two_stages(&s[k], run.seq_len, 1, 8, 4);
         ck_assert_msg(placer_place(pc, &pl, &s[k], why, sizeof why) == 0, "%s", why);
         placer_free(pc);
         ck_assert_int_eq(s[k].n_mixes, 1);

@@ -231,7 +231,7 @@ START_TEST(numeric_case_runs_clean)
 {
     const numeric_case *tc = &k_cases[_i];
     planner_error err = PLANNER_ERROR_INIT;
-    run_spec ov = {.seq_len = tc->seq, .global_batch = tc->gbs};
+    run_spec ov = {.seq_len = tc->seq, .global_batch = tc->gbs}, run;
     model *m = NULL;
     cluster *c = NULL;
     cost_params p;
@@ -242,7 +242,7 @@ START_TEST(numeric_case_runs_clean)
     capture cap;
 
     memset(&res, 0, sizeof res);
-    rc = model_load_buffer(&m, tc->model_json, strlen(tc->model_json), "m.json", &ov, &err);
+    rc = model_load_buffer(&m, &run, tc->model_json, strlen(tc->model_json), "m.json", &ov, &err);
     if (tc->want == REJECT_MODEL) {
         ck_assert_msg(rc == PLANNER_E_INPUT && m == NULL && err.line >= 1 && err.msg[0],
                       "%s: model accepted or badly rejected (status %d: %s)", tc->what,
@@ -261,14 +261,14 @@ START_TEST(numeric_case_runs_clean)
     ck_assert_msg(rc == PLANNER_OK, "%s: cluster rejected: %s", tc->what, err.msg);
 
     f = capture_open(&cap);
-    show_inputs(f, m, c);
+    show_inputs(f, m, &run, c);
     capture_check(&cap, f, tc->what, "--show-inputs");
 
     cost_params_default(&p);
     search_options_default(&o);
     o.top_n = 3;
-    o.gbs = m->global_batch > 0 ? m->global_batch : 1024;
-    o.seq_len = m->seq_len;
+    o.gbs = run.global_batch;
+    o.seq_len = run.seq_len;
     rc = search_run(&res, m, c, &p, &o, &err);
     switch (tc->want) {
     case PLAN:

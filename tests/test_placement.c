@@ -15,26 +15,10 @@
 #include "search/search.h"
 #include "testutil.h"
 
-static model *load_model(const char *path)
-{
-    planner_error err = PLANNER_ERROR_INIT;
-    model *m = NULL;
-    ck_assert_msg(model_load(&m, path, NULL, &err) == PLANNER_OK, "%s: %s", path, err.msg);
-    return m;
-}
-
-static cluster *load_cluster(const char *path)
-{
-    planner_error err = PLANNER_ERROR_INIT;
-    cluster *c = NULL;
-    ck_assert_msg(cluster_load(&c, path, &err) == PLANNER_OK, "%s: %s", path, err.msg);
-    return c;
-}
-
 START_TEST(enumerate_amp_and_three_types)
 {
-    cluster *amp = load_cluster("clusters/amp-3xp3-1xg4dn.yaml");
-    cluster *mix = load_cluster("clusters/mixed3x1024.yaml");
+    cluster *amp = tu_cluster_load("clusters/amp-3xp3-1xg4dn.yaml");
+    cluster *mix = tu_cluster_load("clusters/mixed3x1024.yaml");
     placement pl[64];
     char buf[128];
     int n;
@@ -98,8 +82,8 @@ static void knobs(strategy *s, int tp, int pp, int dp, int mbs, int gbs, int seq
 
 /* Two stages, group a then group b: the placer's split has the least
  * bottleneck among the splits evaluate() finds feasible. */
-static void check_two_stage(const model *m, const cluster *c, int a, int b, int tp, int dp,
-                            int mbs, int zero, recompute_mode rc)
+static void check_two_stage(const model *m, const run_spec *run, const cluster *c, int a, int b,
+                            int tp, int dp, int mbs, int zero, recompute_mode rc)
 {
     cost_params p;
     placer *pc;
@@ -114,7 +98,7 @@ static void check_two_stage(const model *m, const cluster *c, int a, int b, int 
     cost_params_default(&p);
     pc = placer_new(m, c, &p, false, 1.0);
     ck_assert_ptr_nonnull(pc);
-    knobs(&s, tp, 2, dp, mbs, m->global_batch, m->seq_len, zero, rc);
+    knobs(&s, tp, 2, dp, mbs, run->global_batch, run->seq_len, zero, rc);
     ck_assert_int_eq(placer_place(pc, &pl, &s, why, sizeof why), 0);
     ck_assert_int_eq(s.n_stages, 2);
     ck_assert_int_eq(s.stage[0].group, a);
@@ -156,21 +140,22 @@ static void check_two_stage(const model *m, const cluster *c, int a, int b, int 
 
 START_TEST(placer_split_is_brute_force_optimum)
 {
-    model *gpt2 = load_model("configs/amp-gpt2.json");
-    model *l70 = load_model("configs/llama3-70b.json");
-    model *un = load_model("configs/uneven-gpt-13b.json");
-    cluster *amp = load_cluster("clusters/amp-3xp3-1xg4dn.yaml");
-    cluster *mix = load_cluster("clusters/h100-a100-mixed.yaml");
+    run_spec gpt2_run, l70_run, un_run;
+    model *gpt2 = tu_model_load("configs/amp-gpt2.json", &gpt2_run);
+    model *l70 = tu_model_load("configs/llama3-70b.json", &l70_run);
+    model *un = tu_model_load("configs/uneven-gpt-13b.json", &un_run);
+    cluster *amp = tu_cluster_load("clusters/amp-3xp3-1xg4dn.yaml");
+    cluster *mix = tu_cluster_load("clusters/h100-a100-mixed.yaml");
     /* V100 then T4 and back, several knobs */
-    check_two_stage(gpt2, amp, 0, 1, 1, 4, 1, 0, RECOMPUTE_NONE);
-    check_two_stage(gpt2, amp, 1, 0, 1, 4, 2, 1, RECOMPUTE_NONE);
-    check_two_stage(gpt2, amp, 0, 1, 2, 2, 4, 2, RECOMPUTE_FULL);
+    check_two_stage(gpt2, &gpt2_run, amp, 0, 1, 1, 4, 1, 0, RECOMPUTE_NONE);
+    check_two_stage(gpt2, &gpt2_run, amp, 1, 0, 1, 4, 2, 1, RECOMPUTE_NONE);
+    check_two_stage(gpt2, &gpt2_run, amp, 0, 1, 2, 2, 4, 2, RECOMPUTE_FULL);
     /* H100 then A100: Llama 3 70B, memory-bound variants included */
-    check_two_stage(l70, mix, 0, 1, 8, 32, 1, 1, RECOMPUTE_NONE);
-    check_two_stage(l70, mix, 1, 0, 8, 32, 2, 1, RECOMPUTE_SELECTIVE);
-    check_two_stage(l70, mix, 0, 1, 4, 64, 1, 0, RECOMPUTE_NONE);
-    check_two_stage(l70, mix, 0, 1, 2, 128, 1, 0, RECOMPUTE_FULL);
-    check_two_stage(un, mix, 0, 1, 8, 32, 1, 1, RECOMPUTE_NONE);
+    check_two_stage(l70, &l70_run, mix, 0, 1, 8, 32, 1, 1, RECOMPUTE_NONE);
+    check_two_stage(l70, &l70_run, mix, 1, 0, 8, 32, 2, 1, RECOMPUTE_SELECTIVE);
+    check_two_stage(l70, &l70_run, mix, 0, 1, 4, 64, 1, 0, RECOMPUTE_NONE);
+    check_two_stage(l70, &l70_run, mix, 0, 1, 2, 128, 1, 0, RECOMPUTE_FULL);
+    check_two_stage(un, &un_run, mix, 0, 1, 8, 32, 1, 1, RECOMPUTE_NONE);
     model_free(gpt2);
     model_free(l70);
     model_free(un);
@@ -184,8 +169,9 @@ START_TEST(uneven_model_balanced)
     /* uneven-gpt-13b: the first 4 layers have a 4x wider MLP.  On 4 stages
      * of one group the DP gives the first stage fewer than 40 / 4 layers
      * and a bottleneck no worse than the even split's. */
-    model *m = load_model("configs/uneven-gpt-13b.json");
-    cluster *c = load_cluster("clusters/h100x512.yaml");
+    run_spec rs;
+    model *m = tu_model_load("configs/uneven-gpt-13b.json", &rs);
+    cluster *c = tu_cluster_load("clusters/h100x512.yaml");
     cost_params p;
     placer *pc;
     placement pl = {1, {{0, 4, 0}}, false, 0};
@@ -224,8 +210,9 @@ START_TEST(pp_not_dividing_layers)
      * (powers of two) only pp 1 and 2 divide both; uneven splits open
      * pp 4..64.  The search must rank such a plan, its stages covering the
      * 126 layers. */
-    model *m = load_model("configs/llama3.1-405b.json");
-    cluster *c = load_cluster("clusters/h100x16384.yaml");
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3.1-405b.json", &rs);
+    cluster *c = tu_cluster_load("clusters/h100x16384.yaml");
     cost_params p;
     search_options o;
     search_result r;
@@ -235,8 +222,8 @@ START_TEST(pp_not_dividing_layers)
 
     cost_params_default(&p);
     search_options_default(&o);
-    o.gbs = m->global_batch;
-    o.seq_len = m->seq_len;
+    o.gbs = rs.global_batch;
+    o.seq_len = rs.seq_len;
     ck_assert_int_eq(search_run(&r, m, c, &p, &o, &err), PLANNER_OK);
     for (int i = 0; i < r.n_top; i++) {
         int sum = 0;
@@ -266,8 +253,9 @@ END_TEST
  * (9/7/8/8/8/8/8/5, 75.0 GiB on stage 2). */
 START_TEST(moe_split_counts_expert_sharding)
 {
-    model *m = load_model("configs/deepseek-v3.json");
-    cluster *c = load_cluster("clusters/h100x512.yaml");
+    run_spec rs;
+    model *m = tu_model_load("configs/deepseek-v3.json", &rs);
+    cluster *c = tu_cluster_load("clusters/h100x512.yaml");
     cost_params p;
     placement pl = {1, {{0, 8, 8}}, false, 0};
     static strategy s;
@@ -295,8 +283,9 @@ START_TEST(moe_split_counts_expert_sharding)
 }
 END_TEST
 
-/* Runs a default search of m on c (top 5). */
-static void run_search(const model *m, const cluster *c, partition_solver ps, search_result *r)
+/* Runs a default search of m on c for `run` (top 5). */
+static void run_search(const model *m, const run_spec *run, const cluster *c, partition_solver ps,
+                       search_result *r)
 {
     cost_params p;
     search_options o;
@@ -304,8 +293,8 @@ static void run_search(const model *m, const cluster *c, partition_solver ps, se
     cost_params_default(&p);
     search_options_default(&o);
     o.top_n = 5;
-    o.gbs = m->global_batch;
-    o.seq_len = m->seq_len;
+    o.gbs = run->global_batch;
+    o.seq_len = run->seq_len;
     o.partition = ps;
     o.ilp_time_limit_s = 1.0;
     ck_assert_int_eq(search_run(r, m, c, &p, &o, &err), PLANNER_OK);
@@ -316,13 +305,14 @@ START_TEST(amp_scenarios_fast)
     /* AMP (Li et al. 2022): GPT-2 (24 layers, hidden 1024), batch 32, on
      * 16 T4 and on 12 V100 + 4 T4.  AMP took minutes; the whole space here
      * (tp, pp, dp, mbs and more, placements) must take < 50 ms. */
-    model *m = load_model("configs/amp-gpt2.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/amp-gpt2.json", &rs);
     const char *clusters[2] = {"clusters/amp-4xg4dn.yaml", "clusters/amp-3xp3-1xg4dn.yaml"};
     for (int k = 0; k < 2; k++) {
-        cluster *c = load_cluster(clusters[k]);
+        cluster *c = tu_cluster_load(clusters[k]);
         for (int ps = 0; ps < 2; ps++) {
             search_result r;
-            run_search(m, c, ps ? PARTITION_ILP : PARTITION_DP, &r);
+            run_search(m, &rs, c, ps ? PARTITION_ILP : PARTITION_DP, &r);
             ck_assert_int_ge(r.n_top, 5);
             ck_assert_msg(r.seconds < 0.05, "%s: %.3f s", clusters[k], r.seconds);
             ck_assert(r.top[0].e.feasible);
@@ -345,15 +335,16 @@ START_TEST(mixed_beats_or_says_so)
     /* Llama 3 70B on 32 DGX H100 + 32 DGX A100: the best plan is at least as
      * fast as the best on the H100 group alone (searched as a one-group
      * cluster), and the note names the winner. */
-    model *m = load_model("configs/llama3-70b.json");
-    cluster *c = load_cluster("clusters/h100-a100-mixed.yaml");
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3-70b.json", &rs);
+    cluster *c = tu_cluster_load("clusters/h100-a100-mixed.yaml");
     cluster h100 = *c;
     search_result both, alone;
     bool spans = false;
     h100.n_groups = 1;   /* group 0 is dgx-h100 */
     h100.n_links = 0;
-    run_search(m, c, PARTITION_DP, &both);
-    run_search(m, &h100, PARTITION_DP, &alone);
+    run_search(m, &rs, c, PARTITION_DP, &both);
+    run_search(m, &rs, &h100, PARTITION_DP, &alone);
     ck_assert(both.top[0].e.tokens_per_s >= alone.top[0].e.tokens_per_s * (1 - 1e-12));
     for (int i = 1; i < both.top[0].s.n_stages; i++)
         spans = spans || both.top[0].s.stage[i].group != both.top[0].s.stage[0].group;
@@ -378,8 +369,9 @@ START_TEST(pruned_equals_exhaustive_across_groups)
         {"configs/uneven-gpt-13b.json", "clusters/h100-a100-mixed.yaml"},
     };
     for (int k = 0; k < 2; k++) {
-        model *m = load_model(cases[k][0]);
-        cluster *c = load_cluster(cases[k][1]);
+        run_spec rs;
+        model *m = tu_model_load(cases[k][0], &rs);
+        cluster *c = tu_cluster_load(cases[k][1]);
         cost_params p;
         search_options o;
         search_result a, b;
@@ -387,8 +379,8 @@ START_TEST(pruned_equals_exhaustive_across_groups)
         cost_params_default(&p);
         search_options_default(&o);
         o.top_n = 1;
-        o.gbs = m->global_batch;
-        o.seq_len = m->seq_len;
+        o.gbs = rs.global_batch;
+        o.seq_len = rs.seq_len;
         ck_assert_int_eq(search_run(&a, m, c, &p, &o, &err), PLANNER_OK);
         o.exhaustive = true;
         ck_assert_int_eq(search_run(&b, m, c, &p, &o, &err), PLANNER_OK);

@@ -13,6 +13,7 @@
 
 typedef struct fixture {
     model *m;
+    run_spec run;   /* the model file's */
     cluster c;
     node_group g;
     search_options o;
@@ -27,7 +28,7 @@ static void plan_gpt3(fixture *f, int nodes, double gib, const char *fix)
     cost_params p;
     const gpu_spec *h100 = catalog_find("H100-SXM");
     memset(f, 0, sizeof *f);
-    ck_assert_int_eq(model_load(&f->m, "configs/gpt3-175b.json", NULL, &err), PLANNER_OK);
+    ck_assert_int_eq(model_load(&f->m, &f->run, "configs/gpt3-175b.json", NULL, &err), PLANNER_OK);
     ck_assert_ptr_nonnull(h100);
     snprintf(f->c.name, sizeof f->c.name, "dgx-h100-x%d", nodes);
     f->c.n_groups = 1;
@@ -44,8 +45,8 @@ static void plan_gpt3(fixture *f, int nodes, double gib, const char *fix)
     f->g.inter_latency_s = 10e-6;
     search_options_default(&f->o);
     f->o.top_n = 5;
-    f->o.gbs = f->m->global_batch;
-    f->o.seq_len = f->m->seq_len;
+    f->o.gbs = f->run.global_batch;
+    f->o.seq_len = f->run.seq_len;
     if (fix != NULL)
         ck_assert_int_eq(constraints_parse(&f->o.fix, fix, NULL), 0);
     cost_params_default(&p);
@@ -334,7 +335,7 @@ START_TEST(interleaved_chunks_shown)
     char *text;
     int rc;
     memset(&f, 0, sizeof f);
-    ck_assert_int_eq(model_load(&f.m, "configs/llama3.1-405b.json", NULL, &err), PLANNER_OK);
+    ck_assert_int_eq(model_load(&f.m, NULL, "configs/llama3.1-405b.json", NULL, &err), PLANNER_OK);
     ck_assert_int_eq(cluster_load(&c, "clusters/h100x16384.yaml", &err), PLANNER_OK);
     f.c = *c;   /* borrows c's groups */
     search_options_default(&f.o);

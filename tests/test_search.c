@@ -44,37 +44,10 @@ static void make_cluster(test_cluster *t, const char *gpu, int nodes, double usa
     t->g.inter_latency_s = 10e-6;
 }
 
-static model *load(const char *path)
-{
-    model *m = NULL;
-    planner_error err = PLANNER_ERROR_INIT;
-    ck_assert_msg(model_load(&m, path, NULL, &err) == PLANNER_OK, "%s: %s", path, err.msg);
-    return m;
-}
-
-static planner_status run(const model *m, const cluster *c, const char *fix, bool exhaustive,
-                          int top, search_result *res)
-{
-    search_options o;
-    cost_params p;
-    planner_error err = PLANNER_ERROR_INIT;
-    planner_status rc;
-    search_options_default(&o);
-    o.exhaustive = exhaustive;
-    o.top_n = top;
-    o.gbs = m->global_batch;
-    o.seq_len = m->seq_len;
-    if (fix != NULL)
-        ck_assert_msg(constraints_parse(&o.fix, fix, &err) == PLANNER_OK, "%s", err.msg);
-    cost_params_default(&p);
-    rc = search_run(res, m, c, &p, &o, &err);
-    ck_assert_msg(rc == PLANNER_OK || rc == PLANNER_E_INFEASIBLE, "search: %s", err.msg);
-    return rc;
-}
-
-/* run() on the model's run with --mem-headroom `headroom`. */
-static planner_status run_headroom(const model *m, const cluster *c, const char *fix,
-                                   double headroom, int top, search_result *res)
+/* tu_search() for `run` with --mem-headroom `headroom`. */
+static planner_status run_headroom(const model *m, const run_spec *run, const cluster *c,
+                                   const char *fix, double headroom, int top,
+                                   search_result *res)
 {
     search_options o;
     cost_params p;
@@ -82,8 +55,8 @@ static planner_status run_headroom(const model *m, const cluster *c, const char 
     planner_status rc;
     search_options_default(&o);
     o.top_n = top;
-    o.gbs = m->global_batch;
-    o.seq_len = m->seq_len;
+    o.gbs = run->global_batch;
+    o.seq_len = run->seq_len;
     o.mem_headroom = headroom;
     ck_assert_msg(constraints_parse(&o.fix, fix, &err) == PLANNER_OK, "%s", err.msg);
     cost_params_default(&p);
@@ -174,7 +147,8 @@ END_TEST
 
 START_TEST(place_even_stages)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     strategy s;
     char why[128];
@@ -207,16 +181,17 @@ END_TEST
  * ZeRO-1.  A --fix value the stack lacks is taken as given. */
 START_TEST(stack_restricts_the_search)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result r;
     make_cluster(&t, "H100-SXM", 64, 0);
-    ck_assert_int_eq(run(m, &t.c, NULL, false, 20, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, NULL, false, 20), PLANNER_OK);
     ck_assert(r.top[0].s.sp && r.top[0].s.tp_comm_overlap && r.top[0].s.zero >= 1);
     search_result_free(&r);
 
     t.c.stack = STACK_MEGATRON_LM_2020;
-    ck_assert_int_eq(run(m, &t.c, NULL, false, 20, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, NULL, false, 20), PLANNER_OK);
     ck_assert_int_eq(r.n_top, 20);
     for (int i = 0; i < r.n_top; i++) {
         const strategy *s = &r.top[i].s;
@@ -230,13 +205,13 @@ START_TEST(stack_restricts_the_search)
     search_result_free(&r);
 
     t.c.stack = STACK_PYTORCH_FSDP2;
-    ck_assert_int_eq(run(m, &t.c, NULL, false, 50, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, NULL, false, 50), PLANNER_OK);
     for (int i = 0; i < r.n_top; i++)
         ck_assert_int_ne(r.top[i].s.zero, 1);
     search_result_free(&r);
 
     t.c.stack = STACK_MEGATRON_LM_2020;
-    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=8,sp=on,zero=1", false, 1, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=8,pp=8,sp=on,zero=1", false, 1), PLANNER_OK);
     ck_assert(r.top[0].s.sp);
     ck_assert_int_eq(r.top[0].s.zero, 1);
     search_result_free(&r);
@@ -252,7 +227,8 @@ END_TEST
  * like NVLink and the T4 at its boost clock), and tp 2 sits between. */
 START_TEST(amp_t4_tensor_parallel_over_pcie)
 {
-    model *m = load("configs/amp-gpt2.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/amp-gpt2.json", &rs);
     cluster *c = NULL;
     planner_error err = PLANNER_ERROR_INIT;
     search_result r1, r2, r4;
@@ -260,9 +236,9 @@ START_TEST(amp_t4_tensor_parallel_over_pcie)
     ck_assert_msg(cluster_load(&c, "clusters/amp-4xg4dn.yaml", &err) == PLANNER_OK, "%s",
                   err.msg);
     ck_assert_int_eq(c->stack, STACK_DEEPSPEED);
-    ck_assert_int_eq(run(m, c, "tp=1,pp=1", false, 1, &r1), PLANNER_OK);
-    ck_assert_int_eq(run(m, c, "tp=2,pp=1", false, 1, &r2), PLANNER_OK);
-    ck_assert_int_eq(run(m, c, "tp=4,pp=1", false, 1, &r4), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r1, m, &rs, c, "tp=1,pp=1", false, 1), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r2, m, &rs, c, "tp=2,pp=1", false, 1), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r4, m, &rs, c, "tp=4,pp=1", false, 1), PLANNER_OK);
     t1 = r1.top[0].e.step_time_s;
     t2 = r2.top[0].e.step_time_s;
     t4 = r4.top[0].e.step_time_s;
@@ -305,12 +281,13 @@ END_TEST
 
 START_TEST(ranked_best_first_and_deterministic)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result a, b;
     make_cluster(&t, "H100-SXM", 64, 0);
-    ck_assert_int_eq(run(m, &t.c, NULL, false, 20, &a), PLANNER_OK);
-    ck_assert_int_eq(run(m, &t.c, NULL, false, 20, &b), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&a, m, &rs, &t.c, NULL, false, 20), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&b, m, &rs, &t.c, NULL, false, 20), PLANNER_OK);
     ck_assert_int_eq(a.n_top, 20);
     ck_assert_int_eq(a.n_top, b.n_top);
     ck_assert_int_eq(a.candidates, b.candidates);
@@ -363,7 +340,8 @@ static void check_schedules(const model *m, const cluster *c, const search_resul
 
 START_TEST(result_carries_the_schedule)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result r;
     cluster *c = NULL;
@@ -371,19 +349,19 @@ START_TEST(result_carries_the_schedule)
     search_options o;
     cost_params p;
     make_cluster(&t, "H100-SXM", 64, 0);
-    ck_assert_int_eq(run(m, &t.c, NULL, false, 5, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, NULL, false, 5), PLANNER_OK);
     check_schedules(m, &t.c, &r);
     search_result_free(&r);
     ck_assert_ptr_null(r.sched);
     model_free(m);
 
-    m = load("configs/llama3-70b.json");
+    m = tu_model_load("configs/llama3-70b.json", &rs);
     ck_assert_msg(cluster_load(&c, "clusters/h100-a100-mixed.yaml", &err) == PLANNER_OK, "%s",
                   err.msg);
     search_options_default(&o);
     o.top_n = 6;
-    o.gbs = m->global_batch;
-    o.seq_len = m->seq_len;
+    o.gbs = rs.global_batch;
+    o.seq_len = rs.seq_len;
     o.partition = PARTITION_ILP;
     cost_params_default(&p);
     ck_assert_int_eq(search_run(&r, m, c, &p, &o, &err), PLANNER_OK);
@@ -396,13 +374,16 @@ END_TEST
 
 START_TEST(all_fixed_is_one_candidate)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result r;
     const strategy *s;
     make_cluster(&t, "H100-SXM", 64, 0);
-    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1,vpp=2,"
-                         "dp=4,cp=1,ep=1,gpus=512", false, 10, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c,
+                               "tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1,vpp=2,"
+                               "dp=4,cp=1,ep=1,gpus=512",
+                               false, 10), PLANNER_OK);
     ck_assert_int_eq(r.candidates, 1);
     ck_assert_int_eq(r.n_top, 1);
     s = &r.top[0].s;
@@ -419,8 +400,9 @@ START_TEST(all_fixed_is_one_candidate)
     search_result_free(&r);
     /* tp, pp and dp fixed: the GPU count follows (512 of the 1024 GPUs) */
     make_cluster(&t, "H100-SXM", 128, 0);
-    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=16,dp=4,mbs=1,sp=on,recompute=selective,zero=1,"
-                         "vpp=2", false, 10, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c,
+                               "tp=8,pp=16,dp=4,mbs=1,sp=on,recompute=selective,zero=1,vpp=2",
+                               false, 10), PLANNER_OK);
     ck_assert_int_eq(r.candidates, 1);
     ck_assert_int_eq(r.gpus, 512);
     search_result_free(&r);
@@ -430,12 +412,13 @@ END_TEST
 
 START_TEST(infeasible_never_ranked)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result r;
     /* 4 GiB GPUs: GPT-3's weights alone are 350 GB over 512 GPUs */
     make_cluster(&t, "H100-SXM", 64, 4.0);
-    ck_assert_int_eq(run(m, &t.c, NULL, false, 10, &r), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, NULL, false, 10), PLANNER_E_INFEASIBLE);
     ck_assert_int_eq(r.n_top, 0);
     ck_assert_int_eq(r.feasible, 0);
     ck_assert(r.candidates > 0);
@@ -447,7 +430,7 @@ START_TEST(infeasible_never_ranked)
     search_result_free(&r);
     /* 24 GiB: some plans fit, the ranked ones all do, stage by stage */
     make_cluster(&t, "H100-SXM", 64, 24.0);
-    ck_assert_int_eq(run(m, &t.c, NULL, true, 50, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, NULL, true, 50), PLANNER_OK);
     ck_assert(r.feasible < r.candidates);
     for (int i = 0; i < r.n_top; i++) {
         const evaluation *e = &r.top[i].e;
@@ -465,14 +448,15 @@ START_TEST(more_memory_never_worse)
     static const char *const models[] = {"configs/gpt3-175b.json", "configs/llama3-70b.json"};
     static const double gib[] = {20, 30, 40, 60, 80, 120, 160};
     for (size_t k = 0; k < 2; k++) {
-        model *m = load(models[k]);
+        run_spec rs;
+        model *m = tu_model_load(models[k], &rs);
         double prev = 0;
         for (size_t i = 0; i < sizeof gib / sizeof gib[0]; i++) {
             test_cluster t;
             search_result r;
             double best;
             make_cluster(&t, "H100-SXM", 16, gib[i]);
-            run(m, &t.c, NULL, false, 1, &r);
+            tu_search(&r, m, &rs, &t.c, NULL, false, 1);
             best = r.n_top > 0 ? r.top[0].e.tokens_per_s : 0;
             ck_assert_msg(best >= prev, "%s: %.0f GiB gives %.1f tokens/s < %.1f", models[k],
                           gib[i], best, prev);
@@ -487,13 +471,15 @@ END_TEST
 
 START_TEST(broken_rule_is_reported)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result r;
     make_cluster(&t, "H100-SXM", 1, 0);
     /* 96 heads do not split over 5 GPUs */
-    ck_assert_int_eq(run(m, &t.c, "tp=5,pp=1,dp=1,mbs=1,sp=on,recompute=full,zero=0,vpp=1",
-                         false, 10, &r), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c,
+                               "tp=5,pp=1,dp=1,mbs=1,sp=on,recompute=full,zero=0,vpp=1",
+                               false, 10), PLANNER_E_INFEASIBLE);
     ck_assert_int_eq(r.candidates, 0);
     ck_assert(!r.have_miss);
     ck_assert_msg(strstr(r.advice, "Megatron's rules") != NULL && strstr(r.advice, "tp 5") != NULL,
@@ -505,7 +491,8 @@ END_TEST
 
 START_TEST(too_many_gpus_is_usage)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result r;
     search_options o;
@@ -526,12 +513,13 @@ END_TEST
  * which change makes it fit, after evaluating it. */
 START_TEST(advice_names_the_fix)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result r;
     make_cluster(&t, "H100-SXM", 64, 0);
-    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=8,recompute=none,mbs=8,sp=off,zero=0", false, 10,
-                         &r), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=8,pp=8,recompute=none,mbs=8,sp=off,zero=0",
+                               false, 10), PLANNER_E_INFEASIBLE);
     ck_assert(r.have_miss);
     ck_assert_msg(strstr(r.advice, "makes the closest miss fit") != NULL, "advice: %s", r.advice);
     search_result_free(&r);
@@ -546,7 +534,8 @@ END_TEST
  * keep the number of allocations, one run each, small. */
 START_TEST(allocation_failures)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     static const struct { int nodes; const char *fix; } cases[] = {
         {16, "tp=8,pp=8,mbs=1,sp=on"},
         {1, "tp=8,mbs=1,sp=on,zero=1"},
@@ -559,12 +548,12 @@ START_TEST(allocation_failures)
         planner_status want;
         int failures = 0;
         make_cluster(&t, "H100-SXM", cases[k].nodes, 0);
-        want = run(m, &t.c, cases[k].fix, false, 3, &full);
+        want = tu_search(&full, m, &rs, &t.c, cases[k].fix, false, 3);
         search_options_default(&o);
         ck_assert_int_eq(constraints_parse(&o.fix, cases[k].fix, NULL), 0);
         o.top_n = 3;
-        o.gbs = m->global_batch;
-        o.seq_len = m->seq_len;
+        o.gbs = rs.global_batch;
+        o.seq_len = rs.seq_len;
         cost_params_default(&p);
         for (long n = 1; n < 100000; n++) {
             planner_error err = PLANNER_ERROR_INIT;
@@ -652,15 +641,16 @@ static const struct prune_case {
 START_TEST(pruned_search_finds_the_exhaustive_winner)
 {
     const struct prune_case *pc = &prune_cases[_i];
-    model *m = load(pc->model);
+    run_spec rs;
+    model *m = tu_model_load(pc->model, &rs);
     test_cluster t;
     search_result a, b;
     planner_status ra, rb;
     make_cluster(&t, "H100-SXM", pc->nodes, pc->usable_gib);
     if (pc->seq > 0)
-        m->seq_len = pc->seq;
-    ra = run(m, &t.c, pc->fix, false, 5, &a);
-    rb = run(m, &t.c, pc->fix, true, 5, &b);
+        rs.seq_len = pc->seq;
+    ra = tu_search(&a, m, &rs, &t.c, pc->fix, false, 5);
+    rb = tu_search(&b, m, &rs, &t.c, pc->fix, true, 5);
     ck_assert_int_eq(ra, rb);
     ck_assert(a.candidates <= b.candidates);
     if (ra == PLANNER_OK) {
@@ -697,12 +687,13 @@ END_TEST
  * ranks 0 and 7 hold 15 layers, the others 16) and the plan is feasible. */
 START_TEST(interleaved_uneven_split_405b)
 {
-    model *m = load("configs/llama3.1-405b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3.1-405b.json", &rs);
     test_cluster t;
     search_result r;
     const strategy *s;
     make_cluster(&t, "H100-SXM", 128, 0);
-    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=8,cp=2,vpp=8,mbs=1,gpus=1024", false, 3, &r),
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=8,pp=8,cp=2,vpp=8,mbs=1,gpus=1024", false, 3),
                      PLANNER_OK);
     s = &r.top[0].s;
     ck_assert_int_eq(s->vpp, 8);
@@ -713,8 +704,9 @@ START_TEST(interleaved_uneven_split_405b)
     ck_assert(r.top[0].e.feasible);
     search_result_free(&r);
     /* unfixed vpp at pp 8: the list holds 2, 4, 8, 16 ((126 + 2) % (8 d)) */
-    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=8,cp=2,mbs=1,gpus=1024,recompute=none,zero=1,sp=on",
-                         false, 10, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c,
+                               "tp=8,pp=8,cp=2,mbs=1,gpus=1024,recompute=none,zero=1,sp=on",
+                               false, 10), PLANNER_OK);
     {
         bool seen[17] = {false};
         for (int i = 0; i < r.n_top; i++)
@@ -736,7 +728,8 @@ START_TEST(mem_headroom_refuses_a_plan_its_peak_exceeds)
     static const char fix[] = "tp=8,pp=8,dp=8,cp=1,vpp=1,mbs=1,sp=on,recompute=full,"
                               "recompute_layers=0,zero=1,"
                               "overlap_grad_reduce=on,overlap_param_gather=on,tp_comm_overlap=on";
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_options o;
     search_result r;
@@ -746,8 +739,8 @@ START_TEST(mem_headroom_refuses_a_plan_its_peak_exceeds)
     make_cluster(&t, "H100-SXM", 64, 0);
     cost_params_default(&p);
     search_options_default(&o);
-    o.gbs = m->global_batch;
-    o.seq_len = m->seq_len;
+    o.gbs = rs.global_batch;
+    o.seq_len = rs.seq_len;
     ck_assert_msg(constraints_parse(&o.fix, fix, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, &err), PLANNER_OK);
     ck_assert_int_eq(r.candidates, 1);
@@ -783,12 +776,13 @@ END_TEST
  * 32,768 tokens (cp up to 16): a2a+p2p's other all-to-all levels. */
 START_TEST(not_searched_names_what_was_skipped)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result r;
     char want[64];
     make_cluster(&t, "H100-SXM", 64, 0);
-    ck_assert_int_eq(run(m, &t.c, "tp=8", false, 1, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=8", false, 1), PLANNER_OK);
     ck_assert_int_eq(r.n_not_searched, 5);
     ck_assert_str_eq(r.not_searched[0], "other values of tp=8 (--fix)");
     ck_assert_str_eq(r.not_searched[1], "cp > 1 (under 2048 tokens per rank; --fix cp=N tries it)");
@@ -798,12 +792,12 @@ START_TEST(not_searched_names_what_was_skipped)
     snprintf(want, sizeof want, "%ld pruned candidates", r.pruned);
     ck_assert(r.pruned > 0 && strncmp(r.not_searched[4], want, strlen(want)) == 0);
     search_result_free(&r);
-    ck_assert_int_eq(run(m, &t.c, "pp=8", false, 1, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "pp=8", false, 1), PLANNER_OK);
     ck_assert_str_eq(r.not_searched[1], "tp > 8 (beyond a node's NVLink domain; --fix tp=N "
                                         "tries it)");
     search_result_free(&r);
     t.c.stack = STACK_DEEPSPEED;
-    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=8", false, 1, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=8,pp=8", false, 1), PLANNER_OK);
     ck_assert_msg(strcmp(r.not_searched[r.n_not_searched - 2],
                          "values of cp, vpp, sp, recompute, tp_comm_overlap, cp_comm, "
                          "ep_comm_overlap that the deepspeed stack lacks (--stack NAME or "
@@ -811,16 +805,16 @@ START_TEST(not_searched_names_what_was_skipped)
     search_result_free(&r);
     t.c.stack = STACK_MEGATRON_CORE;
     model_free(m);
-    m = load("configs/llama3-8b.json");
-    m->seq_len = 32768;
-    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=1,mbs=1", false, 1, &r), PLANNER_OK);
+    m = tu_model_load("configs/llama3-8b.json", &rs);
+    rs.seq_len = 32768;
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=8,pp=1,mbs=1", false, 1), PLANNER_OK);
     ck_assert_str_eq(r.not_searched[2], "a2a+p2p with an all-to-all level other than the largest "
                                         "in one NVLink domain (--fix cp_a2a=N tries it)");
     search_result_free(&r);
     model_free(m);
-    m = load("configs/gpt3-175b.json");
+    m = tu_model_load("configs/gpt3-175b.json", &rs);
     /* recompute fixed to none: no partial-recompute entry; cp fixed: no cp entry */
-    ck_assert_int_eq(run(m, &t.c, "recompute=none,cp=1", false, 1, &r), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "recompute=none,cp=1", false, 1), PLANNER_OK);
     ck_assert_str_eq(r.not_searched[0], "other values of cp=1,recompute=none (--fix)");
     for (int i = 1; i < r.n_not_searched; i++)
         ck_assert(strstr(r.not_searched[i], "recompute_layers") == NULL &&
@@ -891,7 +885,8 @@ START_TEST(near_miss_70b_takes_block_recompute)
     static const char *const fix = "gpus=64,tp=4,pp=8,mbs=2,vpp=1,cp=1,zero=1";
     static const char *const pairs[][2] = {{"configs/gpt3-175b.json", "clusters/h100x512.yaml"},
                                            {"configs/llama3-70b.json", "clusters/h100x512.yaml"}};
-    model *m = load("configs/llama3-70b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3-70b.json", &rs);
     cluster *c = NULL;
     planner_error err = PLANNER_ERROR_INIT;
     cost_params p;
@@ -903,17 +898,17 @@ START_TEST(near_miss_70b_takes_block_recompute)
     ck_assert_msg(cluster_load(&c, "clusters/h100x512.yaml", &err) == PLANNER_OK, "%s", err.msg);
     cost_params_default(&p);
     snprintf(fx, sizeof fx, "%s,recompute=none", fix);
-    ck_assert_int_eq(run_headroom(m, c, fx, 0, 1, &none), PLANNER_OK);
+    ck_assert_int_eq(run_headroom(m, &rs, c, fx, 0, 1, &none), PLANNER_OK);
     usable = none.top[0].e.stage_memory[0].capacity_bytes;
     ck_assert_double_gt(none.top[0].e.peak_memory_bytes, usable * (1 - 0.0085));
     ck_assert_double_lt(none.top[0].e.peak_memory_bytes - usable * (1 - 0.0085), 0.15 * gib);
-    ck_assert_int_eq(run_headroom(m, c, fx, 0.0085, 1, &miss), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(run_headroom(m, &rs, c, fx, 0.0085, 1, &miss), PLANNER_E_INFEASIBLE);
     snprintf(fx, sizeof fx, "%s,recompute=selective,recompute_modules=core_attn", fix);
-    ck_assert_int_eq(run_headroom(m, c, fx, 0.0085, 1, &sel), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(run_headroom(m, &rs, c, fx, 0.0085, 1, &sel), PLANNER_E_INFEASIBLE);
     snprintf(fx, sizeof fx, "%s,recompute=full,recompute_layers=0", fix);
-    ck_assert_int_eq(run_headroom(m, c, fx, 0.0085, 1, &full), PLANNER_OK);
+    ck_assert_int_eq(run_headroom(m, &rs, c, fx, 0.0085, 1, &full), PLANNER_OK);
     ck_assert_double_lt(full.top[0].e.tokens_per_s, 0.8 * none.top[0].e.tokens_per_s);
-    ck_assert_int_eq(run_headroom(m, c, fix, 0.0085, 5, &best), PLANNER_OK);
+    ck_assert_int_eq(run_headroom(m, &rs, c, fix, 0.0085, 5, &best), PLANNER_OK);
     ck_assert(best.top[0].s.recompute == RECOMPUTE_FULL && best.top[0].s.recompute_layers == 1 &&
               best.top[0].s.recompute_method == RECOMPUTE_BLOCK);
     ck_assert_double_gt(best.top[0].e.tokens_per_s, 0.95 * none.top[0].e.tokens_per_s);
@@ -933,8 +928,8 @@ START_TEST(near_miss_70b_takes_block_recompute)
     search_result_free(&best);
     model_free(m);
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
-        m = load(pairs[i][0]);
-        ck_assert_int_eq(run(m, c, NULL, false, 10, &best), PLANNER_OK);
+        m = tu_model_load(pairs[i][0], &rs);
+        ck_assert_int_eq(tu_search(&best, m, &rs, c, NULL, false, 10), PLANNER_OK);
         check_full_recompute_plans(m, c, &p, &best, e);
         search_result_free(&best);
         model_free(m);
@@ -957,7 +952,8 @@ END_TEST
 START_TEST(no_full_recompute_where_a_block_fits)
 {
     static const char *const fixes[] = {"cp=1", NULL};
-    model *m = load("configs/llama3.1-405b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3.1-405b.json", &rs);
     cluster *c = NULL;
     planner_error err = PLANNER_ERROR_INIT;
     cost_params p;
@@ -966,17 +962,18 @@ START_TEST(no_full_recompute_where_a_block_fits)
     ck_assert_ptr_nonnull(e);
     ck_assert_msg(cluster_load(&c, "clusters/h100x16384.yaml", &err) == PLANNER_OK, "%s", err.msg);
     cost_params_default(&p);
-    m->seq_len = 8192;
-    m->global_batch = 2048;
+    rs.seq_len = 8192;
+    rs.global_batch = 2048;
     for (size_t f = 0; f < sizeof fixes / sizeof fixes[0]; f++) {
         search_result r, whole;
-        ck_assert_int_eq(run(m, c, fixes[f], false, 10, &r), PLANNER_OK);
+        ck_assert_int_eq(tu_search(&r, m, &rs, c, fixes[f], false, 10), PLANNER_OK);
         if (fixes[f] != NULL) {
             const strategy *w = &r.top[0].s;
             ck_assert(w->recompute == RECOMPUTE_FULL && w->recompute_layers == 1 &&
                       w->recompute_method == RECOMPUTE_BLOCK && w->vpp == 8);
-            ck_assert_int_eq(run(m, c, "cp=1,recompute_layers=0,recompute_modules=core_attn", false,
-                                 1, &whole), PLANNER_OK);
+            ck_assert_int_eq(tu_search(&whole, m, &rs, c,
+                                       "cp=1,recompute_layers=0,recompute_modules=core_attn",
+                                       false, 1), PLANNER_OK);
             ck_assert_msg(r.top[0].e.step_time_s < 0.95 * whole.top[0].e.step_time_s,
                           "block %.3f s, every layer or none %.3f s", r.top[0].e.step_time_s,
                           whole.top[0].e.step_time_s);
@@ -995,7 +992,8 @@ END_TEST
 /* What the prunes assume of the cost model, checked on a grid. */
 START_TEST(cost_model_properties_the_prunes_use)
 {
-    model *m = load("configs/gpt3-175b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     cost_params p;
     strategy s, v;
@@ -1068,7 +1066,8 @@ END_TEST
  * equal at one micro-batch, ZeRO-2's growing linearly with m. */
 START_TEST(zero2_reduces_every_microbatch)
 {
-    model *m = load("configs/llama3-8b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3-8b.json", &rs);
     test_cluster t;
     search_result r;
     double dp2[5] = {0}, dp1[5] = {0};
@@ -1078,11 +1077,11 @@ START_TEST(zero2_reduces_every_microbatch)
                                "overlap_grad_reduce=off,overlap_param_gather=off";
     make_cluster(&t, "H100-SXM", 2, 0);
     for (int mb = 1; mb <= 4; mb *= 2) {
-        m->global_batch = 2 * mb;
-        ck_assert_int_eq(run(m, &t.c, fix2, false, 1, &r), PLANNER_OK);
+        rs.global_batch = 2 * mb;
+        ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix2, false, 1), PLANNER_OK);
         dp2[mb] = r.top[0].e.time.dp_comm_s;
         search_result_free(&r);
-        ck_assert_int_eq(run(m, &t.c, fix1, false, 1, &r), PLANNER_OK);
+        ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix1, false, 1), PLANNER_OK);
         dp1[mb] = r.top[0].e.time.dp_comm_s;
         search_result_free(&r);
     }
@@ -1102,14 +1101,16 @@ END_TEST
  * weights (it sharded over dp alone: 12 B, nothing). */
 START_TEST(distributed_optimizer_shards_over_dp_and_cp)
 {
-    model *m = load("configs/llama3-8b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3-8b.json", &rs);
     test_cluster t;
     search_result r;
     const memory_breakdown *mb;
     make_cluster(&t, "H100-SXM", 2, 0);
-    m->global_batch = 8;
-    ck_assert_int_eq(run(m, &t.c, "tp=8,pp=1,cp=2,dp=1,mbs=1,sp=on,recompute=full,zero=1",
-                         false, 1, &r), PLANNER_OK);
+    rs.global_batch = 8;
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c,
+                               "tp=8,pp=1,cp=2,dp=1,mbs=1,sp=on,recompute=full,zero=1",
+                               false, 1), PLANNER_OK);
     mb = &r.top[0].e.stage_memory[0];
     ck_assert_rel(mb->optimizer_bytes, 3.0 * mb->weights_bytes, 1e-12);
     ck_assert_rel(mb->grads_bytes, 2.0 * mb->weights_bytes, 1e-12);
@@ -1128,16 +1129,18 @@ END_TEST
  * cp 16 and is never evaluated (fixed: refused by the rule). */
 START_TEST(cp_comm_searched)
 {
-    model *m = load("configs/llama3-8b.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3-8b.json", &rs);
     cluster *c = NULL;
     planner_error err = PLANNER_ERROR_INIT;
     search_result r, ag;
     planner_error rule;
     ck_assert_msg(cluster_load(&c, "clusters/h100x512.yaml", &err) == PLANNER_OK, "%s", err.msg);
-    m->seq_len = 16384;
-    m->global_batch = 16;
-    ck_assert_int_eq(run(m, c, "gpus=256,tp=1,pp=1,cp=16,zero=1,mbs=1,recompute=none", false,
-                         5, &r), PLANNER_OK);
+    rs.seq_len = 16384;
+    rs.global_batch = 16;
+    ck_assert_int_eq(tu_search(&r, m, &rs, c,
+                               "gpus=256,tp=1,pp=1,cp=16,zero=1,mbs=1,recompute=none",
+                               false, 5), PLANNER_OK);
     ck_assert_int_eq(r.n_top, 2);
     ck_assert_int_eq(r.top[0].s.cp_comm, CP_COMM_A2A_P2P);
     ck_assert_int_eq(r.top[0].s.cp_a2a, 8);
@@ -1149,8 +1152,9 @@ START_TEST(cp_comm_searched)
     ck_assert(r.top[1].e.time.cp_comm_s > 0);
     ck_assert_double_eq(r.top[1].e.time.tp_comm_s, 0);
     ck_assert(!knobs_validated(&r.top[0].s));
-    ck_assert_int_eq(run(m, c, "gpus=256,tp=1,pp=1,cp=16,zero=1,mbs=1,recompute=none,"
-                               "cp_comm=all_gather", false, 5, &ag), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&ag, m, &rs, c,
+                               "gpus=256,tp=1,pp=1,cp=16,zero=1,mbs=1,recompute=none,"
+                               "cp_comm=all_gather", false, 5), PLANNER_OK);
     ck_assert(ag.top[0].e.tokens_per_s < r.top[1].e.tokens_per_s);
     ck_assert_double_eq_tol(ag.top[0].e.stage_memory[0].activations_bytes -
                             r.top[1].e.stage_memory[0].activations_bytes, 134217728.0, 1.0);
@@ -1159,8 +1163,8 @@ START_TEST(cp_comm_searched)
     r.top[0].s.cp_comm = CP_COMM_A2A;
     r.top[0].s.cp_a2a = 0;
     ck_assert_int_ne(strategy_check(m, &r.top[0].s, tu_err(&rule)), 0);
-    ck_assert_msg(strstr(rule.msg, "a2a needs the 32 heads and 8 K/V heads per TP rank divisible by "
-                              "cp 16") != NULL, "%s", rule.msg);
+    ck_assert_msg(strstr(rule.msg, "a2a needs the 32 heads and 8 K/V heads per TP rank "
+                                   "divisible by cp 16") != NULL, "%s", rule.msg);
     r.top[0].s.cp = 8;
     ck_assert_int_eq(knob_rule(m, &r.top[0].s, KNOB_CP_COMM, tu_err(&rule)), 0);
     r.top[0].s.cp = 1;
@@ -1201,15 +1205,16 @@ START_TEST(validated_plans_win_near_ties)
      * the winner (ZeRO-1) ranks below it; no unvalidated plan ranks above a
      * validated one it does not beat by more than 1% */
     {
-        model *m = load("configs/llama3-8b.json");
+        run_spec rs;
+        model *m = tu_model_load("configs/llama3-8b.json", &rs);
         cluster *c = NULL;
         planner_error err = PLANNER_ERROR_INIT;
         search_result r;
         bool beaten = false;
-        m->global_batch = 2048;
+        rs.global_batch = 2048;
         ck_assert_msg(cluster_load(&c, "clusters/a100x1024.yaml", &err) == PLANNER_OK, "%s",
                       err.msg);
-        ck_assert_int_eq(run(m, c, NULL, false, 10, &r), PLANNER_OK);
+        ck_assert_int_eq(tu_search(&r, m, &rs, c, NULL, false, 10), PLANNER_OK);
         ck_assert(knobs_validated(&r.top[0].s));
         for (int i = 0; i < r.n_top; i++)
             for (int j = i + 1; j < r.n_top; j++) {
@@ -1239,7 +1244,8 @@ END_TEST
 START_TEST(nonfinite_prediction_is_an_error)
 {
     test_cluster t;
-    model *m = load("configs/gpt2-xl.json");
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt2-xl.json", &rs);
     search_options o;
     search_result res;
     cost_params p;
@@ -1281,20 +1287,21 @@ START_TEST(work_limit_stops_and_says_so)
                                 {"configs/amp-gpt2.json", "clusters/amp-3xp3-1xg4dn.yaml"}};
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
+    run_spec rs;
     cluster *c = NULL;
     search_options o;
     search_result res;
     cost_params p;
 
-    ck_assert_msg(model_load_buffer(&m, model_json, strlen(model_json), "huge.json", NULL,
+    ck_assert_msg(model_load_buffer(&m, &rs, model_json, strlen(model_json), "huge.json", NULL,
                                     &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_msg(cluster_load_buffer(&c, cluster_yaml, strlen(cluster_yaml), "four.yaml",
                                       &err) == PLANNER_OK, "%s", err.msg);
     cost_params_default(&p);
     search_options_default(&o);
     ck_assert(o.work_limit == SEARCH_WORK_LIMIT_DEFAULT);
-    o.gbs = m->global_batch;
-    o.seq_len = m->seq_len;
+    o.gbs = rs.global_batch;
+    o.seq_len = rs.seq_len;
     o.top_n = 3;
     o.work_limit = 2e7;
     ck_assert_int_eq(search_run(&res, m, c, &p, &o, &err), PLANNER_OK);
@@ -1310,11 +1317,11 @@ START_TEST(work_limit_stops_and_says_so)
     cluster_free(c);
 
     for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
-        m = load(shipped[i][0]);
+        m = tu_model_load(shipped[i][0], &rs);
         ck_assert_msg(cluster_load(&c, shipped[i][1], &err) == PLANNER_OK, "%s", err.msg);
         search_options_default(&o);
-        o.gbs = m->global_batch;
-        o.seq_len = m->seq_len;
+        o.gbs = rs.global_batch;
+        o.seq_len = rs.seq_len;
         /* half the default: Llama 3 70B on mixed3x1024 takes 876M steps with
          * interleaving on stages spanning groups (786M without, main 1233bd4;
          * 667M before that) */

@@ -21,7 +21,7 @@ static void must_reject(const char *path)
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
     char buf[1400], prefix[1100];
-    planner_status rc = model_load(&m, path, NULL, &err);
+    planner_status rc = model_load(&m, NULL, path, NULL, &err);
     error_format(&err, buf, sizeof buf);
     ck_assert_msg(rc == PLANNER_E_INPUT, "%s: status %d: %s", path, rc, buf);
     ck_assert_ptr_null(m);

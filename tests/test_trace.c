@@ -43,7 +43,6 @@ static void make(fixture *f, int pp, int microbatches)
     f->m.kv_heads = 32;
     f->m.head_dim = 128;
     f->m.ffn_hidden = 16384;
-    f->m.seq_len = 2048;
     f->m.prec = PREC_BF16;
     f->m.layer = f->layer;
     snprintf(f->c.name, sizeof f->c.name, "one-node");
@@ -256,7 +255,7 @@ START_TEST(chrome_uneven_chunks_match_evaluate)
     char *text = NULL;
     planner_error rule;
     size_t len = 0;
-    if (model_load(&m, "configs/llama3.1-405b.json", NULL, &err) != 0 ||
+    if (model_load(&m, NULL, "configs/llama3.1-405b.json", NULL, &err) != 0 ||
         cluster_load(&c, "clusters/h100x16384.yaml", &err) != 0)
         ck_abort_msg("cannot load the shipped 405B config or cluster: %s", err.msg);
     cost_params_default(&p);

@@ -22,7 +22,7 @@ static model gpt3(void)
     m.head_dim = 128;
     m.ffn_hidden = 4 * 12288;
     m.vocab = 51200;
-    m.seq_len = m.max_position = 2048;
+    m.max_position = 2048;
     m.act = ACT_GELU;
     m.norm = NORM_LAYERNORM;
     m.position = POS_LEARNED;

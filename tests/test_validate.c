@@ -135,7 +135,7 @@ START_TEST(unvalidated_knobs_pinned_off)
     opts.top_n = 1;
     opts.fix = v->run[0].fix;
     opts.gbs = v->run[0].gbs;
-    opts.seq_len = v->run[0].m->seq_len;
+    opts.seq_len = v->run[0].seq_len;
     memset(&res, 0, sizeof res);
     ck_assert_int_eq(search_run(&res, v->run[0].m, v->run[0].c, &p, &opts, &err), PLANNER_OK);
     ck_assert(res.top[0].s.ep_comm_overlap);

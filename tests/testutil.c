@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include "cost/params.h"
+#include "model/knobs.h"
 #include "testutil.h"
 
 const char *tu_shared_dir(void)
@@ -34,4 +36,40 @@ planner_error *tu_err(planner_error *err)
 {
     error_clear(err);
     return err;
+}
+
+model *tu_model_load(const char *path, run_spec *run)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    model *m = NULL;
+    ck_assert_msg(model_load(&m, run, path, NULL, &err) == PLANNER_OK, "%s: %s", path, err.msg);
+    return m;
+}
+
+cluster *tu_cluster_load(const char *path)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    cluster *c = NULL;
+    ck_assert_msg(cluster_load(&c, path, &err) == PLANNER_OK, "%s: %s", path, err.msg);
+    return c;
+}
+
+planner_status tu_search(search_result *res, const model *m, const run_spec *run,
+                         const cluster *c, const char *fix, bool exhaustive, int top)
+{
+    search_options o;
+    cost_params p;
+    planner_error err = PLANNER_ERROR_INIT;
+    planner_status rc;
+    search_options_default(&o);
+    o.exhaustive = exhaustive;
+    o.top_n = top;
+    o.gbs = run->global_batch;
+    o.seq_len = run->seq_len;
+    if (fix != NULL)
+        ck_assert_msg(constraints_parse(&o.fix, fix, &err) == PLANNER_OK, "%s", err.msg);
+    cost_params_default(&p);
+    rc = search_run(res, m, c, &p, &o, &err);
+    ck_assert_msg(rc == PLANNER_OK || rc == PLANNER_E_INFEASIBLE, "search: %s", err.msg);
+    return rc;
 }

@@ -4,7 +4,11 @@
 #define PLANNER_TESTUTIL_H
 
 #include <check.h>
+#include <stdbool.h>
 #include "base/error.h"
+#include "inputs/cluster.h"
+#include "inputs/model.h"
+#include "search/search.h"
 
 /* The shared data folder (../shared, or $PLANNER_SHARED), or NULL if absent:
  * tests that need it report a SKIP then (tu_skip). */
@@ -24,6 +28,23 @@ void tu_skip(const char *name, const char *reason);
  *     ck_assert_int_eq(strategy_check(m, &s, tu_err(&why)), PLANNER_E_INPUT);
  *     ck_assert_ptr_nonnull(strstr(why.msg, "tp > 1")); */
 planner_error *tu_err(planner_error *err);
+
+/* Loads model file `path` (our JSON or a HF config.json), asserting that it
+ * loads; the run the file gives (its sequence and global batch, else the
+ * defaults) into *run, which may be NULL.  Free with model_free. */
+model *tu_model_load(const char *path, run_spec *run);
+
+/* Loads cluster file `path`, asserting that it loads.  Free with
+ * cluster_free. */
+cluster *tu_cluster_load(const char *path);
+
+/* The search the tests run: m on c for `run`'s global batch and sequence,
+ * under --fix spec `fix` (NULL: none), the default cost constants, `top`
+ * plans kept, pruned or `exhaustive`.  Asserts that it ran (a plan, or none
+ * feasible) and returns that status; the result in *res (free with
+ * search_result_free), its best plan res->top[0] when PLANNER_OK. */
+planner_status tu_search(search_result *res, const model *m, const run_spec *run,
+                         const cluster *c, const char *fix, bool exhaustive, int top);
 
 /* Runs one suite with CK_NORMAL output; returns the process exit status. */
 int tu_run_suite(Suite *s);

@@ -25,7 +25,8 @@ typedef struct validation_run {
                                        c->stack the run's software stack */
     int num_gpus;
     strategy_constraints fix;       /* published knobs; the rest free */
-    int gbs;
+    int gbs;                        /* the run: global batch, sequences */
+    int seq_len;                    /* and its sequence length (model.seq_len) */
     double measured_tokens_per_s_per_gpu;
     double measured_peak_memory_bytes;  /* measured.peak_memory_gib; 0: none */
     char unsupported[160];          /* why it cannot be predicted; "" if it can */

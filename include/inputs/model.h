@@ -104,10 +104,9 @@ typedef struct model {
     char name[MODEL_NAME_MAX];
     model_format format;
     int layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab;
-    int seq_len;          /* the run's sequence length: the file's (or the
-                             default), replaced by a run_spec's */
-    int max_position;     /* position embeddings (>= seq_len, but for a RoPE
-                             context extension by a run) */
+    int max_position;     /* position embeddings; 0: the file gives none, and
+                             learned positions follow the run's sequence
+                             (model_positions) */
     char max_position_key[48];   /* its key in the file, for messages
                                     ("text_config.max_position_embeddings") */
     activation act;
@@ -125,9 +124,6 @@ typedef struct model {
     char notes[MODEL_NOTES_MAX][MODEL_NOTE_LEN];   /* what was assumed or left
                                                       out: warnings for the user */
     int n_notes;
-    int global_batch;     /* the run's sequences per step: the file's (or
-                             MODEL_DEFAULT_GLOBAL_BATCH), replaced by a
-                             run_spec's */
     precision prec;
     model_moe moe;
     model_mla mla;
@@ -135,24 +131,24 @@ typedef struct model {
     int mtp_layers;       /* multi-token-prediction layers (DeepSeek-V3), parsed only */
     layer_spec *layer;    /* `layers` entries, owned */
     bool uneven;          /* the file listed layers that differ */
-    bool seq_len_default;       /* seq_len was not given: the default was used */
-    bool global_batch_default;  /* global_batch was not given: the default */
-    bool max_position_default;  /* max_position was not given: it follows
-                                   seq_len (learned positions sized by the run) */
 } model;
 
 /* Defaults when neither the file nor a flag gives a figure. */
 #define MODEL_DEFAULT_SEQ_LEN 4096        /* capped at max_position */
 #define MODEL_DEFAULT_GLOBAL_BATCH 1024   /* sequences per step */
 
-/* One training run: the figures that belong to the run, not to the model
- * (a command line's --gbs/--seq/--precision, a sweep point's).  0 = not
- * given: the model file's figure, else the default.  The model file's own
- * seq_len and global_batch are the run's defaults.  A seq_len past
- * max_position is a context extension (a note), not with learned positions. */
+/* One training run: the figures that belong to the run, not to the model.
+ * As an override (a command line's --gbs/--seq/--precision), 0 = not given.
+ * As a loaded run (model_load's run_out), the figures planned: the
+ * override's, else the model file's (its seq_len and global_batch), else the
+ * defaults (the *_default flags say so).  The cost model reads the run from
+ * the strategy (strategy.gbs, strategy.seq_len), the search from
+ * search_options.gbs/seq_len. */
 typedef struct run_spec {
-    int seq_len;
-    int global_batch;
+    int seq_len;          /* tokens per sequence */
+    int global_batch;     /* sequences per step */
+    bool seq_len_default;       /* neither the file nor the override gave it */
+    bool global_batch_default;
     bool has_prec;        /* prec replaces the file's (HF configs: bf16) */
     precision prec;
     bool guess_family;    /* how to read the file: an unknown HF model_type is
@@ -160,45 +156,48 @@ typedef struct run_spec {
                              of refused */
 } run_spec;
 
-/* Reads `path` (our JSON or a HF config.json, recognized by its keys),
- * plans it for `run` (may be NULL: the file's figures) and validates
- * everything.  On success *out owns a new model (free with model_free) and
- * 0 is returned; otherwise the status and *err describe the first problem. */
-planner_status model_load(model **out, const char *path, const run_spec *run,
-                          planner_error *err);
+/* Reads `path` (our JSON or a HF config.json, recognized by its keys) and
+ * validates everything; `override` (may be NULL) gives the run's figures
+ * that replace the file's and how to read it.  On success *out owns a new
+ * model (free with model_free), *run_out (may be NULL) holds the run the
+ * file describes under the override, and 0 is returned; otherwise the status
+ * and *err describe the first problem (a sequence past learned position
+ * embeddings is one, at the max_position key).  A sequence past a RoPE
+ * model's max_position is a context extension: a note on the model. */
+planner_status model_load(model **out, run_spec *run_out, const char *path,
+                          const run_spec *override, planner_error *err);
 
 /* Same, from a buffer; `name` is used as FILE in errors. */
-planner_status model_load_buffer(model **out, const char *text, size_t len,
-                                 const char *name, const run_spec *run,
+planner_status model_load_buffer(model **out, run_spec *run_out, const char *text, size_t len,
+                                 const char *name, const run_spec *override,
                                  planner_error *err);
 
-/* The rule that plans a loaded model for a run, the only place it is
- * written (model_load and model_for_run use it): the run's sequence length,
- * global batch and precision replace the model's (a max_position the file
- * did not give follows the sequence; past a given one, RoPE models get a
- * note: a context extension).  0, or -1 with the reason in why when the
- * sequence exceeds learned position embeddings (m is then partly changed). */
-int model_apply_run(model *m, const run_spec *run, char *why, int why_size);
+/* Whether m can train a run of `seq_len` tokens per sequence: the one rule
+ * that checks a run against a model (model_load and a sweep's points use
+ * it).  Learned position embeddings the file sizes (max_position) cannot
+ * reach past it: PLANNER_E_INPUT, "sequence length N (from --seq) exceeds
+ * max_position M", with err->path the key path model.<max_position key> (no
+ * file position: model_load adds the file's, a sweep point the path).
+ * Otherwise PLANNER_OK (RoPE reaches any position). */
+planner_status model_run_check(const model *m, int seq_len, planner_error *err);
+
+/* The positions m embeds for a run of seq_len tokens: max_position, or the
+ * sequence when the file gives none (learned positions sized by the run). */
+int model_positions(const model *m, int seq_len);
 
 /* The key of m's position-embedding count in its file ("max_position", HF
  * "max_position_embeddings", or its family's: GPT-2's "n_positions", ...). */
 const char *model_max_position_key(const model *m);
 
-/* A copy of `m` planned for `run` (model_apply_run), in memory: a sweep
- * builds each grid point from the model it loaded once.  PLANNER_OK with
- * *out owned by the caller (model_free), or PLANNER_E_INPUT (the sequence
- * exceeds max_position; the message names the key as model_load's does,
- * without a file position) / out of memory with *err. */
-planner_status model_for_run(model **out, const model *m, const run_spec *run,
-                             planner_error *err);
-
 void model_free(model *m);   /* NULL-safe */
 
 /* Derived figures. */
-double model_param_count(const model *m);          /* all parameters */
-double model_active_param_count(const model *m);   /* per token (MoE: top-k) */
+/* Parameter counts for a run of seq_len tokens per sequence (learned
+ * position embeddings the file does not size follow it: model_positions). */
+double model_param_count(const model *m, int seq_len);          /* all parameters */
+double model_active_param_count(const model *m, int seq_len);   /* per token (MoE: top-k) */
+double model_embedding_params(const model *m, int seq_len);     /* input embedding */
 double model_layer_params(const model *m, int i);  /* decoder layer i */
-double model_embedding_params(const model *m);     /* input embedding */
 /* One MLP of width f on a residual stream of h: weights and biases. */
 double model_mlp_params(const model *m, double h, double f);
 unsigned model_biases(const model *m);             /* effective MODEL_BIAS_* bits */

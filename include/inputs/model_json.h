@@ -26,6 +26,7 @@
  * (for messages), in the object at `base`. */
 typedef struct model_fields {
     int has_layers, has_heads_dim, has_ffn, has_seq, has_maxpos, has_gbs, has_kv;
+    int seq_len, global_batch;   /* the file's run (ours: seq_len, global_batch) */
     jsonin_path base;
     const char *k_hidden, *k_heads, *k_kv, *k_maxpos, *k_top_k, *k_dense_layers;
     double rotary_fraction;    /* of head_dim (0: all) */

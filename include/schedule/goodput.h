@@ -96,8 +96,9 @@ int goodput_evaluate(const model *m, const cluster *c, const strategy *s,
                      int why_size);
 
 /* Checkpoint bytes of the whole job: bf16 weights + fp32 master weights +
- * Adam's two fp32 moments = 14 bytes per parameter (see goodput.c). */
-double goodput_checkpoint_bytes(const model *m);
+ * Adam's two fp32 moments = 14 bytes per parameter (see goodput.c), for a
+ * run of seq_len tokens per sequence (model_param_count). */
+double goodput_checkpoint_bytes(const model *m, int seq_len);
 
 /* The generation's documented default r_f (failures per 1000 node-days),
  * with its source in *source (may be NULL). */

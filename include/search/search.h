@@ -38,8 +38,11 @@ typedef struct search_options {
     int top_n;                        /* plans to keep, >= 1 */
     objective obj;
     strategy_constraints fix;
-    int gbs;                          /* global batch, sequences (>0) */
-    int seq_len;
+    int gbs;                          /* the run's global batch, sequences;
+                                         0: MODEL_DEFAULT_GLOBAL_BATCH */
+    int seq_len;                      /* its sequence length; 0:
+                                         MODEL_DEFAULT_SEQ_LEN (the model
+                                         file's run is model_load's run_out) */
     partition_solver partition;
     double ilp_time_limit_s;
     progress_hook progress;           /* told the candidates evaluated every

@@ -2,9 +2,10 @@
  * searched in memory.
  *
  * The model and cluster files are loaded once (sweep_run_load); point k
- * plans the loaded model for its global batch and sequence
- * (inputs/model.h: model_for_run) and applies its what-ifs to a copy of
- * the cluster, then searches for the best plan.  A point's result depends
+ * is the loaded model (shared, not copied) with the model file's run given
+ * the point's global batch and sequence (checked by inputs/model.h:
+ * model_run_check), and its what-ifs applied to a copy of the cluster; then
+ * it searches for the best plan.  A point's result depends
  * on the point alone, so shards of a sweep are lines of the whole.
  */
 #ifndef PLANNER_SWEEP_POINT_H
@@ -18,10 +19,11 @@
 #include "search/sweep_grid.h"
 
 /* What every point of a sweep shares.  The caller fills grid, params, fix,
- * obj and goodput; sweep_run_load fills models, clusters and points. */
+ * obj and goodput; sweep_run_load fills models, runs, clusters and points. */
 typedef struct sweep_run {
     sweep_grid grid;
     model **models;              /* one per model value (owned) */
+    run_spec *runs;              /* each model file's run (owned array) */
     cluster **clusters;          /* one per cluster value (owned) */
     cost_params params;
     strategy_constraints fix;
@@ -49,8 +51,8 @@ typedef struct sweep_row {
     const plan *best;            /* NULL unless ok; in res */
     goodput g;                   /* best under failures (schedule/goodput.h) */
     char reason[ERROR_MSG_MAX + 64];   /* why not ok, one line */
+    const model *m;              /* the point's model (borrowed from the run) */
     /* owned: what the point planned */
-    model *m;
     cluster pc;
     search_result res;
 } sweep_row;

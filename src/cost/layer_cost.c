@@ -573,7 +573,7 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
         out->expert_params += e / ep;
     }
     if (!first_stage && !m->tied_embeddings)
-        out->params += model_embedding_params(m) / tp;
+        out->params += model_embedding_params(m, s->seq_len) / tp;
 }
 
 /* Full recompute of part of a range (Megatron-Core core_v0.15.0
@@ -711,7 +711,7 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
         out->fwd_s += emb;
         out->bwd_s += 2.0 * emb;
         out->compute_s += 3.0 * emb;
-        out->params += model_embedding_params(m) / tp;
+        out->params += model_embedding_params(m, s->seq_len) / tp;
         out->n_tensors += 1;
     }
     if (last_stage) {

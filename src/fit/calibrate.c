@@ -314,7 +314,7 @@ static double step_time(const validation_run *r, const strategy *s, const cost_p
 
 static double measured_step_s(const validation_run *r)
 {
-    return (double)r->gbs * r->m->seq_len / (r->measured_tokens_per_s_per_gpu * r->num_gpus);
+    return (double)r->gbs * r->seq_len / (r->measured_tokens_per_s_per_gpu * r->num_gpus);
 }
 
 static void note(calib_fit *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

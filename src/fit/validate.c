@@ -298,13 +298,12 @@ static int build_model(jctx *j, json_t *jm, const jsonin_path *mp, const run_dim
     m->head_dim = d->hidden / d->heads;
     m->ffn_hidden = d->ffn;
     m->vocab = d->vocab;
-    m->seq_len = d->seq;
+    r->seq_len = d->seq;
     m->max_position = d->seq;
     m->act = strcmp(d->act, "swiglu") == 0 ? ACT_SWIGLU : ACT_GELU;
     m->norm = m->act == ACT_SWIGLU ? NORM_RMSNORM : NORM_LAYERNORM;
     m->position = m->act == ACT_SWIGLU ? POS_ROPE : POS_LEARNED;
     m->tied_embeddings = m->act == ACT_GELU;
-    m->global_batch = r->gbs;
     if (strcmp(prec, "bf16") == 0)
         m->prec = PREC_BF16;
     else if (strcmp(prec, "fp16") == 0)
@@ -574,7 +573,7 @@ planner_status validation_predict(plan *best, const validation_run *r, const cos
     opts.top_n = 1;
     opts.fix = r->fix;
     opts.gbs = r->gbs;
-    opts.seq_len = r->m->seq_len;
+    opts.seq_len = r->seq_len;
     opts.layout = r->layout;
     /* Every knob value no measured run validates (model/knobs.c's table) is
      * off unless the run publishes it: a run is predicted on what its source

@@ -19,6 +19,7 @@
  *                    on every linear layer and RMSNorm models (Llama family) none;
  *                    HF families say which (model_biases: Qwen2 q/k/v only)
  *   embedding        vocab x h, plus max_position x h when positions are learned
+ *                    (the run's sequence when the file gives no max_position)
  *   output layer     vocab x h unless tied to the input embedding
  * DeepSeek-V3's multi-token-prediction layers are not counted (671B, not 685B).
  * Checks: GPT-3 175B -> 174.6e9, Llama 3 8B -> 8.03e9, Mixtral 8x7B 46.7e9 total
@@ -120,24 +121,29 @@ double model_layer_params(const model *m, int i)
     return layer_params(m, i, 0);
 }
 
-double model_embedding_params(const model *m)
+int model_positions(const model *m, int seq_len)
+{
+    return m->max_position > 0 ? m->max_position : seq_len;
+}
+
+double model_embedding_params(const model *m, int seq_len)
 {
     double p;
     if (m == NULL)
         return 0;
     p = (double)m->vocab * m->hidden;
     if (m->position == POS_LEARNED)
-        p += (double)m->max_position * m->hidden;
+        p += (double)model_positions(m, seq_len) * m->hidden;
     return p;
 }
 
-static double total_params(const model *m, int active)
+static double total_params(const model *m, int seq_len, int active)
 {
     double p;
     int i;
     if (m == NULL)
         return 0;
-    p = model_embedding_params(m) + norm_params(m, m->hidden);
+    p = model_embedding_params(m, seq_len) + norm_params(m, m->hidden);
     if (!m->tied_embeddings)
         p += (double)m->vocab * m->hidden;
     for (i = 0; i < m->layers; i++)
@@ -145,14 +151,14 @@ static double total_params(const model *m, int active)
     return p;
 }
 
-double model_param_count(const model *m)
+double model_param_count(const model *m, int seq_len)
 {
-    return total_params(m, 0);
+    return total_params(m, seq_len, 0);
 }
 
-double model_active_param_count(const model *m)
+double model_active_param_count(const model *m, int seq_len)
 {
-    return total_params(m, 1);
+    return total_params(m, seq_len, 1);
 }
 
 const char *const precision_names[PREC_COUNT] = {"bf16", "fp16", "fp32",
@@ -216,58 +222,15 @@ const char *activation_name(activation a)
     return "unknown";
 }
 
-int model_apply_run(model *m, const run_spec *run, char *why, int why_size)
+planner_status model_run_check(const model *m, int seq_len, planner_error *err)
 {
-    if (run == NULL)
-        return 0;
-    if (run->seq_len > 0) {
-        m->seq_len = run->seq_len;
-        m->seq_len_default = false;
-        if (m->max_position_default)
-            m->max_position = m->seq_len;
-        if (m->seq_len > m->max_position && m->position == POS_LEARNED) {
-            snprintf(why, (size_t)why_size,
-                     "sequence length %d (from --seq) exceeds max_position %d", m->seq_len,
+    char path[64];
+    if (m->position != POS_LEARNED || m->max_position <= 0 || seq_len <= m->max_position)
+        return PLANNER_OK;
+    snprintf(path, sizeof path, "model.%s", model_max_position_key(m));
+    return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, path,
+                     "sequence length %d (from --seq) exceeds max_position %d", seq_len,
                      m->max_position);
-            return -1;
-        }
-        if (m->seq_len > m->max_position)   /* RoPE reaches any position */
-            model_note(m, "sequence length %d (from --seq) exceeds max_position %d: planned as "
-                          "a context extension (RoPE scaling is the training recipe's)",
-                       m->seq_len, m->max_position);
-    }
-    if (run->global_batch > 0) {
-        m->global_batch = run->global_batch;
-        m->global_batch_default = false;
-    }
-    if (run->has_prec)
-        m->prec = run->prec;
-    return 0;
-}
-
-planner_status model_for_run(model **out, const model *m, const run_spec *run,
-                             planner_error *err)
-{
-    char why[160];
-    model *c = pl_malloc(sizeof *c);
-    *out = NULL;
-    if (c == NULL)
-        return error_oom(err);
-    *c = *m;
-    c->layer = pl_malloc((size_t)m->layers * sizeof *c->layer);
-    if (c->layer == NULL) {
-        pl_free(c);
-        return error_oom(err);
-    }
-    memcpy(c->layer, m->layer, (size_t)m->layers * sizeof *c->layer);
-    if (model_apply_run(c, run, why, sizeof why) != 0) {
-        model_free(c);
-        char path[64];
-        snprintf(path, sizeof path, "model.%s", model_max_position_key(m));
-        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, path, "%s: %s", path, why);
-    }
-    *out = c;
-    return PLANNER_OK;
 }
 
 void model_source_name(const model *m, char *buf, size_t size)

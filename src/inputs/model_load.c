@@ -14,7 +14,10 @@
  *
  * Invariants on success: every count > 0 and within the limits below,
  * hidden % heads == 0 unless head_dim is given, heads % kv_heads == 0,
- * seq_len <= max_position, and `layer` holds exactly `layers` entries.
+ * the run's seq_len <= max_position for learned positions (a RoPE model's
+ * longer run is a context extension, noted), and `layer` holds exactly
+ * `layers` entries.  The file's seq_len and global_batch are its run
+ * (run_spec), returned next to the model, not part of it.
  */
 #include <ctype.h>
 #include <jansson.h>
@@ -427,14 +430,14 @@ static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, mo
                       &tf->has_ffn)) ||
         (rc = mj_int(ld, root, &rp, "vocab", 0, 1, MAX_VOCAB, &m->vocab, &present)) ||
         (rc = mj_need(ld, &rp, "vocab", present)) ||
-        (rc = mj_int(ld, root, &rp, "seq_len", 0, 1, MAX_SEQ, &m->seq_len, &tf->has_seq)) ||
+        (rc = mj_int(ld, root, &rp, "seq_len", 0, 1, MAX_SEQ, &tf->seq_len, &tf->has_seq)) ||
         (rc = mj_int(ld, root, &rp, "max_position", 0, 1, MAX_POSITION, &m->max_position,
                       &tf->has_maxpos)) ||
         (rc = get_choice(ld, root, &rp, "activation", k_act_names, 2, &act)) ||
         (rc = get_choice(ld, root, &rp, "normalization", k_norm_names, 2, &norm)) ||
         (rc = get_choice(ld, root, &rp, "position", k_pos_names, 2, &pos)) ||
         (rc = mj_bool(ld, root, &rp, "tied_embeddings", 0, &m->tied_embeddings)) ||
-        (rc = mj_int(ld, root, &rp, "global_batch", 0, 1, MAX_GBS, &m->global_batch,
+        (rc = mj_int(ld, root, &rp, "global_batch", 0, 1, MAX_GBS, &tf->global_batch,
                       &tf->has_gbs)) ||
         (rc = get_choice(ld, root, &rp, "precision", precision_names, PREC_COUNT, &prec)) ||
         (rc = mj_int(ld, root, &rp, "mtp_layers", 0, 0, 64, &m->mtp_layers, NULL)) ||
@@ -504,39 +507,59 @@ static planner_status check_shape(const jsonin_doc *ld, model *m, const model_fi
     return PLANNER_OK;
 }
 
-/* Sequence length and batch: the file's, else the defaults; then the run's
- * (model_apply_run: its sequence, batch and precision). */
+/* The run the file describes under the override (run_spec, model.h): the
+ * file's sequence length and batch, else the defaults (a default sequence
+ * capped at max_position), then the override's (checked by model_run_check;
+ * past a RoPE model's max_position a note: a context extension) and its
+ * precision.  A max_position the file does not give stays 0: learned
+ * positions follow the run's sequence (model_positions). */
 static planner_status run_figures(const jsonin_doc *ld, model *m, const model_fields *tf,
-                                  const run_spec *run)
+                                  const run_spec *ov, run_spec *run)
 {
     jsonin_path maxpos_p = jsonin_key(&tf->base, tf->k_maxpos);
-    char why[160];
+    planner_error perr = PLANNER_ERROR_INIT;
     jsonin_path_format(&maxpos_p, "", m->max_position_key, sizeof m->max_position_key);
+    *run = ov != NULL ? *ov : (run_spec){0};
+    run->seq_len = tf->seq_len;
+    run->seq_len_default = !tf->has_seq;
     if (!tf->has_seq) {
-        m->seq_len = MODEL_DEFAULT_SEQ_LEN;
-        if (tf->has_maxpos && m->max_position < m->seq_len)
-            m->seq_len = m->max_position;
-        m->seq_len_default = true;
+        run->seq_len = MODEL_DEFAULT_SEQ_LEN;
+        if (tf->has_maxpos && m->max_position < run->seq_len)
+            run->seq_len = m->max_position;
     }
-    m->max_position_default = !tf->has_maxpos;
     if (!tf->has_maxpos)
-        m->max_position = m->seq_len;
-    if ((run == NULL || run->seq_len <= 0) && m->seq_len > m->max_position) {
+        m->max_position = 0;
+    if ((ov == NULL || ov->seq_len <= 0) && m->max_position > 0 &&
+        run->seq_len > m->max_position) {
         jsonin_path q = jsonin_key(&tf->base, "seq_len");
-        return jsonin_fail(ld, &q, "seq_len (%d) exceeds max_position (%d)", m->seq_len,
+        return jsonin_fail(ld, &q, "seq_len (%d) exceeds max_position (%d)", run->seq_len,
                     m->max_position);
     }
-    if (!tf->has_gbs) {
-        m->global_batch = MODEL_DEFAULT_GLOBAL_BATCH;
-        m->global_batch_default = true;
+    run->global_batch = tf->has_gbs ? tf->global_batch : MODEL_DEFAULT_GLOBAL_BATCH;
+    run->global_batch_default = !tf->has_gbs;
+    if (ov == NULL)
+        return PLANNER_OK;
+    if (ov->seq_len > 0) {
+        run->seq_len = ov->seq_len;
+        run->seq_len_default = false;
+        if (model_run_check(m, run->seq_len, &perr) != PLANNER_OK)
+            return jsonin_fail(ld, &maxpos_p, "%s", perr.msg);
+        if (m->max_position > 0 && run->seq_len > m->max_position)   /* RoPE: any position */
+            model_note(m, "sequence length %d (from --seq) exceeds max_position %d: planned as "
+                          "a context extension (RoPE scaling is the training recipe's)",
+                       run->seq_len, m->max_position);
     }
-    if (model_apply_run(m, run, why, sizeof why) != 0)
-        return jsonin_fail(ld, &maxpos_p, "%s", why);
+    if (ov->global_batch > 0) {
+        run->global_batch = ov->global_batch;
+        run->global_batch_default = false;
+    }
+    if (ov->has_prec)
+        m->prec = ov->prec;
     return PLANNER_OK;
 }
 
 static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const model_fields *tf,
-                             const run_spec *run)
+                             const run_spec *ov, run_spec *run)
 {
     jsonin_path rp = JSONIN_PATH_ROOT;
     int hf = m->format != MODEL_FORMAT_PLANNER;
@@ -561,7 +584,7 @@ static planner_status finish(const jsonin_doc *ld, json_t *root, model *m, const
         return jsonin_fail(ld, &q, "leaves no MoE layer (%d dense of %d layers)",
                     m->moe.dense_layers, m->layers);
     }
-    return run_figures(ld, m, tf, run);
+    return run_figures(ld, m, tf, ov, run);
 }
 
 /* The directory a "config.json" path names (a HuggingFace download:
@@ -622,14 +645,13 @@ static void name_from_path(const char *path, char *buf, size_t size)
  * it is read as a HF config and those keys are ignored; says so, with the
  * figure that is used instead where there is one.  Keys both formats share
  * (name, head_dim, rope_theta, rope_scaling) are not ours alone. */
-static void note_our_keys(json_t *root, const model *m)
+static void note_our_keys(json_t *root, const model *m, const run_spec *run)
 {
-    static const struct { const char *key; size_t offset; } sized[] = {
-        {"layers", offsetof(model, layers)}, {"hidden", offsetof(model, hidden)},
-        {"heads", offsetof(model, heads)}, {"kv_heads", offsetof(model, kv_heads)},
-        {"ffn_hidden", offsetof(model, ffn_hidden)}, {"vocab", offsetof(model, vocab)},
-        {"seq_len", offsetof(model, seq_len)}, {"max_position", offsetof(model, max_position)},
-        {"global_batch", offsetof(model, global_batch)}};
+    const struct { const char *key; int value; } sized[] = {
+        {"layers", m->layers}, {"hidden", m->hidden}, {"heads", m->heads},
+        {"kv_heads", m->kv_heads}, {"ffn_hidden", m->ffn_hidden}, {"vocab", m->vocab},
+        {"seq_len", run->seq_len}, {"max_position", m->max_position},
+        {"global_batch", run->global_batch}};
     const char *marker = hf_config_marker(root);
     for (int i = 0; k_top_keys[i] != NULL; i++) {
         const char *k = k_top_keys[i];
@@ -642,17 +664,18 @@ static void note_our_keys(json_t *root, const model *m)
         if (j < sizeof sized / sizeof sized[0])
             model_note((model *)m, "'%s' is a key of planner's model format, but the file is read "
                        "as a HuggingFace config (it has '%s'): '%s' is ignored; from the "
-                       "config's own keys, %s = %d", k, marker, k, k,
-                       *(const int *)((const char *)m + sized[j].offset));
+                       "config's own keys, %s = %d", k, marker, k, k, sized[j].value);
         else
             model_note((model *)m, "'%s' is a key of planner's model format, but the file is read "
                        "as a HuggingFace config (it has '%s'): '%s' is ignored", k, marker, k);
     }
 }
 
-planner_status model_load_buffer(model **out, const char *text, size_t len,
-                                 const char *name, const run_spec *run, planner_error *err)
+planner_status model_load_buffer(model **out, run_spec *run_out, const char *text, size_t len,
+                                 const char *name, const run_spec *override,
+                                 planner_error *err)
 {
+    run_spec run;
     jsonin_doc ld;
     json_t *root;
     model *m = NULL;
@@ -675,17 +698,19 @@ planner_status model_load_buffer(model **out, const char *text, size_t len,
         goto cleanup;
     }
     name_from_path(name, m->name, sizeof m->name);
-    rc = hf_config_marker(root) != NULL ? hf_config_read(&ld, root, run, m, &tf)
+    rc = hf_config_marker(root) != NULL ? hf_config_read(&ld, root, override, m, &tf)
                                         : load_ours(&ld, root, m, &tf);
     if (rc == PLANNER_OK)   /* a vision-language wrapper's: its text_config's */
         rc = model_rope_read(&ld, tf.hf_obj != NULL ? tf.hf_obj : root, &tf.base, &m->rope);
     if (rc != PLANNER_OK)
         goto cleanup;
-    if ((rc = finish(&ld, root, m, &tf, run)) != PLANNER_OK)
+    if ((rc = finish(&ld, root, m, &tf, override, &run)) != PLANNER_OK)
         goto cleanup;
     if (m->format == MODEL_FORMAT_HF)
-        note_our_keys(root, m);
+        note_our_keys(root, m, &run);
     *out = m;
+    if (run_out != NULL)
+        *run_out = run;
     m = NULL;
 cleanup:
     model_free(m);
@@ -693,8 +718,8 @@ cleanup:
     return rc;
 }
 
-planner_status model_load(model **out, const char *path, const run_spec *run,
-                          planner_error *err)
+planner_status model_load(model **out, run_spec *run_out, const char *path,
+                          const run_spec *override, planner_error *err)
 {
     char *text = NULL;
     size_t len = 0;
@@ -702,7 +727,7 @@ planner_status model_load(model **out, const char *path, const run_spec *run,
     *out = NULL;
     rc = file_read_all(&text, &len, path, INPUT_MAX_BYTES, err);
     if (rc == PLANNER_OK)
-        rc = model_load_buffer(out, text, len, path, run, err);
+        rc = model_load_buffer(out, run_out, text, len, path, override, err);
     pl_free(text);
     return rc;
 }

@@ -185,11 +185,6 @@ static void add_note(arg_list *l, const char *fmt, ...)
 
 /* ---- plan facts ---------------------------------------------------------- */
 
-static int plan_seq(const model *m, const strategy *s)
-{
-    return s->seq_len > 0 ? s->seq_len : m->seq_len;
-}
-
 static long plan_microbatches(const strategy *s)
 {
     long per = (long)s->mbs * s->dp;
@@ -1047,7 +1042,7 @@ static void placeholder_args(arg_list *l)
 static int build_args(const model *m, const cluster *c, const plan *pl, arg_list *l)
 {
     const strategy *s = &pl->s;
-    model_args(m, plan_seq(m, s), l);
+    model_args(m, s->seq_len, l);
     if (knob_args(m, s, KNOB_SEC_PARALLEL, l) != 0 || knob_args(m, s, KNOB_SEC_BATCH, l) != 0)
         return -1;
     arg_int(l, SEC_BATCH, "--global-batch-size", s->gbs);
@@ -1224,7 +1219,7 @@ static void print_summary(FILE *out, const model *m, const cluster *c, const pla
     fprintf(out, "# plan: tp=%d pp=%d dp=%d cp=%d ep=%d vpp=%d mbs=%d gbs=%d seq=%d sp=%s "
                  "recompute=%s zero=%d (%d GPUs, %ld micro-batches per step)\n",
             s->tp, s->pp, s->dp, s->cp > 0 ? s->cp : 1, s->ep > 0 ? s->ep : 1,
-            s->vpp > 0 ? s->vpp : 1, s->mbs, s->gbs, plan_seq(m, s), s->sp ? "on" : "off",
+            s->vpp > 0 ? s->vpp : 1, s->mbs, s->gbs, s->seq_len, s->sp ? "on" : "off",
             s->recompute == RECOMPUTE_FULL ? "full"
             : s->recompute == RECOMPUTE_SELECTIVE ? "selective" : "none",
             s->zero, s->tp * (s->cp > 0 ? s->cp : 1) * s->dp * s->pp, plan_microbatches(s));

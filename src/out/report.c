@@ -537,7 +537,9 @@ static json_t *j_members(jb *b, const cluster *c, const strategy *s, int i)
     return a;
 }
 
-static json_t *j_model(jb *b, const model *m)
+/* The model, with the figures of the run planned: its sequence (seq_len,
+ * and the learned positions it sizes in "parameters"). */
+static json_t *j_model(jb *b, const model *m, int seq_len)
 {
     json_t *o = json_object();
     char src[64];
@@ -551,12 +553,12 @@ static json_t *j_model(jb *b, const model *m)
     jset(b, o, "head_dim", json_integer(m->head_dim));
     jset(b, o, "ffn_hidden", json_integer(m->ffn_hidden));
     jset(b, o, "vocab", json_integer(m->vocab));
-    jset(b, o, "seq_len", json_integer(m->seq_len));
+    jset(b, o, "seq_len", json_integer(seq_len));
     jset(b, o, "activation", json_string(activation_name(m->act)));
     jset(b, o, "precision", json_string(precision_name(m->prec)));
     jset(b, o, "tied_embeddings", json_boolean(m->tied_embeddings));
     jset(b, o, "experts", json_integer(m->moe.experts));
-    jset(b, o, "parameters", jsonout_real(model_param_count(m)));
+    jset(b, o, "parameters", jsonout_real(model_param_count(m, seq_len)));
     return o;
 }
 
@@ -745,7 +747,7 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
     int rc = -1;
 
     jset(&b, root, "planner_version", json_string(PLANNER_VERSION));
-    jset(&b, root, "model", j_model(&b, m));
+    jset(&b, root, "model", j_model(&b, m, res->seq_len));
     jset(&b, root, "cluster", j_cluster(&b, c));
     jset(&b, search, "objective",
          json_string(objective_name(opts != NULL ? opts->obj : OBJECTIVE_THROUGHPUT)));
@@ -898,7 +900,7 @@ int report_size_json(FILE *out, const model *m, const cluster *c,
     int rc = -1;
 
     jset(&b, root, "planner_version", json_string(PLANNER_VERSION));
-    jset(&b, root, "model", j_model(&b, m));
+    jset(&b, root, "model", j_model(&b, m, opts->seq_len));
     jset(&b, root, "cluster", j_cluster(&b, c));
     jset(&b, root, "deadline_s", res->deadline_s > 0 ? jsonout_real(res->deadline_s) : json_null());
     for (int i = 0; i < res->n_rows; i++) {

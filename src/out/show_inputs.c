@@ -77,25 +77,25 @@ static void show_architecture(FILE *out, const model *m)
     }
 }
 
-static void show_model(FILE *out, const model *m)
+static void show_model(FILE *out, const model *m, const run_spec *run)
 {
     int i, alike = 1;
-    double total = model_param_count(m);
+    double total = model_param_count(m, run->seq_len);
 
     char src[64];
     model_source_name(m, src, sizeof src);
     fprintf(out, "Model %s (%s)\n", m->name, src);
     fprintf(out, "  layers %d, hidden %d, heads %d, kv_heads %d, head_dim %d, ffn_hidden %d\n",
             m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn_hidden);
-    fprintf(out, "  vocab %d, seq_len %d%s, max_position %d\n", m->vocab, m->seq_len,
-            m->seq_len_default ? " (default)" : "", m->max_position);
+    fprintf(out, "  vocab %d, seq_len %d%s, max_position %d\n", m->vocab, run->seq_len,
+            run->seq_len_default ? " (default)" : "", model_positions(m, run->seq_len));
     fprintf(out, "  activation %s, normalization %s, position %s, tied embeddings %s\n",
             activation_name(m->act), m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm",
             m->position == POS_ROPE ? "rope" : "learned", m->tied_embeddings ? "yes" : "no");
     show_architecture(out, m);
     fprintf(out, "  global batch %d sequences%s (%.4g M tokens), precision %s (runs at the %s peak)\n",
-            m->global_batch, m->global_batch_default ? " (default)" : "",
-            (double)m->global_batch * m->seq_len / 1e6, precision_name(m->prec),
+            run->global_batch, run->global_batch_default ? " (default)" : "",
+            (double)run->global_batch * run->seq_len / 1e6, precision_name(m->prec),
             peak_format_name(precision_peak(m->prec)));
     if (m->moe.experts > 0) {
         int n_moe = 0;
@@ -117,9 +117,11 @@ static void show_model(FILE *out, const model *m)
     if (m->mtp_layers > 0)
         fprintf(out, "  multi-token prediction layers: %d (last stage)\n", m->mtp_layers);
     fprintf(out, "  parameters %.4g B (embedding %.4g B%s)", total / 1e9,
-            model_embedding_params(m) / 1e9, m->tied_embeddings ? ", tied output" : "");
+            model_embedding_params(m, run->seq_len) / 1e9,
+            m->tied_embeddings ? ", tied output" : "");
     if (m->moe.experts > 0)
-        fprintf(out, ", active per token %.4g B", model_active_param_count(m) / 1e9);
+        fprintf(out, ", active per token %.4g B",
+                model_active_param_count(m, run->seq_len) / 1e9);
     fprintf(out, "\n");
     for (i = 1; i < m->layers; i++)
         if (!layer_eq(&m->layer[i], &m->layer[0]))
@@ -193,10 +195,10 @@ static void show_cluster(FILE *out, const cluster *c, peak_format fmt)
     }
 }
 
-void show_inputs(FILE *out, const model *m, const cluster *c)
+void show_inputs(FILE *out, const model *m, const run_spec *run, const cluster *c)
 {
     if (m != NULL)
-        show_model(out, m);
+        show_model(out, m, run);
     if (m != NULL && c != NULL)
         fprintf(out, "\n");
     if (c != NULL)
@@ -205,7 +207,7 @@ void show_inputs(FILE *out, const model *m, const cluster *c)
 
 /* The model as JSON: its shape, architecture, parameter counts, the
  * sliding-window layers and the reader's notes. */
-static json_t *model_json(const model *m)
+static json_t *model_json(const model *m, const run_spec *run)
 {
     char src[64];
     int sliding = 0, window = 0;
@@ -222,16 +224,17 @@ static json_t *model_json(const model *m)
                      "s:b, s:b, s:i, s:s, s:i, s:i, s:i, s:i, s:o, s:o, s:o}",
                      "name", m->name, "format", src, "layers", m->layers, "hidden", m->hidden,
                      "heads", m->heads, "kv_heads", m->kv_heads, "head_dim", m->head_dim,
-                     "ffn_hidden", m->ffn_hidden, "vocab", m->vocab, "seq_len", m->seq_len,
-                     "max_position", m->max_position, "activation", activation_name(m->act),
+                     "ffn_hidden", m->ffn_hidden, "vocab", m->vocab, "seq_len", run->seq_len,
+                     "max_position", model_positions(m, run->seq_len),
+                     "activation", activation_name(m->act),
                      "normalization", m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm",
                      "position", m->position == POS_ROPE ? "rope" : "learned",
                      "tied_embeddings", m->tied_embeddings, "parallel_block", m->parallel_block,
-                     "global_batch", m->global_batch, "precision", precision_name(m->prec),
+                     "global_batch", run->global_batch, "precision", precision_name(m->prec),
                      "experts", m->moe.experts, "top_k", m->moe.top_k,
                      "sliding_window_layers", sliding, "sliding_window", window,
-                     "parameters", jsonout_real(model_param_count(m)),
-                     "active_parameters", jsonout_real(model_active_param_count(m)),
+                     "parameters", jsonout_real(model_param_count(m, run->seq_len)),
+                     "active_parameters", jsonout_real(model_active_param_count(m, run->seq_len)),
                      "notes", notes);
 }
 
@@ -252,9 +255,9 @@ static json_t *cluster_json(const cluster *c)
                      "groups", groups);
 }
 
-int show_inputs_json(FILE *out, const model *m, const cluster *c)
+int show_inputs_json(FILE *out, const model *m, const run_spec *run, const cluster *c)
 {
-    json_t *root = json_pack("{s:o, s:o}", "model", model_json(m), "cluster", cluster_json(c));
+    json_t *root = json_pack("{s:o, s:o}", "model", model_json(m, run), "cluster", cluster_json(c));
     char *text = jsonout_text(root, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
     int rc = text != NULL ? 0 : -1;   /* a failed write: ferror(out), the caller's */
     if (text != NULL)

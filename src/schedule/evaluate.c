@@ -112,16 +112,17 @@ static double zero3_gather_bytes(const model *m, const stage_spec *st, int tp)
  * (the pytorch-fsdp2 stack; memory_fsdp2_unsharded_bytes): the root's
  * parameters it holds -- the embedding on the first rank, the final norm and
  * an untied output layer on the last -- and its largest block, per TP rank;
- * at pp > 1 all of its parameters (`params`, per GPU). */
-static double fsdp2_gather_bytes(const model *m, const stage_spec *st, int rank, int pp, int tp,
-                                 double params)
+ * at pp > 1 all of its parameters (`params`, per GPU); a run of seq_len
+ * tokens (learned positions sized by it: model_embedding_params). */
+static double fsdp2_gather_bytes(const model *m, int seq_len, const stage_spec *st, int rank,
+                                 int pp, int tp, double params)
 {
     double block = 0, root = 0;
     for (int i = st->first_layer; i < st->first_layer + st->n_layers && i < m->layers; i++)
         if (tf_layer_params(m, i) > block)
             block = tf_layer_params(m, i);
     if (rank == 0)
-        root += model_embedding_params(m);
+        root += model_embedding_params(m, seq_len);
     if (rank == pp - 1)
         root += m->hidden + (m->tied_embeddings ? 0 : (double)m->vocab * m->hidden);
     return memory_fsdp2_unsharded_bytes(m->prec, root / tp, block / tp, params, pp);
@@ -408,7 +409,7 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
     if (s->zero >= 3 && s->stage[i].n_layers > 0 && x->dpcp > 1)
         in.extra_bytes +=
             stack_get(x->c->stack)->memory.gather == STACK_GATHER_FSDP2
-                ? fsdp2_gather_bytes(x->m, &s->stage[i], i, x->pp, tp, r->params)
+                ? fsdp2_gather_bytes(x->m, s->seq_len, &s->stage[i], i, x->pp, tp, r->params)
                 : zero3_gather_bytes(x->m, &s->stage[i], tp);
     if (act_uneven && in.act_bytes > 0)
         in.inflight = memory_inflight_chunks(x->pp, x->v, x->mcount, i, ca) / in.act_bytes;

@@ -148,9 +148,9 @@ double goodput_ettr(double interval_s, double write_s, double restart_s, double 
     return wall < 1.0 ? 1.0 : 1.0 / wall;
 }
 
-double goodput_checkpoint_bytes(const model *m)
+double goodput_checkpoint_bytes(const model *m, int seq_len)
 {
-    return CHECKPOINT_BYTES_PER_PARAM * model_param_count(m);
+    return CHECKPOINT_BYTES_PER_PARAM * model_param_count(m, seq_len);
 }
 
 /* GPUs, nodes, failure intensity (per day), power and price x GPUs of the
@@ -221,7 +221,7 @@ static void checkpoint_times(const model *m, const cluster *c, const strategy *s
     nic_bw = writers * c->group[0].inter_bytes_per_s;
     if (nic_bw > 0 && nic_bw < write_bw)
         write_bw = nic_bw;
-    out->checkpoint_bytes = goodput_checkpoint_bytes(m);
+    out->checkpoint_bytes = goodput_checkpoint_bytes(m, s->seq_len);
     out->checkpoint_persist_s = out->checkpoint_bytes / write_bw;
     out->checkpoint_load_s = out->checkpoint_bytes / read_bw;
     switch (o->mode) {

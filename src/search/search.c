@@ -1656,8 +1656,8 @@ static void ctx_init(search_ctx *x, const model *m, const cluster *c, const cost
             x->min_unit_params = dense;
     }
     x->fix = o->fix;
-    x->gbs = o->gbs > 0 ? o->gbs : m->global_batch > 0 ? m->global_batch : 1024;
-    x->seq_len = o->seq_len > 0 ? o->seq_len : m->seq_len > 0 ? m->seq_len : 4096;
+    x->gbs = o->gbs > 0 ? o->gbs : MODEL_DEFAULT_GLOBAL_BATCH;
+    x->seq_len = o->seq_len > 0 ? o->seq_len : MODEL_DEFAULT_SEQ_LEN;
     x->exhaustive = o->exhaustive;
     x->top_cap = o->top_n > 0 ? o->top_n : 1;
     x->err = err;

@@ -8,9 +8,11 @@
  *   nodes     the node count of a one-group cluster (refused for several);
  *   *-scale   intra-node bandwidth, inter-node bandwidth (groups and links),
  *             every peak FLOP/s, multiplied.
- * The model file is read once; each point plans it for its global batch and
- * sequence (model_for_run, the rule `planner --gbs --seq` applies), so
- * nothing is re-read from disk.
+ * The model file is read once, with its run (model_load's run_spec); a
+ * point is that run with the point's global batch and sequence, checked
+ * against the model by model_run_check (the rule `planner --gbs --seq`
+ * applies), and the loaded model itself, shared by every point: nothing is
+ * re-read from disk or copied.
  *
  * Invariant: point k's row depends on point k only (no state carried between
  * points), so a shard's lines are the same lines of the unsharded run.
@@ -28,12 +30,13 @@ planner_status sweep_run_load(sweep_run *run, planner_error *err)
     int nm = g->axis[SWEEP_MODEL].n, nc = g->axis[SWEEP_CLUSTER].n;
     run->points = (long)sweep_grid_points(g);
     run->models = pl_calloc((size_t)nm, sizeof *run->models);
+    run->runs = pl_calloc((size_t)nm, sizeof *run->runs);
     run->clusters = pl_calloc((size_t)nc, sizeof *run->clusters);
-    if (run->models == NULL || run->clusters == NULL)
+    if (run->models == NULL || run->runs == NULL || run->clusters == NULL)
         return error_oom(err);
     for (int i = 0; i < nm; i++)
-        if ((rc = model_load(&run->models[i], g->axis[SWEEP_MODEL].str[i], NULL, err)) !=
-            PLANNER_OK)
+        if ((rc = model_load(&run->models[i], &run->runs[i], g->axis[SWEEP_MODEL].str[i], NULL,
+                             err)) != PLANNER_OK)
             return rc;
     for (int i = 0; i < nc; i++) {
         if ((rc = cluster_load(&run->clusters[i], g->axis[SWEEP_CLUSTER].str[i], err)) !=
@@ -65,8 +68,10 @@ void sweep_run_free(sweep_run *run)
     for (int i = 0; run->clusters != NULL && i < run->grid.axis[SWEEP_CLUSTER].n; i++)
         cluster_free(run->clusters[i]);
     pl_free(run->models);
+    pl_free(run->runs);
     pl_free(run->clusters);
     run->models = NULL;
+    run->runs = NULL;
     run->clusters = NULL;
     sweep_grid_free(&run->grid);
 }
@@ -124,9 +129,10 @@ static planner_status point_cluster(const sweep_run *run, const cluster *base,
     return PLANNER_OK;
 }
 
-/* The point's own columns: its files, scales, GPU names and counts. */
+/* The point's own columns: its files, scales, GPU names and counts, its
+ * global batch and sequence. */
 static void row_columns(sweep_row *row, const sweep_grid *g, const int idx[SWEEP_DIM_COUNT],
-                        const run_spec *ov)
+                        const run_spec *pr)
 {
     const cluster *pc = &row->pc;
     row->model = g->axis[SWEEP_MODEL].str[idx[SWEEP_MODEL]];
@@ -145,25 +151,23 @@ static void row_columns(sweep_row *row, const sweep_grid *g, const int idx[SWEEP
         row->nodes += pc->group[i].nodes;
     }
     row->gpus = cluster_total_gpus(pc);
-    row->gbs = ov->global_batch;
-    row->seq = ov->seq_len;
+    row->gbs = pr->global_batch;
+    row->seq = pr->seq_len;
 }
 
-/* Searches the point's model (row->m) on its cluster; the status, the best
- * plan or the reason go into the row. */
+/* Searches the point's model (row->m) on its cluster for its run (row->gbs,
+ * row->seq); the status, the best plan or the reason go into the row. */
 static planner_status row_search(sweep_row *row, const sweep_run *run, planner_error *err)
 {
     const model *m = row->m;
     search_options opts;
     planner_error perr = PLANNER_ERROR_INIT;
     planner_status rc;
-    row->gbs = m->global_batch;
-    row->seq = m->seq_len;
     search_options_default(&opts);
     opts.top_n = 1;
     opts.fix = run->fix;
-    opts.gbs = m->global_batch;
-    opts.seq_len = m->seq_len;
+    opts.gbs = row->gbs;
+    opts.seq_len = row->seq;
     opts.obj = run->obj;
     opts.goodput = run->goodput;
     rc = search_run(&row->res, m, &row->pc, &run->params, &opts, &perr);
@@ -191,28 +195,26 @@ planner_status sweep_point_run(sweep_row *out, const sweep_run *run, long k,
 {
     const sweep_grid *g = &run->grid;
     int idx[SWEEP_DIM_COUNT];
-    run_spec ov = {0};
+    run_spec pr;   /* the point's run: the model file's, with the axes' figures */
     planner_error perr = PLANNER_ERROR_INIT;
     planner_status rc;
 
     memset(out, 0, sizeof *out);
     out->point = k;
     sweep_point_decode(g, k, idx);
+    pr = run->runs[idx[SWEEP_MODEL]];
     if (g->axis[SWEEP_GBS].n > 0)
-        ov.global_batch = (int)g->axis[SWEEP_GBS].num[idx[SWEEP_GBS]];
+        pr.global_batch = (int)g->axis[SWEEP_GBS].num[idx[SWEEP_GBS]];
     if (g->axis[SWEEP_SEQ].n > 0)
-        ov.seq_len = (int)g->axis[SWEEP_SEQ].num[idx[SWEEP_SEQ]];
+        pr.seq_len = (int)g->axis[SWEEP_SEQ].num[idx[SWEEP_SEQ]];
     rc = point_cluster(run, run->clusters[idx[SWEEP_CLUSTER]], idx, &out->pc, err);
     if (rc != PLANNER_OK)
         return rc;
-    row_columns(out, g, idx, &ov);
-    /* in memory: no re-read */
-    rc = model_for_run(&out->m, run->models[idx[SWEEP_MODEL]], &ov, &perr);
-    if (rc == PLANNER_E_INTERNAL)
-        return error_set(err, rc, perr.file, perr.line, perr.col, perr.path, "%s", perr.msg);
-    if (rc != PLANNER_OK) {
+    row_columns(out, g, idx, &pr);
+    out->m = run->models[idx[SWEEP_MODEL]];   /* shared: no copy, no re-read */
+    if (model_run_check(out->m, pr.seq_len, &perr) != PLANNER_OK) {
         out->status = "invalid";
-        snprintf(out->reason, sizeof out->reason, "%s", perr.msg);
+        snprintf(out->reason, sizeof out->reason, "%.63s: %.760s", perr.path, perr.msg);
     } else if ((rc = row_search(out, run, err)) != PLANNER_OK) {
         return rc;
     }
@@ -227,7 +229,6 @@ void sweep_row_free(sweep_row *r)
     if (r == NULL)
         return;
     search_result_free(&r->res);
-    model_free(r->m);
     pl_free(r->pc.group);
     pl_free(r->pc.link);
     memset(r, 0, sizeof *r);

@@ -362,6 +362,7 @@ int cmd_plan(int argc, char **argv)
     cost_params params;
     strategy *layout = NULL;   /* --pipeline-layout's, heap (7 kB) */
     model *m = NULL;
+    run_spec run;   /* the model file's run under --gbs/--seq/--precision */
     cluster *c = NULL;
     search_result res;
     plan_files files;
@@ -384,7 +385,7 @@ int cmd_plan(int argc, char **argv)
     if (a.calibration_path != NULL &&
         (rc = calibration_load(&params, a.calibration_path, &err)) != PLANNER_OK)
         goto cleanup;
-    if ((rc = model_load(&m, a.model_path, &a.ov, &err)) != PLANNER_OK)
+    if ((rc = model_load(&m, &run, a.model_path, &a.ov, &err)) != PLANNER_OK)
         goto cleanup;
     for (int i = 0; i < m->n_notes; i++)   /* what the reader assumed or left out */
         fprintf(stderr, "planner: %s: warning: %s\n", a.model_path, m->notes[i]);
@@ -400,8 +401,8 @@ int cmd_plan(int argc, char **argv)
         goto cleanup;
 
     if (a.show_inputs) {
-        if (a.format == FORMAT_JSON ? show_inputs_json(stdout, m, c) != 0
-                                    : (show_inputs(stdout, m, c), 0))
+        if (a.format == FORMAT_JSON ? show_inputs_json(stdout, m, &run, c) != 0
+                                    : (show_inputs(stdout, m, &run, c), 0))
             rc = error_oom(&err);
         else if (fflush(stdout) != 0 || ferror(stdout))
             rc = error_set(&err, PLANNER_E_IO, NULL, 0, 0, NULL,
@@ -409,8 +410,8 @@ int cmd_plan(int argc, char **argv)
         goto cleanup;
     }
 
-    a.opts.gbs = m->global_batch;
-    a.opts.seq_len = m->seq_len;
+    a.opts.gbs = run.global_batch;
+    a.opts.seq_len = run.seq_len;
     progress_start(&pr, "planner: search, candidates evaluated",
                    progress_stderr_is_tty());   /* shown after ~1 s only */
     a.opts.progress = progress_hook_of(&pr);

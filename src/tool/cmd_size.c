@@ -136,6 +136,7 @@ int cmd_size(int argc, char **argv)
     planner_error err = PLANNER_ERROR_INIT;
     cost_params params;
     model *m = NULL;
+    run_spec run;   /* the model file's run under --gbs/--seq */
     cluster *c = NULL;
     size_result res;
     planner_status rc;
@@ -153,13 +154,13 @@ int cmd_size(int argc, char **argv)
     if (a.calibration_path != NULL &&
         (rc = calibration_load(&params, a.calibration_path, &err)) != PLANNER_OK)
         goto cleanup;
-    if ((rc = model_load(&m, a.model_path, &a.ov, &err)) != PLANNER_OK ||
+    if ((rc = model_load(&m, &run, a.model_path, &a.ov, &err)) != PLANNER_OK ||
         (rc = cluster_load(&c, a.cluster_path, &err)) != PLANNER_OK)
         goto cleanup;
     if (a.stack >= 0)
         c->stack = a.stack;
-    a.opts.gbs = m->global_batch;
-    a.opts.seq_len = m->seq_len;
+    a.opts.gbs = run.global_batch;
+    a.opts.seq_len = run.seq_len;
     rc = size_run(m, c, &params, &a.opts, a.deadline_s, &res, &err);
     if (rc != PLANNER_OK && rc != PLANNER_E_INFEASIBLE)
         goto cleanup;

@@ -173,8 +173,8 @@ static int check_load_error(const char *what, planner_status rc, const planner_e
     return check_error(what, rc, err, out, name, 0, msg, msg_size);
 }
 
-/* A loaded model: what model.h promises. */
-static int check_model(const model *m, char *msg, int msg_size)
+/* A loaded model and its run: what model.h promises. */
+static int check_model(const model *m, const run_spec *run, char *msg, int msg_size)
 {
     double total, active;
     if (memchr(m->name, '\0', sizeof m->name) == NULL)
@@ -182,17 +182,17 @@ static int check_model(const model *m, char *msg, int msg_size)
     if (m->layers < 1 || m->layers > MODEL_MAX_LAYERS || m->layer == NULL)
         return fail(msg, msg_size, "layers = %d", m->layers);
     if (m->hidden < 1 || m->heads < 1 || m->kv_heads < 1 || m->head_dim < 1 || m->vocab < 1 ||
-        m->seq_len < 1 || m->ffn_hidden < 0)
+        run->seq_len < 1 || m->ffn_hidden < 0)
         return fail(msg, msg_size, "non-positive size (hidden %d heads %d kv %d hd %d vocab %d"
                     " seq %d ffn %d)", m->hidden, m->heads, m->kv_heads, m->head_dim, m->vocab,
-                    m->seq_len, m->ffn_hidden);
+                    run->seq_len, m->ffn_hidden);
     if (m->heads % m->kv_heads != 0)
         return fail(msg, msg_size, "heads %d not a multiple of kv_heads %d", m->heads,
                     m->kv_heads);
-    if (m->max_position > 0 && m->seq_len > m->max_position)
-        return fail(msg, msg_size, "seq_len %d > max_position %d", m->seq_len,
+    if (m->max_position > 0 && run->seq_len > m->max_position)
+        return fail(msg, msg_size, "seq_len %d > max_position %d", run->seq_len,
                     m->max_position);
-    if (m->global_batch < 0 || (unsigned)m->prec >= PREC_COUNT ||
+    if (run->global_batch < 1 || (unsigned)m->prec >= PREC_COUNT ||
         (m->act != ACT_GELU && m->act != ACT_SWIGLU))
         return fail(msg, msg_size, "bad batch, precision or activation");
     if (m->moe.experts < 0 ||
@@ -210,12 +210,12 @@ static int check_model(const model *m, char *msg, int msg_size)
         if (!isfinite(model_layer_params(m, i)) || model_layer_params(m, i) <= 0)
             return fail(msg, msg_size, "layer %d parameters %g", i, model_layer_params(m, i));
     }
-    total = model_param_count(m);
-    active = model_active_param_count(m);
+    total = model_param_count(m, run->seq_len);
+    active = model_active_param_count(m, run->seq_len);
     if (!finite_pos(total) || !finite_pos(active) || active > total * (1 + 1e-12) ||
-        !finite_pos(model_embedding_params(m)))
+        !finite_pos(model_embedding_params(m, run->seq_len)))
         return fail(msg, msg_size, "parameters: total %g active %g embedding %g", total, active,
-                    model_embedding_params(m));
+                    model_embedding_params(m, run->seq_len));
     return 0;
 }
 
@@ -224,16 +224,17 @@ int harness_model(const uint8_t *data, size_t size, char *msg, int msg_size)
     static const char name[] = "fuzz.json";
     planner_error err = PLANNER_ERROR_INIT;
     model *m = NULL;
+    run_spec run;
     char *text = dup_exact(data, size);
     planner_status rc;
     int ret;
 
     if (text == NULL)
         return fail(msg, msg_size, "out of memory in the harness");
-    rc = model_load_buffer(&m, text, size, name, NULL, &err);
+    rc = model_load_buffer(&m, &run, text, size, name, NULL, &err);
     if (rc == PLANNER_OK)
         ret = m == NULL ? fail(msg, msg_size, "model_load_buffer: OK without a model")
-                        : check_model(m, msg, msg_size);
+                        : check_model(m, &run, msg, msg_size);
     else
         ret = check_load_error("model_load_buffer", rc, &err, m, name, msg, msg_size);
     model_free(m);
@@ -513,13 +514,14 @@ int harness_runs(const uint8_t *data, size_t size, char *msg, int msg_size)
     } else {
         for (int i = 0; i < v->n && ret == 0; i++) {
             const validation_run *r = &v->run[i];
+            run_spec run = {.seq_len = r->seq_len, .global_batch = r->gbs};
             if (r->m == NULL || r->c == NULL || r->num_gpus < 1 || r->gbs < 1 ||
                 !finite_pos(r->measured_tokens_per_s_per_gpu) ||
                 memchr(r->id, '\0', sizeof r->id) == NULL ||
                 memchr(r->unsupported, '\0', sizeof r->unsupported) == NULL)
                 ret = fail(msg, msg_size, "run %d: gpus %d gbs %d measured %g", i, r->num_gpus,
                            r->gbs, r->measured_tokens_per_s_per_gpu);
-            else if ((ret = check_model(r->m, msg, msg_size)) == 0)
+            else if ((ret = check_model(r->m, &run, msg, msg_size)) == 0)
                 ret = check_cluster(r->c, msg, msg_size);
         }
     }
@@ -736,16 +738,20 @@ static int emit_case_init(emit_case *ec, const char *yaml, const char *fix)
     planner_error err = PLANNER_ERROR_INIT;
     cost_params p;
     search_options o;
+    run_spec run;
     char msg[128];
     memset(ec, 0, sizeof *ec);
     cost_params_default(&p);
     search_options_default(&o);
     o.top_n = 1;
     if (constraints_parse(&o.fix, fix, &err) != PLANNER_OK ||
-        model_load_buffer(&ec->m, emit_model_json, sizeof emit_model_json - 1, "emit.json", NULL,
-                          &err) != PLANNER_OK ||
-        cluster_load_buffer(&ec->c, yaml, strlen(yaml), "emit.yaml", &err) != PLANNER_OK ||
-        search_run(&ec->res, ec->m, ec->c, &p, &o, &err) != PLANNER_OK)
+        model_load_buffer(&ec->m, &run, emit_model_json, sizeof emit_model_json - 1, "emit.json",
+                          NULL, &err) != PLANNER_OK ||
+        cluster_load_buffer(&ec->c, yaml, strlen(yaml), "emit.yaml", &err) != PLANNER_OK)
+        return -1;
+    o.gbs = run.global_batch;
+    o.seq_len = run.seq_len;
+    if (search_run(&ec->res, ec->m, ec->c, &p, &o, &err) != PLANNER_OK)
         return -1;
     emit_set_names(ec, emit_placeholder);
     for (int k = 0; k < 3; k++) {
