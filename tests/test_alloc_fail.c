@@ -17,6 +17,7 @@
  * not failed; everything the loader does before and after is. */
 #include <dirent.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,12 +292,50 @@ START_TEST(search_survives_every_failure)
 }
 END_TEST
 
+/* pl_grow, the growable array of base/alloc.h: capacities 8, 16, 32 as
+ * appends pass them (one reallocation per doubling), a jump to the first
+ * power-of-two multiple that holds the need, the array and capacity left
+ * alone when the reallocation fails or the size overflows. */
+START_TEST(grow_doubles_and_fails_cleanly)
+{
+    size_t cap = 0;
+    int *a = NULL, *b;
+    long reallocs = 0;
+    for (size_t n = 1; n <= 32; n++) {
+        size_t was = cap;
+        alloc_fail_at(0);
+        b = pl_grow(a, &cap, n, sizeof *a, 8);
+        ck_assert_ptr_nonnull(b);
+        reallocs += alloc_count();
+        a = b;
+        a[n - 1] = (int)n;
+        ck_assert_uint_eq(cap, n <= 8 ? 8 : n <= 16 ? 16 : 32);
+        ck_assert(cap == was || was == 0 || cap == 2 * was);
+    }
+    ck_assert_int_eq(reallocs, 3);
+    ck_assert_ptr_eq(pl_grow(a, &cap, 32, sizeof *a, 8), a);   /* room: nothing to do */
+    alloc_fail_at(1);
+    ck_assert_ptr_null(pl_grow(a, &cap, 33, sizeof *a, 8));
+    alloc_fail_at(0);
+    ck_assert_uint_eq(cap, 32);
+    for (int i = 0; i < 32; i++)
+        ck_assert_int_eq(a[i], i + 1);   /* still the caller's, intact */
+    ck_assert_ptr_null(pl_grow(a, &cap, SIZE_MAX / 2 + 2, sizeof *a, 8));   /* overflow */
+    ck_assert_uint_eq(cap, 32);
+    b = pl_grow(a, &cap, 100, sizeof *a, 8);   /* 32 -> 64 -> 128 in one step */
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(cap, 128);
+    pl_free(b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("alloc_fail");
     TCase *tc = tcase_create("torture");
     alloc_init();
     tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, grow_doubles_and_fails_cleanly);
     tcase_add_test(tc, models_survive_every_failure);
     tcase_add_test(tc, clusters_survive_every_failure);
     tcase_add_loop_test(tc, search_survives_every_failure, 0,

@@ -17,6 +17,14 @@ void *pl_realloc(void *p, size_t size);
 char *pl_strdup(const char *s);
 void pl_free(void *p);                    /* NULL-safe */
 
+/* A growable array: room for `need` elements of `size` bytes in `items`
+ * (pl_malloc'd, or NULL), whose capacity is *cap elements.  When *cap is
+ * short, the capacity doubles (from `first` when it is 0) until it holds
+ * `need`, so n appends cost O(log n) reallocations.  Returns the array
+ * (moved or not) with *cap updated, or NULL when out of memory or the size
+ * overflows; then `items` and *cap are unchanged and still the caller's. */
+void *pl_grow(void *items, size_t *cap, size_t need, size_t size, size_t first);
+
 /* Routes jansson's allocations through pl_malloc/pl_free.  Call once at start. */
 void alloc_init(void);
 

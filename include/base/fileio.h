@@ -71,7 +71,8 @@ typedef struct output_set {
     output_file out[OUTPUT_SET_MAX];
     int n_out;
     file_ident *in;            /* the run's inputs (owned array) */
-    int n_in, cap_in;
+    int n_in;
+    size_t cap_in;
     FILE *std_out;             /* where "-" writes (borrowed; the tool's stdout), or NULL */
 } output_set;
 

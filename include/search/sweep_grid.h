@@ -38,7 +38,7 @@ typedef enum sweep_dim {
  * printed) and as numbers (0 for text axes). */
 typedef struct sweep_axis {
     int n;
-    int cap;        /* entries allocated in str and num */
+    size_t cap;     /* entries allocated in str and num */
     char **str;     /* owned, n entries */
     double *num;    /* owned, n entries */
 } sweep_axis;

@@ -64,6 +64,25 @@ void pl_free(void *p)
     free(p);
 }
 
+void *pl_grow(void *items, size_t *cap, size_t need, size_t size, size_t first)
+{
+    size_t ncap = *cap > 0 ? *cap : first > 0 ? first : 1;
+    void *p;
+    if (need <= *cap)
+        return items;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return NULL;
+        ncap *= 2;
+    }
+    if (size > 0 && ncap > SIZE_MAX / size)
+        return NULL;
+    p = pl_realloc(items, ncap * size);
+    if (p != NULL)
+        *cap = ncap;
+    return p;
+}
+
 /* jansson's allocator.  jansson 2.14 ignores a failed growth of its token
  * buffer and drops a byte, which can be a string's closing quote; its decoder
  * then runs past the buffer.  Once one allocation of a parse has failed, every

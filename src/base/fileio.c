@@ -45,16 +45,12 @@ planner_status file_read_all(char **out, size_t *len, const char *path, long lim
         goto cleanup;
     }
     for (;;) {
-        if (n + 4096 + 1 > cap) {
-            size_t ncap = cap == 0 ? 8192 : cap * 2;
-            char *nb = pl_realloc(buf, ncap);
-            if (nb == NULL) {
-                rc = error_oom(err);
-                goto cleanup;
-            }
-            buf = nb;
-            cap = ncap;
+        char *nb = pl_grow(buf, &cap, n + 4096 + 1, 1, 8192);
+        if (nb == NULL) {
+            rc = error_oom(err);
+            goto cleanup;
         }
+        buf = nb;
         size_t got = fread(buf + n, 1, cap - n - 1, fp);
         n += got;
         if ((long)n > limit) {
@@ -199,14 +195,10 @@ planner_status output_set_input(output_set *os, const char *path, const char *ro
             return error_set(err, PLANNER_E_USAGE, os->out[i].id.path, 0, 0, NULL,
                              "%s names the same file as %s %s: refused (the output would "
                              "replace an input of the run)", os->out[i].id.role, role, path);
-    if (os->n_in == os->cap_in) {
-        int cap = os->cap_in > 0 ? os->cap_in * 2 : 8;
-        file_ident *n = pl_realloc(os->in, (size_t)cap * sizeof *n);
-        if (n == NULL)
-            return error_oom(err);
-        os->in = n;
-        os->cap_in = cap;
-    }
+    file_ident *grown = pl_grow(os->in, &os->cap_in, (size_t)os->n_in + 1, sizeof *grown, 8);
+    if (grown == NULL)
+        return error_oom(err);
+    os->in = grown;
     os->in[os->n_in++] = id;
     return PLANNER_OK;
 }

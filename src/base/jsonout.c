@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
@@ -49,22 +50,13 @@ static int sink_put(const char *data, size_t size, void *data_sink)
     if (s->failed)
         return -1;
     if (size >= s->cap - s->len) {
-        size_t cap = s->cap ? s->cap : 256;
-        char *p;
-        while (size >= cap - s->len) {
-            if (cap > ((size_t)-1) / 2) {
-                s->failed = true;
-                return -1;
-            }
-            cap *= 2;
-        }
-        p = pl_realloc(s->text, cap);
+        char *p = size < SIZE_MAX - s->len ? pl_grow(s->text, &s->cap, s->len + size + 1, 1, 256)
+                                           : NULL;
         if (p == NULL) {
             s->failed = true;
             return -1;
         }
         s->text = p;
-        s->cap = cap;
     }
     memcpy(s->text + s->len, data, size);
     s->len += size;

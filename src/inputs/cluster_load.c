@@ -126,14 +126,10 @@ static planner_status add_child(const yloader *ld, ynode *parent, ynode *child)
     if (parent->n >= 2 * YAML_MAX_ITEMS)
         return yfail_at(ld, child->line, child->col, "more than %d entries in one list or mapping",
                         YAML_MAX_ITEMS);
-    if (parent->n == parent->cap) {
-        size_t ncap = parent->cap ? parent->cap * 2 : 8;
-        ynode **nc = pl_realloc(parent->child, ncap * sizeof *nc);
-        if (nc == NULL)
-            return error_oom(ld->err);
-        parent->child = nc;
-        parent->cap = ncap;
-    }
+    ynode **nc = pl_grow(parent->child, &parent->cap, parent->n + 1, sizeof *nc, 8);
+    if (nc == NULL)
+        return error_oom(ld->err);
+    parent->child = nc;
     parent->child[parent->n++] = child;
     return PLANNER_OK;
 }

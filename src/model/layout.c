@@ -81,23 +81,22 @@ void strategy_layout_stages(strategy *s, int layers, int group)
 typedef struct lay_text {
     char *ch;
     int *col;
-    int n, cap;
+    int n;
+    size_t cap;     /* entries allocated in ch and col */
 } lay_text;
 
 static int lt_push(lay_text *t, char c, int col)
 {
-    if (t->n >= t->cap) {
-        int cap = t->cap ? t->cap * 2 : 64;
-        char *nc = pl_realloc(t->ch, (size_t)cap);
-        int *ncol;
-        if (nc == NULL)
-            return -1;
-        t->ch = nc;
-        if ((ncol = pl_realloc(t->col, (size_t)cap * sizeof *ncol)) == NULL)
-            return -1;
-        t->col = ncol;
-        t->cap = cap;
-    }
+    size_t cap_ch = t->cap, cap_col = t->cap;   /* one capacity for both arrays */
+    char *nc;
+    int *ncol;
+    if ((nc = pl_grow(t->ch, &cap_ch, (size_t)t->n + 1, 1, 64)) == NULL)
+        return -1;
+    t->ch = nc;
+    if ((ncol = pl_grow(t->col, &cap_col, (size_t)t->n + 1, sizeof *ncol, 64)) == NULL)
+        return -1;
+    t->col = ncol;
+    t->cap = cap_col;
     t->ch[t->n] = c;
     t->col[t->n++] = col;
     return 0;

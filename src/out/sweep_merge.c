@@ -244,7 +244,8 @@ static int cmp_line(const void *a, const void *b)
 typedef struct merge_state {
     const line_shape *shape;
     merge_line *lines;
-    long n, cap, points;
+    long n, points;
+    size_t cap;                 /* lines allocated */
     int format;
     const char *points_file;
     int points_line;
@@ -300,14 +301,10 @@ static planner_status merge_add(merge_state *st, int fmt, const char *s, int f,
                          "shards of different sweeps", pts, st->points_file, st->points_line,
                          st->points);
     }
-    if (st->n == st->cap) {
-        long ncap = st->cap > 0 ? st->cap * 2 : 256;
-        merge_line *nl = pl_realloc(st->lines, (size_t)ncap * sizeof *nl);
-        if (nl == NULL)
-            return error_oom(err);
-        st->lines = nl;
-        st->cap = ncap;
-    }
+    merge_line *nl = pl_grow(st->lines, &st->cap, (size_t)st->n + 1, sizeof *nl, 256);
+    if (nl == NULL)
+        return error_oom(err);
+    st->lines = nl;
     st->lines[st->n] = (merge_line){pt, pl_strdup(s), f, line_no};
     if (st->lines[st->n].text == NULL)
         return error_oom(err);

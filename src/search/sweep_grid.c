@@ -73,22 +73,19 @@ void sweep_axis_free(sweep_axis *a)
  * memory). */
 static planner_status axis_push(sweep_axis *a, const char *s, double v, planner_error *err)
 {
+    size_t cap_str = a->cap, cap_num = a->cap;   /* one capacity for both arrays */
     char **ns;
     double *nn;
     if (a->n >= SWEEP_MAX_VALUES)
         BAD("more than %d values", SWEEP_MAX_VALUES);
-    if (a->n == a->cap) {   /* doubling: a 10,000-value range is not 10,000 reallocations */
-        int cap = a->cap > 0 ? 2 * a->cap : 8;
-        ns = pl_realloc(a->str, (size_t)cap * sizeof *ns);
-        if (ns == NULL)
-            return error_oom(err);
-        a->str = ns;
-        nn = pl_realloc(a->num, (size_t)cap * sizeof *nn);
-        if (nn == NULL)
-            return error_oom(err);
-        a->num = nn;
-        a->cap = cap;
-    }
+    /* doubling: a 10,000-value range is not 10,000 reallocations */
+    if ((ns = pl_grow(a->str, &cap_str, (size_t)a->n + 1, sizeof *ns, 8)) == NULL)
+        return error_oom(err);
+    a->str = ns;
+    if ((nn = pl_grow(a->num, &cap_num, (size_t)a->n + 1, sizeof *nn, 8)) == NULL)
+        return error_oom(err);
+    a->num = nn;
+    a->cap = cap_num;
     a->str[a->n] = pl_strdup(s);
     if (a->str[a->n] == NULL)
         return error_oom(err);

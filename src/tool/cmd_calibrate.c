@@ -72,7 +72,9 @@ static void calibrate_usage(FILE *out)
 }
 
 /* The command line of calibrate and crossval.  Each command's longopts
- * name the options it takes; the cases of the others never come up. */
+ * name the options it takes (CALIB_COMMON_LONGOPTS, the ones both take,
+ * then its own); parse_calib_args parses them all, the cases of the other
+ * command's never come up. */
 typedef struct calib_args {
     const char *cmd;        /* "calibrate " or "crossval ": messages' prefix */
     const char *runs;       /* --runs FILE (required) */
@@ -82,6 +84,16 @@ typedef struct calib_args {
     bool folds_given;       /* crossval: --folds given */
     calib_options opt;      /* --params, --subset, --max-iter; runs_file */
 } calib_args;
+
+/* The options calibrate and crossval share: --runs, --params, --subset,
+ * --max-iter, --prior, --help. */
+#define CALIB_COMMON_LONGOPTS                                                  \
+    {"runs", required_argument, NULL, 'r'},                                    \
+    {"params", required_argument, NULL, 'p'},                                  \
+    {"subset", required_argument, NULL, 's'},                                  \
+    {"max-iter", required_argument, NULL, 'i'},                                \
+    {"prior", required_argument, NULL, 'w'},                                   \
+    {"help", no_argument, NULL, 'h'}
 
 static void calib_args_default(calib_args *a, const char *cmd)
 {
@@ -154,13 +166,8 @@ static int parse_calib_args(calib_args *a, int argc, char **argv, const char *op
 int cmd_calibrate(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"runs", required_argument, NULL, 'r'},
+        CALIB_COMMON_LONGOPTS,
         {"output", required_argument, NULL, 'o'},
-        {"params", required_argument, NULL, 'p'},
-        {"subset", required_argument, NULL, 's'},
-        {"max-iter", required_argument, NULL, 'i'},
-        {"prior", required_argument, NULL, 'w'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     calib_args a;
     planner_error err = PLANNER_ERROR_INIT;
@@ -361,14 +368,9 @@ static planner_status run_folds(crossval *cv, const validation_set *set, const c
 int cmd_crossval(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"runs", required_argument, NULL, 'r'},
+        CALIB_COMMON_LONGOPTS,
         {"folds", required_argument, NULL, 'k'},
         {"calibrate-on", required_argument, NULL, 'c'},
-        {"params", required_argument, NULL, 'p'},
-        {"subset", required_argument, NULL, 's'},
-        {"max-iter", required_argument, NULL, 'i'},
-        {"prior", required_argument, NULL, 'w'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     calib_args a;
     planner_error err = PLANNER_ERROR_INIT;
