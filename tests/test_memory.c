@@ -8,7 +8,7 @@
 static double total(precision p, int zero, int dp)
 {
     state_bytes sb;
-    memory_state_bytes(p, zero, dp, &sb);
+    memory_state_bytes(p, false, zero, dp, &sb);
     return sb.weights + sb.grads + sb.optimizer;
 }
 
@@ -35,14 +35,14 @@ START_TEST(bytes_per_param_zero)
      * Adam moments (12) sharded: 2 + 16/d (was 2 + 14/d, DeepSpeed's
      * 16-bit grads); fp16 keeps fp16 main grads: 2 + 14/d; fp32 4 + 12/d */
     ck_assert_rel(total(PREC_BF16, 2, 16), 2.0 + 16.0 / 16, 1e-15);
-    memory_state_bytes(PREC_BF16, 2, 16, &sb);
+    memory_state_bytes(PREC_BF16, false, 2, 16, &sb);
     ck_assert_rel(sb.grads, 4.0 / 16, 1e-15);
     ck_assert_rel(total(PREC_FP8, 2, 8), 2.0 + 16.0 / 8, 1e-15);
     ck_assert_rel(total(PREC_FP16, 2, 16), 2.0 + 14.0 / 16, 1e-15);
     ck_assert_rel(total(PREC_FP32, 2, 4), 4.0 + 12.0 / 4, 1e-15);
     /* ZeRO-3 as DeepSpeed ran it (SC21): 2 + 2 + 12 sharded */
     ck_assert_rel(total(PREC_BF16, 3, 16), 16.0 / 16, 1e-15);
-    memory_state_bytes(PREC_BF16, 3, 64, &sb);
+    memory_state_bytes(PREC_BF16, false, 3, 64, &sb);
     ck_assert_rel(sb.weights, 2.0 / 64, 1e-15);
     /* a higher stage never needs more */
     ck_assert(total(PREC_BF16, 1, 8) >= total(PREC_BF16, 2, 8));
@@ -51,24 +51,52 @@ START_TEST(bytes_per_param_zero)
 }
 END_TEST
 
+/* --grad-reduce-in-bf16 (Megatron-Core DDP grad_reduce_in_fp32 off): the
+ * main-gradient buffer is allocated in the parameters' dtype, so a bf16 or
+ * FP8-recipe model keeps 2 B of gradients per parameter, not 4: zero 0
+ * 2 + 2 + 12 = 16, distributed optimizer 4 + 12/d, ZeRO-2 2 + 14/d; fp16
+ * and fp32 models are unchanged (fp16 grads already; the rule refuses the
+ * flag there), ZeRO-3 keeps its 16-bit layout. */
+START_TEST(bytes_per_param_bf16_grads)
+{
+    state_bytes sb;
+    ck_assert_rel(memory_main_grad_bytes(PREC_BF16, true), 2.0, 1e-15);
+    ck_assert_rel(memory_main_grad_bytes(PREC_FP8, true), 2.0, 1e-15);
+    ck_assert_rel(memory_main_grad_bytes(PREC_BF16, false), 4.0, 1e-15);
+    ck_assert_rel(memory_main_grad_bytes(PREC_FP16, true), 2.0, 1e-15);
+    ck_assert_rel(memory_main_grad_bytes(PREC_FP32, true), 4.0, 1e-15);
+    memory_state_bytes(PREC_BF16, true, 0, 8, &sb);
+    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 16.0, 1e-15);
+    memory_state_bytes(PREC_MXFP8, true, 1, 8, &sb);
+    ck_assert_rel(sb.grads, 2.0, 1e-15);
+    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 4.0 + 12.0 / 8, 1e-15);
+    memory_state_bytes(PREC_BF16, true, 2, 16, &sb);
+    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 2.0 + 14.0 / 16, 1e-15);
+    memory_state_bytes(PREC_BF16, true, 3, 16, &sb);
+    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 16.0 / 16, 1e-15);
+    /* ZeRO-2's buckets in flight in bf16: 2 x 40M x 2 B */
+    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, true, 2, 8, 1e9), 2 * 40e6 * 2, 1e-15);
+}
+END_TEST
+
 START_TEST(zero2_gradient_buckets)
 {
     /* Megatron-FSDP optim_grads holds two unsharded main-gradient buckets
      * of max(40M, 1M x dp) parameters while reducing: bf16 -> fp32 4 B */
     memory_breakdown mb;
-    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, 2, 8, 1e9), 2 * 40e6 * 4, 1e-15);
-    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, 2, 64, 1e9), 2 * 64e6 * 4, 1e-15);
-    ck_assert_rel(memory_grad_transient_bytes(PREC_FP16, 2, 8, 1e9), 2 * 40e6 * 2, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 1e9), 2 * 40e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, false, 2, 64, 1e9), 2 * 64e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(PREC_FP16, false, 2, 8, 1e9), 2 * 40e6 * 2, 1e-15);
     /* none for the distributed optimizer (its full fp32 buffer is the
      * grads), ZeRO-3 or a single rank */
-    ck_assert(memory_grad_transient_bytes(PREC_BF16, 1, 8, 1e9) == 0);
-    ck_assert(memory_grad_transient_bytes(PREC_BF16, 3, 8, 1e9) == 0);
-    ck_assert(memory_grad_transient_bytes(PREC_BF16, 2, 1, 1e9) == 0);
+    ck_assert(memory_grad_transient_bytes(PREC_BF16, false, 1, 8, 1e9) == 0);
+    ck_assert(memory_grad_transient_bytes(PREC_BF16, false, 3, 8, 1e9) == 0);
+    ck_assert(memory_grad_transient_bytes(PREC_BF16, false, 2, 1, 1e9) == 0);
     /* the buckets hold no more than the stage's parameters */
-    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, 2, 8, 5e6), 5e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 5e6), 5e6 * 4, 1e-15);
     /* counted with the gradients: 1e9 params at dp 8, 4/8 B + 320 MB */
     stage_memory_in in = {PREC_BF16, 2, 8, 8, 1e9, 0, 0, 1, 0, 0, 0.1, 80e9,
-                          memory_grad_transient_bytes(PREC_BF16, 2, 8, 1e9)};
+                          memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 1e9), false};
     memory_stage(&in, &mb);
     ck_assert_rel(mb.grads_bytes, 0.5e9 + 320e6, 1e-15);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
@@ -79,12 +107,12 @@ START_TEST(zero2_gradient_buckets)
      * > ZeRO-1's 2 + 4 + 12/2 B per parameter */
     in.params = 50e6;
     in.dp = in.edp = 2;
-    in.grad_transient_bytes = memory_grad_transient_bytes(PREC_BF16, 2, 2, in.params);
+    in.grad_transient_bytes = memory_grad_transient_bytes(PREC_BF16, false, 2, 2, in.params);
     memory_stage(&in, &mb);
     {
         double z2 = mb.total_bytes;
         in.zero = 1;
-        in.grad_transient_bytes = memory_grad_transient_bytes(PREC_BF16, 1, 2, in.params);
+        in.grad_transient_bytes = memory_grad_transient_bytes(PREC_BF16, false, 1, 2, in.params);
         memory_stage(&in, &mb);
         ck_assert_rel(z2 - mb.total_bytes, 50e6 * 2.0, 1e-12);
     }
@@ -114,7 +142,7 @@ END_TEST
 START_TEST(stage_breakdown_sums)
 {
     memory_breakdown mb;
-    stage_memory_in in = {PREC_BF16, 0, 1, 1, 1e9, 0, 1e8, 4, 5e7, 1e9, 0.1, 80e9, 0};
+    stage_memory_in in = {PREC_BF16, 0, 1, 1, 1e9, 0, 1e8, 4, 5e7, 1e9, 0.1, 80e9, 0, false};
     memory_stage(&in, &mb);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
     ck_assert_rel(mb.grads_bytes, 4e9, 1e-15);
@@ -139,7 +167,7 @@ START_TEST(stage_expert_states_shard_over_edp)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memory_breakdown mb;
         stage_memory_in in = {PREC_BF16, 1, 8, cases[i].edp, 1e9, cases[i].expert,
-                              0, 0, 0, 0, 0.1, 80e9, 0};
+                              0, 0, 0, 0, 0.1, 80e9, 0, false};
         memory_stage(&in, &mb);
         ck_assert_rel(mb.weights_bytes + mb.grads_bytes, 6e9, 1e-15);
         ck_assert_rel(mb.optimizer_bytes, cases[i].optimizer, 1e-15);
@@ -204,6 +232,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, bytes_per_param_megatron);
     tcase_add_test(tc, bytes_per_param_zero);
+    tcase_add_test(tc, bytes_per_param_bf16_grads);
     tcase_add_test(tc, zero2_gradient_buckets);
     tcase_add_test(tc, inflight_1f1b);
     tcase_add_test(tc, inflight_interleaved);

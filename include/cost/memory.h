@@ -32,13 +32,18 @@ typedef struct state_bytes {
  * weight and its FP8 transpose that Transformer Engine keeps for the
  * backward GEMM (1 + 1 byte), with bf16 weights their 2 bytes (TE then also
  * caches FP8 copies: not counted, the tuned recipes use FP8 params). */
-void memory_state_bytes(precision prec, int zero, int dp, state_bytes *out);
+void memory_state_bytes(precision prec, bool grads_bf16, int zero, int dp, state_bytes *out);
 
 /* Bytes per parameter of the main gradients Megatron accumulates and
- * reduces: fp16 models 2 (fp16 grads), everything else 4 (fp32: bf16 and
- * the FP8 recipes turn --accumulate-allreduce-grads-in-fp32 on, core_v0.15.0
- * megatron/training/arguments.py validate_args). */
-double memory_main_grad_bytes(precision prec);
+ * reduces: fp16 models 2 (fp16 grads); bf16 models and the FP8 recipes 4
+ * (fp32: Megatron turns --accumulate-allreduce-grads-in-fp32 on with
+ * --bf16, core_v0.15.0 megatron/training/arguments.py validate_args), or 2
+ * with grads_bf16 (--grad-reduce-in-bf16; Megatron-Core's DDP config
+ * grad_reduce_in_fp32 = False: _ParamAndGradBuffer allocates the gradient
+ * buffer in the parameters' dtype, core_v0.15.0 megatron/core/distributed/
+ * distributed_data_parallel.py, so the buffer, the accumulation and the
+ * reduce are all bf16); fp32 models 4. */
+double memory_main_grad_bytes(precision prec, bool grads_bf16);
 
 /* ZeRO-2 (Megatron-FSDP optim_grads): the unsharded main-gradient buckets
  * a GPU holding `params` parameters keeps while their reduce-scatter runs --
@@ -49,7 +54,8 @@ double memory_main_grad_bytes(precision prec);
  * 0 for other stages or dp 1.  (Megatron-FSDP may queue up to
  * suggested_RS_queue_capacity = 1e9 elements of pending reduces when the
  * network lags the backward: not counted.) */
-double memory_grad_transient_bytes(precision prec, int zero, int dp, double params);
+double memory_grad_transient_bytes(precision prec, bool grads_bf16, int zero, int dp,
+                                   double params);
 
 /* Micro-batches of a whole stage's activations held at once by pipeline rank
  * `rank` (0-based): 1F1B min(pp - rank, m); interleaved
@@ -151,6 +157,7 @@ typedef struct stage_memory_in {
     double capacity_bytes;      /* usable memory of the GPU */
     double grad_transient_bytes;   /* gradient buckets in flight
                                       (memory_grad_transient_bytes) */
+    bool grads_bf16;            /* main gradients in bf16 (memory_main_grad_bytes) */
 } stage_memory_in;
 
 /* The stage-memory formula, the only place it is written (evaluate() calls

@@ -96,7 +96,7 @@ typedef struct calib_options {
 } calib_options;
 
 /* The default calib_options.prior (docs/calibration.md, "The prior"). */
-#define CALIB_PRIOR_DEFAULT 0.3
+#define CALIB_PRIOR_DEFAULT 1.0
 
 void calib_options_default(calib_options *o);
 

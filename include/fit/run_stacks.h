@@ -9,7 +9,10 @@
 /* The stack a run of `source` with id `id` ran, by the first rule that
  * matches (its source contains the rule's text and its id starts with the
  * rule's prefix, where it has one), or NULL when none does (the caller's
- * default, megatron-core).  *why gets the rule's reason (NULL: none). */
-const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why);
+ * default, megatron-core).  *why gets the rule's reason (NULL: none);
+ * *recipe the knobs the source's recipes set that the runs schema has no
+ * field for, as --fix text ("grad_reduce_bf16=on"; NULL: none). */
+const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why,
+                                        const char **recipe);
 
 #endif

@@ -44,7 +44,7 @@ typedef enum stack_attention {
  * registry onto these. */
 typedef struct stack_knobs {
     unsigned sp, tp_comm_overlap, zero, overlap_grad_reduce, overlap_param_gather, recompute,
-        cp, ep, vpp, ep_comm_overlap, cp_comm;
+        cp, ep, vpp, ep_comm_overlap, cp_comm, grad_reduce_bf16;
 } stack_knobs;
 
 /* How the stack's software holds memory beyond the model states: each kind
@@ -94,6 +94,10 @@ typedef struct stack_spec {
     stack_knobs knobs;
     stack_memory memory;        /* its memory mechanisms */
     const char *source;         /* what the row assumes and where it says so */
+    bool zero3_prefetch;        /* ZeRO-3 gathers each layer's parameters ahead
+                                   of its use on a side stream (FSDP units:
+                                   Megatron-FSDP, FSDP2); else per tensor on
+                                   the critical path (DeepSpeed 2021) */
 } stack_spec;
 
 /* The stack named `name` (case-insensitive), or NULL. */

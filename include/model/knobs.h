@@ -34,7 +34,7 @@ typedef enum knob_id {
     KNOB_RECOMPUTE_MODULES, KNOB_ZERO,
     KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
     KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS, KNOB_CP_COMM, KNOB_EP_COMM_OVERLAP,
-    KNOB_CP_A2A,
+    KNOB_CP_A2A, KNOB_GRAD_REDUCE_BF16,
     KNOB_COUNT
 } knob_id;
 
@@ -98,10 +98,12 @@ typedef struct strategy_constraints {
                                (MoE, ep > 1) */
     int cp_a2a;             /* a2a+p2p's all-to-all level; free: the largest
                                that stays in one NVLink domain */
+    int grad_reduce_bf16;   /* free: off (Megatron's fp32 main gradients for
+                               a bf16 model); not searched: a numerics choice */
 } strategy_constraints;
 
 #define STRATEGY_CONSTRAINTS_INIT \
-    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
 
 /* True when software stack st has value v of knob k (knobs a stack does not
  * restrict: always; NULL: every value).  The search tries only these
@@ -193,5 +195,8 @@ int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf,
  * the option or the file's line) in *err; *out is untouched on failure. */
 planner_status constraints_parse(strategy_constraints *out, const char *text,
                                  planner_error *err);
+
+/* Pins in *dst every knob (and gpus) that *src pins and *dst leaves free. */
+void constraints_fill(strategy_constraints *dst, const strategy_constraints *src);
 
 #endif

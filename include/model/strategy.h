@@ -96,6 +96,9 @@ typedef struct strategy {
     bool ep_comm_overlap;       /* MoE dispatch/combine all-to-alls overlapped
                                    with another micro-batch's compute
                                    (--overlap-moe-expert-parallel-comm) */
+    bool grad_reduce_bf16;      /* main gradients accumulated and reduced in
+                                   bf16, not fp32 (--grad-reduce-in-bf16;
+                                   Megatron-Core DDP grad_reduce_in_fp32 off) */
     /* Megatron --account-for-embedding-in-pipeline-split and
      * --account-for-loss-in-pipeline-split: the input embedding (the output
      * layer + loss) counts as one layer of the first (last) virtual chunk,

@@ -22,15 +22,17 @@
 #include "cost/layer_cost.h"
 #include "cost/memory.h"
 
-double memory_main_grad_bytes(precision prec)
+double memory_main_grad_bytes(precision prec, bool grads_bf16)
 {
-    return prec == PREC_FP16 ? 2.0 : 4.0;
+    if (prec == PREC_FP16)
+        return 2.0;
+    return grads_bf16 && prec != PREC_FP32 ? 2.0 : 4.0;
 }
 
-void memory_state_bytes(precision prec, int zero, int dp, state_bytes *out)
+void memory_state_bytes(precision prec, bool grads_bf16, int zero, int dp, state_bytes *out)
 {
     double d = dp > 0 ? dp : 1;
-    double w, g = memory_main_grad_bytes(prec), g_shardable, opt;
+    double w, g = memory_main_grad_bytes(prec, grads_bf16), g_shardable, opt;
     switch (prec) {
     case PREC_FP16: w = 2; g_shardable = 4; opt = 12; break;
     case PREC_FP32: w = 4; g_shardable = 0; opt = 8; break;
@@ -62,12 +64,13 @@ void memory_state_bytes(precision prec, int zero, int dp, state_bytes *out)
     }
 }
 
-double memory_grad_transient_bytes(precision prec, int zero, int dp, double params)
+double memory_grad_transient_bytes(precision prec, bool grads_bf16, int zero, int dp,
+                                   double params)
 {
     double held = 2.0 * cost_dp_bucket_params(dp);
     if (zero != 2 || dp <= 1)
         return 0;
-    return (params < held ? params : held) * memory_main_grad_bytes(prec);
+    return (params < held ? params : held) * memory_main_grad_bytes(prec, grads_bf16);
 }
 
 double memory_inflight(int pp, int vpp, int microbatches, int rank)
@@ -181,12 +184,12 @@ double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double b
 void memory_stage(const stage_memory_in *in, memory_breakdown *out)
 {
     state_bytes sb;
-    memory_state_bytes(in->prec, in->zero, in->dp, &sb);
+    memory_state_bytes(in->prec, in->grads_bf16, in->zero, in->dp, &sb);
     if (in->expert_params > 0 && in->params > 0) {
         /* expert states sharded over edp, the rest over dp */
         state_bytes dense = sb, ex;
         double fe = in->expert_params / in->params;
-        memory_state_bytes(in->prec, in->zero, in->edp, &ex);
+        memory_state_bytes(in->prec, in->grads_bf16, in->zero, in->edp, &ex);
         sb.weights = (1.0 - fe) * dense.weights + fe * ex.weights;
         sb.grads = (1.0 - fe) * dense.grads + fe * ex.grads;
         sb.optimizer = (1.0 - fe) * dense.optimizer + fe * ex.optimizer;

@@ -661,7 +661,12 @@ static void keep_most_exercised(fit_state *s, calib_fit *f, bool *named, double 
  * (fewer runs than constants makes it 0), the constant with the largest
  * component in that singular vector (the undetermined direction) is
  * dropped, with a note naming the others in the direction.  Only
- * parameters the user did not name are dropped. */
+ * parameters the user did not name are dropped.  A run's step time depends
+ * on its software stack's constants too, so the blocks of a generation and
+ * of a stack share runs: a last pass (g == SCOPE_COUNT) judges the whole
+ * system the same way (3 runs of one Ampere stack determine at most 3 of
+ * the Ampere and the stack constants together, though each block alone
+ * may look determined). */
 static planner_status keep_determined(fit_state *s, calib_fit *f, bool *named, double *scale,
                                       planner_error *err)
 {
@@ -676,13 +681,13 @@ static planner_status keep_determined(fit_state *s, calib_fit *f, bool *named, d
         st = error_oom(err);
         goto cleanup;
     }
-    for (g = 0; g < SCOPE_COUNT; g++) {
+    for (g = 0; g <= SCOPE_COUNT; g++) {
         for (;;) {
             double v[CALIB_MAX_PARAMS], sv[CALIB_MAX_PARAMS], big = 0;
             char list[512] = "", name[CALIB_NAME_MAX];
             int k = 0, r = 0, drop = -1, c;
             for (j = 0; j < f->n_params; j++)
-                if (f->param[j].gen == g)
+                if (g == SCOPE_COUNT || f->param[j].gen == g)
                     cols[k++] = j;
             if (k == 0)
                 break;
@@ -698,7 +703,8 @@ static planner_status keep_determined(fit_state *s, calib_fit *f, bool *named, d
                     B[i + (size_t)c * r] = s->A[rows[i] + (size_t)cols[c] * s->m];
             if (null_direction(B, r, k, v, sv) != 0) {
                 st = error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
-                               "calibrate: dgesvd failed on the %s block", scope_name(g));
+                               "calibrate: dgesvd failed on the %s block",
+                               g == SCOPE_COUNT ? "whole" : scope_name(g));
                 goto cleanup;
             }
             if (sv[k - 1] >= COLLINEAR_RCOND * sv[0] && sv[k - 1] >= MIN_EFFECT * sqrt((double)r))
@@ -721,7 +727,7 @@ static planner_status keep_determined(fit_state *s, calib_fit *f, bool *named, d
             calib_param_name(&f->param[cols[drop]], name, sizeof name);
             note(f, "dropped %s: the %d %s run%s not determine it%s%s (of %d constants: "
                  "smallest singular value %.2g, %.2g of the largest)", name, r,
-                 scope_name(g), r == 1 ? " does" : "s do",
+                 g == SCOPE_COUNT ? "fitted" : scope_name(g), r == 1 ? " does" : "s do",
                  list[0] ? " apart from " : "", list, k, sv[k - 1] / sqrt((double)r),
                  sv[k - 1] / sv[0]);
             drop_column(s, f, named, scale, cols[drop]);
@@ -1114,6 +1120,26 @@ static planner_status residuals(calib_fit *f, const fit_state *s, planner_error 
     return PLANNER_OK;
 }
 
+/* The fit's objective at p: the runs' squared relative step-time errors
+ * (their strategies as last predicted, s->pl) plus the prior's w^2 sum_j
+ * ln(x_j / x0_j)^2 over the fitted constants (add_prior's terms). */
+static double fit_objective(const fit_ctx *c, const calib_fit *f, const cost_params *p)
+{
+    const fit_state *s = &c->s;
+    double sum = 0, w = c->opt->prior;
+    for (int i = 0; i < s->m; i++) {
+        double e = s->pl[i].e.step_time_s / s->t[i] - 1.0;
+        sum += e * e;
+    }
+    for (int j = 0; w > 0 && j < f->n_params; j++) {
+        double x = to_var(&f->param[j], calib_param_get(p, &f->param[j]));
+        double x0 = to_var(&f->param[j], f->start[j]);
+        if (x > 0 && x0 > 0)
+            sum += w * w * log(x / x0) * log(x / x0);
+    }
+    return sum;
+}
+
 /* One fit of the parameter list less the `n_excl` in `excl`.  When the
  * fit of a parameter the user did not name leaves its range, *bad is that
  * parameter (else bad->field is -1) and the fit is refused as absurd. */
@@ -1128,6 +1154,7 @@ static planner_status fit_once(calib_fit *f, const validation_set *set, const bo
     cost_params p = *start;
     planner_status st;
     int j, it;
+    double start_obj;
 
     bad->field = -1;          /* no parameter to blame unless a fit is absurd */
     bad->gen = -1;
@@ -1149,6 +1176,7 @@ static planner_status fit_once(calib_fit *f, const validation_set *set, const bo
     exclude_params(f, c.named, excl, n_excl);
     for (j = 0; j < f->n_params; j++)
         f->start[j] = calib_param_get(start, &f->param[j]);
+    start_obj = fit_objective(&c, f, &p);
 
     for (it = 1; it <= (opt->max_iter > 0 ? opt->max_iter : 1) && !f->converged; it++)
         if ((st = fit_iteration(&c, f, it, &p, &best, err)) != PLANNER_OK)
@@ -1161,6 +1189,17 @@ static planner_status fit_once(calib_fit *f, const validation_set *set, const bo
         p = best.p;
         if (best.n == f->n_params)
             memcpy(f->sv, best.sv, sizeof best.sv);
+        if ((st = predict_all(&c.s, &p, err)) != PLANNER_OK)
+            goto cleanup;
+    }
+    /* Gauss-Newton over the search's discrete choices may end where the
+     * objective is higher than at the start (the runs' strategies switched
+     * under it): a fit that does not lower its own objective keeps the
+     * start */
+    if (f->n_params > 0 && fit_objective(&c, f, &p) > start_obj) {
+        note(f, "the fit did not lower the runs' error below the start's (objective %.4g, "
+             "start %.4g): kept the start", fit_objective(&c, f, &p), start_obj);
+        p = *start;
         if ((st = predict_all(&c.s, &p, err)) != PLANNER_OK)
             goto cleanup;
     }

@@ -5,7 +5,9 @@
  * evidence, from the source itself (docs/validation.md "Stacks").  Text
  * matching is plain substring of the run's "source" and prefix of its "id",
  * so runs files that quote the same sources get the same stacks; unknown
- * sources are megatron-core (the default).
+ * sources are megatron-core (the default).  A rule may also name what its
+ * source's recipes set that the runs schema has no field for (`recipe`, as
+ * --fix text), with where the recipe says so.
  */
 #include <string.h>
 #include "fit/run_stacks.h"
@@ -15,37 +17,59 @@ typedef struct run_stack_rule {
     const char *id_prefix;      /* NULL: any id */
     const char *stack;
     const char *why;
+    const char *recipe;         /* --fix text of the recipes' settings, or NULL */
 } run_stack_rule;
 
 static const run_stack_rule k_rules[] = {
     {"Megatron-LM README (Sep 2020)", NULL, "megatron-lm-2020",
      "the README's scaling tables as of Sep 2020 (Megatron-LM v1.1: tensor parallelism, "
-     "checkpointed activations, local DDP, unfused attention)"},
+     "checkpointed activations, local DDP, unfused attention)", NULL},
     {"Narayanan et al.", "sc21_t2_zero3_", "deepspeed",
      "SC21 Table 2 compares PTD-P with DeepSpeed's ZeRO-3 without model parallelism: these "
-     "rows ran DeepSpeed"},
+     "rows ran DeepSpeed", NULL},
     {"Narayanan et al.", NULL, "megatron-lm-2021",
      "the SC21 paper's own PTD-P runs (interleaved 1F1B, scatter/gather, no sequence "
-     "parallelism, no distributed optimizer)"},
+     "parallelism, no distributed optimizer)", NULL},
     {"'GPT-3 Example' section (2021 onward)", NULL, "megatron-lm-2021",
-     "the README's GPT-3 175B figure (140 TFLOP/s on 1024 A100) dates from the SC21 release"},
+     "the README's GPT-3 175B figure (140 TFLOP/s on 1024 A100) dates from the SC21 release",
+     NULL},
     {"Korthikanti et al.", NULL, "megatron-lm-2022",
      "the paper introduces sequence parallelism and selective recompute (Megatron-LM v3.0); "
-     "its runs predate the distributed optimizer and flash attention"},
+     "its runs predate the distributed optimizer and flash attention", NULL},
     {"Megatron-Core r0.8.0", NULL, "megatron-core",
-     "Megatron-Core r0.8.0 (TE, distributed optimizer, overlaps)"},
+     "Megatron-Core r0.8.0 (TE, distributed optimizer, overlaps; Megatron-LM's --bf16 turns "
+     "--accumulate-allreduce-grads-in-fp32 on: fp32 gradients)", NULL},
     {"pytorch/torchtitan", NULL, "pytorch-fsdp2",
      "torchtitan's benchmarks ran its own trainer: FSDP2 fully_shard, DTensor TP, torch "
-     "pipelining and context parallel, its activation-checkpointing policies"},
+     "pipelining and context parallel, its activation-checkpointing policies", NULL},
+    /* NeMo-Framework-Launcher 24.07 examples/training/gpt/h100/5b_fp8_8node.sh,
+     * 20b_fp8_8node.sh, 175b_fp8_16node.sh and llama/h100/llama{2_7b,2_13b,
+     * 2_70b,3_8b,3_70b}_fp8.sh: +training.model.optim.grad_sync_dtype=bf16 (apex
+     * DistributedFusedAdam: the gradient buffer and its reduce-scatter in
+     * bf16, once per step under no_sync); conf/training/nemotron/
+     * nemotron_340b.yaml sets grad_sync_dtype: bf16 itself */
+    {"NeMo 24.07", NULL, "megatron-core",
+     "NeMo 24.07 runs Megatron-Core models with NeMo's distributed Adam; its H100 performance "
+     "scripts reduce gradients in bf16 (optim.grad_sync_dtype=bf16)",
+     "grad_reduce_bf16=on"},
+    /* Megatron-Bridge v0.2.0-v0.5.0 (the 25.11-26.06 containers)
+     * scripts/performance/configs: set_llama3_common_configs (llama3 and
+     * llama31) and the DeepSeek, gpt-oss and Qwen3 configs set
+     * mixed_precision.grad_reduce_in_fp32 = ddp.grad_reduce_in_fp32 = False */
+    {"Megatron-Bridge", NULL, "megatron-core",
+     "Megatron-Bridge containers run Megatron-Core with tuned recipes; their performance "
+     "configs turn grad_reduce_in_fp32 off (bf16 gradients)", "grad_reduce_bf16=on"},
     {"NeMo", NULL, "megatron-core",
-     "NeMo / Megatron-Bridge containers run Megatron-Core with tuned recipes"},
+     "NeMo / Megatron-Bridge containers run Megatron-Core with tuned recipes", NULL},
 };
 
 #define N_RULES (sizeof k_rules / sizeof k_rules[0])
 
-const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why)
+const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why,
+                                        const char **recipe)
 {
     *why = NULL;
+    *recipe = NULL;
     if (source == NULL)
         return NULL;
     for (size_t i = 0; i < N_RULES; i++) {
@@ -56,6 +80,7 @@ const stack_spec *run_stack_from_source(const char *source, const char *id, cons
             (id == NULL || strncmp(id, r->id_prefix, strlen(r->id_prefix)) != 0))
             continue;
         *why = r->why;
+        *recipe = r->recipe;
         return stack_find(r->stack);
     }
     return NULL;

@@ -188,6 +188,20 @@ static int load_dims(jctx *j, json_t *jm, run_dims *d)
     return 0;
 }
 
+/* "parallel.grad_reduce_bf16" (optional): true when the run reduced bf16
+ * gradients (--grad-reduce-in-bf16, grad_reduce_in_fp32 off), false for
+ * fp32 ones.  0 or -1 with the error set. */
+static int load_grad_reduce(jctx *j, json_t *jp, validation_run *r)
+{
+    json_t *v = json_object_get(jp, "grad_reduce_bf16");
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_boolean(v))
+        return jfail(j, "grad_reduce_bf16", "expected true, false or null", "");
+    r->fix.grad_reduce_bf16 = json_is_true(v) ? 1 : 0;
+    return 0;
+}
+
 /* "parallel": every published knob fixed in r->fix (those "unpublished"
  * lists left free), the GPU count, and r->gbs.  Returns 0 or -1. */
 static int load_parallel(jctx *j, json_t *jp, json_t *unpub, validation_run *r)
@@ -216,6 +230,8 @@ static int load_parallel(jctx *j, json_t *jp, json_t *unpub, validation_run *r)
         /* optional: the ZeRO stage (FSDP's full sharding is 3), for runs whose
          * source says it (the memory corpus) */
         r->fix.zero = in_list(unpub, "zero") ? -1 : zero;
+        if (load_grad_reduce(j, jp, r) != 0)
+            return -1;
         if (json_is_boolean(spv) && !in_list(unpub, "sequence_parallel"))
             r->fix.sp = json_is_true(spv) ? 1 : 0;
         else if (spv != NULL && !json_is_null(spv) && !json_is_boolean(spv))
@@ -234,6 +250,22 @@ static int load_parallel(jctx *j, json_t *jp, json_t *unpub, validation_run *r)
         }
     }
     r->gbs = gbs;
+    return 0;
+}
+
+/* The source's recipe settings (run_stacks.c, --fix text) into r->fix, for
+ * the knobs the run itself leaves free.  0, or -1 with the error set (a
+ * rule the registry cannot parse: an internal error). */
+static int load_recipe(jctx *j, const char *recipe, validation_run *r)
+{
+    strategy_constraints c = STRATEGY_CONSTRAINTS_INIT;
+    if (recipe == NULL)
+        return 0;
+    if (constraints_parse(&c, recipe, j->doc->err) != PLANNER_OK) {
+        j->doc->err->status = PLANNER_E_INTERNAL;
+        return -1;
+    }
+    constraints_fill(&r->fix, &c);
     return 0;
 }
 
@@ -402,16 +434,20 @@ static int build_cluster(jctx *j, const gpu_spec *gpu, int gpn, validation_run *
 
 /* The run's software stack into *out: its own "stack" (a name of
  * inputs/stack.c), else the stack of its source (run_stacks.c), else
- * megatron-core.  Returns 0 or -1 with the error set. */
-static int load_stack(jctx *j, json_t *o, const char *source, const char *id, int *out)
+ * megatron-core; *recipe the source rule's recipe settings (--fix text;
+ * NULL: none, or the run names its stack).  Returns 0 or -1 with the
+ * error set. */
+static int load_stack(jctx *j, json_t *o, const char *source, const char *id, int *out,
+                      const char **recipe)
 {
     const char *name, *why;
     const stack_spec *st;
     *out = STACK_MEGATRON_CORE;
+    *recipe = NULL;
     if (jstr(j, o, "stack", 1, &name) != 0)
         return -1;
     if (name == NULL) {
-        st = run_stack_from_source(source, id, &why);
+        st = run_stack_from_source(source, id, &why, recipe);
         if (st != NULL)
             *out = (int)st->id;
         return 0;
@@ -431,7 +467,7 @@ static int load_stack(jctx *j, json_t *o, const char *source, const char *id, in
 static int load_run(jctx *j, json_t *o, validation_run *r)
 {
     json_t *jm, *jp, *jmeas, *unpub, *v;
-    const char *id, *gpu_name, *prec;
+    const char *id, *gpu_name, *prec, *recipe;
     const gpu_spec *gpu;
     run_dims d;
     int gpn, stack;
@@ -451,7 +487,8 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     snprintf(r->id, sizeof r->id, "%s", id);
     v = json_object_get(o, "source");
     snprintf(r->source, sizeof r->source, "%s", json_is_string(v) ? json_string_value(v) : "");
-    if (load_stack(j, o, json_is_string(v) ? json_string_value(v) : NULL, id, &stack) != 0)
+    if (load_stack(j, o, json_is_string(v) ? json_string_value(v) : NULL, id, &stack,
+                   &recipe) != 0)
         return -1;
     gpu = catalog_find(gpu_name);
     if (gpu == NULL)
@@ -472,7 +509,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     if (load_dims(j, jm, &d) != 0)
         return -1;
     j->path = jsonin_key(&base, "parallel");
-    if (load_parallel(j, jp, unpub, r) != 0)
+    if (load_parallel(j, jp, unpub, r) != 0 || load_recipe(j, recipe, r) != 0)
         return -1;
     j->path = jsonin_key(&base, "measured");
     v = json_object_get(jmeas, "tokens_per_s_per_gpu");

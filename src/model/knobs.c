@@ -121,6 +121,10 @@ static const knob_info knobs[KNOB_COUNT] = {
                      0, false, "--hierarchical-context-parallel-sizes", MEG_EMIT,
                      KNOB_SEC_PARALLEL, 52,
                      "a2a+p2p: cp ranks of the all-to-all level (0: not hierarchical)", NULL},
+    [KNOB_GRAD_REDUCE_BF16] = {"grad_reduce_bf16", KNOB_KIND_BOOL, 0, 1, FIELD(grad_reduce_bf16),
+                               FIX(grad_reduce_bf16), NULL, 0, false, "--grad-reduce-in-bf16",
+                               MEG_SWITCH, KNOB_SEC_MEMORY, 45,
+                               "main gradients accumulated and reduced in bf16, not fp32", NULL},
 };
 
 /* The knobs a software stack restricts: the offset + 1 of the knob's mask in
@@ -135,6 +139,7 @@ static const size_t stack_mask[KNOB_COUNT] = {
     [KNOB_TP_COMM_OVERLAP] = STACK_MASK(tp_comm_overlap),
     [KNOB_EP_COMM_OVERLAP] = STACK_MASK(ep_comm_overlap),
     [KNOB_CP_COMM] = STACK_MASK(cp_comm),
+    [KNOB_GRAD_REDUCE_BF16] = STACK_MASK(grad_reduce_bf16),
 };
 
 bool knob_stack_allows(const stack_spec *st, knob_id k, int v)
@@ -176,7 +181,14 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * Megatron's default, p2p (the recipes set no cp_comm_type): a2a,
  * all_gather and a2a+p2p are exercised by no run.  Nor does any say it overlapped the
  * MoE all-to-alls (--overlap-moe-expert-parallel-comm): the Megatron-Bridge
- * rows' tables do not list it, so ep_comm_overlap on is unvalidated. */
+ * rows' tables do not list it, so ep_comm_overlap on is unvalidated.
+ * Gradients reduced in bf16 (grad_reduce_bf16): the NeMo 24.07 rows ran
+ * NeMo-Framework-Launcher 24.07's examples/training/{gpt,llama}/h100/
+ * *_fp8*.sh, which set optim.grad_sync_dtype=bf16 (and nemotron_340b.yaml
+ * its own), and the Megatron-Bridge rows its scripts/performance configs
+ * (v0.2.0-v0.5.0: set_llama3_common_configs and the DeepSeek, gpt-oss and
+ * Qwen3 ones set ddp.grad_reduce_in_fp32 = False); every other run reduced
+ * fp32 main gradients (Megatron-LM forces it with --bf16) or fp16 ones. */
 static const knob_validation validation[] = {
     /* recompute: the corpus publishes none, selective (core attention) and
      * full of every layer; no run recomputes part of the layers */
@@ -200,6 +212,7 @@ static const knob_validation validation[] = {
     {KNOB_CP_COMM, CP_COMM_ALLGATHER, false, "K/V all-gather", "none", false},
     {KNOB_CP_COMM, CP_COMM_A2A_P2P, false, "hierarchical all-to-all + ring", "none", false},
     {KNOB_EP_COMM_OVERLAP, 1, false, "--overlap-moe-expert-parallel-comm", "none", false},
+    {KNOB_GRAD_REDUCE_BF16, 1, true, "--grad-reduce-in-bf16", "nemo2407_*, mbridge_*", false},
 };
 
 /* Whether validation row r covers knob value v. */
@@ -544,6 +557,13 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
         return PLANNER_OK;
     case KNOB_EP_COMM_OVERLAP:
         return ep_overlap_rule(m, s, err);
+    case KNOB_GRAD_REDUCE_BF16:
+        /* arguments.py validate_args reads --grad-reduce-in-bf16 under
+         * --bf16 only (FP8 recipes keep bf16 parameters); fp16 models
+         * reduce fp16 gradients anyway */
+        if (s->grad_reduce_bf16 && m != NULL && (m->prec == PREC_FP16 || m->prec == PREC_FP32))
+            FAIL("--grad-reduce-in-bf16 needs a bf16 model (bf16 parameters)");
+        return PLANNER_OK;
     case KNOB_OVERLAP_PARAM_GATHER:
         if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce))
             FAIL("--overlap-param-gather needs the distributed optimizer and "
@@ -806,4 +826,19 @@ planner_status constraints_parse(strategy_constraints *out, const char *text,
     if (parse_list(text, out, msg, sizeof msg) != 0)
         return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL, "%s", msg);
     return PLANNER_OK;
+}
+
+void constraints_fill(strategy_constraints *dst, const strategy_constraints *src)
+{
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const int *from = fix_slot(src, (knob_id)k);
+        int *to;
+        if (from == NULL || *from < knobs[k].min)
+            continue;   /* not a --fix key, or free in src */
+        to = (int *)(void *)((char *)dst + knobs[k].fix_offset);
+        if (*to < knobs[k].min)
+            *to = *from;
+    }
+    if (dst->gpus <= 0 && src->gpus > 0)
+        dst->gpus = src->gpus;
 }

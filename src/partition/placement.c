@@ -575,7 +575,8 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
     const int L = pc->L, cp = s->cp > 0 ? s->cp : 1;
     const bool z3 = s->zero >= 3;
     stage_memory_in base = {pc->m->prec, s->zero, s->dp * cp, strategy_expert_dp(s, tp), 0, 0, 0,
-                            0, 0, 0, pc->p->frag_fraction, g->gpu.usable_mem_bytes, 0};
+                            0, 0, 0, pc->p->frag_fraction, g->gpu.usable_mem_bytes, 0,
+                            s->grad_reduce_bf16};
     const cost_entry *e = costs(pc, key, g, s);   /* read at once: a later miss may evict it */
     const bool keep = *first;
     double stage_params = 0;
@@ -583,8 +584,8 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
      * average stage's parameters (the split is not known yet) */
     for (int i = 0; i < L; i++)
         stage_params += e->params[i] / (s->pp > 0 ? s->pp : 1);
-    base.grad_transient_bytes = memory_grad_transient_bytes(pc->m->prec, s->zero, s->dp * cp,
-                                                            stage_params);
+    base.grad_transient_bytes = memory_grad_transient_bytes(pc->m->prec, s->grad_reduce_bf16,
+                                                            s->zero, s->dp * cp, stage_params);
     if (keep || base.grad_transient_bytes > *transient)
         *transient = base.grad_transient_bytes;
     for (int i = 0; i < L; i++) {

@@ -72,19 +72,22 @@ static double step_sync_s(const model *m, const node_group *ng, const gen_consta
 /* Bytes per parameter of the data-parallel gradient reduction: the main
  * gradients' dtype (memory_main_grad_bytes: fp32 for bf16 and the FP8
  * recipes, whose --accumulate-allreduce-grads-in-fp32 Megatron turns on
- * with bf16; fp16 models reduce in fp16), for the distributed optimizer and
+ * with bf16, unless --grad-reduce-in-bf16 (grad_reduce_bf16); fp16 models
+ * reduce in fp16), for plain DDP, the distributed optimizer and
  * Megatron-FSDP alike: Megatron-FSDP reduce-scatters its main_grad_buffer,
  * fp32 when grad_reduce_in_fp32 (core_v0.15.0
  * megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py,
  * ParamAndGradBuffer._init_each_parameter_group_buffers).  ZeRO-3 keeps
  * 16-bit reduces: its costs are those of the DeepSpeed ZeRO-3 runs it was
- * checked on (SC21 Table 2, bf16 communication).  A bf16 model on a GPU
+ * checked on (SC21 Table 2, bf16 communication); Megatron-FSDP's and FSDP2's
+ * (zero3_prefetch stacks) reduce the main gradients like ZeRO-2.  A bf16 model on a GPU
  * without BF16 runs fp16 (runs_fp16): fp16 gradients. */
-static double grad_reduce_bytes(const model *m, const gpu_spec *gpu, int zero)
+static double grad_reduce_bytes(const model *m, const gpu_spec *gpu, const strategy *s,
+                                bool zero3_prefetch)
 {
-    if (zero >= 3)
+    if (s->zero >= 3 && !zero3_prefetch)
         return m->prec == PREC_FP32 ? 4.0 : 2.0;
-    return memory_main_grad_bytes(runs_fp16(m, gpu) ? PREC_FP16 : m->prec);
+    return memory_main_grad_bytes(runs_fp16(m, gpu) ? PREC_FP16 : m->prec, s->grad_reduce_bf16);
 }
 
 /* ZeRO-3's gathered 16-bit weights held at once on a stage: the layer in
@@ -93,7 +96,9 @@ static double grad_reduce_bytes(const model *m, const gpu_spec *gpu, int zero)
  * ZERO3_MAX_PREFETCH_PARAMS (DeepSpeed's stage3_max_live_parameters
  * default), per TP rank.  The rest stays sharded. */
 #define ZERO3_MAX_PREFETCH_PARAMS 1e9
-static double zero3_gather_bytes(const model *m, const stage_spec *st, int tp)
+/* The largest unit ZeRO-3 gathers at once on a stage, parameters on all TP
+ * ranks: its largest decoder layer, or the embedding / output layer. */
+static double zero3_unit_params(const model *m, const stage_spec *st)
 {
     double unit = 0;
     int i;
@@ -104,6 +109,12 @@ static double zero3_gather_bytes(const model *m, const stage_spec *st, int tp)
     }
     if ((double)m->vocab * m->hidden > unit)
         unit = (double)m->vocab * m->hidden;
+    return unit;
+}
+
+static double zero3_gather_bytes(const model *m, const stage_spec *st, int tp)
+{
+    double unit = zero3_unit_params(m, st);
     return 2.0 * (unit + (unit < ZERO3_MAX_PREFETCH_PARAMS ? unit : ZERO3_MAX_PREFETCH_PARAMS)) /
            tp;
 }
@@ -274,6 +285,51 @@ static void rank_zero3(eval_state *x, int i, const comm_link *dpl, const gen_con
     x->grad_exp[i] = 0;
 }
 
+/* ZeRO-3 with prefetched units on rank i: Megatron-FSDP optim_grads_params
+ * (core_v0.15.0 megatron/core/distributed/fsdp/src/megatron_fsdp/
+ * megatron_fsdp.py: _pre_forward_param_unshard / _pre_backward all-gather a
+ * module's parameter buckets with prefetch=True, in forward and backward
+ * pass order, on the all-gather pipeline's side stream; grad_reduce_every_
+ * bprop reduce-scatters each module's gradients after its backward) and
+ * FSDP2 (fully_shard's pre-forward/backward hooks with implicit prefetch).
+ * Per micro-batch the rank's parameters are gathered twice (16-bit) and its
+ * gradients reduce-scattered once (the main gradients' dtype), one
+ * collective per decoder layer (its ring latency each); the gathers run
+ * ahead of the compute that needs them, so only the first unit's gather
+ * waits, and the rest of the forward's gathers (the backward's gathers and
+ * reduces) hide under the forward (backward) as any overlapped
+ * communication does (cost_overlapped: what does not fit shows, what fits
+ * slows the compute by overlap_exposed).  After the last backward the last
+ * unit's reduce-scatter is exposed.  Routed experts shard over their
+ * expert-data-parallel group (edpl, edp ranks), the rest over dp x cp.
+ * DeepSpeed's ZeRO-3 of 2021 is rank_zero3. */
+static void rank_zero3_prefetch(eval_state *x, int i, const comm_link *dpl,
+                                const comm_link *edpl, int edp, const gen_constants *k,
+                                double gb, range_cost *r)
+{
+    const int dp = x->dpcp;
+    const stage_spec *st = &x->s->stage[i];
+    int tp = st->tp > 0 ? st->tp : (x->s->tp > 0 ? x->s->tp : 1);
+    int units = st->n_layers > 1 ? st->n_layers : 1;
+    double dense = r->params - r->expert_params, ex = r->expert_params;
+    double unit = zero3_unit_params(x->m, st) / tp;
+    double lat = (units - 1) * comm_ring_latency_s(dpl, dp);
+    double ag = comm_allgather_s(dpl, dp, dense * 2.0) + lat;
+    double rs = comm_reducescatter_s(dpl, dp, dense * gb) + lat;
+    double first = comm_allgather_s(dpl, dp, (unit < dense ? unit : dense) * 2.0);
+    double last = comm_reducescatter_s(dpl, dp, (unit < dense ? unit : dense) * gb);
+    x->grad_exp[i] = 0;
+    if (ex > 0 && edp > 1) {
+        ag += comm_allgather_s(edpl, edp, ex * 2.0);
+        rs += comm_reducescatter_s(edpl, edp, ex * gb);
+    }
+    if (dp <= 1)
+        return;
+    r->fwd_s += first + cost_overlapped(ag > first ? ag - first : 0, r->fwd_s, k);
+    r->bwd_s += cost_overlapped(ag + rs, r->bwd_s, k);
+    x->grad_exp[i] = last;
+}
+
 /* ZeRO-2, Megatron-FSDP optim_grads (core_v0.15.0
  * megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py,
  * _process_post_backward_gradients / _root_post_backward:
@@ -405,7 +461,9 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                           r->act_bytes, memory_inflight(x->pp, x->v, x->mcount, i),
                           r->act_peak_extra_bytes, x->p->reserve_bytes, x->p->frag_fraction,
                           ng->gpu.usable_mem_bytes,
-                          memory_grad_transient_bytes(x->m->prec, s->zero, x->dpcp, r->params)};
+                          memory_grad_transient_bytes(x->m->prec, s->grad_reduce_bf16, s->zero,
+                                                      x->dpcp, r->params),
+                          s->grad_reduce_bf16};
     if (s->zero >= 3 && s->stage[i].n_layers > 0 && x->dpcp > 1)
         in.extra_bytes +=
             stack_get(x->c->stack)->memory.gather == STACK_GATHER_FSDP2
@@ -436,12 +494,15 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
      * ep apart */
     int ep = s->ep > 0 ? s->ep : 1, edp = strategy_expert_dp(s, tp);
     comm_link edpl = comm_group_link(ng, k, edp, ep);
-    double gb = grad_reduce_bytes(x->m, &ng->gpu, s->zero), t_param = 0, opt_i;
+    const stack_spec *stk = stack_get(x->c->stack);
+    double gb = grad_reduce_bytes(x->m, &ng->gpu, s, stk->zero3_prefetch), t_param = 0, opt_i;
     double ca[COST_CHUNKS_MAX];
     range_cost *r = &x->rc[i];
     bool act_uneven = rank_layers(x, i, ng, tp, r, ca);
 
-    if (s->zero >= 3)
+    if (s->zero >= 3 && stk->zero3_prefetch)
+        rank_zero3_prefetch(x, i, &dpl, &edpl, edp, k, gb, r);
+    else if (s->zero >= 3)
         rank_zero3(x, i, &dpl, k, gb, r);
     else
         t_param = rank_dp_comm(x, i, &dpl, &edpl, edp, k, gb, r);

@@ -760,6 +760,10 @@ static void set_derived(search_ctx *x)
                                                  : space_allows(x, KNOB_EP_COMM_OVERLAP, 1);
     if (f->ep_comm_overlap < 0 && knob_rule(x->m, s, KNOB_EP_COMM_OVERLAP, NULL) != PLANNER_OK)
         s->ep_comm_overlap = false;
+    /* --grad-reduce-in-bf16 only when fixed: reducing in bf16 trades
+     * gradient precision for time and memory, the user's call (Megatron's
+     * default with --bf16 is fp32) */
+    s->grad_reduce_bf16 = f->grad_reduce_bf16 > 0;
 }
 
 /* Forward + backward (with any re-forward) of the first decoder layer of
@@ -885,13 +889,14 @@ static bool zero2_within_zero1(const search_ctx *x)
     const strategy *s = &x->s;
     const model *m = x->m;
     int d = s->dp * s->cp, units = 1;
-    double g = memory_main_grad_bytes(m->prec);
+    double g = memory_main_grad_bytes(m->prec, s->grad_reduce_bf16);
     if (x->placement != NULL || d < 2 || s->tp < 1 || s->pp < 1)
         return false;
     if (!m->uneven && m->layers % s->pp == 0 && m->layers / s->pp > 2)
         units = m->layers / s->pp - 1;
     double unit = units * x->min_unit_params / s->tp;
-    return unit * g * (1.0 - 1.0 / d) >= memory_grad_transient_bytes(x->m->prec, 2, d, unit);
+    return unit * g * (1.0 - 1.0 / d) >=
+           memory_grad_transient_bytes(x->m->prec, s->grad_reduce_bf16, 2, d, unit);
 }
 
 static void block_lists_make(const search_ctx *x, block_lists *b)
@@ -1892,6 +1897,8 @@ static void space_lacks(const search_ctx *x, char *buf, size_t size)
         if (ki->fix_offset != KNOB_NOT_FIXABLE &&
             *(const int *)(const void *)((const char *)&x->o->fix + ki->fix_offset) >= 0)
             continue;
+        if (k == KNOB_GRAD_REDUCE_BF16)
+            continue;   /* never searched on any stack: only --fix sets it */
         for (int v = ki->min; v <= hi; v++)
             if (!space_allows(x, (knob_id)k, v)) {
                 appendf(buf, size, "%s%s", buf[0] ? ", " : "", ki->key);

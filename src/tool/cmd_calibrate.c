@@ -61,7 +61,7 @@ static void calibrate_usage(FILE *out)
         "                       (also MoE), dense16, fp8 or moe\n"
         "      --max-iter N     linearized fixed-point iterations (default 20)\n"
         "      --prior W        weight of a prior toward the defaults (ridge on the\n"
-        "                       log-parameters; default 0.3, 0: none); with it the\n"
+        "                       log-parameters; default 1, 0: none); with it the\n"
         "                       default list fits per generation the constants its\n"
         "                       runs exercise most, one per 3 runs\n"
         "  -h, --help           show this help and exit\n"
