@@ -44,27 +44,6 @@ static void make_cluster(test_cluster *t, const char *gpu, int nodes, double usa
     t->g.inter_latency_s = 10e-6;
 }
 
-/* tu_search() for `run` with --mem-headroom `headroom`. */
-static planner_status run_headroom(const model *m, const run_spec *run, const cluster *c,
-                                   const char *fix, double headroom, int top,
-                                   search_result *res)
-{
-    search_options o;
-    cost_params p;
-    planner_error err = PLANNER_ERROR_INIT;
-    planner_status rc;
-    search_options_default(&o);
-    o.top_n = top;
-    o.gbs = run->global_batch;
-    o.seq_len = run->seq_len;
-    o.mem_headroom = headroom;
-    ck_assert_msg(constraints_parse(&o.fix, fix, &err) == PLANNER_OK, "%s", err.msg);
-    cost_params_default(&p);
-    rc = search_run(res, m, c, &p, &o, &err);
-    ck_assert_msg(rc == PLANNER_OK || rc == PLANNER_E_INFEASIBLE, "search: %s", err.msg);
-    return rc;
-}
-
 /* ---- constraints_parse ------------------------------------------------------ */
 
 START_TEST(parse_everything)
@@ -899,17 +878,17 @@ START_TEST(near_miss_70b_takes_block_recompute)
     ck_assert_msg(cluster_load(&c, "clusters/h100x512.yaml", &err) == PLANNER_OK, "%s", err.msg);
     cost_params_default(&p);
     snprintf(fx, sizeof fx, "%s,recompute=none", fix);
-    ck_assert_int_eq(run_headroom(m, &rs, c, fx, 0, 1, &none), PLANNER_OK);
+    ck_assert_int_eq(tu_search_headroom(&none, m, &rs, c, fx, false, 1, 0), PLANNER_OK);
     usable = none.top[0].e.stage_memory[0].capacity_bytes;
     ck_assert_double_gt(none.top[0].e.peak_memory_bytes, usable * (1 - 0.0085));
     ck_assert_double_lt(none.top[0].e.peak_memory_bytes - usable * (1 - 0.0085), 0.15 * gib);
-    ck_assert_int_eq(run_headroom(m, &rs, c, fx, 0.0085, 1, &miss), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(tu_search_headroom(&miss, m, &rs, c, fx, false, 1, 0.0085), PLANNER_E_INFEASIBLE);
     snprintf(fx, sizeof fx, "%s,recompute=selective,recompute_modules=core_attn", fix);
-    ck_assert_int_eq(run_headroom(m, &rs, c, fx, 0.0085, 1, &sel), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(tu_search_headroom(&sel, m, &rs, c, fx, false, 1, 0.0085), PLANNER_E_INFEASIBLE);
     snprintf(fx, sizeof fx, "%s,recompute=full,recompute_layers=0", fix);
-    ck_assert_int_eq(run_headroom(m, &rs, c, fx, 0.0085, 1, &full), PLANNER_OK);
+    ck_assert_int_eq(tu_search_headroom(&full, m, &rs, c, fx, false, 1, 0.0085), PLANNER_OK);
     ck_assert_double_lt(full.top[0].e.tokens_per_s, 0.8 * none.top[0].e.tokens_per_s);
-    ck_assert_int_eq(run_headroom(m, &rs, c, fix, 0.0085, 5, &best), PLANNER_OK);
+    ck_assert_int_eq(tu_search_headroom(&best, m, &rs, c, fix, false, 5, 0.0085), PLANNER_OK);
     ck_assert(best.top[0].s.recompute == RECOMPUTE_FULL && best.top[0].s.recompute_layers == 1 &&
               best.top[0].s.recompute_method == RECOMPUTE_BLOCK);
     ck_assert_double_gt(best.top[0].e.tokens_per_s, 0.95 * none.top[0].e.tokens_per_s);

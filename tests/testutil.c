@@ -57,6 +57,13 @@ cluster *tu_cluster_load(const char *path)
 planner_status tu_search(search_result *res, const model *m, const run_spec *run,
                          const cluster *c, const char *fix, bool exhaustive, int top)
 {
+    return tu_search_headroom(res, m, run, c, fix, exhaustive, top, 0.0);
+}
+
+planner_status tu_search_headroom(search_result *res, const model *m, const run_spec *run,
+                                  const cluster *c, const char *fix, bool exhaustive, int top,
+                                  double mem_headroom)
+{
     search_options o;
     cost_params p;
     planner_error err = PLANNER_ERROR_INIT;
@@ -66,6 +73,7 @@ planner_status tu_search(search_result *res, const model *m, const run_spec *run
     o.top_n = top;
     o.gbs = run->global_batch;
     o.seq_len = run->seq_len;
+    o.mem_headroom = mem_headroom;
     if (fix != NULL)
         ck_assert_msg(constraints_parse(&o.fix, fix, &err) == PLANNER_OK, "%s", err.msg);
     cost_params_default(&p);

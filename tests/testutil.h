@@ -46,6 +46,11 @@ cluster *tu_cluster_load(const char *path);
 planner_status tu_search(search_result *res, const model *m, const run_spec *run,
                          const cluster *c, const char *fix, bool exhaustive, int top);
 
+/* tu_search() with --mem-headroom `mem_headroom` (tu_search: 0). */
+planner_status tu_search_headroom(search_result *res, const model *m, const run_spec *run,
+                                  const cluster *c, const char *fix, bool exhaustive, int top,
+                                  double mem_headroom);
+
 /* Runs one suite with CK_NORMAL output; returns the process exit status. */
 int tu_run_suite(Suite *s);
 
