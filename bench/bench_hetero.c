@@ -6,7 +6,7 @@
  * ILP_SECONDS per solve, default 10 as the CLI), and prints the equivalent
  * command, best and median wall time (search_result.seconds), candidates,
  * the best plan's throughput and stage map, and the placement note:
- *   AMP GPT-2 on 16 T4 and on 12 V100 + 4 T4       target < 50 ms
+ *   AMP GPT-2 on 16 T4 and on 12 V100 + 4 T4       target < 20 ms
  *   Llama 3 70B on 32 DGX H100 + 32 DGX A100
  *   Llama 3 70B on 256 H200 + 384 H100 + 384 A100   target < 10 s (ILP)
  * Exits 1 when an input fails to load or a search errs. */
