@@ -618,6 +618,45 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
                         out);
 }
 
+/* The first stage's embedding lookup: a memory-bound pass forward, twice its
+ * time backward, and the embedding table's parameters, sharded over tp. */
+static void add_embedding_cost(const model *m, const gpu_spec *gpu, const gen_constants *k,
+                               const strategy *s, int tp, double tokens, range_cost *out)
+{
+    double emb = compute_memory_s(gpu, k, tokens * m->hidden * 2.0 * 2.0, 1);
+    out->fwd_s += emb;
+    out->bwd_s += 2.0 * emb;
+    out->compute_s += 3.0 * emb;
+    out->params += model_embedding_params(m, s->seq_len) / tp;
+    out->n_tensors += 1;
+}
+
+/* The last stage's output head and loss (and each MTP layer's own head):
+ * the vocabulary GEMM, the cross-entropy, the output weights unless tied to
+ * the embedding on this same stage, and the loss's working set. */
+static void add_output_cost(const model *m, const gpu_spec *gpu, const gen_constants *k,
+                            const strategy *s, int tp, int stack, double tokens,
+                            bool first_stage, range_cost *out)
+{
+    peak_format fmt = precision_peak(m->prec);
+    tf_gemm lg = {tokens, (double)m->vocab / tp, m->hidden, 1};
+    /* the output GEMM runs in 16 bits even in FP8 recipes */
+    double gemm = compute_gemms_s(gpu, k, fmt == PEAK_FP8 || fmt == PEAK_FP4 ? PEAK_BF16 : fmt,
+                                  2, &lg, 1);
+    /* cross-entropy over fp32 logits: about three passes of 4 bytes */
+    double ce = compute_memory_s(gpu, k, 12.0 * tokens * m->vocab / tp, 3);
+    int heads = 1 + (m->mtp_layers > 0 ? m->mtp_layers : 0);   /* each MTP layer's own */
+    out->fwd_s += heads * (gemm + ce);
+    out->bwd_s += heads * (2.0 * gemm + ce);
+    out->compute_s += heads * (3.0 * gemm + 2.0 * ce);
+    if (!m->tied_embeddings || !first_stage)
+        out->params += (double)m->vocab * m->hidden / tp;
+    out->n_tensors += 1;
+    /* the loss's working set, by the stack (memory_loss_bytes) */
+    out->act_peak_extra_bytes += memory_loss_bytes(stack_get(stack)->memory.loss, tokens,
+                                                   m->vocab, m->hidden, tp, s->sp);
+}
+
 void cost_layer_range_on(const model *m, const node_group *ng, const cost_params *p, int stack,
                          const strategy *s, int tp, int first, int n, bool first_stage,
                          bool last_stage, range_cost *out)
@@ -706,32 +745,10 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
     /* the MoE all-to-all buffers and the CP K/V buffers live in different
      * parts of a layer: the larger of the two */
     out->act_peak_extra_bytes = max_layer_act + (a2a_buf > cp_buf ? a2a_buf : cp_buf);
-    if (first_stage) {
-        double emb = compute_memory_s(gpu, k, tokens * m->hidden * 2.0 * 2.0, 1);
-        out->fwd_s += emb;
-        out->bwd_s += 2.0 * emb;
-        out->compute_s += 3.0 * emb;
-        out->params += model_embedding_params(m, s->seq_len) / tp;
-        out->n_tensors += 1;
-    }
+    if (first_stage)
+        add_embedding_cost(m, gpu, k, s, tp, tokens, out);
     if (last_stage) {
-        peak_format fmt = precision_peak(m->prec);
-        tf_gemm lg = {tokens, (double)m->vocab / tp, m->hidden, 1};
-        /* the output GEMM runs in 16 bits even in FP8 recipes */
-        double gemm = compute_gemms_s(gpu, k, fmt == PEAK_FP8 || fmt == PEAK_FP4 ? PEAK_BF16 : fmt,
-                                      2, &lg, 1);
-        /* cross-entropy over fp32 logits: about three passes of 4 bytes */
-        double ce = compute_memory_s(gpu, k, 12.0 * tokens * m->vocab / tp, 3);
-        int heads = 1 + (m->mtp_layers > 0 ? m->mtp_layers : 0);   /* each MTP layer's own */
-        out->fwd_s += heads * (gemm + ce);
-        out->bwd_s += heads * (2.0 * gemm + ce);
-        out->compute_s += heads * (3.0 * gemm + 2.0 * ce);
-        if (!m->tied_embeddings || !first_stage)
-            out->params += (double)m->vocab * m->hidden / tp;
-        out->n_tensors += 1;
-        /* the loss's working set, by the stack (memory_loss_bytes) */
-        out->act_peak_extra_bytes += memory_loss_bytes(stack_get(stack)->memory.loss, tokens,
-                                                       m->vocab, m->hidden, tp, s->sp);
+        add_output_cost(m, gpu, k, s, tp, stack, tokens, first_stage, out);
         if (m->mtp_layers > 0)
             mtp_cost(m, ng, k, &tpl, &cpl, s, tp, stack, first_stage, out);
     }

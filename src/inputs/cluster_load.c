@@ -175,6 +175,41 @@ static planner_status check_props(const yloader *ld, const yaml_event_t *ev, int
     return PLANNER_OK;
 }
 
+/* The node a scalar, mapping-start or sequence-start event opens, at line:col:
+ * a scalar keeps a copy of its text (refused when it holds a NUL), a
+ * collection starts empty.  On failure *out is NULL. */
+static planner_status node_new(ynode **out, const yloader *ld, const yaml_event_t *ev, int line,
+                               int col)
+{
+    ynode *y = pl_calloc(1, sizeof *y);
+
+    *out = NULL;
+    if (y == NULL)
+        return error_oom(ld->err);
+    y->line = line;
+    y->col = col;
+    if (ev->type != YAML_SCALAR_EVENT) {
+        y->kind = ev->type == YAML_MAPPING_START_EVENT ? Y_MAP : Y_SEQ;
+        *out = y;
+        return PLANNER_OK;
+    }
+    y->kind = Y_SCALAR;
+    y->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    y->value = pl_malloc(ev->data.scalar.length + 1);
+    if (y->value == NULL) {
+        ynode_free(y);
+        return error_oom(ld->err);
+    }
+    memcpy(y->value, ev->data.scalar.value, ev->data.scalar.length);
+    y->value[ev->data.scalar.length] = '\0';
+    if (strlen(y->value) != ev->data.scalar.length) {
+        ynode_free(y);
+        return yfail_at(ld, line, col, "NUL character in a value");
+    }
+    *out = y;
+    return PLANNER_OK;
+}
+
 /* Builds the tree of the one document in the text. */
 static planner_status yaml_tree(const yloader *ld, ynode **out)
 {
@@ -223,32 +258,8 @@ static planner_status yaml_tree(const yloader *ld, ynode **out)
                 rc = yfail_at(ld, line, col, "more than %d YAML nodes", YAML_MAX_NODES);
                 goto cleanup;
             }
-            y = pl_calloc(1, sizeof *y);
-            if (y == NULL) {
-                rc = error_oom(ld->err);
+            if ((rc = node_new(&y, ld, &ev, line, col)) != PLANNER_OK)
                 goto cleanup;
-            }
-            y->line = line;
-            y->col = col;
-            if (ev.type == YAML_SCALAR_EVENT) {
-                y->kind = Y_SCALAR;
-                y->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-                y->value = pl_malloc(ev.data.scalar.length + 1);
-                if (y->value == NULL) {
-                    ynode_free(y);
-                    rc = error_oom(ld->err);
-                    goto cleanup;
-                }
-                memcpy(y->value, ev.data.scalar.value, ev.data.scalar.length);
-                y->value[ev.data.scalar.length] = '\0';
-                if (strlen(y->value) != ev.data.scalar.length) {
-                    ynode_free(y);
-                    rc = yfail_at(ld, line, col, "NUL character in a value");
-                    goto cleanup;
-                }
-            } else {
-                y->kind = ev.type == YAML_MAPPING_START_EVENT ? Y_MAP : Y_SEQ;
-            }
             if (sp == 0) {
                 root = y;
             } else if ((rc = check_key(ld, stack[sp - 1], y)) != PLANNER_OK ||
@@ -608,6 +619,78 @@ static planner_status unknown_gpu(const yloader *ld, const ynode *y, const ypath
                 y->value, hint);
 }
 
+/* A group's network: the bandwidth and latency within a node and between
+ * nodes (the catalog's, NCCL's latencies, unless the file gives them), the
+ * inter-node bandwidth given per GPU or per node (of gpn GPUs), not both. */
+static planner_status read_group_network(const yloader *ld, const ynode *g, const ypath *p,
+                                         const gpu_spec *spec, long gpn, node_group *out)
+{
+    int has_per_gpu = 0, has_per_node = 0;
+    double per_node = 0;
+    planner_status rc;
+
+    out->intra_bytes_per_s = spec->intra_node_bytes_per_s;
+    out->inter_bytes_per_s = spec->inter_node_bytes_per_s;
+    out->intra_latency_s = DEFAULT_INTRA_LATENCY_S;
+    out->inter_latency_s = DEFAULT_INTER_LATENCY_S;
+    if ((rc = yunit(ld, g, p, "intra_node_bandwidth", UNIT_BANDWIDTH, false,
+                    &out->intra_bytes_per_s, NULL)) ||
+        (rc = yunit(ld, g, p, "intra_node_latency", UNIT_TIME, false, &out->intra_latency_s,
+                    NULL)) ||
+        (rc = yunit(ld, g, p, "inter_node_bandwidth", UNIT_BANDWIDTH, false,
+                    &out->inter_bytes_per_s, &has_per_gpu)) ||
+        (rc = yunit(ld, g, p, "inter_node_bandwidth_per_node", UNIT_BANDWIDTH, false,
+                    &per_node, &has_per_node)) ||
+        (rc = yunit(ld, g, p, "inter_node_latency", UNIT_TIME, false, &out->inter_latency_s,
+                    NULL)))
+        return rc;
+    if (has_per_gpu && has_per_node) {
+        ypath q = ypath_key(p, "inter_node_bandwidth_per_node");
+        return fail(ld, yget(g, "inter_node_bandwidth_per_node", NULL), &q,
+                    "give inter_node_bandwidth (per GPU) or inter_node_bandwidth_per_node, "
+                    "not both");
+    }
+    if (has_per_node)
+        out->inter_bytes_per_s = per_node / (double)gpn;
+    out->gpu.intra_node_bytes_per_s = out->intra_bytes_per_s;
+    out->gpu.inter_node_bytes_per_s = out->inter_bytes_per_s;
+    return PLANNER_OK;
+}
+
+/* A group's GPU memory: its size (the catalog's reserve kept unless the file
+ * gives usable_memory, which may not exceed it) and HBM bandwidth. */
+static planner_status read_group_memory(const yloader *ld, const ynode *g, const ypath *p,
+                                        const gpu_spec *spec, node_group *out)
+{
+    int has_mem = 0, has_usable = 0;
+    double mem = 0, usable = 0;
+    planner_status rc;
+
+    if ((rc = yunit(ld, g, p, "memory", UNIT_SIZE, false, &mem, &has_mem)) ||
+        (rc = yunit(ld, g, p, "usable_memory", UNIT_SIZE, false, &usable, &has_usable)) ||
+        (rc = yunit(ld, g, p, "hbm_bandwidth", UNIT_BANDWIDTH, false,
+                    &out->gpu.hbm_bytes_per_s, NULL)))
+        return rc;
+    if (has_mem) {
+        out->gpu.mem_bytes = mem;
+        /* keep the catalog's reserve unless the file says otherwise */
+        out->gpu.usable_mem_bytes = mem - (spec->mem_bytes - spec->usable_mem_bytes);
+        if (out->gpu.usable_mem_bytes <= 0)
+            out->gpu.usable_mem_bytes = mem;
+    }
+    if (has_usable)
+        out->gpu.usable_mem_bytes = usable;
+    if (out->gpu.usable_mem_bytes > out->gpu.mem_bytes) {
+        ypath q = ypath_key(p, has_usable ? "usable_memory" : "memory");
+        return fail(ld, yget(g, has_usable ? "usable_memory" : "memory", NULL), &q,
+                    "usable memory (%.4g GB) exceeds memory (%.4g GB)",
+                    out->gpu.usable_mem_bytes / 1e9, out->gpu.mem_bytes / 1e9);
+    }
+    return PLANNER_OK;
+}
+
+/* Entry idx of groups: its name, the catalog GPU it starts from, the node
+ * count and shape, then the file's network, memory and peak overrides. */
 static planner_status read_group(const yloader *ld, const ynode *g, const ypath *p, size_t idx,
                                  node_group *out)
 {
@@ -617,8 +700,7 @@ static planner_status read_group(const yloader *ld, const ynode *g, const ypath 
     const gpu_spec *spec;
     ypath gp = ypath_key(p, "gpu");
     long nodes = 0, gpn = 0, domain = 0;
-    int present = 0, has_per_gpu = 0, has_per_node = 0, has_mem = 0, has_usable = 0, has_gpn = 0;
-    double per_node = 0, mem = 0, usable = 0;
+    int present = 0, has_gpn = 0;
     planner_status rc;
     int f;
 
@@ -660,52 +742,9 @@ static planner_status read_group(const yloader *ld, const ynode *g, const ypath 
         return rc;
     out->gpu.gpus_per_node = (int)gpn;
 
-    out->intra_bytes_per_s = spec->intra_node_bytes_per_s;
-    out->inter_bytes_per_s = spec->inter_node_bytes_per_s;
-    out->intra_latency_s = DEFAULT_INTRA_LATENCY_S;
-    out->inter_latency_s = DEFAULT_INTER_LATENCY_S;
-    if ((rc = yunit(ld, g, p, "intra_node_bandwidth", UNIT_BANDWIDTH, false,
-                    &out->intra_bytes_per_s, NULL)) ||
-        (rc = yunit(ld, g, p, "intra_node_latency", UNIT_TIME, false, &out->intra_latency_s,
-                    NULL)) ||
-        (rc = yunit(ld, g, p, "inter_node_bandwidth", UNIT_BANDWIDTH, false,
-                    &out->inter_bytes_per_s, &has_per_gpu)) ||
-        (rc = yunit(ld, g, p, "inter_node_bandwidth_per_node", UNIT_BANDWIDTH, false,
-                    &per_node, &has_per_node)) ||
-        (rc = yunit(ld, g, p, "inter_node_latency", UNIT_TIME, false, &out->inter_latency_s,
-                    NULL)))
+    if ((rc = read_group_network(ld, g, p, spec, gpn, out)) ||
+        (rc = read_group_memory(ld, g, p, spec, out)))
         return rc;
-    if (has_per_gpu && has_per_node) {
-        ypath q = ypath_key(p, "inter_node_bandwidth_per_node");
-        return fail(ld, yget(g, "inter_node_bandwidth_per_node", NULL), &q,
-                    "give inter_node_bandwidth (per GPU) or inter_node_bandwidth_per_node, "
-                    "not both");
-    }
-    if (has_per_node)
-        out->inter_bytes_per_s = per_node / (double)gpn;
-    out->gpu.intra_node_bytes_per_s = out->intra_bytes_per_s;
-    out->gpu.inter_node_bytes_per_s = out->inter_bytes_per_s;
-
-    if ((rc = yunit(ld, g, p, "memory", UNIT_SIZE, false, &mem, &has_mem)) ||
-        (rc = yunit(ld, g, p, "usable_memory", UNIT_SIZE, false, &usable, &has_usable)) ||
-        (rc = yunit(ld, g, p, "hbm_bandwidth", UNIT_BANDWIDTH, false,
-                    &out->gpu.hbm_bytes_per_s, NULL)))
-        return rc;
-    if (has_mem) {
-        out->gpu.mem_bytes = mem;
-        /* keep the catalog's reserve unless the file says otherwise */
-        out->gpu.usable_mem_bytes = mem - (spec->mem_bytes - spec->usable_mem_bytes);
-        if (out->gpu.usable_mem_bytes <= 0)
-            out->gpu.usable_mem_bytes = mem;
-    }
-    if (has_usable)
-        out->gpu.usable_mem_bytes = usable;
-    if (out->gpu.usable_mem_bytes > out->gpu.mem_bytes) {
-        ypath q = ypath_key(p, has_usable ? "usable_memory" : "memory");
-        return fail(ld, yget(g, has_usable ? "usable_memory" : "memory", NULL), &q,
-                    "usable memory (%.4g GB) exceeds memory (%.4g GB)",
-                    out->gpu.usable_mem_bytes / 1e9, out->gpu.mem_bytes / 1e9);
-    }
     for (f = 0; f < PEAK_COUNT; f++)
         if ((rc = yunit(ld, g, p, peak_keys[f], UNIT_FLOPS, true, &out->gpu.peak_flops[f],
                         NULL)))

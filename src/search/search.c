@@ -1214,136 +1214,183 @@ static bool overlap_off_cannot_rank(const search_ctx *x, int f1_on)
            cannot_rank(x, x->e.tokens_per_s * (1.0 + SEARCH_VALIDATED_TIE));
 }
 
-/* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P9. */
+/* One (mbs, vpp, sp, zero) cell of a block, whose recompute levels are
+ * tried in order (search_cell), and what the prunes carry from level to
+ * level: whether a level fitted (P4), the fastest evaluated miss (P7, P8). */
+typedef struct block_cell {
+    const block_lists *b;
+    dead_table *dead;                       /* P2, P3: dead[vi][sp][zero][rc] */
+    double (*flat)[ZERO_COUNT][RC_COUNT];   /* P9: vpp 1's bubble-free bound [sp][zero][rc] */
+    const inner_key *probe;                 /* P1's probes, evaluated and recorded */
+    int n_probe;
+    int mbs, vi, vpp, sp, zero;
+    bool fitted, fitted_valid;              /* P4: a level fitted, and was validated */
+    double bound;                           /* P7: the fastest evaluated miss, or -1 */
+} block_cell;
+
+/* Whether recompute level rc of cell c is pruned before it is built (P4,
+ * P8, P9, P2/P3); counts it. */
+static bool rc_level_pruned(search_ctx *x, const block_cell *c, int rc)
+{
+    if (x->exhaustive)
+        return false;
+    if (c->fitted && (c->fitted_valid || !rc_level_validated(x->m, rc))) {
+        x->pruned++;                  /* P4 */
+        return true;
+    }
+    if (rc == RC_LEVEL_SEL_SAVE && c->bound >= 0 && cannot_rank(x, c->bound)) {
+        x->pruned++;   /* P8: slower than no recompute, which cannot rank */
+        return true;
+    }
+    if (c->vpp > 1 && c->flat[c->sp][c->zero][rc] >= 0 &&
+        cannot_rank(x, c->flat[c->sp][c->zero][rc])) {
+        x->pruned++;                  /* P9 */
+        return true;
+    }
+    if (known_not_to_fit(c->b, c->dead, c->vi, c->sp, c->zero, rc)) {
+        c->dead[c->vi][c->sp][c->zero][rc] = 1;
+        x->pruned++;                  /* P2, P3 */
+        return true;
+    }
+    return false;
+}
+
+/* Evaluates the built strategy x->s (recompute level rc) with each K/V
+ * exchange type the cell may use (cp_comm_list) and, for an MoE plan whose
+ * all-to-all overlap --fix leaves free, with the overlap on and off: the
+ * overlap is unvalidated and the plan without it needs the same memory, so
+ * that a near-tie goes to the validated; P9: the overlap first, then the
+ * plan without it only when it may rank.  Updates the cell's bounds (P7,
+ * P9) and returns the best try_strategy result (p2p's fit: no type holds
+ * less). */
+static int try_comm_types(search_ctx *x, block_cell *c, int rc)
+{
+    int types[CP_COMM_COUNT], nt = cp_comm_list(x, types);
+    int fit = -1, layers = x->s.recompute_layers, f1_on = -1;
+    bool epo = x->s.ep_comm_overlap && x->fix.ep_comm_overlap < 0;
+
+    for (int ti = 0; ti < nt * (epo ? 2 : 1) && !stop(x); ti++) {
+        int f1;
+        x->s.cp_comm = (cp_comm_type)types[epo ? ti / 2 : ti];
+        x->s.cp_a2a = x->s.cp_comm == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
+        if (epo)
+            x->s.ep_comm_overlap = ti % 2 == 0;
+        x->s.recompute_layers = layers;
+        if (epo && ti % 2 == 1 && overlap_off_cannot_rank(x, f1_on)) {
+            x->pruned++;   /* P9 */
+            continue;
+        }
+        if ((f1 = try_strategy(x)) > fit)
+            fit = f1;
+        if (epo && ti % 2 == 0)
+            f1_on = f1;
+        if (f1 == 0 && rc == RC_LEVEL_NONE && objective_score(x, &x->s, &x->e) > c->bound)
+            c->bound = objective_score(x, &x->s, &x->e);
+        if (f1 == 1 && rc == RC_LEVEL_FULL)
+            search_rc_layers(x, c->bound);   /* P7, per K/V type */
+        if (f1 >= 0 && c->vpp == 1 && rc != RC_LEVEL_FULL && x->placement != NULL &&
+            flat_bound(x) > c->flat[c->sp][c->zero][rc])
+            c->flat[c->sp][c->zero][rc] = flat_bound(x);
+    }
+    return fit;
+}
+
+/* Recompute level rc of cell c, not pruned: a P1 probe (evaluated and
+ * recorded already) is a miss; else the strategy is built, P8 tried on
+ * memory alone, and the K/V types evaluated.  Returns the fit for
+ * search_cell to record (1 fits, 0 does not, -1 invalid), or -2 when there
+ * is nothing to record. */
+static int eval_rc_level(search_ctx *x, block_cell *c, int rc)
+{
+    double ub;
+
+    for (int q = 0; q < c->n_probe; q++)
+        if (key_eq(&c->probe[q], c->mbs, c->vpp, c->sp, c->zero, rc))
+            return 0;
+    if (build(x, c->mbs, c->vpp, c->sp, c->zero, rc) != 0)
+        return -2;
+    if (!x->exhaustive && rc == RC_LEVEL_SEL_SAVE &&
+        (!bound_fits(x, &ub) || (ub >= 0 && cannot_rank(x, ub)))) {
+        /* P8 on memory alone: a miss, or a fit that cannot rank */
+        x->pruned++;
+        if (x->e.feasible) {
+            c->fitted = true;
+            c->fitted_valid = false;
+        } else {
+            c->dead[c->vi][c->sp][c->zero][rc] = 1;
+        }
+        return -2;
+    }
+    return try_comm_types(x, c, rc);
+}
+
+/* The recompute levels of cell c, in the list's order (none first): each
+ * pruned or evaluated, its fit recorded for P4 and P2/P3. */
+static void search_cell(search_ctx *x, block_cell *c)
+{
+    c->fitted = c->fitted_valid = false;
+    c->bound = -1;
+    for (int ri = 0; ri < c->b->rc.n && !stop(x); ri++) {
+        int rc = c->b->rc.v[ri], fit;
+        if (rc_level_pruned(x, c, rc))
+            continue;
+        fit = eval_rc_level(x, c, rc);
+        if (fit == 1 && !c->fitted) {        /* P4 */
+            c->fitted = true;
+            c->fitted_valid = rc_level_validated(x->m, rc);
+        }
+        else if (fit == 0)
+            c->dead[c->vi][c->sp][c->zero][rc] = 1;   /* P2, P3 */
+    }
+}
+
+/* The candidates of block b, every (mbs, vpp, sp, zero, rc) whose vpp
+ * applies at its mbs: what P1 prunes when no variant fits. */
+static long block_candidates(const search_ctx *x, const block_lists *b)
+{
+    long total = 0;
+    for (int mi = 0; mi < b->mbs.n; mi++)
+        for (int vi = 0; vi < b->vpp.n; vi++)
+            if (vpp_applies(x, b->vpp.v[vi], x->gbs / (x->s.dp * b->mbs.v[mi])))
+                total += (long)b->sp.n * b->zero.n * b->rc.n;
+    return total;
+}
+
+/* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P9: P1
+ * first (block_may_fit), then every cell in the order mbs, vpp, sp, zero. */
 static void search_block(search_ctx *x)
 {
     block_lists b;
-    /* dead[vpp index][sp][zero][rc]: did not fit at a smaller mbs (P2) */
-    dead_table *dead;
+    dead_table *dead;   /* dead[vpp index][sp][zero][rc]: did not fit at a smaller mbs (P2) */
     inner_key probe[ZERO_FAMILIES];
     int n_probe = 0;
 
     block_lists_make(x, &b);
     if (b.mbs.n == 0)
         return;
-
     if (!x->exhaustive && !block_may_fit(x, &b, probe, &n_probe)) {
-        long total = 0;
-        for (int mi = 0; mi < b.mbs.n; mi++)
-            for (int vi = 0; vi < b.vpp.n; vi++)
-                if (vpp_applies(x, b.vpp.v[vi], x->gbs / (x->s.dp * b.mbs.v[mi])))
-                    total += (long)b.sp.n * b.zero.n * b.rc.n;
-        x->pruned += total - n_probe;
+        x->pruned += block_candidates(x, &b) - n_probe;
         return;
     }
-
     dead = pl_calloc((size_t)b.vpp.n, sizeof *dead);
     if (dead == NULL) {
         x->oom = true;
         return;
     }
     for (int mi = 0; mi < b.mbs.n && !stop(x); mi++) {
-        int mbs = b.mbs.v[mi];
-        int mb = x->gbs / (x->s.dp * mbs);
+        int mb = x->gbs / (x->s.dp * b.mbs.v[mi]);
         double flat[2][ZERO_COUNT][RC_COUNT];   /* P9: vpp 1's bubble-free bound */
         for (int q = 0; q < 2 * ZERO_COUNT * RC_COUNT; q++)
             (&flat[0][0][0])[q] = -1;
         for (int vi = 0; vi < b.vpp.n && !stop(x); vi++) {
-            int vpp = b.vpp.v[vi];
-            if (!vpp_applies(x, vpp, mb))
+            if (!vpp_applies(x, b.vpp.v[vi], mb))
                 continue;
-            for (int si = 0; si < b.sp.n && !stop(x); si++) {
-                int sp = b.sp.v[si];
+            for (int si = 0; si < b.sp.n && !stop(x); si++)
                 for (int zi = 0; zi < b.zero.n && !stop(x); zi++) {
-                    int zero = b.zero.v[zi];
-                    bool fitted = false, fitted_valid = false;
-                    double bound = -1;   /* P7: the fastest evaluated miss */
-                    for (int ri = 0; ri < b.rc.n && !stop(x); ri++) {
-                        int rc = b.rc.v[ri];
-                        int fit = -2;
-                        if (!x->exhaustive && fitted &&
-                            (fitted_valid || !rc_level_validated(x->m, rc))) {
-                            x->pruned++;                  /* P4 */
-                            continue;
-                        }
-                        if (!x->exhaustive && rc == RC_LEVEL_SEL_SAVE && bound >= 0 &&
-                            cannot_rank(x, bound)) {
-                            x->pruned++;   /* P8: slower than no recompute, which cannot rank */
-                            continue;
-                        }
-                        if (!x->exhaustive && vpp > 1 && flat[sp][zero][rc] >= 0 &&
-                            cannot_rank(x, flat[sp][zero][rc])) {
-                            x->pruned++;                  /* P9 */
-                            continue;
-                        }
-                        if (!x->exhaustive && known_not_to_fit(&b, dead, vi, sp, zero, rc)) {
-                            dead[vi][sp][zero][rc] = 1;
-                            x->pruned++;                  /* P2, P3 */
-                            continue;
-                        }
-                        for (int q = 0; q < n_probe; q++)
-                            if (key_eq(&probe[q], mbs, vpp, sp, zero, rc))
-                                fit = 0;   /* a probe: evaluated and recorded */
-                        if (fit == -2) {
-                            int types[CP_COMM_COUNT], nt, layers, f1_on = -1;
-                            bool epo;
-                            double ub;
-                            if (build(x, mbs, vpp, sp, zero, rc) != 0)
-                                continue;
-                            if (!x->exhaustive && rc == RC_LEVEL_SEL_SAVE &&
-                                (!bound_fits(x, &ub) || (ub >= 0 && cannot_rank(x, ub)))) {
-                                /* P8 on memory alone: a miss, or a fit that cannot rank */
-                                x->pruned++;
-                                if (x->e.feasible) {
-                                    fitted = true;
-                                    fitted_valid = false;
-                                } else {
-                                    dead[vi][sp][zero][rc] = 1;
-                                }
-                                continue;
-                            }
-                            nt = cp_comm_list(x, types);
-                            fit = -1;
-                            layers = x->s.recompute_layers;
-                            /* the all-to-all overlap, unvalidated, and the plan without it
-                             * (the same memory), so that a near-tie goes to the validated;
-                             * P9: the overlap first, then the plan without it only when
-                             * it may rank */
-                            epo = x->s.ep_comm_overlap && x->fix.ep_comm_overlap < 0;
-                            for (int ti = 0; ti < nt * (epo ? 2 : 1) && !stop(x); ti++) {
-                                int f1;
-                                x->s.cp_comm = (cp_comm_type)types[epo ? ti / 2 : ti];
-                                x->s.cp_a2a = x->s.cp_comm == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
-                                if (epo)
-                                    x->s.ep_comm_overlap = ti % 2 == 0;
-                                x->s.recompute_layers = layers;
-                                if (epo && ti % 2 == 1 && overlap_off_cannot_rank(x, f1_on)) {
-                                    x->pruned++;   /* P9 */
-                                    continue;
-                                }
-                                if ((f1 = try_strategy(x)) > fit)
-                                    fit = f1;   /* p2p's fit: no type holds less */
-                                if (epo && ti % 2 == 0)
-                                    f1_on = f1;
-                                if (f1 == 0 && rc == RC_LEVEL_NONE &&
-                                    objective_score(x, &x->s, &x->e) > bound)
-                                    bound = objective_score(x, &x->s, &x->e);
-                                if (f1 == 1 && rc == RC_LEVEL_FULL)
-                                    search_rc_layers(x, bound);   /* P7, per K/V type */
-                                if (f1 >= 0 && vpp == 1 && rc != RC_LEVEL_FULL &&
-                                    x->placement != NULL && flat_bound(x) > flat[sp][zero][rc])
-                                    flat[sp][zero][rc] = flat_bound(x);
-                            }
-                        }
-                        if (fit == 1 && !fitted) {        /* P4 */
-                            fitted = true;
-                            fitted_valid = rc_level_validated(x->m, rc);
-                        }
-                        else if (fit == 0)
-                            dead[vi][sp][zero][rc] = 1;   /* P2, P3 */
-                    }
+                    block_cell c = {&b, dead, flat, probe, n_probe, b.mbs.v[mi], vi,
+                                    b.vpp.v[vi], b.sp.v[si], b.zero.v[zi], false, false, -1};
+                    search_cell(x, &c);
                 }
-            }
         }
     }
     pl_free(dead);

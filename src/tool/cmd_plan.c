@@ -100,139 +100,149 @@ enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
        OPT_PRECISION, OPT_GUESS_TYPE, OPT_MEM_HEADROOM, OPT_STACK,
        OPT_PIPELINE_LAYOUT };
 
-static int parse_plan_args(int argc, char **argv, plan_args *a)
-{
-    static const struct option longopts[] = {
-        {"model", required_argument, NULL, 'm'},
-        {"cluster", required_argument, NULL, 'c'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {"show-inputs", no_argument, NULL, OPT_SHOW_INPUTS},
-        {"gbs", required_argument, NULL, OPT_GBS},
-        {"seq", required_argument, NULL, OPT_SEQ},
-        {"fix", required_argument, NULL, OPT_FIX},
-        {"top", required_argument, NULL, OPT_TOP},
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"emit", required_argument, NULL, OPT_EMIT},
-        {"megatron-version", required_argument, NULL, OPT_MEGATRON_VERSION},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {"svg", required_argument, NULL, OPT_SVG},
-        {"partition", required_argument, NULL, OPT_PARTITION},
-        {"ilp-time-limit", required_argument, NULL, OPT_ILP_LIMIT},
-        {"calibration", required_argument, NULL, OPT_CALIBRATION},
-        {"search-limit", required_argument, NULL, OPT_SEARCH_LIMIT},
-        {"precision", required_argument, NULL, OPT_PRECISION},
-        {"guess-model-type", no_argument, NULL, OPT_GUESS_TYPE},
-        {"mem-headroom", required_argument, NULL, OPT_MEM_HEADROOM},
-        {"stack", required_argument, NULL, OPT_STACK},
-        {"pipeline-layout", required_argument, NULL, OPT_PIPELINE_LAYOUT},
-        CLI_GOODPUT_LONGOPTS,
-        {NULL, 0, NULL, 0}};
-    planner_error perr = PLANNER_ERROR_INIT;
-    int ch, gp;
+static const struct option plan_longopts[] = {
+    {"model", required_argument, NULL, 'm'},
+    {"cluster", required_argument, NULL, 'c'},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"show-inputs", no_argument, NULL, OPT_SHOW_INPUTS},
+    {"gbs", required_argument, NULL, OPT_GBS},
+    {"seq", required_argument, NULL, OPT_SEQ},
+    {"fix", required_argument, NULL, OPT_FIX},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"emit", required_argument, NULL, OPT_EMIT},
+    {"megatron-version", required_argument, NULL, OPT_MEGATRON_VERSION},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"svg", required_argument, NULL, OPT_SVG},
+    {"partition", required_argument, NULL, OPT_PARTITION},
+    {"ilp-time-limit", required_argument, NULL, OPT_ILP_LIMIT},
+    {"calibration", required_argument, NULL, OPT_CALIBRATION},
+    {"search-limit", required_argument, NULL, OPT_SEARCH_LIMIT},
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"guess-model-type", no_argument, NULL, OPT_GUESS_TYPE},
+    {"mem-headroom", required_argument, NULL, OPT_MEM_HEADROOM},
+    {"stack", required_argument, NULL, OPT_STACK},
+    {"pipeline-layout", required_argument, NULL, OPT_PIPELINE_LAYOUT},
+    CLI_GOODPUT_LONGOPTS,
+    {NULL, 0, NULL, 0}};
 
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":m:c:o:hV", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'm': a->model_path = optarg; break;
-        case 'c': a->cluster_path = optarg; break;
-        case 'o': a->output_path = optarg; break;
-        case 'h': plan_usage(stdout); return -1;
-        case 'V':
-            printf("planner %s\n"
-                   "License GPL-3.0-or-later <https://gnu.org/licenses/gpl.html> (it links GLPK,\n"
-                   "GPL-3.0): you may redistribute and change it; there is NO WARRANTY.\n",
-                   PLANNER_VERSION);
-            return -1;
-        case OPT_SHOW_INPUTS: a->show_inputs = true; break;
-        case OPT_GBS:
-            if (cli_parse_int(optarg, 1, 100000000, &a->ov.global_batch) != 0)
-                return cli_usage_error("", "--gbs: expected an integer in 1..1e8, got '%s'", optarg);
-            break;
-        case OPT_SEQ:
-            if (cli_parse_int(optarg, 1, 16777216, &a->ov.seq_len) != 0)
-                return cli_usage_error("", "--seq: expected an integer in 1..16777216, got '%s'", optarg);
-            break;
-        case OPT_FIX:
-            if (constraints_parse(&a->opts.fix, optarg, &perr) != PLANNER_OK)
-                return cli_usage_error("", "--fix: %.255s", perr.msg);
-            break;
-        case OPT_TOP:
-            if (cli_parse_int(optarg, 1, 10000, &a->opts.top_n) != 0)
-                return cli_usage_error("", "--top: expected an integer in 1..10000, got '%s'", optarg);
-            break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "table") == 0)
-                a->format = FORMAT_TABLE;
-            else if (strcmp(optarg, "json") == 0)
-                a->format = FORMAT_JSON;
-            else
-                return cli_usage_error("", "--format: expected table or json, got '%s'", optarg);
-            break;
-        case OPT_EMIT:
-            if (strcmp(optarg, "megatron") == 0)
-                a->emit = EMIT_MEGATRON;
-            else if (strcmp(optarg, "slurm") == 0)
-                a->emit = EMIT_SLURM;
-            else if (strcmp(optarg, "torchrun") == 0)
-                a->emit = EMIT_TORCHRUN;
-            else
-                return cli_usage_error("", "--emit: expected megatron, slurm or torchrun, got '%s'", optarg);
-            break;
-        case OPT_MEGATRON_VERSION:
-            if (megatron_version_parse(optarg, &a->megatron) != 0)
-                return cli_usage_error("", "--megatron-version: expected 0.15, 0.16, 0.17, 0.18 or "
-                                       "0.19, got '%s'", optarg);
-            break;
-        case OPT_TRACE: a->trace_path = optarg; break;
-        case OPT_SVG: a->svg_path = optarg; break;
-        case OPT_PARTITION:
-            if (strcmp(optarg, "dp") == 0)
-                a->opts.partition = PARTITION_DP;
-            else if (strcmp(optarg, "ilp") == 0)
-                a->opts.partition = PARTITION_ILP;
-            else
-                return cli_usage_error("", "--partition: expected dp or ilp, got '%s'", optarg);
-            break;
-        case OPT_ILP_LIMIT:
-            if (cli_parse_double(optarg, 0.001, 86400, &a->opts.ilp_time_limit_s) != 0)
-                return cli_usage_error("", "--ilp-time-limit: expected seconds in 0.001..86400, got '%s'", optarg);
-            break;
-        case OPT_CALIBRATION: a->calibration_path = optarg; break;
-        case OPT_SEARCH_LIMIT:
-            if (cli_parse_double(optarg, 1e3, 1e15, &a->opts.work_limit) != 0)
-                return cli_usage_error("", "--search-limit: expected steps in 1e3..1e15, got '%s'", optarg);
-            break;
-        case OPT_PRECISION:
-            if (precision_parse(optarg, &a->ov.prec) != 0 || a->ov.prec == PREC_FP32)
-                return cli_usage_error("", "--precision: expected bf16, fp16, fp8, mxfp8 or "
-                                           "nvfp4, got '%s'", optarg);
-            a->ov.has_prec = true;
-            break;
-        case OPT_GUESS_TYPE: a->ov.guess_family = true; break;
-        case OPT_STACK:
-            if (cli_parse_stack("", optarg, &a->stack) != 0)
-                return PLANNER_E_USAGE;
-            break;
-        case OPT_MEM_HEADROOM:
-            if (cli_parse_double(optarg, 0, 0.99, &a->opts.mem_headroom) != 0)
-                return cli_usage_error("", "--mem-headroom: expected a fraction in 0..0.99, got '%s'", optarg);
-            break;
-        case OPT_PIPELINE_LAYOUT:
-            a->layout_text = optarg;
-            break;
-        case ':':
-            return cli_usage_error("", "option '%s' needs an argument", argv[optind - 1]);
-        default:        /* the time-to-train options (tool/cli_goodput.h) */
-            if ((gp = cli_goodput_option(ch, optarg, &a->opts)) == 0)
-                break;
-            if (gp != 1)
-                return gp;
-            return cli_usage_error("", "unknown option '%s'", argv[optind - 1]);
-        }
+/* The options that say what to plan: the input files, the run's batch,
+ * sequence and precision, the software stack.  Returns 0 when handled, 1 when
+ * `ch` is not one of them, PLANNER_E_USAGE (message printed) on a bad value
+ * (the protocol of cli_goodput_option). */
+static int plan_input_option(int ch, const char *arg, plan_args *a)
+{
+    switch (ch) {
+    case 'm': a->model_path = arg; return 0;
+    case 'c': a->cluster_path = arg; return 0;
+    case OPT_CALIBRATION: a->calibration_path = arg; return 0;
+    case OPT_GUESS_TYPE: a->ov.guess_family = true; return 0;
+    case OPT_GBS:
+        if (cli_parse_int(arg, 1, 100000000, &a->ov.global_batch) != 0)
+            return cli_usage_error("", "--gbs: expected an integer in 1..1e8, got '%s'", arg);
+        return 0;
+    case OPT_SEQ:
+        if (cli_parse_int(arg, 1, 16777216, &a->ov.seq_len) != 0)
+            return cli_usage_error("", "--seq: expected an integer in 1..16777216, got '%s'", arg);
+        return 0;
+    case OPT_PRECISION:
+        if (precision_parse(arg, &a->ov.prec) != 0 || a->ov.prec == PREC_FP32)
+            return cli_usage_error("", "--precision: expected bf16, fp16, fp8, mxfp8 or "
+                                       "nvfp4, got '%s'", arg);
+        a->ov.has_prec = true;
+        return 0;
+    case OPT_STACK:
+        return cli_parse_stack("", arg, &a->stack) != 0 ? PLANNER_E_USAGE : 0;
+    default:
+        return 1;
     }
+}
+
+/* The options that steer the search: --fix, --top, the partitioner and its
+ * limits, the memory headroom, a pinned pipeline layout.  Same protocol. */
+static int plan_search_option(int ch, const char *arg, plan_args *a)
+{
+    planner_error perr = PLANNER_ERROR_INIT;
+
+    switch (ch) {
+    case OPT_FIX:
+        if (constraints_parse(&a->opts.fix, arg, &perr) != PLANNER_OK)
+            return cli_usage_error("", "--fix: %.255s", perr.msg);
+        return 0;
+    case OPT_TOP:
+        if (cli_parse_int(arg, 1, 10000, &a->opts.top_n) != 0)
+            return cli_usage_error("", "--top: expected an integer in 1..10000, got '%s'", arg);
+        return 0;
+    case OPT_PARTITION:
+        if (strcmp(arg, "dp") == 0)
+            a->opts.partition = PARTITION_DP;
+        else if (strcmp(arg, "ilp") == 0)
+            a->opts.partition = PARTITION_ILP;
+        else
+            return cli_usage_error("", "--partition: expected dp or ilp, got '%s'", arg);
+        return 0;
+    case OPT_ILP_LIMIT:
+        if (cli_parse_double(arg, 0.001, 86400, &a->opts.ilp_time_limit_s) != 0)
+            return cli_usage_error("", "--ilp-time-limit: expected seconds in 0.001..86400, got '%s'", arg);
+        return 0;
+    case OPT_SEARCH_LIMIT:
+        if (cli_parse_double(arg, 1e3, 1e15, &a->opts.work_limit) != 0)
+            return cli_usage_error("", "--search-limit: expected steps in 1e3..1e15, got '%s'", arg);
+        return 0;
+    case OPT_MEM_HEADROOM:
+        if (cli_parse_double(arg, 0, 0.99, &a->opts.mem_headroom) != 0)
+            return cli_usage_error("", "--mem-headroom: expected a fraction in 0..0.99, got '%s'", arg);
+        return 0;
+    case OPT_PIPELINE_LAYOUT: a->layout_text = arg; return 0;
+    default:
+        return 1;
+    }
+}
+
+/* The options that say what to write: the report's format, launch material,
+ * the output files.  Same protocol. */
+static int plan_output_option(int ch, const char *arg, plan_args *a)
+{
+    switch (ch) {
+    case 'o': a->output_path = arg; return 0;
+    case OPT_SHOW_INPUTS: a->show_inputs = true; return 0;
+    case OPT_TRACE: a->trace_path = arg; return 0;
+    case OPT_SVG: a->svg_path = arg; return 0;
+    case OPT_FORMAT:
+        if (strcmp(arg, "table") == 0)
+            a->format = FORMAT_TABLE;
+        else if (strcmp(arg, "json") == 0)
+            a->format = FORMAT_JSON;
+        else
+            return cli_usage_error("", "--format: expected table or json, got '%s'", arg);
+        return 0;
+    case OPT_EMIT:
+        if (strcmp(arg, "megatron") == 0)
+            a->emit = EMIT_MEGATRON;
+        else if (strcmp(arg, "slurm") == 0)
+            a->emit = EMIT_SLURM;
+        else if (strcmp(arg, "torchrun") == 0)
+            a->emit = EMIT_TORCHRUN;
+        else
+            return cli_usage_error("", "--emit: expected megatron, slurm or torchrun, got '%s'", arg);
+        return 0;
+    case OPT_MEGATRON_VERSION:
+        if (megatron_version_parse(arg, &a->megatron) != 0)
+            return cli_usage_error("", "--megatron-version: expected 0.15, 0.16, 0.17, 0.18 or "
+                                   "0.19, got '%s'", arg);
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* What the options must add up to once all are read: no operand, both input
+ * files (a shipped name resolved to its file), a pipeline layout only with its
+ * pp.  Returns 0 or PLANNER_E_USAGE (message printed). */
+static int plan_args_finish(int argc, char **argv, plan_args *a)
+{
     if (optind < argc)
         return cli_usage_error("", "unexpected argument '%s'", argv[optind]);
     if (a->model_path == NULL)
@@ -246,6 +256,39 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
     a->cluster_path = shipped_resolve(a->cluster_path, "clusters", ".yaml", a->cluster_buf,
                                       sizeof a->cluster_buf);
     return 0;
+}
+
+/* Reads the command line into *a.  Returns 0, -1 when --help or --version was
+ * printed (nothing more to do), or PLANNER_E_USAGE (message printed). */
+static int parse_plan_args(int argc, char **argv, plan_args *a)
+{
+    int ch, rc;
+
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":m:c:o:hV", plan_longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'h': plan_usage(stdout); return -1;
+        case 'V':
+            printf("planner %s\n"
+                   "License GPL-3.0-or-later <https://gnu.org/licenses/gpl.html> (it links GLPK,\n"
+                   "GPL-3.0): you may redistribute and change it; there is NO WARRANTY.\n",
+                   PLANNER_VERSION);
+            return -1;
+        case ':':
+            return cli_usage_error("", "option '%s' needs an argument", argv[optind - 1]);
+        default:
+            if ((rc = plan_input_option(ch, optarg, a)) == 1 &&
+                (rc = plan_search_option(ch, optarg, a)) == 1 &&
+                (rc = plan_output_option(ch, optarg, a)) == 1)
+                rc = cli_goodput_option(ch, optarg, &a->opts);   /* tool/cli_goodput.h */
+            if (rc == 1)
+                return cli_usage_error("", "unknown option '%s'", argv[optind - 1]);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return plan_args_finish(argc, argv, a);
 }
 
 /* The run's files, registered before any work: the inputs, and the outputs
