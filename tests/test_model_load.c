@@ -234,6 +234,46 @@ START_TEST(sliding_window_layers)
 }
 END_TEST
 
+/* The MoE configs shipped for the validation corpus's models
+ * (configs/gpt-oss-120b.json, configs/qwen3-235b-a22b.json: their published
+ * HF config.json), counted by hand:
+ *   gpt-oss-120b: h 2880, 36 layers, 64 heads x 64 (8 KV), 128 experts of
+ *     ffn 2880, top-4, vocab 201,088, biased linears: attention 2880 x 4096
+ *     + 4096 + 2 (2880 x 512 + 512) + 4096 x 2880 + 2880 = 26,550,848, norms
+ *     5,760, router 2880 x 128 + 128, experts 128 x (2880 x 5760 + 5760 +
+ *     2880 x 2880 + 2880) = 3,186,129,920; x 36 + 2 x 201,088 x 2880 + 2880
+ *     = 116,829,154,368 (OpenAI: 116.83 B); active (top-4) 5,711,980,608.
+ *     The planner leaves out the router's bias and the attention sinks
+ *     (36 x 128, 36 x 64: 1e-7 of it).
+ *   Qwen3-235B-A22B: h 4096, 94 layers, 64 heads x 128 (4 KV), 128 experts
+ *     of ffn 1536 gated, top-8, vocab 151,936: attention 4096 x 8192 + 2 x
+ *     4096 x 512 + 8192 x 4096 = 71,303,168, norms 8,192, router 524,288,
+ *     experts 128 x 3 x 4096 x 1536; x 94 + 2 x 151,936 x 4096 + 4096 =
+ *     235,093,610,496 (Qwen: 235 B; plus 94 x 256 of QK-norm weights the
+ *     planner does not count); active 22,190,739,456 (Qwen: 22 B).
+ * Both read with windows and gating as published: every other gpt-oss layer
+ * slides over 128 tokens. */
+START_TEST(shipped_moe_configs_by_hand)
+{
+    model *m = load("configs/gpt-oss-120b.json", NULL);
+    ck_assert_int_eq(m->layers, 36);
+    ck_assert_int_eq(m->head_dim, 64);
+    ck_assert_int_eq(m->act, ACT_SWIGLU);
+    ck_assert_int_eq(m->layer[0].window, 128);
+    ck_assert_int_eq(m->layer[1].window, 0);
+    ck_assert_int_eq(m->layer[35].window, 0);
+    ck_assert_rel(model_param_count(m, 4096), 116829154368.0, 1e-6);
+    ck_assert_rel(model_active_param_count(m, 4096), 5711980608.0, 1e-6);
+    model_free(m);
+    m = load("configs/qwen3-235b-a22b.json", NULL);
+    ck_assert_int_eq(m->head_dim, 128);
+    ck_assert_int_eq(m->act, ACT_SWIGLU);
+    ck_assert_double_eq(model_param_count(m, 4096), 235093610496.0);
+    ck_assert_double_eq(model_active_param_count(m, 4096), 22190739456.0);
+    model_free(m);
+}
+END_TEST
+
 /* Issue 15: a head_dim that is not hidden / heads, and our keys inside a HF
  * config, are accepted with a warning that says which value wins. */
 START_TEST(which_value_wins)
@@ -560,6 +600,7 @@ int main(void)
     tcase_add_test(tc, rope_keys);
     tcase_add_test(tc, free_null);
     tcase_add_test(tc, run_apart_from_model);
+    tcase_add_test(tc, shipped_moe_configs_by_hand);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

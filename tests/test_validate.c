@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "base/alloc.h"
 #include "tool/commands.h"
+#include "inputs/model_library.h"
 #include "testutil.h"
 #include "fit/validate.h"
 #include "search/search.h"
@@ -141,6 +142,80 @@ START_TEST(unvalidated_knobs_pinned_off)
     ck_assert(res.top[0].s.ep_comm_overlap);
     ck_assert_double_gt(res.top[0].e.tokens_per_s_per_gpu, best.e.tokens_per_s_per_gpu * 1.01);
     search_result_free(&res);
+    validation_free(v);
+}
+END_TEST
+
+/* A run names its model; the model library (configs/, what the tool passes)
+ * holds its published config: a Qwen3-30B-A3B row as the corpus writes it
+ * (GeLU, no head size, so head_dim = 2048 / 32 = 64) is predicted on the
+ * config's gated experts and head_dim 128, its dimensions agreeing; one
+ * whose dimensions disagree (47 layers) keeps the row's, and says why.
+ * Names match by their letters and digits, a parenthetical dropped. */
+static const char k_lib_run[] =
+    "{\"runs\": [{\"id\": \"q1\", \"source\": \"test\", \"gpu\": \"B200\", \"num_gpus\": 8,"
+    " \"gpus_per_node\": 8, \"model\": {\"name\": \"Qwen3-30B-A3B\", \"layers\": 48,"
+    " \"hidden\": 2048, \"heads\": 32, \"kv_heads\": 4, \"ffn_hidden\": 6144,"
+    " \"vocab\": 151936, \"seq_len\": 4096, \"activation\": \"gelu\", \"moe\":"
+    " {\"moe_experts\": 128, \"moe_topk\": 8, \"moe_ffn_hidden\": 768}}, \"parallel\":"
+    " {\"tp\": 1, \"pp\": 1, \"dp\": 8, \"cp\": 1, \"ep\": 8, \"vpp\": null, \"mbs\": 1,"
+    " \"gbs\": 256, \"sequence_parallel\": null, \"recompute\": null},"
+    " \"precision\": \"mxfp8\", \"measured\": {\"tokens_per_s_per_gpu\": 9299,"
+    " \"step_time_s\": 14.1}, \"unpublished\": [\"vpp\", \"recompute\"]}]}";
+
+static planner_status load_text_library(const char *text, validation_set **v,
+                                        planner_error *err)
+{
+    char *path = write_tmp(text);
+    planner_status st = validation_load_library(v, path, "configs", err);
+    unlink(path);
+    pl_free(path);
+    return st;
+}
+
+START_TEST(model_library_shapes_a_run)
+{
+    validation_set *v = NULL;
+    planner_error err = PLANNER_ERROR_INIT;
+    char key[64], text[sizeof k_lib_run + 8], *at;
+    const model *m;
+    model_library_key("DeepSeek-V3 (671B total / 37B active)", key, sizeof key);
+    ck_assert_str_eq(key, "deepseekv3");
+    model_library_key("Llama 3 / 3.1 8B", key, sizeof key);
+    ck_assert_str_eq(key, "llama3318b");   /* two models: no file has it */
+    /* without the library: the row's shapes */
+    ck_assert_int_eq(load_text(k_lib_run, &v, &err), PLANNER_OK);
+    ck_assert_int_eq(v->run[0].m->head_dim, 64);
+    ck_assert_int_eq(v->run[0].m->act, ACT_GELU);
+    ck_assert_str_eq(v->run[0].definition, "");
+    validation_free(v);
+    /* with it: the config's, the run's name, sequence and precision */
+    ck_assert_int_eq(load_text_library(k_lib_run, &v, &err), PLANNER_OK);
+    m = v->run[0].m;
+    ck_assert_str_eq(v->run[0].definition, "qwen3-30b-a3b.json");
+    ck_assert_str_eq(v->run[0].shape_note,
+                     "model from qwen3-30b-a3b.json: head_dim 64 -> 128, activation gelu -> swiglu");
+    ck_assert_str_eq(m->name, "Qwen3-30B-A3B");
+    ck_assert_int_eq(m->head_dim, 128);
+    ck_assert_int_eq(m->act, ACT_SWIGLU);
+    ck_assert_int_eq(m->qk_norm, QK_NORM_HEAD);
+    ck_assert_int_eq(m->prec, PREC_MXFP8);
+    ck_assert_int_eq(v->run[0].seq_len, 4096);
+    ck_assert_int_eq(v->run[0].subset, SUBSET_MOE);
+    /* 30,532,122,624 parameters (Qwen: 30.5 B), 3,353,362,432 active */
+    ck_assert_rel(model_param_count(m, 4096), 30.53e9, 1e-3);
+    ck_assert_rel(model_active_param_count(m, 4096), 3.353e9, 1e-3);
+    validation_free(v);
+    /* a row that disagrees keeps its own dimensions */
+    snprintf(text, sizeof text, "%s", k_lib_run);
+    at = strstr(text, "\"layers\": 48");
+    ck_assert_ptr_nonnull(at);
+    memcpy(at, "\"layers\": 47", 12);
+    ck_assert_int_eq(load_text_library(text, &v, &err), PLANNER_OK);
+    ck_assert_str_eq(v->run[0].definition, "");
+    ck_assert_str_eq(v->run[0].shape_note,
+                     "qwen3-30b-a3b.json differs (layers 47 -> 48): the row's dimensions");
+    ck_assert_int_eq(v->run[0].m->head_dim, 64);
     validation_free(v);
 }
 END_TEST
@@ -401,7 +476,8 @@ static void corpus_errors(validation_subset subset, double *mape, double *worst,
         tu_skip("test_validate published_runs", "../shared/validation/published-runs.json unreadable");
         return;
     }
-    ck_assert_int_eq(validation_load(&v, path, &err), PLANNER_OK);
+    /* with the shipped model library, as `planner validate` reads it */
+    ck_assert_int_eq(validation_load_library(&v, path, "configs", &err), PLANNER_OK);
     cost_params_default(&p);
     for (i = 0; i < v->n; i++) {
         plan best;
@@ -503,10 +579,14 @@ START_TEST(published_runs_moe_guard)
      * micro-batches a step, its expert-gradient reduce halves).  The host-paced
      * MoE layer (moe_host_s; 67.0% / 210.6% without, on the 32) as before;
      * the same knobs measured up to 1.7x apart
-     * between container releases (docs/validation.md) */
+     * between container releases (docs/validation.md).  On the models'
+     * published configs (the model library: gated experts, head_dim
+     * 128/64, MLA, windows, dense layers, MTP) and moe_host_s refitted
+     * 2.25 -> 1.5 ms: 26.2%, 47.9% (29.2%, 54.3% at 2.25 ms).  Bounds half a
+     * point above */
     ck_assert_int_ge(n, 39);
-    ck_assert_msg(mape <= 0.264, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
-    ck_assert_msg(worst <= 0.922, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
+    ck_assert_msg(mape <= 0.267, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(worst <= 0.484, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST
 
@@ -691,6 +771,7 @@ int main(void)
     tcase_add_test(tc, reads_a_run);
     tcase_add_test(tc, predicts_a_run);
     tcase_add_test(tc, unvalidated_knobs_pinned_off);
+    tcase_add_test(tc, model_library_shapes_a_run);
     tcase_add_test(tc, bad_inputs_located);
     tcase_add_test(tc, implausible_measurement_refused);
     tcase_add_test(tc, errors_positioned);

@@ -32,6 +32,11 @@ typedef struct validation_run {
     char unsupported[160];          /* why it cannot be predicted; "" if it can */
     strategy *layout;               /* owned: a published pipeline layout
                                        (parallel.pipeline_layout), or NULL */
+    char definition[64];            /* the model library's file the model was
+                                       taken from ("qwen3-30b-a3b.json"); ""
+                                       when built from the row's dimensions */
+    char shape_note[256];           /* what the definition changed, or why
+                                       it was not used; "" when none applies */
 } validation_run;
 
 typedef struct validation_set {
@@ -42,6 +47,17 @@ typedef struct validation_set {
 /* Reads a runs file.  Every run is checked (limits, known GPU, knobs);
  * the first problem is reported with the run's key path. */
 planner_status validation_load(validation_set **out, const char *path, planner_error *err);
+
+/* Same, with a model library (inputs/model_library.h; NULL: none): a run
+ * whose "model.name" names a definition of the folder whose published
+ * dimensions agree with the run's (layers, hidden, heads, kv heads; experts,
+ * top-k and expert width for MoE) is predicted on that definition, which
+ * says what the schema cannot (gating, head size, MLA, sliding windows,
+ * shared experts, dense layers, MTP); the run's sequence and precision stay
+ * the run's.  A definition that disagrees, or cannot be read, is not used,
+ * and shape_note says why. */
+planner_status validation_load_library(validation_set **out, const char *path,
+                                       const char *models_dir, planner_error *err);
 void validation_free(validation_set *v);   /* NULL-safe */
 
 /* Predicts one run: its published knobs fixed, the rest searched.  Returns 0

@@ -204,6 +204,10 @@ unsigned model_biases(const model *m);             /* effective MODEL_BIAS_* bit
 unsigned model_norm_biases(norm_kind n);           /* the biases a norm implies */
 int model_norms_per_layer(const model *m);
 bool activation_gated(activation a);               /* 3-matrix MLP */
+/* Whether two layers are alike: every figure of layer_spec, the attention
+ * span (window, chunk) included -- what the cost, the placement's cost
+ * tables and --show-inputs' grouping of consecutive layers compare. */
+bool layer_spec_same(const layer_spec *a, const layer_spec *b);
 /* Adds a note (printf-style; dropped when MODEL_NOTES_MAX are there). */
 void model_note(model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "HF config.json (llama)", "planner JSON". */

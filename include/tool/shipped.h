@@ -14,6 +14,12 @@
 const char *shipped_resolve(const char *arg, const char *kind, const char *ext, char *buf,
                             size_t size);
 
+/* The model library validate, calibrate and crossval read
+ * (fit/validate.h validation_load_library) for --models ARG: ARG a folder;
+ * "none": NULL (no library); NULL (not given): the first shipped configs
+ * folder, written to buf, or NULL when there is none. */
+const char *shipped_model_library(const char *arg, char *buf, size_t size);
+
 /* Prints the shipped names of `kind` (sorted, comma-separated) and the folder,
  * or "(none found)". */
 void shipped_list(FILE *out, const char *kind, const char *ext);

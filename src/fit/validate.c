@@ -40,6 +40,7 @@
 #include "base/text.h"
 #include "fit/run_stacks.h"
 #include "fit/validate.h"
+#include "inputs/model_library.h"
 #include "model/layout.h"
 
 #define INTRA_LATENCY_S 3.4e-6    /* NCCL: per NVLink hop (cost-model.md) */
@@ -75,6 +76,7 @@ void validation_free(validation_set *v)
 typedef struct jctx {
     const jsonin_doc *doc;
     jsonin_path path;
+    const char *models_dir;   /* the model library's folder, or NULL */
 } jctx;
 
 /* "PATH.key: msg what" at key's position (PATH alone when key is ""). */
@@ -407,6 +409,94 @@ static int load_moe(jctx *j, json_t *jm, const jsonin_path *mp, const gpu_spec *
     return 0;
 }
 
+/* One published figure of the run against the definition's: appends
+ * "what row -> def" to buf (", " between) when they differ; returns 1 when
+ * they do. */
+static int shape_diff(char *buf, size_t size, const char *what, int row, int def)
+{
+    size_t used = strlen(buf);
+    if (row == def)
+        return 0;
+    if (used < size)
+        snprintf(buf + used, size - used, "%s%s %d -> %d", used ? ", " : "", what, row, def);
+    return 1;
+}
+
+/* The figures that name the model: the run's against the definition's.
+ * Returns how many differ (listed in buf). */
+static int shape_identity(char *buf, size_t size, const model *row, const model *def)
+{
+    int n = shape_diff(buf, size, "layers", row->layers, def->layers) +
+            shape_diff(buf, size, "hidden", row->hidden, def->hidden) +
+            shape_diff(buf, size, "heads", row->heads, def->heads) +
+            shape_diff(buf, size, "kv_heads", row->kv_heads, def->kv_heads) +
+            shape_diff(buf, size, "moe_experts", row->moe.experts, def->moe.experts);
+    if (row->moe.experts > 0)
+        n += shape_diff(buf, size, "moe_topk", row->moe.top_k, def->moe.top_k) +
+             shape_diff(buf, size, "moe_ffn_hidden", row->moe.expert_ffn, def->moe.expert_ffn);
+    return n;
+}
+
+/* The run's model from the model library (validation_load_library): when
+ * "model.name" names a definition whose identity figures agree with the
+ * run's, r->m becomes it (named as the run names it; the run's sequence and
+ * precision), r->definition its file, r->shape_note what it changed;
+ * otherwise r->m stays and the note says why.  The runs schema gives no
+ * head size, gating, MLA, sliding windows or MTP; a publication names its
+ * model, and the model's published config says the rest.  Returns 0, or
+ * -1 with the error set (out of memory). */
+static int library_shape(jctx *j, validation_run *r)
+{
+    char path[1200], diff[200] = "";
+    const char *file;
+    run_spec over = {0};
+    planner_error e = PLANNER_ERROR_INIT;
+    model *def = NULL;
+    int found = model_library_find(j->models_dir, r->m->name, path, sizeof path);
+    if (found == 0)
+        return 0;
+    file = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+    if (found < 0) {
+        snprintf(r->shape_note, sizeof r->shape_note,
+                 "two model definitions match '%.80s': the row's dimensions", r->m->name);
+        return 0;
+    }
+    over.seq_len = r->seq_len;
+    over.global_batch = r->gbs;
+    over.has_prec = true;
+    over.prec = r->m->prec;
+    if (model_load(&def, NULL, path, &over, &e) != PLANNER_OK) {
+        if (e.status == PLANNER_E_INTERNAL)
+            return error_set(j->doc->err, e.status, NULL, 0, 0, NULL, "%s", e.msg), -1;
+        snprintf(r->shape_note, sizeof r->shape_note, "%.60s not read (%.120s): the row's "
+                 "dimensions", file, e.msg);
+        return 0;
+    }
+    if (shape_identity(diff, sizeof diff, r->m, def) > 0) {
+        snprintf(r->shape_note, sizeof r->shape_note, "%.60s differs (%.150s): the row's "
+                 "dimensions", file, diff);
+        model_free(def);
+        return 0;
+    }
+    /* what the definition says that the row said otherwise */
+    shape_diff(diff, sizeof diff, "ffn_hidden", r->m->ffn_hidden, def->ffn_hidden);
+    shape_diff(diff, sizeof diff, "vocab", r->m->vocab, def->vocab);
+    shape_diff(diff, sizeof diff, "head_dim", r->m->head_dim, def->head_dim);
+    shape_diff(diff, sizeof diff, "dense_layers", r->m->moe.dense_layers, def->moe.dense_layers);
+    shape_diff(diff, sizeof diff, "shared_experts", r->m->moe.shared_experts,
+               def->moe.shared_experts);
+    if (activation_gated(r->m->act) != activation_gated(def->act) && strlen(diff) < sizeof diff)
+        snprintf(diff + strlen(diff), sizeof diff - strlen(diff), "%sactivation %s -> %s",
+                 diff[0] ? ", " : "", activation_name(r->m->act), activation_name(def->act));
+    snprintf(r->definition, sizeof r->definition, "%.63s", file);
+    snprintf(r->shape_note, sizeof r->shape_note, "model from %.60s%s%.150s", file,
+             diff[0] ? ": " : " (the row's figures agree)", diff);
+    snprintf(def->name, sizeof def->name, "%s", r->m->name);
+    model_free(r->m);
+    r->m = def;
+    return 0;
+}
+
 /* The run's cluster: one group of its GPUs (gpn per node), the catalog's
  * links and NCCL's latencies.  Returns 0 or -1 (out of memory). */
 static int build_cluster(jctx *j, const gpu_spec *gpu, int gpn, validation_run *r)
@@ -531,7 +621,8 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
         r->measured_peak_memory_bytes = gib * 1073741824.0;
     }
     j->path = base;
-    if (build_model(j, jm, &mp, &d, id, prec, r) != 0 || load_moe(j, jm, &mp, gpu, prec, r) != 0)
+    if (build_model(j, jm, &mp, &d, id, prec, r) != 0 || load_moe(j, jm, &mp, gpu, prec, r) != 0 ||
+        library_shape(j, r) != 0)
         return -1;
     j->path = jsonin_key(&base, "parallel");
     if (load_layout(j, jp, r) != 0)
@@ -544,6 +635,12 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
 }
 
 planner_status validation_load(validation_set **out, const char *path, planner_error *err)
+{
+    return validation_load_library(out, path, NULL, err);
+}
+
+planner_status validation_load_library(validation_set **out, const char *path,
+                                       const char *models_dir, planner_error *err)
 {
     const jsonin_path rootp = JSONIN_PATH_ROOT, runsp = jsonin_key(&rootp, "runs");
     char *text = NULL;
@@ -580,6 +677,7 @@ planner_status validation_load(validation_set **out, const char *path, planner_e
         goto cleanup;
     }
     j.doc = &doc;
+    j.models_dir = models_dir;
     for (i = 0; i < json_array_size(runs); i++) {
         j.path = jsonin_index(&runsp, i);
         v->n++;

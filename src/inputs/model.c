@@ -49,6 +49,13 @@ int model_norms_per_layer(const model *m)
     return m->layer_norms > 0 ? m->layer_norms : 2;
 }
 
+bool layer_spec_same(const layer_spec *a, const layer_spec *b)
+{
+    return a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
+           a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe &&
+           a->window == b->window && a->chunk == b->chunk;
+}
+
 bool activation_gated(activation a)
 {
     return a == ACT_SWIGLU || a == ACT_GEGLU;

@@ -21,12 +21,6 @@ static void fmt_params(double p, char *buf, size_t size)
         snprintf(buf, size, "%.4g M", p / 1e6);
 }
 
-static int layer_eq(const layer_spec *a, const layer_spec *b)
-{
-    return a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
-           a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe &&
-           a->window == b->window && a->chunk == b->chunk;
-}
 
 static void show_layer_runs(FILE *out, const model *m)
 {
@@ -35,7 +29,7 @@ static void show_layer_runs(FILE *out, const model *m)
         int j = i;
         const layer_spec *l = &m->layer[i];
         char range[32], pbuf[32];
-        while (j + 1 < m->layers && layer_eq(&m->layer[j + 1], l))
+        while (j + 1 < m->layers && layer_spec_same(&m->layer[j + 1], l))
             j++;
         if (i == j)
             snprintf(range, sizeof range, "%d", i);
@@ -124,7 +118,7 @@ static void show_model(FILE *out, const model *m, const run_spec *run)
                 model_active_param_count(m, run->seq_len) / 1e9);
     fprintf(out, "\n");
     for (i = 1; i < m->layers; i++)
-        if (!layer_eq(&m->layer[i], &m->layer[0]))
+        if (!layer_spec_same(&m->layer[i], &m->layer[0]))
             alike = 0;
     if (alike) {
         char pbuf[32];

@@ -55,6 +55,10 @@ static json_t *run_json(const validation_run *r, const validation_outcome *o)
     bad |= json_object_set_new(jr, "id", json_string(r->id)) != 0;
     bad |= json_object_set_new(jr, "subset",
                                json_string(validation_subset_name(r->subset))) != 0;
+    bad |= json_object_set_new(jr, "model_definition",
+                               r->definition[0] ? json_string(r->definition) : json_null()) != 0;
+    if (r->shape_note[0])
+        bad |= json_object_set_new(jr, "model_note", json_string(r->shape_note)) != 0;
     bad |= json_object_set_new(jr, "status",
                                json_string(validation_status_name(o->status))) != 0;
     bad |= json_object_set_new(jr, "measured_tokens_per_s_per_gpu",
@@ -163,6 +167,8 @@ void validate_report_table(FILE *out, const validation_set *set,
             fprintf(out, "%12s %12.1f %8s  %s: %s\n", "-", r->measured_tokens_per_s_per_gpu, "-",
                     validation_status_name(o->status), o->reason);
         }
+        if (r->shape_note[0])
+            fprintf(out, "%-36s %s\n", "", r->shape_note);
     }
     fprintf(out, "\n%-14s %6s %9s %8s %8s\n", "subset", "runs", "predicted", "MAPE", "max");
     for (s = 0; s < SUBSET_COUNT; s++) {

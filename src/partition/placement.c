@@ -435,12 +435,6 @@ static bool key_eq(const cost_key *a, const cost_key *b)
            a->span == b->span && a->share == b->share && a->epo == b->epo;
 }
 
-static bool same_layer(const layer_spec *a, const layer_spec *b)
-{
-    return a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
-           a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->moe == b->moe;
-}
-
 /* The cost table for key k on node group ng (computed on a miss, evicting
  * round-robin). */
 static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *ng,
@@ -460,7 +454,7 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *
     e->used = true;
     e->key = *k;
     for (int i = 0; i < pc->L; i++) {
-        if (i > 0 && same_layer(&pc->m->layer[i], &pc->m->layer[i - 1])) {
+        if (i > 0 && layer_spec_same(&pc->m->layer[i], &pc->m->layer[i - 1])) {
             e->t[i] = e->t[i - 1];
             e->params[i] = e->params[i - 1];
             e->expert[i] = e->expert[i - 1];

@@ -16,6 +16,7 @@
 #include "tool/cli.h"
 #include "tool/commands.h"
 #include "tool/progress.h"
+#include "tool/shipped.h"
 
 static int parse_subset(const char *s, int *out)
 {
@@ -42,7 +43,7 @@ static void calibrate_usage(FILE *out)
     fprintf(out,
         "Usage: planner calibrate --runs FILE [-o CALIB.json] [--params LIST]\n"
         "                         [--subset dense|all|dense16|fp8|moe] [--max-iter N]\n"
-        "                         [--prior W]\n"
+        "                         [--prior W] [--models DIR|none]\n"
         "Fit the cost model's constants to measured runs (the schema of\n"
         "published-runs.json) by relatively weighted linear least squares (LAPACKE\n"
         "dgelsd), re-choosing each run's unpublished knobs until the fit is stable.\n"
@@ -64,6 +65,9 @@ static void calibrate_usage(FILE *out)
         "                       log-parameters; default 1, 0: none); with it the\n"
         "                       default list fits per generation the constants its\n"
         "                       runs exercise most, one per 3 runs\n"
+        "      --models DIR|none  model definitions a run's model.name selects\n"
+        "                       (default: the shipped configs; none: the row's\n"
+        "                       dimensions only)\n"
         "  -h, --help           show this help and exit\n"
         "\nParameters: %s.\nGenerations:", list);
     for (g = 0; g < GEN_COUNT; g++)
@@ -82,17 +86,19 @@ typedef struct calib_args {
     int folds;              /* crossval: --folds K (default 5) */
     int calibrate_on;       /* crossval: --calibrate-on N (0: none) */
     bool folds_given;       /* crossval: --folds given */
+    const char *models;     /* --models DIR|none; NULL if absent */
     calib_options opt;      /* --params, --subset, --max-iter; runs_file */
 } calib_args;
 
 /* The options calibrate and crossval share: --runs, --params, --subset,
- * --max-iter, --prior, --help. */
+ * --max-iter, --prior, --models, --help. */
 #define CALIB_COMMON_LONGOPTS                                                  \
     {"runs", required_argument, NULL, 'r'},                                    \
     {"params", required_argument, NULL, 'p'},                                  \
     {"subset", required_argument, NULL, 's'},                                  \
     {"max-iter", required_argument, NULL, 'i'},                                \
     {"prior", required_argument, NULL, 'w'},                                   \
+    {"models", required_argument, NULL, 'M'},                                  \
     {"help", no_argument, NULL, 'h'}
 
 static void calib_args_default(calib_args *a, const char *cmd)
@@ -134,6 +140,7 @@ static int parse_calib_args(calib_args *a, int argc, char **argv, const char *op
                 return cli_usage_error(a->cmd, "--prior: expected 0..100, got '%s'", optarg);
             break;
         case 'p': a->opt.params = optarg; break;
+        case 'M': a->models = optarg; break;
         case 's':
             if (parse_subset(optarg, &a->opt.subset) != 0)
                 return cli_usage_error(a->cmd,
@@ -161,6 +168,14 @@ static int parse_calib_args(calib_args *a, int argc, char **argv, const char *op
                                "defaults), not with --folds %d", a->folds);
     a->opt.runs_file = a->runs;
     return -1;
+}
+
+/* The runs of --runs, with the model library of --models. */
+static planner_status load_runs(validation_set **set, const calib_args *a, planner_error *err)
+{
+    char lib[1200];
+    return validation_load_library(set, a->runs, shipped_model_library(a->models, lib, sizeof lib),
+                                   err);
 }
 
 int cmd_calibrate(int argc, char **argv)
@@ -194,7 +209,7 @@ int cmd_calibrate(int argc, char **argv)
             goto cleanup;
     }
     cost_params_default(&start);
-    if ((st = validation_load(&set, a.runs, &err)) != PLANNER_OK)
+    if ((st = load_runs(&set, &a, &err)) != PLANNER_OK)
         goto cleanup;
     {
         /* a fit on the whole corpus takes tens of seconds: the runs
@@ -243,7 +258,7 @@ static void crossval_usage(FILE *out)
     fprintf(out,
         "Usage: planner crossval --runs FILE [--folds K|loso] [--calibrate-on N]\n"
         "                        [--params LIST] [--subset dense|all|dense16|fp8|moe]\n"
-        "                        [--max-iter N] [--prior W]\n"
+        "                        [--max-iter N] [--prior W] [--models DIR|none]\n"
         "K-fold cross-validation of 'planner calibrate': the runs are folded by their\n"
         "\"source\" (rows of one table never train and test together); each fold is\n"
         "predicted with the default constants and with constants fitted on the other\n"
@@ -262,6 +277,7 @@ static void crossval_usage(FILE *out)
         "                       default), all (also MoE), dense16, fp8 or moe\n"
         "      --max-iter N     as for calibrate\n"
         "      --prior W        as for calibrate\n"
+        "      --models DIR|none  as for calibrate\n"
         "  -h, --help           show this help and exit\n"
         "\n%s", cli_exit_codes_help);
 }
@@ -384,7 +400,7 @@ int cmd_crossval(int argc, char **argv)
     if ((ch = parse_calib_args(&a, argc, argv, ":h", longopts, crossval_usage)) >= 0)
         return ch;
     openblas_set_num_threads(1);
-    if ((st = validation_load(&set, a.runs, &err)) != PLANNER_OK ||
+    if ((st = load_runs(&set, &a, &err)) != PLANNER_OK ||
         (st = crossval_prepare(&cv, set, &a.opt, a.calibrate_on ? CROSSVAL_LOSO : a.folds,
                                &err)) != PLANNER_OK ||
         (st = a.calibrate_on && !a.folds_given ? run_sources(&cv, set, &a, NULL, &err)

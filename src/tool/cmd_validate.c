@@ -12,10 +12,12 @@
 #include "out/validate_report.h"
 #include "tool/cli.h"
 #include "tool/commands.h"
+#include "tool/shipped.h"
 
 typedef struct validate_args {
     const char *calibration;    /* --calibration FILE, NULL if absent */
     const char *path;           /* the runs FILE */
+    const char *models;         /* --models DIR|none, NULL if absent */
     bool json;                  /* --format json */
 } validate_args;
 
@@ -23,6 +25,7 @@ static void validate_usage(FILE *out)
 {
     fprintf(out,
         "Usage: planner validate FILE [--format table|json] [--calibration FILE]\n"
+        "                             [--models DIR|none]\n"
         "Predict every run of FILE (the schema of published-runs.json) with its\n"
         "published knobs fixed and the rest searched; print predicted vs measured\n"
         "tokens/s per GPU, the error per run, and MAPE and max error per subset\n"
@@ -30,6 +33,9 @@ static void validate_usage(FILE *out)
         "\n"
         "      --format table|json  output format (default table)\n"
         "      --calibration FILE   cost-model constants from 'planner calibrate'\n"
+        "      --models DIR|none    model definitions a run's model.name selects\n"
+        "                           (default: the shipped configs; none: the row's\n"
+        "                           dimensions only)\n"
         "  -h, --help               show this help and exit\n"
         "\n%s", cli_exit_codes_help);
 }
@@ -41,6 +47,7 @@ static int parse_validate_args(validate_args *a, int argc, char **argv)
     static const struct option longopts[] = {
         {"format", required_argument, NULL, 'f'},
         {"calibration", required_argument, NULL, 'C'},
+        {"models", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int ch;
@@ -59,6 +66,7 @@ static int parse_validate_args(validate_args *a, int argc, char **argv)
                                        optarg);
             break;
         case 'C': a->calibration = optarg; break;
+        case 'M': a->models = optarg; break;
         case 'h': validate_usage(stdout); return PLANNER_OK;
         case ':':
             return cli_usage_error("validate", "option '%s' needs a value", argv[optind - 1]);
@@ -74,7 +82,8 @@ static int parse_validate_args(validate_args *a, int argc, char **argv)
 
 int cmd_validate(int argc, char **argv)
 {
-    validate_args a = {NULL, NULL, false};
+    validate_args a = {NULL, NULL, NULL, false};
+    char lib[1200];
     planner_error err = PLANNER_ERROR_INIT;
     planner_status st;
     validation_set *set = NULL;
@@ -88,7 +97,8 @@ int cmd_validate(int argc, char **argv)
     cost_params_default(&params);
     if (a.calibration != NULL && (st = calibration_load(&params, a.calibration, &err)) != PLANNER_OK)
         goto cleanup;
-    if ((st = validation_load(&set, a.path, &err)) != PLANNER_OK)
+    if ((st = validation_load_library(&set, a.path, shipped_model_library(a.models, lib, sizeof lib),
+                                      &err)) != PLANNER_OK)
         goto cleanup;
     if ((st = validation_predict_all(&res, &sum, set, &params, &err)) != PLANNER_OK)
         goto cleanup;

@@ -57,6 +57,16 @@ const char *shipped_resolve(const char *arg, const char *kind, const char *ext, 
     return arg;
 }
 
+const char *shipped_model_library(const char *arg, char *buf, size_t size)
+{
+    if (arg != NULL)
+        return strcmp(arg, "none") == 0 ? NULL : arg;
+    for (int i = 0; candidate(i, "configs", buf, size) == 0; i++)
+        if (is_dir(buf))
+            return buf;
+    return NULL;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);

@@ -52,6 +52,12 @@ for m in configs/*.json; do
     case $m in
         */llama3-70b.json|*/deepseek-v3.json) versions="0.15 0.16 0.17 0.18 0.19" ;;
         */uneven-gpt-13b.json) continue ;;   # refused: below
+        */gpt-oss-120b.json)   # alternating sliding windows: no Megatron flag
+            $P --model "$m" --cluster "$C" --emit megatron > /dev/null 2> "$T/err"
+            [ $? -eq 1 ] || fail "$m: emit should refuse the sliding windows"
+            grep -q 'the Megatron flags do not carry its sliding-window or chunked attention' \
+                "$T/err" || fail "$m: $(cat "$T/err")"
+            continue ;;
         */pythia-12b.json)   # GPT-NeoX's parallel attention+MLP block: no Megatron flag
             $P --model "$m" --cluster "$C" --emit megatron > /dev/null 2> "$T/err"
             [ $? -eq 1 ] || fail "$m: emit should refuse the parallel block"
