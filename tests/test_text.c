@@ -32,14 +32,15 @@ static const name_case k_cases[] = {
 START_TEST(names)
 {
     const name_case *tc = &k_cases[_i];
-    char why[96] = "";
-    int r = text_check_name(tc->text, why, sizeof why);
+    planner_error why = PLANNER_ERROR_INIT;
+    planner_status r = text_check_name(tc->text, &why);
     if (tc->why == NULL) {
-        ck_assert_msg(r == 0, "case %d refused: %s", _i, why);
+        ck_assert_msg(r == PLANNER_OK, "case %d refused: %s", _i, why.msg);
     } else {
-        ck_assert_msg(r == -1, "case %d accepted", _i);
-        ck_assert_str_eq(why, tc->why);
+        ck_assert_msg(r == PLANNER_E_INPUT, "case %d accepted", _i);
+        ck_assert_str_eq(why.msg, tc->why);
     }
+    ck_assert_int_eq(text_check_name(tc->text, NULL), r);   /* no message asked: same verdict */
 }
 END_TEST
 

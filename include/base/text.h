@@ -14,10 +14,12 @@
 #define PLANNER_BASE_TEXT_H
 
 #include <stddef.h>
+#include "base/error.h"
 
-/* 0 when `s` is a valid name; -1 with what is wrong (e.g. "a control
- * character (U+001B) at byte 3") in why. */
-int text_check_name(const char *s, char *why, size_t why_size);
+/* PLANNER_OK when `s` is a valid name; PLANNER_E_INPUT with what is wrong
+ * (e.g. "a control character (U+001B) at byte 3", no position: the caller
+ * adds the key's) in *err.  err may be NULL (no message is formatted). */
+planner_status text_check_name(const char *s, planner_error *err);
 
 /* 1 when a and b are equal ignoring ASCII case (catalog and stack names),
  * else 0. */

@@ -42,9 +42,10 @@ void calib_param_name(const calib_param *p, char *buf, size_t size);
 calib_kind calib_param_kind(const calib_param *p);
 double calib_param_get(const cost_params *cp, const calib_param *p);
 void calib_param_set(cost_params *cp, const calib_param *p, double value);
-/* 0 if `value` is in the parameter's accepted range, else -1 with the range
- * in why ("0.01..1"). */
-int calib_param_check(const calib_param *p, double value, char *why, size_t size);
+/* PLANNER_OK if `value` is in the parameter's accepted range, else
+ * PLANNER_E_INPUT with "V is out of range (accepted LO..HI)" in *err (no
+ * position: the caller adds it).  err may be NULL. */
+planner_status calib_param_check(const calib_param *p, double value, planner_error *err);
 
 /* The field of a bare per-generation name ("gemm_eff": that field for
  * every generation), or -1. */

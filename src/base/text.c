@@ -43,25 +43,22 @@ static int utf8_decode(const unsigned char *p, unsigned long *cp)
     return n;
 }
 
-int text_check_name(const char *s, char *why, size_t why_size)
+planner_status text_check_name(const char *s, planner_error *err)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t at = 0;
     while (p[at] != '\0') {
         unsigned long cp;
         int n = utf8_decode(p + at, &cp);
-        if (n == 0) {
-            snprintf(why, why_size, "a byte that is not UTF-8 (0x%02x) at byte %zu", p[at],
-                     at + 1);
-            return -1;
-        }
-        if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f)) {
-            snprintf(why, why_size, "a control character (U+%04lX) at byte %zu", cp, at + 1);
-            return -1;
-        }
+        if (n == 0)
+            return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                             "a byte that is not UTF-8 (0x%02x) at byte %zu", p[at], at + 1);
+        if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+            return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                             "a control character (U+%04lX) at byte %zu", cp, at + 1);
         at += (size_t)n;
     }
-    return 0;
+    return PLANNER_OK;
 }
 
 int text_equal_nocase(const char *a, const char *b)

@@ -179,21 +179,43 @@ void calib_param_set(cost_params *cp, const calib_param *p, double value)
     *field_ptr(cp, p) = value;
 }
 
-int calib_param_check(const calib_param *p, double value, char *why, size_t size)
+/* p's accepted range, or its plausible range (params.h), as "LO..HI". */
+static void param_range(const calib_param *p, bool plausible, char *buf, size_t size)
 {
     const param_field *f = &k_fields[p->field];
-    snprintf(why, size, "%.6g..%.6g", f->lo, f->hi);
-    return isfinite(value) && value >= f->lo && value <= f->hi && !(f->kind == CALIB_INV_EFF &&
-                                                                     value <= 0) ? 0 : -1;
+    snprintf(buf, size, "%.6g..%.6g", plausible ? f->plo : f->lo, plausible ? f->phi : f->hi);
 }
 
-/* The plausible range (cost.h) of p: 0 if value lies in it, else -1 with
- * the range in why. */
-static int plausible_check(const calib_param *p, double value, char *why, size_t size)
+/* PLANNER_OK when in_range, else PLANNER_E_INPUT: value is outside p's
+ * accepted (or plausible) range. */
+static planner_status range_check(const calib_param *p, bool plausible, double value,
+                                  bool in_range, planner_error *err)
+{
+    char range[64];
+    if (in_range)
+        return PLANNER_OK;
+    if (err == NULL)
+        return PLANNER_E_INPUT;
+    param_range(p, plausible, range, sizeof range);
+    return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                     "%.6g is out of range (accepted %s)", value, range);
+}
+
+planner_status calib_param_check(const calib_param *p, double value, planner_error *err)
 {
     const param_field *f = &k_fields[p->field];
-    snprintf(why, size, "%.6g..%.6g", f->plo, f->phi);
-    return isfinite(value) && value >= f->plo && value <= f->phi ? 0 : -1;
+    return range_check(p, false, value,
+                       isfinite(value) && value >= f->lo && value <= f->hi &&
+                           !(f->kind == CALIB_INV_EFF && value <= 0),
+                       err);
+}
+
+/* The same check against p's plausible range (params.h). */
+static planner_status plausible_check(const calib_param *p, double value, planner_error *err)
+{
+    const param_field *f = &k_fields[p->field];
+    return range_check(p, true, value, isfinite(value) && value >= f->plo && value <= f->phi,
+                       err);
 }
 
 _Static_assert(SCOPE_COUNT * N_FIELDS + N_FIELDS <= CALIB_NAMES_MAX, "CALIB_NAMES_MAX too small");
@@ -1002,10 +1024,9 @@ static bool admissible(const fit_ctx *c, const calib_fit *f, const cost_params *
     bool ok = true;
     int j;
     for (j = 0; j < f->n_params; j++) {
-        char why[64];
         double v = calib_param_get(p, &f->param[j]);
-        if ((c->auto_list ? plausible_check(&f->param[j], v, why, sizeof why)
-                          : calib_param_check(&f->param[j], v, why, sizeof why)) != 0)
+        if ((c->auto_list ? plausible_check(&f->param[j], v, NULL)
+                          : calib_param_check(&f->param[j], v, NULL)) != PLANNER_OK)
             ok = false;
     }
     return ok;
@@ -1077,14 +1098,14 @@ static planner_status check_ranges(fit_ctx *c, calib_fit *f, const cost_params *
         double v = calib_param_get(p, &f->param[j]);
         char name[CALIB_NAME_MAX], why[64];
         f->value[j] = v;
-        if (c->auto_list && !c->named[j] &&
-            plausible_check(&f->param[j], v, why, sizeof why) != 0) {
+        if (c->auto_list && !c->named[j] && plausible_check(&f->param[j], v, NULL) != PLANNER_OK) {
             *c->bad = f->param[j];
             *c->bad_value = v;
             return error_set(err, PLANNER_E_INPUT, c->file, 0, 0, NULL, "implausible");
         }
-        if (calib_param_check(&f->param[j], v, why, sizeof why) != 0) {
+        if (calib_param_check(&f->param[j], v, NULL) != PLANNER_OK) {
             calib_param_name(&f->param[j], name, sizeof name);
+            param_range(&f->param[j], false, why, sizeof why);
             return error_set(err, PLANNER_E_INPUT, c->file, 0, 0, NULL,
                              "calibrate: absurd fit: %s = %.4g %s (accepted %s); the runs do "
                              "not pin it down: drop it from --params or add runs that "
@@ -1243,7 +1264,7 @@ planner_status calibrate_fit(calib_fit *f, const validation_set *set, const bool
         excl[n_excl++] = bad;
         used = strlen(dropped);
         calib_param_name(&bad, name, sizeof name);
-        plausible_check(&bad, bad_value, why, sizeof why);
+        param_range(&bad, true, why, sizeof why);
         snprintf(dropped + used, sizeof dropped - used,
                  "dropped %s: its fit (%.3g) leaves the plausible range %s: the runs do not "
                  "determine it; refitted without it\n", name, bad_value, why);

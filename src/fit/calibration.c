@@ -221,7 +221,7 @@ static planner_status apply_param(cost_params *q, const jsonin_doc *doc, const j
                                   const char *key, json_t *pv, int pass, planner_error *err)
 {
     calib_param cp;
-    char why[64];
+    planner_error why = PLANNER_ERROR_INIT;
     double x;
     int g, bare = calib_field_bare(key);
     if (bare >= 0) {
@@ -240,8 +240,8 @@ static planner_status apply_param(cost_params *q, const jsonin_doc *doc, const j
     if (!json_is_number(pv))
         return jsonin_fail(doc, pp, "expected a number");
     x = json_number_value(pv);
-    if (calib_param_check(&cp, x, why, sizeof why) != 0)
-        return jsonin_fail(doc, pp, "%.6g is out of range (accepted %s)", x, why);
+    if (calib_param_check(&cp, x, &why) != PLANNER_OK)
+        return jsonin_fail(doc, pp, "%s", why.msg);
     if (bare >= 0 && pass == 0) {
         for (g = 0; g < GEN_COUNT; g++) {
             cp.gen = g;

@@ -318,10 +318,10 @@ static int build_model(jctx *j, json_t *jm, const jsonin_path *mp, const run_dim
         return error_oom(j->doc->err), -1;
     model *m = r->m;
     json_t *name = json_object_get(jm, "name");
-    char why[96];
-    if (json_is_string(name) && text_check_name(json_string_value(name), why, sizeof why) != 0) {
+    planner_error why = PLANNER_ERROR_INIT;
+    if (json_is_string(name) && text_check_name(json_string_value(name), &why) != PLANNER_OK) {
         j->path = *mp;
-        return jfail(j, "name", "holds ", why);
+        return jfail(j, "name", "holds ", why.msg);
     }
     snprintf(m->name, sizeof m->name, "%s", json_is_string(name) ? json_string_value(name) : id);
     m->format = MODEL_FORMAT_PLANNER;
@@ -562,7 +562,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     run_dims d;
     int gpn, stack;
     double meas;
-    char why[96];
+    planner_error why = PLANNER_ERROR_INIT;
     const jsonin_path base = j->path, mp = jsonin_key(&base, "model");
 
     if (!json_is_object(o))
@@ -572,8 +572,8 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
         jint(j, o, "num_gpus", 1, CLUSTER_MAX_GPUS, 0, &r->num_gpus) != 0 ||
         jint(j, o, "gpus_per_node", 1, 1024, 0, &gpn) != 0)
         return -1;
-    if (text_check_name(id, why, sizeof why) != 0)
-        return jfail(j, "id", "holds ", why);
+    if (text_check_name(id, &why) != PLANNER_OK)
+        return jfail(j, "id", "holds ", why.msg);
     snprintf(r->id, sizeof r->id, "%s", id);
     v = json_object_get(o, "source");
     snprintf(r->source, sizeof r->source, "%s", json_is_string(v) ? json_string_value(v) : "");

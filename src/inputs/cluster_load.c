@@ -534,13 +534,13 @@ static planner_status ystr(const yloader *ld, const ynode *map, const ypath *p, 
 static planner_status yname(const yloader *ld, const ynode *map, const ypath *p, char *buf,
                             size_t size)
 {
-    char why[96];
+    planner_error why = PLANNER_ERROR_INIT;
     int present = 0;
     planner_status rc = ystr(ld, map, p, "name", buf, size, &present);
-    if (rc == PLANNER_OK && present && text_check_name(buf, why, sizeof why) != 0) {
+    if (rc == PLANNER_OK && present && text_check_name(buf, &why) != PLANNER_OK) {
         ypath q = ypath_key(p, "name");
         return fail(ld, yget(map, "name", NULL), &q,
-                    "holds %s: names are printed on terminals and in scripts", why);
+                    "holds %s: names are printed on terminals and in scripts", why.msg);
     }
     return rc;
 }

@@ -524,10 +524,9 @@ static int hub_id(const char *s)
 static void hf_name(json_t *root, model *m)
 {
     json_t *v = mj_member(root, "_name_or_path", 1);
-    char why[96];
     if (json_is_string(v) && hub_id(json_string_value(v)) &&
         json_string_length(v) < sizeof m->name &&
-        text_check_name(json_string_value(v), why, sizeof why) == 0)
+        text_check_name(json_string_value(v), NULL) == PLANNER_OK)
         snprintf(m->name, sizeof m->name, "%s", json_string_value(v));
 }
 

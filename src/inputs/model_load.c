@@ -389,7 +389,7 @@ static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, mo
     json_t *v;
     int present = 0, act = ACT_GELU, norm = NORM_LAYERNORM, pos = POS_LEARNED,
         prec = PREC_BF16;
-    char why[96];
+    planner_error why = PLANNER_ERROR_INIT;
     planner_status rc;
 
     if ((rc = check_keys(ld, root, &rp, k_top_keys)) != PLANNER_OK)
@@ -407,9 +407,9 @@ static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, mo
             return jsonin_fail(ld, &q, "must be a string, got %s", mj_kind(v));
         if (json_string_length(v) == 0 || json_string_length(v) >= MODEL_NAME_MAX)
             return jsonin_fail(ld, &q, "must have 1 to %d characters", MODEL_NAME_MAX - 1);
-        if (text_check_name(json_string_value(v), why, sizeof why) != 0)
+        if (text_check_name(json_string_value(v), &why) != PLANNER_OK)
             return jsonin_fail(ld, &q, "holds %s: names are printed on terminals and in "
-                               "scripts", why);
+                               "scripts", why.msg);
         snprintf(m->name, sizeof m->name, "%s", json_string_value(v));
     }
     v = json_object_get(root, "description");
@@ -617,7 +617,7 @@ static int config_dir(const char *path, const char *base, char *cwd, size_t size
  * "Llama-3-8B". */
 static void name_from_path(const char *path, char *buf, size_t size)
 {
-    char why[96], cwd[1024];
+    char cwd[1024];
     const char *base = strrchr(path, '/'), *end;
     size_t n;
     base = base ? base + 1 : path;
@@ -635,7 +635,7 @@ static void name_from_path(const char *path, char *buf, size_t size)
         snprintf(buf, size, "model");
     /* a file or directory name is not checked like a name in the file:
      * control characters and bytes that are not UTF-8 become '_' */
-    if (text_check_name(buf, why, sizeof why) != 0)
+    if (text_check_name(buf, NULL) != PLANNER_OK)
         for (char *p = buf; *p; p++)
             if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
                 *p = '_';

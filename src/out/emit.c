@@ -1084,12 +1084,11 @@ static bool plain_word(const char *v)
 static void shell_word(FILE *out, const char *v)
 {
     const unsigned char *p;
-    char why[64];
     if (plain_word(v)) {
         fputs(v, out);
         return;
     }
-    if (text_check_name(v, why, sizeof why) == 0) {   /* UTF-8 without controls */
+    if (text_check_name(v, NULL) == PLANNER_OK) {   /* UTF-8 without controls */
         fputc('\'', out);
         for (p = (const unsigned char *)v; *p; p++) {
             if (*p == '\'')
