@@ -140,7 +140,7 @@ START_TEST(plan_composition)
     plan pl;
     goodput g;
     goodput_options o = GOODPUT_OPTIONS_INIT;
-    char why[256] = "";
+    planner_error why = PLANNER_ERROR_INIT;
     double bytes, persist;
 
     ck_assert_int_eq(model_load(&m, NULL, "configs/llama3.1-405b.json", NULL, &err), 0);
@@ -160,7 +160,8 @@ START_TEST(plan_composition)
     pl.e.tokens_per_s = 2048.0 * 8192 / 10;
     pl.e.gpus = 16384;
     o.tokens = 15e12;
-    ck_assert_msg(goodput_evaluate(m, c, &pl.s, &pl.e, &o, &g, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(goodput_evaluate(&g, m, c, &pl.s, &pl.e, &o, tu_err(&why)) == PLANNER_OK, "%s",
+                  why.msg);
     ck_assert_int_eq(g.gpus, 16384);
     ck_assert_int_eq(g.nodes, 2048);
     ck_assert_rel(g.mttf_s, 86400.0 / (2048 * 419.0 / 110592.0), 2e-3);
@@ -188,7 +189,8 @@ START_TEST(plan_composition)
     o.checkpoint_write_s = 0;
     o.checkpoint_interval_s = 1805;       /* rounded up to whole 10-s steps */
     o.gpu_hour_price = 2;
-    ck_assert_msg(goodput_evaluate(m, c, &pl.s, &pl.e, &o, &g, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg(goodput_evaluate(&g, m, c, &pl.s, &pl.e, &o, tu_err(&why)) == PLANNER_OK, "%s",
+                  why.msg);
     ck_assert_rel(g.mttf_s, 86400.0 / 13.312, 1e-12);
     ck_assert_rel(g.checkpoint_interval_s, 1810, 1e-12);
     ck_assert_rel(g.ettr, goodput_ettr(1810, 0, 600 + bytes / (2048 * 3.4e9), g.mttf_s),
@@ -197,16 +199,16 @@ START_TEST(plan_composition)
 
     /* bad input: a clear message, nothing non-finite */
     o.gpu_hour_price = -1;
-    ck_assert(goodput_evaluate(m, c, &pl.s, &pl.e, &o, &g, why, sizeof why) == -1);
-    ck_assert_msg(strstr(why, "price") != NULL, "%s", why);
+    ck_assert(goodput_evaluate(&g, m, c, &pl.s, &pl.e, &o, tu_err(&why)) == PLANNER_E_INPUT);
+    ck_assert_msg(strstr(why.msg, "price") != NULL, "%s", why.msg);
     o.gpu_hour_price = 2;
     o.tokens = 1e300;
-    ck_assert(goodput_evaluate(m, c, &pl.s, &pl.e, &o, &g, why, sizeof why) == -1);
-    ck_assert_msg(strstr(why, "years") != NULL, "%s", why);
+    ck_assert(goodput_evaluate(&g, m, c, &pl.s, &pl.e, &o, tu_err(&why)) == PLANNER_E_INPUT);
+    ck_assert_msg(strstr(why.msg, "years") != NULL, "%s", why.msg);
     o.tokens = 15e12;
     o.failures_per_1000_node_days = 1e9;  /* a failure every 4 us */
-    ck_assert(goodput_evaluate(m, c, &pl.s, &pl.e, &o, &g, why, sizeof why) == -1);
-    ck_assert_msg(strstr(why, "cannot finish") != NULL, "%s", why);
+    ck_assert(goodput_evaluate(&g, m, c, &pl.s, &pl.e, &o, tu_err(&why)) == PLANNER_E_INPUT);
+    ck_assert_msg(strstr(why.msg, "cannot finish") != NULL, "%s", why.msg);
     ck_assert(isfinite(g.ettr) && isfinite(g.mttf_s) && g.time_to_train_s == 0);
     cluster_free(c);
     model_free(m);
@@ -235,7 +237,6 @@ START_TEST(objective_goodput_order)
     cost_params p;
     search_options o;
     search_result r;
-    char why[256];
     double prev = HUGE_VAL;
 
     gpt3_setup(&m, &c, &p, &o);
@@ -247,8 +248,8 @@ START_TEST(objective_goodput_order)
     ck_assert_int_ge(r.n_top, 2);
     for (int i = 0; i < r.n_top; i++) {
         goodput g;
-        ck_assert(goodput_evaluate(m, c, &r.top[i].s, &r.top[i].e, &o.goodput, &g, why,
-                                   sizeof why) == 0);
+        ck_assert(goodput_evaluate(&g, m, c, &r.top[i].s, &r.top[i].e, &o.goodput, NULL) ==
+                  PLANNER_OK);
         ck_assert_msg(g.goodput_tokens_per_s <= prev * (1 + 1e-12), "rank %d", i + 1);
         ck_assert(g.ettr > 0 && g.ettr < 1);
         prev = g.goodput_tokens_per_s;

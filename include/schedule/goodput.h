@@ -88,12 +88,14 @@ typedef struct goodput {
 } goodput;
 
 /* Fills *out for strategy `s` with prediction `e` (a plan) of `m` on `c`
- * with the options (NULL = all defaults).  Returns 0, or -1 with the reason in why (the options are out
- * of range, or tokens given and the time to train is not finite: the message
- * says why the job cannot finish).  Never leaves NaN or inf in *out. */
-int goodput_evaluate(const model *m, const cluster *c, const strategy *s,
-                     const evaluation *e, const goodput_options *o, goodput *out, char *why,
-                     int why_size);
+ * with the options (NULL = all defaults).  Returns PLANNER_OK, or
+ * PLANNER_E_INPUT with the reason in *err (the options are out of range, or
+ * tokens given and the time to train is not finite: the message says why the
+ * job cannot finish); err may be NULL (no message is formatted).  *out is
+ * filled as far as it goes either way, and never holds NaN or inf. */
+planner_status goodput_evaluate(goodput *out, const model *m, const cluster *c,
+                                const strategy *s, const evaluation *e,
+                                const goodput_options *o, planner_error *err);
 
 /* Checkpoint bytes of the whole job: bf16 weights + fp32 master weights +
  * Adam's two fp32 moments = 14 bytes per parameter (see goodput.c), for a

@@ -361,11 +361,12 @@ static void goodput_lines(FILE *out, const model *m, const cluster *c,
 {
     const goodput_options *o = &opts->goodput;
     goodput g;
-    char why[320] = "", a[48], b[48], d[48];
-    int rc = goodput_evaluate(m, c, &best->s, &best->e, o, &g, why, sizeof why);
+    char a[48], b[48], d[48];
+    planner_error why = PLANNER_ERROR_INIT;
+    planner_status rc = goodput_evaluate(&g, m, c, &best->s, &best->e, o, &why);
 
     if (!(g.mttf_s > 0)) {
-        fprintf(out, "Failures: %s\n", why);
+        fprintf(out, "Failures: %s\n", why.msg);
         return;
     }
     fmt_duration(g.mttf_s, a, sizeof a);
@@ -387,8 +388,8 @@ static void goodput_lines(FILE *out, const model *m, const cluster *c,
     fmt_count(g.goodput_tokens_per_s, a, sizeof a);
     fprintf(out, "  ETTR                %.3f: goodput %s tokens/s\n", g.ettr, a);
     if (o->tokens > 0) {
-        if (rc != 0)
-            fprintf(out, "Time to train %.4g tokens: %s\n", o->tokens, why);
+        if (rc != PLANNER_OK)
+            fprintf(out, "Time to train %.4g tokens: %s\n", o->tokens, why.msg);
         else
             time_to_train_lines(out, &g, o->tokens);
     }
@@ -710,8 +711,8 @@ static void j_goodput(jb *b, json_t *po, const model *m, const cluster *c,
                       const search_options *opts, const plan *pl)
 {
     goodput g;
-    char why[320] = "";
-    int rc = goodput_evaluate(m, c, &pl->s, &pl->e, &opts->goodput, &g, why, sizeof why);
+    planner_error why = PLANNER_ERROR_INIT;
+    planner_status rc = goodput_evaluate(&g, m, c, &pl->s, &pl->e, &opts->goodput, &why);
     json_t *o = json_object();
     jset(b, o, "ettr", jsonout_real(g.ettr));
     jset(b, o, "mttf_s", jsonout_real(g.mttf_s));
@@ -724,8 +725,8 @@ static void j_goodput(jb *b, json_t *po, const model *m, const cluster *c,
     jset(b, o, "nodes", json_integer(g.nodes));
     jset(b, o, "failures_per_1000_node_days", jsonout_real(g.failures_per_node_day * 1000.0));
     jset(b, o, "goodput_tokens_per_s", jsonout_real(g.goodput_tokens_per_s));
-    if (rc != 0)
-        jset(b, o, "error", json_string(why));
+    if (rc != PLANNER_OK)
+        jset(b, o, "error", json_string(why.msg));
     jset(b, po, "goodput", o);
     if (opts->goodput.tokens > 0) {
         jset(b, po, "tokens", jsonout_real(opts->goodput.tokens));

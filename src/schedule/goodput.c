@@ -248,7 +248,7 @@ static double checkpoint_interval(const goodput_options *o, const goodput *g)
     return (steps < 1 ? 1 : steps) * g->step_s;
 }
 
-static int bad_options(const goodput_options *o, char *why, int why_size)
+static planner_status bad_options(const goodput_options *o, planner_error *err)
 {
     const char *what = NULL;
     if (!(o->tokens >= 0) || !isfinite(o->tokens))
@@ -264,61 +264,55 @@ static int bad_options(const goodput_options *o, char *why, int why_size)
     else if (!(o->gpu_hour_price >= 0) || !isfinite(o->gpu_hour_price))
         what = "GPU-hour price";
     if (what == NULL)
-        return 0;
-    snprintf(why, (size_t)why_size, "the %s must be a finite number >= 0", what);
-    return -1;
+        return PLANNER_OK;
+    return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "the %s must be a finite number >= 0",
+                     what);
 }
 
-/* Time, GPU-hours, cost and energy for o->tokens; -1 when it is not finite. */
-static int time_to_train(const goodput_options *o, goodput *g, char *why, int why_size)
+/* Time, GPU-hours, cost and energy for o->tokens; PLANNER_E_INPUT when it is
+ * not finite. */
+static planner_status time_to_train(const goodput_options *o, goodput *g, planner_error *err)
 {
     double ff = o->tokens / g->tokens_per_s, t;
-    if (!g->progresses) {
-        snprintf(why, (size_t)why_size,
-                 "the job cannot finish: ETTR %.2g (job MTTF %.3g s, restart %.3g s, "
-                 "checkpoint every %.3g s blocking %.3g s); fewer nodes, a lower failure "
-                 "rate or faster restarts would",
-                 g->ettr, g->mttf_s, g->restart_s, g->checkpoint_interval_s,
-                 g->checkpoint_write_s);
-        return -1;
-    }
+    if (!g->progresses)
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                         "the job cannot finish: ETTR %.2g (job MTTF %.3g s, restart %.3g s, "
+                         "checkpoint every %.3g s blocking %.3g s); fewer nodes, a lower failure "
+                         "rate or faster restarts would",
+                         g->ettr, g->mttf_s, g->restart_s, g->checkpoint_interval_s,
+                         g->checkpoint_write_s);
     t = ff / g->ettr;
-    if (!isfinite(t) || t > TIME_MAX_S) {
-        snprintf(why, (size_t)why_size,
-                 "training %.3g tokens would take more than %.3g years", o->tokens,
-                 TIME_MAX_S / (365.25 * SECONDS_PER_DAY));
-        return -1;
-    }
+    if (!isfinite(t) || t > TIME_MAX_S)
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                         "training %.3g tokens would take more than %.3g years", o->tokens,
+                         TIME_MAX_S / (365.25 * SECONDS_PER_DAY));
     g->have_time = true;
     g->time_failure_free_s = ff;
     g->time_to_train_s = t;
     g->gpu_hours = g->gpus * t / 3600.0;
     g->cost = g->gpu_hours * g->gpu_hour_price;
     g->energy_kwh = g->power_w * t / 3.6e6;
-    return 0;
+    return PLANNER_OK;
 }
 
-int goodput_evaluate(const model *m, const cluster *c, const strategy *s,
-                     const evaluation *e, const goodput_options *opts, goodput *out, char *why,
-                     int why_size)
+planner_status goodput_evaluate(goodput *out, const model *m, const cluster *c,
+                                const strategy *s, const evaluation *e,
+                                const goodput_options *opts, planner_error *err)
 {
     static const goodput_options k_default = GOODPUT_OPTIONS_INIT;
     const goodput_options *o = opts != NULL ? opts : &k_default;
     occupancy oc;
 
     memset(out, 0, sizeof *out);
-    if (bad_options(o, why, why_size) != 0)
-        return -1;
+    if (bad_options(o, err) != PLANNER_OK)
+        return PLANNER_E_INPUT;
     if (!(e->step_time_s > 0) || !(e->tokens_per_s > 0) ||
-        !isfinite(e->step_time_s) || !isfinite(e->tokens_per_s)) {
-        snprintf(why, (size_t)why_size, "the plan has no finite step time");
-        return -1;
-    }
+        !isfinite(e->step_time_s) || !isfinite(e->tokens_per_s))
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "the plan has no finite step time");
     occupy(c, s, e, o, &oc);
-    if (oc.gpus <= 0 || !(oc.failures_per_day > 0)) {
-        snprintf(why, (size_t)why_size, "the plan occupies no GPUs of the cluster");
-        return -1;
-    }
+    if (oc.gpus <= 0 || !(oc.failures_per_day > 0))
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                         "the plan occupies no GPUs of the cluster");
     out->gpus = oc.gpus;
     out->nodes = oc.nodes;
     out->step_s = e->step_time_s;
@@ -341,6 +335,6 @@ int goodput_evaluate(const model *m, const cluster *c, const strategy *s,
     out->progresses = out->ettr > ETTR_MIN;
     out->goodput_tokens_per_s = out->tokens_per_s * out->ettr;
     if (o->tokens > 0)
-        return time_to_train(o, out, why, why_size);
-    return 0;
+        return time_to_train(o, out, err);
+    return PLANNER_OK;
 }

@@ -482,13 +482,12 @@ static double objective_score(const search_ctx *x, const strategy *s, const eval
 {
     goodput_options o;
     goodput g;
-    char why[320];
 
     if (x->o->obj == OBJECTIVE_THROUGHPUT)
         return e->tokens_per_s;
     o = x->o->goodput;
     o.tokens = 0;          /* the rate, not the time: no overflow to fail on */
-    if (goodput_evaluate(x->m, x->c, s, e, &o, &g, why, sizeof why) != 0)
+    if (goodput_evaluate(&g, x->m, x->c, s, e, &o, NULL) != PLANNER_OK)
         return 0;
     if (x->o->obj == OBJECTIVE_COST)
         return g.goodput_tokens_per_s / (g.gpus * g.gpu_hour_price);

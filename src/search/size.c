@@ -46,7 +46,6 @@ static int probe(sizer *z, int n, planner_status *rc)
     search_result sr;
     size_row *row;
     int i, at;
-    char why[320];
 
     for (i = 0; i < r->n_rows; i++)
         if (r->row[i].nodes == n)
@@ -71,8 +70,8 @@ static int probe(sizer *z, int n, planner_status *rc)
         row->fits = true;
         row->best = sr.top[0];
         row->gpus = strategy_gpus(&row->best.s);
-        goodput_evaluate(z->m, &one, &row->best.s, &row->best.e, &z->opts.goodput, &row->g,
-                         why, sizeof why);
+        goodput_evaluate(&row->g, z->m, &one, &row->best.s, &row->best.e, &z->opts.goodput,
+                         NULL);   /* a time to train that is not finite: row->g.have_time false */
         row->finishes = row->g.have_time;
         row->meets = row->finishes && r->deadline_s > 0 &&
                      row->g.time_to_train_s <= r->deadline_s;

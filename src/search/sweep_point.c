@@ -172,11 +172,10 @@ static planner_status row_search(sweep_row *row, const sweep_run *run, planner_e
     opts.goodput = run->goodput;
     rc = search_run(&row->res, m, &row->pc, &run->params, &opts, &perr);
     if (rc == PLANNER_OK && row->res.n_top >= 1) {
-        char why[320];
         row->status = "ok";
         row->best = &row->res.top[0];
-        goodput_evaluate(m, &row->pc, &row->best->s, &row->best->e, &run->goodput, &row->g,
-                         why, sizeof why);
+        goodput_evaluate(&row->g, m, &row->pc, &row->best->s, &row->best->e, &run->goodput,
+                         NULL);   /* a time to train that is not finite: row->g.have_time false */
     } else if (rc == PLANNER_E_INFEASIBLE) {
         row->status = "infeasible";
         snprintf(row->reason, sizeof row->reason, "%s",
