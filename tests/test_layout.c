@@ -36,18 +36,13 @@ static void strat(strategy *s, int pp)
     s->seq_len = 4096;
 }
 
-static int parse(strategy *s, const char *text, int layers, int mtp, int *col, char *why)
-{
-    return strategy_layout_parse(s, text, layers, mtp, col, why, 200);
-}
-
 START_TEST(bridge_layouts)
 {
     model m;
     strategy s;
-    char why[200];
+    planner_error why;
     planner_error rule;
-    int col = 0, first = -1;
+    int first = -1;
     static const struct {
         int pp;
         const char *text;
@@ -61,7 +56,8 @@ START_TEST(bridge_layouts)
     dsv3(&m);
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         strat(&s, ok[i].pp);
-        ck_assert_msg(parse(&s, ok[i].text, 61, 1, &col, why) == 0, "%s", why);
+        ck_assert_msg(strategy_layout_parse(&s, ok[i].text, 61, 1, tu_err(&why)) == 0,
+                      "%s", why.msg);
         ck_assert_int_eq(s.vpp, ok[i].vpp);
         ck_assert(s.layout);
         strategy_layout_stages(&s, 61, 0);
@@ -79,10 +75,11 @@ START_TEST(bridge_layouts)
      * MTP layer in a stage of its own, which Megatron allows and the planner
      * refuses) */
     strat(&s, 16);
-    ck_assert_msg(parse(&s, "Ettt|(tt|)*29,m|L", 61, 1, &col, why) != 0, "%s", why);
-    ck_assert_ptr_nonnull(strstr(why, "last stage"));   /* m and L apart */
+    ck_assert_msg(strategy_layout_parse(&s, "Ettt|(tt|)*29,m|L", 61, 1, tu_err(&why)) != 0,
+                  "%s", why.msg);
+    ck_assert_ptr_nonnull(strstr(why.msg, "last stage"));   /* m and L apart */
     strat(&s, 2);
-    ck_assert_msg(parse(&s, "E,t,t|t,L", 3, 0, &col, why) == 0, "%s", why);
+    ck_assert_msg(strategy_layout_parse(&s, "E,t,t|t,L", 3, 0, tu_err(&why)) == 0, "%s", why.msg);
     ck_assert_int_eq(s.layout_layers[0], 2);
     ck_assert_int_eq(s.layout_layers[1], 1);
 }
@@ -110,13 +107,13 @@ START_TEST(invalid_layouts)
         {2, 3, 0, "", "holds no layer", 1},
     };
     strategy s;
-    char why[200];
+    planner_error why;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        int col = 0;
         strat(&s, bad[i].pp);
-        ck_assert_int_eq(parse(&s, bad[i].text, bad[i].layers, bad[i].mtp, &col, why), -1);
-        ck_assert_msg(strstr(why, bad[i].msg) != NULL, "%s: %s", bad[i].text, why);
-        ck_assert_msg(col == bad[i].col, "%s: column %d, expected %d", bad[i].text, col,
+        ck_assert_int_eq(strategy_layout_parse(&s, bad[i].text, bad[i].layers, bad[i].mtp,
+                                               tu_err(&why)), PLANNER_E_INPUT);
+        ck_assert_msg(strstr(why.msg, bad[i].msg) != NULL, "%s: %s", bad[i].text, why.msg);
+        ck_assert_msg(why.col == bad[i].col, "%s: column %d, expected %d", bad[i].text, why.col,
                       bad[i].col);
     }
 }
@@ -126,9 +123,9 @@ START_TEST(search_rule)
 {
     model m;
     strategy s, back;
-    char why[200], text[400];
+    char text[400];
+    planner_error why;
     planner_error rule;
-    int col = 0;
     dsv3(&m);
     m.mtp_layers = 1;
     strat(&s, 8);
@@ -136,12 +133,14 @@ START_TEST(search_rule)
     ck_assert_int_eq(strategy_split_layout(&s, 61, 1, 0), 0);
     strategy_layout_format(&s, 61, 1, text, sizeof text);
     strat(&back, 8);
-    ck_assert_msg(parse(&back, "Et|(tt|)*30mL", 61, 1, &col, why) == 0, "%s", why);
+    ck_assert_msg(strategy_layout_parse(&back, "Et|(tt|)*30mL", 61, 1, tu_err(&why)) == 0,
+                  "%s", why.msg);
     ck_assert_int_eq(memcmp(s.layout_layers, back.layout_layers, sizeof s.layout_layers), 0);
     ck_assert_msg(strategy_check(&m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
     /* the text parses back to the same layout */
     strat(&back, 8);
-    ck_assert_msg(parse(&back, text, 61, 1, &col, why) == 0, "%s: %s", text, why);
+    ck_assert_msg(strategy_layout_parse(&back, text, 61, 1, tu_err(&why)) == 0,
+                  "%s: %s", text, why.msg);
     ck_assert_int_eq(memcmp(s.layout_layers, back.layout_layers, sizeof s.layout_layers), 0);
 
     /* no MTP, pp 2 vpp 8: 63 units over 16 stages */
@@ -150,7 +149,8 @@ START_TEST(search_rule)
     s.vpp = 8;
     ck_assert_int_eq(strategy_split_layout(&s, 61, 0, 0), 0);
     strat(&back, 2);
-    ck_assert_msg(parse(&back, "Et*3|(t*4|)*14t*2L", 61, 0, &col, why) == 0, "%s", why);
+    ck_assert_msg(strategy_layout_parse(&back, "Et*3|(t*4|)*14t*2L", 61, 0, tu_err(&why)) == 0,
+                  "%s", why.msg);
     ck_assert_int_eq(memcmp(s.layout_layers, back.layout_layers, sizeof s.layout_layers), 0);
     ck_assert_int_eq(s.stage[0].n_layers, 3 + 7 * 4);
     ck_assert_int_eq(s.stage[1].n_layers, 7 * 4 + 2);

@@ -7,6 +7,7 @@
 #define PLANNER_LAYOUT_H
 
 #include <stddef.h>
+#include "base/error.h"
 #include "model/strategy.h"
 
 /* Sets s's stages to a --pipeline-model-parallel-layout of `layers`
@@ -29,10 +30,13 @@ int strategy_split_layout(strategy *s, int layers, int mtp, int group);
  * each once; the decoder and MTP counts; MTP after every decoder layer.
  * The planner also needs the MTP layers in the last virtual stage (with the
  * loss) and at most STRATEGY_MAX_CHUNKS stages.  Stages are not set (the
- * caller places them: strategy_layout_stages).  0, or -1 with the reason in
- * why and in *col the 1-based column of text it concerns (1 if none). */
-int strategy_layout_parse(strategy *s, const char *text, int layers, int mtp, int *col,
-                          char *why, int why_size);
+ * caller places them: strategy_layout_stages).  PLANNER_OK, or
+ * PLANNER_E_INPUT (PLANNER_E_INTERNAL out of memory) with the reason in
+ * err->msg and in err->col the 1-based column of text it concerns (1 if
+ * none; no line or file: the caller adds what the text is).  err may be
+ * NULL. */
+planner_status strategy_layout_parse(strategy *s, const char *text, int layers, int mtp,
+                                     planner_error *err);
 
 /* Sets s's stages (group, tp, dp as given) from its layout_layers. */
 void strategy_layout_stages(strategy *s, int layers, int group);

@@ -277,8 +277,8 @@ static int load_recipe(jctx *j, const char *recipe, validation_run *r)
 static int load_layout(jctx *j, json_t *jp, validation_run *r)
 {
     const char *text = NULL;
-    char why[200], what[260];
-    int col = 1;
+    char what[260];
+    planner_error why = PLANNER_ERROR_INIT;
     if (jstr(j, jp, "pipeline_layout", 1, &text) != 0)
         return -1;
     if (text == NULL)
@@ -288,9 +288,9 @@ static int load_layout(jctx *j, json_t *jp, validation_run *r)
     if ((r->layout = pl_calloc(1, sizeof *r->layout)) == NULL)
         return error_oom(j->doc->err), -1;
     r->layout->pp = r->fix.pp;
-    if (strategy_layout_parse(r->layout, text, r->m->layers, r->m->mtp_layers, &col, why,
-                              sizeof why) != 0) {
-        snprintf(what, sizeof what, "character %d: %s", col, why);
+    if (strategy_layout_parse(r->layout, text, r->m->layers, r->m->mtp_layers, &why) !=
+        PLANNER_OK) {
+        snprintf(what, sizeof what, "character %d: %.200s", why.col, why.msg);
         return jfail(j, "pipeline_layout", what, "");
     }
     if (r->fix.vpp > 0 && r->fix.vpp != r->layout->vpp) {

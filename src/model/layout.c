@@ -124,11 +124,22 @@ static bool repeat_at(const lay_text *in, int i, long *n, int *len)
     return true;
 }
 
+/* A layout error at column col of the text (1 when it concerns no
+ * character): the column goes in err->col, no line or file (the caller's). */
+#define LFAIL(col, ...) return error_set(err, PLANNER_E_INPUT, NULL, 0, (col), NULL, __VA_ARGS__)
+
+/* Out of memory, reported like a layout error at column 1 (the callers print
+ * every failure as "character COL: MESSAGE"), with the internal status. */
+static planner_status layout_oom(planner_error *err)
+{
+    return error_set(err, PLANNER_E_INTERNAL, NULL, 0, 1, NULL, "out of memory");
+}
+
 /* One of parse_str_to_list's passes over in into out: groups (the regex
  * \(([^)]+)\)\*(\d+)) or single letters ((.)\*(\d+)) times their count.
- * 0, -1 out of memory, -2 when the text grows past LAYOUT_MAX_EXPANDED
- * (the column of the repeat in *col). */
-static int unroll(const lay_text *in, bool groups, lay_text *out, int *col)
+ * PLANNER_E_INPUT when the text grows past LAYOUT_MAX_EXPANDED (at the
+ * column of the repeat), PLANNER_E_INTERNAL out of memory. */
+static planner_status unroll(const lay_text *in, bool groups, lay_text *out, planner_error *err)
 {
     int i = 0;
     while (i < in->n) {
@@ -151,30 +162,25 @@ static int unroll(const lay_text *in, bool groups, lay_text *out, int *col)
         }
         if (!hit) {
             if (lt_push(out, in->ch[i], in->col[i]) != 0)
-                return -1;
+                return layout_oom(err);
             i++;
             continue;
         }
-        if ((long)out->n + n * (b - a) > LAYOUT_MAX_EXPANDED) {
-            *col = in->col[i];
-            return -2;
-        }
+        if ((long)out->n + n * (b - a) > LAYOUT_MAX_EXPANDED)
+            LFAIL(in->col[i], "the layout unrolls to more than %d letters", LAYOUT_MAX_EXPANDED);
         for (long r = 0; r < n; r++)
             for (int k = a; k < b; k++)
                 if (lt_push(out, in->ch[k], in->col[k]) != 0)
-                    return -1;
+                    return layout_oom(err);
         i += len;
     }
-    return 0;
+    return PLANNER_OK;
 }
-
-#define LFAIL(c, ...) \
-    do { *col = (c); snprintf(why, (size_t)why_size, __VA_ARGS__); return -1; } while (0)
 
 /* validate_layer_layout's rules (and the planner's placement of E, m, L)
  * over the unrolled letters t, into s->layout_layers. */
-static int layout_rules(strategy *s, const lay_text *t, int layers, int mtp, int *col,
-                        char *why, int why_size)
+static planner_status layout_rules(strategy *s, const lay_text *t, int layers, int mtp,
+                                   planner_error *err)
 {
     int k = 0, n_t = 0, n_m = 0, n_e = 0, n_l = 0, first_m = -1, stages;
     int last = t->n > 0 ? t->col[t->n - 1] : 1, i, j;
@@ -229,42 +235,31 @@ static int layout_rules(strategy *s, const lay_text *t, int layers, int mtp, int
     s->vpp = stages / s->pp;
     s->layout = true;
     s->account_embedding = s->account_loss = false;
-    return 0;
+    return PLANNER_OK;
 }
 
-int strategy_layout_parse(strategy *s, const char *text, int layers, int mtp, int *col,
-                          char *why, int why_size)
+planner_status strategy_layout_parse(strategy *s, const char *text, int layers, int mtp,
+                                     planner_error *err)
 {
     lay_text raw = {0}, grouped = {0}, flat = {0};
-    int rc = -1, c = 1, r;
-    *col = 1;
-    if (why_size > 0)
-        why[0] = '\0';
-    if (s->pp < 1 || s->pp > STRATEGY_MAX_STAGES) {
-        snprintf(why, (size_t)why_size, "pp %d out of range", s->pp);
-        return -1;
-    }
-    for (const char *p = text; *p; p++, c++)
+    planner_status rc = PLANNER_OK;
+    int c = 1;
+    if (s->pp < 1 || s->pp > STRATEGY_MAX_STAGES)
+        LFAIL(1, "pp %d out of range", s->pp);
+    for (const char *p = text; *p && rc == PLANNER_OK; p++, c++)
         if (*p != ',' && lt_push(&raw, *p, c) != 0)
-            goto oom;
-    if ((r = unroll(&raw, true, &grouped, col)) == -1 || (r == 0 &&
-            (r = unroll(&grouped, false, &flat, col)) == -1))
-        goto oom;
-    if (r == -2) {
-        snprintf(why, (size_t)why_size, "the layout unrolls to more than %d letters",
-                 LAYOUT_MAX_EXPANDED);
-        goto cleanup;
-    }
-    rc = layout_rules(s, &flat, layers, mtp, col, why, why_size);
-    goto cleanup;
-oom:
-    snprintf(why, (size_t)why_size, "out of memory");
-cleanup:
+            rc = layout_oom(err);
+    if (rc == PLANNER_OK && (rc = unroll(&raw, true, &grouped, err)) == PLANNER_OK &&
+        (rc = unroll(&grouped, false, &flat, err)) == PLANNER_OK)
+        rc = layout_rules(s, &flat, layers, mtp, err);
+
     lt_free(&raw);
     lt_free(&grouped);
     lt_free(&flat);
     return rc;
 }
+
+#undef LFAIL
 
 /* ---- text ------------------------------------------------------------------ */
 

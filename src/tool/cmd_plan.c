@@ -382,13 +382,11 @@ static planner_status write_plan_file(plan_files *f, int index, plan_writer fn,
  * a->opts with vpp fixed to it.  0, or the usage error's exit status. */
 static int pin_layout(plan_args *a, const model *m, strategy *lay)
 {
-    char why[200];
-    int col = 1;
+    planner_error why = PLANNER_ERROR_INIT;
     memset(lay, 0, sizeof *lay);
     lay->pp = a->opts.fix.pp;
-    if (strategy_layout_parse(lay, a->layout_text, m->layers, m->mtp_layers, &col, why,
-                              sizeof why) != 0)
-        return cli_usage_error("", "--pipeline-layout: character %d: %s", col, why);
+    if (strategy_layout_parse(lay, a->layout_text, m->layers, m->mtp_layers, &why) != PLANNER_OK)
+        return cli_usage_error("", "--pipeline-layout: character %d: %.200s", why.col, why.msg);
     if (a->opts.fix.vpp > 0 && a->opts.fix.vpp != lay->vpp)
         return cli_usage_error("", "--pipeline-layout: %d stages over pp %d give vpp %d, "
                                "--fix says vpp=%d", lay->pp * lay->vpp, lay->pp, lay->vpp,
