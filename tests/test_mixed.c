@@ -178,7 +178,7 @@ START_TEST(more_bandwidth_never_slower)
         placement pl = {2, {{0, 0, 0}, {1, 0, 0}}, true, 2};
         strategy s;
         evaluation e;
-        char why[160];
+        planner_error why;
         snprintf(yaml, sizeof yaml, amp_yaml_fmt, 10 * f, 50 * f, 2.5 * f);
         c = yaml_cluster(yaml);
         /* pp 1 dp 16; pp 2 tp 1 dp 8 (stage 1: 4 V100 + 4 T4); pp 2 tp 4 dp 2 */
@@ -191,7 +191,8 @@ START_TEST(more_bandwidth_never_slower)
                 two_stages(&s, run.seq_len, tp, 8 / tp, 1);
                 pc = placer_new(m, c, &p, false, 1.0);
                 ck_assert_ptr_nonnull(pc);
-                ck_assert_msg(placer_place(pc, &pl, &s, why, sizeof why) == 0, "%s", why);
+                ck_assert_msg(placer_place(pc, &pl, &s, tu_err(&why)) == PLANNER_OK, "%s",
+                              why.msg);
                 placer_free(pc);
                 ck_assert_int_eq(s.n_mixes, 1);
                 /* the same 12/12 split at every bandwidth: only links change */
@@ -348,14 +349,15 @@ START_TEST(dp_and_ilp_agree_on_mixed_stage)
     placement pl = {2, {{0, 0, 0}, {1, 0, 0}}, true, 2};
     strategy s[2];
     evaluation e[2];
-    char why[160];
+    planner_error why;
     double worst[2] = {0, 0};
     ck_assert(cluster_load(&c, "clusters/amp-3xp3-1xg4dn.yaml", &err) == PLANNER_OK);
     cost_params_default(&p);
     for (int k = 0; k < 2; k++) {
         placer *pc = placer_new(m, c, &p, k == 1, 5.0);
         two_stages(&s[k], run.seq_len, 1, 8, 4);
-        ck_assert_msg(placer_place(pc, &pl, &s[k], why, sizeof why) == 0, "%s", why);
+        ck_assert_msg(placer_place(pc, &pl, &s[k], tu_err(&why)) == PLANNER_OK, "%s",
+                      why.msg);
         placer_free(pc);
         ck_assert_int_eq(s[k].n_mixes, 1);
         ck_assert_int_eq(s[k].mix[0].stage, 1);

@@ -311,13 +311,13 @@ START_TEST(bad_problems_clean_status)
 {
     inst x;
     partition_result r;
-    char why[160];
+    planner_error why;
     uniform(&x, 4, 2);
     x.t[1] = NAN;
     ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
     ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
-    ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), -1);
-    ck_assert_str_eq(why, "class 0 layer 1: a cost is outside 0 or [1e-30, 1e+30]");
+    ck_assert_int_eq(partition_validate(&x.pb, tu_err(&why)), PLANNER_E_INPUT);
+    ck_assert_str_eq(why.msg, "class 0 layer 1: a cost is outside 0 or [1e-30, 1e+30]");
     uniform(&x, 4, 5);   /* more stages than layers */
     ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
     ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
@@ -404,18 +404,18 @@ START_TEST(range_rule)
     const double good[] = {0.0, 1e-30, 1e30, 1.0};
     inst x;
     partition_result r;
-    char why[160];
+    planner_error why;
     for (size_t q = 0; q < sizeof bad / sizeof bad[0]; q++) {
         uniform(&x, 4, 2);
         x.st[2] = bad[q];
-        ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), -1);
-        ck_assert_str_eq(why, "class 0 layer 2: a cost is outside 0 or [1e-30, 1e+30]");
+        ck_assert_int_eq(partition_validate(&x.pb, tu_err(&why)), PLANNER_E_INPUT);
+        ck_assert_str_eq(why.msg, "class 0 layer 2: a cost is outside 0 or [1e-30, 1e+30]");
         ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
         ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
         uniform(&x, 4, 2);
         x.ft[1] = bad[q];
-        ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), -1);
-        ck_assert_str_eq(why, "stage 1: a fixed cost is outside 0 or [1e-30, 1e+30]");
+        ck_assert_int_eq(partition_validate(&x.pb, tu_err(&why)), PLANNER_E_INPUT);
+        ck_assert_str_eq(why.msg, "stage 1: a fixed cost is outside 0 or [1e-30, 1e+30]");
         ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
         ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
         uniform(&x, 4, 2);
@@ -424,7 +424,7 @@ START_TEST(range_rule)
         if (bad[q] != HUGE_VAL) {   /* HUGE_VAL: no memory limit */
             uniform(&x, 4, 2);
             x.cap[0] = bad[q];
-            ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), -1);
+            ck_assert_int_eq(partition_validate(&x.pb, tu_err(&why)), PLANNER_E_INPUT);
             ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_INVALID);
             ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_INVALID);
         }
@@ -433,7 +433,7 @@ START_TEST(range_rule)
         uniform(&x, 4, 2);
         x.t[2] = x.st[2] = x.act[3] = x.ft[0] = x.fb[1] = good[q];
         x.cap[0] = good[q] > 0 ? good[q] : HUGE_VAL;
-        ck_assert_int_eq(partition_validate(&x.pb, why, sizeof why), 0);
+        ck_assert_int_eq(partition_validate(&x.pb, tu_err(&why)), PLANNER_OK);
         x.cap[0] = HUGE_VAL;
         ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_OK);
     }
@@ -537,7 +537,7 @@ START_TEST(dp_equals_ilp_at_range_edges)
         partition_status sd, si;
         bool fits;
         edge_inst(&x, &seed);
-        ck_assert_int_eq(partition_validate(&x.pb, NULL, 0), 0);
+        ck_assert_int_eq(partition_validate(&x.pb, NULL), PLANNER_OK);
         sd = partition_dp(&x.pb, NULL, &rd);
         si = partition_ilp(&x.pb, 20.0, &ri);
         ck_assert_msg(sd == PARTITION_OK || sd == PARTITION_INFEASIBLE, "dp status %d", sd);

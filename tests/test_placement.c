@@ -90,7 +90,7 @@ static void check_two_stage(const model *m, const run_spec *run, const cluster *
     placement pl = {2, {{a, 1, 0}, {b, 1, 0}}, false, 0};
     strategy s, t;
     evaluation e;
-    char why[160];
+    planner_error why;
     planner_error rule;
     double best = HUGE_VAL, got;
     int L = m->layers;
@@ -99,7 +99,7 @@ static void check_two_stage(const model *m, const run_spec *run, const cluster *
     pc = placer_new(m, c, &p, false, 1.0);
     ck_assert_ptr_nonnull(pc);
     knobs(&s, tp, 2, dp, mbs, run->global_batch, run->seq_len, zero, rc);
-    ck_assert_int_eq(placer_place(pc, &pl, &s, why, sizeof why), 0);
+    ck_assert_int_eq(placer_place(pc, &pl, &s, tu_err(&why)), PLANNER_OK);
     ck_assert_int_eq(s.n_stages, 2);
     ck_assert_int_eq(s.stage[0].group, a);
     ck_assert_int_eq(s.stage[1].group, b);
@@ -176,13 +176,13 @@ START_TEST(uneven_model_balanced)
     placer *pc;
     placement pl = {1, {{0, 4, 0}}, false, 0};
     strategy s, even;
-    char why[160];
+    planner_error why;
     double worst = 0, worst_even = 0;
 
     cost_params_default(&p);
     pc = placer_new(m, c, &p, false, 1.0);
     knobs(&s, 8, 4, 16, 1, 512, 2048, 1, RECOMPUTE_NONE);
-    ck_assert_int_eq(placer_place(pc, &pl, &s, why, sizeof why), 0);
+    ck_assert_int_eq(placer_place(pc, &pl, &s, tu_err(&why)), PLANNER_OK);
     ck_assert_int_lt(s.stage[0].n_layers, 10);
     even = s;
     for (int i = 0; i < 4; i++) {
@@ -260,7 +260,7 @@ START_TEST(moe_split_counts_expert_sharding)
     placement pl = {1, {{0, 8, 8}}, false, 0};
     static strategy s;
     static evaluation e;
-    char why[160];
+    planner_error why;
     planner_error rule;
     placer *pc;
 
@@ -272,7 +272,7 @@ START_TEST(moe_split_counts_expert_sharding)
     s.overlap_grad_reduce = s.overlap_param_gather = s.tp_comm_overlap = true;
     pc = placer_new(m, c, &p, false, 0);
     ck_assert_ptr_nonnull(pc);
-    ck_assert_int_eq(placer_place(pc, &pl, &s, why, sizeof why), 0);
+    ck_assert_int_eq(placer_place(pc, &pl, &s, tu_err(&why)), PLANNER_OK);
     ck_assert_msg(strategy_check(m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
     evaluate(m, c, &p, &s, &e);
     ck_assert_msg(e.feasible, "%s", e.reason);

@@ -131,7 +131,7 @@ START_TEST(place_even_stages)
     model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     strategy s;
-    char why[128];
+    planner_error why;
     make_cluster(&t, "H100-SXM", 64, 0);
     memset(&s, 0, sizeof s);
     s.tp = 8;
@@ -139,14 +139,14 @@ START_TEST(place_even_stages)
     s.dp = 4;
     s.cp = 1;
     s.vpp = 3;
-    ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, why, sizeof why), 0);
+    ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, NULL), PLANNER_OK);
     ck_assert_int_eq(s.n_stages, 16);
     ck_assert_int_eq(s.stage[15].n_layers, 6);      /* 96 / 16 */
     ck_assert_int_eq(s.stage[15].first_layer, 30);  /* chunks of 2 layers */
     ck_assert_int_eq(s.stage[3].tp, 8);
     s.pp = 5;
-    ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, why, sizeof why), -1);
-    ck_assert_str_eq(why, "layers (96) % pp (5) != 0");
+    ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, tu_err(&why)), PLANNER_E_INPUT);
+    ck_assert_str_eq(why.msg, "layers (96) % pp (5) != 0");
     model_free(m);
 }
 END_TEST
@@ -979,7 +979,6 @@ START_TEST(cost_model_properties_the_prunes_use)
     cost_params p;
     strategy s, v;
     evaluation *e0 = pl_malloc(sizeof *e0), *e1 = pl_malloc(sizeof *e1);
-    char why[192];
     planner_error rule;
     static const int tps[] = {2, 8}, pps[] = {4, 8}, mbss[] = {1, 2, 4};
     int checked = 0;
@@ -1007,7 +1006,7 @@ START_TEST(cost_model_properties_the_prunes_use)
                             s.overlap_grad_reduce = true;
                             s.overlap_param_gather = z >= 1;
                             s.tp_comm_overlap = sp;
-                            ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, why, sizeof why), 0);
+                            ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, NULL), PLANNER_OK);
                             ck_assert_int_eq(strategy_check(m, &s, tu_err(&rule)), 0);
                             evaluate(m, &t.c, &p, &s, e0);
                             /* more memory-hungry neighbours */
@@ -1019,7 +1018,7 @@ START_TEST(cost_model_properties_the_prunes_use)
                                 else if (k == 3 && sp) { v.sp = false; v.tp_comm_overlap = false; }
                                 else if (k == 4) v.vpp = 2;
                                 else continue;
-                                ck_assert_int_eq(search_place_stages(m, &t.c, 0, &v, why, sizeof why), 0);
+                                ck_assert_int_eq(search_place_stages(m, &t.c, 0, &v, NULL), PLANNER_OK);
                                 if (strategy_check(m, &v, tu_err(&rule)) != 0)
                                     continue;
                                 evaluate(m, &t.c, &p, &v, e1);

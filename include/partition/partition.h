@@ -41,6 +41,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "base/error.h"
 
 typedef enum partition_status {
     PARTITION_OK = 0,           /* a partition, optimal (DP) or see `optimal` */
@@ -103,9 +104,10 @@ typedef struct partition_ws {
 
 void partition_ws_free(partition_ws *ws);   /* frees contents; NULL-safe */
 
-/* Checks the problem's shape and values (the valid range above).  0, or -1
- * with the reason in why (may be NULL when why_size is 0). */
-int partition_validate(const partition_problem *pb, char *why, int why_size);
+/* Checks the problem's shape and values (the valid range above).
+ * PLANNER_OK, or PLANNER_E_INPUT with the reason in *err (err may be NULL:
+ * no message is formatted). */
+planner_status partition_validate(const partition_problem *pb, planner_error *err);
 
 /* time(s, first, first + n) and bytes(s, first, first + n), summed directly
  * from the last layer of the range to the first, as the DP sums them. */

@@ -87,6 +87,7 @@ typedef struct placer_stats {
     long ilp_fallbacks;     /* ILP gave no split: the DP's was used */
     long cost_misses;       /* per-layer cost tables computed */
     long cost_hits;         /* ... and reused */
+    long limit_stops;       /* calls the work limit stopped (placer_set_work_limit) */
 } placer_stats;
 
 /* A placer for one search.  use_ilp: partition with partition_ilp() (its
@@ -99,7 +100,8 @@ const placer_stats *placer_get_stats(const placer *pc);
 
 /* The placer's work: DP inner-loop steps plus L per per-layer cost table
  * built, over all calls.  With a limit > 0, a call that would go past it
- * stops and placer_place() returns -3 (0 = no limit, the default). */
+ * stops: placer_place() fails and counts it in placer_stats.limit_stops (0 =
+ * no limit, the default). */
 void placer_set_work_limit(placer *pc, long long steps);
 long long placer_work(const placer *pc);
 
@@ -114,13 +116,15 @@ void placer_balance_misses(placer *pc, bool on);
  * recompute, zero and tp_comm_overlap: groups and TP from `pl`, layers from
  * the partitioner (the least bottleneck that fits every stage's memory; when
  * nothing fits, see placer_balance_misses; evaluate() then reports the
- * miss).  vpp must be 1.  Returns 0; -1 when it cannot (the reason in
- * why); -2 when out of memory; -3 when the work limit stopped it. */
-int placer_place(placer *pc, const placement *pl, strategy *s, char *why, int why_size);
+ * miss).  vpp must be 1.  Returns PLANNER_OK; PLANNER_E_INPUT when it
+ * cannot (the reason in *err; when the work limit stopped it, that is the
+ * reason and placer_stats.limit_stops counts it); PLANNER_E_INTERNAL when
+ * out of memory.  err may be NULL (no message is formatted). */
+planner_status placer_place(placer *pc, const placement *pl, strategy *s, planner_error *err);
 
 /* The same with the solver chosen per call (the search screens with the DP
  * and re-partitions the plans that may rank with the ILP). */
-int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp, char *why,
-                      int why_size);
+planner_status placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp,
+                                 planner_error *err);
 
 #endif

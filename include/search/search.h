@@ -173,12 +173,12 @@ void search_result_free(search_result *res);   /* NULL-safe; frees contents */
 
 /* The placement seam: fills s->stage[] and s->n_stages for a strategy whose
  * tp, cp, pp, dp and vpp are set, with every stage on node group `group` of
- * `c` and the decoder layers split evenly (layers / pp per rank).  Returns 0,
- * or -1 with the reason in why when it cannot (layers % pp != 0, pp too
- * large).  The search uses it for even splits on one group; uneven splits
- * and placements across node groups go through placement.h (the placement
- * seam in search.c). */
-int search_place_stages(const model *m, const cluster *c, int group, strategy *s,
-                        char *why, int why_size);
+ * `c` and the decoder layers split evenly (layers / pp per rank).  Returns
+ * PLANNER_OK, or PLANNER_E_INPUT with the reason in *err when it cannot
+ * (layers % pp != 0, pp too large); err may be NULL.  The search uses it for
+ * even splits on one group; uneven splits and placements across node groups
+ * go through placement.h (the placement seam in search.c). */
+planner_status search_place_stages(const model *m, const cluster *c, int group, strategy *s,
+                                   planner_error *err);
 
 #endif

@@ -66,18 +66,11 @@ static bool good_value(double v)
     return v == 0 || (v >= PARTITION_COEF_MIN && v <= PARTITION_COEF_MAX);
 }
 
-#define FAIL(...)                                                  \
-    do {                                                           \
-        if (why != NULL && why_size > 0)                           \
-            snprintf(why, (size_t)why_size, __VA_ARGS__);          \
-        return -1;                                                 \
-    } while (0)
+#define FAIL(...) return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, __VA_ARGS__)
 
-int partition_validate(const partition_problem *pb, char *why, int why_size)
+planner_status partition_validate(const partition_problem *pb, planner_error *err)
 {
     int L, P, K, ml;
-    if (why != NULL && why_size > 0)
-        why[0] = '\0';
     if (pb == NULL)
         FAIL("no problem");
     L = pb->n_layers;
@@ -123,8 +116,10 @@ int partition_validate(const partition_problem *pb, char *why, int why_size)
              PARTITION_COEF_MAX);
     if (!(pb->mip_gap >= 0 && pb->mip_gap <= 1))
         FAIL("gap %g is outside [0, 1]", pb->mip_gap);
-    return 0;
+    return PLANNER_OK;
 }
+
+#undef FAIL
 
 /* Both sum from the range's last layer down to its first and combine the
  * sums with the fixed costs in the expression partition_dp() uses. */
@@ -276,7 +271,7 @@ partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
     size_t row;
 
     memset(out, 0, sizeof *out);
-    if (partition_validate(pb, NULL, 0) != 0) {
+    if (partition_validate(pb, NULL) != PLANNER_OK) {
         out->status = PARTITION_INVALID;
         return PARTITION_INVALID;
     }

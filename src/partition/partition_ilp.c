@@ -608,7 +608,7 @@ partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
     double t0 = now_s();
 
     memset(out, 0, sizeof *out);
-    if (partition_validate(pb, NULL, 0) != 0 || !(time_limit_s > 0)) {
+    if (partition_validate(pb, NULL) != PLANNER_OK || !(time_limit_s > 0)) {
         out->status = PARTITION_INVALID;
         return PARTITION_INVALID;
     }

@@ -519,11 +519,11 @@ static partition_status closest_split(placer *pc, partition_problem *pb, int P)
     return st == PARTITION_NOMEM ? st : partition_dp(pb, &pc->ws, &pc->res);
 }
 
-#define WHY(...) do { snprintf(why, (size_t)why_size, __VA_ARGS__); return -1; } while (0)
+#define WHY(...) return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, __VA_ARGS__)
 
-int placer_place(placer *pc, const placement *pl, strategy *s, char *why, int why_size)
+planner_status placer_place(placer *pc, const placement *pl, strategy *s, planner_error *err)
 {
-    return placer_place_with(pc, pl, s, pc->use_ilp, why, why_size);
+    return placer_place_with(pc, pl, s, pc->use_ilp, err);
 }
 
 /* The terms of one layer's memory as the partitioner sums them
@@ -770,8 +770,8 @@ static void set_stages(placer *pc, const placement *pl, strategy *s, int P,
     }
 }
 
-int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp, char *why,
-                      int why_size)
+planner_status placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp,
+                                 planner_error *err)
 {
     const int L = pc->L;
     int P = placement_stages(pl), K = pl->n_parts;
@@ -779,8 +779,6 @@ int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp
     partition_problem pb;
     partition_status st;
 
-    if (why_size > 0)
-        why[0] = '\0';
     if (K < 1 || K > (pl->packed ? PLACEMENT_MAX_PACKED : PLACEMENT_MAX_PARTS))
         WHY("placement of %d parts", K);
     if (P != s->pp)
@@ -804,13 +802,15 @@ int placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp
                              pc->fb, pc->infl, pc->cap, 1, NULL, 0, 0, 0};
     st = solve(pc, &pb, P, mcount, use_ilp);
     if (st == PARTITION_NOMEM)
-        return -2;
+        return error_oom(err);
     if (st == PARTITION_LIMIT) {
-        snprintf(why, (size_t)why_size, "the search's work limit was reached");
-        return -3;
+        pc->st.limit_stops++;
+        WHY("the search's work limit was reached");
     }
     if (st != PARTITION_OK)
         WHY("layer partition: %s", partition_status_name(st));
     set_stages(pc, pl, s, P, pc->mix);
-    return 0;
+    return PLANNER_OK;
 }
+
+#undef WHY

@@ -238,28 +238,22 @@ void search_result_free(search_result *res)
 
 /* ---- placement seam ----------------------------------------------------- */
 
-int search_place_stages(const model *m, const cluster *c, int group, strategy *s,
-                        char *why, int why_size)
+planner_status search_place_stages(const model *m, const cluster *c, int group, strategy *s,
+                                   planner_error *err)
 {
     int per_rank, per_chunk;
-    if (group < 0 || group >= c->n_groups) {
-        snprintf(why, (size_t)why_size, "no node group %d", group);
-        return -1;
-    }
-    if (s->pp < 1 || s->pp > STRATEGY_MAX_STAGES) {
-        snprintf(why, (size_t)why_size, "pp %d is outside 1..%d", s->pp, STRATEGY_MAX_STAGES);
-        return -1;
-    }
-    if (m->layers % s->pp != 0) {
-        snprintf(why, (size_t)why_size, "layers (%d) %% pp (%d) != 0", m->layers, s->pp);
-        return -1;
-    }
+    if (group < 0 || group >= c->n_groups)
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "no node group %d", group);
+    if (s->pp < 1 || s->pp > STRATEGY_MAX_STAGES)
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "pp %d is outside 1..%d", s->pp,
+                         STRATEGY_MAX_STAGES);
+    if (m->layers % s->pp != 0)
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "layers (%d) %% pp (%d) != 0",
+                         m->layers, s->pp);
     per_rank = m->layers / s->pp;
-    if (s->vpp < 1 || per_rank % s->vpp != 0) {
-        snprintf(why, (size_t)why_size, "layers per pipeline rank (%d) %% vpp (%d) != 0",
-                 per_rank, s->vpp);
-        return -1;
-    }
+    if (s->vpp < 1 || per_rank % s->vpp != 0)
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                         "layers per pipeline rank (%d) %% vpp (%d) != 0", per_rank, s->vpp);
     per_chunk = per_rank / s->vpp;
     s->n_stages = s->pp;
     s->n_mixes = 0;
@@ -271,27 +265,29 @@ int search_place_stages(const model *m, const cluster *c, int group, strategy *s
         st->tp = s->tp;
         st->dp = s->dp;
     }
-    return 0;
+    return PLANNER_OK;
 }
 
+/* The placement seam's failures: PLANNER_E_INPUT with the reason in *err
+ * (err may be NULL: the search asks for the first invalid candidate's
+ * message only). */
+#define PLACE_FAIL(...) return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, __VA_ARGS__)
+
 /* A pinned layout (search_options.layout) on x->group: its pp and vpp
- * only, one node group.  0, or -1 (why). */
-static int place_layout(search_ctx *x, strategy *s, char *why, int why_size)
+ * only, one node group. */
+static planner_status place_layout(search_ctx *x, strategy *s, planner_error *err)
 {
     const strategy *lay = x->o->layout;
-    if (s->pp != lay->pp || s->vpp != lay->vpp || x->placement != NULL) {
-        snprintf(why, (size_t)why_size, "the pinned layout is for pp %d vpp %d on one node group",
-                 lay->pp, lay->vpp);
-        return -1;
-    }
+    if (s->pp != lay->pp || s->vpp != lay->vpp || x->placement != NULL)
+        PLACE_FAIL("the pinned layout is for pp %d vpp %d on one node group", lay->pp, lay->vpp);
     memcpy(s->layout_layers, lay->layout_layers, sizeof s->layout_layers);
     s->layout = true;
     strategy_layout_stages(s, x->m->layers, x->group);
-    return 0;
+    return PLANNER_OK;
 }
 
-static int place_split(search_ctx *x, strategy *s, const placement *pl, char *why, int why_size);
-
+static planner_status place_split(search_ctx *x, strategy *s, const placement *pl,
+                                  planner_error *err);
 /* Interleaving on a placement across node groups: the placer splits the
  * layers over the pp ranks as without virtual stages (its balance of the
  * ranks' GPU types and memory), then each rank's n layers become vpp
@@ -302,28 +298,23 @@ static int place_split(search_ctx *x, strategy *s, const placement *pl, char *wh
  * count per virtual stage).  The evaluation then schedules the chunks
  * exactly; the split is the placer's choice for vpp 1, which ignores the
  * interleaved schedule's smaller bubble and larger in-flight memory.  A
- * rank with fewer layers than vpp: -1. */
-static int place_interleaved(search_ctx *x, strategy *s, const placement *pl, char *why,
-                             int why_size)
+ * rank with fewer layers than vpp cannot be placed. */
+static planner_status place_interleaved(search_ctx *x, strategy *s, const placement *pl,
+                                        planner_error *err)
 {
     int v = s->vpp, pp = s->pp, even = 1, first = 0;
+    planner_status st;
     s->vpp = 1;
-    if (place_split(x, s, pl, why, why_size) != 0) {
-        s->vpp = v;
-        return -1;
-    }
+    st = place_split(x, s, pl, err);
     s->vpp = v;
-    if ((long)pp * v > STRATEGY_MAX_CHUNKS) {
-        snprintf(why, (size_t)why_size, "pp %d x vpp %d virtual stages exceed %d", pp, v,
-                 STRATEGY_MAX_CHUNKS);
-        return -1;
-    }
+    if (st != PLANNER_OK)
+        return st;
+    if ((long)pp * v > STRATEGY_MAX_CHUNKS)
+        PLACE_FAIL("pp %d x vpp %d virtual stages exceed %d", pp, v, STRATEGY_MAX_CHUNKS);
     for (int i = 0; i < pp; i++) {
-        if (s->stage[i].n_layers < v) {
-            snprintf(why, (size_t)why_size, "stage %d holds %d layers, fewer than vpp %d", i,
-                     s->stage[i].n_layers, v);
-            return -1;
-        }
+        if (s->stage[i].n_layers < v)
+            PLACE_FAIL("stage %d holds %d layers, fewer than vpp %d", i, s->stage[i].n_layers,
+                       v);
         if (s->stage[i].n_layers % v != 0)
             even = 0;
     }
@@ -339,40 +330,39 @@ static int place_interleaved(search_ctx *x, strategy *s, const placement *pl, ch
         strategy_chunk_layers(s, x->m->layers, i, 0, &first);
         s->stage[i].first_layer = first;
     }
-    return 0;
+    return PLANNER_OK;
 }
 
 /* Places x->s's stages: the even split (search_place_stages) for a uniform
  * model on one group when pp divides the layers, as Megatron does by
  * default; otherwise the placer (placement.c): stages on the groups of
  * x->placement (or all on x->group), layers from the DP or ILP partition.
- * 0, or -1 (why; x->oom when out of memory). */
-static int place(search_ctx *x, strategy *s, char *why, int why_size)
+ * PLANNER_OK, or a failure with the reason in *err (x->oom when out of
+ * memory, x->limited when the work limit stopped the placer). */
+static planner_status place(search_ctx *x, strategy *s, planner_error *err)
 {
     placement one;
     const placement *pl = x->placement;
     s->account_embedding = s->account_loss = s->layout = false;
     if (x->o->layout != NULL)
-        return place_layout(x, s, why, why_size);
+        return place_layout(x, s, err);
     if (pl == NULL) {
         int L = x->m->layers;
         if (!x->m->uneven && s->pp > 0 && L % s->pp == 0 &&
             (s->vpp <= 1 || (L / s->pp) % s->vpp == 0))
-            return search_place_stages(x->m, x->c, x->group, s, why, why_size);
+            return search_place_stages(x->m, x->c, x->group, s, err);
         if (!x->m->uneven && s->pp > 1 && s->vpp > 1) {
             /* interleaving over an uneven split: Megatron's
              * --account-for-embedding/loss-in-pipeline-split rule */
             if (strategy_split_account(s, L, x->group) == 0)
-                return 0;
+                return PLANNER_OK;
             s->account_embedding = s->account_loss = false;
             /* else a --pipeline-model-parallel-layout (layout.c) */
             if (strategy_split_layout(s, L, x->m->mtp_layers, x->group) == 0)
-                return 0;
+                return PLANNER_OK;
             s->layout = false;
-            snprintf(why, (size_t)why_size,
-                     "pp %d x vpp %d virtual stages: more than the %d layers with the "
-                     "embedding and loss", s->pp, s->vpp, L + 2 + x->m->mtp_layers);
-            return -1;
+            PLACE_FAIL("pp %d x vpp %d virtual stages: more than the %d layers with the "
+                       "embedding and loss", s->pp, s->vpp, L + 2 + x->m->mtp_layers);
         }
         memset(&one, 0, sizeof one);
         one.n_parts = 1;
@@ -381,22 +371,22 @@ static int place(search_ctx *x, strategy *s, char *why, int why_size)
         pl = &one;
     }
     if (s->vpp > 1 && x->placement != NULL)
-        return place_interleaved(x, s, pl, why, why_size);
-    return place_split(x, s, pl, why, why_size);
+        return place_interleaved(x, s, pl, err);
+    return place_split(x, s, pl, err);
 }
 
-/* The placer's split of x->s's layers over placement pl (vpp 1).  0, or -1
- * (why; x->oom, x->limited). */
-static int place_split(search_ctx *x, strategy *s, const placement *pl, char *why, int why_size)
+/* The placer's split of x->s's layers over placement pl (vpp 1).
+ * PLANNER_OK, or a failure with the reason in *err (x->oom, x->limited). */
+static planner_status place_split(search_ctx *x, strategy *s, const placement *pl,
+                                  planner_error *err)
 {
-    int r;
+    planner_status r;
     if (x->placer == NULL) {
         /* screening uses the DP; seam_refine() re-partitions with the ILP */
         x->placer = placer_new(x->m, x->c, x->p, false, x->o->ilp_time_limit_s);
         if (x->placer == NULL) {
             x->oom = true;
-            snprintf(why, (size_t)why_size, "out of memory");
-            return -1;
+            return error_oom(err);
         }
     }
     if (x->o->work_limit > 0)   /* what the evaluations left of the limit */
@@ -404,26 +394,28 @@ static int place_split(search_ctx *x, strategy *s, const placement *pl, char *wh
     /* memory-balanced splits for misses only while no plan fits (a miss is
      * reported only then) */
     placer_balance_misses(x->placer, x->feasible == 0);
-    r = placer_place(x->placer, pl, s, why, why_size);
-    if (r == -2)
+    r = placer_place(x->placer, pl, s, err);
+    if (r == PLANNER_E_INTERNAL)
         x->oom = true;
-    if (r == -3)
+    if (placer_get_stats(x->placer)->limit_stops > 0)
         x->limited = true;
-    return r == 0 ? 0 : -1;
+    return r;
 }
 
 /* Places x->s like the closest miss (the same groups in the same order). */
-static int place_like_miss(search_ctx *x, char *why, int why_size)
+static planner_status place_like_miss(search_ctx *x, planner_error *err)
 {
     placement pl;
-    int r;
+    planner_status r;
     if (placement_from_strategy(&x->miss, &pl) != 0 || pl.n_parts <= 1)
-        return place(x, &x->s, why, why_size);
+        return place(x, &x->s, err);
     x->placement = &pl;
-    r = place(x, &x->s, why, why_size);
+    r = place(x, &x->s, err);
     x->placement = NULL;
     return r;
 }
+
+#undef PLACE_FAIL
 
 /* Keeps the best feasible plan on one group and across groups (for the
  * placement note). */
@@ -979,7 +971,10 @@ static bool vpp_applies(const search_ctx *x, int v, int mb)
 /* Builds x->s's inner knobs and stages.  0 or -1 (cannot place). */
 static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
 {
-    char why[192];
+    /* the message only for the first candidate that cannot be placed (as
+     * check_eval) */
+    bool first = x->first_invalid[0] == '\0';
+    planner_error why;
     strategy *s = &x->s;
     s->mbs = mbs;
     s->vpp = vpp;
@@ -988,12 +983,14 @@ static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
     s->recompute = rc_level_mode(rc);
     s->recompute_modules = rc == RC_LEVEL_SEL_SAVE ? rc_save_modules(x->m) : RC_MOD_CORE_ATTN;
     set_derived(x);
-    if (place(x, s, why, sizeof why) != 0) {
+    if (first)
+        error_clear(&why);
+    if (place(x, s, first ? &why : NULL) != PLANNER_OK) {
         x->invalid++;
-        if (x->first_invalid[0] == '\0')
+        if (first)
             snprintf(x->first_invalid, sizeof x->first_invalid,
-                     "tp %d, cp %d, pp %d, dp %d, vpp %d: %s", s->tp, s->cp, s->pp, s->dp,
-                     s->vpp, why);
+                     "tp %d, cp %d, pp %d, dp %d, vpp %d: %.191s", s->tp, s->cp, s->pp, s->dp,
+                     s->vpp, why.msg);
         return -1;
     }
     return 0;
@@ -1579,9 +1576,8 @@ static int search_placements(search_ctx *x)
  * pay for an ILP solve; the search itself screens with the exact DP. */
 static void seam_refine_top(search_ctx *x, search_result *res)
 {
-    char why[160];
     cost_schedule *sched;
-    int r;
+    planner_status r;
     if (x->o->partition != PARTITION_ILP || x->placer == NULL)
         return;
     /* the re-partitioned plan's schedule, then a swap's; zeroed, as whole
@@ -1604,12 +1600,12 @@ static void seam_refine_top(search_ctx *x, search_result *res)
         if (placement_from_strategy(&pl->s, &where) != 0)
             continue;
         x->ilp.s = pl->s;
-        r = placer_place_with(x->placer, &where, &x->ilp.s, true, why, sizeof why);
-        if (r == -2) {      /* out of memory: not a reason to keep the DP's split */
+        r = placer_place_with(x->placer, &where, &x->ilp.s, true, NULL);
+        if (r == PLANNER_E_INTERNAL) {      /* out of memory: not a reason to keep the DP's split */
             x->oom = true;
             break;
         }
-        if (r != 0)
+        if (r != PLANNER_OK)
             continue;
         memset(sched, 0, sizeof *sched);   /* a shorter pipeline leaves the last one's stages */
         evaluate_schedule(x->m, x->c, x->p, &x->ilp.s, &x->ilp.e, sched);
@@ -1751,7 +1747,6 @@ static int miss_group(const search_ctx *x)
  * Returns 1 fits, 0 does not, -1 invalid or the same as the miss. */
 static int try_variant(search_ctx *x, bool full_rc, bool mbs1, bool zero3)
 {
-    char why[256];
     x->s = x->miss;
     if (full_rc)
         x->s.recompute = RECOMPUTE_FULL;
@@ -1767,7 +1762,7 @@ static int try_variant(search_ctx *x, bool full_rc, bool mbs1, bool zero3)
         return -1;
     set_derived(x);
     x->group = miss_group(x);
-    if (place_like_miss(x, why, sizeof why) != 0)
+    if (place_like_miss(x, NULL) != PLANNER_OK)
         return -1;
     return check_eval(x, false);
 }

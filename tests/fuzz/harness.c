@@ -629,7 +629,7 @@ int harness_partition(const uint8_t *data, size_t size, char *msg, int msg_size)
 
     sd = partition_dp(&pb, NULL, &dp);
     si = partition_ilp(&pb, 2.0, &ilp);
-    if (partition_validate(&pb, NULL, 0) != 0) {
+    if (partition_validate(&pb, NULL) != PLANNER_OK) {
         if (sd != PARTITION_INVALID || si != PARTITION_INVALID)
             return fail(msg, msg_size, "invalid problem: DP %s, ILP %s",
                         partition_status_name(sd), partition_status_name(si));
