@@ -139,23 +139,23 @@ static void first_layers(const model *m, strategy *s)
 
 /* Runs emit_write for release `ver` into a string (caller frees); returns
  * emit's status. */
-static int emit_to_string_ver(emit_kind kind, megatron_version ver, const fixture *f,
-                              char **text)
+static planner_status emit_to_string_ver(emit_kind kind, megatron_version ver, const fixture *f,
+                                         char **text)
 {
-    char why[256] = "";
+    planner_error why = PLANNER_ERROR_INIT;
     size_t len = 0;
     FILE *fp = open_memstream(text, &len);
     ck_assert_ptr_nonnull(fp);
     plan pl = f->pl;
     first_layers(&f->m, &pl.s);
-    int rc = emit_write(fp, kind, ver, &f->m, &f->c, &pl, why, sizeof why);
+    planner_status rc = emit_write(fp, kind, ver, &f->m, &f->c, &pl, &why);
     fclose(fp);
-    if (rc != 0)
-        fprintf(stderr, "emit: %s\n", why);
+    if (rc != PLANNER_OK)
+        fprintf(stderr, "emit: %s\n", why.msg);
     return rc;
 }
 
-static int emit_to_string(emit_kind kind, const fixture *f, char **text)
+static planner_status emit_to_string(emit_kind kind, const fixture *f, char **text)
 {
     return emit_to_string_ver(kind, MEGATRON_VERSION_DEFAULT, f, text);
 }
@@ -389,7 +389,7 @@ START_TEST(uneven_first_last)
      * which the cost model's chunks (strategy_chunk_layers) assume: emit
      * refuses it with the search's rule */
     s->vpp = 2;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
     {
         planner_error why, why2;
@@ -483,7 +483,7 @@ START_TEST(uneven_layout)
     /* multi-token prediction: its layers after the decoder layers, in the
      * last stage with the loss; gpt3's learned positions cannot take it */
     f.m.mtp_layers = 2;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
     f.m.position = POS_ROPE;
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
@@ -608,7 +608,7 @@ END_TEST
 START_TEST(rules_refused)
 {
     fixture f;
-    char why[256];
+    planner_error why;
     planner_error rule;
     gpt3(&f);
     ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), 0);
@@ -649,8 +649,8 @@ START_TEST(rules_refused)
     char *t = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&t, &len);
-    ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &f.pl, why,
-                                sizeof why), -1);
+    ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &f.pl,
+                                tu_err(&why)), PLANNER_E_INPUT);
     fclose(fp);
     ck_assert_uint_eq(len, 0);
     free(t);
@@ -727,9 +727,9 @@ START_TEST(torchrun_script)
 
     /* 12 GPUs do not fill 8-GPU nodes */
     f.pl.s.dp = 3; f.pl.s.gbs = 12;
-    char why[256];
+    planner_error why;
     int nodes, ppn;
-    ck_assert_int_eq(emit_launch_shape(&f.c, &f.pl, &nodes, &ppn, why, sizeof why), -1);
+    ck_assert_int_eq(emit_launch_shape(&f.c, &f.pl, &nodes, &ppn, tu_err(&why)), PLANNER_E_INPUT);
 }
 END_TEST
 
@@ -831,8 +831,8 @@ START_TEST(hetero_slurm)
     f.group[1].nodes = 8;
     emit_component comp[8];
     int n = 0;
-    char why[256];
-    ck_assert_int_eq(emit_components(&f.c, &f.pl, comp, 8, &n, why, sizeof why), 0);
+    planner_error why;
+    ck_assert_int_eq(emit_components(&f.c, &f.pl, comp, 8, &n, tu_err(&why)), PLANNER_OK);
     ck_assert_int_eq(n, 3);
     ck_assert_int_eq(comp[0].nodes, 4);
     ck_assert_int_eq(comp[1].nodes, 2);
@@ -841,15 +841,15 @@ START_TEST(hetero_slurm)
     ck_assert_int_eq(comp[2].first_rank, 32);
     /* 4 + 4 A100 nodes of the 7 the group has: refused */
     f.group[1].nodes = 7;
-    ck_assert_int_eq(emit_components(&f.c, &f.pl, comp, 8, &n, why, sizeof why), -1);
-    ck_assert_ptr_nonnull(strstr(why, "a100-pod"));
+    ck_assert_int_eq(emit_components(&f.c, &f.pl, comp, 8, &n, tu_err(&why)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(why.msg, "a100-pod"));
 }
 END_TEST
 
 START_TEST(hetero_refused)
 {
     fixture f;
-    char why[256];
+    planner_error why;
     planner_error rule;
     char *t = NULL;
     size_t len = 0;
@@ -860,8 +860,8 @@ START_TEST(hetero_refused)
     ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), PLANNER_E_INPUT);
     ck_assert_ptr_nonnull(strstr(rule.msg, "one TP and one DP degree"));
     FILE *fp = open_memstream(&t, &len);
-    ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &f.pl, why,
-                                sizeof why), -1);
+    ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &f.pl,
+                                tu_err(&why)), PLANNER_E_INPUT);
     fclose(fp);
     ck_assert_uint_eq(len, 0);
     free(t);
@@ -873,11 +873,11 @@ START_TEST(hetero_refused)
     f.pl.s.stage[0].group = 1;
     t = NULL;
     fp = open_memstream(&t, &len);
-    ck_assert_int_eq(emit_write(fp, EMIT_TORCHRUN, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &f.pl, why,
-                                sizeof why), -1);
+    ck_assert_int_eq(emit_write(fp, EMIT_TORCHRUN, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &f.pl,
+                                tu_err(&why)), PLANNER_E_INPUT);
     fclose(fp);
     ck_assert_uint_eq(len, 0);
-    ck_assert_ptr_nonnull(strstr(why, "not whole nodes"));
+    ck_assert_ptr_nonnull(strstr(why.msg, "not whole nodes"));
     free(t);
 }
 END_TEST
@@ -1147,7 +1147,8 @@ END_TEST
 START_TEST(architecture_flags)
 {
     fixture f;
-    char *t = NULL, why[512];
+    char *t = NULL;
+    planner_error why;
     planner_error rule;
     llama70b(&f);
     f.m.rope.theta = 500000;
@@ -1168,7 +1169,7 @@ START_TEST(architecture_flags)
     f.m.rope.high_freq_factor = 2;   /* Megatron fixes 4 */
     first_layers(&f.m, &f.pl.s);
     ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), 0);
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
 
     f.m.rope.scaling = ROPE_SCALING_LINEAR;
@@ -1177,15 +1178,15 @@ START_TEST(architecture_flags)
     ck_flag(t, "--rotary-seq-len-interpolation-factor", "4");
     free(t);
     f.m.rope.factor = 2.5;   /* the flag is an int */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
     f.m.rope.scaling = ROPE_SCALING_OTHER;
     snprintf(f.m.rope.type, sizeof f.m.rope.type, "dynamic");
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
     f.m.rope.scaling = ROPE_SCALING_NONE;
     f.m.rope.theta = 1000000.5;   /* --rotary-base is an int */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
     f.m.rope.theta = 0;           /* absent: HF's and Megatron's 10000, said explicitly */
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
@@ -1193,7 +1194,7 @@ START_TEST(architecture_flags)
     free(t);
     f.m.rope.scaling = ROPE_SCALING_YARN;   /* YaRN without MLA */
     f.m.rope.factor = 4;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
 
     /* MLA (DeepSeek-V3's attention on this fixture): YaRN as in its config */
@@ -1210,7 +1211,7 @@ START_TEST(architecture_flags)
     ck_assert_int_gt(check_flags_in(t, MEGATRON_0_15), 20);
     free(t);
     f.m.rope.beta_fast = 1;   /* Megatron's MLA fixes 32 */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
     f.m.rope.scaling = ROPE_SCALING_NONE;   /* MLA takes YaRN unless told */
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
@@ -1242,17 +1243,17 @@ START_TEST(architecture_flags)
         size_t len = 0;
         FILE *fp = open_memstream(&t, &len);
         ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c,
-                                    &f.pl, why, sizeof why), -1);
+                                    &f.pl, tu_err(&why)), PLANNER_E_INPUT);
         fclose(fp);
         ck_assert_uint_eq(len, 0);   /* nothing printed */
         free(t);
     }
-    ck_assert_ptr_nonnull(strstr(why, "layers 0-3 have an MLP width of 81920 (the model's: "
+    ck_assert_ptr_nonnull(strstr(why.msg, "layers 0-3 have an MLP width of 81920 (the model's: "
                                       "20480), layers 36-39 have 80 heads of 64"));
     /* only the query groups differ: refused too */
     set_layers(&f, 40);
     f.layer[39].kv_heads = 8;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
 }
 END_TEST
@@ -1285,7 +1286,7 @@ START_TEST(precision_per_gpu)
     ck_no_flag(t, "--initial-loss-scale");
     free(t);
     f.m.prec = PREC_FP8;   /* A100 has no FP8 */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
 
     /* one stage on T4 is enough for fp16 */
@@ -1302,7 +1303,7 @@ START_TEST(precision_per_gpu)
     for (int i = 0; i < f.m.layers; i++)
         f.layer[i].moe = true;
     f.pl.s.ep = 2;
-    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_15, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_15, &f, &t), PLANNER_E_INPUT);
     free(t);
     ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_16, &f, &t), 0);
     ck_flag(t, "--expert-model-parallel-size", "2");
@@ -1334,7 +1335,7 @@ START_TEST(hf_fields)
     ck_no_flag(t, "--add-qkv-bias");
     free(t);
     f.m.bias = MODEL_BIAS_SET | MODEL_BIAS_OUT;   /* no such Megatron layer */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
     f.m.bias = 0;
     f.m.rotary_dim = 64;   /* of head_dim 128 */
@@ -1346,7 +1347,7 @@ START_TEST(hf_fields)
     ck_assert_int_gt(check_flags_in(t, MEGATRON_0_15), 20);
     free(t);
     f.m.qk_norm = QK_NORM_ALL_HEADS;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
 
     gpt3(&f);   /* LayerNorm: biases everywhere by default */
@@ -1358,7 +1359,7 @@ START_TEST(hf_fields)
     ck_flag(t, "--disable-bias-linear", "");
     free(t);
     f.m.bias = MODEL_BIAS_SET;   /* LayerNorm without its bias: Megatron's has one */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), -1);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
 }
 END_TEST

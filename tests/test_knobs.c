@@ -382,15 +382,16 @@ END_TEST
 static void emit_append(const model *m, const cluster *c, const strategy *s, char **all)
 {
     plan pl;
-    char why[256], *text = NULL;
+    char *text = NULL;
+    planner_error why = PLANNER_ERROR_INIT;
     size_t len = 0;
     memset(&pl, 0, sizeof pl);
     pl.s = *s;
     FILE *fp = open_memstream(&text, &len);
     ck_assert_ptr_nonnull(fp);
-    int rc = emit_write(fp, EMIT_MEGATRON, MEGATRON_VERSION_DEFAULT, m, c, &pl, why, sizeof why);
+    planner_status rc = emit_write(fp, EMIT_MEGATRON, MEGATRON_VERSION_DEFAULT, m, c, &pl, &why);
     fclose(fp);
-    ck_assert_msg(rc == 0, "emit: %s", why);
+    ck_assert_msg(rc == PLANNER_OK, "emit: %s", why.msg);
     size_t have = *all ? strlen(*all) : 0;
     *all = realloc(*all, have + len + 1);
     ck_assert_ptr_nonnull(*all);

@@ -27,9 +27,12 @@ int megatron_version_parse(const char *text, megatron_version *out);
 const char *megatron_version_tag(megatron_version v);
 
 /* Writes the launch material of `kind` for plan `pl`, for Megatron-LM release
- * `ver`.  Returns 0 or -1 if the plan cannot be expressed (message in why). */
-int emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
-               const cluster *c, const plan *pl, char *why, int why_size);
+ * `ver`.  Returns PLANNER_OK; PLANNER_E_INPUT when the plan cannot be
+ * expressed (emit_check's rule, or what the flags cannot carry: the reason in
+ * *err), having written nothing; PLANNER_E_INTERNAL out of memory.  err may
+ * be NULL. */
+planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
+                          const cluster *c, const plan *pl, planner_error *err);
 
 /* Checks plan `pl` against Megatron-LM core_v0.15.0's rules: strategy_check()
  * (model/strategy.h, the rules the search and validate apply, one per knob
@@ -40,10 +43,10 @@ planner_status emit_check(const model *m, const cluster *c, const plan *pl, plan
 
 /* Nodes and processes per node the plan launches on: the GPUs it uses
  * (tp cp dp pp) over the GPUs per node of the node groups its stages sit on.
- * Returns 0, or -1 with a reason (groups with different GPUs per node, or a
- * GPU count that does not fill whole nodes). */
-int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_per_node,
-                      char *why, int why_size);
+ * Returns PLANNER_OK, or PLANNER_E_INPUT with the reason in *err (groups with
+ * different GPUs per node, or a GPU count that does not fill whole nodes). */
+planner_status emit_launch_shape(const cluster *c, const plan *pl, int *nodes,
+                                 int *procs_per_node, planner_error *err);
 
 /* One component of the launch: a run of consecutive ranks on one node
  * group (whole stages, or the part of a stage spanning groups that sits on
@@ -62,11 +65,11 @@ typedef struct emit_component {
 } emit_component;
 
 /* Splits plan `pl` into launch components (at most `max`, written to out[],
- * count in *n).  Returns 0, or -1 with a reason: stages with different TP or
- * DP degrees (Megatron has one of each), a component that does not fill
- * whole nodes, or more nodes than a group has.  A plan on one group gives one
- * component (nodes from emit_launch_shape). */
-int emit_components(const cluster *c, const plan *pl, emit_component *out, int max, int *n,
-                    char *why, int why_size);
+ * count in *n).  Returns PLANNER_OK, or PLANNER_E_INPUT with the reason in
+ * *err: stages with different TP or DP degrees (Megatron has one of each), a
+ * component that does not fill whole nodes, or more nodes than a group has.
+ * A plan on one group gives one component (nodes from emit_launch_shape). */
+planner_status emit_components(const cluster *c, const plan *pl, emit_component *out, int max,
+                               int *n, planner_error *err);
 
 #endif

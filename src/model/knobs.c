@@ -19,6 +19,7 @@
  *   cover the layers, vpp chunks, embedding/loss accounting) need the stages
  *   and stay in strategy_check() (strategy.c).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -592,8 +593,23 @@ static int parse_whole(const char *text, long min, long max, int *out)
     return 0;
 }
 
+/* A --fix spec the parser refuses: PLANNER_E_USAGE with the message in
+ * *err (no position: the caller adds the option or the file's line). */
+static planner_status fix_fail(planner_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static planner_status fix_fail(planner_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_vset(err, PLANNER_E_USAGE, NULL, 0, 0, NULL, fmt, ap);
+    va_end(ap);
+    return PLANNER_E_USAGE;
+}
+
 /* A KNOB_KIND_NAMED value: one of ki->names. */
-static int parse_named(const knob_info *ki, const char *val, int *out, char *msg, int msg_size)
+static planner_status parse_named(const knob_info *ki, const char *val, int *out,
+                                  planner_error *err)
 {
     char list[128];
     size_t len = 0;
@@ -601,18 +617,18 @@ static int parse_named(const knob_info *ki, const char *val, int *out, char *msg
     for (int i = 0; i <= ki->max; i++) {
         if (strcmp(val, ki->names[i]) == 0) {
             *out = i;
-            return 0;
+            return PLANNER_OK;
         }
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i == 0 ? "" :
                                 i == ki->max ? " or " : ", ", ki->names[i]);
     }
-    snprintf(msg, (size_t)msg_size, "%s: expected %s, got '%s'%s%s%s", ki->key, list, val,
-             hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
-    return -1;
+    return fix_fail(err, "%s: expected %s, got '%s'%s%s%s", ki->key, list, val,
+                    hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
 }
 
 /* A KNOB_KIND_SET value: names of ki->names joined by '+'. */
-static int parse_set(const knob_info *ki, const char *val, int *out, char *msg, int msg_size)
+static planner_status parse_set(const knob_info *ki, const char *val, int *out,
+                                planner_error *err)
 {
     int v = 0, n = 0;
     const char *p = val;
@@ -630,10 +646,9 @@ static int parse_set(const knob_info *ki, const char *val, int *out, char *msg, 
             const char *hint = suggest_closest(word, ki->names, (size_t)n);
             char known[128];
             set_text(ki, (1 << n) - 1, known, sizeof known);
-            snprintf(msg, (size_t)msg_size, "%s: unknown name '%s' in '%s' (known: %s, joined "
-                     "by +)%s%s%s", ki->key, word, val, known, hint ? " (did you mean '" : "",
-                     hint ? hint : "", hint ? "'?)" : "");
-            return -1;
+            return fix_fail(err, "%s: unknown name '%s' in '%s' (known: %s, joined by +)%s%s%s",
+                            ki->key, word, val, known, hint ? " (did you mean '" : "",
+                            hint ? hint : "", hint ? "'?)" : "");
         }
         v |= 1 << i;
         if (end == NULL)
@@ -641,75 +656,69 @@ static int parse_set(const knob_info *ki, const char *val, int *out, char *msg, 
         p = end + 1;
     }
     *out = v;
-    return 0;
+    return PLANNER_OK;
 }
 
 /* Parses one VALUE of fix key `key` (a knob id, or FIX_GPUS) into *out. */
-static int parse_value(int key, const char *val, int *out, char *msg, int msg_size)
+static planner_status parse_value(int key, const char *val, int *out, planner_error *err)
 {
     static const char *const rc_names[] = {"none", "selective", "full"};
     static const char *const sw_names[] = {"on", "off"};
     const char *hint;
     if (key == FIX_GPUS) {
         if (parse_whole(val, 1, CLUSTER_MAX_GPUS, out) == 0)
-            return 0;
-        snprintf(msg, (size_t)msg_size, "gpus: expected an integer in 1..%d, got '%s'",
-                 CLUSTER_MAX_GPUS, val);
-        return -1;
+            return PLANNER_OK;
+        return fix_fail(err, "gpus: expected an integer in 1..%d, got '%s'", CLUSTER_MAX_GPUS,
+                        val);
     }
     switch (knobs[key].kind) {
     case KNOB_KIND_BOOL:
         if (strcmp(val, "on") == 0 || strcmp(val, "true") == 0 || strcmp(val, "1") == 0) {
             *out = 1;
-            return 0;
+            return PLANNER_OK;
         }
         if (strcmp(val, "off") == 0 || strcmp(val, "false") == 0 || strcmp(val, "0") == 0) {
             *out = 0;
-            return 0;
+            return PLANNER_OK;
         }
         hint = suggest_closest(val, sw_names, 2);
-        snprintf(msg, (size_t)msg_size, "%s: expected on or off, got '%s'%s%s%s",
-                 knobs[key].key, val, hint ? " (did you mean '" : "", hint ? hint : "",
-                 hint ? "'?)" : "");
-        return -1;
+        return fix_fail(err, "%s: expected on or off, got '%s'%s%s%s",
+                        knobs[key].key, val, hint ? " (did you mean '" : "", hint ? hint : "",
+                        hint ? "'?)" : "");
     case KNOB_KIND_RECOMPUTE:
         for (int i = 0; i < 3; i++)
             if (strcmp(val, rc_names[i]) == 0) {
                 *out = i;
-                return 0;
+                return PLANNER_OK;
             }
         hint = suggest_closest(val, rc_names, 3);
-        snprintf(msg, (size_t)msg_size,
-                 "%s: expected none, selective or full, got '%s'%s%s%s", knobs[key].key, val,
-                 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
-        return -1;
+        return fix_fail(err,
+                        "%s: expected none, selective or full, got '%s'%s%s%s", knobs[key].key, val,
+                        hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
     case KNOB_KIND_CP_COMM:
         for (int i = 0; i < CP_COMM_COUNT; i++)
             if (strcmp(val, cp_comm_names[i]) == 0) {
                 *out = i;
-                return 0;
+                return PLANNER_OK;
             }
         hint = suggest_closest(val, cp_comm_names, CP_COMM_COUNT);
-        snprintf(msg, (size_t)msg_size,
-                 "%s: expected p2p, a2a, all_gather or a2a+p2p, got '%s'%s%s%s",
-                 knobs[key].key, val, hint ? " (did you mean '" : "", hint ? hint : "",
-                 hint ? "'?)" : "");
-        return -1;
+        return fix_fail(err,
+                        "%s: expected p2p, a2a, all_gather or a2a+p2p, got '%s'%s%s%s",
+                        knobs[key].key, val, hint ? " (did you mean '" : "", hint ? hint : "",
+                        hint ? "'?)" : "");
     case KNOB_KIND_NAMED:
-        return parse_named(&knobs[key], val, out, msg, msg_size);
+        return parse_named(&knobs[key], val, out, err);
     case KNOB_KIND_SET:
-        return parse_set(&knobs[key], val, out, msg, msg_size);
+        return parse_set(&knobs[key], val, out, err);
     case KNOB_KIND_INT:
         break;
     }
     if (parse_whole(val, knobs[key].min, knobs[key].max, out) == 0)
-        return 0;
+        return PLANNER_OK;
     if (key == KNOB_ZERO)
-        snprintf(msg, (size_t)msg_size, "zero: expected 0, 1, 2 or 3, got '%s'", val);
-    else
-        snprintf(msg, (size_t)msg_size, "%s: expected an integer in %d..%d, got '%s'",
-                 knobs[key].key, knobs[key].min, knobs[key].max, val);
-    return -1;
+        return fix_fail(err, "zero: expected 0, 1, 2 or 3, got '%s'", val);
+    return fix_fail(err, "%s: expected an integer in %d..%d, got '%s'", knobs[key].key,
+                    knobs[key].min, knobs[key].max, val);
 }
 
 /* The fix keys: the fixable knobs' keys, then "gpus"; ids[] their key ids. */
@@ -741,8 +750,9 @@ static void trimmed(char *dst, size_t size, const char *b, const char *e)
     dst[n] = '\0';
 }
 
-/* Finds fix key `key` among names[0..n): its index, or -1 with a message. */
-static int fix_key_index(const char *key, const char **names, int n, char *msg, int msg_size)
+/* Finds fix key `key` among names[0..n): its index, or -1 with the message
+ * in *err. */
+static int fix_key_index(const char *key, const char **names, int n, planner_error *err)
 {
     char known[256];
     size_t len = 0;
@@ -752,18 +762,20 @@ static int fix_key_index(const char *key, const char **names, int n, char *msg, 
             return i;
     hint = suggest_closest(key, names, (size_t)n);
     if (hint != NULL) {
-        snprintf(msg, (size_t)msg_size, "unknown key '%s' (did you mean '%s'?)", key, hint);
+        fix_fail(err, "unknown key '%s' (did you mean '%s'?)", key, hint);
         return -1;
     }
     known[0] = '\0';
     for (int i = 0; i < n && len < sizeof known; i++)
         len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", i ? " " : "", names[i]);
-    snprintf(msg, (size_t)msg_size, "unknown key '%s' (known: %s)", key, known);
+    fix_fail(err, "unknown key '%s' (known: %s)", key, known);
     return -1;
 }
 
-/* The list into *out; 0, or -1 with the message in msg. */
-static int parse_list(const char *text, strategy_constraints *out, char *msg, int msg_size)
+/* The list into *out: PLANNER_OK, or PLANNER_E_USAGE with the message in
+ * *err (*out untouched). */
+static planner_status parse_list(const char *text, strategy_constraints *out,
+                                 planner_error *err)
 {
     strategy_constraints c = *out;
     const char *names[KNOB_COUNT + 1];
@@ -772,43 +784,32 @@ static int parse_list(const char *text, strategy_constraints *out, char *msg, in
     const char *item = text;
     int index = 0;
 
-    if (text == NULL || text[0] == '\0') {
-        snprintf(msg, (size_t)msg_size, "empty constraint list (expected KEY=VALUE,...)");
-        return -1;
-    }
+    if (text == NULL || text[0] == '\0')
+        return fix_fail(err, "empty constraint list (expected KEY=VALUE,...)");
     for (;;) {
         const char *comma = strchr(item, ',');
         const char *end = comma ? comma : item + strlen(item);
         const char *eq = memchr(item, '=', (size_t)(end - item));
         char whole[128], key[64], val[64];
-        int i, v;
+        int i, v = 0;
 
         index++;
         trimmed(whole, sizeof whole, item, end);
-        if (whole[0] == '\0') {
-            snprintf(msg, (size_t)msg_size, "empty item %d in '%s' (expected KEY=VALUE)",
-                     index, text);
-            return -1;
-        }
-        if (eq == NULL) {
-            snprintf(msg, (size_t)msg_size, "'%s': expected KEY=VALUE", whole);
-            return -1;
-        }
+        if (whole[0] == '\0')
+            return fix_fail(err, "empty item %d in '%s' (expected KEY=VALUE)", index, text);
+        if (eq == NULL)
+            return fix_fail(err, "'%s': expected KEY=VALUE", whole);
         trimmed(key, sizeof key, item, eq);
         trimmed(val, sizeof val, eq + 1, end);
-        if ((i = fix_key_index(key, names, n, msg, msg_size)) < 0)
-            return -1;
-        if (seen[i]) {
-            snprintf(msg, (size_t)msg_size, "duplicate key '%s'", key);
-            return -1;
-        }
+        if ((i = fix_key_index(key, names, n, err)) < 0)
+            return PLANNER_E_USAGE;
+        if (seen[i])
+            return fix_fail(err, "duplicate key '%s'", key);
         seen[i] = true;
-        if (val[0] == '\0') {
-            snprintf(msg, (size_t)msg_size, "%s: missing value", key);
-            return -1;
-        }
-        if (parse_value(ids[i], val, &v, msg, msg_size) != 0)
-            return -1;
+        if (val[0] == '\0')
+            return fix_fail(err, "%s: missing value", key);
+        if (parse_value(ids[i], val, &v, err) != PLANNER_OK)
+            return PLANNER_E_USAGE;
         *(int *)(void *)((char *)&c + (ids[i] == FIX_GPUS ? offsetof(strategy_constraints, gpus)
                                                           : knobs[ids[i]].fix_offset)) = v;
         if (comma == NULL)
@@ -816,16 +817,13 @@ static int parse_list(const char *text, strategy_constraints *out, char *msg, in
         item = comma + 1;
     }
     *out = c;
-    return 0;
+    return PLANNER_OK;
 }
 
 planner_status constraints_parse(strategy_constraints *out, const char *text,
                                  planner_error *err)
 {
-    char msg[ERROR_MSG_MAX];
-    if (parse_list(text, out, msg, sizeof msg) != 0)
-        return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL, "%s", msg);
-    return PLANNER_OK;
+    return parse_list(text, out, err);
 }
 
 void constraints_fill(strategy_constraints *dst, const strategy_constraints *src)

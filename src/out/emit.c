@@ -115,17 +115,18 @@ typedef struct arg_list {
     int n_notes;
 } arg_list;
 
-static void why_set(char *why, int why_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* What the launch material cannot express: PLANNER_E_INPUT with the reason
+ * in *err (err may be NULL). */
+static planner_status emit_fail(planner_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-static void why_set(char *why, int why_size, const char *fmt, ...)
+static planner_status emit_fail(planner_error *err, const char *fmt, ...)
 {
     va_list ap;
-    if (why == NULL || why_size <= 0)
-        return;
     va_start(ap, fmt);
-    vsnprintf(why, (size_t)why_size, fmt, ap);
+    error_vset(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, fmt, ap);
     va_end(ap);
+    return PLANNER_E_INPUT;
 }
 
 static emit_arg *arg_add(arg_list *l, arg_section sec, const char *flag)
@@ -373,8 +374,8 @@ planner_status emit_check(const model *m, const cluster *c, const plan *pl, plan
     return PLANNER_OK;
 }
 
-int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_per_node,
-                      char *why, int why_size)
+planner_status emit_launch_shape(const cluster *c, const plan *pl, int *nodes,
+                                 int *procs_per_node, planner_error *err)
 {
     const strategy *s = &pl->s;
     long gpus = (long)s->tp * (s->cp > 0 ? s->cp : 1) * s->dp * s->pp;
@@ -385,27 +386,23 @@ int emit_launch_shape(const cluster *c, const plan *pl, int *nodes, int *procs_p
             continue;
         if (gpn == 0)
             gpn = g->gpus_per_node;
-        else if (g->gpus_per_node != gpn) {
-            why_set(why, why_size,
-                    "the stages sit on node groups with %d and %d GPUs per node; launch them as a "
-                    "heterogeneous job by hand", gpn, g->gpus_per_node);
-            return -1;
-        }
+        else if (g->gpus_per_node != gpn)
+            return emit_fail(err, "the stages sit on node groups with %d and %d GPUs per node; "
+                             "launch them as a heterogeneous job by hand", gpn,
+                             g->gpus_per_node);
     }
     if (gpn <= 0)
         gpn = 8;
     if (gpus <= gpn) {
         *nodes = 1;
         *procs_per_node = (int)gpus;
-        return 0;
+        return PLANNER_OK;
     }
-    if (gpus % gpn != 0) {
-        why_set(why, why_size, "%ld GPUs do not fill whole nodes of %d GPUs", gpus, gpn);
-        return -1;
-    }
+    if (gpus % gpn != 0)
+        return emit_fail(err, "%ld GPUs do not fill whole nodes of %d GPUs", gpus, gpn);
     *nodes = (int)(gpus / gpn);
     *procs_per_node = gpn;
-    return 0;
+    return PLANNER_OK;
 }
 
 /* Runs of consecutive ranks on one group, in rank order (no node math): the
@@ -438,67 +435,58 @@ static int stage_runs(const strategy *s, emit_component *out, int max)
     return n;
 }
 
-int emit_components(const cluster *c, const plan *pl, emit_component *out, int max, int *n,
-                    char *why, int why_size)
+planner_status emit_components(const cluster *c, const plan *pl, emit_component *out, int max,
+                               int *n, planner_error *err)
 {
     const strategy *s = &pl->s;
     int k, node = 0, used[CLUSTER_MAX_GROUPS] = {0};
 
     *n = 0;
     for (int i = 0; i < s->n_stages; i++) {
-        if (stage_tp(s, i) != stage_tp(s, 0)) {
-            why_set(why, why_size, "pipeline stages 0 and %d have tp=%d and tp=%d: Megatron-LM "
-                    "runs one TP degree on every stage", i, stage_tp(s, 0), stage_tp(s, i));
-            return -1;
-        }
-        if (c != NULL && (s->stage[i].group < 0 || s->stage[i].group >= c->n_groups)) {
-            why_set(why, why_size, "pipeline stage %d names node group %d of %d", i,
-                    s->stage[i].group, c->n_groups);
-            return -1;
-        }
+        if (stage_tp(s, i) != stage_tp(s, 0))
+            return emit_fail(err, "pipeline stages 0 and %d have tp=%d and tp=%d: Megatron-LM "
+                             "runs one TP degree on every stage", i, stage_tp(s, 0),
+                             stage_tp(s, i));
+        if (c != NULL && (s->stage[i].group < 0 || s->stage[i].group >= c->n_groups))
+            return emit_fail(err, "pipeline stage %d names node group %d of %d", i,
+                             s->stage[i].group, c->n_groups);
     }
     k = stage_runs(s, out, max);
-    if (k < 0) {
-        why_set(why, why_size, "more than %d launch components", max);
-        return -1;
-    }
+    if (k < 0)
+        return emit_fail(err, "more than %d launch components", max);
     if (k <= 1 || c == NULL) {
         int nodes = 1, ppn = 1;
         if (k > 1) {   /* no cluster: one launch group of all stages */
             out[0].n_stages = s->n_stages;
             k = 1;
         }
-        if (emit_launch_shape(c, pl, &nodes, &ppn, why, why_size) != 0)
-            return -1;
+        if (emit_launch_shape(c, pl, &nodes, &ppn, err) != PLANNER_OK)
+            return PLANNER_E_INPUT;
         if (k == 1) {
             out[0].nodes = nodes;
             out[0].gpus_per_node = ppn;
         }
         *n = k;
-        return 0;
+        return PLANNER_OK;
     }
     for (int j = 0; j < k; j++) {
         const node_group *g = &c->group[out[j].group];
         long gpus = out[j].gpus;
-        if (g->gpus_per_node <= 0 || gpus % g->gpus_per_node != 0) {
-            why_set(why, why_size, "stages %d-%d on %s use %ld GPUs, not whole nodes of %d",
-                    out[j].first_stage, out[j].first_stage + out[j].n_stages - 1, g->name, gpus,
-                    g->gpus_per_node);
-            return -1;
-        }
+        if (g->gpus_per_node <= 0 || gpus % g->gpus_per_node != 0)
+            return emit_fail(err, "stages %d-%d on %s use %ld GPUs, not whole nodes of %d",
+                             out[j].first_stage, out[j].first_stage + out[j].n_stages - 1,
+                             g->name, gpus, g->gpus_per_node);
         out[j].gpus_per_node = g->gpus_per_node;
         out[j].nodes = (int)(gpus / g->gpus_per_node);
         out[j].first_node = node;
         node += out[j].nodes;
         used[out[j].group] += out[j].nodes;
-        if (used[out[j].group] > g->nodes) {
-            why_set(why, why_size, "the plan needs %d nodes of %s, which has %d",
-                    used[out[j].group], g->name, g->nodes);
-            return -1;
-        }
+        if (used[out[j].group] > g->nodes)
+            return emit_fail(err, "the plan needs %d nodes of %s, which has %d",
+                             used[out[j].group], g->name, g->nodes);
     }
     *n = k;
-    return 0;
+    return PLANNER_OK;
 }
 
 /* ---- the architecture: every field reaches a flag, or emit refuses ------- */
@@ -541,7 +529,7 @@ static void layer_difference(const model *m, int i, char *buf, size_t size)
 /* Refuses a model whose decoder layers differ in shape (MoE and dense MLPs
  * mixing is --moe-layer-freq, not a difference), naming the first two runs
  * of differing layers. */
-static int layers_check(const model *m, char *why, int why_size)
+static planner_status layers_check(const model *m, planner_error *err)
 {
     char runs[2][200], d[128], prev[128] = "";
     int n = 0, lo = 0;
@@ -558,70 +546,58 @@ static int layers_check(const model *m, char *why, int why_size)
         snprintf(prev, sizeof prev, "%s", d);
     }
     if (n == 0)
-        return 0;
-    why_set(why, why_size, "%s%s%s: Megatron-LM builds every decoder layer alike (its "
-            "heterogeneous layers take SwiGLU/RMSNorm models with one query-group count only)",
-            runs[0], n > 1 ? ", " : "", n > 1 ? runs[1] : "");
-    return -1;
+        return PLANNER_OK;
+    return emit_fail(err, "%s%s%s: Megatron-LM builds every decoder layer alike (its "
+                     "heterogeneous layers take SwiGLU/RMSNorm models with one query-group "
+                     "count only)", runs[0], n > 1 ? ", " : "", n > 1 ? runs[1] : "");
 }
 
 /* Refuses RoPE settings Megatron-LM cannot take: a base that is not an
  * integer (--rotary-base is an int), scaling kinds without flags, and
  * figures its constants fix otherwise. */
-static int rope_check(const model *m, char *why, int why_size)
+static planner_status rope_check(const model *m, planner_error *err)
 {
     const model_rope *r = &m->rope;
     double theta = r->theta > 0 ? r->theta : MEG_ROTARY_BASE_DEFAULT;
     bool mla = m->mla.kv_lora_rank > 0;
     if (m->position != POS_ROPE)
-        return 0;
-    if (theta != floor(theta) || theta > 2147483647.0) {
-        why_set(why, why_size, "RoPE base %.6g is not an integer that Megatron-LM's "
-                "--rotary-base takes", theta);
-        return -1;
-    }
+        return PLANNER_OK;
+    if (theta != floor(theta) || theta > 2147483647.0)
+        return emit_fail(err, "RoPE base %.6g is not an integer that Megatron-LM's "
+                         "--rotary-base takes", theta);
     switch (r->scaling) {
     case ROPE_SCALING_NONE:
-        return 0;
+        return PLANNER_OK;
     case ROPE_SCALING_LINEAR:
-        if (mla || r->factor < 1 || r->factor != floor(r->factor) || r->factor > 1024) {
-            why_set(why, why_size, "linear RoPE scaling by %g: Megatron-LM's "
-                    "--rotary-seq-len-interpolation-factor takes an integer >= 1%s", r->factor,
-                    mla ? " and not with multi-latent attention" : "");
-            return -1;
-        }
-        return 0;
+        if (mla || r->factor < 1 || r->factor != floor(r->factor) || r->factor > 1024)
+            return emit_fail(err, "linear RoPE scaling by %g: Megatron-LM's "
+                             "--rotary-seq-len-interpolation-factor takes an integer >= 1%s",
+                             r->factor, mla ? " and not with multi-latent attention" : "");
+        return PLANNER_OK;
     case ROPE_SCALING_LLAMA3:
         if (mla || (r->low_freq_factor > 0 && r->low_freq_factor != MEG_LLAMA3_LOW_FREQ) ||
             (r->high_freq_factor > 0 && r->high_freq_factor != MEG_LLAMA3_HIGH_FREQ) ||
-            (r->original_max_position > 0 && r->original_max_position != MEG_LLAMA3_ORIGINAL)) {
-            why_set(why, why_size, "Llama 3 RoPE scaling with low/high frequency factors %g/%g "
-                    "over %g positions: Megatron-LM fixes them at %g/%g over %g", r->low_freq_factor,
-                    r->high_freq_factor, r->original_max_position, MEG_LLAMA3_LOW_FREQ,
-                    MEG_LLAMA3_HIGH_FREQ, MEG_LLAMA3_ORIGINAL);
-            return -1;
-        }
-        return 0;
+            (r->original_max_position > 0 && r->original_max_position != MEG_LLAMA3_ORIGINAL))
+            return emit_fail(err, "Llama 3 RoPE scaling with low/high frequency factors %g/%g "
+                             "over %g positions: Megatron-LM fixes them at %g/%g over %g",
+                             r->low_freq_factor, r->high_freq_factor, r->original_max_position,
+                             MEG_LLAMA3_LOW_FREQ, MEG_LLAMA3_HIGH_FREQ, MEG_LLAMA3_ORIGINAL);
+        return PLANNER_OK;
     case ROPE_SCALING_YARN:
-        if (!mla) {
-            why_set(why, why_size, "YaRN RoPE scaling outside multi-latent attention is not "
-                    "expressed in Megatron-LM's flags here");
-            return -1;
-        }
+        if (!mla)
+            return emit_fail(err, "YaRN RoPE scaling outside multi-latent attention is not "
+                             "expressed in Megatron-LM's flags here");
         if ((r->original_max_position > 0 && r->original_max_position != MEG_YARN_ORIGINAL) ||
             (r->beta_fast >= 0 && r->beta_fast != MEG_YARN_BETA_FAST) ||
-            (r->beta_slow >= 0 && r->beta_slow != MEG_YARN_BETA_SLOW)) {
-            why_set(why, why_size, "YaRN over %g positions with beta_fast/slow %g/%g: "
-                    "Megatron-LM's MLA fixes them at %g, %g/%g (no flags)",
-                    r->original_max_position, r->beta_fast, r->beta_slow, MEG_YARN_ORIGINAL,
-                    MEG_YARN_BETA_FAST, MEG_YARN_BETA_SLOW);
-            return -1;
-        }
-        return 0;
+            (r->beta_slow >= 0 && r->beta_slow != MEG_YARN_BETA_SLOW))
+            return emit_fail(err, "YaRN over %g positions with beta_fast/slow %g/%g: "
+                             "Megatron-LM's MLA fixes them at %g, %g/%g (no flags)",
+                             r->original_max_position, r->beta_fast, r->beta_slow,
+                             MEG_YARN_ORIGINAL, MEG_YARN_BETA_FAST, MEG_YARN_BETA_SLOW);
+        return PLANNER_OK;
     case ROPE_SCALING_OTHER:
     default:
-        why_set(why, why_size, "RoPE scaling '%s' has no Megatron-LM flags", r->type);
-        return -1;
+        return emit_fail(err, "RoPE scaling '%s' has no Megatron-LM flags", r->type);
     }
 }
 
@@ -679,22 +655,19 @@ static const char *model_not_carried(const model *m)
 
 /* Every architectural field of the model that the flags cannot carry: the
  * model is refused with the reason, never launched as a different one. */
-static int model_check(const model *m, char *why, int why_size)
+static planner_status model_check(const model *m, planner_error *err)
 {
     const char *missing = model_not_carried(m);
-    if (missing != NULL) {
-        why_set(why, why_size, "the Megatron flags do not carry %s", missing);
-        return -1;
-    }
-    if (layers_check(m, why, why_size) != 0 || rope_check(m, why, why_size) != 0)
-        return -1;
+    if (missing != NULL)
+        return emit_fail(err, "the Megatron flags do not carry %s", missing);
+    if (layers_check(m, err) != PLANNER_OK || rope_check(m, err) != PLANNER_OK)
+        return PLANNER_E_INPUT;
     if (m->mtp_layers > 0 && m->position != POS_ROPE) {
         /* validate_args, core_v0.15.0 .. core_v0.19.0 */
-        why_set(why, why_size, "Megatron-LM's multi-token prediction (%d layers) needs RoPE "
-                "positions, not learned ones", m->mtp_layers);
-        return -1;
+        return emit_fail(err, "Megatron-LM's multi-token prediction (%d layers) needs RoPE "
+                         "positions, not learned ones", m->mtp_layers);
     }
-    return 0;
+    return PLANNER_OK;
 }
 
 /* The RoPE flags (rope_check passed): base, scaling, and for MLA the rope
@@ -1519,24 +1492,20 @@ static void print_torchrun_het(FILE *out, const model *m, const cluster *c, cons
  * emit_check: the training format must exist on every stage's GPU, and
  * core_v0.15.0's validate_args refuses expert parallelism in fp16 ("Expert
  * parallelism is not supported with fp16 training"; gone from core_v0.16.0). */
-static int release_check(const model *m, const cluster *c, const plan *pl,
-                         megatron_version ver, char *why, int why_size)
+static planner_status release_check(const model *m, const cluster *c, const plan *pl,
+                                    megatron_version ver, planner_error *err)
 {
     const strategy *s = &pl->s;
     precision p = emitted_precision(m, c, s);
     const node_group *lacking = NULL;
     int i = p == PREC_FP32 ? -1 : stage_without(c, s, precision_peak(p), &lacking);
-    if (i >= 0) {
-        why_set(why, why_size, "pipeline stage %d runs on %s, which has no %s", i,
-                lacking->gpu.name, precision_name(p));
-        return -1;
-    }
-    if (ver == MEGATRON_0_15 && p == PREC_FP16 && s->ep > 1) {
-        why_set(why, why_size, "Megatron-LM core_v0.15.0 does not train expert parallelism "
-                "(ep=%d) in fp16; core_v0.16.0 and later do (--megatron-version 0.16)", s->ep);
-        return -1;
-    }
-    return 0;
+    if (i >= 0)
+        return emit_fail(err, "pipeline stage %d runs on %s, which has no %s", i,
+                         lacking->gpu.name, precision_name(p));
+    if (ver == MEGATRON_0_15 && p == PREC_FP16 && s->ep > 1)
+        return emit_fail(err, "Megatron-LM core_v0.15.0 does not train expert parallelism "
+                         "(ep=%d) in fp16; core_v0.16.0 and later do (--megatron-version 0.16)", s->ep);
+    return PLANNER_OK;
 }
 
 
@@ -1562,50 +1531,43 @@ const char *megatron_version_tag(megatron_version v)
     return (int)v >= 0 && v < MEGATRON_VERSION_COUNT ? version_tag[v] : "?";
 }
 
-int emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
-               const cluster *c, const plan *pl, char *why, int why_size)
+planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
+                          const cluster *c, const plan *pl, planner_error *err)
 {
     arg_list *l = NULL;
     launch_map *lm = NULL;
-    planner_error perr = PLANNER_ERROR_INIT;
-    int rc = -1;
+    planner_status rc;
 
-    if (out == NULL || m == NULL || pl == NULL) {
-        why_set(why, why_size, "nothing to emit");
-        return -1;
-    }
-    if (kind == EMIT_NONE) {
-        why_set(why, why_size, "no launch material requested");
-        return -1;
-    }
-    if ((int)ver < 0 || ver >= MEGATRON_VERSION_COUNT) {
-        why_set(why, why_size, "unknown Megatron-LM release %d", (int)ver);
-        return -1;
-    }
-    if (emit_check(m, c, pl, &perr) != PLANNER_OK) {
-        why_set(why, why_size, "%s", perr.msg);
-        return -1;
-    }
-    if (model_check(m, why, why_size) != 0 || release_check(m, c, pl, ver, why, why_size) != 0)
-        return -1;
+    if (out == NULL || m == NULL || pl == NULL)
+        return emit_fail(err, "nothing to emit");
+    if (kind == EMIT_NONE)
+        return emit_fail(err, "no launch material requested");
+    if ((int)ver < 0 || ver >= MEGATRON_VERSION_COUNT)
+        return emit_fail(err, "unknown Megatron-LM release %d", (int)ver);
+    if ((rc = emit_check(m, c, pl, err)) != PLANNER_OK ||
+        (rc = model_check(m, err)) != PLANNER_OK ||
+        (rc = release_check(m, c, pl, ver, err)) != PLANNER_OK)
+        return rc;
     lm = pl_calloc(1, sizeof *lm);
     l = pl_calloc(1, sizeof *l);
     if (lm == NULL || l == NULL) {
-        why_set(why, why_size, "out of memory");
+        rc = error_oom(err);
         goto cleanup;
     }
     lm->ver = ver;
     if (kind == EMIT_MEGATRON) {
         lm->n = stage_runs(&pl->s, lm->comp, STRATEGY_MAX_STAGES);
     } else {
-        if (emit_components(c, pl, lm->comp, STRATEGY_MAX_STAGES, &lm->n, why, why_size) != 0)
+        if ((rc = emit_components(c, pl, lm->comp, STRATEGY_MAX_STAGES, &lm->n, err)) !=
+            PLANNER_OK)
             goto cleanup;
         lm->have_nodes = true;
         for (int j = 0; j < lm->n; j++)
             lm->nodes += lm->comp[j].nodes;
     }
     if (build_args(m, c, pl, l) != 0) {
-        why_set(why, why_size, "out of memory or too many arguments");
+        rc = error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
+                       "out of memory or too many arguments");
         goto cleanup;
     }
     switch (kind) {
@@ -1624,7 +1586,6 @@ int emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
         break;
     case EMIT_NONE: break;
     }
-    rc = 0;
 cleanup:
     if (l != NULL)
         pl_free(l->layout);

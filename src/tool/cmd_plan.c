@@ -329,16 +329,16 @@ static planner_status write_main_output(const plan_args *a, plan_files *f, const
                                         const cluster *c, const search_result *res,
                                         planner_error *err)
 {
-    char why[512] = "";
+    planner_error why = PLANNER_ERROR_INIT;
     planner_status rc = output_set_open(&f->set, f->main, err);
     FILE *out = f->set.out[f->main].fp;
     if (rc != PLANNER_OK)
         return rc;
     if (a->emit != EMIT_NONE) {
-        if (emit_write(out, a->emit, a->megatron, m, c, &res->top[0], why, sizeof why) != 0 &&
+        if (emit_write(out, a->emit, a->megatron, m, c, &res->top[0], &why) != PLANNER_OK &&
             (rc = output_set_stream_error(&f->set, f->main, err)) == PLANNER_OK)
             rc = error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
-                           "cannot emit launch material: %s", why);
+                           "cannot emit launch material: %.511s", why.msg);
     } else if (a->format == FORMAT_JSON) {
         if (report_json_write(out, m, c, &a->opts, res) != 0 &&
             (rc = output_set_stream_error(&f->set, f->main, err)) == PLANNER_OK)

@@ -719,14 +719,13 @@ static void emit_set_names(emit_case *ec, const char *const *name)
  * cannot be expressed or out of memory. */
 static char *emit_to_memory(const emit_case *ec, emit_kind k, size_t *len)
 {
-    char *buf = NULL, why[256];
+    char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
-    int rc;
+    planner_status rc;
     if (f == NULL)
         return NULL;
-    rc = emit_write(f, k, MEGATRON_VERSION_DEFAULT, ec->m, ec->c, &ec->res.top[0], why,
-                    sizeof why);
-    if (fclose(f) != 0 || rc != 0) {
+    rc = emit_write(f, k, MEGATRON_VERSION_DEFAULT, ec->m, ec->c, &ec->res.top[0], NULL);
+    if (fclose(f) != 0 || rc != PLANNER_OK) {
         free(buf);
         return NULL;
     }
