@@ -31,7 +31,7 @@ static void strat(strategy *s, int tp, int pp, int dp, int vpp, int gbs)
     s->tp = tp;
     s->pp = pp;
     s->dp = dp;
-    s->cp = s->ep = 1;
+    s->cp = s->ep = s->etp = 1;
     s->vpp = vpp;
     s->mbs = 1;
     s->gbs = gbs;

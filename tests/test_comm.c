@@ -77,7 +77,7 @@ static strategy pipeline(int tp, int pp, int dp, int vpp, int n_layers)
     s.tp = tp;
     s.pp = pp;
     s.dp = dp;
-    s.cp = s.ep = 1;
+    s.cp = s.ep = s.etp = 1;
     s.vpp = vpp;
     s.mbs = 2;
     s.gbs = 2 * dp * pp * 4;

@@ -65,7 +65,7 @@ static strategy make(int tp, int pp, int dp, int vpp, int mbs, int gbs, bool sp,
     s.tp = tp;
     s.pp = pp;
     s.dp = dp;
-    s.cp = s.ep = 1;
+    s.cp = s.ep = s.etp = 1;
     s.vpp = vpp;
     s.mbs = mbs;
     s.gbs = gbs;
@@ -668,21 +668,28 @@ END_TEST
  * hidden costs overlap_exposed of itself, so the exposed time lies between
  * overlap_exposed x and 1 x the plain one.  Its rule: ep > 1, vpp > 1 when
  * pp > 1, no full recompute. */
+/* One RoPE MoE layer (moe_model) at mbs 1, seq 4096, tp 1, dp 8 on one DGX
+ * A100, expert parallelism ep. */
+static strategy moe_layer_case(fixture *f, int ep)
+{
+    strategy s = make(1, 1, 8, 1, 1, 32, false, RECOMPUTE_NONE, 1);
+    setup(f);
+    moe_model(f, 1);
+    f->m.position = POS_ROPE;
+    s.ep = ep;
+    s.seq_len = 4096;
+    s.stage[0] = (stage_spec){0, 0, 1, 1, 8};
+    return s;
+}
+
 START_TEST(moe_alltoall_volume_and_overlap)
 {
     fixture f;
     range_cost off, on;
     planner_error rule;
-    strategy s = make(1, 1, 8, 1, 1, 32, false, RECOMPUTE_NONE, 1);
-    const gen_constants *k;
+    strategy s = moe_layer_case(&f, 8);
+    const gen_constants *k = &f.p.gen[GEN_AMPERE];
     double bytes = 4096.0 * 8 * 2048 * 2, t;
-    setup(&f);
-    k = &f.p.gen[GEN_AMPERE];
-    moe_model(&f, 1);
-    f.m.position = POS_ROPE;
-    s.ep = 8;
-    s.seq_len = 4096;
-    s.stage[0] = (stage_spec){0, 0, 1, 1, 8};
     ck_assert_double_eq(tf_moe_dispatch_bytes(&f.m, &f.layers[0], 4096, 1), 134217728.0);
     t = bytes * 7.0 / 8.0 / (f.g.intra_bytes_per_s * k->intra_eff) + f.g.intra_latency_s;
     ck_assert_rel(comm_alltoall_s(&f.g, k, 8, 1, bytes), t, 1e-12);
@@ -703,6 +710,118 @@ START_TEST(moe_alltoall_volume_and_overlap)
     s.ep = 1;
     ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
     ck_assert_ptr_nonnull(strstr(rule.msg, "ep > 1"));
+}
+END_TEST
+
+/* Expert tensor parallelism (Megatron-Core core_v0.15.0 moe/token_dispatcher.py
+ * MoEAlltoAllTokenDispatcher, moe/experts.py): Qwen3-30B-A3B's MoE layer
+ * (h 2048, 128 experts of ffn 768, top 8, SwiGLU, no biases) at mbs 1, seq
+ * 4096, tp 1, dp 8 on one DGX A100, ep 4, etp 1 vs 2.  By hand:
+ *   expert weights 128 x 3 x 2048 x 768 = 603,979,776 parameters per layer;
+ *     per GPU / (ep etp): 150,994,944 at etp 1, 75,497,472 at etp 2; the
+ *     expert-data-parallel group 8 / (4 x 2) = 1 rank (2 at etp 1);
+ *   the routed copies D = 4096 x 8 x 2048 x 2 = 134,217,728 B a rank
+ *     dispatches; etp 2 all-gathers the pair's copies (a 2 D output) before
+ *     the experts and reduce-scatters their partial sums (a 2 D input) after,
+ *     in the forward and again in the backward: ep_comm_s grows by 2 x
+ *     (AG(2 D) + RS(2 D) + 2 kernels) over 2 consecutive ranks, and the
+ *     all-to-all runs over ep 4 ranks 2 apart (one node: NVLink, 3/4 of D
+ *     leaves the GPU);
+ *   the gathered copies are the experts' fc1 input, kept for the weight
+ *     gradient: + (etp - 1) D = 134,217,728 B of activations per layer; the
+ *     transient working set adds the partial outputs, 2 D: 4 D in all. */
+START_TEST(moe_etp_by_hand)
+{
+    fixture f;
+    range_cost one, two;
+    planner_error rule;
+    strategy s = moe_layer_case(&f, 4);
+    const gen_constants *k = &f.p.gen[GEN_AMPERE];
+    double d = 4096.0 * 8 * 2048 * 2, a2a, pair;
+    comm_link el;
+    evaluation e1, e2;
+    f.m.norm = NORM_RMSNORM;   /* no linear biases */
+    ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == PLANNER_OK, "%s", rule.msg);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &one);
+    evaluate(&f.m, &f.c, &f.p, &s, &e1);
+    s.etp = 2;
+    ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == PLANNER_OK, "%s", rule.msg);
+    ck_assert_int_eq(strategy_expert_dp(&s, 1), 1);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &two);
+    evaluate(&f.m, &f.c, &f.p, &s, &e2);
+    ck_assert_double_eq(tf_layer_expert_params(&f.m, 0), 603979776.0);
+    ck_assert_double_eq(one.expert_params, 150994944.0);
+    ck_assert_double_eq(two.expert_params, 75497472.0);
+    ck_assert_rel(one.params - two.params, 75497472.0, 1e-12);
+    /* the collectives: the all-to-all 4 ranks 2 apart, the etp pair's gather
+     * and reduce-scatter, forward and backward */
+    el = comm_group_link(&f.g, k, 2, 1);
+    a2a = d * 3.0 / 4.0 / (f.g.intra_bytes_per_s * k->intra_eff) + f.g.intra_latency_s;
+    ck_assert_rel(comm_alltoall_s(&f.g, k, 4, 2, d), a2a, 1e-12);
+    pair = comm_allgather_s(&el, 2, 2.0 * d) + comm_reducescatter_s(&el, 2, 2.0 * d) +
+           2.0 * k->kernel_s;
+    ck_assert_rel(two.ep_comm_s, 2.0 * (2.0 * (a2a + k->kernel_s) + pair), 1e-12);
+    ck_assert_rel(one.ep_comm_s, 2.0 * 2.0 * (comm_alltoall_s(&f.g, k, 4, 1, d) + k->kernel_s),
+                  1e-12);
+    /* memory: the gathered copies kept, the partial outputs transient */
+    ck_assert_rel(two.act_bytes - one.act_bytes, d, 1e-12);
+    ck_assert_rel(two.act_peak_extra_bytes - one.act_peak_extra_bytes, 2.0 * d, 1e-12);
+    ck_assert_double_lt(e2.stage_memory[0].weights_bytes, e1.stage_memory[0].weights_bytes);
+    ck_assert_rel(e1.stage_memory[0].weights_bytes - e2.stage_memory[0].weights_bytes,
+                  2.0 * 75497472.0, 1e-9);   /* bf16 weights, replicated (ZeRO-1) */
+    /* Megatron's rules */
+    s.etp = 4;
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_str_eq(rule.msg, "ep 4 x etp 4 must divide tp x cp x dp 8");
+    s.ep = 1;
+    s.etp = 5;
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_str_eq(rule.msg, "ep 1 x etp 5 must divide tp x cp x dp 8");
+    f.m.moe.expert_ffn = 770;
+    s.etp = 4;
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_str_eq(rule.msg, "etp 4 does not divide the expert ffn 770");
+    f.m.moe.expert_ffn = 768;
+    f.m.norm = NORM_LAYERNORM;   /* biases as LayerNorm models have them */
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(rule.msg, "without linear biases"));
+    s.etp = 1;
+    ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == PLANNER_OK, "%s", rule.msg);
+    f.m.moe.experts = 0;
+    s.etp = 2;
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_str_eq(rule.msg, "etp 2 needs MoE layers");
+}
+END_TEST
+
+/* More expert tensor parallelism never increases the expert weights a GPU
+ * holds (their states with them): etp 1, 2, 4, 8 at ep 1 and 2 on 8 ranks. */
+START_TEST(moe_etp_weights_monotone)
+{
+    fixture f;
+    strategy s = make(1, 1, 8, 1, 1, 32, false, RECOMPUTE_NONE, 1);
+    setup(&f);
+    moe_model(&f, 2);
+    f.m.norm = NORM_RMSNORM;
+    f.m.position = POS_ROPE;
+    s.seq_len = 4096;
+    s.stage[0] = (stage_spec){0, 0, 2, 1, 8};
+    for (s.ep = 1; s.ep <= 2; s.ep++) {
+        double prev_ex = HUGE_VAL, prev_w = HUGE_VAL;
+        for (s.etp = 1; s.etp * s.ep <= 8; s.etp *= 2) {
+            range_cost r;
+            evaluation e;
+            ck_assert_int_eq(strategy_check(&f.m, &s, NULL), PLANNER_OK);
+            cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 2, false, false, &r);
+            evaluate(&f.m, &f.c, &f.p, &s, &e);
+            ck_assert_double_le(r.expert_params, prev_ex);
+            ck_assert_double_le(e.stage_memory[0].weights_bytes + e.stage_memory[0].grads_bytes +
+                                e.stage_memory[0].optimizer_bytes, prev_w);
+            prev_ex = r.expert_params;
+            prev_w = e.stage_memory[0].weights_bytes + e.stage_memory[0].grads_bytes +
+                     e.stage_memory[0].optimizer_bytes;
+        }
+    }
 }
 END_TEST
 
@@ -870,6 +989,8 @@ int main(void)
     tcase_add_test(tc, moe_host_time);
     tcase_add_test(tc, mtp_on_last_stage);
     tcase_add_test(tc, moe_alltoall_volume_and_overlap);
+    tcase_add_test(tc, moe_etp_by_hand);
+    tcase_add_test(tc, moe_etp_weights_monotone);
     tcase_add_test(tc, cp_exchange_by_hand);
     tcase_add_test(tc, megatron_rules);
     tcase_add_test(tc, window_layers_costed_apart);

@@ -85,7 +85,7 @@ static void gpt3(fixture *f)
     set_layers(f, 96);
     make_cluster(f, "H100-SXM", 16);
     strategy *s = &f->pl.s;
-    s->tp = 8; s->pp = 8; s->dp = 2; s->cp = 1; s->ep = 1; s->vpp = 1;
+    s->tp = 8; s->pp = 8; s->dp = 2; s->cp = 1; s->ep = 1; s->etp = 1; s->vpp = 1;
     s->mbs = 1; s->gbs = 1536; s->seq_len = 2048;
     s->sp = true; s->recompute = RECOMPUTE_SELECTIVE; s->zero = 1;
     s->overlap_grad_reduce = true; s->overlap_param_gather = true;
@@ -115,7 +115,7 @@ static void llama70b(fixture *f)
     set_layers(f, 80);
     make_cluster(f, "H100-SXM", 8);
     strategy *s = &f->pl.s;
-    s->tp = 8; s->pp = 4; s->dp = 2; s->cp = 1; s->ep = 1; s->vpp = 2;
+    s->tp = 8; s->pp = 4; s->dp = 2; s->cp = 1; s->ep = 1; s->etp = 1; s->vpp = 2;
     s->mbs = 1; s->gbs = 64; s->seq_len = 8192;
     s->sp = true; s->recompute = RECOMPUTE_NONE; s->zero = 1;
     s->overlap_grad_reduce = true;

@@ -185,7 +185,7 @@ START_TEST(fix_from_registry)
     ck_assert_str_eq(e.msg, "unknown key 'tq' (did you mean 'tp'?)");
     error_clear(&e);
     ck_assert_int_eq(constraints_parse(&c, "zebra=1", &e), PLANNER_E_USAGE);
-    ck_assert_str_eq(e.msg, "unknown key 'zebra' (known: tp pp dp cp ep vpp mbs sp recompute "
+    ck_assert_str_eq(e.msg, "unknown key 'zebra' (known: tp pp dp cp ep etp vpp mbs sp recompute "
                           "recompute_layers recompute_method recompute_modules zero "
                           "overlap_grad_reduce overlap_param_gather "
                           "tp_comm_overlap cp_comm ep_comm_overlap cp_a2a grad_reduce_bf16 "
@@ -411,7 +411,7 @@ START_TEST(emit_every_flag)
     ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", &err), PLANNER_OK);
     /* A: every knob but the embedding/loss accounting off its minimum */
     memset(&a, 0, sizeof a);
-    a.tp = 8; a.pp = 4; a.dp = 2; a.cp = 2; a.ep = 2; a.vpp = 2; a.mbs = 2;
+    a.tp = 8; a.pp = 4; a.dp = 2; a.cp = 2; a.ep = 2; a.etp = 1; a.vpp = 2; a.mbs = 2;
     a.gbs = 128; a.seq_len = 4096;
     a.sp = true; a.tp_comm_overlap = true;
     a.recompute = RECOMPUTE_FULL; a.recompute_layers = 2;
@@ -430,16 +430,17 @@ START_TEST(emit_every_flag)
     emit_append(m, c, &a, &all);
     /* B: the embedding and the loss counted as layers ((32 + 2) / 2 each) */
     memset(&b, 0, sizeof b);
-    b.tp = 8; b.pp = 2; b.dp = 1; b.cp = 1; b.ep = 1; b.vpp = 1; b.mbs = 1;
+    b.tp = 8; b.pp = 2; b.dp = 1; b.cp = 1; b.ep = 1; b.etp = 1; b.vpp = 1; b.mbs = 1;
     b.gbs = 64; b.seq_len = 4096;
     b.recompute = RECOMPUTE_SELECTIVE;
     b.recompute_modules = RC_MOD_LAYERNORM | RC_MOD_MOE_ACT;
     ck_assert_int_eq(strategy_split_account(&b, m->layers, 0), 0);
     emit_append(m, c, &b, &all);
     /* E: the MoE all-to-alls overlapped (needs ep > 1, no full recompute,
-     * vpp > 1 with pp > 1: here pp 1) */
+     * vpp > 1 with pp > 1: here pp 1); the experts split over etp 2 (ep 2 x
+     * etp 2 divides tp 8: --expert-tensor-parallel-size 2, not tp's 8) */
     memset(&e, 0, sizeof e);
-    e.tp = 8; e.pp = 1; e.dp = 1; e.cp = 1; e.ep = 2; e.vpp = 1; e.mbs = 1;
+    e.tp = 8; e.pp = 1; e.dp = 1; e.cp = 1; e.ep = 2; e.etp = 2; e.vpp = 1; e.mbs = 1;
     e.gbs = 64; e.seq_len = 4096; e.ep_comm_overlap = true;
     e.n_stages = 1;
     e.stage[0].n_layers = m->layers;
@@ -449,13 +450,18 @@ START_TEST(emit_every_flag)
     /* F: hierarchical CP, all-to-all over 2 cp ranks, the ring over 2 (4 K/V
      * heads a TP rank) */
     h = e;
-    h.tp = 2; h.cp = 4; h.dp = 8; h.ep = 1; h.ep_comm_overlap = false;
+    h.tp = 2; h.cp = 4; h.dp = 8; h.ep = 1; h.etp = 1; h.ep_comm_overlap = false;
     h.cp_comm = CP_COMM_A2A_P2P; h.cp_a2a = 2;
     h.stage[0].tp = 2;
     h.stage[0].dp = 8;
     emit_append(m, c, &h, &all);
     ck_assert_msg(strstr(all, "--cp-comm-type a2a+p2p \\\n--hierarchical-context-parallel-sizes 2 2 ")
                   != NULL, "%s", all);
+    /* etp: the flag where it differs from tp (Megatron's default), right
+     * after --expert-model-parallel-size; h (tp 2, etp 1) says 1 */
+    ck_assert_msg(strstr(all, "--expert-model-parallel-size 2 \\\n--expert-tensor-parallel-size 2 ")
+                  != NULL, "%s", all);
+    ck_assert_msg(strstr(all, "--expert-tensor-parallel-size 1 ") != NULL, "%s", all);
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         char flag[96];

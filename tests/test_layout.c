@@ -30,6 +30,7 @@ static void strat(strategy *s, int pp)
     s->dp = 32;
     s->cp = 1;
     s->ep = 1;
+    s->etp = 1;
     s->vpp = 1;
     s->mbs = 1;
     s->gbs = 4096;

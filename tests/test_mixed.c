@@ -35,7 +35,7 @@ static void one_stage(strategy *s, const model *m, int seq_len, int g, const sta
                       int mbs)
 {
     memset(s, 0, sizeof *s);
-    s->tp = s->pp = s->cp = s->ep = s->vpp = 1;
+    s->tp = s->pp = s->cp = s->ep = s->etp = s->vpp = 1;
     s->dp = 16;
     s->mbs = mbs;
     s->gbs = 32;
@@ -57,7 +57,7 @@ static void two_stages(strategy *s, int seq_len, int tp, int dp, int mbs)
     s->tp = tp;
     s->pp = 2;
     s->dp = dp;
-    s->cp = s->ep = s->vpp = 1;
+    s->cp = s->ep = s->etp = s->vpp = 1;
     s->mbs = mbs;
     s->gbs = 32;
     s->seq_len = seq_len;

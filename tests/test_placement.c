@@ -68,7 +68,7 @@ static void knobs(strategy *s, int tp, int pp, int dp, int mbs, int gbs, int seq
     s->tp = tp;
     s->pp = pp;
     s->dp = dp;
-    s->cp = s->ep = s->vpp = 1;
+    s->cp = s->ep = s->etp = s->vpp = 1;
     s->mbs = mbs;
     s->gbs = gbs;
     s->seq_len = seq;
@@ -266,7 +266,7 @@ START_TEST(moe_split_counts_expert_sharding)
 
     cost_params_default(&p);
     memset(&s, 0, sizeof s);
-    s.tp = 8; s.pp = 8; s.dp = 8; s.cp = 1; s.ep = 16; s.vpp = 1;
+    s.tp = 8; s.pp = 8; s.dp = 8; s.cp = 1; s.ep = 16; s.etp = 1; s.vpp = 1;
     s.mbs = 2; s.gbs = 1024; s.seq_len = 4096; s.sp = true;
     s.recompute = RECOMPUTE_SELECTIVE; s.zero = 1;
     s.overlap_grad_reduce = s.overlap_param_gather = s.tp_comm_overlap = true;

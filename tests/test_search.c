@@ -90,7 +90,7 @@ static const struct bad_fix {
     {"tp8", "'tp8': expected KEY=VALUE"},
     {"tpp=8", "unknown key 'tpp' (did you mean 'tp'?)"},
     {"recomput=full", "did you mean 'recompute'?"},
-    {"banana=1", "unknown key 'banana' (known: tp pp dp cp ep vpp mbs sp recompute "
+    {"banana=1", "unknown key 'banana' (known: tp pp dp cp ep etp vpp mbs sp recompute "
                  "recompute_layers recompute_method recompute_modules zero overlap_grad_reduce "
                  "overlap_param_gather tp_comm_overlap cp_comm ep_comm_overlap cp_a2a "
                  "grad_reduce_bf16 gpus)"},
@@ -578,45 +578,53 @@ static const struct prune_case {
     int seq;                /* 0: the model's */
     bool block;             /* the winner recomputes a block of layers */
     bool ep_overlap;        /* the winner overlaps the MoE all-to-alls */
+    int etp;                /* the winner's expert tensor parallelism (0: 1) */
 } prune_cases[] = {
-    {"configs/gpt3-175b.json", 64, 0, NULL, 0, false, false},
-    {"configs/gpt3-175b.json", 16, 0, NULL, 0, false, false},
-    {"configs/gpt3-175b.json", 64, 30, NULL, 0, false, false},
-    {"configs/gpt3-175b.json", 64, 0, "recompute=none", 0, false, false},
-    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off", 0, false, false},
-    {"configs/llama3-70b.json", 8, 0, NULL, 0, false, false},
-    {"configs/llama3-70b.json", 4, 40, NULL, 0, false, false},
-    {"configs/llama3-8b.json", 1, 0, NULL, 0, false, false},
-    {"configs/llama3-8b.json", 2, 16, NULL, 0, false, false},
+    {"configs/gpt3-175b.json", 64, 0, NULL, 0, false, false, 0},
+    {"configs/gpt3-175b.json", 16, 0, NULL, 0, false, false, 0},
+    {"configs/gpt3-175b.json", 64, 30, NULL, 0, false, false, 0},
+    {"configs/gpt3-175b.json", 64, 0, "recompute=none", 0, false, false, 0},
+    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off", 0, false, false, 0},
+    {"configs/llama3-70b.json", 8, 0, NULL, 0, false, false, 0},
+    {"configs/llama3-70b.json", 4, 40, NULL, 0, false, false, 0},
+    {"configs/llama3-8b.json", 1, 0, NULL, 0, false, false, 0},
+    {"configs/llama3-8b.json", 2, 16, NULL, 0, false, false, 0},
     /* 126 layers at pp 8: vpp > 1 only with the embedding/loss split */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1", 0, false, false},
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1", 0, false, false, 0},
     /* long context: cp 1..16 searched (seq / cp >= 2048); the winner has cp > 1 */
-    {"configs/llama3-8b.json", 4, 0, NULL, 32768, false, false},
-    {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536, false, false},
+    {"configs/llama3-8b.json", 4, 0, NULL, 32768, false, false, 0},
+    {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536, false, false, 0},
     /* cp_comm searched (P6): a2a+p2p's layer beats p2p's at 1,024 tokens
      * per rank, all_gather's does not, a2a is refused (8 K/V heads, cp 16) */
-    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384, false, false},
+    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384, false, false, 0},
     /* cp 8: a2a allowed (8 K/V heads) */
-    {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384, false, false},
+    {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384, false, false, 0},
     /* cp 32 over 4 nodes: a2a refused (8 K/V heads), a2a+p2p with cp_a2a 8
      * (one node) and the ring over 4 nodes competes */
-    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=32", 65536, false, false},
+    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=32", 65536, false, false, 0},
     /* cp 16 at tp 2: a2a+p2p's cp_a2a 4 (8 GPUs a node) */
-    {"configs/llama3-8b.json", 16, 0, "tp=2,cp=16", 32768, false, false},
+    {"configs/llama3-8b.json", 16, 0, "tp=2,cp=16", 32768, false, false, 0},
     /* sequence 8192 without CP: nothing fits without recompute; block
      * recompute of 3 layers per virtual stage (vpp 4) wins, P7 bisects it */
     {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn",
-     8192, true, false},
+     8192, true, false, 0},
     /* the same with the modules searched: selective recompute of the MLP
      * (P8 screens it on memory) */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1", 8192, false, false},
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1", 8192, false, false, 0},
     /* MoE: ep and the all-to-all overlap searched, the plan without the
      * overlap evaluated only when it may rank (P9); the overlapped plan
      * wins since moe_host_s is 1.5 ms (2.25 ms: the plan without) */
-    {"configs/qwen3-30b-a3b.json", 2, 0, NULL, 0, false, true},
-    {"configs/mixtral-8x7b.json", 4, 0, "tp=2", 0, false, false},
+    {"configs/qwen3-30b-a3b.json", 2, 0, NULL, 0, false, true, 0},
+    {"configs/mixtral-8x7b.json", 4, 0, "tp=2", 0, false, false, 0},
     /* memory to spare: the overlapped plan wins */
-    {"configs/qwen3-30b-a3b.json", 2, 200, "ep=8", 0, false, true},
+    {"configs/qwen3-30b-a3b.json", 2, 200, "ep=8", 0, false, true, 0},
+    /* etp searched with ep (powers of two in the NVLink domain, ep x etp
+     * dividing tp cp dp): Mixtral on 8 nodes at pp 1, where ep 8 x etp 2
+     * (expert weights / 16) wins */
+    {"configs/mixtral-8x7b.json", 8, 0, "pp=1", 0, false, true, 2},
+    /* and at tp 2 on 4 nodes, etp up to 8 beside it: etp 2 (= tp,
+     * Megatron's default) wins */
+    {"configs/mixtral-8x7b.json", 4, 0, "tp=2,pp=1", 0, false, true, 2},
 };
 
 START_TEST(pruned_search_finds_the_exhaustive_winner)
@@ -647,6 +655,8 @@ START_TEST(pruned_search_finds_the_exhaustive_winner)
                           a.top[0].s.cp);
         ck_assert_msg(a.top[0].s.ep_comm_overlap == pc->ep_overlap, "%s: the winner %s",
                       pc->model, a.top[0].s.ep_comm_overlap ? "overlaps" : "does not overlap");
+        ck_assert_msg(a.top[0].s.etp == (pc->etp > 0 ? pc->etp : 1), "%s: the winner has etp %d",
+                      pc->model, a.top[0].s.etp);
         if (pc->block)
             ck_assert_msg(a.top[0].s.recompute == RECOMPUTE_FULL &&
                               a.top[0].s.recompute_layers > 0 &&
@@ -995,7 +1005,7 @@ START_TEST(cost_model_properties_the_prunes_use)
                             memset(&s, 0, sizeof s);
                             s.tp = tps[a];
                             s.pp = pps[b];
-                            s.cp = s.ep = s.vpp = 1;
+                            s.cp = s.ep = s.etp = s.vpp = 1;
                             s.dp = 512 / (s.tp * s.pp);
                             s.mbs = mbss[c];
                             s.gbs = 1536;

@@ -54,7 +54,7 @@ static void make(fixture *f, int pp, int microbatches)
     f->group[0].intra_bytes_per_s = 1e30;   /* p2p ~ 0 */
     f->group[0].inter_bytes_per_s = 1e30;
     strategy *s = &f->pl.s;
-    s->tp = 1; s->pp = pp; s->dp = 1; s->cp = 1; s->ep = 1; s->vpp = 1;
+    s->tp = 1; s->pp = pp; s->dp = 1; s->cp = 1; s->ep = 1; s->etp = 1; s->vpp = 1;
     s->mbs = 1; s->gbs = microbatches; s->seq_len = 2048;
     s->n_stages = pp;
     evaluation *e = &f->pl.e;
@@ -261,7 +261,7 @@ START_TEST(chrome_uneven_chunks_match_evaluate)
     cost_params_default(&p);
     memset(&pl, 0, sizeof pl);
     strategy *s = &pl.s;
-    s->tp = 8; s->pp = 8; s->dp = 256; s->cp = 1; s->ep = 1; s->vpp = 8;
+    s->tp = 8; s->pp = 8; s->dp = 256; s->cp = 1; s->ep = 1; s->etp = 1; s->vpp = 8;
     s->mbs = 1; s->gbs = 2048; s->seq_len = 8192; s->sp = true;
     s->recompute = RECOMPUTE_FULL; s->zero = 1;
     s->overlap_grad_reduce = s->overlap_param_gather = s->tp_comm_overlap = true;

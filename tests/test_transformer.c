@@ -160,23 +160,32 @@ START_TEST(moe_layer_flops_topk_shared)
     m.hidden = 1024;
     m.act = ACT_SWIGLU;
     m.moe = (model_moe){8, 2, 512, 1, 256, 0, 1};
-    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 1, g);
+    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 1, 1, g);
     ck_assert_int_eq(n, 7);
     ck_assert_rel(tf_gemm_flops(g, n), 16269312.0 * 4096, 1e-12);
     /* ep 4: 2 local experts, each over 4096 x 2 / 2 = 4096 routed tokens;
      * same FLOPs */
-    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 4, g);
+    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 4, 1, g);
     ck_assert_rel(tf_gemm_flops(g, n), 16269312.0 * 4096, 1e-12);
     ck_assert_rel(g[n - 1].count, 2.0, 1e-12);
     ck_assert_rel(g[n - 1].m, 4096.0, 1e-12);
     ck_assert_rel(g[n - 1].k, 512.0, 1e-12);
     ck_assert_rel(g[n - 2].n, 1024.0, 1e-12);   /* fused gate + up */
     /* ep 8: one expert each, 8192 tokens */
-    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 8, g);
+    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 8, 1, g);
     ck_assert_rel(g[n - 1].m, 8192.0, 1e-12);
+    /* ep 4 x etp 2: the etp pair's copies gathered, 2 x 4096 = 8192 routed
+     * tokens per local expert at half the ffn (fc1 n 2 x 512 / 2 = 512, fc2
+     * k 256); the same FLOPs per GPU */
+    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 4, 2, g);
+    ck_assert_rel(tf_gemm_flops(g, n), 16269312.0 * 4096, 1e-12);
+    ck_assert_rel(g[n - 1].count, 2.0, 1e-12);
+    ck_assert_rel(g[n - 1].m, 8192.0, 1e-12);
+    ck_assert_rel(g[n - 1].k, 256.0, 1e-12);
+    ck_assert_rel(g[n - 2].n, 512.0, 1e-12);
     /* a dense layer of the same model: no router, no experts */
     l.moe = false;
-    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 4, g);
+    n = tf_layer_gemms_ep(&m, &l, 4096, 1, 4, 1, g);
     ck_assert_int_eq(n, 4);
     ck_assert_rel(tf_gemm_flops(g, n), (8388608.0 + 6.0 * 1024 * 512) * 4096, 1e-12);
 }

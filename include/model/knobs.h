@@ -1,7 +1,7 @@
 /* knobs.h: the plan knobs of a strategy, one row each: the one registry.
  *
  * A knob is a field of `strategy` (model/strategy.h) that a plan chooses:
- * tp, pp, dp, cp, ep, vpp, mbs, sp, recompute, its layer count and method, the ZeRO
+ * tp, pp, dp, cp, ep, etp, vpp, mbs, sp, recompute, its layer count and method, the ZeRO
  * stage, the overlap flags, the embedding/loss accounting of the layer split.
  * Its row says everything an output needs: the key (in --fix, the JSON
  * reports, the sweep's CSV header and JSON Lines, validate's JSON), the
@@ -29,7 +29,7 @@ struct model;
 
 /* The knobs, in output order (JSON, CSV, JSON Lines). */
 typedef enum knob_id {
-    KNOB_TP, KNOB_PP, KNOB_DP, KNOB_CP, KNOB_EP, KNOB_VPP, KNOB_MBS,
+    KNOB_TP, KNOB_PP, KNOB_DP, KNOB_CP, KNOB_EP, KNOB_ETP, KNOB_VPP, KNOB_MBS,
     KNOB_SP, KNOB_RECOMPUTE, KNOB_RECOMPUTE_LAYERS, KNOB_RECOMPUTE_METHOD,
     KNOB_RECOMPUTE_MODULES, KNOB_ZERO,
     KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
@@ -100,10 +100,11 @@ typedef struct strategy_constraints {
                                that stays in one NVLink domain */
     int grad_reduce_bf16;   /* free: off (Megatron's fp32 main gradients for
                                a bf16 model); not searched: a numerics choice */
+    int etp;                /* free: searched on MoE models (1 on dense ones) */
 } strategy_constraints;
 
 #define STRATEGY_CONSTRAINTS_INIT \
-    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
 
 /* True when software stack st has value v of knob k (knobs a stack does not
  * restrict: always; NULL: every value).  The search tries only these

@@ -2,7 +2,11 @@
  * for it.
  *
  * Megatron's rank order is tp-cp-ep-dp-pp (TP fastest): N = tp * cp * dp * pp,
- * EP is carved out of DP.  `stage[i]` is pipeline rank i: the node group that
+ * EP is carved out of DP.  The MoE layers regroup each stage's tp cp dp ranks
+ * as etp-ep-edp (parallel_state.py initialize_model_parallel, the expert
+ * grid: expert tensor parallelism fastest, then expert parallelism, then
+ * the expert-data-parallel group), so ep x etp divides tp x cp x dp.
+ * `stage[i]` is pipeline rank i: the node group that
  * hosts it and how many decoder layers it holds (over all its virtual chunks).
  */
 #ifndef PLANNER_STRATEGY_H
@@ -75,6 +79,10 @@ typedef struct stage_spec {
 
 typedef struct strategy {
     int tp, pp, dp, cp, ep;
+    int etp;                    /* expert tensor parallelism: the routed
+                                   experts' weights split over etp
+                                   consecutive ranks (--expert-tensor-
+                                   parallel-size; 1: not split) */
     int vpp;                    /* virtual stages per pipeline rank, 1 = none */
     int mbs, gbs;               /* micro-batch and global batch, sequences */
     int seq_len;
@@ -123,7 +131,7 @@ typedef struct strategy {
 int strategy_microbatches(const strategy *s);
 int strategy_gpus(const strategy *s);   /* tp * cp * dp * pp (homogeneous) */
 /* The expert-data-parallel group of a stage of tensor-parallel degree tp:
- * tp cp dp / ep ranks (expert rank order etp-ep-edp-pp, etp 1), >= 1. */
+ * tp cp dp / (ep etp) ranks (expert rank order etp-ep-edp-pp), >= 1. */
 int strategy_expert_dp(const strategy *s, int tp);
 const char *recompute_name(recompute_mode r);
 const char *cp_comm_name(cp_comm_type t);   /* Megatron's --cp-comm-type value */

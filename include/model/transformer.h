@@ -30,18 +30,22 @@ typedef struct tf_gemm {
 int tf_layer_gemms(const model *m, const layer_spec *l, double tokens, int tp,
                    tf_gemm *out);
 
-/* The same with expert parallelism `ep` (Megatron-Core MoE layer, experts not
- * tensor-parallel: expert TP 1).  MoE layers give QKV, proj, the router
+/* The same with expert parallelism `ep` and expert tensor parallelism
+ * `etp` (Megatron-Core MoE layer).  MoE layers give QKV, proj, the router
  * (tokens x experts x h, replicated), the shared experts (a dense MLP of
  * shared_experts x shared_expert_ffn, TP-split) and the routed experts as
  * grouped GEMMs: experts / ep local experts (`count`), each over
- *     m = tokens x top_k / tp / (experts / ep)
- * routed copies (tokens balanced over the experts), n = expert_ffn (x2 fused
- * gate+up with SwiGLU) for fc1, h for fc2.  Few tokens per expert make m
+ *     m = tokens x top_k / tp x etp / (experts / ep)
+ * routed copies (tokens balanced over the experts; with etp > 1 the
+ * dispatcher all-gathers the copies of the etp ranks, token_dispatcher.py
+ * dispatch_postprocess), n = expert_ffn / etp (x2 fused gate+up with SwiGLU)
+ * for fc1, h over k = expert_ffn / etp for fc2 (the experts' weights split
+ * column- then row-parallel over etp: the same FLOPs per GPU as etp 1, on
+ * etp x the tokens at 1/etp of the width).  Few tokens per expert make m
  * small: compute.c's operand-traffic term then slows them down.  Dense
  * layers: identical to tf_layer_gemms. */
 int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp, int ep,
-                      tf_gemm *out);
+                      int etp, tf_gemm *out);
 
 /* How many of a layer's GEMMs (tf_layer_gemms*) belong to attention, before
  * its MLP's: QKV and the output projection (2), or MLA's (mla_gemms): q

@@ -11,13 +11,21 @@
  *   backward = 2 x the forward's GEMMs (flash attention: ATTN_BWD_RATIO) +
  *     the same TP traffic + the re-forward of recomputation (full:
  *     everything; selective: core attention);
- *   MoE layers (expert parallelism ep, experts not tensor-parallel): the
+ *   MoE layers (expert parallelism ep, expert tensor parallelism etp): the
  *     routed experts' grouped GEMMs at their tokens per expert
- *     (tf_layer_gemms_ep), dispatch and combine all-to-alls over the ep
- *     consecutive ranks in the forward and again in the backward (comm.c,
- *     exposed); expert weights / ep per GPU (range_cost.expert_params: their
- *     states shard over the expert-data-parallel group, memory.c); the
- *     all-to-all send and receive buffers are transient memory; each MoE
+ *     (tf_layer_gemms_ep), dispatch and combine all-to-alls over ep ranks
+ *     etp apart in the forward and again in the backward (comm.c, exposed);
+ *     with etp > 1 the dispatcher's all-gather of the routed copies over the
+ *     etp consecutive ranks before the experts and the reduce-scatter of
+ *     their partial outputs after them (Megatron-Core core_v0.15.0
+ *     moe/token_dispatcher.py MoEAlltoAllTokenDispatcher
+ *     dispatch_postprocess / combine_preprocess, over pg_collection.expt_tp;
+ *     the backward runs the reverse pair), the gathered copies kept for the
+ *     experts' weight gradients; expert weights / (ep etp) per GPU
+ *     (range_cost.expert_params: their states shard over the
+ *     expert-data-parallel group, memory.c); the all-to-all send and receive
+ *     buffers (and with etp the partial outputs before their reduce-scatter)
+ *     are transient memory; each MoE
  *     layer pays moe_host_s in its forward and twice in its backward (the
  *     dispatcher's device-to-host sync leaves the layer's launches on the
  *     critical path);
@@ -300,6 +308,11 @@ static double layer_act_bytes(const model *m, const layer_spec *l, const strateg
                                    tp, s->sp);
     if (rc == RECOMPUTE_SELECTIVE)
         a -= selective_saved_bytes(m, l, s, tp);
+    if (rc != RECOMPUTE_FULL && s->etp > 1 && l->moe && m->moe.experts > 0)
+        /* the routed experts' fc1 input is the etp ranks' copies gathered
+         * (token_dispatcher.py dispatch_postprocess): etp x this rank's */
+        a += (s->etp - 1) * tf_moe_dispatch_bytes(m, l, (double)s->mbs * s->seq_len /
+                                                  (s->cp > 0 ? s->cp : 1), tp);
     if ((fmt == PEAK_FP8 || fmt == PEAK_FP4) && rc != RECOMPUTE_FULL) {
         double t = tp > 0 ? tp : 1;
         double sb = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
@@ -428,8 +441,8 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     int cp = s->cp > 0 ? s->cp : 1;
     double tokens = (double)s->mbs * s->seq_len / cp;
     tf_gemm g[TF_MAX_GEMMS];
-    int ep = s->ep > 0 ? s->ep : 1;
-    int ngm = tf_layer_gemms_ep(m, l, tokens, tp, ep, g);
+    int ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 1 ? s->etp : 1;
+    int ngm = tf_layer_gemms_ep(m, l, tokens, tp, ep, etp, g);
     double gemm = compute_gemms_s(gpu, k, fmt, eb, g, ngm);
     double attn = compute_attention_s(gpu, k, fmt,
                                       tf_attention_flops(l, s->mbs, s->seq_len, cp, tp));
@@ -466,12 +479,22 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     }
     if (cp > 1)
         cost_cp_exchange(m, l, ng, k, cpl, s, tp, attn, &cpf, &cpb);
-    if (l->moe && m->moe.experts > 0 && ep > 1) {
+    if (l->moe && m->moe.experts > 0 && (ep > 1 || etp > 1)) {
         /* MoE: dispatch and combine all-to-alls of the top-k copies over the
-         * EP group (experts not tensor-parallel: consecutive ranks, stride
-         * 1); the backward runs the same two in reverse */
-        epf = epb = 2.0 * (comm_alltoall_s(ng, k, ep, 1, tf_moe_dispatch_bytes(m, l, tokens, tp)) +
-                           k->kernel_s);
+         * EP group (ranks etp apart: the expert grid etp-ep-edp); the
+         * backward runs the same two in reverse.  etp > 1: the all-gather of
+         * the etp ranks' copies (an etp x D output) and the reduce-scatter
+         * of the experts' partial sums (an etp x D input) over the etp
+         * consecutive ranks; the backward's reverse pair moves the same */
+        double d = tf_moe_dispatch_bytes(m, l, tokens, tp);
+        if (ep > 1)
+            epf = 2.0 * (comm_alltoall_s(ng, k, ep, etp, d) + k->kernel_s);
+        if (etp > 1) {
+            comm_link el = comm_group_link(ng, k, etp, 1);
+            epf += comm_allgather_s(&el, etp, etp * d) + comm_reducescatter_s(&el, etp, etp * d) +
+                   2.0 * k->kernel_s;
+        }
+        epb = epf;
         if (s->ep_comm_overlap) {
             /* --overlap-moe-expert-parallel-comm (Megatron-Core
              * pipeline_parallel/combined_1f1b.py, models/gpt/
@@ -560,6 +583,7 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
     double proj = compute_gemms_s(&ng->gpu, k, precision_peak(m->prec), precision_bytes(m->prec),
                                   &pg, 1);
     double e = tf_layer_expert_params(m, m->layers - 1);
+    double eg = (double)ep * (s->etp > 1 ? s->etp : 1);   /* the expert weights' split */
     for (int j = 0; j < m->mtp_layers; j++) {
         range_cost one;
         memset(&one, 0, sizeof one);
@@ -568,9 +592,9 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
         out->fwd_s += proj;
         out->bwd_s += 2.0 * proj;
         out->compute_s += 3.0 * proj;
-        out->params += (tf_layer_params(m, m->layers - 1) - e) / tp + e / ep +
+        out->params += (tf_layer_params(m, m->layers - 1) - e) / tp + e / eg +
                        2.0 * l->hidden * (double)l->hidden / tp;
-        out->expert_params += e / ep;
+        out->expert_params += e / eg;
     }
     if (!first_stage && !m->tied_embeddings)
         out->params += model_embedding_params(m, s->seq_len) / tp;
@@ -673,7 +697,7 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
     bool have_one = false, have_kept = false;
     range_recompute rr = {s->recompute_layers,
                           s->recompute_method == RECOMPUTE_UNIFORM && s->recompute_layers > 0};
-    int ep = s->ep > 0 ? s->ep : 1;
+    int ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 1 ? s->etp : 1;
     int i;
 
     cost_constants(&kc, p, stack, gpu->gen);
@@ -724,12 +748,15 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
         if (cost_cp_transient_bytes(l, s, tp) > cp_buf)
             cp_buf = cost_cp_transient_bytes(l, s, tp);
         if (l->moe && m->moe.experts > 0) {
-            /* routed experts sharded over ep (not over tp), the rest over tp;
-             * the all-to-all's send and receive buffers of the layer at work */
+            /* routed experts sharded over ep x etp (not over tp), the rest
+             * over tp; the all-to-all's send and receive buffers of the layer
+             * at work, and with etp > 1 the experts' partial outputs (etp x
+             * the copies) before their reduce-scatter */
             double e = tf_layer_expert_params(m, i);
-            double a2a = 2.0 * tf_moe_dispatch_bytes(m, l, tokens, tp);
-            out->params += (tf_layer_params(m, i) - e) / tp + e / ep;
-            out->expert_params += e / ep;
+            double d = tf_moe_dispatch_bytes(m, l, tokens, tp);
+            double a2a = 2.0 * d + (etp > 1 ? etp * d : 0);
+            out->params += (tf_layer_params(m, i) - e) / tp + e / ((double)ep * etp);
+            out->expert_params += e / ((double)ep * etp);
             if (a2a > a2a_buf)
                 a2a_buf = a2a;
         } else {

@@ -12,7 +12,11 @@
  * ../shared/reference/cost-model.md "Megatron-LM rules"):
  *   heads % tp == 0; with GQA num_query_groups % tp == 0 (MLA has no query
  *   groups); gbs % (mbs dp) == 0; seq % (2 cp) == 0 with CP; experts % ep ==
- *   0 and ep divides tp cp dp (experts not tensor-parallel); vpp > 1 needs
+ *   0 and ep divides tp cp dp; ep x etp divides tp cp dp (parallel_state.py:
+ *   world % (etp ep pp) == 0), the expert ffn divides by etp
+ *   (experts.py: divide(moe_ffn_hidden_size, etp)), etp > 1 only on MoE
+ *   models without linear biases (TransformerConfig: "Bias in Moe is only
+ *   supported when ETP==1"); vpp > 1 needs
  *   pp > 1 and micro-batches % pp == 0; --sequence-parallel needs tp > 1;
  *   --tp-comm-overlap needs SP; --overlap-param-gather needs the distributed
  *   optimizer and --overlap-grad-reduce.  The layer-split rules (stages
@@ -53,6 +57,10 @@ static const knob_info knobs[KNOB_COUNT] = {
     [KNOB_EP] = {"ep", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(ep), FIX(ep), "ep", 3, true,
                  "--expert-model-parallel-size", MEG_EMIT, KNOB_SEC_PARALLEL, 60,
                  "expert-parallel degree (carved out of tp cp dp)", NULL},
+    [KNOB_ETP] = {"etp", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(etp), FIX(etp), "etp", 3, true,
+                  "--expert-tensor-parallel-size", MEG_EMIT, KNOB_SEC_PARALLEL, 61,
+                  "expert tensor-parallel degree: the routed experts' weights split over etp "
+                  "ranks (Megatron's default: tp)", NULL},
     [KNOB_VPP] = {"vpp", KNOB_KIND_INT, 1, DEGREE_MAX, FIELD(vpp), FIX(vpp), "vpp", 3, false,
                   "--num-layers-per-virtual-pipeline-stage "
                   "--num-virtual-stages-per-pipeline-rank", MEG_EMIT, KNOB_SEC_PARALLEL, 33,
@@ -134,6 +142,7 @@ static const knob_info knobs[KNOB_COUNT] = {
 #define STACK_MASK(f) (offsetof(stack_knobs, f) + 1)
 static const size_t stack_mask[KNOB_COUNT] = {
     [KNOB_CP] = STACK_MASK(cp), [KNOB_EP] = STACK_MASK(ep), [KNOB_VPP] = STACK_MASK(vpp),
+    [KNOB_ETP] = STACK_MASK(ep),   /* expert tensor parallelism: where the stack has EP */
     [KNOB_SP] = STACK_MASK(sp), [KNOB_RECOMPUTE] = STACK_MASK(recompute),
     [KNOB_ZERO] = STACK_MASK(zero), [KNOB_OVERLAP_GRAD_REDUCE] = STACK_MASK(overlap_grad_reduce),
     [KNOB_OVERLAP_PARAM_GATHER] = STACK_MASK(overlap_param_gather),
@@ -189,7 +198,13 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * its own), and the Megatron-Bridge rows its scripts/performance configs
  * (v0.2.0-v0.5.0: set_llama3_common_configs and the DeepSeek, gpt-oss and
  * Qwen3 ones set ddp.grad_reduce_in_fp32 = False); every other run reduced
- * fp32 main gradients (Megatron-LM forces it with --bf16) or fp16 ones. */
+ * fp32 main gradients (Megatron-LM forces it with --bf16) or fp16 ones.
+ * Expert tensor parallelism: the corpus's schema has no etp field; every
+ * MoE row is a Megatron-Bridge performance recipe, and each sets
+ * expert_tensor_parallel_size = 1 (v0.2.0-v0.5.0 scripts/performance/
+ * configs/{deepseek,qwen3,gpt_oss} BASE_*_CONFIG, v0.6.0 perf_recipes/
+ * <gpu>/ recipes), so etp 1 is validated (38 of the 39 rows run tp 1, where
+ * Megatron's default etp = tp is 1 too) and no run exercises etp > 1. */
 static const knob_validation validation[] = {
     /* recompute: the corpus publishes none, selective (core attention) and
      * full of every layer; no run recomputes part of the layers */
@@ -214,6 +229,7 @@ static const knob_validation validation[] = {
     {KNOB_CP_COMM, CP_COMM_A2A_P2P, false, "hierarchical all-to-all + ring", "none", false},
     {KNOB_EP_COMM_OVERLAP, 1, false, "--overlap-moe-expert-parallel-comm", "none", false},
     {KNOB_GRAD_REDUCE_BF16, 1, true, "--grad-reduce-in-bf16", "nemo2407_*, mbridge_*", false},
+    {KNOB_ETP, 2, false, "expert tensor parallelism", "none", true},
 };
 
 /* Whether validation row r covers knob value v. */
@@ -446,6 +462,33 @@ static planner_status rule_degree(const model *m, const strategy *s, knob_id k, 
     return PLANNER_OK;
 }
 
+/* --expert-tensor-parallel-size (Megatron-Core core_v0.15.0): the expert
+ * grid etp-ep-edp-pp covers the world (parallel_state.py
+ * initialize_model_parallel: world % (etp ep pp) == 0, i.e. ep x etp
+ * divides tp x cp x dp); the grouped experts split moe_ffn_hidden_size over
+ * etp (moe/experts.py: divide(fc1/fc2 size, expt_tp size)); etp > 1 only
+ * without linear biases (TransformerConfig.__post_init__: "Bias in Moe is
+ * only supported when ETP==1"; the planner's MoE models with biases, e.g.
+ * gpt-oss, keep etp 1) and only on MoE models (the planner's rule: a dense
+ * model has no expert to split). */
+static planner_status rule_etp(const model *m, const strategy *s, planner_error *err)
+{
+    long tcd = (long)s->tp * s->cp * s->dp;
+    int ep = s->ep > 0 ? s->ep : 1;
+    if (s->etp <= 1)
+        return PLANNER_OK;
+    if (m == NULL || m->moe.experts <= 0)
+        FAIL("etp %d needs MoE layers", s->etp);
+    if (tcd % ((long)ep * s->etp) != 0)
+        FAIL("ep %d x etp %d must divide tp x cp x dp %ld", ep, s->etp, tcd);
+    if (m->moe.expert_ffn % s->etp != 0)
+        FAIL("etp %d does not divide the expert ffn %d", s->etp, m->moe.expert_ffn);
+    if (model_biases(m) & (MODEL_BIAS_OUT | MODEL_BIAS_MLP))
+        FAIL("etp %d needs a model without linear biases (Megatron: bias in MoE only with "
+             "etp 1)", s->etp);
+    return PLANNER_OK;
+}
+
 /* --cp-comm-type and --hierarchical-context-parallel-sizes: a type other
  * than p2p (the default) only with cp > 1; a2a scatters the attention heads
  * over the cp ranks, so the heads and the K/V heads of a TP rank must divide
@@ -524,6 +567,8 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
     switch (k) {
     case KNOB_TP: case KNOB_CP: case KNOB_EP:
         return rule_degree(m, s, k, err);
+    case KNOB_ETP:
+        return rule_etp(m, s, err);
     case KNOB_MBS:
         if (s->gbs % ((long)s->mbs * s->dp) != 0)
             FAIL("global batch %d is not a multiple of micro-batch %d x dp %d", s->gbs, s->mbs,

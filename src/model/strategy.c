@@ -37,7 +37,7 @@ int strategy_microbatches(const strategy *s)
 int strategy_expert_dp(const strategy *s, int tp)
 {
     int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1, ep = s->ep > 0 ? s->ep : 1;
-    int edp = (tp * cp * dp) / ep;
+    int edp = (tp * cp * dp) / (ep * (s->etp > 1 ? s->etp : 1));
     return edp > 0 ? edp : 1;
 }
 

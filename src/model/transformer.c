@@ -51,7 +51,7 @@ double tf_shared_ffn(const model *m)
 int tf_layer_gemms(const model *m, const layer_spec *l, double tokens, int tp,
                    tf_gemm *out)
 {
-    return tf_layer_gemms_ep(m, l, tokens, tp, 1, out);
+    return tf_layer_gemms_ep(m, l, tokens, tp, 1, 1, out);
 }
 
 /* MLA's projections (the file's header) into out; returns how many. */
@@ -83,7 +83,7 @@ int tf_attention_gemm_count(const model *m)
 }
 
 int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp, int ep,
-                      tf_gemm *out)
+                      int etp, tf_gemm *out)
 {
     double h = l->hidden, t = tp > 0 ? tp : 1;
     double qw = (double)l->heads * l->head_dim, kvw = (double)l->kv_heads * l->head_dim;
@@ -98,18 +98,19 @@ int tf_layer_gemms_ep(const model *m, const layer_spec *l, double tokens, int tp
     }
     if (l->moe && m->moe.experts > 0) {
         double e = m->moe.experts, k = m->moe.top_k, fe = m->moe.expert_ffn;
-        double local = e / (ep > 0 ? ep : 1);
+        double local = e / (ep > 0 ? ep : 1), et = etp > 1 ? etp : 1;
         /* routed copies per local expert: the tp x ep ranks' tokens x top-k
-         * spread evenly over the experts (experts are not tensor-parallel) */
-        double per_expert = tokens * k / t / local;
+         * spread evenly over the experts, gathered over the etp ranks that
+         * split each expert's ffn */
+        double per_expert = tokens * k / t * et / local;
         double fs = tf_shared_ffn(m);
         out[n++] = (tf_gemm){tokens, e, h, 1};                   /* router */
         if (fs > 0) {
             out[n++] = (tf_gemm){tokens, glu * fs / t, h, 1};    /* shared fc1 */
             out[n++] = (tf_gemm){tokens, h, fs / t, 1};          /* shared fc2 */
         }
-        out[n++] = (tf_gemm){per_expert, glu * fe, h, local};    /* grouped fc1 */
-        out[n++] = (tf_gemm){per_expert, h, fe, local};          /* grouped fc2 */
+        out[n++] = (tf_gemm){per_expert, glu * fe / et, h, local};   /* grouped fc1 */
+        out[n++] = (tf_gemm){per_expert, h, fe / et, local};         /* grouped fc2 */
         return n;
     }
     out[n++] = (tf_gemm){tokens, glu * l->ffn_hidden / t, h, 1};  /* fc1 (gate+up) */

@@ -876,10 +876,13 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
     case KNOB_EP:
         if (s->ep > 1)
             arg_int(l, SEC_PARALLEL, "--expert-model-parallel-size", s->ep);
-        /* experts are not tensor-parallel (the cost model's and strategy.c's
-         * assumption; Megatron's default would be tp) */
-        if (m->moe.experts > 0 && s->tp > 1)
-            arg_int(l, SEC_PARALLEL, "--expert-tensor-parallel-size", 1);
+        return 0;
+    case KNOB_ETP:
+        /* Megatron's default is etp = tp (arguments.py validate_args:
+         * expert_tensor_parallel_size None -> tensor_model_parallel_size):
+         * the flag whenever the plan's etp differs, on MoE models */
+        if (m->moe.experts > 0 && s->etp != s->tp)
+            arg_int(l, SEC_PARALLEL, "--expert-tensor-parallel-size", s->etp > 0 ? s->etp : 1);
         return 0;
     case KNOB_RECOMPUTE:
         recompute_args(s, l);

@@ -12,7 +12,12 @@
  *   cp   powers of two with seq % (2 cp) == 0 (Megatron's load-balanced
  *        causal CP: 2 cp chunks) and seq / cp >= SEARCH_CP_MIN_TOKENS
  *   ep   1 (dense); MoE: divisors of the experts
- *        that divide tp cp dp (experts not tensor-parallel, strategy.c)
+ *        that divide tp cp dp (knob_rule)
+ *   etp  1 (dense); MoE: powers of two up to the group's NVLink domain (as
+ *        tp: the etp group is etp consecutive ranks) with ep x etp dividing
+ *        tp cp dp and etp dividing the expert ffn (etp_list; knob_rule's
+ *        other conditions judge the rest); on placements across node groups
+ *        1 unless fixed
  *   pp   1..layers with tp * cp * pp dividing N;  dp = N / (tp cp pp); when
  *        pp does not divide the layers (or the model is uneven) the layers
  *        are split by the partitioner (placement.c, partition_dp.c)
@@ -103,7 +108,7 @@
  * (1%) lower against a validated plan, so near-ties go to validated knobs
  * (search.h) -- then the deterministic
  * tie-break, in this order: lower peak memory per GPU, then the simpler plan:
- * smaller pp, smaller tp, smaller cp, smaller ep, smaller vpp, larger mbs,
+ * smaller pp, smaller tp, smaller cp, smaller ep, smaller etp, smaller vpp, larger mbs,
  * sp on before off, less recompute, lower zero stage, lower group index.
  * The top N are kept as strategies and evaluated again at the end
  * (evaluate() is deterministic), so a search holds N strategies, not N
@@ -456,6 +461,7 @@ int search_rank_cmp(double score_a, double peak_a, const strategy *a, double sco
     if ((r = cmp_int(a->tp, b->tp)) != 0) return r;
     if ((r = cmp_int(a->cp, b->cp)) != 0) return r;
     if ((r = cmp_int(a->ep, b->ep)) != 0) return r;
+    if ((r = cmp_int(a->etp, b->etp)) != 0) return r;
     if ((r = cmp_int(a->vpp, b->vpp)) != 0) return r;
     if ((r = cmp_int(b->mbs, a->mbs)) != 0) return r;
     if ((r = cmp_int(b->sp, a->sp)) != 0) return r;
@@ -1417,13 +1423,39 @@ static int cp_searched_max(const search_ctx *x, int min_tokens)
     return cp_max;
 }
 
+/* The expert tensor-parallel degrees of a block with tp cp dp = tcd ranks
+ * per stage and expert parallelism ep: the --fix value; 1 on dense models;
+ * on MoE models the powers of two up to `limit` (the node group's NVLink
+ * domain, as tp) that etp's rule admits (knob_rule: ep x etp divides tcd,
+ * etp the expert ffn, no linear biases), within the space (space_allows:
+ * the stack, and validate's validated values). */
+static void etp_list(const search_ctx *x, int_list *out, long tcd, int ep, int limit)
+{
+    strategy t;
+    out->n = 0;
+    if (x->fix.etp > 0) {
+        list_push(out, x->fix.etp);
+        return;
+    }
+    list_push(out, 1);
+    memset(&t, 0, sizeof t);
+    t.tp = t.cp = 1;
+    t.dp = (int)tcd;
+    t.ep = ep;
+    for (t.etp = 2; x->m->moe.experts > 0 && t.etp <= limit && (long)ep * t.etp <= tcd;
+         t.etp *= 2)
+        if (knob_rule(x->m, &t, KNOB_ETP, NULL) == PLANNER_OK)
+            list_push(out, t.etp);
+    stack_filter(x, out, KNOB_ETP, false);
+}
+
 /* Enumerates every block of node group x->group with N = x->gpus. */
 static void search_group(search_ctx *x)
 {
     const model *m = x->m;
     const node_group *g = &x->c->group[x->group];
     const strategy_constraints *f = &x->fix;
-    int_list tps, cps, pps, eps;
+    int_list tps, cps, pps, eps, etps;
     int n = x->gpus;
 
     tps.n = 0;
@@ -1471,13 +1503,17 @@ static void search_group(search_ctx *x)
                     list_push(&eps, 1);
                 stack_filter(x, &eps, KNOB_EP, f->ep > 0);
                 for (int ei = 0; ei < eps.n && !stop(x); ei++) {
-                    memset(&x->s, 0, sizeof x->s);
-                    x->s.tp = tp;
-                    x->s.cp = cp;
-                    x->s.pp = pp;
-                    x->s.dp = dp;
-                    x->s.ep = eps.v[ei];
-                    search_block(x);
+                    etp_list(x, &etps, (long)tp * cp * dp, eps.v[ei], group_tp_limit(g));
+                    for (int xi = 0; xi < etps.n && !stop(x); xi++) {
+                        memset(&x->s, 0, sizeof x->s);
+                        x->s.tp = tp;
+                        x->s.cp = cp;
+                        x->s.pp = pp;
+                        x->s.dp = dp;
+                        x->s.ep = eps.v[ei];
+                        x->s.etp = etps.v[xi];
+                        search_block(x);
+                    }
                 }
             }
 }
@@ -1557,6 +1593,7 @@ static int search_placements(search_ctx *x)
                 x->s.pp = placement_stages(&pls[k]);
                 x->s.dp = dp;
                 x->s.ep = f->ep > 0 ? f->ep : 1;
+                x->s.etp = f->etp > 0 ? f->etp : 1;
                 x->placement = &pls[k];
                 x->group = pls[k].part[0].group;
                 x->gpus = (int)gpus;
@@ -1991,6 +2028,9 @@ static void note_limits(const search_ctx *x, search_result *res)
     if (x->c->n_groups > 1 && (f->ep <= 0 || f->recompute_modules <= 0))
         not_searched(res, "ep > 1 and selective recompute beyond core attention on stages "
                      "across node groups");
+    if (x->m->moe.experts > 0 && f->etp <= 0 && space_allows(x, KNOB_ETP, 2))
+        not_searched(res, "etp beyond the NVLink domain%s (--fix etp=N tries it)",
+                     x->c->n_groups > 1 ? ", and etp > 1 on stages across node groups" : "");
     space_lacks(x, lacks, sizeof lacks);
     if (lacks[0])
         not_searched(res, "values of %s that the %s stack%s lacks (--stack NAME or --fix)",
