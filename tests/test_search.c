@@ -338,10 +338,7 @@ START_TEST(result_carries_the_schedule)
     m = tu_model_load("configs/llama3-70b.json", &rs);
     ck_assert_msg(cluster_load(&c, "clusters/h100-a100-mixed.yaml", &err) == PLANNER_OK, "%s",
                   err.msg);
-    search_options_default(&o);
-    o.top_n = 6;
-    o.gbs = rs.global_batch;
-    o.seq_len = rs.seq_len;
+    tu_search_options(&o, &rs, NULL, 6);
     o.partition = PARTITION_ILP;
     cost_params_default(&p);
     ck_assert_int_eq(search_run(&r, m, c, &p, &o, &err), PLANNER_OK);
@@ -529,11 +526,7 @@ START_TEST(allocation_failures)
         int failures = 0;
         make_cluster(&t, "H100-SXM", cases[k].nodes, 0);
         want = tu_search(&full, m, &rs, &t.c, cases[k].fix, false, 3);
-        search_options_default(&o);
-        ck_assert_int_eq(constraints_parse(&o.fix, cases[k].fix, NULL), 0);
-        o.top_n = 3;
-        o.gbs = rs.global_batch;
-        o.seq_len = rs.seq_len;
+        tu_search_options(&o, &rs, cases[k].fix, 3);
         cost_params_default(&p);
         for (long n = 1; n < 100000; n++) {
             planner_error err = PLANNER_ERROR_INIT;
@@ -722,18 +715,10 @@ START_TEST(mem_headroom_refuses_a_plan_its_peak_exceeds)
     run_spec rs;
     model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
-    search_options o;
     search_result r;
-    cost_params p;
-    planner_error err = PLANNER_ERROR_INIT;
     double peak, cap, h;
     make_cluster(&t, "H100-SXM", 64, 0);
-    cost_params_default(&p);
-    search_options_default(&o);
-    o.gbs = rs.global_batch;
-    o.seq_len = rs.seq_len;
-    ck_assert_msg(constraints_parse(&o.fix, fix, &err) == PLANNER_OK, "%s", err.msg);
-    ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, &err), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix, false, 10), PLANNER_OK);
     ck_assert_int_eq(r.candidates, 1);
     peak = r.top[0].e.peak_memory_bytes;
     cap = t.c.group[0].gpu.usable_mem_bytes;
@@ -741,14 +726,13 @@ START_TEST(mem_headroom_refuses_a_plan_its_peak_exceeds)
     search_result_free(&r);
 
     h = 1 - peak / cap;
-    o.mem_headroom = h - 0.001;
-    ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, &err), PLANNER_OK);
-    ck_assert(r.mem_headroom == o.mem_headroom);
+    ck_assert_int_eq(tu_search_headroom(&r, m, &rs, &t.c, fix, false, 10, h - 0.001), PLANNER_OK);
+    ck_assert(r.mem_headroom == h - 0.001);
     ck_assert(r.top[0].e.peak_memory_bytes == peak);
     search_result_free(&r);
 
-    o.mem_headroom = h + 0.001;
-    ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, &err), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(tu_search_headroom(&r, m, &rs, &t.c, fix, false, 10, h + 0.001),
+                     PLANNER_E_INFEASIBLE);
     ck_assert_int_eq(r.n_top, 0);
     ck_assert(r.have_miss && r.miss.e.peak_memory_bytes == peak);
     ck_assert_msg(strstr(r.miss.e.reason, "GiB usable") != NULL, "%s", r.miss.e.reason);
@@ -1393,9 +1377,7 @@ START_TEST(work_limit_stops_and_says_so)
     for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
         m = tu_model_load(shipped[i][0], &rs);
         ck_assert_msg(cluster_load(&c, shipped[i][1], &err) == PLANNER_OK, "%s", err.msg);
-        search_options_default(&o);
-        o.gbs = rs.global_batch;
-        o.seq_len = rs.seq_len;
+        tu_search_options(&o, &rs, NULL, 10);
         /* half the default: Llama 3 70B on mixed3x1024 takes 876M steps with
          * interleaving on stages spanning groups (786M without, main 1233bd4;
          * 667M before that) */

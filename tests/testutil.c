@@ -60,6 +60,17 @@ planner_status tu_search(search_result *res, const model *m, const run_spec *run
     return tu_search_headroom(res, m, run, c, fix, exhaustive, top, 0.0);
 }
 
+void tu_search_options(search_options *o, const run_spec *run, const char *fix, int top)
+{
+    planner_error err = PLANNER_ERROR_INIT;
+    search_options_default(o);
+    o->top_n = top;
+    o->gbs = run->global_batch;
+    o->seq_len = run->seq_len;
+    if (fix != NULL)
+        ck_assert_msg(constraints_parse(&o->fix, fix, &err) == PLANNER_OK, "%s", err.msg);
+}
+
 planner_status tu_search_headroom(search_result *res, const model *m, const run_spec *run,
                                   const cluster *c, const char *fix, bool exhaustive, int top,
                                   double mem_headroom)
@@ -68,14 +79,9 @@ planner_status tu_search_headroom(search_result *res, const model *m, const run_
     cost_params p;
     planner_error err = PLANNER_ERROR_INIT;
     planner_status rc;
-    search_options_default(&o);
+    tu_search_options(&o, run, fix, top);
     o.exhaustive = exhaustive;
-    o.top_n = top;
-    o.gbs = run->global_batch;
-    o.seq_len = run->seq_len;
     o.mem_headroom = mem_headroom;
-    if (fix != NULL)
-        ck_assert_msg(constraints_parse(&o.fix, fix, &err) == PLANNER_OK, "%s", err.msg);
     cost_params_default(&p);
     rc = search_run(res, m, c, &p, &o, &err);
     ck_assert_msg(rc == PLANNER_OK || rc == PLANNER_E_INFEASIBLE, "search: %s", err.msg);

@@ -46,6 +46,12 @@ cluster *tu_cluster_load(const char *path);
 planner_status tu_search(search_result *res, const model *m, const run_spec *run,
                          const cluster *c, const char *fix, bool exhaustive, int top);
 
+/* The options tu_search() runs with: the defaults, the run's global batch
+ * and sequence, the knobs `fix` pins (a --fix spec, asserted to parse; NULL:
+ * none), `top` plans kept.  For tests that change an option tu_search does
+ * not take, or run search_run themselves. */
+void tu_search_options(search_options *o, const run_spec *run, const char *fix, int top);
+
 /* tu_search() with --mem-headroom `mem_headroom` (tu_search: 0). */
 planner_status tu_search_headroom(search_result *res, const model *m, const run_spec *run,
                                   const cluster *c, const char *fix, bool exhaustive, int top,

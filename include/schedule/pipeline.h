@@ -19,7 +19,8 @@ typedef struct sched_event {
 
 typedef struct sched_events {
     sched_event *ev;    /* owned */
-    int n, cap;
+    int n;
+    size_t cap;         /* events allocated (pl_grow) */
 } sched_events;
 
 void sched_events_free(sched_events *e);   /* frees contents; NULL-safe */

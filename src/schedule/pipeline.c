@@ -88,7 +88,8 @@ void sched_events_free(sched_events *e)
         return;
     pl_free(e->ev);
     e->ev = NULL;
-    e->n = e->cap = 0;
+    e->n = 0;
+    e->cap = 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -98,14 +99,10 @@ void sched_events_free(sched_events *e)
 static int push_event(sched_events *e, sched_kind kind, int stage, int mb, int chunk,
                       double start, double end)
 {
-    if (e->n == e->cap) {
-        int cap = e->cap > 0 ? 2 * e->cap : 256;
-        sched_event *ev = pl_realloc(e->ev, (size_t)cap * sizeof *ev);
-        if (ev == NULL)
-            return -1;
-        e->ev = ev;
-        e->cap = cap;
-    }
+    sched_event *ev = pl_grow(e->ev, &e->cap, (size_t)e->n + 1, sizeof *ev, 256);
+    if (ev == NULL)
+        return -1;
+    e->ev = ev;
     e->ev[e->n++] = (sched_event){kind, stage, mb, chunk, start, end};
     return 0;
 }
