@@ -165,6 +165,9 @@ START_TEST(stack_restricts_the_search)
     model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result r;
+    search_options o;
+    cost_params p;
+    planner_error err;
     make_cluster(&t, "H100-SXM", 64, 0);
     ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, NULL, false, 20), PLANNER_OK);
     ck_assert(r.top[0].s.sp && r.top[0].s.tp_comm_overlap && r.top[0].s.zero >= 1);
@@ -190,10 +193,13 @@ START_TEST(stack_restricts_the_search)
         ck_assert_int_ne(r.top[i].s.zero, 1);
     search_result_free(&r);
 
+    /* a --fix value the stack does not have: refused, not planned */
     t.c.stack = STACK_MEGATRON_LM_2020;
-    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=8,pp=8,sp=on,zero=1", false, 1), PLANNER_OK);
-    ck_assert(r.top[0].s.sp);
-    ck_assert_int_eq(r.top[0].s.zero, 1);
+    tu_search_options(&o, &rs, "tp=8,pp=8,sp=on,zero=1", 1);
+    cost_params_default(&p);
+    ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, tu_err(&err)), PLANNER_E_USAGE);
+    ck_assert_str_eq(err.msg, "--fix sp=on: the megatron-lm-2020 stack has no sp=on (it has: off)");
+    ck_assert_int_eq(r.n_top, 0);
     search_result_free(&r);
     model_free(m);
 }
@@ -256,6 +262,29 @@ START_TEST(knob_stack_masks)
             ck_assert(knob_stack_allows(core, (knob_id)k, v));
     for (size_t i = 0; i < stack_count(); i++)
         ck_assert_int_eq((int)stack_at(i)->id, (int)i);
+}
+END_TEST
+
+/* A --fix value is checked against the stack with the search's own rule
+ * (knob_stack_allows): the first pinned knob the stack lacks is named. */
+START_TEST(fix_outside_the_stack_is_usage)
+{
+    const stack_spec *ds = stack_find("deepspeed"), *core = stack_get(STACK_MEGATRON_CORE);
+    strategy_constraints f = STRATEGY_CONSTRAINTS_INIT;
+    planner_error err;
+    ck_assert_int_eq(constraints_parse(&f, "tp=8,vpp=1,zero=3,recompute=full", tu_err(&err)),
+                     PLANNER_OK);
+    ck_assert_int_eq(constraints_stack_check(&f, ds, tu_err(&err)), PLANNER_OK);
+    ck_assert_int_eq(constraints_parse(&f, "vpp=4,sp=on", tu_err(&err)), PLANNER_OK);
+    ck_assert_int_eq(constraints_stack_check(&f, ds, tu_err(&err)), PLANNER_E_USAGE);
+    ck_assert_str_eq(err.msg, "--fix vpp=4: the deepspeed stack has no vpp=4 (it has: 1)");
+    ck_assert_int_eq(constraints_stack_check(&f, core, tu_err(&err)), PLANNER_OK);
+    ck_assert_int_eq(constraints_stack_check(&f, ds, NULL), PLANNER_E_USAGE);
+    f.vpp = -1;
+    ck_assert_int_eq(constraints_stack_check(&f, ds, tu_err(&err)), PLANNER_E_USAGE);
+    ck_assert_str_eq(err.msg, "--fix sp=on: the deepspeed stack has no sp=on (it has: off)");
+    ck_assert_int_eq(constraints_stack_check(&f, stack_find("pytorch-fsdp2"), tu_err(&err)),
+                     PLANNER_OK);
 }
 END_TEST
 
@@ -1432,6 +1461,7 @@ int main(void)
     tcase_add_test(ts, distributed_optimizer_shards_over_dp_and_cp);
     tcase_add_test(ts, stack_restricts_the_search);
     tcase_add_test(ts, knob_stack_masks);
+    tcase_add_test(ts, fix_outside_the_stack_is_usage);
     tcase_add_test(ts, amp_t4_tensor_parallel_over_pcie);
     suite_add_tcase(s, ts);
     return tu_run_suite(s);

@@ -108,8 +108,16 @@ typedef struct strategy_constraints {
 
 /* True when software stack st has value v of knob k (knobs a stack does not
  * restrict: always; NULL: every value).  The search tries only these
- * (search.c); a --fix value is taken as given. */
+ * (search.c), and a --fix value must be one (constraints_stack_check). */
 bool knob_stack_allows(const stack_spec *st, knob_id k, int v);
+
+/* Checks that every knob f pins has its value in stack st
+ * (knob_stack_allows: the stack's knob declarations in inputs/stack.c).
+ * PLANNER_OK, or PLANNER_E_USAGE naming the first knob that does not and the
+ * stack, e.g. "--fix vpp=2: the deepspeed stack has no vpp=2 (it has: 1)".
+ * search_run calls it, so plan, size, sweep and validate refuse alike. */
+planner_status constraints_stack_check(const strategy_constraints *f, const stack_spec *st,
+                                       planner_error *err);
 
 /* True when f pins any knob, or the GPU count. */
 bool knobs_any_fixed(const strategy_constraints *f);

@@ -415,6 +415,49 @@ static const int *fix_slot(const strategy_constraints *f, knob_id k)
     return (const int *)(const void *)((const char *)f + knobs[k].fix_offset);
 }
 
+/* The values of knob k stack st has, as --fix writes them, into buf: a
+ * degree's "1" and "2 or more", each value of a switch or a list. */
+static void stack_values_text(const stack_spec *st, knob_id k, char *buf, size_t size)
+{
+    bool degree = knobs[k].kind == KNOB_KIND_INT && k != KNOB_ZERO;
+    int last = degree ? 2 : knobs[k].max;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int v = degree ? 1 : knobs[k].min; v <= last && len < size; v++) {
+        strategy s;
+        char t[32];
+        if (!knob_stack_allows(st, k, v))
+            continue;
+        memset(&s, 0, sizeof s);
+        knob_set(&s, k, v);
+        len += (size_t)snprintf(buf + len, size - len, "%s%s%s", len ? ", " : "",
+                                knob_text(&s, k, false, t, sizeof t),
+                                degree && v == 2 ? " or more" : "");
+    }
+    if (len == 0)
+        snprintf(buf, size, "none");
+}
+
+planner_status constraints_stack_check(const strategy_constraints *f, const stack_spec *st,
+                                       planner_error *err)
+{
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const int *v = fix_slot(f, (knob_id)k);
+        strategy s;
+        char text[32], offered[128];
+        if (v == NULL || *v < knobs[k].min || knob_stack_allows(st, (knob_id)k, *v))
+            continue;
+        memset(&s, 0, sizeof s);
+        knob_set(&s, (knob_id)k, *v);
+        knob_text(&s, (knob_id)k, false, text, sizeof text);
+        stack_values_text(st, (knob_id)k, offered, sizeof offered);
+        return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
+                         "--fix %s=%s: the %s stack has no %s=%s (it has: %s)", knobs[k].key,
+                         text, st->name, knobs[k].key, text, offered);
+    }
+    return PLANNER_OK;
+}
+
 bool knobs_any_fixed(const strategy_constraints *f)
 {
     for (int k = 0; k < KNOB_COUNT; k++) {

@@ -687,7 +687,8 @@ static bool space_allows(const search_ctx *x, knob_id k, int v)
 }
 
 /* Drops from l the values of knob k outside the space (space_allows); a
- * list of a --fix value (`fixed`) is kept as given. */
+ * list of a --fix value (`fixed`) is kept as given (search_run has checked
+ * it against the stack: constraints_stack_check). */
 static void stack_filter(const search_ctx *x, int_list *l, knob_id k, bool fixed)
 {
     int n = 0;
@@ -2137,6 +2138,8 @@ static planner_status search_run_on(const model *m, const cluster *c, const cost
                        "--fix gpus=%d: the cluster has %d GPUs", x->fix.gpus, total);
         goto cleanup;
     }
+    if ((rc = constraints_stack_check(&x->o->fix, stack_get(c->stack), err)) != PLANNER_OK)
+        goto cleanup;
     for (int g = 0; g < c->n_groups && !stop(x); g++) {
         int n = plan_gpus(x, c, g);
         if (group_total_gpus(&c->group[g]) > largest)

@@ -158,4 +158,25 @@ $P --model $M --cluster $C --stack megatron-lm2021 > "$T/out" 2> "$T/err"
 [ -s "$T/out" ] && fail "unknown --stack: wrote to stdout"
 grep -q "^planner: --stack: unknown software stack 'megatron-lm2021' (did you mean 'megatron-lm-2021'?); known: megatron-core, " "$T/err" ||
     fail "unknown --stack: $(cat "$T/err")"
+# 9. a --fix value the stack does not have is a usage error naming the knob and
+# the stack (exit 2, nothing on stdout), from the cluster's stack: or --stack;
+# a value it has is planned with
+for spec in "deepspeed vpp=2 vpp=2 1" "deepspeed sp=on sp=on off" \
+            "megatron-lm-2020 zero=1 zero=1 0" "deepspeed recompute=selective recompute=selective none, full" \
+            "pytorch-fsdp2 zero=1 zero=1 0, 2, 3"; do
+    set -- $spec
+    stack=$1 fix=$2 shown=$3
+    shift 3
+    $P --model $M --cluster $C --stack "$stack" --fix "$fix" > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "--stack $stack --fix $fix: exit $rc, not 2"
+    [ -s "$T/out" ] && fail "--stack $stack --fix $fix: wrote to stdout"
+    [ "$(cat "$T/err")" = "planner: --fix $shown: the $stack stack has no $shown (it has: $*)" ] ||
+        fail "--stack $stack --fix $fix: $(cat "$T/err")"
+done
+$P --model $M --cluster "$T/fsdp.yaml" --fix zero=1 > "$T/out" 2> "$T/err"
+[ $? -eq 2 ] && grep -q '^planner: --fix zero=1: the pytorch-fsdp2 stack has no zero=1 ' "$T/err" ||
+    fail "stack: in the YAML, --fix zero=1: $(cat "$T/err")"
+$P --model $M --cluster $C --stack deepspeed --fix vpp=1,zero=3 --top 1 > "$T/out" ||
+    fail "deepspeed --fix vpp=1,zero=3: exit $?"
 echo "plan.sh: ok"
