@@ -170,10 +170,17 @@ static planner_status step_simulate(const plan *pl, const cost_schedule *sched,
         return rc;
     }
     /* ZeRO-3's collectives run inside each forward and backward (the
-     * breakdown's dp_comm_s counts them): nothing follows the pipeline */
-    out->dp_s = s->zero < 3 && e->time.dp_comm_s > 0 ? e->time.dp_comm_s : 0;
+     * breakdown's dp_comm_s counts them): nothing follows the pipeline.
+     * ZeRO-2's per-micro-batch reduce-scatters are inside the backwards
+     * too (evaluate.c rank_zero2_grads), so what follows the pipeline is
+     * the step less the simulated span, the optimizer and the overhead:
+     * the exposed last reduce and the parameter gather, never dp_comm_s
+     * whole (that counted ZeRO-2's per-micro-batch part twice) */
     out->opt_s = e->time.optimizer_s > 0 ? e->time.optimizer_s : 0;
     out->overhead_s = e->time.overhead_s > 0 ? e->time.overhead_s : 0;
+    out->dp_s = s->zero < 3 ? e->step_time_s - out->span_s - out->opt_s - out->overhead_s : 0;
+    if (out->dp_s < 0 || (s->zero < 3 && e->time.dp_comm_s <= 0))
+        out->dp_s = 0;
     out->end_s = out->span_s + out->dp_s + out->opt_s + out->overhead_s;
     return PLANNER_OK;
 }

@@ -235,6 +235,21 @@ root = E.parse(sys.argv[3]).getroot()
 assert root.tag == "{http://www.w3.org/2000/svg}svg"
 PY
 
+# a ZeRO-2 plan: its per-micro-batch reduce-scatters are inside the backwards
+# the trace replays, so the trace still ends at the predicted step (it added
+# them again after the pipeline, 0.38 s past a 7.50 s step, until 2026-11)
+$P --model "$M" --cluster "$C" --fix zero=2 --top 1 --format json --trace "$T/z2.json" \
+    > "$T/z2-plan.json" || fail "zero 2 trace exit $?"
+python3 - "$T/z2.json" "$T/z2-plan.json" <<'PY' || fail "zero 2 trace ends at the step"
+import json, sys
+tr = json.load(open(sys.argv[1]))
+best = json.load(open(sys.argv[2]))["strategies"][0]
+assert best["zero"] == 2 and best["dp"] > 1 and best["time"]["dp_comm_s"] > 0, best
+ev = [e for e in tr["traceEvents"] if e["ph"] == "X"]
+end_us = max(e["ts"] + e["dur"] for e in ev)
+assert abs(end_us / 1e6 - best["step_time_s"]) <= 1e-6 * best["step_time_s"], (end_us, best)
+PY
+
 # an interleaved plan over uneven chunks (Megatron's account-for-embedding/loss
 # split: rank 0's first and rank 7's last chunk hold 1 layer, the others 2):
 # the trace replays evaluate()'s per-chunk schedule, so it ends at the

@@ -143,7 +143,7 @@ $P --model $M --cluster $C --top 3 > "$T/core" || fail "core: exit $?"
 head -1 "$T/core" | grep -q ', bf16, stack megatron-core$' || fail "header: $(head -1 "$T/core")"
 $P --model $M --cluster $C --stack megatron-lm-2020 --top 3 > "$T/old" || fail "2020: exit $?"
 head -1 "$T/old" | grep -q ', stack megatron-lm-2020$' || fail "2020 header: $(head -1 "$T/old")"
-sed -n '4,6p' "$T/old" | awk '$8 != "off" || $10 != 0 || $6 != 1 { bad = 1 } END { exit bad }' ||
+sed -n '4,6p' "$T/old" | awk '$8 != "off" || $11 != 0 || $6 != 1 { bad = 1 } END { exit bad }' ||
     fail "megatron-lm-2020 plans use sp, ZeRO or vpp: $(sed -n '3,6p' "$T/old")"
 $P --model $M --cluster $C --stack deepspeed --top 1 --format json |
     python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["cluster"]["stack"] == "deepspeed", d["cluster"]' ||
