@@ -19,7 +19,7 @@
 #include "model/transformer.h"
 #include "testutil.h"
 
-static const gen_constants k_round = {0.8, 0.5, 0.8, 0.75, 0.5, 0.0, 0.6, 0.25, 0.0, 0.0};
+static const gen_constants k_round = {0.8, 0.5, 0.8, 0.75, 0.5, 0.0, 0.6, 0.25, 0.0, 0.0, 0.25};
 
 static node_group h100_group(int nodes)
 {

@@ -967,6 +967,28 @@ START_TEST(megatron_rules)
 }
 END_TEST
 
+/* An overlapped collective of 1 s behind 0.6 s of compute: 0.4 s shows in
+ * full and the hidden 0.6 s slows the compute by the link's share: NVLink's
+ * overlap_exposed (0.408: 0.4 + 0.2448), the network's overlap_exposed_net
+ * (0.1: 0.4 + 0.06); fully hidden (window 2 s) only the share shows.  The
+ * defaults: the network share below NVLink's on every generation. */
+START_TEST(overlap_share_by_link)
+{
+    cost_params p;
+    gen_constants k;
+    cost_params_default(&p);
+    k = p.gen[GEN_HOPPER];
+    k.overlap_exposed = 0.408;
+    k.overlap_exposed_net = 0.1;
+    ck_assert_rel(cost_overlapped_on(1.0, 0.6, &k, false), 0.6448, 1e-12);
+    ck_assert_rel(cost_overlapped_on(1.0, 0.6, &k, true), 0.46, 1e-12);
+    ck_assert_rel(cost_overlapped_on(1.0, 2.0, &k, true), 0.1, 1e-12);
+    ck_assert_rel(cost_overlapped(1.0, 0.6, &k), cost_overlapped_on(1.0, 0.6, &k, false), 1e-15);
+    for (int g = 0; g < GEN_COUNT; g++)
+        ck_assert(p.gen[g].overlap_exposed_net < p.gen[g].overlap_exposed);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cost");
@@ -992,6 +1014,7 @@ int main(void)
     tcase_add_test(tc, moe_etp_by_hand);
     tcase_add_test(tc, moe_etp_weights_monotone);
     tcase_add_test(tc, cp_exchange_by_hand);
+    tcase_add_test(tc, overlap_share_by_link);
     tcase_add_test(tc, megatron_rules);
     tcase_add_test(tc, window_layers_costed_apart);
     suite_add_tcase(s, tc);

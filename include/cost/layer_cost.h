@@ -125,6 +125,11 @@ double cost_dp_bucket_params(int dp);
  * compute by k->overlap_exposed of itself). */
 double cost_overlapped(double t, double window, const gen_constants *k);
 
+/* cost_overlapped() for a collective over a group that spans nodes when
+ * `network` (NIC-bound: k->overlap_exposed_net of what fits shows), else on
+ * NVLink (k->overlap_exposed). */
+double cost_overlapped_on(double t, double window, const gen_constants *k, bool network);
+
 /* Adds part's times, kept activations and weight tensors to *acc. */
 void range_cost_add_work(range_cost *acc, const range_cost *part);
 

@@ -60,6 +60,12 @@ typedef struct gen_constants {
                                    quantize + GEMM show on the GPU's
                                    timeline [0, 5e-3]; dense layers pay
                                    nothing (no sync: the host runs ahead) */
+    double overlap_exposed_net; /* overlap_exposed of a collective whose
+                                   group spans nodes (NIC-bound): its NCCL
+                                   kernels hold a few SMs and move ~50 GB/s
+                                   of HBM traffic, far less than an NVLink
+                                   collective's ~400 GB/s, so the compute it
+                                   hides behind slows less [0.02, 0.5] */
 } gen_constants;
 
 /* Constants of one software stack (inputs/stack.h): what its software pays

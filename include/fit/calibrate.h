@@ -53,7 +53,7 @@ int calib_field_bare(const char *name);
 
 /* Every parameter name (GEN.NAME, globals, and the bare per-generation
  * names), for did-you-mean. */
-#define CALIB_NAMES_MAX 200
+#define CALIB_NAMES_MAX 256
 typedef struct calib_name_list {
     char text[CALIB_NAMES_MAX][CALIB_NAME_MAX];
     const char *ptr[CALIB_NAMES_MAX];

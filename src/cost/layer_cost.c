@@ -70,7 +70,8 @@ double cost_cap_time(double t)
  *   Volta: gemm 0.594 (round 4's, not refitted: its 4 runs are one
  *     source); attn_eff = the unfused kernels' (no flash-attention kernel
  *     for sm70).
- *   Ampere: gemm 0.72 (was 0.678 with the 2020 software folded in), attn
+ *   Ampere: gemm 0.72 (0.732 since round 6; 0.678 with the 2020 software
+ *     folded in), attn
  *     0.55 = FlashAttention-2's forward+backward on A100 (Dao 2023, arXiv
  *     2307.08691: ~50-73% of the 312 TFLOP/s peak, causal, head dim 128;
  *     no corpus run has flash attention on A100, so it is not fitted),
@@ -79,8 +80,18 @@ double cost_cap_time(double t)
  *     half weight share its attention, links and overhead, and Blackwell's
  *     10 FP8 runs use its copy): gemm 0.658, attn 0.453 (flash
  *     attention, cuDNN/FA2 era: ~450 of 989 TFLOP/s), inter 0.729;
- *     fp8_gemm_eff 0.725 from the FP8 runs.
- *   overlap_exposed 0.408 for all.  step_overhead_s 0.066 s for every
+ *     fp8_gemm_eff 0.725 from the FP8 runs (round 6: gemm 0.684, attn
+ *     0.445, fp8_gemm_eff 0.702).
+ *   overlap_exposed 0.408 for all; overlap_exposed_net 0.1 for all (a
+ *     collective over a group spanning nodes, NIC-bound: fitted on a grid
+ *     over the Hopper rows, the Megatron-Core r0.8.0 weak scaling's DP
+ *     reduce the evidence).  Round 6 (2026-11, with it): planner
+ *     calibrate (prior 1) of ampere/hopper gemm_eff, hopper attn_eff and
+ *     fp8_gemm_eff, and Blackwell's and Blackwell Ultra's own attn_eff and
+ *     fp8_gemm_eff (the rest Hopper's: same links, HBM, launches, host),
+ *     on the dense 16-bit and FP8 runs: dense 6.9% -> 6.4%, FP8 8.6% ->
+ *     8.5% (docs/cost-model.md, "Constants").
+ *   step_overhead_s 0.066 s for every
  *     generation: the host time per step of a current stack (data loader,
  *     logging, Python between the step's phases).
  *   Software, per stack (cost_params.stack[]):
@@ -96,7 +107,8 @@ double cost_cap_time(double t)
  * intra_eff is not fitted: nccl-tests' bus bandwidth over the NVLink rate
  * (V100 ~130/150, A100 235/300, H100 368/450); hbm_eff and kernel_s are
  * round 2's.  Generations without runs copy the nearest measured one
- * (Turing: Volta, Ada: Ampere, Blackwell and CDNA: Hopper) -- calibrate
+ * (Turing: Volta, Ada: Ampere, CDNA: Hopper; Blackwell and Blackwell
+ * Ultra: Hopper's but for their own attn_eff and fp8_gemm_eff, round 6) -- calibrate
  * them with `planner calibrate`. */
 /* moe_host_s (round MoE 2): the host-paced time of one MoE layer's forward
  * per micro-batch (backward 2x), fitted on a grid to the 32 predictable MoE
@@ -111,18 +123,23 @@ double cost_cap_time(double t)
  * left out.  MAPE / max: 0.5 ms 28.3 / 85.7, 1.0 26.3 / 60.3, 1.25 25.9 /
  * 50.0, 1.5 26.2 / 47.9, 1.75 26.4 / 49.8, 2.25 29.2 / 54.3. */
 #define MOE_HOST_S 1.5e-3
+#define NET_EXPOSED 0.1
 #define HOST_S 0.066                /* a current stack's host time per step */
 #define UNFUSED_ATTN_EFF 0.19       /* Megatron's unfused attention (2020-2022) */
 void cost_params_default(cost_params *p)
 {
     /* gemm, attn, hbm, intra, inter, kernel_s, fp8_gemm, overlap_exposed,
-     * step_overhead_s, moe_host_s */
+     * step_overhead_s, moe_host_s, overlap_exposed_net */
     static const gen_constants volta = {0.594, UNFUSED_ATTN_EFF, 0.748, 0.87, 0.80, 6.3e-6, 0.65,
-                                        0.408, HOST_S, MOE_HOST_S};
-    static const gen_constants ampere = {0.72, 0.55, 0.748, 0.78, 0.50, 6.3e-6, 0.65, 0.408,
-                                         HOST_S, MOE_HOST_S};
-    static const gen_constants hopper = {0.658, 0.453, 0.748, 0.82, 0.729, 6.3e-6, 0.725, 0.408,
-                                         HOST_S, MOE_HOST_S};
+                                        0.408, HOST_S, MOE_HOST_S, NET_EXPOSED};
+    static const gen_constants ampere = {0.732, 0.55, 0.748, 0.78, 0.50, 6.3e-6, 0.65, 0.408,
+                                         HOST_S, MOE_HOST_S, NET_EXPOSED};
+    static const gen_constants hopper = {0.684, 0.445, 0.748, 0.82, 0.729, 6.3e-6, 0.702, 0.408,
+                                         HOST_S, MOE_HOST_S, NET_EXPOSED};
+    /* Blackwell and Blackwell Ultra: Hopper's links, HBM, launch, overlap
+     * and host constants (the same NCCL, HBM3e controllers and host
+     * software), their own tensor-core and attention efficiencies */
+    gen_constants blackwell = hopper, blackwell_ultra = hopper;
     int g;
     memset(p, 0, sizeof *p);
     for (g = 0; g < GEN_COUNT; g++)
@@ -131,6 +148,12 @@ void cost_params_default(cost_params *p)
     p->gen[GEN_TURING] = volta;
     p->gen[GEN_AMPERE] = ampere;
     p->gen[GEN_ADA] = ampere;
+    blackwell.attn_eff = 0.430;
+    blackwell.fp8_gemm_eff = 0.741;
+    blackwell_ultra.attn_eff = 0.470;
+    blackwell_ultra.fp8_gemm_eff = 0.797;
+    p->gen[GEN_BLACKWELL] = blackwell;
+    p->gen[GEN_BLACKWELL_ULTRA] = blackwell_ultra;
     for (g = 0; g < STACK_COUNT; g++)
         p->stack[g] = (stack_constants){UNFUSED_ATTN_EFF, HOST_S};
     p->stack[STACK_MEGATRON_LM_2020].step_overhead_s = 0.25;
@@ -179,6 +202,12 @@ double cost_overlapped(double t, double window, const gen_constants *k)
 {
     double hidden = t < window ? t : window;
     return (t - hidden) + k->overlap_exposed * hidden;
+}
+
+double cost_overlapped_on(double t, double window, const gen_constants *k, bool network)
+{
+    double hidden = t < window ? t : window;
+    return (t - hidden) + (network ? k->overlap_exposed_net : k->overlap_exposed) * hidden;
 }
 
 /* The modules selective recompute re-runs (0: Megatron's default). */

@@ -96,6 +96,8 @@ static const param_field k_fields[] = {
     {"step_overhead_s", CALIB_DIRECT, true, offsetof(gen_constants, step_overhead_s), 0.0, 10.0,
      0.1, 0.0, 1.0, false},
     {"moe_host_s", CALIB_DIRECT, true, offsetof(gen_constants, moe_host_s), 0.0, 0.1, 1e-3, 0.0, 5e-3, false},
+    {"overlap_exposed_net", CALIB_DIRECT, true, offsetof(gen_constants, overlap_exposed_net), 0.0,
+     1.0, 0.1, 0.02, 0.5, false},
     /* per software stack (inputs/stack.c): what the stack's software pays
      * on any GPU; the generation's value where the stack has none */
     {"attn_eff", CALIB_INV_EFF, false, offsetof(stack_constants, attn_eff), 0.01, 1.0, 1.0, 0.05,

@@ -325,8 +325,9 @@ static void rank_zero3_prefetch(eval_state *x, int i, const comm_link *dpl,
     }
     if (dp <= 1)
         return;
-    r->fwd_s += first + cost_overlapped(ag > first ? ag - first : 0, r->fwd_s, k);
-    r->bwd_s += cost_overlapped(ag + rs, r->bwd_s, k);
+    r->fwd_s += first + cost_overlapped_on(ag > first ? ag - first : 0, r->fwd_s, k,
+                                           dpl->inter_node);
+    r->bwd_s += cost_overlapped_on(ag + rs, r->bwd_s, k, dpl->inter_node);
     x->grad_exp[i] = last;
 }
 
@@ -346,7 +347,7 @@ static void rank_zero3_prefetch(eval_state *x, int i, const comm_link *dpl,
  * backward).  Without --overlap-grad-reduce each reduce is exposed in full.
  * Returns the per-micro-batch addition (the time breakdown's dp-comm). */
 static double rank_zero2_grads(eval_state *x, int i, double t_grad, double last_grad,
-                               const gen_constants *k, range_cost *r)
+                               const gen_constants *k, bool network, range_cost *r)
 {
     double per_mb, tail = t_grad - last_grad - r->bwd_s;
     if (!x->s->overlap_grad_reduce) {
@@ -354,7 +355,7 @@ static double rank_zero2_grads(eval_state *x, int i, double t_grad, double last_
         x->grad_exp[i] = 0;
         return t_grad;
     }
-    per_mb = cost_overlapped(t_grad, r->fwd_s + r->bwd_s, k);
+    per_mb = cost_overlapped_on(t_grad, r->fwd_s + r->bwd_s, k, network);
     x->grad_exp[i] = last_grad + (tail > 0 ? tail : 0);
     r->bwd_s += per_mb;
     return per_mb;
@@ -391,15 +392,16 @@ static double rank_dp_comm(eval_state *x, int i, const comm_link *dpl, const com
     /* overlapped with the last micro-batch's backward (forward): the last
      * (first) bucket always shows */
     if (x->s->zero == 2 && t_grad > 0) {
-        x->dp_mb[i] = rank_zero2_grads(x, i, t_grad, last_grad, k, r);
+        x->dp_mb[i] = rank_zero2_grads(x, i, t_grad, last_grad, k, dpl->inter_node, r);
     } else if (x->s->overlap_grad_reduce && t_grad > 0) {
         double rest = t_grad - last_grad;
-        x->grad_exp[i] = last_grad + cost_overlapped(rest, r->bwd_s, k);
+        x->grad_exp[i] = last_grad + cost_overlapped_on(rest, r->bwd_s, k, dpl->inter_node);
     } else {
         x->grad_exp[i] = t_grad;
     }
     if (x->s->overlap_param_gather && t_param > 0)
-        t_param = first_param + cost_overlapped(t_param - first_param, r->fwd_s, k);
+        t_param = first_param +
+                  cost_overlapped_on(t_param - first_param, r->fwd_s, k, dpl->inter_node);
     return t_param;
 }
 

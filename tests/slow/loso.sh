@@ -18,6 +18,13 @@
 # started from fits worse than the defaults (SC21 Table 1 and
 # Megatron-Bridge 26.06 left out: training RMS 12.5% and 13.3% against
 # 10.9% and 10.6% at the defaults); SC21 Table 1 now ties at 6.3%.
+# Round 6 (2026-11: the network collectives' own overlap share, then the
+# defaults refitted on the corpus): dense 6.4%, FP8 8.5%, the 52 calibrated
+# runs 7.0% from 7.0%, 4 of 7 sources -- but 11 of the 13 folds now keep
+# the defaults they start from (fitted on every source), so the fold
+# figures are the in-sample ones; from the constants before that refit
+# the folds refit and give dense 6.9%, FP8 9.4%.  Bounds: the figures plus
+# half a point, and a majority (4 of 7).
 # docs/validation.md, "Leave one source out", and docs/calibration.md,
 # "Calibrating on a few runs", have the figures.
 # Without ../shared it says SKIP and exits 77.
@@ -47,11 +54,11 @@ check() {
     awk -v v="$v" -v b="$3" 'BEGIN { exit !(v <= b) }' || fail "$1 ($4): MAPE $v% above $3%"
     echo "$1 ($4): MAPE $v% (bound $3%)"
 }
-check "dense 16-bit" 53 8.2 1
-check "FP8 family" 38 9.7 1
-check "all" 52 8.2 2
+check "dense 16-bit" 53 6.9 1
+check "FP8 family" 38 9.0 1
+check "all" 52 7.5 2
 better=$(sed -n 's/^calibrated beats its start .* on \([0-9]*\) of 7 sources$/\1/p' "$T/cv")
-[ -n "$better" ] && [ "$better" -ge 3 ] ||
+[ -n "$better" ] && [ "$better" -ge 4 ] ||
     fail "calibrated on 3 runs beats the fit on the other sources on '$better' of 7 sources"
 echo "calibrated on 3 runs beats its start on $better of 7 sources"
 exit 0
