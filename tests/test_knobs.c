@@ -189,7 +189,7 @@ START_TEST(fix_from_registry)
                           "recompute_layers recompute_method recompute_modules zero "
                           "overlap_grad_reduce overlap_param_gather "
                           "tp_comm_overlap cp_comm ep_comm_overlap cp_a2a grad_reduce_bf16 "
-                          "gpus)");
+                          "cuda_graph gpus)");
     /* every knob but the split accounting is a --fix key */
     c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
     ck_assert(!knobs_any_fixed(&c));
@@ -445,6 +445,7 @@ START_TEST(emit_every_flag)
     memset(&e, 0, sizeof e);
     e.tp = 8; e.pp = 1; e.dp = 1; e.cp = 1; e.ep = 2; e.etp = 2; e.vpp = 1; e.mbs = 1;
     e.gbs = 64; e.seq_len = 4096; e.ep_comm_overlap = true;
+    e.cuda_graph = true;   /* a full-iteration graph: two flags */
     e.n_stages = 1;
     e.stage[0].n_layers = m->layers;
     e.stage[0].tp = 8;
@@ -454,6 +455,7 @@ START_TEST(emit_every_flag)
      * heads a TP rank) */
     h = e;
     h.tp = 2; h.cp = 4; h.dp = 8; h.ep = 1; h.etp = 1; h.ep_comm_overlap = false;
+    h.cuda_graph = false;
     h.cp_comm = CP_COMM_A2A_P2P; h.cp_a2a = 2;
     h.stage[0].tp = 2;
     h.stage[0].dp = 8;
@@ -465,6 +467,8 @@ START_TEST(emit_every_flag)
     ck_assert_msg(strstr(all, "--expert-model-parallel-size 2 \\\n--expert-tensor-parallel-size 2 ")
                   != NULL, "%s", all);
     ck_assert_msg(strstr(all, "--expert-tensor-parallel-size 1 ") != NULL, "%s", all);
+    ck_assert_msg(strstr(all, "--cuda-graph-impl local \\\n--cuda-graph-scope full_iteration ")
+                  != NULL, "%s", all);
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         char flag[96];

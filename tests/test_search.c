@@ -93,7 +93,7 @@ static const struct bad_fix {
     {"banana=1", "unknown key 'banana' (known: tp pp dp cp ep etp vpp mbs sp recompute "
                  "recompute_layers recompute_method recompute_modules zero overlap_grad_reduce "
                  "overlap_param_gather tp_comm_overlap cp_comm ep_comm_overlap cp_a2a "
-                 "grad_reduce_bf16 gpus)"},
+                 "grad_reduce_bf16 cuda_graph gpus)"},
     {"recompute_method=blok", "recompute_method: expected block or uniform, got 'blok' (did you "
                               "mean 'block'?)"},
     {"tp=8,pp=2,tp=4", "duplicate key 'tp'"},

@@ -15,4 +15,11 @@
 const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why,
                                         const char **recipe);
 
+/* What a source's recipes set on some systems and precisions only, as
+ * --fix text ("cuda_graph=on"), for a run of `source` on GPU `gpu` (a
+ * catalog name) in precision `precision` ("mxfp8"); NULL when no fact
+ * applies.  *why gets the fact's evidence (NULL: none). */
+const char *run_recipe_for_system(const char *source, const char *gpu, const char *precision,
+                                  const char **why);
+
 #endif

@@ -34,7 +34,7 @@ typedef enum knob_id {
     KNOB_RECOMPUTE_MODULES, KNOB_ZERO,
     KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
     KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS, KNOB_CP_COMM, KNOB_EP_COMM_OVERLAP,
-    KNOB_CP_A2A, KNOB_GRAD_REDUCE_BF16,
+    KNOB_CP_A2A, KNOB_GRAD_REDUCE_BF16, KNOB_CUDA_GRAPH,
     KNOB_COUNT
 } knob_id;
 
@@ -101,10 +101,13 @@ typedef struct strategy_constraints {
     int grad_reduce_bf16;   /* free: off (Megatron's fp32 main gradients for
                                a bf16 model); not searched: a numerics choice */
     int etp;                /* free: searched on MoE models (1 on dense ones) */
+    int cuda_graph;         /* free: off; not searched: a full-iteration graph
+                               needs static shapes (MoE: capacity-bounded
+                               dispatch), the recipe's call */
 } strategy_constraints;
 
 #define STRATEGY_CONSTRAINTS_INIT \
-    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
 
 /* True when software stack st has value v of knob k (knobs a stack does not
  * restrict: always; NULL: every value).  The search tries only these

@@ -107,6 +107,10 @@ typedef struct strategy {
     bool grad_reduce_bf16;      /* main gradients accumulated and reduced in
                                    bf16, not fp32 (--grad-reduce-in-bf16;
                                    Megatron-Core DDP grad_reduce_in_fp32 off) */
+    bool cuda_graph;            /* every micro-batch's forward and backward
+                                   replayed as one CUDA graph (--cuda-graph-impl
+                                   local --cuda-graph-scope full_iteration,
+                                   Megatron-Core full_cuda_graph.py) */
     /* Megatron --account-for-embedding-in-pipeline-split and
      * --account-for-loss-in-pipeline-split: the input embedding (the output
      * layer + loss) counts as one layer of the first (last) virtual chunk,

@@ -456,6 +456,22 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
     *bwd += cost_overlapped(2.0 * t, ATTN_BWD_RATIO * attn, k);
 }
 
+/* The host-paced time of layer l's forward (its backward pays twice it):
+ * an MoE layer's token dispatcher copies the tokens per expert to the host
+ * and waits, which drains the host's run-ahead, so the layer's launches are
+ * paced by the host (moe_host_s); dense layers have no sync.  Under a
+ * full-iteration CUDA graph (Megatron-Core full_cuda_graph.py:
+ * FullCudaGraphWrapper captures forward_backward_func, every micro-batch,
+ * and replays it) there is neither: a captured graph holds no
+ * device-to-host sync (static shapes: Megatron-Bridge 26.08's recipes bound
+ * the dispatch by moe_expert_rank_capacity_factor and moe_paged_stash) and
+ * no host launches to pace it. */
+static double moe_host_fwd_s(const model *m, const layer_spec *l, const strategy *s,
+                             const gen_constants *k)
+{
+    return l->moe && m->moe.experts > 0 && !s->cuda_graph ? k->moe_host_s : 0.0;
+}
+
 /* Cost of one decoder layer for one micro-batch on one GPU, recomputed as
  * `mode` says (full recompute's chosen layers: RECOMPUTE_FULL, the others
  * of a block recompute: RECOMPUTE_NONE). */
@@ -538,13 +554,8 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
             epb = cost_overlapped(epb, f_comp, k);
         }
     }
-    if (l->moe && m->moe.experts > 0) {
-        /* the token dispatcher's device-to-host sync (tokens per expert)
-         * drains the host's run-ahead: the layer's launches are paced by
-         * the host, forward once, backward (dgrad + wgrad) twice */
-        fwd += k->moe_host_s;
-        bwd += 2.0 * k->moe_host_s;
-    }
+    fwd += moe_host_fwd_s(m, l, s, k);
+    bwd += 2.0 * moe_host_fwd_s(m, l, s, k);   /* dgrad + wgrad */
     if (mode == RECOMPUTE_FULL)
         rec = fwd + tpf + cpf + epf;
     else if (mode == RECOMPUTE_SELECTIVE)

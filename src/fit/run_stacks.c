@@ -65,6 +65,60 @@ static const run_stack_rule k_rules[] = {
 
 #define N_RULES (sizeof k_rules / sizeof k_rules[0])
 
+/* What a release's recipes set for some systems and precisions only: a
+ * source's rule cannot say it, since one table mixes GPUs and formats. */
+typedef struct run_recipe_fact {
+    const char *source_has;     /* substring of the run's source */
+    const char *gpus;           /* the catalog names it applies to, ' '-separated */
+    const char *precision;      /* the run's precision */
+    const char *recipe;         /* --fix text */
+    const char *why;
+} run_recipe_fact;
+
+static const run_recipe_fact k_facts[] = {
+    /* Megatron-Bridge v0.6.0 (the 26.08 container), perf_recipes: the
+     * GB200/GB300 MXFP8 configs of Qwen3 (qwen/common.py
+     * _enable_hybridep_full_iteration_mxfp8), DeepSeek-V3 and gpt-oss set
+     * cuda_graph_impl = "full_iteration" (Megatron-Core's
+     * FullCudaGraphWrapper: every micro-batch's forward and backward in one
+     * graph), with moe_expert_rank_capacity_factor 1.5 and moe_paged_stash
+     * for the static shapes a graph needs, the HybridEP flex dispatcher and
+     * the all-to-all overlap.  Their B200/B300 and bf16 configs keep
+     * per-module TE graphs (router, preprocessing) or none. */
+    {"26.08 NeMo container", "GB200 GB300", "mxfp8", "cuda_graph=on",
+     "Megatron-Bridge 26.08's GB200/GB300 MXFP8 recipes capture the whole iteration in a CUDA "
+     "graph (cuda_graph_impl = \"full_iteration\")"},
+};
+
+#define N_FACTS (sizeof k_facts / sizeof k_facts[0])
+
+/* Whether `name` is one of the ' '-separated words of `list`. */
+static int in_words(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+const char *run_recipe_for_system(const char *source, const char *gpu, const char *precision,
+                                  const char **why)
+{
+    *why = NULL;
+    if (source == NULL || gpu == NULL || precision == NULL || gpu[0] == '\0')
+        return NULL;
+    for (size_t i = 0; i < N_FACTS; i++) {
+        const run_recipe_fact *f = &k_facts[i];
+        if (strstr(source, f->source_has) != NULL && in_words(f->gpus, gpu) &&
+            strcmp(precision, f->precision) == 0) {
+            *why = f->why;
+            return f->recipe;
+        }
+    }
+    return NULL;
+}
+
 const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why,
                                         const char **recipe)
 {

@@ -557,7 +557,7 @@ static int load_stack(jctx *j, json_t *o, const char *source, const char *id, in
 static int load_run(jctx *j, json_t *o, validation_run *r)
 {
     json_t *jm, *jp, *jmeas, *unpub, *v;
-    const char *id, *gpu_name, *prec, *recipe;
+    const char *id, *gpu_name, *prec, *recipe, *system_recipe = NULL, *fact_why;
     const gpu_spec *gpu;
     run_dims d;
     int gpn, stack;
@@ -583,6 +583,11 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     gpu = catalog_find(gpu_name);
     if (gpu == NULL)
         return jfail(j, "gpu", "unknown GPU (not in the catalog): ", gpu_name);
+    /* what the source's recipes set on this system and precision only
+     * (run_stacks.c), for a run that does not name its stack */
+    if (json_object_get(o, "stack") == NULL || json_is_null(json_object_get(o, "stack")))
+        system_recipe = run_recipe_for_system(json_is_string(v) ? json_string_value(v) : NULL,
+                                              gpu->name, prec, &fact_why);
 
     jm = json_object_get(o, "model");
     jp = json_object_get(o, "parallel");
@@ -599,7 +604,8 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     if (load_dims(j, jm, &d) != 0)
         return -1;
     j->path = jsonin_key(&base, "parallel");
-    if (load_parallel(j, jp, unpub, r) != 0 || load_recipe(j, recipe, r) != 0)
+    if (load_parallel(j, jp, unpub, r) != 0 || load_recipe(j, recipe, r) != 0 ||
+        load_recipe(j, system_recipe, r) != 0)
         return -1;
     j->path = jsonin_key(&base, "measured");
     v = json_object_get(jmeas, "tokens_per_s_per_gpu");

@@ -65,6 +65,11 @@
  *     backward order) and FSDP2 gather each layer ahead of its use on a
  *     side stream; DeepSpeed's ZeRO-3 of 2021 (the SC21 runs) waits for
  *     each tensor's collectives.
+ *   Full-iteration CUDA graphs (cuda_graph): megatron-core only
+ *     (core_v0.15.0 --cuda-graph-impl local --cuda-graph-scope
+ *     full_iteration, full_cuda_graph.py FullCudaGraphWrapper); torchtitan
+ *     trains eagerly or under torch.compile without graph capture, the
+ *     2020-2022 stacks and DeepSpeed have none.
  *   Only megatron-core overlaps the MoE all-to-alls with another micro-
  *     batch's compute (--overlap-moe-expert-parallel-comm, combined_1f1b.py,
  *     core_v0.15.0); the other stacks are costed with them exposed.
@@ -87,33 +92,33 @@
 
 static const stack_spec k_stacks[STACK_COUNT] = {
     {"megatron-core", "core_v0.15.0..core_v0.19.0", STACK_MEGATRON_CORE, STACK_ATTN_FLASH, true, false,
-     {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL}, MEM_MEGATRON,
+     {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL}, MEM_MEGATRON,
      "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true},
     {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020)", STACK_MEGATRON_LM_2020,
      STACK_ATTN_UNFUSED, false, true,
      /* sp, tp_comm_overlap, zero, ogr, opg, recompute, cp, ep, vpp, ep_comm_overlap,
-      * cp_comm, grad_reduce_bf16 */
-     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
+      * cp_comm, grad_reduce_bf16, cuda_graph */
+     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
      "Megatron-LM README Sep 2020: TP, pipelining without interleaving, full recompute, "
      "local DDP (no overlap), unfused attention", false},
     {"megatron-lm-2021", "Megatron-LM v2.x (SC21)", STACK_MEGATRON_LM_2021, STACK_ATTN_UNFUSED,
-     false, true, {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF},
+     false, true, {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF},
      MEM_MEGATRON,
      "Narayanan et al. SC21: + interleaved 1F1B; full recompute, no SP, no distributed "
      "optimizer, unfused attention", false},
     {"megatron-lm-2022", "Megatron-LM v3.0 (2022)", STACK_MEGATRON_LM_2022, STACK_ATTN_UNFUSED,
-     false, true, {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF},
+     false, true, {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF, OFF},
      MEM_MEGATRON,
      "Korthikanti et al. 2022: + sequence parallelism, selective recompute; no distributed "
      "optimizer, unfused attention", false},
     {"deepspeed", "Megatron-DeepSpeed / DeepSpeed 2021-2022", STACK_DEEPSPEED,
      STACK_ATTN_UNFUSED, false, true,
-     {OFF, OFF, ALL, ALL, ALL, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
+     {OFF, OFF, ALL, ALL, ALL, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
      "TP without SP, full checkpointing, unfused attention", false},
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_FLASH, true, false,
      {ALL, ALL, (1u << 0) | (1u << 2) | (1u << 3), ALL, ALL, ALL, ALL, ALL, ALL, OFF,
-      CP_RING_AG, ALL},
+      CP_RING_AG, ALL, OFF},
      {STACK_SEL_OP_POLICY, STACK_LOSS_EAGER_UPCAST, STACK_GATHER_FSDP2},
      "torchtitan: FSDP2 (ZeRO-2/3, DDP), DTensor TP + SP, async TP, pipelining incl. "
      "interleaved, CP, float8, SDPA flash attention", true},

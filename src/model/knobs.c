@@ -134,6 +134,11 @@ static const knob_info knobs[KNOB_COUNT] = {
                                FIX(grad_reduce_bf16), NULL, 0, false, "--grad-reduce-in-bf16",
                                MEG_SWITCH, KNOB_SEC_MEMORY, 45,
                                "main gradients accumulated and reduced in bf16, not fp32", NULL},
+    [KNOB_CUDA_GRAPH] = {"cuda_graph", KNOB_KIND_BOOL, 0, 1, FIELD(cuda_graph), FIX(cuda_graph),
+                         NULL, 0, false, "--cuda-graph-impl local --cuda-graph-scope full_iteration",
+                         MEG_EMIT, KNOB_SEC_MEMORY, 50,
+                         "every micro-batch's forward and backward replayed as one CUDA graph",
+                         NULL},
 };
 
 /* The knobs a software stack restricts: the offset + 1 of the knob's mask in
@@ -150,6 +155,7 @@ static const size_t stack_mask[KNOB_COUNT] = {
     [KNOB_EP_COMM_OVERLAP] = STACK_MASK(ep_comm_overlap),
     [KNOB_CP_COMM] = STACK_MASK(cp_comm),
     [KNOB_GRAD_REDUCE_BF16] = STACK_MASK(grad_reduce_bf16),
+    [KNOB_CUDA_GRAPH] = STACK_MASK(cuda_graph),
 };
 
 bool knob_stack_allows(const stack_spec *st, knob_id k, int v)
@@ -204,7 +210,11 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * expert_tensor_parallel_size = 1 (v0.2.0-v0.5.0 scripts/performance/
  * configs/{deepseek,qwen3,gpt_oss} BASE_*_CONFIG, v0.6.0 perf_recipes/
  * <gpu>/ recipes), so etp 1 is validated (38 of the 39 rows run tp 1, where
- * Megatron's default etp = tp is 1 too) and no run exercises etp > 1. */
+ * Megatron's default etp = tp is 1 too) and no run exercises etp > 1.
+ * A full-iteration CUDA graph (cuda_graph): the Megatron-Bridge 26.08 rows
+ * (MXFP8 on GB200/GB300; v0.6.0 perf_recipes, _enable_hybridep_full_
+ * iteration_mxfp8: cuda_graph_impl = "full_iteration"), from the recipe
+ * fact of fit/run_stacks.c; no other run captured its iteration. */
 static const knob_validation validation[] = {
     /* recompute: the corpus publishes none, selective (core attention) and
      * full of every layer; no run recomputes part of the layers */
@@ -230,6 +240,8 @@ static const knob_validation validation[] = {
     {KNOB_EP_COMM_OVERLAP, 1, false, "--overlap-moe-expert-parallel-comm", "none", false},
     {KNOB_GRAD_REDUCE_BF16, 1, true, "--grad-reduce-in-bf16", "nemo2407_*, mbridge_*", false},
     {KNOB_ETP, 2, false, "expert tensor parallelism", "none", true},
+    {KNOB_CUDA_GRAPH, 1, true, "full-iteration CUDA graph", "mbridge_2608_* (MXFP8 on GB200/GB300)",
+     false},
 };
 
 /* Whether validation row r covers knob value v. */

@@ -897,6 +897,13 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
             arg_str(l, SEC_MEMORY, "--ckpt-format", "fsdp_dtensor");
         }
         return 0;
+    case KNOB_CUDA_GRAPH:   /* core_v0.15.0 arguments.py: "local" with scope
+                             * full_iteration captures the whole iteration */
+        if (s->cuda_graph) {
+            arg_str(l, SEC_MEMORY, "--cuda-graph-impl", "local");
+            arg_str(l, SEC_MEMORY, "--cuda-graph-scope", "full_iteration");
+        }
+        return 0;
     case KNOB_CP_COMM:   /* p2p is Megatron's default */
         if (s->cp > 1 && s->cp_comm != CP_COMM_P2P)
             arg_str(l, SEC_PARALLEL, "--cp-comm-type", cp_comm_name(s->cp_comm));

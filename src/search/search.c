@@ -762,6 +762,9 @@ static void set_derived(search_ctx *x)
      * gradient precision for time and memory, the user's call (Megatron's
      * default with --bf16 is fp32) */
     s->grad_reduce_bf16 = f->grad_reduce_bf16 > 0;
+    /* a full-iteration CUDA graph only when fixed: its static shapes are
+     * the recipe's (capacity-bounded MoE dispatch), not a free choice */
+    s->cuda_graph = f->cuda_graph > 0;
 }
 
 /* Forward + backward (with any re-forward) of the first decoder layer of
@@ -1976,8 +1979,8 @@ static void space_lacks(const search_ctx *x, char *buf, size_t size)
         if (ki->fix_offset != KNOB_NOT_FIXABLE &&
             *(const int *)(const void *)((const char *)&x->o->fix + ki->fix_offset) >= 0)
             continue;
-        if (k == KNOB_GRAD_REDUCE_BF16)
-            continue;   /* never searched on any stack: only --fix sets it */
+        if (k == KNOB_GRAD_REDUCE_BF16 || k == KNOB_CUDA_GRAPH)
+            continue;   /* never searched on any stack: only --fix sets them */
         for (int v = ki->min; v <= hi; v++)
             if (!space_allows(x, (knob_id)k, v)) {
                 appendf(buf, size, "%s%s", buf[0] ? ", " : "", ki->key);
