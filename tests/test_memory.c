@@ -226,6 +226,31 @@ START_TEST(fsdp2_unsharded)
 }
 END_TEST
 
+/* ZeRO-3's gathered weights, the one rule of evaluate() and the placer:
+ * prefetch (Megatron-FSDP, DeepSpeed) holds the unit in use, the larger of
+ * the layer (0.4e9 parameters per GPU) and the embedding matrix (0.26e9),
+ * and a prefetched one capped at 1e9 / tp 8 = 0.125e9: 2 x 0.525e9 =
+ * 1.05e9 B, whatever the stage's size; FSDP2 at pp 4 the whole stage at
+ * 6 B (1e9: 6e9 B), additive, and at pp 1 the root and two blocks
+ * (0.5e9 + 2 x 0.4e9 at 2 B: 2.6e9 B); nothing gathered at dp 1 or ZeRO < 3. */
+START_TEST(zero3_gathered_one_rule)
+{
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_BF16, 4, 8, 5e9, 0.4e9,
+                                              0.26e9, 0), 1.05e9, 1e-15);
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_BF16, 4, 8, 1e9, 0.1e9,
+                                              0.26e9, 0), 2.0 * (0.26e9 + 0.125e9), 1e-15);
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 4, 8, 1e9, 0.4e9,
+                                              0.26e9, 0), 6e9, 1e-15);
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 4, 8, 0.5e9, 0, 0, 0) +
+                      memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 4, 8, 0.5e9, 0,
+                                                  0, 0), 6e9, 1e-15);
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 1, 8, 9e9, 0.4e9,
+                                              0.26e9, 0.5e9), 2.6e9, 1e-15);
+    ck_assert(memory_zero3_gathers(3, 2) && !memory_zero3_gathers(3, 1) &&
+              !memory_zero3_gathers(2, 8));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("memory");
@@ -241,6 +266,7 @@ int main(void)
     tcase_add_test(tc, op_sac_bytes);
     tcase_add_test(tc, loss_bytes);
     tcase_add_test(tc, fsdp2_unsharded);
+    tcase_add_test(tc, zero3_gathered_one_rule);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -244,6 +244,36 @@ START_TEST(pp_not_dividing_layers)
 }
 END_TEST
 
+/* Places s (tp 8 pp 8 dp 8 on one group of 64 of h100x512's H100s, the
+ * knobs s already has) with the placer, checks the rules, and evaluates
+ * the split it returns on software stack `stack`: the placer's memory terms
+ * are evaluate()'s. */
+static void place_and_evaluate(const char *model_path, int stack, strategy *s, evaluation *e)
+{
+    run_spec rs;
+    model *m = tu_model_load(model_path, &rs);
+    cluster *c = tu_cluster_load("clusters/h100x512.yaml");
+    cost_params p;
+    placement pl = {1, {{0, 8, 8}}, false, 0};
+    planner_error why;
+    planner_error rule;
+    placer *pc;
+
+    cost_params_default(&p);
+    c->stack = stack;
+    s->tp = 8; s->pp = 8; s->dp = 8; s->cp = 1; s->etp = 1; s->vpp = 1;
+    s->seq_len = 4096; s->sp = true;
+    s->overlap_grad_reduce = s->overlap_param_gather = true;
+    pc = placer_new(m, c, &p, false, 0);
+    ck_assert_ptr_nonnull(pc);
+    ck_assert_int_eq(placer_place(pc, &pl, s, tu_err(&why)), PLANNER_OK);
+    ck_assert_msg(strategy_check(m, s, tu_err(&rule)) == 0, "%s", rule.msg);
+    evaluate(m, c, &p, s, e);
+    placer_free(pc);
+    model_free(m);
+    cluster_free(c);
+}
+
 /* The placer's memory terms are evaluate()'s (memory_stage): routed-expert
  * states shard over their expert-data-parallel group (tp cp dp / ep = 4
  * here), not over dp (8).  DeepSeek-V3 (61 layers) at tp 8 pp 8 dp 8 ep 16,
@@ -253,33 +283,38 @@ END_TEST
  * (9/7/8/8/8/8/8/5, 75.0 GiB on stage 2). */
 START_TEST(moe_split_counts_expert_sharding)
 {
-    run_spec rs;
-    model *m = tu_model_load("configs/deepseek-v3.json", &rs);
-    cluster *c = tu_cluster_load("clusters/h100x512.yaml");
-    cost_params p;
-    placement pl = {1, {{0, 8, 8}}, false, 0};
     static strategy s;
     static evaluation e;
-    planner_error why;
-    planner_error rule;
-    placer *pc;
-
-    cost_params_default(&p);
     memset(&s, 0, sizeof s);
-    s.tp = 8; s.pp = 8; s.dp = 8; s.cp = 1; s.ep = 16; s.etp = 1; s.vpp = 1;
-    s.mbs = 2; s.gbs = 1024; s.seq_len = 4096; s.sp = true;
-    s.recompute = RECOMPUTE_SELECTIVE; s.zero = 1;
-    s.overlap_grad_reduce = s.overlap_param_gather = s.tp_comm_overlap = true;
-    pc = placer_new(m, c, &p, false, 0);
-    ck_assert_ptr_nonnull(pc);
-    ck_assert_int_eq(placer_place(pc, &pl, &s, tu_err(&why)), PLANNER_OK);
-    ck_assert_msg(strategy_check(m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
-    evaluate(m, c, &p, &s, &e);
+    s.ep = 16; s.mbs = 2; s.gbs = 1024;
+    s.recompute = RECOMPUTE_SELECTIVE; s.zero = 1; s.tp_comm_overlap = true;
+    place_and_evaluate("configs/deepseek-v3.json", STACK_MEGATRON_CORE, &s, &e);
     ck_assert_msg(e.feasible, "%s", e.reason);
     ck_assert_int_eq(s.stage[0].n_layers + s.stage[7].n_layers, 14);
-    placer_free(pc);
-    model_free(m);
-    cluster_free(c);
+}
+END_TEST
+
+/* ZeRO-3's gathered weights are one rule for the placer and evaluate()
+ * (memory_zero3_gathered_bytes): FSDP2 under pipelining (the pytorch-fsdp2
+ * stack) keeps each stage's weights gathered with fp32 gradients, 6 B per
+ * stage parameter, where the placer counted 2 x a layer's parameters.
+ * Llama 3.1 405B, tp 8 pp 8 dp 8, ZeRO-3, mbs 1, sequence 4096, no
+ * recompute, on 64 H100s: the placer took the even 15/16/.../16/15, whose
+ * last stages need 85.8 GiB of the 77.2 usable (evaluate() refuses it);
+ * now 13/14/15/16/17/17/17/17, 75.3 GiB, which evaluate() accepts. */
+START_TEST(fsdp2_pipeline_split_fits)
+{
+    static strategy s;
+    static evaluation e;
+    static const int want[8] = {13, 14, 15, 16, 17, 17, 17, 17};
+    memset(&s, 0, sizeof s);
+    s.ep = 1; s.mbs = 1; s.gbs = 64;
+    s.recompute = RECOMPUTE_NONE; s.zero = 3;
+    place_and_evaluate("configs/llama3.1-405b.json", STACK_PYTORCH_FSDP2, &s, &e);
+    ck_assert_msg(e.feasible, "%s", e.reason);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(s.stage[i].n_layers, want[i]);
+    ck_assert(e.peak_memory_bytes < 76.0 * 1073741824.0);
 }
 END_TEST
 
@@ -431,6 +466,7 @@ int main(void)
     tcase_add_test(tc, pruned_equals_exhaustive_across_groups);
     tcase_add_test(tc, from_strategy_runs);
     tcase_add_test(tc, moe_split_counts_expert_sharding);
+    tcase_add_test(tc, fsdp2_pipeline_split_fits);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

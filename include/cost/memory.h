@@ -116,6 +116,30 @@ double memory_op_sac_bytes(const model *m, const layer_spec *l, double tokens, i
 double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hidden, int tp,
                          bool sp);
 
+/* ZeRO-3's gathered weights on one pipeline stage, per GPU: the one rule
+ * evaluate() (a stage's exact figure) and the partitioner (its per-layer
+ * terms: placement.c layer_memory) both call, so a split the partitioner
+ * accepts is the split evaluate() accepts.  Parameter counts per GPU (after
+ * tp): stage_params the stage's, layer_params its largest decoder layer's,
+ * vocab_params the embedding matrix's (V x h / tp), root_params the root
+ * module's it holds (FSDP2 at pp 1).  By the stack's way (stack_gather):
+ *   STACK_GATHER_PREFETCH (Megatron-FSDP, DeepSpeed): the unit in use (the
+ *     larger of layer_params and vocab_params) and the next one prefetched,
+ *     the prefetch capped at ZeRO-3's 1e9 parameters (DeepSpeed's
+ *     stage3_max_live_parameters default) over tp, 16-bit:
+ *       2 x (unit + min(unit, 1e9 / tp));
+ *   STACK_GATHER_FSDP2: as below.
+ * Additive in stage_params and monotone in the rest, so a stage's figure is
+ * the sum of its layers' stage_params terms plus the largest of their
+ * layer_params terms. */
+double memory_zero3_gathered_bytes(stack_gather gather, precision prec, int pp, int tp,
+                                   double stage_params, double layer_params,
+                                   double vocab_params, double root_params);
+
+/* Whether ZeRO-`zero` gathers weights at all: stage 3 over more than one
+ * data-parallel rank (dp x cp). */
+bool memory_zero3_gathers(int zero, int dp);
+
 /* FSDP2's unsharded 16-bit parameters on one GPU (STACK_GATHER_FSDP2;
  * torch.distributed.fsdp fully_shard with MixedPrecisionPolicy param_dtype
  * bf16, as torchtitan 9dec370 apply_fsdp wraps it): at pp 1 the root module

@@ -172,6 +172,24 @@ double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hi
            (t > 1 ? 2.0 * hidden * tokens : 0);
 }
 
+#define ZERO3_MAX_PREFETCH_PARAMS 1e9
+
+double memory_zero3_gathered_bytes(stack_gather gather, precision prec, int pp, int tp,
+                                   double stage_params, double layer_params,
+                                   double vocab_params, double root_params)
+{
+    double unit, cap = ZERO3_MAX_PREFETCH_PARAMS / (tp > 0 ? tp : 1);
+    if (gather == STACK_GATHER_FSDP2)
+        return memory_fsdp2_unsharded_bytes(prec, root_params, layer_params, stage_params, pp);
+    unit = layer_params > vocab_params ? layer_params : vocab_params;
+    return 2.0 * (unit + (unit < cap ? unit : cap));
+}
+
+bool memory_zero3_gathers(int zero, int dp)
+{
+    return zero >= 3 && dp > 1;
+}
+
 double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double block_params,
                                     double stage_params, int pp)
 {

@@ -11,10 +11,13 @@
  * group; one micro-batch of activations, times memory_inflight(pp, 1, m,
  * s); its transient bytes, the largest counting) and each stage's fixed
  * bytes (the reserve, and the embedding / output layer on the end stages).
- * ZeRO-3's gathered-weights buffer (2 x the stage's parameters / its
- * layers) is bounded from above by 2 x the largest layer plus 2 x the
- * embedding/output parameters, so a split the partitioner accepts also fits
- * in evaluate().  The partitioner minimizes the largest stage time (1F1B's
+ * ZeRO-3's gathered weights are memory_zero3_gathered_bytes(), the rule
+ * evaluate() uses: its stage_params term per layer (FSDP2 under pipelining
+ * keeps the whole stage gathered with fp32 gradients: 6 B per parameter),
+ * its largest-unit term as each layer's transient (the largest counting),
+ * the root on the end stages, so a split the partitioner accepts is one
+ * evaluate() accepts (until 2026-11 the partitioner counted 2 x a layer's
+ * parameters for every stack, far under FSDP2's whole stage at pp > 1).  The partitioner minimizes the largest stage time (1F1B's
  * steady state is paced by it); the search then evaluates the split
  * exactly (pipeline simulation, p2p on the links each boundary crosses).
  *
@@ -29,6 +32,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "cost/memory.h"
+#include "model/transformer.h"
 #include "partition/placement.h"
 
 #define COST_CACHE 48
@@ -526,33 +530,55 @@ planner_status placer_place(placer *pc, const placement *pl, strategy *s, planne
     return placer_place_with(pc, pl, s, pc->use_ilp, err);
 }
 
+/* ZeRO-3's gathered weights as the partitioner needs them: whether they
+ * are held (memory_zero3_gathers) and memory_zero3_gathered_bytes()'s
+ * inputs that do not depend on the split. */
+typedef struct gather_terms {
+    bool on;
+    stack_gather kind;
+    precision prec;
+    int pp, tp;
+    double vocab;               /* V x h / tp */
+} gather_terms;
+
+static double gathered(const gather_terms *g, double stage_params, double layer_params,
+                       double vocab, double root)
+{
+    return g->on ? memory_zero3_gathered_bytes(g->kind, g->prec, g->pp, g->tp, stage_params,
+                                               layer_params, vocab, root)
+                 : 0;
+}
+
 /* The terms of one layer's memory as the partitioner sums them
  * (partition.h: state + inflight x act + max peak), each from
  * memory_stage() with that part alone (so the reserve's fragmentation share
  * lands on the activations and transient bytes, and routed-expert states
  * shard over their own group, as evaluate() has them): the states of its
- * parameters, one micro-batch of its activations, its transient bytes
- * (`peak`; with ZeRO-3 also its gathered weights, bounded by 2 x its
- * parameters). */
+ * parameters (with ZeRO-3 the gathered weights that grow with the stage's
+ * parameters), one micro-batch of its activations, its transient bytes
+ * (`peak`; with ZeRO-3 also the gathered unit of `unit` parameters per
+ * GPU). */
 static void layer_memory(const stage_memory_in *base, double params, double expert,
-                         double act, double peak, bool zero3, double *st_out,
-                         double *act_out, double *peak_out)
+                         double act, double peak, double unit, const gather_terms *g,
+                         double *st_out, double *act_out, double *peak_out)
 {
     stage_memory_in in = *base;
     memory_breakdown mb;
     in.reserve_bytes = in.grad_transient_bytes = 0;   /* per stage, not per layer */
     in.params = params;
     in.expert_params = expert;
-    in.act_bytes = in.inflight = in.extra_bytes = 0;
+    in.act_bytes = in.inflight = 0;
+    in.extra_bytes = gathered(g, params, 0, 0, 0);
     memory_stage(&in, &mb);
     *st_out = mb.total_bytes;
     in.params = in.expert_params = 0;
     in.act_bytes = act;
     in.inflight = 1;
+    in.extra_bytes = 0;
     memory_stage(&in, &mb);
     *act_out = mb.total_bytes;
     in.act_bytes = in.inflight = 0;
-    in.extra_bytes = peak + (zero3 ? 2.0 * params : 0);
+    in.extra_bytes = peak + gathered(g, 0, unit, g->vocab, 0);
     memory_stage(&in, &mb);
     *peak_out = mb.total_bytes;
 }
@@ -567,7 +593,9 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
                          double *ext_fb, double *transient)
 {
     const int L = pc->L, cp = s->cp > 0 ? s->cp : 1;
-    const bool z3 = s->zero >= 3;
+    const gather_terms gt = {memory_zero3_gathers(s->zero, s->dp * cp),
+                            stack_get(pc->c->stack)->memory.gather, pc->m->prec, s->pp, tp,
+                            (double)pc->m->vocab * pc->m->hidden / tp};
     stage_memory_in base = {pc->m->prec, s->zero, s->dp * cp, strategy_expert_dp(s, tp), 0, 0, 0,
                             0, 0, 0, pc->p->frag_fraction, g->gpu.usable_mem_bytes, 0,
                             s->grad_reduce_bf16};
@@ -591,8 +619,8 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
             act = pc->pact[at - 1];
             peak = pc->ppeak[at - 1];
         } else {
-            layer_memory(&base, e->params[i], e->expert[i], e->act[i], e->peak[i], z3, &st,
-                         &act, &peak);
+            layer_memory(&base, e->params[i], e->expert[i], e->act[i], e->peak[i],
+                         tf_layer_params(pc->m, i) / tp, &gt, &st, &act, &peak);
         }
         if (keep || e->t[i] > pc->pt[at])
             pc->pt[at] = e->t[i];
@@ -608,7 +636,8 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
         stage_memory_in in = base;
         in.reserve_bytes = pc->p->reserve_bytes;
         in.params = e->ext_params[x];
-        in.extra_bytes = e->ext_peak[x] + (z3 ? 2.0 * e->ext_params[x] : 0);
+        in.extra_bytes =
+            e->ext_peak[x] + gathered(&gt, e->ext_params[x], 0, 0, e->ext_params[x]);
         memory_stage(&in, &mb);
         if (keep || e->ext_t[x] > ext_t[x])
             ext_t[x] = e->ext_t[x];

@@ -90,12 +90,6 @@ static double grad_reduce_bytes(const model *m, const gpu_spec *gpu, const strat
     return memory_main_grad_bytes(runs_fp16(m, gpu) ? PREC_FP16 : m->prec, s->grad_reduce_bf16);
 }
 
-/* ZeRO-3's gathered 16-bit weights held at once on a stage: the layer in
- * use (the largest of the stage's decoder layers, or its embedding / output
- * layer) and the next one being prefetched, the prefetch capped at
- * ZERO3_MAX_PREFETCH_PARAMS (DeepSpeed's stage3_max_live_parameters
- * default), per TP rank.  The rest stays sharded. */
-#define ZERO3_MAX_PREFETCH_PARAMS 1e9
 /* The largest unit ZeRO-3 gathers at once on a stage, parameters on all TP
  * ranks: its largest decoder layer, or the embedding / output layer. */
 static double zero3_unit_params(const model *m, const stage_spec *st)
@@ -112,21 +106,15 @@ static double zero3_unit_params(const model *m, const stage_spec *st)
     return unit;
 }
 
-static double zero3_gather_bytes(const model *m, const stage_spec *st, int tp)
-{
-    double unit = zero3_unit_params(m, st);
-    return 2.0 * (unit + (unit < ZERO3_MAX_PREFETCH_PARAMS ? unit : ZERO3_MAX_PREFETCH_PARAMS)) /
-           tp;
-}
-
-/* FSDP2's gathered weights on pipeline rank `rank` of a pp-stage pipeline
- * (the pytorch-fsdp2 stack; memory_fsdp2_unsharded_bytes): the root's
- * parameters it holds -- the embedding on the first rank, the final norm and
- * an untied output layer on the last -- and its largest block, per TP rank;
- * at pp > 1 all of its parameters (`params`, per GPU); a run of seq_len
- * tokens (learned positions sized by it: model_embedding_params). */
-static double fsdp2_gather_bytes(const model *m, int seq_len, const stage_spec *st, int rank,
-                                 int pp, int tp, double params)
+/* ZeRO-3's gathered weights on pipeline rank `rank` of a pp-stage pipeline
+ * (memory_zero3_gathered_bytes, the partitioner's rule too): its largest
+ * decoder layer, the embedding matrix, the root parameters it holds -- the
+ * embedding on the first rank, the final norm and an untied output layer
+ * on the last -- per TP rank, and all of its parameters (`params`, per
+ * GPU); a run of seq_len tokens (learned positions sized by it:
+ * model_embedding_params). */
+static double stage_gather_bytes(const model *m, const cluster *c, int seq_len,
+                                 const stage_spec *st, int rank, int pp, int tp, double params)
 {
     double block = 0, root = 0;
     for (int i = st->first_layer; i < st->first_layer + st->n_layers && i < m->layers; i++)
@@ -136,7 +124,9 @@ static double fsdp2_gather_bytes(const model *m, int seq_len, const stage_spec *
         root += model_embedding_params(m, seq_len);
     if (rank == pp - 1)
         root += m->hidden + (m->tied_embeddings ? 0 : (double)m->vocab * m->hidden);
-    return memory_fsdp2_unsharded_bytes(m->prec, root / tp, block / tp, params, pp);
+    return memory_zero3_gathered_bytes(stack_get(c->stack)->memory.gather, m->prec, pp, tp,
+                                       params, block / tp, (double)m->vocab * m->hidden / tp,
+                                       root / tp);
 }
 
 static const char *binding_of(const time_breakdown *t)
@@ -466,11 +456,9 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                           memory_grad_transient_bytes(x->m->prec, s->grad_reduce_bf16, s->zero,
                                                       x->dpcp, r->params),
                           s->grad_reduce_bf16};
-    if (s->zero >= 3 && s->stage[i].n_layers > 0 && x->dpcp > 1)
+    if (memory_zero3_gathers(s->zero, x->dpcp) && s->stage[i].n_layers > 0)
         in.extra_bytes +=
-            stack_get(x->c->stack)->memory.gather == STACK_GATHER_FSDP2
-                ? fsdp2_gather_bytes(x->m, s->seq_len, &s->stage[i], i, x->pp, tp, r->params)
-                : zero3_gather_bytes(x->m, &s->stage[i], tp);
+            stage_gather_bytes(x->m, x->c, s->seq_len, &s->stage[i], i, x->pp, tp, r->params);
     if (act_uneven && in.act_bytes > 0)
         in.inflight = memory_inflight_chunks(x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
     memory_stage(&in, &x->out->stage_memory[i]);
