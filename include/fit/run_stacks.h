@@ -15,11 +15,16 @@
 const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why,
                                         const char **recipe);
 
-/* What a source's recipes set on some systems and precisions only, as
- * --fix text ("cuda_graph=on"), for a run of `source` on GPU `gpu` (a
- * catalog name) in precision `precision` ("mxfp8"); NULL when no fact
- * applies.  *why gets the fact's evidence (NULL: none). */
-const char *run_recipe_for_system(const char *source, const char *gpu, const char *precision,
-                                  const char **why);
+/* A run as the recipe facts see it: its source, model name (may be NULL),
+ * GPU (a catalog name) and precision ("mxfp8"). */
+typedef struct run_system {
+    const char *source, *model, *gpu, *precision;
+} run_system;
+
+/* What a source's recipes set for some models, systems and precisions
+ * only, as --fix text ("cuda_graph=on"): the next fact from *at on that
+ * applies to run `r` (*at starts at 0 and moves past it), or NULL when no
+ * more do.  *why gets the fact's evidence (NULL: none). */
+const char *run_recipe_for_system(const run_system *r, size_t *at, const char **why);
 
 #endif

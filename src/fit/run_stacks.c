@@ -69,8 +69,9 @@ static const run_stack_rule k_rules[] = {
  * source's rule cannot say it, since one table mixes GPUs and formats. */
 typedef struct run_recipe_fact {
     const char *source_has;     /* substring of the run's source */
+    const char *model_has;      /* substring of the run's model name; NULL: any */
     const char *gpus;           /* the catalog names it applies to, ' '-separated */
-    const char *precision;      /* the run's precision */
+    const char *precisions;     /* the run's precision, ' '-separated */
     const char *recipe;         /* --fix text */
     const char *why;
 } run_recipe_fact;
@@ -85,9 +86,22 @@ static const run_recipe_fact k_facts[] = {
      * for the static shapes a graph needs, the HybridEP flex dispatcher and
      * the all-to-all overlap.  Their B200/B300 and bf16 configs keep
      * per-module TE graphs (router, preprocessing) or none. */
-    {"26.08 NeMo container", "GB200 GB300", "mxfp8", "cuda_graph=on",
+    {"26.08 NeMo container", NULL, "GB200 GB300", "mxfp8", "cuda_graph=on",
      "Megatron-Bridge 26.08's GB200/GB300 MXFP8 recipes capture the whole iteration in a CUDA "
      "graph (cuda_graph_impl = \"full_iteration\")"},
+    /* Megatron-Bridge scripts/performance/configs/deepseek/: both
+     * revisions read, workload_base_configs.py (2025: DEEPSEEK_V3_GB200_*
+     * and _B200_* BASE_CONFIG) and deepseek_workload_base_configs.py (2026:
+     * _GB200_BF16, _GB200_FP8_MX, every _B200_ and _B300_ V1 config), have
+     * the DeepSeek-V3 recipes on GB200, B200 and B300 recompute MLA's
+     * up-projections (recompute_modules with "mla_up_proj"; the 2025 GB200
+     * FP8_MX one "mlp" too: not given here, the module both revisions
+     * share is).  GB300's differ between revisions ("mlp" + "moe_act",
+     * "moe_act", "mla_up_proj", none): no fact, the search chooses */
+    {"Megatron-Bridge", "DeepSeek-V3", "GB200 B200 B300", "bf16 mxfp8",
+     "recompute=selective,recompute_modules=mla_up_proj",
+     "Megatron-Bridge's DeepSeek-V3 recipes on GB200, B200 and B300 recompute MLA's "
+     "up-projections (recompute_modules mla_up_proj)"},
 };
 
 #define N_FACTS (sizeof k_facts / sizeof k_facts[0])
@@ -102,18 +116,18 @@ static int in_words(const char *list, const char *name)
     return 0;
 }
 
-const char *run_recipe_for_system(const char *source, const char *gpu, const char *precision,
-                                  const char **why)
+const char *run_recipe_for_system(const run_system *r, size_t *at, const char **why)
 {
     *why = NULL;
-    if (source == NULL || gpu == NULL || precision == NULL || gpu[0] == '\0')
+    if (r->source == NULL || r->gpu == NULL || r->precision == NULL || r->gpu[0] == '\0')
         return NULL;
-    for (size_t i = 0; i < N_FACTS; i++) {
-        const run_recipe_fact *f = &k_facts[i];
-        if (strstr(source, f->source_has) != NULL && in_words(f->gpus, gpu) &&
-            strcmp(precision, f->precision) == 0) {
+    for (; *at < N_FACTS; (*at)++) {
+        const run_recipe_fact *f = &k_facts[*at];
+        if (strstr(r->source, f->source_has) != NULL && in_words(f->gpus, r->gpu) &&
+            in_words(f->precisions, r->precision) &&
+            (f->model_has == NULL || (r->model != NULL && strstr(r->model, f->model_has) != NULL))) {
             *why = f->why;
-            return f->recipe;
+            return k_facts[(*at)++].recipe;
         }
     }
     return NULL;

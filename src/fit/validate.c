@@ -271,6 +271,29 @@ static int load_recipe(jctx *j, const char *recipe, validation_run *r)
     return 0;
 }
 
+/* What the source's recipes set for this model, system and precision only
+ * (run_stacks.c run_recipe_for_system), every fact that applies, for a run
+ * that does not name its stack and for the knobs it leaves free.  0, or -1
+ * with the error set. */
+static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const char *prec,
+                               validation_run *r)
+{
+    json_t *st = json_object_get(o, "stack"), *jm = json_object_get(o, "model");
+    json_t *name = json_is_object(jm) ? json_object_get(jm, "name") : NULL;
+    run_system sys = {r->source, json_is_string(name) ? json_string_value(name) : NULL,
+                      gpu->name, prec};
+    json_t *src = json_object_get(o, "source");
+    const char *rec, *why;
+    size_t at = 0;
+    if (st != NULL && !json_is_null(st))
+        return 0;
+    sys.source = json_is_string(src) ? json_string_value(src) : NULL;
+    while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
+        if (load_recipe(j, rec, r) != 0)
+            return -1;
+    return 0;
+}
+
 /* "parallel.pipeline_layout" (optional; the model is built) into
  * r->layout, pp and vpp fixed to it.  0, or -1 with the error set (the
  * character of the string it concerns in the message). */
@@ -557,7 +580,7 @@ static int load_stack(jctx *j, json_t *o, const char *source, const char *id, in
 static int load_run(jctx *j, json_t *o, validation_run *r)
 {
     json_t *jm, *jp, *jmeas, *unpub, *v;
-    const char *id, *gpu_name, *prec, *recipe, *system_recipe = NULL, *fact_why;
+    const char *id, *gpu_name, *prec, *recipe;
     const gpu_spec *gpu;
     run_dims d;
     int gpn, stack;
@@ -583,11 +606,6 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     gpu = catalog_find(gpu_name);
     if (gpu == NULL)
         return jfail(j, "gpu", "unknown GPU (not in the catalog): ", gpu_name);
-    /* what the source's recipes set on this system and precision only
-     * (run_stacks.c), for a run that does not name its stack */
-    if (json_object_get(o, "stack") == NULL || json_is_null(json_object_get(o, "stack")))
-        system_recipe = run_recipe_for_system(json_is_string(v) ? json_string_value(v) : NULL,
-                                              gpu->name, prec, &fact_why);
 
     jm = json_object_get(o, "model");
     jp = json_object_get(o, "parallel");
@@ -605,7 +623,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
         return -1;
     j->path = jsonin_key(&base, "parallel");
     if (load_parallel(j, jp, unpub, r) != 0 || load_recipe(j, recipe, r) != 0 ||
-        load_recipe(j, system_recipe, r) != 0)
+        load_system_recipes(j, o, gpu, prec, r) != 0)
         return -1;
     j->path = jsonin_key(&base, "measured");
     v = json_object_get(jmeas, "tokens_per_s_per_gpu");
