@@ -89,6 +89,14 @@ static const run_recipe_fact k_facts[] = {
     {"26.08 NeMo container", NULL, "GB200 GB300", "mxfp8", "cuda_graph=on",
      "Megatron-Bridge 26.08's GB200/GB300 MXFP8 recipes capture the whole iteration in a CUDA "
      "graph (cuda_graph_impl = \"full_iteration\")"},
+    /* Megatron-Bridge scripts/performance/configs/deepseek/
+     * deepseek_workload_base_configs.py (2026, the revision with the 26.06
+     * GB300 row's own config, DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_
+     * GBS15360): the GB300 FP8_MX config it derives from sets
+     * cuda_graph_impl = "full_iteration" */
+    {"26.06 NeMo container", "DeepSeek-V3", "GB300", "mxfp8", "cuda_graph=on",
+     "Megatron-Bridge 26.06's DeepSeek-V3 GB300 MXFP8 recipe captures the whole iteration in a "
+     "CUDA graph (cuda_graph_impl = \"full_iteration\")"},
     /* Megatron-Bridge scripts/performance/configs/deepseek/: both
      * revisions read, workload_base_configs.py (2025: DEEPSEEK_V3_GB200_*
      * and _B200_* BASE_CONFIG) and deepseek_workload_base_configs.py (2026:

@@ -214,7 +214,9 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * A full-iteration CUDA graph (cuda_graph): the Megatron-Bridge 26.08 rows
  * (MXFP8 on GB200/GB300; v0.6.0 perf_recipes, _enable_hybridep_full_
  * iteration_mxfp8: cuda_graph_impl = "full_iteration"), from the recipe
- * fact of fit/run_stacks.c; no other run captured its iteration. */
+ * fact of fit/run_stacks.c, and the 26.06 DeepSeek-V3 GB300 MXFP8 row (its
+ * recipe, DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_GBS15360, likewise); no
+ * other run captured its iteration. */
 static const knob_validation validation[] = {
     /* recompute: the corpus publishes none, selective (core attention) and
      * full of every layer; no run recomputes part of the layers */
@@ -240,8 +242,8 @@ static const knob_validation validation[] = {
     {KNOB_EP_COMM_OVERLAP, 1, false, "--overlap-moe-expert-parallel-comm", "none", false},
     {KNOB_GRAD_REDUCE_BF16, 1, true, "--grad-reduce-in-bf16", "nemo2407_*, mbridge_*", false},
     {KNOB_ETP, 2, false, "expert tensor parallelism", "none", true},
-    {KNOB_CUDA_GRAPH, 1, true, "full-iteration CUDA graph", "mbridge_2608_* (MXFP8 on GB200/GB300)",
-     false},
+    {KNOB_CUDA_GRAPH, 1, true, "full-iteration CUDA graph",
+     "mbridge_2608_* (MXFP8 on GB200/GB300), mbridge_2606_gb300_deepseekv3_mxfp8_*", false},
 };
 
 /* Whether validation row r covers knob value v. */
