@@ -316,6 +316,66 @@ START_TEST(fix_derived_knobs)
 }
 END_TEST
 
+/* Every switch --fix takes reaches the plan: with the winner's degrees,
+ * micro-batch, ZeRO stage and recompute pinned and one switch pinned to the
+ * other value than the winner's, the search returns plans with that value,
+ * or none (its rule or the stack refuses it); never the unpinned value (a
+ * fixed-only knob whose value the search forgets to carry: search.c
+ * set_derived). */
+START_TEST(fix_reaches_the_plan)
+{
+    static const knob_id pinned[] = {KNOB_TP, KNOB_PP, KNOB_DP, KNOB_CP, KNOB_EP, KNOB_ETP,
+                                     KNOB_VPP, KNOB_MBS, KNOB_ZERO, KNOB_RECOMPUTE};
+    run_spec rs;
+    model *m = tu_model_load("configs/mixtral-8x7b.json", &rs);
+    cluster *c = NULL;
+    planner_error err;
+    search_result r;
+    strategy best;
+    cost_params p;
+    int checked = 0;
+    ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", tu_err(&err)), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, NULL, false, 1), PLANNER_OK);
+    best = r.top[0].s;
+    search_result_free(&r);
+    cost_params_default(&p);
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        const knob_info *ki = knob_get_info((knob_id)k);
+        char fix[512], v[64];
+        size_t len = 0;
+        search_options o;
+        strategy flipped;
+        if (ki->kind != KNOB_KIND_BOOL || ki->fix_offset == KNOB_NOT_FIXABLE)
+            continue;
+        for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++)
+            len += (size_t)snprintf(fix + len, sizeof fix - len, "%s=%s,",
+                                    knob_get_info(pinned[i])->key,
+                                    knob_text(&best, pinned[i], false, v, sizeof v));
+        flipped = best;
+        knob_set(&flipped, (knob_id)k, !knob_value(&best, (knob_id)k));
+        snprintf(fix + len, sizeof fix - len, "%s=%s", ki->key,
+                 knob_text(&flipped, (knob_id)k, false, v, sizeof v));
+        tu_search_options(&o, &rs, fix, 3);
+        if (search_run(&r, m, c, &p, &o, tu_err(&err)) == PLANNER_OK) {
+            for (int i = 0; i < r.n_top; i++)
+                ck_assert_msg(knob_value(&r.top[i].s, (knob_id)k) ==
+                                  knob_value(&flipped, (knob_id)k),
+                              "--fix %s: plan %d has %s=%d", fix, i + 1, ki->key,
+                              knob_value(&r.top[i].s, (knob_id)k));
+            checked++;
+        }
+        search_result_free(&r);
+    }
+    /* Mixtral's winner (tp 1, ep 8, etp 2, ZeRO 2, selective): overlap_param_gather
+     * off, ep_comm_overlap off and grad_reduce_bf16 on plan; sp and
+     * tp_comm_overlap on need tp > 1, overlap_grad_reduce off refuses the
+     * param-gather overlap the winner has */
+    ck_assert_int_ge(checked, 3);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 #define SWEEP "./planner sweep -m configs/llama3-8b.json -c clusters/h100x512.yaml " \
               "--nodes 1,2 --gbs 256"
 
@@ -498,6 +558,7 @@ int main(void)
     tcase_add_test(tc, fix_from_registry);
     tcase_add_test(tc, plan_json_and_table);
     tcase_add_test(tc, fix_derived_knobs);
+    tcase_add_test(tc, fix_reaches_the_plan);
     tcase_add_test(tc, sweep_csv_and_jsonl);
     tcase_add_test(tc, validate_json);
     tcase_add_test(tc, emit_every_flag);
