@@ -4,12 +4,13 @@
 # the number of lines strictly between its opening '{' and its closing '}',
 # both at column 0 (the house layout: the signature's lines, then '{' alone).
 # Prints every offender as FILE:LINE: NAME: N lines, longest first.
-# Usage: sh tests/cli/functions.sh [LIMIT [DIR]] (default 100, src).
+# Usage: sh tests/cli/functions.sh [LIMIT [DIR]] (default 100, src; DIR may be a
+# link, as in make sanitize's tree of links).
 set -u
 limit=${1:-100}
 dir=${2:-src}
 [ -d "$dir" ] || { echo "FAIL: no directory $dir"; exit 1; }
-files=$(find "$dir" -name '*.c' | sort)
+files=$(find -H "$dir" -name '*.c' | sort)
 [ -n "$files" ] || { echo "FAIL: no .c file under $dir"; exit 1; }
 # awk: remember the last line that opens a signature (a name at column 0
 # followed by '('), measure from a column-0 '{' to the next column-0 '}'.
