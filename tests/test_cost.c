@@ -825,6 +825,54 @@ START_TEST(moe_etp_weights_monotone)
 }
 END_TEST
 
+/* The shared-expert overlap (--moe-shared-expert-overlap; Megatron-Core
+ * moe/shared_experts.py, moe/token_dispatcher.py): the moe_layer_case layer
+ * with one shared expert of ffn 1536 at ep 8.  Without it the all-to-alls
+ * show in full (t forward, t backward); with it the shared expert's GEMMs
+ * and activation, by hand S = fc1 (4096 x 3072 x 2048) + fc2 (4096 x 2048 x
+ * 1536) + the SwiGLU pass over 4096 x 1536 (3 x 2 B x 4096 x 1536 read and
+ * written), hide them at overlap_exposed: forward cost_overlapped(t, S),
+ * backward cost_overlapped(t, 2 S).  The layer's compute and memory do not
+ * change.  Its rules: shared experts, not with the all-to-all overlap. */
+START_TEST(shared_expert_overlap_by_hand)
+{
+    fixture f;
+    range_cost off, on;
+    planner_error rule;
+    strategy s = moe_layer_case(&f, 8);
+    const gen_constants *k = &f.p.gen[GEN_AMPERE];
+    tf_gemm sg[2] = {{4096, 3072, 2048, 1}, {4096, 2048, 1536, 1}};
+    double t, sh;
+    f.m.moe.shared_experts = 1;
+    f.m.moe.shared_expert_ffn = 1536;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &off);
+    t = 2.0 * (comm_alltoall_s(&f.g, k, 8, 1, 4096.0 * 8 * 2048 * 2) + k->kernel_s);
+    ck_assert_rel(off.ep_comm_s, 2.0 * t, 1e-12);
+    s.shared_expert_overlap = true;
+    ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == PLANNER_OK, "%s", rule.msg);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
+    sh = compute_gemms_s(&f.g.gpu, k, PEAK_BF16, 2, sg, 2) +
+         compute_memory_s(&f.g.gpu, k, 3.0 * 2.0 * 4096 * 1536, 1);
+    ck_assert_rel(on.ep_comm_s, cost_overlapped(t, sh, k) + cost_overlapped(t, 2.0 * sh, k),
+                  1e-12);
+    ck_assert_double_lt(on.ep_comm_s, off.ep_comm_s);
+    ck_assert_rel(off.fwd_s + off.bwd_s - on.fwd_s - on.bwd_s, off.ep_comm_s - on.ep_comm_s,
+                  1e-9);
+    ck_assert_double_eq(on.compute_s, off.compute_s);
+    ck_assert_double_eq(on.act_bytes, off.act_bytes);
+    ck_assert_double_eq(on.act_peak_extra_bytes, off.act_peak_extra_bytes);
+    /* the rules */
+    s.ep_comm_overlap = true;
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_str_eq(rule.msg, "--moe-shared-expert-overlap cannot run with "
+                               "--overlap-moe-expert-parallel-comm");
+    s.ep_comm_overlap = false;
+    f.m.moe.shared_experts = 0;
+    ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
+    ck_assert_str_eq(rule.msg, "--moe-shared-expert-overlap needs shared experts");
+}
+END_TEST
+
 /* The CP K/V exchange types (layer_cost.c cost_cp_exchange; Transformer
  * Engine context_parallel.py): GPT-3 175B's layer (96 heads, no GQA, head
  * dim 128) at mbs 1, seq 32768, tp 1, cp 16 over 2 DGX A100 nodes: 2,048
@@ -1013,6 +1061,7 @@ int main(void)
     tcase_add_test(tc, moe_alltoall_volume_and_overlap);
     tcase_add_test(tc, moe_etp_by_hand);
     tcase_add_test(tc, moe_etp_weights_monotone);
+    tcase_add_test(tc, shared_expert_overlap_by_hand);
     tcase_add_test(tc, cp_exchange_by_hand);
     tcase_add_test(tc, overlap_share_by_link);
     tcase_add_test(tc, megatron_rules);

@@ -189,7 +189,7 @@ START_TEST(fix_from_registry)
                           "recompute_layers recompute_method recompute_modules zero "
                           "overlap_grad_reduce overlap_param_gather "
                           "tp_comm_overlap cp_comm ep_comm_overlap cp_a2a grad_reduce_bf16 "
-                          "cuda_graph gpus)");
+                          "cuda_graph shared_expert_overlap gpus)");
     /* every knob but the split accounting is a --fix key */
     c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
     ck_assert(!knobs_any_fixed(&c));
@@ -462,13 +462,28 @@ static void emit_append(const model *m, const cluster *c, const strategy *s, cha
     free(text);
 }
 
+/* A one-stage plan of `layers` layers at tp, dp, ep, etp (mbs 1 of a global
+ * batch of 64, sequence 4096, everything else off). */
+static strategy one_stage(int tp, int dp, int ep, int etp, int layers)
+{
+    strategy s;
+    memset(&s, 0, sizeof s);
+    s.tp = tp; s.pp = 1; s.dp = dp; s.cp = 1; s.ep = ep; s.etp = etp; s.vpp = 1; s.mbs = 1;
+    s.gbs = 64; s.seq_len = 4096;
+    s.n_stages = 1;
+    s.stage[0].n_layers = layers;
+    s.stage[0].tp = tp;
+    s.stage[0].dp = dp;
+    return s;
+}
+
 START_TEST(emit_every_flag)
 {
     planner_error err = PLANNER_ERROR_INIT;
-    model *m = NULL;
+    model *m = NULL, *q = NULL;
     cluster *c = NULL;
     char *all = NULL;
-    strategy a, b, e, h;
+    strategy a, b, e, h, g;
     bool set[KNOB_COUNT] = {false};
     ck_assert_int_eq(model_load(&m, NULL, "configs/mixtral-8x7b.json", NULL, &err), PLANNER_OK);
     ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", &err), PLANNER_OK);
@@ -502,14 +517,9 @@ START_TEST(emit_every_flag)
     /* E: the MoE all-to-alls overlapped (needs ep > 1, no full recompute,
      * vpp > 1 with pp > 1: here pp 1); the experts split over etp 2 (ep 2 x
      * etp 2 divides tp 8: --expert-tensor-parallel-size 2, not tp's 8) */
-    memset(&e, 0, sizeof e);
-    e.tp = 8; e.pp = 1; e.dp = 1; e.cp = 1; e.ep = 2; e.etp = 2; e.vpp = 1; e.mbs = 1;
-    e.gbs = 64; e.seq_len = 4096; e.ep_comm_overlap = true;
+    e = one_stage(8, 1, 2, 2, m->layers);
+    e.ep_comm_overlap = true;
     e.cuda_graph = true;   /* a full-iteration graph: two flags */
-    e.n_stages = 1;
-    e.stage[0].n_layers = m->layers;
-    e.stage[0].tp = 8;
-    e.stage[0].dp = 1;
     emit_append(m, c, &e, &all);
     /* F: hierarchical CP, all-to-all over 2 cp ranks, the ring over 2 (4 K/V
      * heads a TP rank) */
@@ -529,11 +539,20 @@ START_TEST(emit_every_flag)
     ck_assert_msg(strstr(all, "--expert-tensor-parallel-size 1 ") != NULL, "%s", all);
     ck_assert_msg(strstr(all, "--cuda-graph-impl local \\\n--cuda-graph-scope full_iteration ")
                   != NULL, "%s", all);
+    /* G: the shared-expert overlap, on a model with shared experts
+     * (Qwen1.5-MoE-A2.7B: 24 layers, 60 experts, 16 heads), ep 4 */
+    ck_assert_int_eq(model_load(&q, NULL, "tests/data/qwen1.5-moe-a2.7b.json", NULL, &err),
+                     PLANNER_OK);
+    g = one_stage(1, 8, 4, 1, q->layers);
+    g.shared_expert_overlap = true;
+    emit_append(q, c, &g, &all);
+    ck_assert_msg(strstr(all, "--moe-shared-expert-overlap") != NULL, "%s", all);
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         char flag[96];
         set[k] = knob_value(&a, (knob_id)k) > ki->min || knob_value(&b, (knob_id)k) > ki->min ||
-                 knob_value(&e, (knob_id)k) > ki->min || knob_value(&h, (knob_id)k) > ki->min;
+                 knob_value(&e, (knob_id)k) > ki->min || knob_value(&h, (knob_id)k) > ki->min ||
+                 knob_value(&g, (knob_id)k) > ki->min;
         if (ki->meg == MEG_NONE)
             continue;
         /* a knob added to the registry needs a value here, so that its
@@ -544,6 +563,7 @@ START_TEST(emit_every_flag)
     }
     free(all);
     model_free(m);
+    model_free(q);
     cluster_free(c);
 }
 END_TEST

@@ -599,38 +599,39 @@ static const struct prune_case {
     bool block;             /* the winner recomputes a block of layers */
     bool ep_overlap;        /* the winner overlaps the MoE all-to-alls */
     int etp;                /* the winner's expert tensor parallelism (0: 1) */
+    bool shared_overlap;    /* the winner overlaps the shared experts */
 } prune_cases[] = {
-    {"configs/gpt3-175b.json", 64, 0, NULL, 0, false, false, 0},
-    {"configs/gpt3-175b.json", 16, 0, NULL, 0, false, false, 0},
-    {"configs/gpt3-175b.json", 64, 30, NULL, 0, false, false, 0},
-    {"configs/gpt3-175b.json", 64, 0, "recompute=none", 0, false, false, 0},
-    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off", 0, false, false, 0},
-    {"configs/llama3-70b.json", 8, 0, NULL, 0, false, false, 0},
-    {"configs/llama3-70b.json", 4, 40, NULL, 0, false, false, 0},
-    {"configs/llama3-8b.json", 1, 0, NULL, 0, false, false, 0},
-    {"configs/llama3-8b.json", 2, 16, NULL, 0, false, false, 0},
+    {"configs/gpt3-175b.json", 64, 0, NULL, 0, false, false, 0, false},
+    {"configs/gpt3-175b.json", 16, 0, NULL, 0, false, false, 0, false},
+    {"configs/gpt3-175b.json", 64, 30, NULL, 0, false, false, 0, false},
+    {"configs/gpt3-175b.json", 64, 0, "recompute=none", 0, false, false, 0, false},
+    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off", 0, false, false, 0, false},
+    {"configs/llama3-70b.json", 8, 0, NULL, 0, false, false, 0, false},
+    {"configs/llama3-70b.json", 4, 40, NULL, 0, false, false, 0, false},
+    {"configs/llama3-8b.json", 1, 0, NULL, 0, false, false, 0, false},
+    {"configs/llama3-8b.json", 2, 16, NULL, 0, false, false, 0, false},
     /* 126 layers at pp 8: vpp > 1 only with the embedding/loss split */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1", 0, false, false, 0},
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1", 0, false, false, 0, false},
     /* long context: cp 1..16 searched (seq / cp >= 2048); the winner has cp > 1 */
-    {"configs/llama3-8b.json", 4, 0, NULL, 32768, false, false, 0},
-    {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536, false, false, 0},
+    {"configs/llama3-8b.json", 4, 0, NULL, 32768, false, false, 0, false},
+    {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536, false, false, 0, false},
     /* cp_comm searched (P6): a2a+p2p's layer beats p2p's at 1,024 tokens
      * per rank, all_gather's does not, a2a is refused (8 K/V heads, cp 16) */
-    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384, false, false, 0},
+    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384, false, false, 0, false},
     /* cp 8: a2a allowed (8 K/V heads) */
-    {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384, false, false, 0},
+    {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384, false, false, 0, false},
     /* cp 32 over 4 nodes: a2a refused (8 K/V heads), a2a+p2p with cp_a2a 8
      * (one node) and the ring over 4 nodes competes */
-    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=32", 65536, false, false, 0},
+    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=32", 65536, false, false, 0, false},
     /* cp 16 at tp 2: a2a+p2p's cp_a2a 4 (8 GPUs a node) */
-    {"configs/llama3-8b.json", 16, 0, "tp=2,cp=16", 32768, false, false, 0},
+    {"configs/llama3-8b.json", 16, 0, "tp=2,cp=16", 32768, false, false, 0, false},
     /* sequence 8192 without CP: nothing fits without recompute; block
      * recompute of 3 layers per virtual stage (vpp 4) wins, P7 bisects it */
     {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn",
-     8192, true, false, 0},
+     8192, true, false, 0, false},
     /* the same with the modules searched: selective recompute of the MLP
      * (P8 screens it on memory) */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1", 8192, false, false, 0},
+    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1", 8192, false, false, 0, false},
     /* MoE: ep and the all-to-all overlap searched, the plan without the
      * overlap evaluated only when it may rank (P9).  Qwen3-30B on 2 nodes:
      * the overlapped plan won at moe_host_s 1.5 ms with the NVLink share on
@@ -638,19 +639,25 @@ static const struct prune_case {
      * (overlap_exposed_net, 2026-11) the plan without wins, as at 2.25 ms.
      * Mixtral tp 2 on 4 nodes: the overlapped plan wins since that change
      * and the Hopper refit */
-    {"configs/qwen3-30b-a3b.json", 2, 0, NULL, 0, false, false, 0},
-    {"configs/mixtral-8x7b.json", 4, 0, "tp=2", 0, false, true, 0},
+    {"configs/qwen3-30b-a3b.json", 2, 0, NULL, 0, false, false, 0, false},
+    {"configs/mixtral-8x7b.json", 4, 0, "tp=2", 0, false, true, 0, false},
     /* memory to spare: the overlapped plan wins */
-    {"configs/qwen3-30b-a3b.json", 2, 200, "ep=8", 0, false, true, 0},
-    /* etp searched with ep (powers of two in the NVLink domain, ep x etp
-     * dividing tp cp dp): Mixtral on 8 nodes at pp 1, where ep 8 x etp 2
+    {"configs/qwen3-30b-a3b.json", 2, 200, "ep=8", 0, false, true, 0, false},
+    /* etp searched with ep (1 and tp where ep x etp divides tp cp dp):
+     * Mixtral on 8 nodes at pp 1, where ep 8 x etp 2
      * (expert weights / 16) won; at the round-6 constants (2026-11: a DP
      * reduce over the NICs at its own overlap share, ZeRO-2 cheaper) tp 2
      * ep 8 etp 1 zero 2 wins, ahead of tp 1 ep 8 etp 2 */
-    {"configs/mixtral-8x7b.json", 8, 0, "pp=1", 0, false, true, 0},
-    /* and at tp 2 on 4 nodes, etp up to 8 beside it: etp 2 (= tp,
+    {"configs/mixtral-8x7b.json", 8, 0, "pp=1", 0, false, true, 0, false},
+    /* and at tp 2 on 4 nodes, etp 2 beside 1: etp 2 (= tp,
      * Megatron's default) won; at the round-6 constants etp 1 */
-    {"configs/mixtral-8x7b.json", 4, 0, "tp=2,pp=1", 0, false, true, 0},
+    {"configs/mixtral-8x7b.json", 4, 0, "tp=2,pp=1", 0, false, true, 0, false},
+    /* shared experts (Qwen1.5-MoE-A2.7B): the shared-expert overlap tried
+     * beside the all-to-all overlap and the plan without either (P9); it
+     * wins where the all-to-all overlap may not run: pp 2 without virtual
+     * stages, and on one node where block recompute fits */
+    {"tests/data/qwen1.5-moe-a2.7b.json", 2, 0, "pp=2,vpp=1", 0, false, false, 0, true},
+    {"tests/data/qwen1.5-moe-a2.7b.json", 1, 0, NULL, 0, true, false, 0, true},
 };
 
 START_TEST(pruned_search_finds_the_exhaustive_winner)
@@ -683,6 +690,9 @@ START_TEST(pruned_search_finds_the_exhaustive_winner)
                       pc->model, a.top[0].s.ep_comm_overlap ? "overlaps" : "does not overlap");
         ck_assert_msg(a.top[0].s.etp == (pc->etp > 0 ? pc->etp : 1), "%s: the winner has etp %d",
                       pc->model, a.top[0].s.etp);
+        ck_assert_msg(a.top[0].s.shared_expert_overlap == pc->shared_overlap,
+                      "%s: the winner's shared-expert overlap is %s", pc->model,
+                      a.top[0].s.shared_expert_overlap ? "on" : "off");
         if (pc->block)
             ck_assert_msg(a.top[0].s.recompute == RECOMPUTE_FULL &&
                               a.top[0].s.recompute_layers > 0 &&
@@ -808,8 +818,8 @@ START_TEST(not_searched_names_what_was_skipped)
     ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=8,pp=8", false, 1), PLANNER_OK);
     ck_assert_msg(strcmp(r.not_searched[r.n_not_searched - 2],
                          "values of cp, vpp, sp, recompute, tp_comm_overlap, cp_comm, "
-                         "ep_comm_overlap that the deepspeed stack lacks (--stack NAME or "
-                         "--fix)") == 0, "%s", r.not_searched[r.n_not_searched - 2]);
+                         "ep_comm_overlap, shared_expert_overlap that the deepspeed stack lacks "
+                         "(--stack NAME or --fix)") == 0, "%s", r.not_searched[r.n_not_searched - 2]);
     search_result_free(&r);
     t.c.stack = STACK_MEGATRON_CORE;
     model_free(m);

@@ -34,7 +34,7 @@ typedef enum knob_id {
     KNOB_RECOMPUTE_MODULES, KNOB_ZERO,
     KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
     KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS, KNOB_CP_COMM, KNOB_EP_COMM_OVERLAP,
-    KNOB_CP_A2A, KNOB_GRAD_REDUCE_BF16, KNOB_CUDA_GRAPH,
+    KNOB_CP_A2A, KNOB_GRAD_REDUCE_BF16, KNOB_CUDA_GRAPH, KNOB_SHARED_EXPERT_OVERLAP,
     KNOB_COUNT
 } knob_id;
 
@@ -104,10 +104,14 @@ typedef struct strategy_constraints {
     int cuda_graph;         /* free: off; not searched: a full-iteration graph
                                needs static shapes (MoE: capacity-bounded
                                dispatch), the recipe's call */
+    int shared_expert_overlap;  /* free: tried on MoE models with shared
+                                   experts and dispatcher traffic, as the
+                                   alternative to ep_comm_overlap */
 } strategy_constraints;
 
 #define STRATEGY_CONSTRAINTS_INIT \
-    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+    {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, \
+     -1}
 
 /* True when software stack st has value v of knob k (knobs a stack does not
  * restrict: always; NULL: every value).  The search tries only these

@@ -104,6 +104,9 @@ typedef struct strategy {
     bool ep_comm_overlap;       /* MoE dispatch/combine all-to-alls overlapped
                                    with another micro-batch's compute
                                    (--overlap-moe-expert-parallel-comm) */
+    bool shared_expert_overlap; /* the shared experts computed on a side
+                                   stream under the token dispatcher's
+                                   communication (--moe-shared-expert-overlap) */
     bool grad_reduce_bf16;      /* main gradients accumulated and reduced in
                                    bf16, not fp32 (--grad-reduce-in-bf16;
                                    Megatron-Core DDP grad_reduce_in_fp32 off) */

@@ -472,6 +472,63 @@ static double moe_host_fwd_s(const model *m, const layer_spec *l, const strategy
     return l->moe && m->moe.experts > 0 && !s->cuda_graph ? k->moe_host_s : 0.0;
 }
 
+/* The token dispatcher's communication of one MoE layer, forward (*epf)
+ * and backward (*epb), exposed; f_comp is the layer's forward compute.
+ * Dispatch and combine all-to-alls of the top-k copies (D bytes a rank)
+ * over the EP group (ranks etp apart: the expert grid etp-ep-edp); the
+ * backward runs the same two in reverse.  etp > 1: the all-gather of the
+ * etp ranks' copies (an etp x D output) and the reduce-scatter of the
+ * experts' partial sums (an etp x D input) over the etp consecutive ranks;
+ * the backward's reverse pair moves the same.  Overlaps (exclusive by
+ * Megatron's rule, knobs.c):
+ *   --overlap-moe-expert-parallel-comm (Megatron-Core
+ *     pipeline_parallel/combined_1f1b.py, models/gpt/
+ *     fine_grained_callables.py): the steady state runs one micro-batch's
+ *     forward and another's backward as one step, layer by layer, each
+ *     all-to-all on its own stream under the other pass's compute
+ *     (attention, experts); what does not fit shows.  The pipeline's
+ *     warm-up and cool-down passes are costed the same (a slight optimism
+ *     at few micro-batches);
+ *   --moe-shared-expert-overlap (moe/shared_experts.py SharedExpertMLP,
+ *     moe/token_dispatcher.py MoEAlltoAllTokenDispatcher): the shared
+ *     experts run on their own CUDA stream, their fc1 and activation
+ *     launched once the dispatch all-to-all is queued
+ *     (dispatch_postprocess), their fc2 once the combine's is
+ *     (combine_postprocess), their TP gather and reduce-scatter on that
+ *     stream too; the backward's shared-expert gradients are scheduled
+ *     first (set_tensor_grad_fn_sequence_sr) under the backward's
+ *     all-to-alls.  So the shared experts' GEMMs and activation (forward
+ *     S, backward 2 S) hide the dispatcher's traffic at overlap_exposed;
+ *     their own TP collectives stay in the layer's TP time. */
+static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
+                     const gen_constants *k, const strategy *s, int tp, const tf_gemm *g,
+                     double f_comp, double *epf, double *epb)
+{
+    int ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 1 ? s->etp : 1;
+    double tokens = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
+    double d = tf_moe_dispatch_bytes(m, l, tokens, tp), t = 0;
+    if (ep > 1)
+        t = 2.0 * (comm_alltoall_s(ng, k, ep, etp, d) + k->kernel_s);
+    if (etp > 1) {
+        comm_link el = comm_group_link(ng, k, etp, 1);
+        t += comm_allgather_s(&el, etp, etp * d) + comm_reducescatter_s(&el, etp, etp * d) +
+             2.0 * k->kernel_s;
+    }
+    *epf = *epb = t;
+    if (s->ep_comm_overlap) {
+        *epf = cost_overlapped(t, 2.0 * f_comp, k);
+        *epb = cost_overlapped(t, f_comp, k);
+    } else if (s->shared_expert_overlap && tf_shared_ffn(m) > 0) {
+        /* the shared fc1 and fc2 follow the router's GEMM (tf_layer_gemms_ep) */
+        double sh = compute_gemms_s(&ng->gpu, k, precision_peak(m->prec), precision_bytes(m->prec),
+                                    g + tf_attention_gemm_count(m) + 1, 2) +
+                    compute_memory_s(&ng->gpu, k,
+                                     tf_mlp_activation_bytes(m, tokens, tf_shared_ffn(m), tp), 1);
+        *epf = cost_overlapped(t, sh, k);
+        *epb = cost_overlapped(t, 2.0 * sh, k);
+    }
+}
+
 /* Cost of one decoder layer for one micro-batch on one GPU, recomputed as
  * `mode` says (full recompute's chosen layers: RECOMPUTE_FULL, the others
  * of a block recompute: RECOMPUTE_NONE). */
@@ -524,36 +581,8 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     }
     if (cp > 1)
         cost_cp_exchange(m, l, ng, k, cpl, s, tp, attn, &cpf, &cpb);
-    if (l->moe && m->moe.experts > 0 && (ep > 1 || etp > 1)) {
-        /* MoE: dispatch and combine all-to-alls of the top-k copies over the
-         * EP group (ranks etp apart: the expert grid etp-ep-edp); the
-         * backward runs the same two in reverse.  etp > 1: the all-gather of
-         * the etp ranks' copies (an etp x D output) and the reduce-scatter
-         * of the experts' partial sums (an etp x D input) over the etp
-         * consecutive ranks; the backward's reverse pair moves the same */
-        double d = tf_moe_dispatch_bytes(m, l, tokens, tp);
-        if (ep > 1)
-            epf = 2.0 * (comm_alltoall_s(ng, k, ep, etp, d) + k->kernel_s);
-        if (etp > 1) {
-            comm_link el = comm_group_link(ng, k, etp, 1);
-            epf += comm_allgather_s(&el, etp, etp * d) + comm_reducescatter_s(&el, etp, etp * d) +
-                   2.0 * k->kernel_s;
-        }
-        epb = epf;
-        if (s->ep_comm_overlap) {
-            /* --overlap-moe-expert-parallel-comm (Megatron-Core
-             * pipeline_parallel/combined_1f1b.py, models/gpt/
-             * fine_grained_callables.py): the steady state runs one micro-
-             * batch's forward and another's backward as one step, layer by
-             * layer, each all-to-all on its own stream under the other
-             * pass's compute (attention, experts); what does not fit shows.
-             * The pipeline's warm-up and cool-down passes are costed the
-             * same (a slight optimism at few micro-batches). */
-            double f_comp = gemm + attn + elem + cast_f, b_comp = 2.0 * f_comp;
-            epf = cost_overlapped(epf, b_comp, k);
-            epb = cost_overlapped(epb, f_comp, k);
-        }
-    }
+    if (l->moe && m->moe.experts > 0 && (ep > 1 || etp > 1))
+        moe_comm(m, l, ng, k, s, tp, g, gemm + attn + elem + cast_f, &epf, &epb);
     fwd += moe_host_fwd_s(m, l, s, k);
     bwd += 2.0 * moe_host_fwd_s(m, l, s, k);   /* dgrad + wgrad */
     if (mode == RECOMPUTE_FULL)

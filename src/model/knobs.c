@@ -139,6 +139,12 @@ static const knob_info knobs[KNOB_COUNT] = {
                          MEG_EMIT, KNOB_SEC_MEMORY, 50,
                          "every micro-batch's forward and backward replayed as one CUDA graph",
                          NULL},
+    [KNOB_SHARED_EXPERT_OVERLAP] = {"shared_expert_overlap", KNOB_KIND_BOOL, 0, 1,
+                                    FIELD(shared_expert_overlap), FIX(shared_expert_overlap),
+                                    NULL, 0, false, "--moe-shared-expert-overlap", MEG_SWITCH,
+                                    KNOB_SEC_PARALLEL, 76,
+                                    "MoE shared experts computed under the dispatch/combine "
+                                    "communication", NULL},
 };
 
 /* The knobs a software stack restricts: the offset + 1 of the knob's mask in
@@ -153,6 +159,8 @@ static const size_t stack_mask[KNOB_COUNT] = {
     [KNOB_OVERLAP_PARAM_GATHER] = STACK_MASK(overlap_param_gather),
     [KNOB_TP_COMM_OVERLAP] = STACK_MASK(tp_comm_overlap),
     [KNOB_EP_COMM_OVERLAP] = STACK_MASK(ep_comm_overlap),
+    /* the shared-expert overlap: a Megatron-Core feature like the all-to-all overlap */
+    [KNOB_SHARED_EXPERT_OVERLAP] = STACK_MASK(ep_comm_overlap),
     [KNOB_CP_COMM] = STACK_MASK(cp_comm),
     [KNOB_GRAD_REDUCE_BF16] = STACK_MASK(grad_reduce_bf16),
     [KNOB_CUDA_GRAPH] = STACK_MASK(cuda_graph),
@@ -216,7 +224,15 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * iteration_mxfp8: cuda_graph_impl = "full_iteration"), from the recipe
  * fact of fit/run_stacks.c, and the 26.06 DeepSeek-V3 GB300 MXFP8 row (its
  * recipe, DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_GBS15360, likewise); no
- * other run captured its iteration. */
+ * other run captured its iteration.
+ * Shared-expert overlap (--moe-shared-expert-overlap): the schema has no
+ * field for it.  Of the 11 DeepSeek-V3 rows (the corpus's only model with
+ * shared experts) one ran it: mbridge_2511_b200_deepseekv3_fp8mx_* (v0.2.0:
+ * no flex dispatcher backend on B200, so the alltoall dispatcher with
+ * DeepSeekModelProvider's default moe_shared_expert_overlap = True); every
+ * other row ran the flex dispatcher, whose setup turns it off
+ * (flex_dispatcher_backend.py apply_flex_dispatcher_backend).  validate
+ * cannot tell that row apart, so on stays unvalidated (and off there). */
 static const knob_validation validation[] = {
     /* recompute: the corpus publishes none, selective (core attention) and
      * full of every layer; no run recomputes part of the layers */
@@ -244,6 +260,7 @@ static const knob_validation validation[] = {
     {KNOB_ETP, 2, false, "expert tensor parallelism", "none", true},
     {KNOB_CUDA_GRAPH, 1, true, "full-iteration CUDA graph",
      "mbridge_2608_* (MXFP8 on GB200/GB300), mbridge_2606_gb300_deepseekv3_mxfp8_*", false},
+    {KNOB_SHARED_EXPERT_OVERLAP, 1, false, "--moe-shared-expert-overlap", "none", false},
 };
 
 /* Whether validation row r covers knob value v. */
@@ -615,6 +632,23 @@ static planner_status ep_overlap_rule(const model *m, const strategy *s, planner
     return PLANNER_OK;
 }
 
+/* --moe-shared-expert-overlap (TransformerConfig.__post_init__,
+ * core_v0.15.0): shared experts (moe_shared_expert_intermediate_size); the
+ * alltoall token dispatcher (the one the planner costs); not with
+ * --overlap-moe-expert-parallel-comm ("disable moe_shared_expert_overlap
+ * when enabling overlap_moe_expert_parallel_comm"); shared_experts
+ * recompute, which it also excludes, is not a planner module. */
+static planner_status shared_overlap_rule(const model *m, const strategy *s, planner_error *err)
+{
+    if (!s->shared_expert_overlap)
+        return PLANNER_OK;
+    if (m == NULL || m->moe.experts <= 0 || m->moe.shared_experts <= 0)
+        FAIL("--moe-shared-expert-overlap needs shared experts");
+    if (s->ep_comm_overlap)
+        FAIL("--moe-shared-expert-overlap cannot run with --overlap-moe-expert-parallel-comm");
+    return PLANNER_OK;
+}
+
 planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_error *err)
 {
     const knob_info *ki = &knobs[k];
@@ -660,6 +694,8 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
         return PLANNER_OK;
     case KNOB_EP_COMM_OVERLAP:
         return ep_overlap_rule(m, s, err);
+    case KNOB_SHARED_EXPERT_OVERLAP:
+        return shared_overlap_rule(m, s, err);
     case KNOB_GRAD_REDUCE_BF16:
         /* arguments.py validate_args reads --grad-reduce-in-bf16 under
          * --bf16 only (FP8 recipes keep bf16 parameters); fp16 models

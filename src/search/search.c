@@ -13,11 +13,13 @@
  *        causal CP: 2 cp chunks) and seq / cp >= SEARCH_CP_MIN_TOKENS
  *   ep   1 (dense); MoE: divisors of the experts
  *        that divide tp cp dp (knob_rule)
- *   etp  1 (dense); MoE: powers of two up to the group's NVLink domain (as
- *        tp: the etp group is etp consecutive ranks) with ep x etp dividing
- *        tp cp dp and etp dividing the expert ffn (etp_list; knob_rule's
- *        other conditions judge the rest); on placements across node groups
- *        1 unless fixed
+ *   etp  1 (dense); MoE: 1 and tp (Megatron's two settings: experts not
+ *        tensor-parallel, and its default etp = tp, the etp group then the
+ *        TP group's consecutive ranks) where knob_rule admits it (etp_list);
+ *        on placements across node groups 1 unless fixed.  Other etp
+ *        (powers of two up to the NVLink domain) tripled the MoE searches
+ *        and stopped DeepSeek-V3's on 2048 H800 at the work limit: --fix
+ *        etp=N tries them
  *   pp   1..layers with tp * cp * pp dividing N;  dp = N / (tp cp pp); when
  *        pp does not divide the layers (or the model is uneven) the layers
  *        are split by the partitioner (placement.c, partition_dp.c)
@@ -92,10 +94,11 @@
  *      fit can rank; bisection on memory alone (evaluate_bound) finds it,
  *      and it is evaluated unless a bound on its tokens/s cannot enter the
  *      top N (search_rc_layers).
- *   P9 the MoE all-to-all overlap (ep_comm_overlap, not fixed): the plan
- *      with it is evaluated first; the same plan without it (no faster, the
- *      same memory) only when the first fits and could rank within the
- *      near-tie margin (overlap_off_cannot_rank).
+ *   P9 the MoE overlaps (ep_comm_overlap, and where it cannot run
+ *      shared_expert_overlap; not fixed; Megatron takes one or the other):
+ *      the plan with the overlap is evaluated first; the same plan without
+ *      it (no faster, the same memory) only when the first fits and could
+ *      rank within the near-tie margin (overlap_off_cannot_rank).
  *   P8 selective recompute of the memory-saving modules is slower than no
  *      recompute: not tried when that variant's objective cannot rank; and
  *      evaluate_bound (memory exactly, a lower bound on the step) screens
@@ -754,10 +757,12 @@ static void set_derived(search_ctx *x)
     s->cp_a2a = s->cp_comm == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
     /* --overlap-moe-expert-parallel-comm wherever its rule and the space
      * allow (unvalidated: it ranks after a validated plan within a near-tie) */
+    s->shared_expert_overlap = f->shared_expert_overlap > 0;   /* free: try_comm_types */
     s->ep_comm_overlap = f->ep_comm_overlap >= 0 ? f->ep_comm_overlap != 0
                                                  : space_allows(x, KNOB_EP_COMM_OVERLAP, 1);
-    if (f->ep_comm_overlap < 0 && knob_rule(x->m, s, KNOB_EP_COMM_OVERLAP, NULL) != PLANNER_OK)
-        s->ep_comm_overlap = false;
+    if (f->ep_comm_overlap < 0 && (knob_rule(x->m, s, KNOB_EP_COMM_OVERLAP, NULL) != PLANNER_OK ||
+                                   s->shared_expert_overlap))
+        s->ep_comm_overlap = false;   /* (Megatron: not with the shared-expert overlap) */
     /* --grad-reduce-in-bf16 only when fixed: reducing in bf16 trades
      * gradient precision for time and memory, the user's call (Megatron's
      * default with --bf16 is fp32) */
@@ -1261,34 +1266,68 @@ static bool rc_level_pruned(search_ctx *x, const block_cell *c, int rc)
     return false;
 }
 
+/* The MoE overlaps of x->s that --fix leaves free, as modes for
+ * try_comm_types: bit 0 the all-to-all overlap (x->s has it where its rule
+ * and the space allow: build), bit 1 the shared-expert overlap where the
+ * all-to-all overlap cannot run (a model with shared experts, dispatcher
+ * traffic -- ep or etp > 1 -- and the space allowing it; its rule checked).
+ * Where both could run the all-to-all overlap is the one searched: it hides
+ * the same traffic under the other pass's whole layer, the shared overlap
+ * under the shared experts alone (the search's limit; --fix
+ * shared_expert_overlap=on tries it).  0: neither is free. */
+static int moe_overlap_modes(search_ctx *x)
+{
+    int modes = x->s.ep_comm_overlap && x->fix.ep_comm_overlap < 0 ? 1 : 0;
+    if (x->fix.shared_expert_overlap < 0 && !x->s.ep_comm_overlap &&
+        x->m->moe.shared_experts > 0 && (x->s.ep > 1 || x->s.etp > 1) &&
+        space_allows(x, KNOB_SHARED_EXPERT_OVERLAP, 1)) {
+        bool epo = x->s.ep_comm_overlap;
+        x->s.ep_comm_overlap = false;
+        x->s.shared_expert_overlap = true;
+        if (knob_rule(x->m, &x->s, KNOB_SHARED_EXPERT_OVERLAP, NULL) == PLANNER_OK)
+            modes |= 2;
+        x->s.ep_comm_overlap = epo;
+        x->s.shared_expert_overlap = false;
+    }
+    return modes;
+}
+
 /* Evaluates the built strategy x->s (recompute level rc) with each K/V
  * exchange type the cell may use (cp_comm_list) and, for an MoE plan whose
- * all-to-all overlap --fix leaves free, with the overlap on and off: the
- * overlap is unvalidated and the plan without it needs the same memory, so
- * that a near-tie goes to the validated; P9: the overlap first, then the
- * plan without it only when it may rank.  Updates the cell's bounds (P7,
- * P9) and returns the best try_strategy result (p2p's fit: no type holds
- * less). */
+ * overlaps --fix leaves free (moe_overlap_modes), with its overlap on (the
+ * all-to-all overlap, or the shared-expert overlap) and off: the overlaps
+ * are unvalidated and the plan without them needs the same memory, so that
+ * a near-tie goes to the validated; P9: the overlap first, then the plan
+ * without it only when it may rank (the overlapped plan, no slower than
+ * it, fits and could rank).  Updates the cell's bounds (P7, P9) and returns the best
+ * try_strategy result (p2p's fit: no type holds less). */
 static int try_comm_types(search_ctx *x, block_cell *c, int rc)
 {
     int types[CP_COMM_COUNT], nt = cp_comm_list(x, types);
     int fit = -1, layers = x->s.recompute_layers, f1_on = -1;
-    bool epo = x->s.ep_comm_overlap && x->fix.ep_comm_overlap < 0;
+    int modes = moe_overlap_modes(x), mode[3], nm = 0;
 
-    for (int ti = 0; ti < nt * (epo ? 2 : 1) && !stop(x); ti++) {
-        int f1;
-        x->s.cp_comm = (cp_comm_type)types[epo ? ti / 2 : ti];
+    if (modes & 1)
+        mode[nm++] = 1;
+    if (modes & 2)
+        mode[nm++] = 2;
+    mode[nm++] = modes ? 0 : -1;   /* -1: as built */
+    for (int ti = 0; ti < nt * nm && !stop(x); ti++) {
+        int f1, mo = mode[ti % nm];
+        x->s.cp_comm = (cp_comm_type)types[ti / nm];
         x->s.cp_a2a = x->s.cp_comm == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
-        if (epo)
-            x->s.ep_comm_overlap = ti % 2 == 0;
+        if (mo >= 0) {
+            x->s.ep_comm_overlap = mo == 1;
+            x->s.shared_expert_overlap = mo == 2;
+        }
         x->s.recompute_layers = layers;
-        if (epo && ti % 2 == 1 && overlap_off_cannot_rank(x, f1_on)) {
+        if (mo == 0 && overlap_off_cannot_rank(x, f1_on)) {
             x->pruned++;   /* P9 */
             continue;
         }
         if ((f1 = try_strategy(x)) > fit)
             fit = f1;
-        if (epo && ti % 2 == 0)
+        if (mo > 0)
             f1_on = f1;
         if (f1 == 0 && rc == RC_LEVEL_NONE && objective_score(x, &x->s, &x->e) > c->bound)
             c->bound = objective_score(x, &x->s, &x->e);
@@ -1429,10 +1468,10 @@ static int cp_searched_max(const search_ctx *x, int min_tokens)
 
 /* The expert tensor-parallel degrees of a block with tp cp dp = tcd ranks
  * per stage and expert parallelism ep: the --fix value; 1 on dense models;
- * on MoE models the powers of two up to `limit` (the node group's NVLink
- * domain, as tp) that etp's rule admits (knob_rule: ep x etp divides tcd,
- * etp the expert ffn, no linear biases), within the space (space_allows:
- * the stack, and validate's validated values). */
+ * on MoE models 1 and `limit` (the block's tp, within the node group's
+ * NVLink domain) when etp's rule admits it (knob_rule: ep x etp divides
+ * tcd, etp the expert ffn, no linear biases), within the space
+ * (space_allows: the stack, and validate's validated values). */
 static void etp_list(const search_ctx *x, int_list *out, long tcd, int ep, int limit)
 {
     strategy t;
@@ -1446,10 +1485,9 @@ static void etp_list(const search_ctx *x, int_list *out, long tcd, int ep, int l
     t.tp = t.cp = 1;
     t.dp = (int)tcd;
     t.ep = ep;
-    for (t.etp = 2; x->m->moe.experts > 0 && t.etp <= limit && (long)ep * t.etp <= tcd;
-         t.etp *= 2)
-        if (knob_rule(x->m, &t, KNOB_ETP, NULL) == PLANNER_OK)
-            list_push(out, t.etp);
+    t.etp = limit;
+    if (x->m->moe.experts > 0 && t.etp > 1 && knob_rule(x->m, &t, KNOB_ETP, NULL) == PLANNER_OK)
+        list_push(out, t.etp);
     stack_filter(x, out, KNOB_ETP, false);
 }
 
@@ -1507,7 +1545,8 @@ static void search_group(search_ctx *x)
                     list_push(&eps, 1);
                 stack_filter(x, &eps, KNOB_EP, f->ep > 0);
                 for (int ei = 0; ei < eps.n && !stop(x); ei++) {
-                    etp_list(x, &etps, (long)tp * cp * dp, eps.v[ei], group_tp_limit(g));
+                    etp_list(x, &etps, (long)tp * cp * dp, eps.v[ei],
+                             tp < group_tp_limit(g) ? tp : group_tp_limit(g));
                     for (int xi = 0; xi < etps.n && !stop(x); xi++) {
                         memset(&x->s, 0, sizeof x->s);
                         x->s.tp = tp;
@@ -2033,8 +2072,12 @@ static void note_limits(const search_ctx *x, search_result *res)
         not_searched(res, "ep > 1 and selective recompute beyond core attention on stages "
                      "across node groups");
     if (x->m->moe.experts > 0 && f->etp <= 0 && space_allows(x, KNOB_ETP, 2))
-        not_searched(res, "etp beyond the NVLink domain%s (--fix etp=N tries it)",
+        not_searched(res, "etp other than 1 and tp%s (--fix etp=N tries it)",
                      x->c->n_groups > 1 ? ", and etp > 1 on stages across node groups" : "");
+    if (x->m->moe.shared_experts > 0 && f->shared_expert_overlap < 0 &&
+        f->ep_comm_overlap != 1 && space_allows(x, KNOB_SHARED_EXPERT_OVERLAP, 1))
+        not_searched(res, "the shared-expert overlap where the all-to-all overlap can run "
+                     "(--fix shared_expert_overlap=on tries it)");
     space_lacks(x, lacks, sizeof lacks);
     if (lacks[0])
         not_searched(res, "values of %s that the %s stack%s lacks (--stack NAME or --fix)",
