@@ -8,6 +8,7 @@
  * point only: search/sweep_point.h).
  */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +90,24 @@ static int parse_index(const char *s, size_t n, long *out)
     return 0;
 }
 
+/* A line that is not a sweep line: PLANNER_E_INPUT with the reason and the
+ * 1-based column it concerns in *err (no file or line: merge_add's). */
+static planner_status line_fail(planner_error *err, int col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static planner_status line_fail(planner_error *err, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_vset(err, PLANNER_E_INPUT, NULL, 0, col, NULL, fmt, ap);
+    va_end(ap);
+    return PLANNER_E_INPUT;
+}
+
 /* Checks a CSV line (sweep's quoting: a field with , " or a line break is
- * "..." with "" for a quote).  0, or -1 with the 1-based column and why. */
-static int csv_check(const line_shape *shape, const char *s, long *point, long *points,
-                     int *col, char *why, size_t size)
+ * "..." with "" for a quote).  PLANNER_OK, or line_fail's error. */
+static planner_status csv_check(const line_shape *shape, const char *s, long *point,
+                                long *points, planner_error *err)
 {
     const line_shape sh = *shape;
     const char *f[LINE_MAX_COLS];
@@ -104,25 +119,17 @@ static int csv_check(const line_shape *shape, const char *s, long *point, long *
         if (*p == '"') {
             for (p++; *p != '\0' && !(p[0] == '"' && p[1] != '"'); p += p[0] == '"' ? 2 : 1)
                 ;
-            if (*p == '\0') {
-                *col = (int)(start - s) + 1;
-                snprintf(why, size, "a quoted field without its closing quote (cut short?)");
-                return -1;
-            }
+            if (*p == '\0')
+                return line_fail(err, (int)(start - s) + 1,
+                                 "a quoted field without its closing quote (cut short?)");
             p++;
         } else {
             p += strcspn(p, ",\"");
-            if (*p == '"') {
-                *col = (int)(p - s) + 1;
-                snprintf(why, size, "a quote inside an unquoted field");
-                return -1;
-            }
+            if (*p == '"')
+                return line_fail(err, (int)(p - s) + 1, "a quote inside an unquoted field");
         }
-        if (*p != ',' && *p != '\0') {
-            *col = (int)(p - s) + 1;
-            snprintf(why, size, "text after a quoted field");
-            return -1;
-        }
+        if (*p != ',' && *p != '\0')
+            return line_fail(err, (int)(p - s) + 1, "text after a quoted field");
         if (nf < LINE_MAX_COLS) {
             f[nf] = start;
             len[nf] = (size_t)(p - start);
@@ -132,40 +139,32 @@ static int csv_check(const line_shape *shape, const char *s, long *point, long *
             break;
         p++;
     }
-    *col = 1;
-    if (nf != sh.cols) {
-        snprintf(why, size, "%d fields, the header has %d", nf, sh.cols);
-        return -1;
-    }
+    if (nf != sh.cols)
+        return line_fail(err, 1, "%d fields, the header has %d", nf, sh.cols);
     if (parse_index(f[0], len[0], point) != 0 || parse_index(f[1], len[1], points) != 0) {
         int bad = parse_index(f[0], len[0], point) != 0 ? 0 : 1;
-        *col = (int)(f[bad] - s) + 1;
-        snprintf(why, size, "%s: expected an integer, got '%.*s'", bad ? "points" : "point",
-                 (int)(len[bad] < 40 ? len[bad] : 40), f[bad]);
-        return -1;
+        return line_fail(err, (int)(f[bad] - s) + 1, "%s: expected an integer, got '%.*s'",
+                         bad ? "points" : "point", (int)(len[bad] < 40 ? len[bad] : 40), f[bad]);
     }
-    if (!known_status(f[sh.status], len[sh.status])) {
-        *col = (int)(f[sh.status] - s) + 1;
-        snprintf(why, size, "status: expected ok, infeasible or invalid");
-        return -1;
-    }
+    if (!known_status(f[sh.status], len[sh.status]))
+        return line_fail(err, (int)(f[sh.status] - s) + 1,
+                         "status: expected ok, infeasible or invalid");
     bool ok = len[sh.status] == 2;
     bool train = ok && sh.train_first < sh.plan_end && len[sh.train_first] > 0;
     for (int c = sh.plan_first; c < sh.plan_end; c++)
-        if ((len[c] > 0) != (c < sh.train_first ? ok : train)) {
-            *col = (int)(f[c] - s) + 1;
-            snprintf(why, size, "%s: %s", ok ? "a plan column empty on an ok line"
-                                              : "a plan column set on a line without a plan",
-                     "not a line of this planner version");
-            return -1;
-        }
-    return 0;
+        if ((len[c] > 0) != (c < sh.train_first ? ok : train))
+            return line_fail(err, (int)(f[c] - s) + 1, "%s: %s",
+                             ok ? "a plan column empty on an ok line"
+                                : "a plan column set on a line without a plan",
+                             "not a line of this planner version");
+    return PLANNER_OK;
 }
 
 /* Checks a JSON Lines line: one object whose keys are header columns, all of
- * them (ok) or all but the plan's.  0, or -1 with why. */
-static int jsonl_check(const line_shape *shape, const char *s, long *point, long *points,
-                       char *why, size_t size)
+ * them (ok) or all but the plan's.  PLANNER_OK, or line_fail's error (column
+ * 1). */
+static planner_status jsonl_check(const line_shape *shape, const char *s, long *point,
+                                  long *points, planner_error *err)
 {
     json_error_t jerr;
     json_t *o = json_loads(s, JSON_REJECT_DUPLICATES, &jerr);
@@ -173,25 +172,27 @@ static int jsonl_check(const line_shape *shape, const char *s, long *point, long
     json_t *a, *b, *st;
     const char *key;
     json_t *val;
-    int rc = -1, n = 0, want;
+    planner_status rc;
+    int n = 0, want;
     if (!json_is_object(o)) {
-        snprintf(why, size, "not a JSON object: %.100s", o == NULL ? jerr.text : "another value");
+        rc = line_fail(err, 1, "not a JSON object: %.100s",
+                       o == NULL ? jerr.text : "another value");
         goto cleanup;
     }
     a = json_object_get(o, "point");
     b = json_object_get(o, "points");
     st = json_object_get(o, "status");
     if (!json_is_integer(a) || !json_is_integer(b)) {
-        snprintf(why, size, "%s: expected an integer", json_is_integer(a) ? "points" : "point");
+        rc = line_fail(err, 1, "%s: expected an integer", json_is_integer(a) ? "points" : "point");
         goto cleanup;
     }
     if (!json_is_string(st) || !known_status(json_string_value(st), json_string_length(st))) {
-        snprintf(why, size, "status: expected ok, infeasible or invalid");
+        rc = line_fail(err, 1, "status: expected ok, infeasible or invalid");
         goto cleanup;
     }
     json_object_foreach(o, key, val) {
         if (header_column(sh.header, key, strlen(key)) < 0) {
-            snprintf(why, size, "unknown field '%.40s'", key);
+            rc = line_fail(err, 1, "unknown field '%.40s'", key);
             goto cleanup;
         }
         n++;
@@ -202,13 +203,13 @@ static int jsonl_check(const line_shape *shape, const char *s, long *point, long
         json_object_get(o, "time_to_train_s") == NULL)
         want = n;   /* an ok line of a sweep without --tokens */
     if (n != want) {
-        snprintf(why, size, "%d fields, a line with status %s has %d", n,
-                 json_string_value(st), want);
+        rc = line_fail(err, 1, "%d fields, a line with status %s has %d", n,
+                       json_string_value(st), want);
         goto cleanup;
     }
     *point = (long)json_integer_value(a);
     *points = (long)json_integer_value(b);
-    rc = 0;
+    rc = PLANNER_OK;
 cleanup:
     json_decref(o);
     return rc;
@@ -281,13 +282,12 @@ static planner_status line_format(merge_state *st, int *file_fmt, const char *s,
 static planner_status merge_add(merge_state *st, int fmt, const char *s, int f,
                                 const char *path, int line_no, planner_error *err)
 {
-    long pt, pts;
-    int col = 1;
-    char why[160];
-    if ((fmt == 1 ? csv_check(st->shape, s, &pt, &pts, &col, why, sizeof why)
-                  : jsonl_check(st->shape, s, &pt, &pts, why, sizeof why)) != 0)
-        return error_set(err, PLANNER_E_INPUT, path, line_no, col, NULL,
-                         "not a sweep line: %s", why);
+    long pt = 0, pts = 0;
+    planner_error why = PLANNER_ERROR_INIT;
+    if ((fmt == 1 ? csv_check(st->shape, s, &pt, &pts, &why)
+                  : jsonl_check(st->shape, s, &pt, &pts, &why)) != PLANNER_OK)
+        return error_set(err, PLANNER_E_INPUT, path, line_no, why.col, NULL,
+                         "not a sweep line: %.159s", why.msg);
     if (pts < 1 || pts > SWEEP_MAX_POINTS || pt >= pts)
         return error_set(err, PLANNER_E_INPUT, path, line_no, 1, NULL,
                          "not a sweep line: point %ld of %ld points", pt, pts);
