@@ -376,6 +376,40 @@ START_TEST(fix_reaches_the_plan)
 }
 END_TEST
 
+/* MoE layers under tensor parallelism need sequence parallelism
+ * (Megatron-Core MoELayer.forward raises without it in training): the rule
+ * refuses tp 2 without sp on Mixtral, accepts it with sp and accepts a
+ * dense model without sp; the search's winner with tp 2 pinned has sp. */
+START_TEST(moe_tp_needs_sp)
+{
+    run_spec rs, rs8;
+    model *moe = tu_model_load("configs/mixtral-8x7b.json", &rs);
+    model *dense = tu_model_load("configs/llama3-8b.json", &rs8);
+    strategy s;
+    planner_error err;
+    cluster *c = NULL;
+    search_result r;
+    memset(&s, 0, sizeof s);
+    s.tp = 2;
+    s.sp = false;
+    ck_assert_int_eq(knob_rule(moe, &s, KNOB_SP, tu_err(&err)), PLANNER_E_INPUT);
+    ck_assert_str_eq(err.msg, "MoE layers with tp 2 need sequence parallelism (Megatron-Core MoELayer)");
+    ck_assert_int_eq(knob_rule(dense, &s, KNOB_SP, tu_err(&err)), PLANNER_OK);
+    s.sp = true;
+    ck_assert_int_eq(knob_rule(moe, &s, KNOB_SP, tu_err(&err)), PLANNER_OK);
+    ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", tu_err(&err)), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, moe, &rs, c, "tp=2", false, 5), PLANNER_OK);
+    for (int i = 0; i < r.n_top; i++)
+        ck_assert_msg(r.top[i].s.sp, "plan %d: tp 2 without sp", i + 1);
+    search_result_free(&r);
+    ck_assert_int_eq(tu_search(&r, moe, &rs, c, "tp=2,sp=off", false, 5), PLANNER_E_INFEASIBLE);
+    search_result_free(&r);
+    cluster_free(c);
+    model_free(moe);
+    model_free(dense);
+}
+END_TEST
+
 #define SWEEP "./planner sweep -m configs/llama3-8b.json -c clusters/h100x512.yaml " \
               "--nodes 1,2 --gbs 256"
 
@@ -510,6 +544,7 @@ START_TEST(emit_every_flag)
     memset(&b, 0, sizeof b);
     b.tp = 8; b.pp = 2; b.dp = 1; b.cp = 1; b.ep = 1; b.etp = 1; b.vpp = 1; b.mbs = 1;
     b.gbs = 64; b.seq_len = 4096;
+    b.sp = true;   /* MoE layers at tp > 1 need sp (moe_tp_needs_sp) */
     b.recompute = RECOMPUTE_SELECTIVE;
     b.recompute_modules = RC_MOD_LAYERNORM | RC_MOD_MOE_ACT;
     ck_assert_int_eq(strategy_split_account(&b, m->layers, 0), 0);
@@ -518,6 +553,7 @@ START_TEST(emit_every_flag)
      * vpp > 1 with pp > 1: here pp 1); the experts split over etp 2 (ep 2 x
      * etp 2 divides tp 8: --expert-tensor-parallel-size 2, not tp's 8) */
     e = one_stage(8, 1, 2, 2, m->layers);
+    e.sp = true;
     e.ep_comm_overlap = true;
     e.cuda_graph = true;   /* a full-iteration graph: two flags */
     emit_append(m, c, &e, &all);
@@ -582,6 +618,7 @@ int main(void)
     tcase_add_test(tc, sweep_csv_and_jsonl);
     tcase_add_test(tc, validate_json);
     tcase_add_test(tc, emit_every_flag);
+    tcase_add_test(tc, moe_tp_needs_sp);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

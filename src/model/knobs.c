@@ -675,6 +675,13 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
     case KNOB_SP:
         if (s->sp && s->tp < 2)
             FAIL("sequence parallelism needs tp > 1");
+        /* MoE layers under tensor parallelism need sequence parallelism:
+         * Megatron-Core's MoELayer.forward raises ValueError in training
+         * when tensor_model_parallel_size > 1 without sequence_parallel
+         * (moe/moe_layer.py, core_v0.15.0). */
+        if (!s->sp && s->tp > 1 && m != NULL && m->moe.experts > 0)
+            FAIL("MoE layers with tp %d need sequence parallelism (Megatron-Core MoELayer)",
+                 s->tp);
         return PLANNER_OK;
     case KNOB_TP_COMM_OVERLAP:
         if (s->tp_comm_overlap && !s->sp)
