@@ -278,7 +278,9 @@ END_TEST
 /* A recipe fact of one model: Megatron-Bridge's DeepSeek-V3 recipes on
  * GB200, B200 and B300 recompute MLA's up-projections (both revisions of
  * scripts/performance/configs/deepseek read); on GB300 the revisions differ
- * and no fact applies; another model's row gets none. */
+ * and no fact applies; another model's row gets none, and so does a
+ * DeepSeek-V3 row predicted on its own dimensions (no MLA: --models none,
+ * last case). */
 START_TEST(recipe_recompute_from_model)
 {
     static const struct { const char *name, *gpu, *release; int rc, mods, graph; } cases[] = {
@@ -291,6 +293,7 @@ START_TEST(recipe_recompute_from_model)
         /* 26.06's GB300 MXFP8 DeepSeek-V3 recipe: a full-iteration graph */
         {"DeepSeek-V3 (671B total / 37B active)", "GB300", "26.06", -1, -1, 1},
         {"Qwen3-30B-A3B", "GB300", "26.06", -1, -1, -1},
+        {"DeepSeek-V3 (671B total / 37B active)", "GB200", "25.11", -1, -1, -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char buf[4096], head[512], *at;
@@ -302,14 +305,21 @@ START_TEST(recipe_recompute_from_model)
         at = strstr(k_lib_run, "\"num_gpus\"");
         ck_assert_ptr_nonnull(at);
         snprintf(buf, sizeof buf, "%s %s", head, at);
-        at = strstr(buf, "Qwen3-30B-A3B");
-        ck_assert_ptr_nonnull(at);
-        {
+        if (strncmp(cases[i].name, "DeepSeek", 8) == 0) {   /* the corpus's DeepSeek-V3 row */
             char rest[4096];
-            snprintf(rest, sizeof rest, "%s", at + strlen("Qwen3-30B-A3B"));
-            snprintf(at, sizeof buf - (size_t)(at - buf), "%s%s", cases[i].name, rest);
+            at = strstr(buf, "\"model\": {");
+            ck_assert_ptr_nonnull(at);
+            snprintf(rest, sizeof rest, "%s", strstr(at, "}}") + 2);
+            snprintf(at, sizeof buf - (size_t)(at - buf), "\"model\": {\"name\": \"%s\", "
+                     "\"layers\": 61, \"hidden\": 7168, \"heads\": 128, \"kv_heads\": 128, "
+                     "\"ffn_hidden\": 28672, \"vocab\": 128000, \"seq_len\": 4096, "
+                     "\"activation\": \"gelu\", \"moe\": {\"moe_experts\": 256, \"moe_topk\": 8, "
+                     "\"moe_ffn_hidden\": 2048, \"shared_experts\": 1, \"dense_layers\": 3}}%s",
+                     cases[i].name, rest);
         }
-        ck_assert_msg(load_text(buf, &v, &err) == PLANNER_OK, "case %zu: %s", i, err.msg);
+        ck_assert_msg((i + 1 < sizeof cases / sizeof cases[0] ? load_text_library(buf, &v, &err)
+                                                              : load_text(buf, &v, &err)) ==
+                          PLANNER_OK, "case %zu: %s", i, err.msg);
         ck_assert_msg(v->run[0].fix.recompute == cases[i].rc, "case %zu: %d", i,
                       v->run[0].fix.recompute);
         ck_assert_msg(v->run[0].fix.recompute_modules == cases[i].mods, "case %zu: %d", i,

@@ -273,14 +273,17 @@ static int load_recipe(jctx *j, const char *recipe, validation_run *r)
 
 /* What the source's recipes set for this model, system and precision only
  * (run_stacks.c run_recipe_for_system), every fact that applies, for a run
- * that does not name its stack and for the knobs it leaves free.  0, or -1
- * with the error set. */
+ * that does not name its stack and for the knobs it leaves free.  A fact
+ * about a named model applies only to a run predicted on that model's
+ * definition (r->definition): its knobs assume the model's architecture
+ * (mla_up_proj needs MLA).  0, or -1 with the error set. */
 static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const char *prec,
                                validation_run *r)
 {
     json_t *st = json_object_get(o, "stack"), *jm = json_object_get(o, "model");
     json_t *name = json_is_object(jm) ? json_object_get(jm, "name") : NULL;
-    run_system sys = {r->source, json_is_string(name) ? json_string_value(name) : NULL,
+    run_system sys = {r->source,
+                      json_is_string(name) && r->definition[0] ? json_string_value(name) : NULL,
                       gpu->name, prec};
     json_t *src = json_object_get(o, "source");
     const char *rec, *why;
@@ -622,8 +625,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     if (load_dims(j, jm, &d) != 0)
         return -1;
     j->path = jsonin_key(&base, "parallel");
-    if (load_parallel(j, jp, unpub, r) != 0 || load_recipe(j, recipe, r) != 0 ||
-        load_system_recipes(j, o, gpu, prec, r) != 0)
+    if (load_parallel(j, jp, unpub, r) != 0 || load_recipe(j, recipe, r) != 0)
         return -1;
     j->path = jsonin_key(&base, "measured");
     v = json_object_get(jmeas, "tokens_per_s_per_gpu");
@@ -646,7 +648,7 @@ static int load_run(jctx *j, json_t *o, validation_run *r)
     }
     j->path = base;
     if (build_model(j, jm, &mp, &d, id, prec, r) != 0 || load_moe(j, jm, &mp, gpu, prec, r) != 0 ||
-        library_shape(j, r) != 0)
+        library_shape(j, r) != 0 || load_system_recipes(j, o, gpu, prec, r) != 0)
         return -1;
     j->path = jsonin_key(&base, "parallel");
     if (load_layout(j, jp, r) != 0)
