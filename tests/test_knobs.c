@@ -410,6 +410,27 @@ START_TEST(moe_tp_needs_sp)
 }
 END_TEST
 
+/* planner --help lists every key --fix takes, from the registry (it was a
+ * hand-written subset without etp, cuda_graph and the overlap switches). */
+START_TEST(help_lists_fix_keys)
+{
+    char *text = run("./planner --help");
+    char keys[1024], *save = NULL;
+    ck_assert_int_lt(knobs_fix_keys_join(keys, sizeof keys, " "), (int)sizeof keys);
+    ck_assert_ptr_nonnull(strstr(keys, "etp"));
+    ck_assert_ptr_nonnull(strstr(keys, "gpus"));
+    for (char *k = strtok_r(keys, " ", &save); k != NULL; k = strtok_r(NULL, " ", &save)) {
+        char word[80];
+        snprintf(word, sizeof word, " %s", k);
+        const char *at = strstr(text, word);
+        while (at != NULL && at[strlen(word)] != ' ' && at[strlen(word)] != '\n')
+            at = strstr(at + 1, word);
+        ck_assert_msg(at != NULL, "--help lacks the --fix key '%s'", k);
+    }
+    free(text);
+}
+END_TEST
+
 #define SWEEP "./planner sweep -m configs/llama3-8b.json -c clusters/h100x512.yaml " \
               "--nodes 1,2 --gbs 256"
 
@@ -619,6 +640,7 @@ int main(void)
     tcase_add_test(tc, validate_json);
     tcase_add_test(tc, emit_every_flag);
     tcase_add_test(tc, moe_tp_needs_sp);
+    tcase_add_test(tc, help_lists_fix_keys);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

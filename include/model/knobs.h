@@ -158,6 +158,10 @@ int knobs_json_set(json_t *o, const strategy *s, knob_id first, knob_id last);
  * returns the length it needs, like snprintf. */
 int knobs_keys_join(char *buf, size_t size, const char *sep);
 
+/* Writes the keys --fix takes (the fixable knobs', then "gpus") joined by
+ * `sep` into buf; returns the length it needs, like snprintf. */
+int knobs_fix_keys_join(char *buf, size_t size, const char *sep);
+
 /* Megatron-LM core_v0.15.0's rule on knob k of s for model m
  * (../shared/reference/cost-model.md "Megatron-LM rules").  PLANNER_OK
  * when it holds, else PLANNER_E_INPUT with the broken rule in *err (err may

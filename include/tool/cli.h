@@ -2,6 +2,7 @@
 #ifndef PLANNER_CLI_H
 #define PLANNER_CLI_H
 
+#include <stdio.h>
 #include "base/error.h"
 
 /* Parses a whole decimal integer in [min, max]; -1 if not. */
@@ -18,6 +19,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * a usage error naming the closest stack and the known ones
  * (PLANNER_E_USAGE). */
 int cli_parse_stack(const char *cmd, const char *name, int *out);
+
+/* Prints the blank-separated words of `text` to out, each line indented
+ * by `indent` blanks and, where the words allow, no wider than `width`. */
+void cli_print_wrapped(FILE *out, const char *text, int indent, int width);
 
 /* The exit-code table, as printed at the end of every --help. */
 extern const char cli_exit_codes_help[];

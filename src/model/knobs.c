@@ -880,6 +880,19 @@ static int fix_keys(const char **names, int *ids)
     return n;
 }
 
+int knobs_fix_keys_join(char *buf, size_t size, const char *sep)
+{
+    const char *names[KNOB_COUNT + 1];
+    int ids[KNOB_COUNT + 1], n = fix_keys(names, ids);
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        int w = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, "%s%s",
+                         i ? sep : "", names[i]);
+        len += (size_t)w;
+    }
+    return (int)len;
+}
+
 /* Copies [b, e) into dst with surrounding blanks trimmed. */
 static void trimmed(char *dst, size_t size, const char *b, const char *e)
 {

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "inputs/stack.h"
 #include "tool/cli.h"
 
@@ -65,4 +66,25 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     fprintf(stderr, "\nTry 'planner %s--help' for more information.\n",
             cmd != NULL && cmd[0] != '\0' ? cmd : "");
     return PLANNER_E_USAGE;
+}
+
+void cli_print_wrapped(FILE *out, const char *text, int indent, int width)
+{
+    int col = indent;
+    fprintf(out, "%*s", indent, "");
+    for (const char *w = text; *w != '\0';) {
+        size_t n = strcspn(w, " ");
+        if (col > indent && col + 1 + (int)n > width) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', out);
+            col++;
+        }
+        fprintf(out, "%.*s", (int)n, w);
+        col += (int)n;
+        w += n;
+        w += strspn(w, " ");
+    }
+    fputc('\n', out);
 }

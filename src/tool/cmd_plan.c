@@ -10,6 +10,8 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "fit/calibration.h"
+#include "inputs/stack.h"
+#include "model/knobs.h"
 #include "model/layout.h"
 #include "tool/cli.h"
 #include "tool/cli_goodput.h"
@@ -39,6 +41,27 @@ typedef struct plan_args {
     const char *layout_text;    /* --pipeline-layout, or NULL */
 } plan_args;
 
+/* The --stack names (the stack table's, the default marked) and the --fix
+ * keys (the knob registry's), wrapped under their option: each comes from
+ * its one table, so the help lists what exists. */
+static void print_stacks(FILE *out)
+{
+    char words[1024];
+    size_t used = 0;
+    for (size_t i = 0; i < stack_count(); i++)
+        used += (size_t)snprintf(words + used, used < sizeof words ? sizeof words - used : 0,
+                                 "%s%s%s", i ? ", " : "", stack_at(i)->name,
+                                 i == STACK_MEGATRON_CORE ? " (default)" : "");
+    cli_print_wrapped(out, words, 26, 80);
+}
+
+static void print_fix_keys(FILE *out)
+{
+    char keys[1024];
+    knobs_fix_keys_join(keys, sizeof keys, " ");
+    cli_print_wrapped(out, keys, 26, 80);
+}
+
 static void plan_usage(FILE *out)
 {
     fprintf(out,
@@ -54,16 +77,17 @@ static void plan_usage(FILE *out)
         "      --guess-model-type  read an unknown HF model_type by its keys (warns)\n"
         "  -c, --cluster FILE|NAME cluster spec (YAML), or a shipped one's name\n"
         "      --calibration FILE  cost-model constants fitted by 'planner calibrate'\n"
-        "      --stack NAME        software stack (overrides the cluster's 'stack:'):\n"
-        "                          megatron-core (default), megatron-lm-2020,\n"
-        "                          megatron-lm-2021, megatron-lm-2022, deepspeed,\n"
-        "                          pytorch-fsdp2\n"
+        "      --stack NAME        software stack (overrides the cluster's 'stack:'):\n");
+    print_stacks(out);
+    fprintf(out,
         "      --gbs N             global batch size in sequences (default: model file, or 1024)\n"
         "      --seq N             sequence length (default: model file, or 4096)\n"
         "      --precision P       bf16, fp16, fp8, mxfp8 or nvfp4 (default: model file, or bf16)\n"
         "Search:\n"
-        "      --fix SPEC          pin knobs, e.g. tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1\n"
-        "                          (keys: tp pp dp cp ep vpp mbs sp recompute zero gpus)\n"
+        "      --fix SPEC          pin knobs, e.g. tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1;\n"
+        "                          keys:\n");
+    print_fix_keys(out);
+    fprintf(out,
         "      --top N             plans to list (default 10)\n"
         "      --partition dp|ilp  layer partitioner: exact DP (default) or GLPK ILP\n"
         "      --ilp-time-limit S  time limit per ILP solve in seconds (default 10)\n"
