@@ -90,4 +90,22 @@ while IFS="$(printf '\t')" read -r block want cmd; do
     fi
 done < "$T/examples"
 [ $bad -eq 0 ] || fail "$bad of $ran README examples do not run as written"
-echo "readme.sh: $ran examples ran as the README says, $skipped skipped"
+
+# 4. the walk-through's output is the tool's: the ```text block after the
+# main job's command (section "example") is what that command prints, but
+# for the search's time and rate (machine-dependent: masked on both sides)
+mask() { sed -E 's/\), [0-9.]+ s, [0-9,]+ candidates\/s$/), T s, R candidates\/s/' "$1"; }
+awk '/^<!-- section: example -->/ { f = 1 }
+     f && /^```text$/ { p = 1; next }
+     p && /^```$/ { exit }
+     p' README.md > "$T/readme_main"
+[ -s "$T/readme_main" ] || fail "README.md: no output block after the main job"
+./planner --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml > "$T/main_out" ||
+    fail "the main job failed"
+mask "$T/readme_main" > "$T/a"
+mask "$T/main_out" > "$T/b"
+if ! diff -u "$T/a" "$T/b" > "$T/main_diff"; then
+    head -n 40 "$T/main_diff"
+    fail "README.md's main-job output is not what ./planner prints (update the block from the command)"
+fi
+echo "readme.sh: $ran examples ran as the README says, $skipped skipped; the main job's output matches"
