@@ -414,9 +414,10 @@ void report_table(FILE *out, const model *m, const cluster *c,
     }
     bool moe = m->moe.experts > 0;   /* MoE: an ep column, and a caution */
     if (moe)
-        fprintf(out, "note: MoE costs (routed experts, all-to-all) are not validated yet: on the "
-                     "published MoE runs\n      they are mostly optimistic (docs/validation.md); "
-                     "calibrate with your own\n      runs (planner calibrate --subset moe).\n");
+        fprintf(out, "note: MoE costs (routed experts, all-to-all, host time) are less certain "
+                     "than dense ones: on\n      the published MoE runs the error goes both ways "
+                     "and is several times the dense\n      models' (docs/validation.md); "
+                     "calibrate with your own runs (planner calibrate --subset moe).\n");
     fputs("\n rank", out);
     table_knobs(out, NULL, moe);
     fprintf(out, "   step s     tokens/s tok/s/GPU TFLOP/s    MFU  peak mem (stage)%s\n",
