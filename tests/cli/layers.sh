@@ -104,4 +104,17 @@ if bad:
     sys.exit(1)
 print("layers: %d headers, %d layers, includes go down, no cycle" % (len(graph), len(order)))
 PY
-echo "layers.sh: ok ($nobj library objects: no getopt/printf/exit/stdout/stderr; no call into libtool.a)"
+# docs/DESIGN.md's table of layers names every source file of each library
+# layer in that layer's row (tool/'s row lists the main ones and "...")
+for dir in src/*/; do
+    layer=$(basename "$dir")
+    [ "$layer" = tool ] && continue
+    row=$(grep "^| \`$layer\` |" docs/DESIGN.md | cut -d'|' -f3)
+    [ -n "$row" ] || { echo "FAIL: docs/DESIGN.md has no row for layer $layer"; exit 1; }
+    for f in "$dir"*.c; do
+        name=$(basename "$f" .c)
+        echo "$row" | grep -qw -- "$name" ||
+            { echo "FAIL: docs/DESIGN.md's $layer row does not name $name ($f)"; exit 1; }
+    done
+done
+echo "layers.sh: ok ($nobj library objects: no getopt/printf/exit/stdout/stderr; no call into libtool.a; DESIGN.md names every library file)"
