@@ -366,10 +366,9 @@ START_TEST(fix_reaches_the_plan)
         }
         search_result_free(&r);
     }
-    /* Mixtral's winner (tp 1, ep 8, etp 2, ZeRO 2, selective): overlap_param_gather
-     * off, ep_comm_overlap off and grad_reduce_bf16 on plan; sp and
-     * tp_comm_overlap on need tp > 1, overlap_grad_reduce off refuses the
-     * param-gather overlap the winner has */
+    /* Mixtral's winner has tp 1, so sp and tp_comm_overlap on are refused
+     * (they need tp > 1), and overlaps the param gather, which
+     * overlap_grad_reduce off refuses; the other switches flip and plan */
     ck_assert_int_ge(checked, 3);
     cluster_free(c);
     model_free(m);
@@ -379,7 +378,9 @@ END_TEST
 /* MoE layers under tensor parallelism need sequence parallelism
  * (Megatron-Core MoELayer.forward raises without it in training): the rule
  * refuses tp 2 without sp on Mixtral, accepts it with sp and accepts a
- * dense model without sp; the search's winner with tp 2 pinned has sp. */
+ * dense model without sp; the search's winner with tp 2 pinned has sp.
+ * Stacks without sequence parallelism (DeepSpeed) run their own MoE layer:
+ * no such rule there. */
 START_TEST(moe_tp_needs_sp)
 {
     run_spec rs, rs8;
@@ -395,6 +396,9 @@ START_TEST(moe_tp_needs_sp)
     ck_assert_int_eq(knob_rule(moe, &s, KNOB_SP, tu_err(&err)), PLANNER_E_INPUT);
     ck_assert_str_eq(err.msg, "MoE layers with tp 2 need sequence parallelism (Megatron-Core MoELayer)");
     ck_assert_int_eq(knob_rule(dense, &s, KNOB_SP, tu_err(&err)), PLANNER_OK);
+    s.stack = STACK_DEEPSPEED;   /* no sequence parallelism: its own MoE layer */
+    ck_assert_int_eq(knob_rule(moe, &s, KNOB_SP, tu_err(&err)), PLANNER_OK);
+    s.stack = STACK_MEGATRON_CORE;
     s.sp = true;
     ck_assert_int_eq(knob_rule(moe, &s, KNOB_SP, tu_err(&err)), PLANNER_OK);
     ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", tu_err(&err)), PLANNER_OK);
@@ -403,6 +407,10 @@ START_TEST(moe_tp_needs_sp)
         ck_assert_msg(r.top[i].s.sp, "plan %d: tp 2 without sp", i + 1);
     search_result_free(&r);
     ck_assert_int_eq(tu_search(&r, moe, &rs, c, "tp=2,sp=off", false, 5), PLANNER_E_INFEASIBLE);
+    search_result_free(&r);
+    c->stack = STACK_DEEPSPEED;   /* tp 2 without sp ranks there */
+    ck_assert_int_eq(tu_search(&r, moe, &rs, c, "tp=2", false, 5), PLANNER_OK);
+    ck_assert(!r.top[0].s.sp && r.top[0].s.tp == 2);
     search_result_free(&r);
     cluster_free(c);
     model_free(moe);
@@ -415,14 +423,18 @@ END_TEST
 START_TEST(help_lists_fix_keys)
 {
     char *text = run("./planner --help");
-    char keys[1024], *save = NULL;
+    char keys[1024], *save = NULL, *block = strstr(text, "keys:\n"), *end;
+    ck_assert_ptr_nonnull(block);   /* the words under --fix's "keys:", up to the next option */
+    end = strstr(block, "\n      --");
+    ck_assert_ptr_nonnull(end);
+    end[1] = '\0';
     ck_assert_int_lt(knobs_fix_keys_join(keys, sizeof keys, " "), (int)sizeof keys);
     ck_assert_ptr_nonnull(strstr(keys, "etp"));
     ck_assert_ptr_nonnull(strstr(keys, "gpus"));
     for (char *k = strtok_r(keys, " ", &save); k != NULL; k = strtok_r(NULL, " ", &save)) {
         char word[80];
         snprintf(word, sizeof word, " %s", k);
-        const char *at = strstr(text, word);
+        const char *at = strstr(block, word);
         while (at != NULL && at[strlen(word)] != ' ' && at[strlen(word)] != '\n')
             at = strstr(at + 1, word);
         ck_assert_msg(at != NULL, "--help lacks the --fix key '%s'", k);

@@ -65,7 +65,11 @@ typedef struct gen_constants {
                                    kernels hold a few SMs and move ~50 GB/s
                                    of HBM traffic, far less than an NVLink
                                    collective's ~400 GB/s, so the compute it
-                                   hides behind slows less [0.02, 0.5] */
+                                   hides behind slows less [0.02, 0.5].
+                                   Applied to the data-parallel collectives
+                                   (ZeRO 0-3, evaluate.c) only: the CP ring
+                                   and the MoE all-to-all keep
+                                   overlap_exposed (docs/cost-model.md) */
 } gen_constants;
 
 /* Constants of one software stack (inputs/stack.h): what its software pays

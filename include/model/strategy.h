@@ -86,6 +86,9 @@ typedef struct strategy {
     int vpp;                    /* virtual stages per pipeline rank, 1 = none */
     int mbs, gbs;               /* micro-batch and global batch, sequences */
     int seq_len;
+    int stack;                  /* the software stack it runs on (stack_id,
+                                   inputs/stack.h; 0: megatron-core): its
+                                   stack-specific rules (knob_rule) */
     bool sp;                    /* sequence parallelism (needs tp > 1) */
     recompute_mode recompute;
     int recompute_layers;       /* full recompute: Megatron's --recompute-num-layers,

@@ -20,6 +20,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * (PLANNER_E_USAGE). */
 int cli_parse_stack(const char *cmd, const char *name, int *out);
 
+/* --models ARG of validate, calibrate and crossval: PLANNER_OK for NULL,
+ * "none" or a folder; else prints why ARG cannot be the model library and
+ * returns PLANNER_E_IO (a missing folder is never read as "no library"). */
+int cli_check_models(const char *arg);
+
 /* Prints the blank-separated words of `text` to out, each line indented
  * by `indent` blanks and, where the words allow, no wider than `width`. */
 void cli_print_wrapped(FILE *out, const char *text, int indent, int width);

@@ -200,8 +200,7 @@ double cost_dp_bucket_params(int dp)
  * communication kernels). */
 double cost_overlapped(double t, double window, const gen_constants *k)
 {
-    double hidden = t < window ? t : window;
-    return (t - hidden) + k->overlap_exposed * hidden;
+    return cost_overlapped_on(t, window, k, false);
 }
 
 double cost_overlapped_on(double t, double window, const gen_constants *k, bool network)

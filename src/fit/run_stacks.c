@@ -118,6 +118,8 @@ static const run_recipe_fact k_facts[] = {
 static int in_words(const char *list, const char *name)
 {
     size_t n = strlen(name);
+    if (n == 0)
+        return 0;   /* no word is empty (and strstr would not advance) */
     for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
         if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
             return 1;

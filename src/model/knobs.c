@@ -678,8 +678,11 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
         /* MoE layers under tensor parallelism need sequence parallelism:
          * Megatron-Core's MoELayer.forward raises ValueError in training
          * when tensor_model_parallel_size > 1 without sequence_parallel
-         * (moe/moe_layer.py, core_v0.15.0). */
-        if (!s->sp && s->tp > 1 && m != NULL && m->moe.experts > 0)
+         * (moe/moe_layer.py, core_v0.15.0).  A stack without sequence
+         * parallelism (DeepSpeed's MoE, Megatron-LM before 2022) runs its
+         * own MoE layer, which has no such rule. */
+        if (!s->sp && s->tp > 1 && m != NULL && m->moe.experts > 0 &&
+            knob_stack_allows(stack_get(s->stack), KNOB_SP, 1))
             FAIL("MoE layers with tp %d need sequence parallelism (Megatron-Core MoELayer)",
                  s->tp);
         return PLANNER_OK;

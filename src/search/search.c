@@ -735,6 +735,7 @@ static void set_derived(search_ctx *x)
     int shard = s->dp * s->cp;
     s->gbs = x->gbs;
     s->seq_len = x->seq_len;
+    s->stack = x->c->stack;
     s->recompute_layers = s->recompute == RECOMPUTE_FULL && f->recompute_layers >= 0
                               ? f->recompute_layers : 0;
     s->recompute_method = s->recompute == RECOMPUTE_FULL && f->recompute_method >= 0

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "inputs/stack.h"
 #include "tool/cli.h"
 
@@ -54,6 +55,23 @@ int cli_parse_stack(const char *cmd, const char *name, int *out)
     stack_unknown_hint(name, hint, sizeof hint, names, sizeof names);
     return cli_usage_error(cmd, "--stack: unknown software stack '%s'%s; known: %s", name, hint,
                            names);
+}
+
+int cli_check_models(const char *arg)
+{
+    struct stat st;
+    if (arg == NULL || strcmp(arg, "none") == 0)
+        return PLANNER_OK;
+    if (stat(arg, &st) != 0) {
+        fprintf(stderr, "planner: %s: cannot read the model library (--models): %s\n", arg,
+                strerror(errno));
+        return PLANNER_E_IO;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "planner: %s: the model library (--models) is not a folder\n", arg);
+        return PLANNER_E_IO;
+    }
+    return PLANNER_OK;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

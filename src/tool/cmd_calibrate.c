@@ -140,7 +140,11 @@ static int parse_calib_args(calib_args *a, int argc, char **argv, const char *op
                 return cli_usage_error(a->cmd, "--prior: expected 0..100, got '%s'", optarg);
             break;
         case 'p': a->opt.params = optarg; break;
-        case 'M': a->models = optarg; break;
+        case 'M':
+            if (cli_check_models(optarg) != PLANNER_OK)
+                return PLANNER_E_IO;
+            a->models = optarg;
+            break;
         case 's':
             if (parse_subset(optarg, &a->opt.subset) != 0)
                 return cli_usage_error(a->cmd,

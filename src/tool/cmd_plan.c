@@ -49,7 +49,8 @@ static void print_stacks(FILE *out)
     char words[1024];
     size_t used = 0;
     for (size_t i = 0; i < stack_count(); i++)
-        used += (size_t)snprintf(words + used, used < sizeof words ? sizeof words - used : 0,
+        used += (size_t)snprintf(used < sizeof words ? words + used : NULL,
+                                 used < sizeof words ? sizeof words - used : 0,
                                  "%s%s%s", i ? ", " : "", stack_at(i)->name,
                                  i == STACK_MEGATRON_CORE ? " (default)" : "");
     cli_print_wrapped(out, words, 26, 80);

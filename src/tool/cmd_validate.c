@@ -66,7 +66,11 @@ static int parse_validate_args(validate_args *a, int argc, char **argv)
                                        optarg);
             break;
         case 'C': a->calibration = optarg; break;
-        case 'M': a->models = optarg; break;
+        case 'M':
+            if (cli_check_models(optarg) != PLANNER_OK)
+                return PLANNER_E_IO;
+            a->models = optarg;
+            break;
         case 'h': validate_usage(stdout); return PLANNER_OK;
         case ':':
             return cli_usage_error("validate", "option '%s' needs a value", argv[optind - 1]);

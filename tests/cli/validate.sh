@@ -68,6 +68,16 @@ sed 's/"moe_topk": 2, //' "$tmp/runs.json" >"$tmp/moe.json"
 grep -q 'runs\[1\].model.moe.moe_topk' "$tmp/err" || fail "no MoE key path: $(cat "$tmp/err")"
 ./planner validate "$tmp/missing.json" >/dev/null 2>&1
 [ $? -eq 4 ] || fail "missing file should exit 4"
+# a model library that is not a folder is an I/O error, never "no library"
+for cmd in "validate $tmp/runs.json" "calibrate --runs $tmp/runs.json" "crossval --runs $tmp/runs.json"; do
+    # shellcheck disable=SC2086
+    ./planner $cmd --models "$tmp/no-such-folder" >/dev/null 2>"$tmp/err"
+    [ $? -eq 4 ] || fail "$cmd --models MISSING should exit 4"
+    grep -q 'no-such-folder: cannot read the model library' "$tmp/err" || fail "$cmd: $(cat "$tmp/err")"
+    # shellcheck disable=SC2086
+    ./planner $cmd --models "$tmp/runs.json" >/dev/null 2>"$tmp/err"
+    [ $? -eq 4 ] || fail "$cmd --models FILE should exit 4"
+done
 
 # usage
 ./planner validate >/dev/null 2>&1
