@@ -189,7 +189,7 @@ START_TEST(fix_from_registry)
                           "recompute_layers recompute_method recompute_modules zero "
                           "overlap_grad_reduce overlap_param_gather "
                           "tp_comm_overlap cp_comm ep_comm_overlap cp_a2a grad_reduce_bf16 "
-                          "cuda_graph shared_expert_overlap gpus)");
+                          "cuda_graph shared_expert_overlap flex_dispatcher gpus)");
     /* every knob but the split accounting is a --fix key */
     c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
     ck_assert(!knobs_any_fixed(&c));
@@ -589,12 +589,14 @@ START_TEST(emit_every_flag)
     e.sp = true;
     e.ep_comm_overlap = true;
     e.cuda_graph = true;   /* a full-iteration graph: two flags */
+    e.flex_dispatcher = true;   /* the flex dispatcher with DeepEP: two flags */
     emit_append(m, c, &e, &all);
     /* F: hierarchical CP, all-to-all over 2 cp ranks, the ring over 2 (4 K/V
      * heads a TP rank) */
     h = e;
     h.tp = 2; h.cp = 4; h.dp = 8; h.ep = 1; h.etp = 1; h.ep_comm_overlap = false;
     h.cuda_graph = false;
+    h.flex_dispatcher = false;
     h.cp_comm = CP_COMM_A2A_P2P; h.cp_a2a = 2;
     h.stage[0].tp = 2;
     h.stage[0].dp = 8;
@@ -607,6 +609,8 @@ START_TEST(emit_every_flag)
                   != NULL, "%s", all);
     ck_assert_msg(strstr(all, "--expert-tensor-parallel-size 1 ") != NULL, "%s", all);
     ck_assert_msg(strstr(all, "--cuda-graph-impl local \\\n--cuda-graph-scope full_iteration ")
+                  != NULL, "%s", all);
+    ck_assert_msg(strstr(all, "--moe-token-dispatcher-type flex \\\n--moe-enable-deepep ")
                   != NULL, "%s", all);
     /* G: the shared-expert overlap, on a model with shared experts
      * (Qwen1.5-MoE-A2.7B: 24 layers, 60 experts, 16 heads), ep 4 */

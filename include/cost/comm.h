@@ -53,6 +53,21 @@ double comm_ring_latency_s(const comm_link *l, int n);
 double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int stride,
                        double bytes);
 
+/* The MoE token dispatch (or combine) of a node-aware dispatcher (Megatron-
+ * Core's flex dispatcher: DeepEP's internode kernels, HybridEP): a token
+ * crosses the network once to each other NVLink domain holding one of its
+ * top_k experts, and is forwarded over NVLink there (the combine reduces in
+ * the domain first, then sends one sum back).  `bytes` = S, the top-k copies
+ * a rank sends, as for comm_alltoall_s; the experts, spread evenly over the
+ * group, are drawn uniformly without replacement (force-balanced routing).
+ * Over the NIC go S / top_k x R, R the expected number of other domains
+ * hit, (D - 1)(1 - C(E - E/D, k) / C(E, k)) for D domains of the group;
+ * over NVLink the copies to the rank's own domain and the forwarding of the
+ * arrived ones, S (n - 1) / n.  A group inside one domain costs as
+ * comm_alltoall_s. */
+double comm_alltoall_node_dedup_s(const node_group *g, const gen_constants *k, int n, int stride,
+                                  double bytes, int experts, int top_k);
+
 /* A send of `bytes` over a link of `bytes_per_s` (efficiency applied by the
  * caller) and `latency_s`. */
 double comm_p2p_s(double bytes_per_s, double latency_s, double bytes);

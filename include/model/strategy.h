@@ -117,6 +117,11 @@ typedef struct strategy {
                                    replayed as one CUDA graph (--cuda-graph-impl
                                    local --cuda-graph-scope full_iteration,
                                    Megatron-Core full_cuda_graph.py) */
+    bool flex_dispatcher;       /* the node-aware flex token dispatcher
+                                   (--moe-token-dispatcher-type flex
+                                   --moe-enable-deepep; DeepEP / HybridEP):
+                                   a token crosses to each other NVLink
+                                   domain once, forwarded over NVLink there */
     /* Megatron --account-for-embedding-in-pipeline-split and
      * --account-for-loss-in-pipeline-split: the input embedding (the output
      * layer + loss) counts as one layer of the first (last) virtual chunk,

@@ -134,26 +134,62 @@ double comm_p2p_s(double bytes_per_s, double latency_s, double bytes)
     return bytes / (bytes_per_s > 0 ? bytes_per_s : 1.0) + latency_s;
 }
 
-double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int stride,
-                       double bytes)
+/* The members of an all-to-all group of n ranks `stride` apart that share
+ * one NVLink domain of g (1 .. n). */
+static int alltoall_domain_ranks(const node_group *g, int n, int stride)
 {
     int dom = comm_nvlink_domain(g), kd;
-    double intra = comm_intra_bytes_per_s(g, k);
-    double inter = g->inter_bytes_per_s * k->inter_eff;
-    double t_intra, t_inter;
-    if (n <= 1 || bytes <= 0)
-        return 0;
     if (stride < 1)
         stride = 1;
     kd = stride >= dom ? 1 : dom / stride;
-    if (kd > n)
-        kd = n;
+    return kd > n ? n : kd;
+}
+
+/* An all-to-all moving intra_bytes over NVLink and inter_bytes over the
+ * rank's NIC at once; the network's latency when the group leaves the
+ * domain (kd < n). */
+static double alltoall_split_s(const node_group *g, const gen_constants *k, int n, int kd,
+                               double intra_bytes, double inter_bytes)
+{
+    double intra = comm_intra_bytes_per_s(g, k);
+    double inter = g->inter_bytes_per_s * k->inter_eff;
+    double t_intra, t_inter;
     if (!(intra > 0))
         intra = 1.0;
     if (!(inter > 0))
         inter = 1.0;
-    t_intra = bytes * (kd - 1.0) / n / intra;
-    t_inter = bytes * (double)(n - kd) / n / inter;
+    t_intra = intra_bytes / intra;
+    t_inter = inter_bytes / inter;
     return (t_intra > t_inter ? t_intra : t_inter) +
            (kd < n ? g->inter_latency_s : g->intra_latency_s);
+}
+
+double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int stride,
+                       double bytes)
+{
+    int kd;
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    kd = alltoall_domain_ranks(g, n, stride);
+    return alltoall_split_s(g, k, n, kd, bytes * (kd - 1.0) / n,
+                            bytes * (double)(n - kd) / n);
+}
+
+double comm_alltoall_node_dedup_s(const node_group *g, const gen_constants *k, int n, int stride,
+                                  double bytes, int experts, int top_k)
+{
+    int kd;
+    double domains, per_domain, none = 1.0;
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    kd = alltoall_domain_ranks(g, n, stride);
+    if (kd >= n || experts <= 0 || top_k <= 0)
+        return comm_alltoall_s(g, k, n, stride, bytes);
+    domains = (double)n / kd;
+    per_domain = experts / domains;
+    /* P(no expert of a given other domain among the top_k) */
+    for (int i = 0; i < top_k; i++)
+        none *= experts - per_domain - i > 0 ? (experts - per_domain - i) / (experts - i) : 0.0;
+    return alltoall_split_s(g, k, n, kd, bytes * (n - 1.0) / n,
+                            bytes / top_k * (domains - 1.0) * (1.0 - none));
 }

@@ -475,7 +475,10 @@ static double moe_host_fwd_s(const model *m, const layer_spec *l, const strategy
  * and backward (*epb), exposed; f_comp is the layer's forward compute.
  * Dispatch and combine all-to-alls of the top-k copies (D bytes a rank)
  * over the EP group (ranks etp apart: the expert grid etp-ep-edp); the
- * backward runs the same two in reverse.  etp > 1: the all-gather of the
+ * backward runs the same two in reverse.  The flex dispatcher
+ * (flex_dispatcher: DeepEP's internode kernels, HybridEP) sends a token
+ * over the network once per other NVLink domain it reaches
+ * (comm_alltoall_node_dedup_s), the alltoall dispatcher every copy.  etp > 1: the all-gather of the
  * etp ranks' copies (an etp x D output) and the reduce-scatter of the
  * experts' partial sums (an etp x D input) over the etp consecutive ranks;
  * the backward's reverse pair moves the same.  Overlaps (exclusive by
@@ -506,7 +509,10 @@ static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
     int ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 1 ? s->etp : 1;
     double tokens = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
     double d = tf_moe_dispatch_bytes(m, l, tokens, tp), t = 0;
-    if (ep > 1)
+    if (ep > 1 && s->flex_dispatcher)
+        t = 2.0 * (comm_alltoall_node_dedup_s(ng, k, ep, etp, d, m->moe.experts, m->moe.top_k) +
+                   k->kernel_s);
+    else if (ep > 1)
         t = 2.0 * (comm_alltoall_s(ng, k, ep, etp, d) + k->kernel_s);
     if (etp > 1) {
         comm_link el = comm_group_link(ng, k, etp, 1);

@@ -110,6 +110,18 @@ static const run_recipe_fact k_facts[] = {
      "recompute=selective,recompute_modules=mla_up_proj",
      "Megatron-Bridge's DeepSeek-V3 recipes on GB200, B200 and B300 recompute MLA's "
      "up-projections (recompute_modules mla_up_proj)"},
+    /* Megatron-Bridge v0.5.0 (the 26.06 container) scripts/performance/
+     * configs/qwen/qwen3_workload_base_configs.py: QWEN3_30B_A3B_PRETRAIN_
+     * CONFIG_H100_FP8_CS_V1 (16 GPUs, ep 16, gbs 1024) sets
+     * moe_flex_dispatcher_backend = "hybridep", which
+     * apply_flex_dispatcher_backend (src/megatron/bridge/training/
+     * flex_dispatcher_backend.py) turns into the flex token dispatcher on
+     * Hopper.  The 25.11 and 26.02.01 H100 configs of the model keep the
+     * alltoall dispatcher, as do the H100 Qwen3-235B ones of 25.11 (no
+     * backend set). */
+    {"26.06 NeMo container", "Qwen3-30B-A3B", "H100-SXM", "fp8", "flex_dispatcher=on",
+     "Megatron-Bridge 26.06's Qwen3-30B-A3B H100 FP8 recipe runs the flex token dispatcher with "
+     "HybridEP (moe_flex_dispatcher_backend = \"hybridep\")"},
 };
 
 #define N_FACTS (sizeof k_facts / sizeof k_facts[0])

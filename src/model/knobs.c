@@ -145,6 +145,12 @@ static const knob_info knobs[KNOB_COUNT] = {
                                     KNOB_SEC_PARALLEL, 76,
                                     "MoE shared experts computed under the dispatch/combine "
                                     "communication", NULL},
+    [KNOB_FLEX_DISPATCHER] = {"flex_dispatcher", KNOB_KIND_BOOL, 0, 1, FIELD(flex_dispatcher),
+                              FIX(flex_dispatcher), NULL, 0, false,
+                              "--moe-token-dispatcher-type flex --moe-enable-deepep", MEG_EMIT,
+                              KNOB_SEC_PARALLEL, 77,
+                              "MoE tokens cross to each other NVLink domain once (DeepEP, "
+                              "HybridEP)", NULL},
 };
 
 /* The knobs a software stack restricts: the offset + 1 of the knob's mask in
@@ -161,6 +167,8 @@ static const size_t stack_mask[KNOB_COUNT] = {
     [KNOB_EP_COMM_OVERLAP] = STACK_MASK(ep_comm_overlap),
     /* the shared-expert overlap: a Megatron-Core feature like the all-to-all overlap */
     [KNOB_SHARED_EXPERT_OVERLAP] = STACK_MASK(ep_comm_overlap),
+    /* the flex dispatcher: a Megatron-Core token dispatcher likewise */
+    [KNOB_FLEX_DISPATCHER] = STACK_MASK(ep_comm_overlap),
     [KNOB_CP_COMM] = STACK_MASK(cp_comm),
     [KNOB_GRAD_REDUCE_BF16] = STACK_MASK(grad_reduce_bf16),
     [KNOB_CUDA_GRAPH] = STACK_MASK(cuda_graph),
@@ -232,7 +240,13 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * DeepSeekModelProvider's default moe_shared_expert_overlap = True); every
  * other row ran the flex dispatcher, whose setup turns it off
  * (flex_dispatcher_backend.py apply_flex_dispatcher_backend).  validate
- * cannot tell that row apart, so on stays unvalidated (and off there). */
+ * cannot tell that row apart, so on stays unvalidated (and off there).
+ * The flex token dispatcher (flex_dispatcher): where the EP group leaves
+ * the NVLink domain its cost differs from the alltoall dispatcher's, and
+ * one row runs it there, mbridge_2606_h100_qwen330ba3b_fp8_16gpu_* (ep 16
+ * over two nodes; v0.5.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1:
+ * moe_flex_dispatcher_backend "hybridep"), from the recipe fact of
+ * fit/run_stacks.c; the GB200/GB300 HybridEP rows keep EP in the domain. */
 static const knob_validation validation[] = {
     /* recompute: the corpus publishes none, selective (core attention) and
      * full of every layer; no run recomputes part of the layers */
@@ -261,6 +275,8 @@ static const knob_validation validation[] = {
     {KNOB_CUDA_GRAPH, 1, true, "full-iteration CUDA graph",
      "mbridge_2608_* (MXFP8 on GB200/GB300), mbridge_2606_gb300_deepseekv3_mxfp8_*", false},
     {KNOB_SHARED_EXPERT_OVERLAP, 1, false, "--moe-shared-expert-overlap", "none", false},
+    {KNOB_FLEX_DISPATCHER, 1, true, "flex token dispatcher (HybridEP), ep across nodes",
+     "mbridge_2606_h100_qwen330ba3b_fp8_16gpu_*", false},
 };
 
 /* Whether validation row r covers knob value v. */
@@ -646,6 +662,22 @@ static planner_status shared_overlap_rule(const model *m, const strategy *s, pla
         FAIL("--moe-shared-expert-overlap needs shared experts");
     if (s->ep_comm_overlap)
         FAIL("--moe-shared-expert-overlap cannot run with --overlap-moe-expert-parallel-comm");
+    if (s->flex_dispatcher)
+        FAIL("--moe-shared-expert-overlap needs the alltoall token dispatcher, not flex");
+    return PLANNER_OK;
+}
+
+/* The flex token dispatcher (core_v0.15.0 moe/token_dispatcher.py
+ * MoEFlexTokenDispatcher, --moe-enable-deepep): MoE layers split over
+ * tp x ep > 1 ranks ("Flex token dispatcher requires TPxEP > 1"); the
+ * planner costs its node-aware dispatch, which needs ep > 1.
+ * Megatron-Bridge's apply_flex_dispatcher_backend turns the shared-expert
+ * overlap off with it (shared_overlap_rule). */
+static planner_status flex_dispatcher_rule(const model *m, const strategy *s,
+                                           planner_error *err)
+{
+    if (s->flex_dispatcher && (m == NULL || m->moe.experts <= 0 || s->ep < 2))
+        FAIL("the flex token dispatcher needs expert parallelism (ep > 1)");
     return PLANNER_OK;
 }
 
@@ -706,6 +738,8 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
         return ep_overlap_rule(m, s, err);
     case KNOB_SHARED_EXPERT_OVERLAP:
         return shared_overlap_rule(m, s, err);
+    case KNOB_FLEX_DISPATCHER:
+        return flex_dispatcher_rule(m, s, err);
     case KNOB_GRAD_REDUCE_BF16:
         /* arguments.py validate_args reads --grad-reduce-in-bf16 under
          * --bf16 only (FP8 recipes keep bf16 parameters); fp16 models

@@ -904,6 +904,13 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
             arg_str(l, SEC_MEMORY, "--cuda-graph-scope", "full_iteration");
         }
         return 0;
+    case KNOB_FLEX_DISPATCHER:   /* core_v0.15.0 arguments.py: DeepEP under the
+                                  * flex dispatcher */
+        if (s->flex_dispatcher) {
+            arg_str(l, SEC_PARALLEL, "--moe-token-dispatcher-type", "flex");
+            arg_switch(l, SEC_PARALLEL, "--moe-enable-deepep");
+        }
+        return 0;
     case KNOB_CP_COMM:   /* p2p is Megatron's default */
         if (s->cp > 1 && s->cp_comm != CP_COMM_P2P)
             arg_str(l, SEC_PARALLEL, "--cp-comm-type", cp_comm_name(s->cp_comm));

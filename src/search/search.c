@@ -771,6 +771,9 @@ static void set_derived(search_ctx *x)
     /* a full-iteration CUDA graph only when fixed: its static shapes are
      * the recipe's (capacity-bounded MoE dispatch), not a free choice */
     s->cuda_graph = f->cuda_graph > 0;
+    /* the flex dispatcher only when fixed: DeepEP/HybridEP are built into
+     * a recipe's container for its hardware, not a free choice */
+    s->flex_dispatcher = f->flex_dispatcher > 0;
 }
 
 /* Forward + backward (with any re-forward) of the first decoder layer of
@@ -2019,7 +2022,7 @@ static void space_lacks(const search_ctx *x, char *buf, size_t size)
         if (ki->fix_offset != KNOB_NOT_FIXABLE &&
             *(const int *)(const void *)((const char *)&x->o->fix + ki->fix_offset) >= 0)
             continue;
-        if (k == KNOB_GRAD_REDUCE_BF16 || k == KNOB_CUDA_GRAPH)
+        if (k == KNOB_GRAD_REDUCE_BF16 || k == KNOB_CUDA_GRAPH || k == KNOB_FLEX_DISPATCHER)
             continue;   /* never searched on any stack: only --fix sets them */
         for (int v = ki->min; v <= hi; v++)
             if (!space_allows(x, (knob_id)k, v)) {
