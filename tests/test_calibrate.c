@@ -1045,6 +1045,83 @@ START_TEST(loso_and_calibrate_on_three)
 }
 END_TEST
 
+
+/* A fold of crossval never sees its left-out source through its start:
+ * it starts from the unfitted constants (cost_params_unfitted: one value
+ * per constant for every generation and stack, inside the accepted
+ * ranges), its prior pulls toward them, a refused fit falls back to them,
+ * and the left-out runs' measurements do not move its fit. */
+START_TEST(loso_folds_start_unfitted)
+{
+    cost_params def, unf;
+    validation_set *v = hopper_runs(0, 0.55, &def);
+    calib_options opt;
+    crossval cv;
+    crossval_fold_result r;
+    calib_name_list names;
+    planner_error err = PLANNER_ERROR_INIT;
+    plan *pl = pl_malloc(sizeof *pl);
+    double value[CALIB_MAX_PARAMS], sum = 0;
+    size_t k;
+    int i, j, f, n;
+    ck_assert_ptr_nonnull(pl);
+    cost_params_unfitted(&unf);
+    for (j = 1; j < GEN_COUNT; j++)
+        ck_assert_mem_eq(&unf.gen[j], &unf.gen[0], sizeof unf.gen[0]);
+    for (j = 1; j < STACK_COUNT; j++)
+        ck_assert_mem_eq(&unf.stack[j], &unf.stack[0], sizeof unf.stack[0]);
+    calib_param_names(&names);
+    for (k = 0; k < names.n; k++) {
+        calib_param p;
+        if (calib_param_parse(&p, names.ptr[k]) != 0)
+            continue;   /* a bare name */
+        ck_assert_msg(calib_param_check(&p, calib_param_get(&unf, &p), NULL) == PLANNER_OK,
+                      "%s", names.ptr[k]);
+    }
+    ck_assert_double_eq(unf.reserve_bytes, def.reserve_bytes);
+    for (i = 0; i < v->n; i++)
+        snprintf(v->run[i].source, sizeof v->run[i].source, "%s", i < 8 ? "A" : "B");
+    calib_options_default(&opt);
+    ck_assert_msg(crossval_prepare(&cv, v, &opt, CROSSVAL_LOSO, &err) == PLANNER_OK, "%s",
+                  err.msg);
+    ck_assert_mem_eq(&cv.start, &unf, sizeof unf);
+    f = cv.src_fold[cv.src[8]];     /* source B left out, trained on A */
+    ck_assert_msg(crossval_fold(&r, &cv, v, &opt, f, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert(r.fitted);
+    ck_assert_int_eq(r.ntrain, 8);
+    ck_assert_int_ge(r.fit.n_params, 1);
+    n = r.fit.n_params;
+    for (j = 0; j < n; j++) {
+        ck_assert_double_eq(r.fit.start[j], calib_param_get(&unf, &r.fit.param[j]));
+        value[j] = r.fit.value[j];
+    }
+    ck_assert_double_eq(r.fit.fitted.gen[GEN_HOPPER].kernel_s, unf.gen[GEN_HOPPER].kernel_s);
+    calib_fit_free(&r.fit);
+    /* B measured 30% faster: the fold trained on A fits the same constants */
+    for (i = 8; i < v->n; i++)
+        v->run[i].measured_tokens_per_s_per_gpu *= 1.3;
+    ck_assert_msg(crossval_fold(&r, &cv, v, &opt, f, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_int_eq(r.fit.n_params, n);
+    for (j = 0; j < n; j++)
+        ck_assert_double_eq(r.fit.value[j], value[j]);
+    calib_fit_free(&r.fit);
+    /* a refused fit (no Volta run) predicts B with the unfitted constants */
+    opt.params = "volta.gemm_eff";
+    ck_assert_msg(crossval_fold(&r, &cv, v, &opt, f, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert(!r.fitted);
+    for (i = 8; i < v->n; i++) {
+        ck_assert_int_eq(validation_predict(pl, &v->run[i], &unf, &err), PLANNER_OK);
+        sum += fabs(pl->e.tokens_per_s_per_gpu / v->run[i].measured_tokens_per_s_per_gpu - 1);
+    }
+    ck_assert_int_eq(r.acc.n, 4);
+    ck_assert_double_eq_tol(r.acc.sum_cal, sum, 1e-12);
+    ck_assert_double_ne(r.acc.sum_cal, r.acc.sum_def);
+    crossval_free(&cv);
+    pl_free(pl);
+    validation_free(v);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("calibrate");
@@ -1068,6 +1145,7 @@ int main(void)
     tcase_add_test(tc, allocation_failures);
     tcase_add_test(tc, write_allocation_failures);
     tcase_add_test(tc, crossval_on_the_corpus);
+    tcase_add_test(tc, loso_folds_start_unfitted);
     tcase_add_test(tc, default_list_keeps_what_runs_determine);
     tcase_add_test(tc, default_list_fits_fewer_runs_than_constants);
     tcase_add_test(tc, default_list_on_the_corpus);

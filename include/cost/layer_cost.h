@@ -16,6 +16,13 @@
  * they were fitted on). */
 void cost_params_default(cost_params *p);
 
+/* Fills *p with the unfitted constants: the defaults with every constant
+ * `planner calibrate` can fit set to a value that owes nothing to the
+ * validation corpus (layer_cost.c says where each comes from).  Cross-
+ * validation's folds start from them, so a fold never sees its left-out
+ * source through its start, its prior or its fallback. */
+void cost_params_unfitted(cost_params *p);
+
 /* The constants of GPU generation `gen` under software stack `stack`
  * (stack_id; the cluster's cluster.stack):
  * p->gen[gen] with the stack's attention efficiency where its attention is

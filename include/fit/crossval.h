@@ -40,6 +40,8 @@ typedef struct crossval {
     crossval_acc src_by_subset[SUBSET_COUNT];
     int src_sources, src_better;        /* sources calibrated; predicted better */
     cost_params def;                    /* the default constants */
+    cost_params start;                  /* the folds' start, prior centre and
+                                           fallback: cost_params_unfitted */
     bool *use;                          /* scratch: a fold's training runs */
     bool *test;                         /* scratch: its test runs */
     int *order;                         /* scratch: sources by size */
@@ -64,8 +66,10 @@ typedef struct crossval_fold_result {
 planner_status crossval_prepare(crossval *out, const validation_set *set,
                                 const calib_options *opt, int folds, planner_error *err);
 
-/* Fold f: fits on the other folds' runs (calibrate_fit), predicts f's runs
- * with the fit (the defaults when it is refused: out->refusal says why) and
+/* Fold f: fits on the other folds' runs (calibrate_fit) from cv->start,
+ * the unfitted constants (its prior's centre too), predicts f's runs with
+ * the fit (cv->start when it is refused: out->refusal says why) and with
+ * the defaults (the "default" column: in-sample), and
  * adds them to cv->total and cv->by_subset.  Fails only when the fit fails
  * with PLANNER_E_INTERNAL or PLANNER_E_USAGE (a bad --params) or a
  * prediction with PLANNER_E_INTERNAL.  Free out->fit with calib_fit_free. */

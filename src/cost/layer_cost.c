@@ -1,7 +1,8 @@
 /* layer_cost.c: what decoder layers cost on one GPU for one micro-batch --
  * the building block of a stage (schedule/evaluate.c composes stages into a
  * step; the partitioners sum per-layer ranges) -- the p2p time across a
- * pipeline boundary, and the default constants.
+ * pipeline boundary, the default constants and the unfitted ones (where
+ * cross-validation starts).
  *
  * Per layer on a GPU of its stage's node group, with the stage's tp:
  *   forward = GEMMs + flash attention + element-wise kernels (compute.c)
@@ -159,6 +160,40 @@ void cost_params_default(cost_params *p)
     p->stack[STACK_MEGATRON_LM_2020].step_overhead_s = 0.25;
     p->reserve_bytes = 1.0 * GIB;
     p->frag_fraction = 0.10;
+}
+
+/* The unfitted constants: where `planner crossval` starts each fold's fit,
+ * the centre its prior pulls toward and what a fold falls back to (a
+ * refused fit, a fit that ends above its start).  The defaults above were
+ * fitted on the whole public corpus, so a fold that started from them
+ * would have seen the source it leaves out (docs/validation.md, "Leave one
+ * source out").  None of these values comes from the corpus; one value per
+ * constant for every generation and every stack:
+ *   gemm_eff 0.675, hbm_eff 0.75, fp8_gemm_eff 0.55, overlap_exposed
+ *     0.275, overlap_exposed_net 0.26, moe_host_s 2.5 ms, step_overhead_s
+ *     0.05 s (a stack's own: 0.5 s), a stack's unfused attn_eff 0.275: the
+ *     centres of their plausible ranges (params.h), for want of a
+ *     published measurement of the quantity;
+ *   attn_eff 0.5: FlashAttention-2's forward + backward reach 50-73% of
+ *     A100's peak (Dao 2023, arXiv 2307.08691), the low end;
+ *   intra_eff, inter_eff 0.8: NCCL's bus bandwidth is ~80% of the one-way
+ *     link rate (nccl-tests; ../shared/reference/cost-model.md,
+ *     "Communication");
+ *   kernel_s 8.4 us: NCCL's ring base latency (same section).
+ * The memory constants (reserve_bytes, frag_fraction) are not fitted:
+ * the defaults'. */
+void cost_params_unfitted(cost_params *p)
+{
+    /* gemm, attn, hbm, intra, inter, kernel_s, fp8_gemm, overlap_exposed,
+     * step_overhead_s, moe_host_s, overlap_exposed_net */
+    static const gen_constants start = {0.675, 0.5, 0.75, 0.8, 0.8, 8.4e-6, 0.55, 0.275,
+                                        0.05, 2.5e-3, 0.26};
+    int g;
+    cost_params_default(p);
+    for (g = 0; g < GEN_COUNT; g++)
+        p->gen[g] = start;
+    for (g = 0; g < STACK_COUNT; g++)
+        p->stack[g] = (stack_constants){0.275, 0.5};
 }
 
 void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_generation gen)

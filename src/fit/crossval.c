@@ -4,9 +4,11 @@
  * Folds by the runs' "source" (a table never trains and tests together);
  * sources go, largest first, to the fold with fewest runs (leave one source
  * out, --folds loso: one fold per source, the same dealing).  Each fold's
- * test runs are predicted with the default constants (once, up front) and
- * with constants fitted on the other folds (calibrate_fit); the errors are
- * those of tokens/s per GPU.  Everything is deterministic: fixed orders.
+ * test runs are predicted with the default constants (once, up front: they
+ * were fitted on every source, an in-sample reference) and with constants
+ * fitted on the other folds (calibrate_fit) from the unfitted constants
+ * (cost_params_unfitted: start, prior centre and fallback alike, so no
+ * fold sees its test runs); the errors are those of tokens/s per GPU.  Everything is deterministic: fixed orders.
  */
 #include <math.h>
 #include <string.h>
@@ -153,6 +155,7 @@ planner_status crossval_prepare(crossval *cv, const validation_set *set,
     memset(cv, 0, sizeof *cv);
     cv->folds = folds;
     cost_params_default(&cv->def);
+    cost_params_unfitted(&cv->start);
     if (folds != CROSSVAL_LOSO && (folds < 2 || folds > CROSSVAL_MAX_FOLDS))
         return error_set(err, PLANNER_E_USAGE, NULL, 0, 0, NULL,
                          "crossval: %d folds (expected 2..%d)", folds, CROSSVAL_MAX_FOLDS);
@@ -177,12 +180,13 @@ planner_status crossval_prepare(crossval *cv, const validation_set *set,
 }
 
 /* Fits on the runs cv->use marks, starting from *start, then predicts the
- * eligible runs `test` marks with *start and with the fit (*start again
- * when the fit is refused), adding their errors to out->acc and to the
- * accumulators `total` and `by_subset` (SUBSET_COUNT). */
+ * eligible runs `test` marks with *ref (the "default" column) and with the
+ * fit (*start when the fit is refused), adding their errors to out->acc
+ * and to the accumulators `total` and `by_subset` (SUBSET_COUNT). */
 static planner_status fit_and_test(crossval_fold_result *out, crossval *cv,
                                    const validation_set *set, const calib_options *opt,
-                                   const cost_params *start, const bool *test,
+                                   const cost_params *start, const cost_params *ref,
+                                   const bool *test,
                                    crossval_acc *total, crossval_acc *by_subset,
                                    planner_error *err)
 {
@@ -200,8 +204,8 @@ static planner_status fit_and_test(crossval_fold_result *out, crossval *cv,
         bool ok;
         if (!cv->eligible[i] || !test[i])
             continue;
-        if (start != &cv->def &&
-            (st = cv_error(&set->run[i], start, &e0, &ok, cv->scratch, err)) != PLANNER_OK)
+        if (ref != &cv->def &&
+            (st = cv_error(&set->run[i], ref, &e0, &ok, cv->scratch, err)) != PLANNER_OK)
             return st;
         if ((st = cv_error(&set->run[i], out->fitted ? &out->fit.fitted : start, &e, &ok,
                            cv->scratch, err)) != PLANNER_OK)
@@ -243,8 +247,9 @@ planner_status crossval_source(crossval_fold_result *out, crossval *cv,
         pos++;
     }
     out->ntrain = n_cal;
-    if ((st = fit_and_test(out, cv, set, opt, start != NULL ? start : &cv->def, test,
-                           &cv->src_total, cv->src_by_subset, err)) != PLANNER_OK)
+    if (start == NULL)
+        start = &cv->def;
+    if ((st = fit_and_test(out, cv, set, opt, start, start, test, &cv->src_total, cv->src_by_subset, err)) != PLANNER_OK)
         return st;
     cv->src_sources++;
     cv->src_better += out->acc.sum_cal < out->acc.sum_def;
@@ -263,5 +268,6 @@ planner_status crossval_fold(crossval_fold_result *out, crossval *cv,
         cv->test[i] = cv->eligible[i] && cv->fold[i] == f;
         out->ntrain += cv->use[i];
     }
-    return fit_and_test(out, cv, set, opt, &cv->def, cv->test, &cv->total, cv->by_subset, err);
+    return fit_and_test(out, cv, set, opt, &cv->start, &cv->def, cv->test, &cv->total,
+                        cv->by_subset, err);
 }

@@ -266,7 +266,10 @@ static void crossval_usage(FILE *out)
         "K-fold cross-validation of 'planner calibrate': the runs are folded by their\n"
         "\"source\" (rows of one table never train and test together); each fold is\n"
         "predicted with the default constants and with constants fitted on the other\n"
-        "folds.  Prints per-fold and overall MAPE of tokens/s per GPU, per subset.\n"
+        "folds, starting from (and, with the prior, pulled toward) unfitted constants\n"
+        "that owe nothing to the runs, as the defaults do not: the fitted column is\n"
+        "out of sample.  Prints per-fold and overall MAPE of tokens/s per GPU, per\n"
+        "subset.\n"
         "\n"
         "      --runs FILE      measured runs\n"
         "      --folds K        folds, 2..100 (default 5; at most the number of sources),\n"
@@ -373,7 +376,7 @@ static planner_status run_folds(crossval *cv, const validation_set *set, const c
             crossval_report_fold(stdout, cv, f, &r);
             fflush(stdout);
             if (start != NULL)
-                start[f] = r.fitted ? r.fit.fitted : cv->def;
+                start[f] = r.fitted ? r.fit.fitted : cv->start;
         }
         calib_fit_free(&r.fit);
     }

@@ -108,14 +108,34 @@ $P calibrate --prior 0 --runs "$T/synth.json" --params hopper.gemm_eff,step_over
     -o "$T/calib2.json" > /dev/null || fail "second calibrate"
 cmp -s "$T/calib.json" "$T/calib2.json" || fail "calibration is not deterministic"
 
+# crossval's folds start from the unfitted constants (cost_params_unfitted,
+# src/cost/layer_cost.c), not the defaults: runs synthesized with Hopper's
+# unfitted constants but for the same gemm_eff 0.5 and step_overhead_s 0.5
+cat > "$T/truth_u.json" <<'JSON'
+{"version": 1, "params": {"hopper.gemm_eff": 0.5, "hopper.attn_eff": 0.5, "hopper.hbm_eff": 0.75,
+ "hopper.intra_eff": 0.8, "hopper.inter_eff": 0.8, "hopper.kernel_s": 8.4e-6, "hopper.fp8_gemm_eff": 0.55,
+ "hopper.overlap_exposed": 0.275, "hopper.step_overhead_s": 0.5, "hopper.moe_host_s": 2.5e-3,
+ "hopper.overlap_exposed_net": 0.26}}
+JSON
+$P validate --format json --calibration "$T/truth_u.json" "$T/runs.json" > "$T/pred_u.json" ||
+    fail "validate --calibration truth_u exit $?"
+python3 - "$T/runs.json" "$T/pred_u.json" "$T/synth_u.json" <<'PY' ||
+import json, sys
+runs = json.load(open(sys.argv[1]))
+pred = {r["id"]: r for r in json.load(open(sys.argv[2]))["runs"]}
+for r in runs["runs"]:
+    r["measured"]["tokens_per_s_per_gpu"] = pred[r["id"]]["predicted_tokens_per_s_per_gpu"]
+json.dump(runs, open(sys.argv[3], "w"), indent=1)
+PY
+    fail "synthesizing runs from the unfitted constants"
 # crossval by source: calibrated error ~0 on synthetic data
-$P crossval --prior 0 --runs "$T/synth.json" --folds 3 --params hopper.gemm_eff,step_overhead_s \
+$P crossval --prior 0 --runs "$T/synth_u.json" --folds 3 --params hopper.gemm_eff,step_overhead_s \
     > "$T/cv" 2>&1 || fail "crossval exit $?: $(cat "$T/cv")"
 grep -q '^crossval: .*, 9 runs from 3 sources, 3 folds by source' "$T/cv" || fail "crossval header"
 [ "$(grep -c '^[123] ' "$T/cv")" -eq 3 ] || fail "three fold lines: $(cat "$T/cv")"
 grep -Eq '^all +9 +[0-9.]+% +0\.0% ' "$T/cv" || fail "calibrated MAPE not 0: $(cat "$T/cv")"
 # leave one source out: one fold per source, the same figures as --folds 3
-$P crossval --prior 0 --runs "$T/synth.json" --folds loso --params hopper.gemm_eff,step_overhead_s \
+$P crossval --prior 0 --runs "$T/synth_u.json" --folds loso --params hopper.gemm_eff,step_overhead_s \
     > "$T/loso" 2>&1 || fail "crossval --folds loso exit $?: $(cat "$T/loso")"
 grep -q '^crossval: .*, 9 runs from 3 sources, 3 folds by source' "$T/loso" ||
     fail "loso header: $(cat "$T/loso")"

@@ -25,6 +25,11 @@
 # figures are the in-sample ones; from the constants before that refit
 # the folds refit and give dense 6.9%, FP8 9.4%.  Bounds: the figures plus
 # half a point, and a majority (4 of 7).
+# 2026-11-25: every fold starts from the unfitted constants
+# (cost_params_unfitted, src/cost/layer_cost.c: none fitted on any run;
+# the prior's centre and the fallback too), so no fold sees its left-out
+# source: dense 8.6%, FP8 8.1%, the 52 calibrated runs 7.9% from 8.1%, 5 of
+# 7 sources.  Bounds: the figures plus half a point, and a majority (4 of 7).
 # docs/validation.md, "Leave one source out", and docs/calibration.md,
 # "Calibrating on a few runs", have the figures.
 # Without ../shared it says SKIP and exits 77.
@@ -54,9 +59,9 @@ check() {
     awk -v v="$v" -v b="$3" 'BEGIN { exit !(v <= b) }' || fail "$1 ($4): MAPE $v% above $3%"
     echo "$1 ($4): MAPE $v% (bound $3%)"
 }
-check "dense 16-bit" 53 6.9 1
-check "FP8 family" 38 9.0 1
-check "all" 52 7.5 2
+check "dense 16-bit" 53 9.1 1
+check "FP8 family" 38 8.6 1
+check "all" 52 8.4 2
 better=$(sed -n 's/^calibrated beats its start .* on \([0-9]*\) of 7 sources$/\1/p' "$T/cv")
 [ -n "$better" ] && [ "$better" -ge 4 ] ||
     fail "calibrated on 3 runs beats the fit on the other sources on '$better' of 7 sources"
