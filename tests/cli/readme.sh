@@ -108,4 +108,24 @@ if ! diff -u "$T/a" "$T/b" > "$T/main_diff"; then
     head -n 40 "$T/main_diff"
     fail "README.md's main-job output is not what ./planner prints (update the block from the command)"
 fi
-echo "readme.sh: $ran examples ran as the README says, $skipped skipped; the main job's output matches"
+
+# 5. the validation summary the README shows is what validate prints on the
+# public corpus (its last lines: the subset table), when ../shared is here
+awk '/^<!-- section: validation -->/ { f = 1 }
+     f && /^```text$/ { p = 1; next }
+     p && /^```$/ { exit }
+     p' README.md > "$T/readme_validate"
+[ -s "$T/readme_validate" ] || fail "README.md: no output block in the validation section"
+if [ $have_shared -eq 1 ]; then
+    ./planner validate "$shared/validation/published-runs.json" > "$T/validate_out" ||
+        fail "validate on ../shared failed"
+    tail -n "$(wc -l < "$T/readme_validate")" "$T/validate_out" > "$T/validate_tail"
+    if ! diff -u "$T/readme_validate" "$T/validate_tail"; then
+        fail "README.md's validation summary is not what ./planner validate prints (update the block)"
+    fi
+    summary="the main job's and validate's outputs match"
+else
+    echo "SKIP readme.sh validation summary: ../shared absent"
+    summary="the main job's output matches (validate's: skipped)"
+fi
+echo "readme.sh: $ran examples ran as the README says, $skipped skipped; $summary"
