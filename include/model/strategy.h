@@ -148,6 +148,10 @@ int strategy_gpus(const strategy *s);   /* tp * cp * dp * pp (homogeneous) */
 /* The expert-data-parallel group of a stage of tensor-parallel degree tp:
  * tp cp dp / (ep etp) ranks (expert rank order etp-ep-edp-pp), >= 1. */
 int strategy_expert_dp(const strategy *s, int tp);
+
+/* The ranks one layer's routed experts are split over: ep x etp (each 1
+ * when unset), the expert grid's etp-ep block (parallel_state.py). */
+int strategy_expert_split(const strategy *s);
 const char *recompute_name(recompute_mode r);
 const char *cp_comm_name(cp_comm_type t);   /* Megatron's --cp-comm-type value */
 /* The groups stage i spans (its entry of s->mix), or NULL when it sits

@@ -686,13 +686,13 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
                      int stack, bool first_stage, range_cost *out)
 {
     const layer_spec *l = &m->layer[m->layers - 1];
-    int cp = s->cp > 0 ? s->cp : 1, ep = s->ep > 0 ? s->ep : 1;
+    int cp = s->cp > 0 ? s->cp : 1;
     double tokens = (double)s->mbs * s->seq_len / cp;
     tf_gemm pg = {tokens, (double)l->hidden / tp, 2.0 * l->hidden, 1};
     double proj = compute_gemms_s(&ng->gpu, k, precision_peak(m->prec), precision_bytes(m->prec),
                                   &pg, 1);
     double e = tf_layer_expert_params(m, m->layers - 1);
-    double eg = (double)ep * (s->etp > 1 ? s->etp : 1);   /* the expert weights' split */
+    double eg = strategy_expert_split(s);   /* the expert weights' split */
     for (int j = 0; j < m->mtp_layers; j++) {
         range_cost one;
         memset(&one, 0, sizeof one);
@@ -806,7 +806,7 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
     bool have_one = false, have_kept = false;
     range_recompute rr = {s->recompute_layers,
                           s->recompute_method == RECOMPUTE_UNIFORM && s->recompute_layers > 0};
-    int ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 1 ? s->etp : 1;
+    int etp = s->etp > 1 ? s->etp : 1;
     int i;
 
     cost_constants(&kc, p, stack, gpu->gen);
@@ -864,8 +864,8 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
             double e = tf_layer_expert_params(m, i);
             double d = tf_moe_dispatch_bytes(m, l, tokens, tp);
             double a2a = 2.0 * d + (etp > 1 ? etp * d : 0);
-            out->params += (tf_layer_params(m, i) - e) / tp + e / ((double)ep * etp);
-            out->expert_params += e / ((double)ep * etp);
+            out->params += (tf_layer_params(m, i) - e) / tp + e / strategy_expert_split(s);
+            out->expert_params += e / strategy_expert_split(s);
             if (a2a > a2a_buf)
                 a2a_buf = a2a;
         } else {

@@ -34,10 +34,15 @@ int strategy_microbatches(const strategy *s)
     return d > 0 ? (int)(s->gbs / d) : 0;
 }
 
+int strategy_expert_split(const strategy *s)
+{
+    return (s->ep > 0 ? s->ep : 1) * (s->etp > 1 ? s->etp : 1);
+}
+
 int strategy_expert_dp(const strategy *s, int tp)
 {
-    int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1, ep = s->ep > 0 ? s->ep : 1;
-    int edp = (tp * cp * dp) / (ep * (s->etp > 1 ? s->etp : 1));
+    int cp = s->cp > 0 ? s->cp : 1, dp = s->dp > 0 ? s->dp : 1;
+    int edp = (tp * cp * dp) / strategy_expert_split(s);
     return edp > 0 ? edp : 1;
 }
 

@@ -482,8 +482,8 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
     comm_link dpl = comm_group_link(ng, k, x->dpcp, tp);
     /* routed experts: expert-data-parallel group of tp cp dp / (ep etp)
      * ranks, ep etp apart (the expert grid etp-ep-edp) */
-    int ep = s->ep > 0 ? s->ep : 1, edp = strategy_expert_dp(s, tp);
-    comm_link edpl = comm_group_link(ng, k, edp, ep * (s->etp > 1 ? s->etp : 1));
+    int edp = strategy_expert_dp(s, tp);
+    comm_link edpl = comm_group_link(ng, k, edp, strategy_expert_split(s));
     const stack_spec *stk = stack_get(x->c->stack);
     double gb = grad_reduce_bytes(x->m, &ng->gpu, s, stk->zero3_prefetch), t_param = 0, opt_i;
     double ca[COST_CHUNKS_MAX];
