@@ -107,6 +107,15 @@ static const struct bad_fix {
     {"recompute=ful", "recompute: expected none, selective or full, got 'ful' (did you mean 'full'?)"},
     {"zero=4", "zero: expected 0, 1, 2 or 3, got '4'"},
     {"mbs=99999999999999999999", "mbs: expected an integer"},
+    /* contradictory pins (the search overrode one of them silently) */
+    {"recompute=none,recompute_modules=mlp", "'recompute=none,recompute_modules=mlp': "
+                                             "recompute_modules needs selective recompute"},
+    {"recompute_modules=layernorm,recompute=full", "recompute_modules needs selective"},
+    {"recompute=none,recompute_layers=2", "recompute_layers and recompute_method need full"},
+    {"recompute_method=uniform,recompute=selective", "recompute_layers and recompute_method "
+                                                     "need full recompute"},
+    {"recompute_layers=4,recompute_modules=mlp", "recompute_modules needs selective recompute, "
+                                                 "recompute_layers and recompute_method full"},
 };
 
 START_TEST(parse_rejects)

@@ -612,11 +612,29 @@ static planner_status rule_cp_comm(const model *m, const strategy *s, planner_er
  * runs groups of N layers from each chunk's first, and core_v0.15.0 does
  * not clip the last group (_checkpointed_forward: custom(l, l + N)), so N
  * divides every chunk's layers. */
+/* The recompute knobs' pairwise rule, for a strategy and for --fix (a value
+ * < 0: free): recompute_layers > 0 and recompute_method uniform need full
+ * recompute, recompute_modules (not the default 0) selective
+ * (TransformerConfig.__post_init__).  NULL, or what is wrong. */
+static const char *recompute_conflict(int recompute, int layers, int method, int modules)
+{
+    bool full = layers > 0 || method == RECOMPUTE_UNIFORM, sel = modules > 0;
+    if (full && sel)
+        return "recompute_modules needs selective recompute, recompute_layers and "
+               "recompute_method full recompute";
+    if (full && recompute >= 0 && recompute != RECOMPUTE_FULL)
+        return "recompute_layers and recompute_method need full recompute";
+    if (sel && recompute >= 0 && recompute != RECOMPUTE_SELECTIVE)
+        return "recompute_modules needs selective recompute";
+    return NULL;
+}
+
 static planner_status rule_recompute(const model *m, const strategy *s, planner_error *err)
 {
     int n = s->recompute_layers;
-    if (s->recompute != RECOMPUTE_FULL && (n > 0 || s->recompute_method != RECOMPUTE_BLOCK))
-        FAIL("recompute_layers and recompute_method need full recompute");
+    const char *why = recompute_conflict(s->recompute, n, s->recompute_method, -1);
+    if (why != NULL)
+        FAIL("%s", why);
     if (s->recompute_method == RECOMPUTE_UNIFORM && n > 0)
         for (int r = 0; r < s->pp && r < STRATEGY_MAX_STAGES; r++)
             for (int c = 0; c < (s->vpp > 0 ? s->vpp : 1); c++) {
@@ -727,8 +745,8 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
     case KNOB_RECOMPUTE_LAYERS: case KNOB_RECOMPUTE_METHOD:
         return rule_recompute(m, s, err);
     case KNOB_RECOMPUTE_MODULES:
-        if (s->recompute_modules != 0 && s->recompute != RECOMPUTE_SELECTIVE)
-            FAIL("recompute_modules needs selective recompute");
+        if (recompute_conflict(s->recompute, -1, -1, s->recompute_modules) != NULL)
+            FAIL("%s", recompute_conflict(s->recompute, -1, -1, s->recompute_modules));
         if ((s->recompute_modules & RC_MOD_MOE_ACT) && m->moe.experts == 0)
             FAIL("moe_act recompute needs MoE layers");
         if ((s->recompute_modules & RC_MOD_MLA_UP_PROJ) && m->mla.kv_lora_rank <= 0)
@@ -976,7 +994,7 @@ static planner_status parse_list(const char *text, strategy_constraints *out,
     const char *names[KNOB_COUNT + 1];
     int ids[KNOB_COUNT + 1], n = fix_keys(names, ids);
     bool seen[KNOB_COUNT + 1] = {false};
-    const char *item = text;
+    const char *item = text, *why;
     int index = 0;
 
     if (text == NULL || text[0] == '\0')
@@ -1011,6 +1029,11 @@ static planner_status parse_list(const char *text, strategy_constraints *out,
             break;
         item = comma + 1;
     }
+    /* a contradiction among the pinned knobs is the user's: the search
+     * would override one of them */
+    if ((why = recompute_conflict(c.recompute, c.recompute_layers, c.recompute_method,
+                                  c.recompute_modules)) != NULL)
+        return fix_fail(err, "'%s': %s", text, why);
     *out = c;
     return PLANNER_OK;
 }

@@ -84,6 +84,12 @@ $P --model $M --cluster $C --fix tp=8,tp=4 -o "$T/fail2.txt" 2> "$T/err"
 [ $? -eq 2 ] || fail "duplicate key: not exit 2"
 grep -q "duplicate key 'tp'" "$T/err" || fail "duplicate key: $(cat "$T/err")"
 [ -e "$T/fail2.txt" ] && fail "-o written on a usage error"
+$P --model $M --cluster $C --fix recompute=none,recompute_modules=mlp > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] || fail "contradictory --fix: exit $rc"
+grep -q "^planner: --fix: 'recompute=none,recompute_modules=mlp': recompute_modules needs selective recompute" \
+    "$T/err" || fail "contradictory --fix: $(cat "$T/err")"
+[ -s "$T/out" ] && fail "contradictory --fix wrote to stdout"
 
 # 5. nothing fits: exit 3, the closest miss and advice on stderr, no output file
 $P --model $M --cluster "$T/one.yaml" -o "$T/fail3.txt" > "$T/out" 2> "$T/err"
