@@ -248,6 +248,10 @@ START_TEST(zero3_gathered_one_rule)
                                               0.26e9, 0.5e9), 2.6e9, 1e-15);
     ck_assert(memory_zero3_gathers(3, 2) && !memory_zero3_gathers(3, 1) &&
               !memory_zero3_gathers(2, 8));
+    /* the unit, the one rule evaluate()'s exposed gather uses too: the
+     * larger of the layer and the embedding matrix */
+    ck_assert_double_eq(memory_zero3_unit_params(0.4e9, 0.26e9), 0.4e9);
+    ck_assert_double_eq(memory_zero3_unit_params(0.1e9, 0.26e9), 0.26e9);
 }
 END_TEST
 

@@ -116,6 +116,15 @@ double memory_op_sac_bytes(const model *m, const layer_spec *l, double tokens, i
 double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hidden, int tp,
                          bool sp);
 
+/* The unit ZeRO-3 gathers at once on a stage (Megatron-FSDP's and
+ * DeepSpeed's module at work, whose all-gather the rank waits for): the
+ * larger of the stage's largest decoder layer (layer_params) and the
+ * embedding / output matrix (vocab_params), in the caller's units (per
+ * GPU, or on all TP ranks).  The one rule: memory_zero3_gathered_bytes()
+ * sizes its buffers by it and evaluate() the exposed first gather and last
+ * reduce-scatter. */
+double memory_zero3_unit_params(double layer_params, double vocab_params);
+
 /* ZeRO-3's gathered weights on one pipeline stage, per GPU: the one rule
  * evaluate() (a stage's exact figure) and the partitioner (its per-layer
  * terms: placement.c layer_memory) both call, so a split the partitioner

@@ -174,6 +174,11 @@ double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hi
 
 #define ZERO3_MAX_PREFETCH_PARAMS 1e9
 
+double memory_zero3_unit_params(double layer_params, double vocab_params)
+{
+    return layer_params > vocab_params ? layer_params : vocab_params;
+}
+
 double memory_zero3_gathered_bytes(stack_gather gather, precision prec, int pp, int tp,
                                    double stage_params, double layer_params,
                                    double vocab_params, double root_params)
@@ -181,7 +186,7 @@ double memory_zero3_gathered_bytes(stack_gather gather, precision prec, int pp, 
     double unit, cap = ZERO3_MAX_PREFETCH_PARAMS / (tp > 0 ? tp : 1);
     if (gather == STACK_GATHER_FSDP2)
         return memory_fsdp2_unsharded_bytes(prec, root_params, layer_params, stage_params, pp);
-    unit = layer_params > vocab_params ? layer_params : vocab_params;
+    unit = memory_zero3_unit_params(layer_params, vocab_params);
     return 2.0 * (unit + (unit < cap ? unit : cap));
 }
 

@@ -90,20 +90,15 @@ static double grad_reduce_bytes(const model *m, const gpu_spec *gpu, const strat
     return memory_main_grad_bytes(runs_fp16(m, gpu) ? PREC_FP16 : m->prec, s->grad_reduce_bf16);
 }
 
-/* The largest unit ZeRO-3 gathers at once on a stage, parameters on all TP
- * ranks: its largest decoder layer, or the embedding / output layer. */
-static double zero3_unit_params(const model *m, const stage_spec *st)
+/* The largest decoder layer of stage st, parameters on all TP ranks (0
+ * for a stage without layers). */
+static double stage_block_params(const model *m, const stage_spec *st)
 {
-    double unit = 0;
-    int i;
-    for (i = st->first_layer; i < st->first_layer + st->n_layers && i < m->layers; i++) {
-        double w = tf_layer_params(m, i);
-        if (w > unit)
-            unit = w;
-    }
-    if ((double)m->vocab * m->hidden > unit)
-        unit = (double)m->vocab * m->hidden;
-    return unit;
+    double block = 0;
+    for (int i = st->first_layer; i < st->first_layer + st->n_layers && i < m->layers; i++)
+        if (tf_layer_params(m, i) > block)
+            block = tf_layer_params(m, i);
+    return block;
 }
 
 /* ZeRO-3's gathered weights on pipeline rank `rank` of a pp-stage pipeline
@@ -116,10 +111,7 @@ static double zero3_unit_params(const model *m, const stage_spec *st)
 static double stage_gather_bytes(const model *m, const cluster *c, int seq_len,
                                  const stage_spec *st, int rank, int pp, int tp, double params)
 {
-    double block = 0, root = 0;
-    for (int i = st->first_layer; i < st->first_layer + st->n_layers && i < m->layers; i++)
-        if (tf_layer_params(m, i) > block)
-            block = tf_layer_params(m, i);
+    double block = stage_block_params(m, st), root = 0;
     if (rank == 0)
         root += model_embedding_params(m, seq_len);
     if (rank == pp - 1)
@@ -302,7 +294,8 @@ static void rank_zero3_prefetch(eval_state *x, int i, const comm_link *dpl,
     int tp = st->tp > 0 ? st->tp : (x->s->tp > 0 ? x->s->tp : 1);
     int units = st->n_layers > 1 ? st->n_layers : 1;
     double dense = r->params - r->expert_params, ex = r->expert_params;
-    double unit = zero3_unit_params(x->m, st) / tp;
+    double unit = memory_zero3_unit_params(stage_block_params(x->m, st),
+                                           (double)x->m->vocab * x->m->hidden) / tp;
     double lat = (units - 1) * comm_ring_latency_s(dpl, dp);
     double ag = comm_allgather_s(dpl, dp, dense * 2.0) + lat;
     double rs = comm_reducescatter_s(dpl, dp, dense * gb) + lat;
