@@ -318,6 +318,47 @@ START_TEST(fsdp2_pipeline_split_fits)
 }
 END_TEST
 
+/* The placer's per-layer cost cache is keyed on every knob the layer costs
+ * read: one placer (one search) placing DeepSeek-V3 pp 8 (tp 1, dp 256, no
+ * recompute, mbs 1 on H800s) at ep 8 and then at ep 64 gives ep 64 the
+ * split a fresh placer gives it (6/6/6/6/6/8/11/12: its expert weights are
+ * an eighth of ep 8's, so the memory-bound stages take more layers).
+ * Before the key held ep, the second call reused ep 8's tables and
+ * returned ep 8's split, 8/7/7/7/7/8/9/8. */
+START_TEST(placer_cache_keys_every_knob)
+{
+    static strategy s[2];
+    run_spec run;
+    model *m = tu_model_load("configs/deepseek-v3.json", &run);
+    cluster *c = tu_cluster_load("clusters/h800x2048.yaml");
+    placement pl = {1, {{0, 8, 0}}, false, 0};
+    cost_params p;
+    placer *shared, *fresh;
+    planner_error why;
+    cost_params_default(&p);
+    shared = placer_new(m, c, &p, false, 1.0);
+    fresh = placer_new(m, c, &p, false, 1.0);
+    ck_assert(shared != NULL && fresh != NULL);
+    for (int k = 0; k < 2; k++) {
+        knobs(&s[k], 1, 8, 256, 1, run.global_batch, run.seq_len, 1, RECOMPUTE_NONE);
+        s[k].ep = 8;
+    }
+    ck_assert_msg(placer_place(shared, &pl, &s[0], tu_err(&why)) == PLANNER_OK, "%s", why.msg);
+    s[0].ep = s[1].ep = 64;
+    ck_assert_msg(placer_place(shared, &pl, &s[0], tu_err(&why)) == PLANNER_OK, "%s", why.msg);
+    ck_assert_msg(placer_place(fresh, &pl, &s[1], tu_err(&why)) == PLANNER_OK, "%s", why.msg);
+    for (int i = 0; i < 8; i++)
+        ck_assert_msg(s[0].stage[i].n_layers == s[1].stage[i].n_layers,
+                      "stage %d: %d layers after ep 8, %d from a fresh placer", i,
+                      s[0].stage[i].n_layers, s[1].stage[i].n_layers);
+    ck_assert_int_eq(s[1].stage[7].n_layers, 12);
+    placer_free(shared);
+    placer_free(fresh);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 /* Runs a default search of m on c for `run` (top 5). */
 static void run_search(const model *m, const run_spec *run, const cluster *c, partition_solver ps,
                        search_result *r)
@@ -467,6 +508,7 @@ int main(void)
     tcase_add_test(tc, from_strategy_runs);
     tcase_add_test(tc, moe_split_counts_expert_sharding);
     tcase_add_test(tc, fsdp2_pipeline_split_fits);
+    tcase_add_test(tc, placer_cache_keys_every_knob);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -7,8 +7,9 @@
  * strategy's knobs into the strategy's stage list: each stage's group and
  * TP degree from the placement, its layers from the partitioner
  * (partition.h), with per-layer costs from cost_layer_range() on each
- * stage's own GPU type, memoized per (group, tp, cp, mbs, seq, sp,
- * recompute, TP overlap) within one placer (one search).
+ * stage's own GPU type, memoized per group and every knob the layer costs
+ * read (tp, cp, mbs, seq, sp, recompute, the overlaps, ep, etp, ...) within
+ * one placer (one search).
  */
 #ifndef PLANNER_PLACEMENT_H
 #define PLANNER_PLACEMENT_H

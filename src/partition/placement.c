@@ -324,12 +324,19 @@ int placement_enumerate_packed(const cluster *c, int tp, int cp, int dp, int max
 /* ---- the placer ---------------------------------------------------------- */
 
 /* span, share: a member of a stage spanning groups (cost_member_view):
- * the groups of the stage as a bit set and the member's GPUs; 0 otherwise. */
+ * the groups of the stage as a bit set and the member's GPUs; 0 otherwise.
+ * Every knob cost_layer_range_on() reads is in the key (until 2026-11 ep,
+ * etp, the CP exchange, the recompute modules, the flex dispatcher, CUDA
+ * graphs and the shared-expert overlap were not: a search's second ep
+ * reused the first's tables, so DeepSeek-V3's pp 8 split at ep 64 was
+ * placed with ep 8's expert weights). */
 typedef struct cost_key {
     int group, tp, cp, mbs, seq_len, rc;
     bool sp, tpo, epo;
     unsigned long long span;
     int share;
+    int ep, etp, cp_comm, cp_a2a, rmods;
+    bool flex, graph, seo;
 } cost_key;
 
 /* Per-layer costs on one (group, tp, ...) and the end-stage extras:
@@ -436,7 +443,10 @@ static bool key_eq(const cost_key *a, const cost_key *b)
 {
     return a->group == b->group && a->tp == b->tp && a->cp == b->cp && a->mbs == b->mbs &&
            a->seq_len == b->seq_len && a->rc == b->rc && a->sp == b->sp && a->tpo == b->tpo &&
-           a->span == b->span && a->share == b->share && a->epo == b->epo;
+           a->span == b->span && a->share == b->share && a->epo == b->epo && a->ep == b->ep &&
+           a->etp == b->etp && a->cp_comm == b->cp_comm && a->cp_a2a == b->cp_a2a &&
+           a->rmods == b->rmods && a->flex == b->flex && a->graph == b->graph &&
+           a->seo == b->seo;
 }
 
 /* The cost table for key k on node group ng (computed on a miss, evicting
@@ -668,7 +678,9 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
         const node_group *g = &pc->c->group[mx->group[j]];
         cost_key key = {mx->group[j], tp, cp, s->mbs, s->seq_len, (int)s->recompute, s->sp,
                         s->tp_comm_overlap, s->ep_comm_overlap, span,
-                        mx->n > 1 ? mx->gpus[j] : 0};
+                        mx->n > 1 ? mx->gpus[j] : 0, s->ep, s->etp, (int)s->cp_comm, s->cp_a2a,
+                        s->recompute_modules, s->flex_dispatcher, s->cuda_graph,
+                        s->shared_expert_overlap};
         if (mx->n > 1) {
             cost_member_view(pc->c, mx, j, &view);
             g = &view;
