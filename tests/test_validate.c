@@ -363,6 +363,49 @@ START_TEST(recipe_flex_dispatcher)
 }
 END_TEST
 
+/* The Megatron-LM README of Sep 2020 (v1.1) ran every layer under
+ * --checkpoint-activations (fit/run_stacks.c): its rows, which leave
+ * recompute unpublished, get full recompute, and are predicted with it;
+ * a published value wins; another source's row stays free. */
+START_TEST(recipe_recompute_megatron2020)
+{
+    static const char run[] =
+        "{\"runs\": [{\"id\": \"t1\", \"source\": \"%s\", \"gpu\": \"V100-SXM2-32GB\","
+        " \"num_gpus\": 1, \"gpus_per_node\": 16, \"model\": {\"layers\": 24,"
+        " \"hidden\": 1920, \"heads\": 15, \"kv_heads\": 15, \"ffn_hidden\": 7680,"
+        " \"vocab\": 51200, \"seq_len\": 1024, \"activation\": \"gelu\"}, \"parallel\": {"
+        "\"tp\": 1, \"pp\": 1, \"dp\": 1, \"cp\": 1, \"ep\": 1, \"vpp\": null, \"mbs\": null,"
+        " \"gbs\": 8, \"sequence_parallel\": null, \"recompute\": %s},"
+        " \"precision\": \"fp16\", \"measured\": {\"tokens_per_s_per_gpu\": 7307.761},"
+        " \"unpublished\": [\"mbs\", \"vpp\", \"sequence_parallel\"%s]}]}";
+    static const char *const src2020 = "NVIDIA/Megatron-LM README (Sep 2020), model-parallel and "
+                                       "data-parallel scaling tables";
+    static const struct { const char *source, *rc, *unpub; int want; } cases[] = {
+        {src2020, "null", ", \"recompute\"", RECOMPUTE_FULL},
+        {src2020, "\"none\"", "", RECOMPUTE_NONE},
+        {"test", "null", ", \"recompute\"", -1},
+    };
+    cost_params p;
+    cost_params_default(&p);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[4096];
+        validation_set *v = NULL;
+        planner_error err = PLANNER_ERROR_INIT;
+        plan best;
+        snprintf(buf, sizeof buf, run, cases[i].source, cases[i].rc, cases[i].unpub);
+        ck_assert_msg(load_text(buf, &v, &err) == PLANNER_OK, "case %zu: %s", i, err.msg);
+        ck_assert_msg(v->run[0].fix.recompute == cases[i].want, "case %zu: %d", i,
+                      v->run[0].fix.recompute);
+        if (i == 0) {
+            ck_assert_int_eq(validation_predict(&best, &v->run[0], &p, &err), PLANNER_OK);
+            ck_assert_int_eq(best.s.recompute, RECOMPUTE_FULL);
+            ck_assert_int_eq(best.s.mbs, 8);   /* v1.1: the batch is one micro-batch */
+        }
+        validation_free(v);
+    }
+}
+END_TEST
+
 /* A measurement outside the plausible range (0.01..1e7 tokens/s per GPU)
  * is refused with the run and key, never turned into "+inf%" (issue 15);
  * a run's model name is checked like any name.  The corpus' extremes
@@ -663,9 +706,11 @@ START_TEST(published_runs_dense16_target)
      * with the network collectives' own overlap share (overlap_exposed_net:
      * the Megatron-Core r0.8.0 weak-scaling rows' DP reduce over the NICs,
      * 32B -26.2% -> -5.8%); 6.4%, 20.5% after the refit of the tensor-core
-     * and attention efficiencies (Blackwell's own).  Bounds half a point
-     * above */
-    ck_assert_msg(mape <= 0.069, "MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+     * and attention efficiencies (Blackwell's own); 5.1%, 20.3% with the
+     * Megatron-LM 2020 runs on the full recompute they ran (the 2020
+     * stack's host time and Volta's gemm_eff refitted, layer_cost.c round
+     * 7).  Bounds half a point above */
+    ck_assert_msg(mape <= 0.056, "MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.210, "max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST
@@ -940,6 +985,7 @@ int main(void)
     tcase_add_test(tc, recipe_cuda_graph_from_system);
     tcase_add_test(tc, recipe_recompute_from_model);
     tcase_add_test(tc, recipe_flex_dispatcher);
+    tcase_add_test(tc, recipe_recompute_megatron2020);
     tcase_add_test(tc, bad_inputs_located);
     tcase_add_test(tc, implausible_measurement_refused);
     tcase_add_test(tc, errors_positioned);

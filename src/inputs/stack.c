@@ -18,6 +18,9 @@
  *     the local DDP that all-reduces gradients after the backward
  *     (--DDP-impl local, no overlap), no distributed optimizer, SP, CP or
  *     EP; attention as baddbmm + FusedScaleMaskSoftmax + dropout + bmm.
+ *     Its host time per step is a current stack's (the generation's): its
+ *     runs, costed with the recompute they ran, fit at it (cost/
+ *     layer_cost.c, round 7).
  *   megatron-lm-2021: Narayanan et al., SC21 (arXiv 2104.04473): adds the
  *     interleaved 1F1B schedule (vpp) and the scatter/gather of p2p
  *     activations; still full recompute only, no SP, no distributed
@@ -95,7 +98,7 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL}, MEM_MEGATRON,
      "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true},
     {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020)", STACK_MEGATRON_LM_2020,
-     STACK_ATTN_UNFUSED, false, true,
+     STACK_ATTN_UNFUSED, false, false,
      /* sp, tp_comm_overlap, zero, ogr, opg, recompute, cp, ep, vpp, ep_comm_overlap,
       * cp_comm, grad_reduce_bf16, cuda_graph */
      {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,

@@ -226,13 +226,14 @@ $P calibrate --prior 0 --runs "$T/synth.json" > "$T/out" 2> "$T/err" ||
 grep -q "^planner: $T/synth.json: note: dropped hopper.fp8_gemm_eff: no run exercises it" "$T/err" ||
     fail "default list notes: $(cat "$T/err")"
 # and on the public corpus (it was refused as rank deficient: 4 Volta runs,
-# 8 Volta constants).  Each run is on its software stack: the V100 runs'
-# host time is megatron-lm-2020's, and no run has megatron-core's unfused
-# attention (it has flash attention), so neither constant is exercised
+# 8 Volta constants).  Each run is on its software stack: megatron-lm-2020
+# has no host time of its own (its runs pay their generation's), and no run
+# has megatron-core's unfused attention (it has flash attention), so neither
+# constant is exercised
 if [ -f ../shared/validation/published-runs.json ]; then
     $P calibrate --prior 0 --runs ../shared/validation/published-runs.json > "$T/out" 2> "$T/err" ||
         fail "default list on the corpus: exit $?: $(cat "$T/err")"
-    grep -q ': note: dropped volta.step_overhead_s: no run exercises it$' "$T/err" ||
+    grep -q ': note: dropped megatron-lm-2020.step_overhead_s: no run exercises it$' "$T/err" ||
         fail "corpus notes: $(cat "$T/err")"
     grep -q ': note: dropped megatron-core.attn_eff: no run exercises it$' "$T/err" ||
         fail "corpus notes (stacks): $(cat "$T/err")"
