@@ -1120,6 +1120,49 @@ START_TEST(zero2_reduces_every_microbatch)
 }
 END_TEST
 
+/* Megatron-FSDP optim_grads waits for a chunk's reduce-scatters at the end
+ * of that chunk's backward, every micro-batch (_root_post_backward ->
+ * grad_reduce_pipeline.reset()), and get_model makes chunks 2..vpp one
+ * bucket each (disable_bucketing): with vpp 2 at least half of every
+ * micro-batch's reduce shows, however much compute follows.  Llama 3 8B,
+ * tp 8, pp 2, dp 2 on 4 nodes, 4 micro-batches; t_rs and the parameter
+ * gather P from the unoverlapped runs (ZeRO-1: t_rs + P once, ZeRO-2:
+ * 4 t_rs + P); overlapped, ZeRO-2 with vpp 2 shows P + 4 (t_rs / 2 + e0),
+ * 0 < e0 <= t_rs / 2 (the first chunk's last bucket, at least).  The model
+ * hid it all under the next forward and backward before. */
+START_TEST(zero2_waits_each_chunk)
+{
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3-8b.json", &rs);
+    test_cluster t;
+    search_result r;
+    double z1, z2, on, t_rs, gather;
+    static const char base[] = "tp=8,pp=2,vpp=2,cp=1,dp=2,mbs=1,sp=on,recompute=full,"
+                               "overlap_param_gather=off,";
+    char fix[256];
+    make_cluster(&t, "H100-SXM", 4, 0);
+    rs.global_batch = 8;
+    snprintf(fix, sizeof fix, "%szero=1,overlap_grad_reduce=off", base);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix, false, 1), PLANNER_OK);
+    z1 = r.top[0].e.time.dp_comm_s;
+    search_result_free(&r);
+    snprintf(fix, sizeof fix, "%szero=2,overlap_grad_reduce=off", base);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix, false, 1), PLANNER_OK);
+    z2 = r.top[0].e.time.dp_comm_s;
+    search_result_free(&r);
+    snprintf(fix, sizeof fix, "%szero=2,overlap_grad_reduce=on", base);
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix, false, 1), PLANNER_OK);
+    on = r.top[0].e.time.dp_comm_s;
+    search_result_free(&r);
+    t_rs = (z2 - z1) / 3;
+    gather = z1 - t_rs;
+    ck_assert(t_rs > 0 && gather > 0);
+    ck_assert_msg(on - gather > 4 * t_rs / 2 && on - gather <= 4 * t_rs * (1 + 1e-9),
+                  "overlapped %g s: t_rs %g, gather %g", on, t_rs, gather);
+    model_free(m);
+}
+END_TEST
+
 /* Megatron reduces gradients and shards the distributed optimizer over the
  * data-parallel group WITH the context-parallel ranks (distributed_data_
  * parallel.py intra_dp_cp_group, optimizer dp_cp_group): tp 8, cp 2, dp 1
@@ -1483,6 +1526,7 @@ int main(void)
     tcase_add_test(ts, validated_plans_win_near_ties);
     tcase_add_test(ts, cp_comm_searched);
     tcase_add_test(ts, zero2_reduces_every_microbatch);
+    tcase_add_test(ts, zero2_waits_each_chunk);
     tcase_add_test(ts, distributed_optimizer_shards_over_dp_and_cp);
     tcase_add_test(ts, stack_restricts_the_search);
     tcase_add_test(ts, knob_stack_masks);

@@ -50,11 +50,15 @@ double memory_main_grad_bytes(precision prec, bool grads_bf16);
  * the bucket the backward fills and the one being reduced, 2 x max(40M, 1M x
  * dp) parameters (cost_dp_bucket_params; the buckets hold no more than the
  * GPU's parameters) in the main gradients' dtype, allocated per micro-batch
- * from the temporary bucket allocator and freed after each reduce-scatter.
+ * from the temporary bucket allocator and freed after each reduce-scatter;
+ * with vpp > 1 virtual stages at least one chunk's params / vpp, the single
+ * bucket of chunks 2..vpp (core_v0.15.0 training.py get_model wraps them
+ * with disable_bucketing; evaluate.c rank_zero2_grads; callers pass vpp 1
+ * where the stack buckets every chunk, stack_zero2_whole_chunks).
  * 0 for other stages or dp 1.  (Megatron-FSDP may queue up to
  * suggested_RS_queue_capacity = 1e9 elements of pending reduces when the
  * network lags the backward: not counted.) */
-double memory_grad_transient_bytes(precision prec, bool grads_bf16, int zero, int dp,
+double memory_grad_transient_bytes(precision prec, bool grads_bf16, int zero, int dp, int vpp,
                                    double params);
 
 /* Micro-batches of a whole stage's activations held at once by pipeline rank

@@ -100,6 +100,14 @@ typedef struct stack_spec {
                                    the critical path (DeepSpeed 2021) */
 } stack_spec;
 
+/* Of a rank's vpp model chunks, those whose ZeRO-2 gradients the stack
+ * reduces as ONE bucket each, after the chunk's whole backward: Megatron-LM
+ * wraps chunks 2..vpp with disable_bucketing (core_v0.15.0
+ * megatron/training/training.py get_model; Megatron-FSDP then puts every
+ * parameter of the chunk in a single bucket), vpp - 1; FSDP2 reduces per
+ * fully_shard block in every chunk and DeepSpeed has no chunks: 0. */
+int stack_zero2_whole_chunks(const stack_spec *st, int vpp);
+
 /* The stack named `name` (case-insensitive), or NULL. */
 const stack_spec *stack_find(const char *name);
 /* Row i (the stack_id order), or NULL. */

@@ -64,10 +64,12 @@ void memory_state_bytes(precision prec, bool grads_bf16, int zero, int dp, state
     }
 }
 
-double memory_grad_transient_bytes(precision prec, bool grads_bf16, int zero, int dp,
+double memory_grad_transient_bytes(precision prec, bool grads_bf16, int zero, int dp, int vpp,
                                    double params)
 {
     double held = 2.0 * cost_dp_bucket_params(dp);
+    if (vpp > 1 && params / vpp > held)
+        held = params / vpp;   /* a later chunk's one bucket */
     if (zero != 2 || dp <= 1)
         return 0;
     return (params < held ? params : held) * memory_main_grad_bytes(prec, grads_bf16);

@@ -143,6 +143,11 @@ const stack_spec *stack_at(size_t i)
     return i < STACK_COUNT ? &k_stacks[i] : NULL;
 }
 
+int stack_zero2_whole_chunks(const stack_spec *st, int vpp)
+{
+    return st != NULL && st->id == STACK_MEGATRON_CORE && vpp > 1 ? vpp - 1 : 0;
+}
+
 size_t stack_count(void)
 {
     return STACK_COUNT;

@@ -314,32 +314,57 @@ static void rank_zero3_prefetch(eval_state *x, int i, const comm_link *dpl,
     x->grad_exp[i] = last;
 }
 
-/* ZeRO-2, Megatron-FSDP optim_grads (core_v0.15.0
- * megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py,
- * _process_post_backward_gradients / _root_post_backward:
- * grad_reduce_every_bprop for optim_grads and optim_grads_params): the
- * gradients are reduce-scattered after EVERY micro-batch's backward, bucket
- * by bucket on a side stream, into the sharded main-gradient buffer (the
- * distributed optimizer reduces once, after the last micro-batch).  Each
- * micro-batch's reduce of t_grad seconds runs behind the rank's next compute
- * (the rest of that backward and the next forward, one fwd + bwd in the 1F1B
- * steady state): what does not fit shows, what fits slows the compute
- * (cost_overlapped); added to the rank's backward, so the schedule carries
- * it, m times a step.  After the last backward the last bucket and what the
- * last backward could not hide are exposed (the slowdown is already in the
- * backward).  Without --overlap-grad-reduce each reduce is exposed in full.
- * Returns the per-micro-batch addition (the time breakdown's dp-comm). */
+/* ZeRO-2, Megatron-FSDP optim_grads, as Megatron-LM core_v0.15.0 runs it
+ * (megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py,
+ * param_and_grad_buffer.py; megatron/training/training.py get_model):
+ *   - every micro-batch: _post_backward reduce-scatters a bucket's
+ *     gradients as soon as the backward has produced all of them
+ *     (grad_reduce_every_bprop for optim_grads; the distributed optimizer
+ *     reduces once, in the last micro-batch), on a side stream, in the main
+ *     gradients' dtype (main_grad_buffer fp32 when grad_reduce_in_fp32,
+ *     which training.py sets from --accumulate-allreduce-grads-in-fp32, on
+ *     for bf16), into the sharded main-gradient buffer;
+ *   - the buckets: with no FSDP unit modules (the adapter's default for
+ *     optim_grads) the parameters are cut in order into buckets of
+ *     bucket_size = max(40M, 1M x dp) (cost_dp_bucket_params) on the first
+ *     model chunk only: get_model wraps chunks 2..vpp with
+ *     disable_bucketing, so each of them is ONE bucket, reduced after its
+ *     whole backward;
+ *   - at the end of each chunk's backward _root_post_backward calls
+ *     grad_reduce_pipeline.reset() -> wait_for_previous_grad_reduce(0): the
+ *     compute stream waits for every reduce-scatter of that backward
+ *     (DeepSpeed's ZeRO-2, stage_1_and_2.py independent_gradient_partition_
+ *     epilogue, synchronizes the device there under overlap_comm alike).
+ * So per micro-batch a reduce hides only under the rest of its own chunk's
+ * backward, never under the next forward.  Over the rank's nb bucketed
+ * chunks (1 of v here; every chunk under FSDP2, whose units are blocks:
+ * stack_zero2_whole_chunks) with tb = t_grad nb / v of reduce and bw =
+ * bwd nb / v of backward, cut into n = tb / g buckets of g = last_grad
+ * seconds (at most one chunk's), each chunk shows its last bucket and, when
+ * a bucket reduces slower than its layers' backward (b = bw / n), the
+ * backlog -- nb g + (n - nb) max(0, g - b) in all -- and the rest slows the
+ * compute (cost_overlapped); the whole-bucket chunks' reduces show in full.
+ * Added to the rank's backward (the schedule carries it, m times a step);
+ * nothing is left after the last backward.  (Megatron-FSDP asserts
+ * overlap_grad_reduce for optim_grads; without it each reduce is exposed in
+ * full.)  Returns the per-micro-batch addition (the time breakdown's
+ * dp-comm). */
 static double rank_zero2_grads(eval_state *x, int i, double t_grad, double last_grad,
                                const gen_constants *k, bool network, range_cost *r)
 {
-    double per_mb, tail = t_grad - last_grad - r->bwd_s;
+    int nb = x->v - stack_zero2_whole_chunks(stack_get(x->c->stack), x->v);
+    double tb = t_grad * nb / x->v, bw = r->bwd_s * nb / x->v, g = last_grad, n, exposed;
+    double per_mb;
+    x->grad_exp[i] = 0;
     if (!x->s->overlap_grad_reduce) {
         r->bwd_s += t_grad;
-        x->grad_exp[i] = 0;
         return t_grad;
     }
-    per_mb = cost_overlapped_on(t_grad, r->fwd_s + r->bwd_s, k, network);
-    x->grad_exp[i] = last_grad + (tail > 0 ? tail : 0);
+    if (!(g > 0) || g > tb / nb)
+        g = tb / nb;
+    n = tb / g;
+    exposed = nb * g + (n - nb) * (g > bw / n ? g - bw / n : 0);
+    per_mb = exposed + cost_overlapped_on(tb - exposed, bw, k, network) + (t_grad - tb);
     r->bwd_s += per_mb;
     return per_mb;
 }
@@ -446,8 +471,10 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                           r->act_bytes, memory_inflight(x->pp, x->v, x->mcount, i),
                           r->act_peak_extra_bytes, x->p->reserve_bytes, x->p->frag_fraction,
                           ng->gpu.usable_mem_bytes,
-                          memory_grad_transient_bytes(x->m->prec, s->grad_reduce_bf16, s->zero,
-                                                      x->dpcp, r->params),
+                          memory_grad_transient_bytes(
+                              x->m->prec, s->grad_reduce_bf16, s->zero, x->dpcp,
+                              stack_zero2_whole_chunks(stack_get(x->c->stack), x->v) > 0 ? x->v : 1,
+                              r->params),
                           s->grad_reduce_bf16};
     if (memory_zero3_gathers(s->zero, x->dpcp) && s->stage[i].n_layers > 0)
         in.extra_bytes +=

@@ -888,7 +888,8 @@ typedef struct block_lists {
  * block: per dense parameter it holds g (1 - 1/d) bytes less (the main
  * gradients sharded over the dp x cp ranks), and the unsharded gradient
  * buckets in flight more (memory_grad_transient_bytes), so it does when
- * every stage holds at least buckets / (g (1 - 1/d)) dense parameters.  A
+ * every stage holds at least buckets / (g (1 - 1/d)) dense parameters (with
+ * vpp > 1 a chunk's bucket, 1/vpp of them, is within g (1 - 1/d) as well).  A
  * stage holds at least one decoder layer or the embedding (its dense
  * parameters / tp); with Megatron's even split (pp divides the layers of a
  * uniform model) L / pp layers, one less with the embedding or the loss
@@ -906,7 +907,7 @@ static bool zero2_within_zero1(const search_ctx *x)
         units = m->layers / s->pp - 1;
     double unit = units * x->min_unit_params / s->tp;
     return unit * g * (1.0 - 1.0 / d) >=
-           memory_grad_transient_bytes(x->m->prec, s->grad_reduce_bf16, 2, d, unit);
+           memory_grad_transient_bytes(x->m->prec, s->grad_reduce_bf16, 2, d, 1, unit);
 }
 
 static void block_lists_make(const search_ctx *x, block_lists *b)
