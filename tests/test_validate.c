@@ -289,20 +289,25 @@ static void bridge_row(char *buf, size_t size, const char *release, const char *
  * scripts/performance/configs/deepseek read); on GB300 the revisions differ
  * and no fact applies; another model's row gets none, and so does a
  * DeepSeek-V3 row predicted on its own dimensions (no MLA: --models none,
- * last case). */
+ * last case).  The 25.11 table's GB200/GB300 DeepSeek-V3 rows ran without
+ * the MTP layer deepseek-v3.json has ("w/o MTP"; mtp), the B300 and 26.06
+ * ones with it; 26.06's GB300 MXFP8 recipe overlaps the all-to-alls (ovl). */
 START_TEST(recipe_recompute_from_model)
 {
-    static const struct { const char *name, *gpu, *release; int rc, mods, graph; } cases[] = {
+    static const struct {
+        const char *name, *gpu, *release;
+        int rc, mods, graph, mtp, ovl;
+    } cases[] = {
         {"DeepSeek-V3 (671B total / 37B active)", "GB200", "25.11", RECOMPUTE_SELECTIVE,
-         RC_MOD_MLA_UP_PROJ, -1},
+         RC_MOD_MLA_UP_PROJ, -1, 0, -1},
         {"DeepSeek-V3 (671B total / 37B active)", "B300", "25.11", RECOMPUTE_SELECTIVE,
-         RC_MOD_MLA_UP_PROJ, -1},
-        {"DeepSeek-V3 (671B total / 37B active)", "GB300", "25.11", -1, -1, -1},
-        {"Qwen3-30B-A3B", "GB200", "25.11", -1, -1, -1},
+         RC_MOD_MLA_UP_PROJ, -1, 1, -1},
+        {"DeepSeek-V3 (671B total / 37B active)", "GB300", "25.11", -1, -1, -1, 0, -1},
+        {"Qwen3-30B-A3B", "GB200", "25.11", -1, -1, -1, 0, -1},
         /* 26.06's GB300 MXFP8 DeepSeek-V3 recipe: a full-iteration graph */
-        {"DeepSeek-V3 (671B total / 37B active)", "GB300", "26.06", -1, -1, 1},
-        {"Qwen3-30B-A3B", "GB300", "26.06", -1, -1, -1},
-        {"DeepSeek-V3 (671B total / 37B active)", "GB200", "25.11", -1, -1, -1},
+        {"DeepSeek-V3 (671B total / 37B active)", "GB300", "26.06", -1, -1, 1, 1, 1},
+        {"Qwen3-30B-A3B", "GB300", "26.06", -1, -1, -1, 0, -1},
+        {"DeepSeek-V3 (671B total / 37B active)", "GB200", "25.11", -1, -1, -1, 0, -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char buf[4096], *at;
@@ -330,6 +335,10 @@ START_TEST(recipe_recompute_from_model)
                       v->run[0].fix.recompute_modules);
         ck_assert_msg(v->run[0].fix.cuda_graph == cases[i].graph, "case %zu: %d", i,
                       v->run[0].fix.cuda_graph);
+        ck_assert_msg(v->run[0].m->mtp_layers == cases[i].mtp, "case %zu: %d", i,
+                      v->run[0].m->mtp_layers);
+        ck_assert_msg(v->run[0].fix.ep_comm_overlap == cases[i].ovl, "case %zu: %d", i,
+                      v->run[0].fix.ep_comm_overlap);
         validation_free(v);
     }
 }
@@ -793,9 +802,12 @@ START_TEST(published_runs_moe_guard)
      * recipe's full-iteration graph (-44.5% -> -26.7%); 21.1%, 50.5% with
      * the flex token dispatcher (HybridEP) of 26.06's Qwen3-30B-A3B H100
      * FP8 recipe: each token crosses to the other node once (ep 16 over
-     * two nodes: -43.2% -> -15.8%).  Bounds half a point above */
+     * two nodes: -43.2% -> -15.8%); 19.3%, 50.5% with the all-to-all
+     * overlap the full-iteration recipes set (26.06/26.08 GB200/GB300 MXFP8)
+     * and 25.11's GB200/GB300 DeepSeek-V3 rows without MTP ("w/o MTP" in
+     * the source's table).  Bounds half a point above */
     ck_assert_int_ge(n, 39);
-    ck_assert_msg(mape <= 0.216, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(mape <= 0.198, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.510, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST

@@ -27,4 +27,9 @@ typedef struct run_system {
  * more do.  *why gets the fact's evidence (NULL: none). */
 const char *run_recipe_for_system(const run_system *r, size_t *at, const char **why);
 
+/* The multi-token-prediction layers the source says run `r`'s model had
+ * where that differs from the model's published config (a source's table
+ * naming "w/o MTP"), or -1 when no fact says; *why its evidence. */
+int run_mtp_layers_for_system(const run_system *r, const char **why);
+
 #endif

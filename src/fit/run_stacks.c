@@ -96,17 +96,26 @@ static const run_recipe_fact k_facts[] = {
      * for the static shapes a graph needs, the HybridEP flex dispatcher and
      * the all-to-all overlap.  Their B200/B300 and bf16 configs keep
      * per-module TE graphs (router, preprocessing) or none. */
-    {"26.08 NeMo container", NULL, "GB200 GB300", "mxfp8", "cuda_graph=on",
+    /* The same helpers (qwen/common.py _enable_hybridep_full_iteration_mxfp8,
+     * deepseek/common.py _enable_deepseek_full_iteration_mxfp8, gpt_oss/
+     * common.py _apply_gpt_oss_120b_full_iter_fp8mx_configs) also set
+     * comm_overlap.overlap_moe_expert_parallel_comm = True (Megatron-Core's
+     * combined 1F1B schedule: one micro-batch's dispatch and combine under
+     * another's compute, ep_comm_overlap) with delay_wgrad_compute. */
+    {"26.08 NeMo container", NULL, "GB200 GB300", "mxfp8", "cuda_graph=on,ep_comm_overlap=on",
      "Megatron-Bridge 26.08's GB200/GB300 MXFP8 recipes capture the whole iteration in a CUDA "
-     "graph (cuda_graph_impl = \"full_iteration\")"},
+     "graph (cuda_graph_impl = \"full_iteration\") and overlap the MoE all-to-alls "
+     "(overlap_moe_expert_parallel_comm)"},
     /* Megatron-Bridge scripts/performance/configs/deepseek/
      * deepseek_workload_base_configs.py (2026, the revision with the 26.06
      * GB300 row's own config, DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_
-     * GBS15360): the GB300 FP8_MX config it derives from sets
-     * cuda_graph_impl = "full_iteration" */
-    {"26.06 NeMo container", "DeepSeek-V3", "GB300", "mxfp8", "cuda_graph=on",
+     * GBS15360, v0.5.0): the GB300 FP8_MX config it derives from sets
+     * cuda_graph_impl = "full_iteration" and moe_a2a_overlap=True (the
+     * all-to-all overlap, ep_comm_overlap) */
+    {"26.06 NeMo container", "DeepSeek-V3", "GB300", "mxfp8", "cuda_graph=on,ep_comm_overlap=on",
      "Megatron-Bridge 26.06's DeepSeek-V3 GB300 MXFP8 recipe captures the whole iteration in a "
-     "CUDA graph (cuda_graph_impl = \"full_iteration\")"},
+     "CUDA graph (cuda_graph_impl = \"full_iteration\") and overlaps the MoE all-to-alls "
+     "(moe_a2a_overlap)"},
     /* Megatron-Bridge scripts/performance/configs/deepseek/: both
      * revisions read, workload_base_configs.py (2025: DEEPSEEK_V3_GB200_*
      * and _B200_* BASE_CONFIG) and deepseek_workload_base_configs.py (2026:
@@ -136,6 +145,26 @@ static const run_recipe_fact k_facts[] = {
 
 #define N_FACTS (sizeof k_facts / sizeof k_facts[0])
 
+/* What a source says about the model variant a row ran that the runs
+ * schema has no field for: the multi-token-prediction layers of its
+ * published model (the library's definition carries them). */
+typedef struct run_mtp_fact {
+    const char *source_has, *model_has, *gpus, *precisions;
+    int mtp_layers;
+    const char *why;
+} run_mtp_fact;
+
+static const run_mtp_fact k_mtp_facts[] = {
+    /* Megatron-Bridge docs/performance-summary-archive.md, "25.11 NeMo
+     * Container": the GB300 and GB200 DeepSeek-V3 rows are "DeepSeekV3
+     * (w/o MTP)", the B200 one "(w/ MTP)"; their Model TFLOP/s over
+     * tokens/s agree: 249.7 GFLOP per token (961 / 3848) without, 260.4
+     * (557 / 2139) with, as 26.04-26.08's rows (260.0) */
+    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0,
+     "Megatron-Bridge 25.11's GB200/GB300 DeepSeek-V3 rows ran without MTP (\"DeepSeekV3 (w/o "
+     "MTP)\")"},
+};
+
 /* Whether `name` is one of the ' '-separated words of `list`. */
 static int in_words(const char *list, const char *name)
 {
@@ -163,6 +192,23 @@ const char *run_recipe_for_system(const run_system *r, size_t *at, const char **
         }
     }
     return NULL;
+}
+
+int run_mtp_layers_for_system(const run_system *r, const char **why)
+{
+    *why = NULL;
+    if (r->source == NULL || r->model == NULL || r->gpu == NULL || r->precision == NULL ||
+        r->gpu[0] == '\0')
+        return -1;
+    for (size_t i = 0; i < sizeof k_mtp_facts / sizeof k_mtp_facts[0]; i++) {
+        const run_mtp_fact *f = &k_mtp_facts[i];
+        if (strstr(r->source, f->source_has) != NULL && strstr(r->model, f->model_has) != NULL &&
+            in_words(f->gpus, r->gpu) && in_words(f->precisions, r->precision)) {
+            *why = f->why;
+            return f->mtp_layers;
+        }
+    }
+    return -1;
 }
 
 const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why,

@@ -288,12 +288,21 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
     json_t *src = json_object_get(o, "source");
     const char *rec, *why;
     size_t at = 0;
+    int mtp;
     if (st != NULL && !json_is_null(st))
         return 0;
     sys.source = json_is_string(src) ? json_string_value(src) : NULL;
     while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
         if (load_recipe(j, rec, r) != 0)
             return -1;
+    mtp = run_mtp_layers_for_system(&sys, &why);
+    if (mtp >= 0 && mtp != r->m->mtp_layers) {
+        size_t used = strlen(r->shape_note);
+        if (used < sizeof r->shape_note)
+            snprintf(r->shape_note + used, sizeof r->shape_note - used,
+                     "; mtp_layers %d -> %d (the source's row)", r->m->mtp_layers, mtp);
+        r->m->mtp_layers = mtp;
+    }
     return 0;
 }
 

@@ -211,9 +211,16 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * runs (nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu and the
  * seven Llama 3.1 405B Megatron-Bridge rows with cp2 in their id) ran
  * Megatron's default, p2p (the recipes set no cp_comm_type): a2a,
- * all_gather and a2a+p2p are exercised by no run.  Nor does any say it overlapped the
- * MoE all-to-alls (--overlap-moe-expert-parallel-comm): the Megatron-Bridge
- * rows' tables do not list it, so ep_comm_overlap on is unvalidated.
+ * all_gather and a2a+p2p are exercised by no run.  The MoE all-to-all
+ * overlap (--overlap-moe-expert-parallel-comm): the Megatron-Bridge rows'
+ * tables do not list it; the recipes of the full-iteration-graph rows set
+ * it (26.08 GB200/GB300 MXFP8, 26.06 DeepSeek-V3 GB300 MXFP8: a recipe fact
+ * of fit/run_stacks.c), and no other row's recipe can be told for sure (the
+ * 25.11 and 26.02.01 Qwen3-235B recipes set it in some revisions and not in
+ * others).  Those rows check it only under the graph, and their gpt-oss
+ * ones stay too fast with it (docs/validation.md), so on stays
+ * unvalidated ("none" validates it: the search does not rank it as a
+ * validated knob, and validate leaves it off where no recipe sets it).
  * Gradients reduced in bf16 (grad_reduce_bf16): the NeMo 24.07 rows ran
  * NeMo-Framework-Launcher 24.07's examples/training/{gpt,llama}/h100/
  * *_fp8*.sh, which set optim.grad_sync_dtype=bf16 (and nemotron_340b.yaml
