@@ -551,8 +551,9 @@ END_TEST
  * layer slower by exactly the attention time it adds: forward 0.5 F / peak x
  * (1/e1 - 1/e0), backward 2.5 x that; with its attn_eff equal to the
  * generation's the layer costs the same as on megatron-core.  Its host time
- * per step is its own (the generation's does not enter); megatron-core's is
- * the generation's and ignores the older stacks' constants. */
+ * per step is the generation's, a current stack's (no built-in stack has
+ * its own since 2026-11-25: stack.c), and its own constant does not enter;
+ * megatron-core ignores the older stacks' constants too. */
 START_TEST(stack_constants_move_the_prediction)
 {
     fixture f;
@@ -578,15 +579,17 @@ START_TEST(stack_constants_move_the_prediction)
     ck_assert_rel(slow.fwd_s - core.fwd_s, attn, 1e-9);
     ck_assert_rel(slow.bwd_s - core.bwd_s, 2.5 * attn, 1e-9);
 
+    ck_assert(!stack_get(STACK_MEGATRON_LM_2021)->own_host_time);
     sc->step_overhead_s = 0.25;
     evaluate(&f.m, &f.c, &f.p, &s, &a);
-    ck_assert_double_eq(a.time.overhead_s, 0.25);
-    f.p.gen[GEN_AMPERE].step_overhead_s += 1.0;     /* a current stack's host time */
+    ck_assert_double_eq(a.time.overhead_s, f.p.gen[GEN_AMPERE].step_overhead_s);
+    sc->step_overhead_s = 0.35;                      /* not the stack's */
     evaluate(&f.m, &f.c, &f.p, &s, &b);
     ck_assert_double_eq(b.step_time_s, a.step_time_s);
-    sc->step_overhead_s = 0.35;
+    f.p.gen[GEN_AMPERE].step_overhead_s += 0.1;     /* the generation's */
     evaluate(&f.m, &f.c, &f.p, &s, &b);
     ck_assert_rel(b.step_time_s - a.step_time_s, 0.1, 1e-9);
+    f.p.gen[GEN_AMPERE].step_overhead_s -= 0.1;
 
     f.c.stack = STACK_MEGATRON_CORE;
     evaluate(&f.m, &f.c, &f.p, &s, &a);

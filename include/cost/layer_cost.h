@@ -27,7 +27,7 @@ void cost_params_unfitted(cost_params *p);
  * (stack_id; the cluster's cluster.stack):
  * p->gen[gen] with the stack's attention efficiency where its attention is
  * unfused (STACK_ATTN_UNFUSED) and its host time per step where it has its
- * own (stack_spec.own_host_time: the older stacks). */
+ * own (stack_spec.own_host_time; none of the built-in stacks). */
 void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_generation gen);
 
 /* Model FLOPs of one step (no recompute), the figure behind MFU. */

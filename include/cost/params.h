@@ -83,10 +83,9 @@ typedef struct stack_constants {
                                    the s x s scores) [0.05, 0.5]; a flash
                                    stack uses the generation's attn_eff */
     double step_overhead_s;     /* host time per step of a stack with its
-                                   own (stack_spec.own_host_time), in place
-                                   of the generation's: older Python loops,
-                                   unfused optimizer and norm kernels,
-                                   logging, s [0, 1] */
+                                   own (stack_spec.own_host_time; no
+                                   built-in stack has), in place of the
+                                   generation's, s [0, 1] */
 } stack_constants;
 
 /* The memory reserve lives in two documented parts and nowhere else: the

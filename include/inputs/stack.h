@@ -89,8 +89,9 @@ typedef struct stack_spec {
     stack_attention attention;
     bool fp8;                   /* has an FP8/FP4 training recipe */
     bool own_host_time;         /* its host time per step is its own fitted
-                                   constant (older software); else the GPU
-                                   generation's, a current stack's */
+                                   constant; else the GPU generation's, a
+                                   current stack's (every built-in stack:
+                                   stack.c) */
     stack_knobs knobs;
     stack_memory memory;        /* its memory mechanisms */
     const char *source;         /* what the row assumes and where it says so */

@@ -98,12 +98,12 @@ double cost_cap_time(double t)
  *   attn_eff 0.19 for the unfused stacks (Megatron-LM 2020-2022,
  *     Megatron-DeepSpeed: baddbmm + fused scale-mask-softmax + dropout +
  *     bmm over the s x s scores), one value for the one kernel sequence;
- *   step_overhead_s: megatron-lm-2021 0.066 s -- once the search no
- *     longer hands SC21's runs overlap, SP and a distributed optimizer,
- *     they need no more host time than a current stack; megatron-lm-2022
- *     and deepspeed take 2021's values (one source each: not fitted on
- *     their own).  megatron-lm-2020 has no host time of its own since
- *     round 7 (stack.c; it was 0.25 s).
+ *   step_overhead_s: none of its own (stack.c); until 2026-11-25
+ *     megatron-lm-2021's was 0.066 s -- once the search no longer hands
+ *     SC21's runs overlap, SP and a distributed optimizer, they need no
+ *     more host time than a current stack; megatron-lm-2022 and deepspeed
+ *     took 2021's values (one source each: not fitted on their own);
+ *     megatron-lm-2020's 0.25 s until round 7.
  * Round 7 (2026-11-25): the Megatron-LM README's 2020 runs are costed
  * with the full recompute they ran (fit/run_stacks.c); the search had
  * chosen none, and the 0.25 s of host time and Volta's gemm_eff 0.594

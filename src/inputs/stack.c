@@ -18,9 +18,6 @@
  *     the local DDP that all-reduces gradients after the backward
  *     (--DDP-impl local, no overlap), no distributed optimizer, SP, CP or
  *     EP; attention as baddbmm + FusedScaleMaskSoftmax + dropout + bmm.
- *     Its host time per step is a current stack's (the generation's): its
- *     runs, costed with the recompute they ran, fit at it (cost/
- *     layer_cost.c, round 7).
  *   megatron-lm-2021: Narayanan et al., SC21 (arXiv 2104.04473): adds the
  *     interleaved 1F1B schedule (vpp) and the scatter/gather of p2p
  *     activations; still full recompute only, no SP, no distributed
@@ -40,6 +37,14 @@
  *     overlap, activation checkpointing (full), DeepSpeed-MoE expert
  *     parallelism; no CP (Ulysses is another kind), no FP8; unfused
  *     attention (Megatron-DeepSpeed's fused softmax).
+ *   Host time per step: every row pays its GPU generation's (a current
+ *   stack's; own_host_time false).  The older stacks had their own fitted
+ *   host time until 2026-11-25, but their runs fit at a current stack's
+ *   once costed with the knobs they ran (megatron-lm-2021 from round 5,
+ *   2022 and deepspeed taking its value; megatron-lm-2020 since its runs'
+ *   full recompute, cost/layer_cost.c round 7), and a constant of their own
+ *   left each leave-one-source-out fold of SC21 or Korthikanti et al. with
+ *   one that only its left-out runs determine (docs/validation.md).
  *   pytorch-fsdp2: torchtitan on PyTorch FSDP2 (torch.distributed.fsdp.
  *     fully_shard: pre-forward/backward hooks all-gather each block's
  *     parameters with prefetch, gradients reduce-scattered in the
@@ -105,17 +110,17 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      "Megatron-LM README Sep 2020: TP, pipelining without interleaving, full recompute, "
      "local DDP (no overlap), unfused attention", false},
     {"megatron-lm-2021", "Megatron-LM v2.x (SC21)", STACK_MEGATRON_LM_2021, STACK_ATTN_UNFUSED,
-     false, true, {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF},
+     false, false, {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF},
      MEM_MEGATRON,
      "Narayanan et al. SC21: + interleaved 1F1B; full recompute, no SP, no distributed "
      "optimizer, unfused attention", false},
     {"megatron-lm-2022", "Megatron-LM v3.0 (2022)", STACK_MEGATRON_LM_2022, STACK_ATTN_UNFUSED,
-     false, true, {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF, OFF},
+     false, false, {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF, OFF},
      MEM_MEGATRON,
      "Korthikanti et al. 2022: + sequence parallelism, selective recompute; no distributed "
      "optimizer, unfused attention", false},
     {"deepspeed", "Megatron-DeepSpeed / DeepSpeed 2021-2022", STACK_DEEPSPEED,
-     STACK_ATTN_UNFUSED, false, true,
+     STACK_ATTN_UNFUSED, false, false,
      {OFF, OFF, ALL, ALL, ALL, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
      "TP without SP, full checkpointing, unfused attention", false},
