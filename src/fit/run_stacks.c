@@ -116,6 +116,19 @@ static const run_recipe_fact k_facts[] = {
      "Megatron-Bridge 26.06's DeepSeek-V3 GB300 MXFP8 recipe captures the whole iteration in a "
      "CUDA graph (cuda_graph_impl = \"full_iteration\") and overlaps the MoE all-to-alls "
      "(moe_a2a_overlap)"},
+    /* Megatron-Bridge v0.5.0 (the 26.06 container) scripts/performance/
+     * configs/qwen/qwen3_workload_base_configs.py: QWEN3_30B_A3B_PRETRAIN_
+     * CONFIG_B300_FP8_MX_V1 (8 GPUs, ep 8, mbs 8, gbs 512: the corpus's
+     * mbridge_2606_b300_qwen330ba3b_mxfp8_8gpu_* row) derives from the
+     * FP8_CS one with cuda_graph_impl = "full_iteration" and
+     * moe_a2a_overlap = True (set_moe_a2a_overlap_overrides:
+     * overlap_moe_expert_parallel_comm, delay_wgrad_compute), as its GB200
+     * and GB300 FP8_MX configs do; its B300 BF16 and FP8_CS configs keep the
+     * TE graphs of the router and preprocessing. */
+    {"26.06 NeMo container", "Qwen3-30B-A3B", "B300", "mxfp8", "cuda_graph=on,ep_comm_overlap=on",
+     "Megatron-Bridge 26.06's Qwen3-30B-A3B B300 MXFP8 recipe captures the whole iteration in a "
+     "CUDA graph (cuda_graph_impl = \"full_iteration\") and overlaps the MoE all-to-alls "
+     "(moe_a2a_overlap)"},
     /* Megatron-Bridge scripts/performance/configs/deepseek/: both
      * revisions read, workload_base_configs.py (2025: DEEPSEEK_V3_GB200_*
      * and _B200_* BASE_CONFIG) and deepseek_workload_base_configs.py (2026:

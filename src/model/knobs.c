@@ -214,8 +214,8 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * all_gather and a2a+p2p are exercised by no run.  The MoE all-to-all
  * overlap (--overlap-moe-expert-parallel-comm): the Megatron-Bridge rows'
  * tables do not list it; the recipes of the full-iteration-graph rows set
- * it (26.08 GB200/GB300 MXFP8, 26.06 DeepSeek-V3 GB300 MXFP8: a recipe fact
- * of fit/run_stacks.c), and no other row's recipe can be told for sure (the
+ * it (26.08 GB200/GB300 MXFP8, 26.06 DeepSeek-V3 GB300 MXFP8 and
+ * Qwen3-30B-A3B B300 MXFP8: recipe facts of fit/run_stacks.c), and no other row's recipe can be told for sure (the
  * 25.11 and 26.02.01 Qwen3-235B recipes set it in some revisions and not in
  * others).  Those rows check it only under the graph, and their gpt-oss
  * ones stay too fast with it (docs/validation.md), so on stays
@@ -238,8 +238,9 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * (MXFP8 on GB200/GB300; v0.6.0 perf_recipes, _enable_hybridep_full_
  * iteration_mxfp8: cuda_graph_impl = "full_iteration"), from the recipe
  * fact of fit/run_stacks.c, and the 26.06 DeepSeek-V3 GB300 MXFP8 row (its
- * recipe, DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_GBS15360, likewise); no
- * other run captured its iteration.
+ * recipe, DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_GBS15360, likewise) and
+ * the 26.06 Qwen3-30B-A3B B300 MXFP8 row (v0.5.0 QWEN3_30B_A3B_PRETRAIN_
+ * CONFIG_B300_FP8_MX_V1); no other run captured its iteration.
  * Shared-expert overlap (--moe-shared-expert-overlap): the schema has no
  * field for it.  Of the 11 DeepSeek-V3 rows (the corpus's only model with
  * shared experts) one ran it: mbridge_2511_b200_deepseekv3_fp8mx_* (v0.2.0:
@@ -280,7 +281,8 @@ static const knob_validation validation[] = {
     {KNOB_GRAD_REDUCE_BF16, 1, true, "--grad-reduce-in-bf16", "nemo2407_*, mbridge_*", false},
     {KNOB_ETP, 2, false, "expert tensor parallelism", "none", true},
     {KNOB_CUDA_GRAPH, 1, true, "full-iteration CUDA graph",
-     "mbridge_2608_* (MXFP8 on GB200/GB300), mbridge_2606_gb300_deepseekv3_mxfp8_*", false},
+     "mbridge_2608_* (MXFP8 on GB200/GB300), mbridge_2606_gb300_deepseekv3_mxfp8_*, "
+     "mbridge_2606_b300_qwen330ba3b_mxfp8_*", false},
     {KNOB_SHARED_EXPERT_OVERLAP, 1, false, "--moe-shared-expert-overlap", "none", false},
     {KNOB_FLEX_DISPATCHER, 1, true, "flex token dispatcher (HybridEP), ep across nodes",
      "mbridge_2606_h100_qwen330ba3b_fp8_16gpu_*", false},
