@@ -768,7 +768,8 @@ START_TEST(moe_etp_by_hand)
                   1e-12);
     /* memory: the gathered copies kept, the partial outputs transient */
     ck_assert_rel(two.act_bytes - one.act_bytes, d, 1e-12);
-    ck_assert_rel(two.act_peak_extra_bytes - one.act_peak_extra_bytes, 2.0 * d, 1e-12);
+    ck_assert_rel(cost_range_transient_bytes(&two) - cost_range_transient_bytes(&one), 2.0 * d,
+                  1e-12);
     ck_assert_double_lt(e2.stage_memory[0].weights_bytes, e1.stage_memory[0].weights_bytes);
     ck_assert_rel(e1.stage_memory[0].weights_bytes - e2.stage_memory[0].weights_bytes,
                   2.0 * 75497472.0, 1e-9);   /* bf16 weights, replicated (ZeRO-1) */
@@ -880,9 +881,17 @@ END_TEST
  * Engine context_parallel.py): GPT-3 175B's layer (96 heads, no GQA, head
  * dim 128) at mbs 1, seq 32768, tp 1, cp 16 over 2 DGX A100 nodes: 2,048
  * tokens per rank, K and V 2,048 x 2 x 12,288 x 2 B = 100,663,296 B.
+ *   p2p: the ring's forward keeps the 16 K/V blocks and 16 partial outputs
+ *     (Q = O = 2,048 x 12,288 x 2 = 50,331,648 B): 16 x 150,994,944 =
+ *     2,415,919,104 B of transient memory (the backward's 2 Q + 5 KV is
+ *     less), nothing more kept.
  *   all_gather: the backward holds the gathered K, V and their gradients,
  *     2 x 16 x 100,663,296 = 3,221,225,472 B (3 GiB) of transient memory,
- *     nothing more kept; its backward gathers again and reduce-scatters.
+ *     805,306,368 B more than p2p, nothing more kept; its backward gathers
+ *     again and reduce-scatters.
+ *   a2a+p2p transient: the ring over 2 groups with the caller's Q K V held,
+ *     150,994,944 + max(2 x 150,994,944, 2 Q + 5 KV = 603,979,776) =
+ *     754,974,720 B (the all-to-all's, 2 x 150,994,944, is less).
  *   a2a+p2p, cp_a2a 8 (one node): per pass the Q, K, V all-to-all (2,048 x
  *     3 x 12,288 x 2 = 150,994,944 B) and the output's (50,331,648 B) over
  *     NVLink, 7/8 leaving the GPU; then a ring of cp / 8 = 2 groups, one
@@ -905,12 +914,13 @@ START_TEST(cp_exchange_by_hand)
     s.seq_len = 32768;
     s.stage[0] = (stage_spec){0, 0, 96, 1, 4};
     ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == PLANNER_OK, "%s", rule.msg);
-    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1), 0);
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1, f.c.stack), 2415919104.0);
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &p2p);
     s.cp_comm = CP_COMM_ALLGATHER;
-    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1), 3221225472.0);
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1, f.c.stack), 3221225472.0);
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &ag);
-    ck_assert_double_eq(ag.act_peak_extra_bytes - p2p.act_peak_extra_bytes, 3221225472.0);
+    ck_assert_double_eq(cost_range_transient_bytes(&ag) - cost_range_transient_bytes(&p2p),
+                        805306368.0);
     ck_assert_double_eq(ag.act_bytes, p2p.act_bytes);
     cpl = comm_group_link(&f.g, k, 16, 1);
     cost_cp_exchange(&f.m, &f.layers[0], &f.g, k, &cpl, &s, 1, 1.0, &fwd, &bwd);
@@ -920,7 +930,7 @@ START_TEST(cp_exchange_by_hand)
     s.cp_comm = CP_COMM_A2A_P2P;
     s.cp_a2a = 8;
     ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == PLANNER_OK, "%s", rule.msg);
-    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1), 0);
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1, f.c.stack), 754974720.0);
     intra = f.g.intra_bytes_per_s * k->intra_eff;
     a2a = 150994944.0 * 7 / 8 / intra + f.g.intra_latency_s + 50331648.0 * 7 / 8 / intra +
           f.g.intra_latency_s + 2 * k->kernel_s;
@@ -948,6 +958,101 @@ START_TEST(cp_exchange_by_hand)
     s.cp_comm = CP_COMM_P2P;
     ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
     ck_assert_msg(strstr(rule.msg, "cp_a2a 8 needs --cp-comm-type a2a+p2p") != NULL, "%s", rule.msg);
+}
+END_TEST
+
+/* The CP variants' memory by hand (Transformer Engine context_parallel.py;
+ * PyTorch _attention.py), the layer of cp_exchange_by_hand: 2,048 tokens a
+ * rank, Q = O = 50,331,648 B, K + V = 100,663,296 B, tp 1, cp 16.
+ *   a2a (Ulysses, 96 heads / 16): the caller's Q K V and their send copies
+ *     (or the caller's Q K V, the output's send copy and receive buffer,
+ *     150,994,944 + 2 x 50,331,648 = 251,658,240, less): 301,989,888 B of
+ *     transient memory; and the attention's head-scattered output saved
+ *     beside the projection's input, 50,331,648 B more kept -- without
+ *     recompute, or with selective recompute of the MLP only; not when
+ *     core attention is recomputed (selective's default) or the layer is.
+ *   PyTorch's ring (torchtitan's stack), K/V already at the query heads
+ *     (no GQA): 3 Q + (9 + 1) KV = 1,157,627,904 B with the all-to-all
+ *     rotater (p2p), 3 Q + (9 + 16) KV = 2,667,577,344 B all-gathered. */
+START_TEST(cp_memory_by_hand)
+{
+    fixture f;
+    strategy s = make(1, 1, 4, 1, 1, 64, false, RECOMPUTE_NONE, 1);
+    range_cost p2p, a2a;
+    planner_error rule;
+    setup(&f);
+    f.m.position = POS_ROPE;
+    s.cp = 16;
+    s.seq_len = 32768;
+    s.stage[0] = (stage_spec){0, 0, 96, 1, 4};
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &p2p);
+    s.cp_comm = CP_COMM_A2A;
+    ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == PLANNER_OK, "%s", rule.msg);
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1, f.c.stack), 301989888.0);
+    ck_assert_double_eq(cost_cp_saved_bytes(&f.layers[0], &s, 1), 50331648.0);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &a2a);
+    ck_assert_double_eq(a2a.act_bytes - p2p.act_bytes, 50331648.0);
+    ck_assert_double_eq(a2a.layer_buf_bytes, 301989888.0);
+    ck_assert_double_eq(cost_range_transient_bytes(&a2a), 301989888.0);
+    s.recompute = RECOMPUTE_SELECTIVE;   /* core_attn: the saved tensors dropped */
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &a2a);
+    s.cp_comm = CP_COMM_P2P;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &p2p);
+    ck_assert_double_eq(a2a.act_bytes, p2p.act_bytes);
+    s.recompute_modules = RC_MOD_MLP;   /* core attention's tensors kept */
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &p2p);
+    s.cp_comm = CP_COMM_A2A;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &a2a);
+    ck_assert_double_eq(a2a.act_bytes - p2p.act_bytes, 50331648.0);
+    s.recompute = RECOMPUTE_FULL;
+    s.recompute_modules = 0;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &a2a);
+    s.cp_comm = CP_COMM_P2P;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &p2p);
+    ck_assert_double_eq(a2a.act_bytes, p2p.act_bytes);
+    ck_assert_double_eq(cost_cp_saved_bytes(&f.layers[0], &s, 1), 0);
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1, STACK_PYTORCH_FSDP2),
+                        1157627904.0);
+    s.cp_comm = CP_COMM_ALLGATHER;
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1, STACK_PYTORCH_FSDP2),
+                        2667577344.0);
+    s.cp = 1;
+    s.cp_comm = CP_COMM_P2P;
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1, f.c.stack), 0);
+    ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1, STACK_PYTORCH_FSDP2), 0);
+}
+END_TEST
+
+/* The layer-time buffers never meet the loss's working set
+ * (cost_range_transient_bytes: ws + max(buffers, loss)): the layer of
+ * cp_exchange_by_hand as the last stage, tp 1, cp 16 all_gather (buffers
+ * 3,221,225,472 B), fp32 logits of 2,048 tokens x the fixture's vocabulary
+ * (4 B each), full recompute of the one layer (its working set ws).  The
+ * loss is smaller than the gathered K/V: the range holds ws + the buffers;
+ * with 64 x the tokens' logits (a vocabulary 64 x larger) ws + the loss. */
+START_TEST(layer_buffers_apart_from_loss)
+{
+    fixture f;
+    strategy s = make(1, 1, 4, 1, 1, 64, false, RECOMPUTE_FULL, 1);
+    range_cost r;
+    double loss, ws;
+    setup(&f);
+    f.m.position = POS_ROPE;
+    s.cp = 16;
+    s.seq_len = 32768;
+    s.cp_comm = CP_COMM_ALLGATHER;
+    s.stage[0] = (stage_spec){0, 0, 96, 1, 4};
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, true, &r);
+    loss = 4.0 * 2048 * f.m.vocab;
+    ck_assert_double_eq(r.loss_bytes, loss);
+    ck_assert_double_eq(r.layer_buf_bytes, 3221225472.0);
+    ws = r.act_peak_extra_bytes - loss;
+    ck_assert(ws > 0 && loss < 3221225472.0);
+    ck_assert_double_eq(cost_range_transient_bytes(&r), ws + 3221225472.0);
+    f.m.vocab *= 64;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, true, &r);
+    ck_assert(64.0 * loss > 3221225472.0);
+    ck_assert_double_eq(cost_range_transient_bytes(&r), ws + 64.0 * loss);
 }
 END_TEST
 
@@ -1066,6 +1171,8 @@ int main(void)
     tcase_add_test(tc, moe_etp_weights_monotone);
     tcase_add_test(tc, shared_expert_overlap_by_hand);
     tcase_add_test(tc, cp_exchange_by_hand);
+    tcase_add_test(tc, cp_memory_by_hand);
+    tcase_add_test(tc, layer_buffers_apart_from_loss);
     tcase_add_test(tc, overlap_share_by_link);
     tcase_add_test(tc, megatron_rules);
     tcase_add_test(tc, window_layers_costed_apart);

@@ -53,9 +53,23 @@ typedef struct range_cost {
     double expert_params;           /* of which routed-expert parameters (their
                                        grads reduce over tp cp dp / ep ranks) */
     double act_bytes;               /* kept activations, one micro-batch */
-    double act_peak_extra_bytes;    /* transient working set (logits, recompute) */
+    double act_peak_extra_bytes;    /* transient working set (recompute, the
+                                       loss's: the convention sums them) */
+    double layer_buf_bytes;         /* the largest buffers one layer holds only
+                                       while its attention or token dispatch
+                                       runs (CP exchange, MoE all-to-all) */
+    double loss_bytes;              /* the loss's working set (last stage; part
+                                       of act_peak_extra_bytes) */
     int n_tensors;                  /* weight tensors (ZeRO-3 collectives) */
 } range_cost;
+
+/* The transient bytes of range r at its peak, the one rule evaluate() and
+ * the partitioner use: its working set (act_peak_extra_bytes: one layer's
+ * recompute plus the loss's) with the layer-time buffers in place of the
+ * loss's working set where larger -- they live inside a layer's attention
+ * or dispatch, the loss between the last layer's forward and its backward,
+ * never at once: ws + max(layer_buf, loss). */
+double cost_range_transient_bytes(const range_cost *r);
 
 void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
                       const strategy *s, int group, int tp, int first, int n,
@@ -102,12 +116,52 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
                       const gen_constants *k, const comm_link *cpl, const strategy *s, int tp,
                       double attn, double *fwd, double *bwd);
 
-/* Transient bytes of one attention layer's K/V exchange on one GPU (one
- * micro-batch): all_gather holds the whole sequence's K and V and, in the
- * backward, their gradients (2 cp x this rank's K/V, 16-bit; Transformer
- * Engine saves only the local K/V for the backward, so nothing more is
- * kept); the other types exchange blocks of the rank's own size: 0. */
-double cost_cp_transient_bytes(const layer_spec *l, const strategy *s, int tp);
+/* Transient bytes of one attention layer's context-parallel exchange on one
+ * GPU (one micro-batch), beyond what attention without CP holds, from
+ * Transformer Engine's context-parallel attention (transformer_engine/
+ * pytorch/attention/dot_product_attention/context_parallel.py, as at
+ * d0067d0; the same structure since TE 1.x).  Q and the output O are b s /
+ * cp tokens x the query heads per TP rank, KV this rank's K and V (16-bit;
+ * cp_kv_bytes):
+ *   p2p (AttnFuncWithCPAndKVP2P): the forward keeps every step's K/V block
+ *     (p2p_comm_buffers: the local K/V concatenated, then cp - 1 received)
+ *     and every step's partial output (out_per_step) until the final
+ *     correction, cp (KV + O); the backward holds the dQ accumulator, two
+ *     [K/V, dK/dV] double buffers and one step's dQ dK dV, 2 Q + 5 KV; the
+ *     larger;
+ *   all_gather (AttnFuncWithCPAndKVAllGather): the whole sequence's K and
+ *     V and, in the backward, their gradients, 2 cp KV (only the local K/V
+ *     is saved);
+ *   a2a (AttnFuncWithCPAndQKVOA2A, flash_attn_a2a_communicate): each
+ *     all-to-all makes its input contiguous and receives into an
+ *     empty_like buffer; the received Q K V are what attention saves, so
+ *     the forward holds the caller's Q K V and the send copies, 2 (Q + KV),
+ *     or for the output the caller's Q K V, the reordered O and its receive
+ *     buffer, Q + KV + 2 O; the backward's dQ dK dV the same 2 (Q + KV):
+ *     Q + KV + max(Q + KV, 2 O);
+ *   a2a+p2p: the a2a term, or the ring's over cp / cp_a2a groups (blocks
+ *     of the same bytes) with the caller's Q K V still held, Q + KV + the
+ *     ring term; the larger.
+ * On a stack with PyTorch's ring attention (stack_memory.cp_attn
+ * STACK_CP_TORCH: torch/distributed/tensor/experimental/_attention.py
+ * _templated_ring_attention_backward, whose backward holds the most), with
+ * K and V repeated to the query heads (torchtitan models/llama/model.py
+ * repeat_kv: KV = 2 Q): fp32 dQ dK dV accumulators 2 (Q + KV), the
+ * contiguous K V and their concatenation 2 KV, the rotater's K/V (all_gather,
+ * _AllGatherRotater: the whole sequence, cp KV; p2p, _AllToAllRotater: one
+ * block, KV), one step's dQ dK dV Q + KV, the fp32 dK/dV concatenation sent
+ * and received 4 KV: 3 Q + (9 + cp or 1) KV.
+ * 0 at cp 1.  Alive only while the layer's attention runs (forward or
+ * backward). */
+double cost_cp_transient_bytes(const layer_spec *l, const strategy *s, int tp, int stack);
+
+/* Activation bytes the context-parallel exchange adds to what a layer
+ * saves (one micro-batch, one GPU): a2a and a2a+p2p save the attention's
+ * output in its head-scattered layout (TE AttnFuncWithCPAndQKVOA2A saves
+ * out_part; the output all-to-all'd back is a new tensor, the projection's
+ * saved input), one O more, b s / cp x q / tp x 2 B, where core attention
+ * is not recomputed; p2p and all_gather save attention's own output: 0. */
+double cost_cp_saved_bytes(const layer_spec *l, const strategy *s, int tp);
 
 /* p2p time of one micro-batch's activations crossing the boundary after
  * pipeline rank i (to rank i+1; for i = pp-1 the wrap-around to rank 0 of

@@ -76,10 +76,22 @@ typedef enum stack_gather {
                                memory_fsdp2_unsharded_bytes */
 } stack_gather;
 
+typedef enum stack_cp_attn {
+    STACK_CP_TE,            /* Transformer Engine's context-parallel
+                               attention (Megatron-Core's cp_comm_type):
+                               cost_cp_transient_bytes */
+    STACK_CP_TORCH          /* PyTorch's context_parallel ring attention
+                               (torch.distributed.tensor.experimental
+                               _attention.py) over torchtitan's SDPA, whose
+                               K and V are repeated to the query heads
+                               (repeat_kv) */
+} stack_cp_attn;
+
 typedef struct stack_memory {
     stack_selective selective;
     stack_loss loss;
     stack_gather gather;
+    stack_cp_attn cp_attn;
 } stack_memory;
 
 typedef struct stack_spec {

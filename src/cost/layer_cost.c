@@ -380,6 +380,9 @@ static double layer_act_bytes(const model *m, const layer_spec *l, const strateg
                                    tp, s->sp);
     if (rc == RECOMPUTE_SELECTIVE)
         a -= selective_saved_bytes(m, l, s, tp);
+    if (rc == RECOMPUTE_NONE ||
+        (rc == RECOMPUTE_SELECTIVE && !(selective_modules(s) & RC_MOD_CORE_ATTN)))
+        a += cost_cp_saved_bytes(l, s, tp);   /* core attention's saved tensors kept */
     if (rc != RECOMPUTE_FULL && s->etp > 1 && l->moe && m->moe.experts > 0)
         /* the routed experts' fc1 input is the etp ranks' copies gathered
          * (token_dispatcher.py dispatch_postprocess): etp x this rank's */
@@ -425,11 +428,78 @@ static double cp_kv_bytes(const layer_spec *l, const strategy *s, int tp)
     return tokens * 2.0 * kvw * 2.0;
 }
 
-double cost_cp_transient_bytes(const layer_spec *l, const strategy *s, int tp)
+/* This rank's Q (and attention output O, the same width) for one
+ * micro-batch, 16-bit: b s / cp tokens x the query heads a TP rank holds. */
+static double cp_q_bytes(const layer_spec *l, const strategy *s, int tp)
 {
-    if (s->cp <= 1 || s->cp_comm != CP_COMM_ALLGATHER)
+    int cp = s->cp > 0 ? s->cp : 1;
+    return (double)s->mbs * s->seq_len / cp * ((double)l->heads * l->head_dim / tp) * 2.0;
+}
+
+/* The ring's transient over r ranks (TE AttnFuncWithCPAndKVP2P): the
+ * forward's r K/V blocks and r partial outputs, or the backward's dQ
+ * accumulator, two [K/V, dK/dV] buffers and one step's dQ dK dV. */
+static double cp_ring_transient(int r, double q, double kv)
+{
+    double fwd = r * (kv + q), bwd = 2.0 * q + 5.0 * kv;
+    return fwd > bwd ? fwd : bwd;
+}
+
+/* The Ulysses all-to-alls' transient (TE flash_attn_a2a_communicate):
+ * beside the caller's Q K V, their contiguous send copies (the received
+ * ones are what attention saves), or for the output the reordered send
+ * copy and the receive buffer; the backward's dQ dK dV likewise. */
+static double cp_a2a_transient(double q, double kv)
+{
+    return q + kv + (q + kv > 2.0 * q ? q + kv : 2.0 * q);
+}
+
+/* PyTorch's ring attention (_templated_ring_attention and its backward,
+ * torch/distributed/tensor/experimental/_attention.py) over K and V of kv
+ * bytes, the rotater holding `held` of them at once: the backward's fp32
+ * dQ dK dV accumulators, the contiguous K V and their concatenation sent
+ * on, what the rotater received, one step's dQ dK dV, and the fp32 dK/dV
+ * concatenation sent and received (the forward's K/V copies and its fp32
+ * merged output hold less). */
+static double cp_torch_transient(double held, double q, double kv)
+{
+    return 2.0 * (q + kv) + 2.0 * kv + held * kv + (q + kv) + 4.0 * kv;
+}
+
+double cost_cp_transient_bytes(const layer_spec *l, const strategy *s, int tp, int stack)
+{
+    int cp = s->cp > 0 ? s->cp : 1, a;
+    double kv = cp_kv_bytes(l, s, tp), q = cp_q_bytes(l, s, tp), ring;
+    if (cp <= 1)
         return 0;
-    return 2.0 * s->cp * cp_kv_bytes(l, s, tp);
+    if (stack_get(stack)->memory.cp_attn == STACK_CP_TORCH) {
+        /* torchtitan repeats K and V to the query heads before SDPA */
+        kv = 2.0 * q;
+        return cp_torch_transient(s->cp_comm == CP_COMM_ALLGATHER ? cp : 1, q, kv);
+    }
+    switch (s->cp_comm) {
+    case CP_COMM_ALLGATHER:
+        return 2.0 * cp * kv;
+    case CP_COMM_A2A:
+        return cp_a2a_transient(q, kv);
+    case CP_COMM_A2A_P2P:
+        /* the all-to-all over cp_a2a ranks, then the ring over cp / cp_a2a
+         * groups with the caller's Q K V still held */
+        a = s->cp_a2a > 1 && cp % s->cp_a2a == 0 ? s->cp_a2a : 1;
+        ring = q + kv + cp_ring_transient(cp / a, q, kv);
+        return ring > cp_a2a_transient(q, kv) ? ring : cp_a2a_transient(q, kv);
+    case CP_COMM_P2P:
+    case CP_COMM_COUNT:
+        break;
+    }
+    return cp_ring_transient(cp, q, kv);
+}
+
+double cost_cp_saved_bytes(const layer_spec *l, const strategy *s, int tp)
+{
+    if (s->cp <= 1 || (s->cp_comm != CP_COMM_A2A && s->cp_comm != CP_COMM_A2A_P2P))
+        return 0;
+    return cp_q_bytes(l, s, tp);
 }
 
 /* The Ulysses all-to-alls of one pass over `a` ranks spaced `stride` apart:
@@ -752,6 +822,12 @@ static bool recomputed(const strategy *s, const range_recompute *r, int p)
     return r->layers <= 0 || r->uniform || p < r->layers;
 }
 
+double cost_range_transient_bytes(const range_cost *r)
+{
+    double over = r->layer_buf_bytes - r->loss_bytes;
+    return r->act_peak_extra_bytes + (over > 0 ? over : 0);
+}
+
 void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
                       const strategy *s, int group, int tp, int first, int n,
                       bool first_stage, bool last_stage, range_cost *out)
@@ -795,8 +871,10 @@ static void add_output_cost(const model *m, const gpu_spec *gpu, const gen_const
         out->params += (double)m->vocab * m->hidden / tp;
     out->n_tensors += 1;
     /* the loss's working set, by the stack (memory_loss_bytes) */
-    out->act_peak_extra_bytes += memory_loss_bytes(stack_get(stack)->memory.loss, tokens,
-                                                   m->vocab, m->hidden, tp, s->sp);
+    double loss = memory_loss_bytes(stack_get(stack)->memory.loss, tokens, m->vocab, m->hidden,
+                                    tp, s->sp);
+    out->act_peak_extra_bytes += loss;
+    out->loss_bytes += loss;
 }
 
 void cost_layer_range_on(const model *m, const node_group *ng, const cost_params *p, int stack,
@@ -863,8 +941,8 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
             freed += full_act - in_act;
             range_cost_add_work(out, re ? &one : &kept);
         }
-        if (cost_cp_transient_bytes(l, s, tp) > cp_buf)
-            cp_buf = cost_cp_transient_bytes(l, s, tp);
+        if (cost_cp_transient_bytes(l, s, tp, stack) > cp_buf)
+            cp_buf = cost_cp_transient_bytes(l, s, tp, stack);
         if (l->moe && m->moe.experts > 0) {
             /* routed experts sharded over ep x etp (not over tp), the rest
              * over tp; the all-to-all's send and receive buffers of the layer
@@ -888,8 +966,10 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
     else if (s->recompute == RECOMPUTE_FULL)
         max_layer_act = max_layer_act > freed ? max_layer_act - freed : 0;
     /* the MoE all-to-all buffers and the CP K/V buffers live in different
-     * parts of a layer: the larger of the two */
-    out->act_peak_extra_bytes = max_layer_act + (a2a_buf > cp_buf ? a2a_buf : cp_buf);
+     * parts of a layer: the larger of the two, apart from the working set
+     * (cost_range_transient_bytes) */
+    out->act_peak_extra_bytes = max_layer_act;
+    out->layer_buf_bytes = a2a_buf > cp_buf ? a2a_buf : cp_buf;
     if (first_stage)
         add_embedding_cost(m, gpu, k, s, tp, tokens, out);
     if (last_stage) {

@@ -8,7 +8,9 @@
  * per layer from transformer.c (Korthikanti et al. 2022 with flash
  * attention), times the micro-batches in flight under the schedule, plus the
  * transient working set (fp32 logits on the last stage, one layer's full
- * activations while recomputing).  Reserve: a fixed amount for NCCL buffers
+ * activations while recomputing; a layer's CP and all-to-all buffers in
+ * place of the loss's where larger, layer_cost.c
+ * cost_range_transient_bytes).  Reserve: a fixed amount for NCCL buffers
  * and workspaces on top of the catalog's usable memory (which already leaves
  * 2 GiB for the CUDA context) plus a fragmentation fraction of activations.
  * Uneven virtual chunks (the embedding or the loss counted as a layer): the

@@ -10,7 +10,9 @@
  * states, with routed-expert states sharded over their expert-data-parallel
  * group; one micro-batch of activations, times memory_inflight(pp, 1, m,
  * s); its transient bytes, the largest counting) and each stage's fixed
- * bytes (the reserve, and the embedding / output layer on the end stages).
+ * bytes (the reserve, and the embedding / output layer on the end stages;
+ * the loss's working set beyond the least layer-time buffers of any layer,
+ * as cost_range_transient_bytes counts it).
  * ZeRO-3's gathered weights are memory_zero3_gathered_bytes(), the rule
  * evaluate() uses: its stage_params term per layer (FSDP2 under pipelining
  * keeps the whole stage gathered with fp32 gradients: 6 B per parameter),
@@ -347,6 +349,7 @@ typedef struct cost_entry {
     cost_key key;
     double *t, *params, *expert, *act, *peak;   /* [L] each */
     double ext_t[3], ext_params[3], ext_peak[3];
+    double buf_min;             /* the least layer-time buffers of a layer */
 } cost_entry;
 
 struct placer {
@@ -481,13 +484,20 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *
         e->params[i] = rc.params;
         e->expert[i] = rc.expert_params;
         e->act[i] = rc.act_bytes;
-        e->peak[i] = rc.act_peak_extra_bytes;
+        e->peak[i] = cost_range_transient_bytes(&rc);
+        if (i == 0 || rc.layer_buf_bytes < e->buf_min)
+            e->buf_min = rc.layer_buf_bytes;
     }
     for (int x = 0; x < 3; x++) {
         cost_layer_range_on(pc->m, ng, pc->p, pc->c->stack, s, k->tp, 0, 0, x != 1, x != 0, &rc);
         e->ext_t[x] = rc.fwd_s + rc.bwd_s;
         e->ext_params[x] = rc.params;
-        e->ext_peak[x] = rc.act_peak_extra_bytes;
+        /* the loss's working set beyond what the stage's layers' buffers
+         * already count (cost_range_transient_bytes: ws + max(buf, loss)
+         * = (ws + buf) + max(0, loss - buf)), against the least buffers of
+         * any layer: exact on uniform layers, never below evaluate() */
+        e->ext_peak[x] = rc.act_peak_extra_bytes - rc.loss_bytes +
+                         (rc.loss_bytes > e->buf_min ? rc.loss_bytes - e->buf_min : 0);
     }
     return e;
 }

@@ -220,6 +220,7 @@ static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, rang
 {
     const int v = x->v, pp = x->pp;
     bool act_uneven = false;
+    double peak = 0;
     memset(r, 0, sizeof *r);
     for (int j = 0; j < v; j++) {
         range_cost part;
@@ -231,8 +232,8 @@ static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, rang
         range_cost_add_work(r, &part);
         r->params += part.params;
         r->expert_params += part.expert_params;
-        if (part.act_peak_extra_bytes > r->act_peak_extra_bytes)
-            r->act_peak_extra_bytes = part.act_peak_extra_bytes;
+        if (cost_range_transient_bytes(&part) > peak)   /* chunks run one at a time */
+            peak = cost_range_transient_bytes(&part);
         if (x->chunked) {
             x->fc[i * v + j] = cost_cap_time(part.fwd_s);
             x->bc[i * v + j] = cost_cap_time(part.bwd_s);
@@ -241,6 +242,7 @@ static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, rang
                 act_uneven = true;
         }
     }
+    r->act_peak_extra_bytes = peak;   /* the rank's transient, combined */
     return act_uneven;
 }
 

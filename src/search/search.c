@@ -76,11 +76,10 @@
  *      later (slower, same everything else) ones are skipped -- unless the
  *      one that fits uses an unvalidated recompute value and the later one
  *      a validated value (which may rank first: RANKING).
- *   P6 cp_comm (cp > 1, not fixed): p2p, and the other K/V exchange type
- *      (a2a, all_gather, a2a+p2p) only when its attention layer is faster
- *      than p2p's (when that is all_gather, which holds more memory, also
- *      the fastest of the others) (cp_comm_list); every type on models with
- *      uneven layers.
+ *   P6 cp_comm (cp > 1, not fixed): p2p, and each other K/V exchange
+ *      type (a2a, all_gather, a2a+p2p) unless another type's attention
+ *      layer is no slower and holds no more memory (kept and transient
+ *      bytes) (cp_comm_list); every type on models with uneven layers.
  *   P5 dp * cp = 1: ZeRO stages 1-3 shard over one rank, the same plan as
  *      zero 0; only zero 0 is enumerated (unless zero is fixed).
  *   P9 vpp > 1 on placements across node groups (interleaving the
@@ -776,42 +775,60 @@ static void set_derived(search_ctx *x)
     s->flex_dispatcher = f->flex_dispatcher > 0;
 }
 
-/* Forward + backward (with any re-forward) of the first decoder layer of
- * x->s under K/V exchange type t, one micro-batch: P6's yardstick. */
-static double cp_layer_s(search_ctx *x, cp_comm_type t)
+/* The first decoder layer of x->s under K/V exchange type t, one
+ * micro-batch: its forward + backward (with any re-forward) and what it
+ * holds (kept activations, transient bytes): P6's yardstick. */
+typedef struct cp_probe {
+    double s, act, peak;
+} cp_probe;
+
+static void cp_layer_probe(search_ctx *x, cp_comm_type t, int cp_a2a, cp_probe *out)
 {
     range_cost r;
     cp_comm_type was = x->s.cp_comm;
+    int was_a2a = x->s.cp_a2a;
     int g = x->s.n_stages > 0 ? x->s.stage[0].group : x->group;
     x->s.cp_comm = t;
+    x->s.cp_a2a = cp_a2a;
     cost_layer_range(x->m, x->c, x->p, &x->s, g, x->s.tp, 0, 1, false, false, &r);
     x->s.cp_comm = was;
-    return r.fwd_s + r.bwd_s;
+    x->s.cp_a2a = was_a2a;
+    out->s = r.fwd_s + r.bwd_s;
+    out->act = r.act_bytes;
+    out->peak = cost_range_transient_bytes(&r);
+}
+
+/* Whether probe u is no slower and holds no more than probe t. */
+static bool cp_dominates(const cp_probe *u, const cp_probe *t)
+{
+    return u->s <= t->s && u->act <= t->act && u->peak <= t->peak;
 }
 
 /* P6: the K/V exchange types to evaluate for x->s (types[], returns their
- * count), each with its cp_a2a (hcp_a2a for a2a+p2p).  Fixed, or cp 1: its
- * one type.  Otherwise the type changes each attention layer's exposed CP
- * time and, for all_gather alone, the transient memory (the gathered K/V,
- * cost_cp_transient_bytes); p2p, a2a and a2a+p2p hold the same bytes.  On
- * a uniform model the type whose layer is fastest is then fastest for the
- * step among those of equal memory (every layer alike, the schedule
- * monotone in its stage times): p2p, the fastest other type when faster
- * than p2p, and when that one is all_gather (more memory: it may not fit)
- * also the fastest of the rest when faster than p2p.  The types are
- * unvalidated, so p2p may still rank first.  The exhaustive search and
- * models with uneven layers evaluate every type the rules and the software
- * stack allow. */
-static int cp_comm_list(search_ctx *x, int *types)
+ * count), each with its cp_a2a (hcp_a2a for a2a+p2p), and the layer time
+ * of each (layer_s[], 0 when not probed).  Fixed, or cp 1: its one type.
+ * Otherwise the type changes each attention layer's exposed CP time, the
+ * activations it keeps (a2a's second output, cost_cp_saved_bytes) and its
+ * transient bytes (cost_cp_transient_bytes).  On a uniform model a stage's
+ * step time is monotone in its layers' time and its memory in their kept
+ * and transient bytes (every layer alike), so a type that another is no
+ * slower than and holds no more than (the first of equals kept) cannot
+ * rank above it: p2p and the types no other dominates are evaluated, p2p
+ * first, the others fastest first (try_comm_types skips one slower than a
+ * type that fits).  The types are unvalidated, so p2p (always evaluated)
+ * may still rank first.  The exhaustive search and models with uneven
+ * layers evaluate every type the rules and the software stack allow. */
+static int cp_comm_list(search_ctx *x, int *types, double *layer_s)
 {
-    int n = 0, valid = 0;
-    cp_comm_type best = CP_COMM_P2P, best_lean = CP_COMM_P2P;
-    double p2p_s = 0, best_s = 0, lean_s = 0;
+    int n = 0, valid = 0, cand[CP_COMM_COUNT], nc = 0;
+    cp_probe pr[CP_COMM_COUNT];
+    layer_s[0] = 0;
     if (x->fix.cp_comm >= 0 || x->fix.cp_a2a > 0 || x->s.cp <= 1) {
         types[0] = x->s.cp_comm;
         return 1;
     }
     types[n++] = CP_COMM_P2P;
+    cand[nc++] = CP_COMM_P2P;
     for (int t = CP_COMM_P2P + 1; t < CP_COMM_COUNT; t++) {
         x->s.cp_comm = (cp_comm_type)t;
         x->s.cp_a2a = t == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
@@ -819,31 +836,38 @@ static int cp_comm_list(search_ctx *x, int *types)
             knob_rule(x->m, &x->s, KNOB_CP_COMM, NULL) != PLANNER_OK)
             continue;
         valid++;
-        if (x->exhaustive || x->m->uneven) {
-            types[n++] = t;
-        } else {
-            double ts = cp_layer_s(x, (cp_comm_type)t);
-            if (p2p_s == 0)
-                p2p_s = best_s = lean_s = cp_layer_s(x, CP_COMM_P2P);
-            if (ts < best_s) {
-                best = (cp_comm_type)t;
-                best_s = ts;
-            }
-            if (t != CP_COMM_ALLGATHER && ts < lean_s) {
-                best_lean = (cp_comm_type)t;
-                lean_s = ts;
-            }
-        }
+        cand[nc++] = t;
     }
     x->s.cp_comm = CP_COMM_P2P;
     x->s.cp_a2a = 0;
-    if (!x->exhaustive && !x->m->uneven) {
-        if (best != CP_COMM_P2P)
-            types[n++] = best;
-        if (best == CP_COMM_ALLGATHER && best_lean != CP_COMM_P2P)
-            types[n++] = best_lean;
-        x->pruned += valid - (n - 1);
+    if (x->exhaustive || x->m->uneven) {
+        for (int j = 1; j < nc; j++) {
+            layer_s[n] = 0;
+            types[n++] = cand[j];
+        }
+        return n;
     }
+    for (int j = 0; j < nc; j++)
+        cp_layer_probe(x, (cp_comm_type)cand[j], cand[j] == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0,
+                       &pr[j]);
+    layer_s[0] = pr[0].s;
+    for (int j = 1; j < nc; j++) {
+        bool dominated = false;
+        int at;
+        for (int u = 0; u < nc && !dominated; u++)
+            dominated = u != j && cp_dominates(&pr[u], &pr[j]) &&
+                        (u < j || !cp_dominates(&pr[j], &pr[u]));
+        if (dominated)
+            continue;
+        for (at = n; at > 1 && layer_s[at - 1] > pr[j].s; at--) {   /* fastest first */
+            types[at] = types[at - 1];
+            layer_s[at] = layer_s[at - 1];
+        }
+        types[at] = cand[j];
+        layer_s[at] = pr[j].s;
+        n++;
+    }
+    x->pruned += valid - (n - 1);
     return n;
 }
 
@@ -1305,10 +1329,13 @@ static int moe_overlap_modes(search_ctx *x)
  * a near-tie goes to the validated; P9: the overlap first, then the plan
  * without it only when it may rank (the overlapped plan, no slower than
  * it, fits and could rank).  Updates the cell's bounds (P7, P9) and returns the best
- * try_strategy result (p2p's fit: no type holds less). */
+ * try_strategy result (1 when any type fits; P6 skips a type slower than one
+ * that fits). */
 static int try_comm_types(search_ctx *x, block_cell *c, int rc)
 {
-    int types[CP_COMM_COUNT], nt = cp_comm_list(x, types);
+    int types[CP_COMM_COUNT];
+    double layer_s[CP_COMM_COUNT], fit_s = HUGE_VAL;
+    int nt = cp_comm_list(x, types, layer_s);
     int fit = -1, layers = x->s.recompute_layers, f1_on = -1;
     int modes = moe_overlap_modes(x), mode[3], nm = 0;
 
@@ -1330,8 +1357,14 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
             x->pruned++;   /* P9 */
             continue;
         }
+        if (ti / nm > 0 && layer_s[ti / nm] > 0 && layer_s[ti / nm] >= fit_s) {
+            x->pruned++;   /* P6: slower than a type that fits */
+            continue;
+        }
         if ((f1 = try_strategy(x)) > fit)
             fit = f1;
+        if (f1 == 1 && layer_s[ti / nm] > 0 && layer_s[ti / nm] < fit_s)
+            fit_s = layer_s[ti / nm];
         if (mo > 0)
             f1_on = f1;
         if (f1 == 0 && rc == RC_LEVEL_NONE && objective_score(x, &x->s, &x->e) > c->bound)
