@@ -1120,6 +1120,64 @@ START_TEST(zero2_reduces_every_microbatch)
 }
 END_TEST
 
+/* The search names what Megatron's rules refused instead of counting it as
+ * pruned (issue 11): Llama 3 70B's 8 query groups do not split over tp 16,
+ * so under --fix tp=16 every block is refused by the tp rule -- none
+ * evaluated, none pruned (it said "10,521 pruned as unable to win"), the
+ * same count with the exhaustive search, and a "Not searched" entry naming
+ * the rule with that count.  Mixtral's default search refuses sp off at tp > 1
+ * (Megatron-Core's MoELayer needs SP) and says so; its entries add up to
+ * invalid. */
+static long refused_entries(const search_result *r, const char *rule)
+{
+    long total = 0;
+    for (int i = 0; i < r->n_not_searched; i++) {
+        long n;
+        char key[64];
+        if (sscanf(r->not_searched[i], "%ld candidates Megatron's rules refuse (%63[^:]", &n,
+                   key) == 2) {
+            total += n;
+            if (rule != NULL)
+                ck_assert_str_eq(key, rule);
+        }
+    }
+    return total;
+}
+
+START_TEST(rule_refusals_named)
+{
+    run_spec rs;
+    cluster *c = tu_cluster_load("clusters/h100x512.yaml");
+    model *m = tu_model_load("configs/llama3-70b.json", &rs);
+    search_result r, ex;
+    char want[SEARCH_NOT_SEARCHED_LEN];
+    bool found = false;
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, "tp=16", false, 10), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(tu_search(&ex, m, &rs, c, "tp=16", true, 10), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(r.candidates, 0);
+    ck_assert_int_eq(r.pruned, 0);
+    ck_assert_int_gt(r.invalid, 0);
+    ck_assert_int_eq(ex.invalid, r.invalid);
+    snprintf(want, sizeof want, "%ld candidates Megatron's rules refuse (tp: 8 query groups are "
+             "not divisible by tp=16)", r.invalid);
+    for (int i = 0; i < r.n_not_searched; i++)
+        found = found || strcmp(r.not_searched[i], want) == 0;
+    ck_assert_msg(found, "no '%s' in not_searched", want);
+    ck_assert_int_eq(refused_entries(&r, "tp"), r.invalid);
+    search_result_free(&r);
+    search_result_free(&ex);
+    model_free(m);
+
+    m = tu_model_load("configs/mixtral-8x7b.json", &rs);
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, "gpus=64", false, 2), PLANNER_OK);
+    ck_assert_int_gt(r.invalid, 0);
+    ck_assert_int_eq(refused_entries(&r, "sp"), r.invalid);
+    search_result_free(&r);
+    model_free(m);
+    cluster_free(c);
+}
+END_TEST
+
 /* Megatron-FSDP optim_grads waits for a chunk's reduce-scatters at the end
  * of that chunk's backward, every micro-batch (_root_post_backward ->
  * grad_reduce_pipeline.reset()), and get_model makes chunks 2..vpp one
@@ -1531,6 +1589,7 @@ int main(void)
     tcase_add_test(ts, cp_comm_searched);
     tcase_add_test(ts, zero2_reduces_every_microbatch);
     tcase_add_test(ts, zero2_waits_each_chunk);
+    tcase_add_test(ts, rule_refusals_named);
     tcase_add_test(ts, distributed_optimizer_shards_over_dp_and_cp);
     tcase_add_test(ts, stack_restricts_the_search);
     tcase_add_test(ts, knob_stack_masks);

@@ -250,4 +250,10 @@ struct model;
  * check). */
 planner_status strategy_check(const struct model *m, const strategy *s, planner_error *err);
 
+/* strategy_check, and the rule that refused s into *knob (knob may be
+ * NULL): the knob_id whose knob_rule failed, or KNOB_COUNT for the layer
+ * split's rules and the batch/sequence check. */
+planner_status strategy_check_rule(const struct model *m, const strategy *s, int *knob,
+                                   planner_error *err);
+
 #endif

@@ -140,7 +140,9 @@ typedef struct search_result {
     plan miss;
     char advice[512];                 /* what would make it fit */
     long pruned;                      /* candidates skipped by a safe prune */
-    long invalid;                     /* candidates strategy_check rejected */
+    long invalid;                     /* candidates Megatron's rules refused
+                                         (strategy_check, the placer, or a
+                                         block's degrees: search.c refuse) */
     int gbs, seq_len;                 /* the global batch and sequence planned */
     int gpus;                         /* GPUs each plan uses */
     char placement_note[512];         /* several node groups: the best plan

@@ -170,17 +170,30 @@ int strategy_split_account(strategy *s, int layers, int group)
 
 planner_status strategy_check(const model *m, const strategy *s, planner_error *err)
 {
-    int i, covered = 0, uneven = 0;
+    return strategy_check_rule(m, s, NULL, err);
+}
+
+planner_status strategy_check_rule(const model *m, const strategy *s, int *knob,
+                                   planner_error *err)
+{
+    int i, covered = 0, uneven = 0, unused;
     planner_status rc;
     bool account = s->account_embedding || s->account_loss;
+    if (knob == NULL)
+        knob = &unused;
+    *knob = KNOB_COUNT;
     if (s->gbs < 1 || s->seq_len < 1)
         FAIL("the global batch and the sequence must be >= 1");
     for (i = 0; i < KNOB_COUNT; i++)   /* ranges first: the rules divide by them */
-        if (knob_value(s, (knob_id)i) < knob_get_info((knob_id)i)->min)
+        if (knob_value(s, (knob_id)i) < knob_get_info((knob_id)i)->min) {
+            *knob = i;
             return knob_rule(m, s, (knob_id)i, err);
+        }
     for (i = 0; i < KNOB_COUNT; i++)
-        if ((rc = knob_rule(m, s, (knob_id)i, err)) != PLANNER_OK)
+        if ((rc = knob_rule(m, s, (knob_id)i, err)) != PLANNER_OK) {
+            *knob = i;
             return rc;
+        }
     if (s->n_stages != s->pp)
         FAIL("%d stages listed for pp %d", s->n_stages, s->pp);
     if (s->layout && account)

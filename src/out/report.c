@@ -271,13 +271,16 @@ static void describe(const strategy *s, char *buf, size_t size)
 
 static void search_stats(FILE *out, const search_result *res)
 {
-    char cand[32], feas[32], pruned[32], rate[32];
+    char cand[32], feas[32], pruned[32], refused[32], rate[32];
     fmt_count((double)res->candidates, cand, sizeof cand);
     fmt_count((double)res->feasible, feas, sizeof feas);
     fmt_count((double)res->pruned, pruned, sizeof pruned);
+    fmt_count((double)res->invalid, refused, sizeof refused);
     fmt_count(res->seconds > 0 ? (double)res->candidates / res->seconds : 0, rate, sizeof rate);
-    fprintf(out, "Search: %s candidates evaluated (%s feasible, %s pruned as unable to win), "
-            "%.3f s, %s candidates/s\n", cand, feas, pruned, res->seconds, rate);
+    fprintf(out, "Search: %s candidates evaluated (%s feasible, %s pruned as unable to win%s%s%s), "
+            "%.3f s, %s candidates/s\n", cand, feas, pruned, res->invalid > 0 ? ", " : "",
+            res->invalid > 0 ? refused : "", res->invalid > 0 ? " refused by Megatron's rules" : "",
+            res->seconds, rate);
     if (res->limited) {
         char work[32];
         fmt_count(res->work, work, sizeof work);

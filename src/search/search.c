@@ -180,6 +180,10 @@ typedef struct search_ctx {
     int *order;
     int n_top, pool_cap;
     long candidates, feasible, invalid, pruned;
+    /* candidates Megatron's rules refused (invalid in all), by the rule's
+     * knob ([KNOB_COUNT]: the layer split), with the first one's message */
+    long refused[KNOB_COUNT + 1];
+    char refused_why[KNOB_COUNT + 1][SEARCH_NOT_SEARCHED_LEN / 2];
     /* closest miss */
     bool have_miss;
     double miss_ratio, miss_score, miss_peak;
@@ -571,25 +575,50 @@ static double miss_ratio(const evaluation *e)
     return e->peak_memory_bytes / cap;
 }
 
+/* Counts n candidates of x->s that the rule of knob k refused (KNOB_COUNT:
+ * the layer split); msg: the rule's message, needed for the first refusal
+ * of k and of the search (the advice's example, with vpp and mbs; mbs < 0:
+ * without). */
+static void refuse(search_ctx *x, int k, long n, int mbs, int vpp, const char *msg)
+{
+    if (x->refused[k] == 0)
+        snprintf(x->refused_why[k], sizeof x->refused_why[k], "%s", msg);
+    if (x->first_invalid[0] == '\0' && mbs < 0)   /* placed before mbs matters */
+        snprintf(x->first_invalid, sizeof x->first_invalid,
+                 "tp %d, cp %d, pp %d, dp %d, vpp %d: %.191s", x->s.tp, x->s.cp, x->s.pp,
+                 x->s.dp, vpp, msg);
+    else if (x->first_invalid[0] == '\0')
+        snprintf(x->first_invalid, sizeof x->first_invalid,
+                 "tp %d, cp %d, pp %d, dp %d, vpp %d, mbs %d: %.191s", x->s.tp, x->s.cp,
+                 x->s.pp, x->s.dp, vpp, mbs, msg);
+    x->refused[k] += n;
+    x->invalid += n;
+}
+
+/* Whether Megatron's rules refuse x->s; counted (refuse) when `count`. */
+static bool rules_refuse(search_ctx *x, bool count)
+{
+    int k;
+    if (strategy_check_rule(x->m, &x->s, &k, NULL) == PLANNER_OK)
+        return false;
+    if (count) {
+        /* the message only for a first refusal: the others go without
+         * formatting one */
+        planner_error why;
+        error_clear(&why);
+        if (x->refused[k] == 0 || x->first_invalid[0] == '\0')
+            strategy_check(x->m, &x->s, &why);
+        refuse(x, k, 1, x->s.mbs, x->s.vpp, why.msg);
+    }
+    return true;
+}
+
 /* Checks x->s against Megatron's rules and evaluates it into x->e.
  * Returns 1 fits, 0 does not fit, -1 invalid (counted when `count`). */
 static int check_eval(search_ctx *x, bool count)
 {
-    /* the message only for the first invalid candidate: the others go
-     * without formatting one (err NULL) */
-    bool first = count && x->first_invalid[0] == '\0';
-    planner_error why;
-    if (first)
-        error_clear(&why);
-    if (strategy_check(x->m, &x->s, first ? &why : NULL) != PLANNER_OK) {
-        if (count)
-            x->invalid++;
-        if (first)
-            snprintf(x->first_invalid, sizeof x->first_invalid,
-                     "tp %d, cp %d, pp %d, dp %d, vpp %d, mbs %d: %.191s", x->s.tp, x->s.cp,
-                     x->s.pp, x->s.dp, x->s.vpp, x->s.mbs, why.msg);
+    if (rules_refuse(x, count))
         return -1;
-    }
     evaluate(x->m, x->c, x->p, &x->s, &x->e);
     if (!(isfinite(x->e.step_time_s) && x->e.step_time_s > 0 &&
           x->e.step_time_s < COST_TIME_CAP_S && isfinite(x->e.tokens_per_s) &&
@@ -1015,9 +1044,8 @@ static bool vpp_applies(const search_ctx *x, int v, int mb)
 /* Builds x->s's inner knobs and stages.  0 or -1 (cannot place). */
 static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
 {
-    /* the message only for the first candidate that cannot be placed (as
-     * check_eval) */
-    bool first = x->first_invalid[0] == '\0';
+    /* the message only for a first refusal (as check_eval) */
+    bool first = x->first_invalid[0] == '\0' || x->refused[KNOB_COUNT] == 0;
     planner_error why;
     strategy *s = &x->s;
     s->mbs = mbs;
@@ -1030,11 +1058,7 @@ static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
     if (first)
         error_clear(&why);
     if (place(x, s, first ? &why : NULL) != PLANNER_OK) {
-        x->invalid++;
-        if (first)
-            snprintf(x->first_invalid, sizeof x->first_invalid,
-                     "tp %d, cp %d, pp %d, dp %d, vpp %d: %.191s", s->tp, s->cp, s->pp, s->dp,
-                     s->vpp, why.msg);
+        refuse(x, KNOB_COUNT, 1, -1, s->vpp, first ? why.msg : "");
         return -1;
     }
     return 0;
@@ -1394,7 +1418,10 @@ static int eval_rc_level(search_ctx *x, block_cell *c, int rc)
         return -2;
     if (!x->exhaustive && rc == RC_LEVEL_SEL_SAVE &&
         (!bound_fits(x, &ub) || (ub >= 0 && cannot_rank(x, ub)))) {
-        /* P8 on memory alone: a miss, or a fit that cannot rank */
+        /* P8 on memory alone: a miss, or a fit that cannot rank; one the
+         * rules refuse is counted so and says nothing of the other levels */
+        if (rules_refuse(x, true))
+            return -2;
         x->pruned++;
         if (x->e.feasible) {
             c->fitted = true;
@@ -1439,6 +1466,28 @@ static long block_candidates(const search_ctx *x, const block_lists *b)
     return total;
 }
 
+/* Whether a rule on the block's own degrees (tp, cp, ep, etp: knob_rule
+ * reads nothing else of them) refuses every candidate of block b; counts
+ * them under that rule (refuse).  Reached under --fix (the search's own
+ * lists keep to degrees the rules admit). */
+static bool block_refused(search_ctx *x, const block_lists *b)
+{
+    static const knob_id degrees[] = {KNOB_TP, KNOB_CP, KNOB_EP, KNOB_ETP};
+    strategy t = x->s;
+    t.seq_len = x->seq_len;
+    t.gbs = x->gbs;
+    for (size_t i = 0; i < sizeof degrees / sizeof degrees[0]; i++)
+        if (knob_rule(x->m, &t, degrees[i], NULL) != PLANNER_OK) {
+            planner_error why;
+            error_clear(&why);
+            knob_rule(x->m, &t, degrees[i], &why);
+            refuse(x, degrees[i], block_candidates(x, b), b->mbs.v[0],
+                   x->fix.vpp > 0 ? x->fix.vpp : 1, why.msg);
+            return true;
+        }
+    return false;
+}
+
 /* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P9: P1
  * first (block_may_fit), then every cell in the order mbs, vpp, sp, zero. */
 static void search_block(search_ctx *x)
@@ -1449,7 +1498,7 @@ static void search_block(search_ctx *x)
     int n_probe = 0;
 
     block_lists_make(x, &b);
-    if (b.mbs.n == 0)
+    if (b.mbs.n == 0 || block_refused(x, &b))
         return;
     if (!x->exhaustive && !block_may_fit(x, &b, probe, &n_probe)) {
         x->pruned += block_candidates(x, &b) - n_probe;
@@ -2124,7 +2173,8 @@ static void note_limits(const search_ctx *x, search_result *res)
 }
 
 /* What the search did not try, and why: the knobs --fix pinned (from the
- * registry), the space's limits (note_limits), the prunes, the work limit. */
+ * registry), the space's limits (note_limits), the prunes, the rules that
+ * refused candidates (refuse), the work limit. */
 static void note_not_searched(const search_ctx *x, search_result *res)
 {
     const strategy_constraints *f = &x->o->fix;
@@ -2151,6 +2201,11 @@ static void note_not_searched(const search_ctx *x, search_result *res)
     if (x->pruned > 0)
         not_searched(res, "%ld pruned candidates (a variant needing no more memory did not "
                      "fit, or a faster one did)", x->pruned);
+    for (int k = 0; k <= KNOB_COUNT; k++)
+        if (x->refused[k] > 0)
+            not_searched(res, "%ld candidates Megatron's rules refuse (%s: %s)", x->refused[k],
+                         k < KNOB_COUNT ? knob_get_info((knob_id)k)->key : "the layer split",
+                         x->refused_why[k]);
     if (x->limited)
         not_searched(res, "the rest of the space (work limit; --search-limit N)");
 }
