@@ -905,6 +905,27 @@ static int run_validate_json(const char *runs_path, char **text)
 }
 
 
+/* torchtitan's CP runs all-gather K and V (its default rotate method,
+ * run_stacks.c): the memory corpus's Table 2 rows at cp 2, 4, 8 get
+ * cp_comm all_gather, the cp 1 row keeps the type free (it exists only with
+ * CP: pinned at cp 1 the run would be refused). */
+START_TEST(recipe_torchtitan_cp_allgather)
+{
+    validation_set *v = NULL;
+    planner_error err = PLANNER_ERROR_INIT;
+    ck_assert_msg(validation_load(&v, "tests/data/memory-runs.json", &err) == PLANNER_OK, "%s",
+                  err.msg);
+    ck_assert_str_eq(v->run[2].id, "torchtitan_h100_llama31_8b_fsdp8_cp1_seq32768");
+    ck_assert_int_eq(v->run[2].fix.cp, 1);
+    ck_assert_int_eq(v->run[2].fix.cp_comm, -1);
+    for (int i = 3; i <= 5; i++) {
+        ck_assert_int_gt(v->run[i].fix.cp, 1);
+        ck_assert_int_eq(v->run[i].fix.cp_comm, CP_COMM_ALLGATHER);
+    }
+    validation_free(v);
+}
+END_TEST
+
 /* The memory corpus (tests/data/memory-runs.json, in the repository: no
  * SKIP): every run has a measured peak, and validate reports the error of
  * the chosen plan's peak (of the closest miss when no plan fits).  The
@@ -1055,6 +1076,7 @@ int main(void)
     tcase_add_test(tc, recipe_grad_reduce_from_source);
     tcase_add_test(tc, json_output);
     tcase_add_test(tc, memory_corpus);
+    tcase_add_test(tc, recipe_torchtitan_cp_allgather);
     tcase_add_test(tc, published_runs_dense16_target);
     tcase_add_test(tc, published_runs_fp8_guard);
     tcase_add_test(tc, published_runs_moe_guard);

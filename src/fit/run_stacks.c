@@ -49,9 +49,16 @@ static const run_stack_rule k_rules[] = {
     {"Megatron-Core r0.8.0", NULL, "megatron-core",
      "Megatron-Core r0.8.0 (TE, distributed optimizer, overlaps; Megatron-LM's --bf16 turns "
      "--accumulate-allreduce-grads-in-fp32 on: fp32 gradients)", NULL},
+    /* torchtitan 9dec370 torchtitan/config_manager.py:
+     * --experimental.context_parallel_rotate_method defaults to "allgather"
+     * (PyTorch's _ContextParallelOptions.rotate_method, torch/distributed/
+     * tensor/experimental/_attention.py, defaults to ALL_GATHER too): its
+     * CP runs all-gather K and V (_AllGatherRotater); the type applies to
+     * runs with cp > 1 only (validate.c load_recipe) */
     {"pytorch/torchtitan", NULL, "pytorch-fsdp2",
      "torchtitan's benchmarks ran its own trainer: FSDP2 fully_shard, DTensor TP, torch "
-     "pipelining and context parallel, its activation-checkpointing policies", NULL},
+     "pipelining and context parallel (K/V all-gathered: its default rotate method), its "
+     "activation-checkpointing policies", "cp_comm=all_gather"},
     /* NeMo-Framework-Launcher 24.07 examples/training/gpt/h100/5b_fp8_8node.sh,
      * 20b_fp8_8node.sh, 175b_fp8_16node.sh and llama/h100/llama{2_7b,2_13b,
      * 2_70b,3_8b,3_70b}_fp8.sh: +training.model.optim.grad_sync_dtype=bf16 (apex

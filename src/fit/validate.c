@@ -256,11 +256,14 @@ static int load_parallel(jctx *j, json_t *jp, json_t *unpub, validation_run *r)
 }
 
 /* The source's recipe settings (run_stacks.c, --fix text) into r->fix, for
- * the knobs the run itself leaves free.  0, or -1 with the error set (a
- * rule the registry cannot parse: an internal error). */
+ * the knobs the run itself leaves free; a K/V exchange type only where the
+ * run publishes cp > 1 (the type exists only with context parallelism:
+ * knobs.c rule_cp_comm).  0, or -1 with the error set (a rule the registry
+ * cannot parse: an internal error). */
 static int load_recipe(jctx *j, const char *recipe, validation_run *r)
 {
     strategy_constraints c = STRATEGY_CONSTRAINTS_INIT;
+    int cp_comm = r->fix.cp_comm;
     if (recipe == NULL)
         return 0;
     if (constraints_parse(&c, recipe, j->doc->err) != PLANNER_OK) {
@@ -268,6 +271,8 @@ static int load_recipe(jctx *j, const char *recipe, validation_run *r)
         return -1;
     }
     constraints_fill(&r->fix, &c);
+    if (r->fix.cp <= 1)
+        r->fix.cp_comm = cp_comm;
     return 0;
 }
 
