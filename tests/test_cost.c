@@ -1056,6 +1056,40 @@ START_TEST(layer_buffers_apart_from_loss)
 }
 END_TEST
 
+/* Transformer Engine's quantization traffic per element (compute.c,
+ * compute_fp8_cast_bytes): the 16-bit input read (2 B) and the copies
+ * written.  Per-tensor FP8 writes a row-wise copy and, on Hopper, whose
+ * FP8 GEMMs take the TN layout only, its transpose (2 + 1 + 1); Blackwell
+ * reads the row-wise copy in any layout (2 + 1).  MXFP8 writes a row-wise
+ * and a column-wise copy on any GPU (2 + 1 + 1; their 1-per-32 scales are
+ * not counted).  One forward cast of a 4096 x 4096 input on B200 (8 TB/s
+ * at hbm_eff 0.75, kernel 5 us): 16,777,216 x 3 B / 6e12 B/s + 5 us =
+ * 13.389 us per-tensor, 16,777,216 x 4 / 6e12 + 5 us = 16.185 us MXFP8. */
+START_TEST(fp8_cast_bytes_by_layout)
+{
+    const gpu_spec *h100 = catalog_find("H100-SXM"), *b200 = catalog_find("B200");
+    const gpu_spec *gb300 = catalog_find("GB300");
+    gen_constants k = {0};
+    tf_gemm g = {4096, 1024, 4096, 1};
+    ck_assert_ptr_nonnull(h100);
+    ck_assert_ptr_nonnull(b200);
+    ck_assert_ptr_nonnull(gb300);
+    ck_assert_double_eq(compute_fp8_cast_bytes(h100, PREC_FP8), 4.0);
+    ck_assert_double_eq(compute_fp8_cast_bytes(b200, PREC_FP8), 3.0);
+    ck_assert_double_eq(compute_fp8_cast_bytes(gb300, PREC_FP8), 3.0);
+    ck_assert_double_eq(compute_fp8_cast_bytes(h100, PREC_MXFP8), 4.0);
+    ck_assert_double_eq(compute_fp8_cast_bytes(b200, PREC_MXFP8), 4.0);
+    ck_assert_double_eq(compute_fp8_cast_bytes(b200, PREC_NVFP4), 4.0);
+    k.hbm_eff = 0.75;
+    k.kernel_s = 5e-6;
+    ck_assert_rel(compute_fp8_cast_s(b200, &k, PREC_FP8, &g, 1, false), 13.389e-6, 1e-4);
+    ck_assert_rel(compute_fp8_cast_s(b200, &k, PREC_MXFP8, &g, 1, false), 16.185e-6, 1e-4);
+    /* the backward casts the output gradient, m x n */
+    ck_assert_rel(compute_fp8_cast_s(b200, &k, PREC_FP8, &g, 1, true),
+                  4096.0 * 1024 * 3 / 6e12 + 5e-6, 1e-12);
+}
+END_TEST
+
 START_TEST(step_overhead_per_generation)
 {
     fixture f;
@@ -1155,6 +1189,7 @@ int main(void)
     tcase_add_test(tc, selective_modules_by_hand);
     tcase_add_test(tc, selective_mla_up_proj_by_hand);
     tcase_add_test(tc, more_hardware_never_slower);
+    tcase_add_test(tc, fp8_cast_bytes_by_layout);
     tcase_add_test(tc, step_overhead_per_generation);
     tcase_add_test(tc, stack_constants_move_the_prediction);
     tcase_add_test(tc, bf16_on_volta_runs_fp16_with_loss_scaling);

@@ -32,14 +32,14 @@ double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format 
 double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
                            double flops);
 
-/* FP8/FP4 recipes: Transformer Engine's cast-transpose of each GEMM's
+/* FP8/FP4 recipes: Transformer Engine's quantization of each GEMM's
  * 16-bit input (forward: the activation A, m x k; backward: the output
- * gradient, m x n) into the low-precision copy and its transpose, with the
- * amax reduction: read 2 bytes, write 1 + 1 per element.  Weights are cast
- * once per step (first micro-batch) and not counted. */
-#define FP8_CAST_BYTES_PER_ELEM 4.0
-double compute_fp8_cast_s(const gpu_spec *gpu, const gen_constants *k, const tf_gemm *g,
-                          int n, bool backward);
+ * gradient, m x n) into the low-precision copies its forward and backward
+ * GEMMs read, with the amax reduction: compute_fp8_cast_bytes per element.
+ * Weights are cast once per step (first micro-batch) and not counted. */
+double compute_fp8_cast_bytes(const gpu_spec *gpu, precision prec);
+double compute_fp8_cast_s(const gpu_spec *gpu, const gen_constants *k, precision prec,
+                          const tf_gemm *g, int n, bool backward);
 
 /* Memory-bound kernels: bytes / (HBM x hbm_eff) + kernels x kernel_s. */
 double compute_memory_s(const gpu_spec *gpu, const gen_constants *k, double bytes,

@@ -69,14 +69,41 @@ double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_for
     return 0.5 * flops / (compute_sustained_flops(gpu, f) * k->attn_eff) + k->kernel_s;
 }
 
-double compute_fp8_cast_s(const gpu_spec *gpu, const gen_constants *k, const tf_gemm *g,
-                          int n, bool backward)
+/* Bytes moved per element quantized: the 16-bit input read (2) and the
+ * copies written.  Per-tensor scaling (PREC_FP8: delayed or current; the
+ * amax is reduced in the same pass, a current-scaling amax pass is not
+ * counted) writes the row-wise FP8 copy and, for the backward's GEMMs, its
+ * transpose -- only on a GPU whose cuBLASLt runs FP8 GEMMs in the TN layout
+ * alone: Transformer Engine allocates the transpose only when
+ * !nvte_is_non_tn_fp8_gemm_supported() (NVIDIA/TransformerEngine
+ * transformer_engine/pytorch/csrc/quantizer.cpp, Float8Quantizer and
+ * Float8CurrentScalingQuantizer create_tensor), true for compute capability
+ * 10.x and >= 13.0 (common/transformer_engine.cpp): the Blackwell
+ * datacenter parts read the row-wise copy in any layout.  So 2 + 1 + 1 on
+ * Hopper and Ada, 2 + 1 on Blackwell.  MXFP8 (1 x 32 blocks, one E8M0 scale
+ * each, along the reduction axis) needs a column-wise copy with its own
+ * scales for the GEMMs that reduce along the other axis, on every GPU
+ * (MXFP8Quantizer: row-wise and column-wise data and scale_inv): 2 + 1 + 1,
+ * the scales' 2/32 B ignored as in the saved activations (layer_cost.c).
+ * NVFP4: 2 + 1 + 1, as before (not refined). */
+double compute_fp8_cast_bytes(const gpu_spec *gpu, precision prec)
+{
+    bool any_layout = gpu->gen == GEN_BLACKWELL || gpu->gen == GEN_BLACKWELL_ULTRA;
+    if (prec == PREC_MXFP8)
+        return 4.0;
+    if (prec == PREC_FP8 && any_layout)
+        return 3.0;
+    return 4.0;
+}
+
+double compute_fp8_cast_s(const gpu_spec *gpu, const gen_constants *k, precision prec,
+                          const tf_gemm *g, int n, bool backward)
 {
     double elems = 0;
     int i;
     for (i = 0; i < n; i++)
         elems += g[i].count * (backward ? g[i].m * g[i].n : g[i].m * g[i].k);
-    return compute_memory_s(gpu, k, FP8_CAST_BYTES_PER_ELEM * elems, n);
+    return compute_memory_s(gpu, k, compute_fp8_cast_bytes(gpu, prec) * elems, n);
 }
 
 double compute_memory_s(const gpu_spec *gpu, const gen_constants *k, double bytes,
