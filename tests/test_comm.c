@@ -336,14 +336,21 @@ END_TEST
 
 /* The node-aware dispatch (flex dispatcher: DeepEP / HybridEP) of the same
  * S = 24 MB of top-8 copies of 128 experts (S / 8 = 3 MB of tokens), round
- * fixture.  16 ranks on two nodes: a token reaches the other node unless
- * its 8 experts all sit among this node's 64, P = (64 .. 57) / (128 .. 121)
- * = 0.0030959, so 3 MB x 0.9969041 = 2.990712 MB leave through the NIC
- * (119.628 us) while NVLink carries 15/16 S, local copies and forwarding
- * (75 us): 119.628 + 10 us, a quarter of the alltoall dispatcher's 480 us.
+ * fixture.  A token is sent once per rank holding one of its experts
+ * (DeepEP's / HybridEP's dispatch layout): with e experts per rank it
+ * misses a given rank with P = (128 - e .. 121 - e) / (128 .. 121).
+ * 16 ranks on two nodes: a token reaches the other node unless its 8
+ * experts all sit among this node's 64, P = (64 .. 57) / (128 .. 121) =
+ * 0.0030959, so 3 MB x 0.9969041 = 2.990712 MB leave through the NIC
+ * (119.628 us) while NVLink carries the copies for 16 (1 - P_rank) =
+ * 6.5965 ranks (e = 8: P_rank 0.5877179), 15/16 of them elsewhere (61.8
+ * us): 119.628 + 10 us, a quarter of the alltoall dispatcher's 480 us.
  * 4 ranks 8 apart, one per node: 3 other nodes of 32 experts each,
  * P = (96 .. 89) / (128 .. 121) = 0.0927473: 3 MB x 3 x 0.9072527 over the
- * NIC (326.611 us) + 10 us.  In one node it is the plain all-to-all. */
+ * NIC (326.611 us) + 10 us.  In one node (8 ranks, e = 16): P_rank =
+ * (112 .. 105) / (128 .. 121) = 0.3325804, 8 x 0.6674196 = 5.339357 of the
+ * 8 copies, 7/8 of them to other ranks: 3 MB x 5.339357 x 7/8 over NVLink
+ * (46.719 us) + 3 us, where the alltoall dispatcher sends all 8 (73 us). */
 START_TEST(alltoall_node_dedup)
 {
     node_group g = h100_group(4);
@@ -353,6 +360,10 @@ START_TEST(alltoall_node_dedup)
     ck_assert_rel(comm_alltoall_node_dedup_s(&g, &k_round, 4, 8, S, 128, 8),
                   326.610983e-6 + 10e-6, 1e-6);
     ck_assert_rel(comm_alltoall_node_dedup_s(&g, &k_round, 8, 1, S, 128, 8),
+                  46.719373e-6 + 3e-6, 1e-6);
+    /* 8 experts over 8 ranks, top-8: each token uses every expert, one per
+     * rank, so every copy goes to a rank of its own: the plain all-to-all */
+    ck_assert_rel(comm_alltoall_node_dedup_s(&g, &k_round, 8, 1, S, 8, 8),
                   comm_alltoall_s(&g, &k_round, 8, 1, S), 1e-12);
     ck_assert(comm_alltoall_node_dedup_s(&g, &k_round, 1, 1, S, 128, 8) == 0);
     /* top-1: every copy is one token, nothing to merge */

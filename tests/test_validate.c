@@ -363,15 +363,19 @@ static validation_set *bridge_row_loaded(const char *release, const char *gpu, c
 
 /* A recipe fact of one model, GPU, precision and release: Megatron-Bridge
  * 26.06's Qwen3-30B-A3B H100 FP8 recipe runs the flex token dispatcher
- * (HybridEP); the same row of 26.02.01, of another GPU or precision, has
- * the alltoall one. */
+ * (HybridEP); the same row of 26.02.01, or of bf16, has the alltoall one;
+ * so do B200's, while 26.06's B300 recipes and every GB200/GB300 Qwen3
+ * recipe run HybridEP. */
 START_TEST(recipe_flex_dispatcher)
 {
     static const struct { const char *gpu, *release, *prec; int flex; } cases[] = {
         {"H100-SXM", "26.06", "fp8", 1},
         {"H100-SXM", "26.02.01", "fp8", -1},
-        {"B300", "26.06", "fp8", -1},
+        {"B300", "26.06", "fp8", 1},
         {"H100-SXM", "26.06", "bf16", -1},
+        {"B200", "26.06", "fp8", -1},
+        {"B300", "26.02.01", "fp8", -1},
+        {"GB200", "25.11", "fp8", 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         validation_set *v = bridge_row_loaded(cases[i].release, cases[i].gpu, cases[i].prec);
@@ -854,9 +858,14 @@ START_TEST(published_runs_moe_guard)
      * and 25.11's GB200/GB300 DeepSeek-V3 rows without MTP ("w/o MTP" in
      * the source's table); 18.6%, 50.5% with 26.06's Qwen3-30B-A3B B300
      * MXFP8 recipe's full-iteration graph and all-to-all overlap (-33.7% ->
-     * -5.6%).  Bounds half a point above */
+     * -5.6%); 17.9%, 50.5% with the HybridEP flex dispatcher the GB200/
+     * GB300 Qwen3 and DeepSeek-V3 recipes (and 26.04/26.06's B200/B300
+     * DeepSeek-V3, 26.06's B300 Qwen3-30B and gpt-oss ones) run, one copy
+     * of a token per destination rank (GB200 Qwen3-30B 25.11 -5.8% ->
+     * -0.2%, GB300 Qwen3-235B 25.11 -28.4% -> -26.6%).  Bounds half a point
+     * above */
     ck_assert_int_ge(n, 39);
-    ck_assert_msg(mape <= 0.191, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(mape <= 0.184, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.510, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST

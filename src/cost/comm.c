@@ -19,6 +19,11 @@
  * not 1,535.
  * All-to-all (MoE dispatch/combine, comm_alltoall_s): the shares to peers in
  * the NVLink domain and those over the rank's own NIC move concurrently.
+ * The flex dispatcher's (comm_alltoall_node_dedup_s: DeepEP, HybridEP)
+ * sends a token once per destination rank (DeepEP's get_dispatch_layout:
+ * num_tokens_per_rank, is_token_in_rank; the receiving rank permutes it to
+ * its local experts, and the combine returns one partial sum per rank) and,
+ * across NVLink domains, once per domain, forwarded over NVLink there.
  * Invariant: times grow with bytes and fall with bandwidth; n = 1 costs 0.
  */
 #include <math.h>
@@ -175,21 +180,37 @@ double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int s
                             bytes * (double)(n - kd) / n);
 }
 
+/* P(none of a token's top_k distinct experts, of `experts`, is among `m`
+ * given ones): balanced routing draws them uniformly */
+static double miss_all(int experts, double m, int top_k)
+{
+    double none = 1.0;
+    for (int i = 0; i < top_k; i++)
+        none *= experts - m - i > 0 ? (experts - m - i) / (experts - i) : 0.0;
+    return none;
+}
+
 double comm_alltoall_node_dedup_s(const node_group *g, const gen_constants *k, int n, int stride,
                                   double bytes, int experts, int top_k)
 {
     int kd;
-    double domains, per_domain, none = 1.0;
+    double domains, per_domain, none = 1.0, ranks;
     if (n <= 1 || bytes <= 0)
         return 0;
     kd = alltoall_domain_ranks(g, n, stride);
-    if (kd >= n || experts <= 0 || top_k <= 0)
+    if (experts <= 0 || top_k <= 0)
         return comm_alltoall_s(g, k, n, stride, bytes);
+    /* one copy per destination rank (DeepEP's and HybridEP's dispatch
+     * layout, is_token_in_rank): a token reaches n (1 - miss) ranks of the
+     * n its top_k experts span, where the alltoall dispatcher sends top_k */
+    ranks = n * (1.0 - miss_all(experts, (double)experts / n, top_k));
+    if (kd >= n)
+        return comm_alltoall_s(g, k, n, stride, bytes * ranks / top_k);
     domains = (double)n / kd;
     per_domain = experts / domains;
     /* P(no expert of a given other domain among the top_k) */
     for (int i = 0; i < top_k; i++)
         none *= experts - per_domain - i > 0 ? (experts - per_domain - i) / (experts - i) : 0.0;
-    return alltoall_split_s(g, k, n, kd, bytes * (n - 1.0) / n,
+    return alltoall_split_s(g, k, n, kd, bytes * ranks / top_k * (n - 1.0) / n,
                             bytes / top_k * (domains - 1.0) * (1.0 - none));
 }

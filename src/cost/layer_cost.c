@@ -594,8 +594,8 @@ static double moe_host_fwd_s(const model *m, const layer_spec *l, const strategy
  * Dispatch and combine all-to-alls of the top-k copies (D bytes a rank)
  * over the EP group (ranks etp apart: the expert grid etp-ep-edp); the
  * backward runs the same two in reverse.  The flex dispatcher
- * (flex_dispatcher: DeepEP's internode kernels, HybridEP) sends a token
- * over the network once per other NVLink domain it reaches
+ * (flex_dispatcher: DeepEP, HybridEP) sends a token once per destination
+ * rank and over the network once per other NVLink domain it reaches
  * (comm_alltoall_node_dedup_s), the alltoall dispatcher every copy.  etp > 1: the all-gather of the
  * etp ranks' copies (an etp x D output) and the reduce-scatter of the
  * experts' partial sums (an etp x D input) over the etp consecutive ranks;

@@ -108,11 +108,13 @@ static const run_recipe_fact k_facts[] = {
      * common.py _apply_gpt_oss_120b_full_iter_fp8mx_configs) also set
      * comm_overlap.overlap_moe_expert_parallel_comm = True (Megatron-Core's
      * combined 1F1B schedule: one micro-batch's dispatch and combine under
-     * another's compute, ep_comm_overlap) with delay_wgrad_compute. */
-    {"26.08 NeMo container", NULL, "GB200 GB300", "mxfp8", "cuda_graph=on,ep_comm_overlap=on",
+     * another's compute, ep_comm_overlap) with delay_wgrad_compute, and
+     * moe_flex_dispatcher_backend = "hybridep" (the flex dispatcher). */
+    {"26.08 NeMo container", NULL, "GB200 GB300", "mxfp8",
+     "cuda_graph=on,ep_comm_overlap=on,flex_dispatcher=on",
      "Megatron-Bridge 26.08's GB200/GB300 MXFP8 recipes capture the whole iteration in a CUDA "
-     "graph (cuda_graph_impl = \"full_iteration\") and overlap the MoE all-to-alls "
-     "(overlap_moe_expert_parallel_comm)"},
+     "graph (cuda_graph_impl = \"full_iteration\"), overlap the MoE all-to-alls "
+     "(overlap_moe_expert_parallel_comm) and run HybridEP's flex token dispatcher"},
     /* Megatron-Bridge scripts/performance/configs/deepseek/
      * deepseek_workload_base_configs.py (2026, the revision with the 26.06
      * GB300 row's own config, DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_
@@ -161,6 +163,31 @@ static const run_recipe_fact k_facts[] = {
     {"26.06 NeMo container", "Qwen3-30B-A3B", "H100-SXM", "fp8", "flex_dispatcher=on",
      "Megatron-Bridge 26.06's Qwen3-30B-A3B H100 FP8 recipe runs the flex token dispatcher with "
      "HybridEP (moe_flex_dispatcher_backend = \"hybridep\")"},
+    /* moe_flex_dispatcher_backend = "hybridep" (apply_flex_dispatcher_backend:
+     * the flex token dispatcher), per scripts/performance/configs (v0.2.0 ..
+     * v0.5.0; the 26.08 GB200/GB300 MXFP8 recipes' helpers likewise, above):
+     * every GB200/GB300 config of Qwen3-235B-A22B, Qwen3-30B-A3B and
+     * DeepSeek-V3 from 2025-11-20 on; DeepSeek-V3 on B200/B300 from v0.4.0
+     * (26.04; v0.2.0's B200 config sets none: the alltoall dispatcher);
+     * v0.5.0's (26.06) B300 Qwen3-30B-A3B and gpt-oss-120b configs.  The
+     * B200/H100 Qwen3 and the other gpt-oss configs set none. */
+    {"Megatron-Bridge", "Qwen3", "GB200 GB300", "bf16 fp8 mxfp8", "flex_dispatcher=on",
+     "Megatron-Bridge's GB200/GB300 Qwen3 recipes run the flex token dispatcher with HybridEP "
+     "(moe_flex_dispatcher_backend = \"hybridep\")"},
+    {"Megatron-Bridge", "DeepSeek-V3", "GB200 GB300", "bf16 fp8 mxfp8", "flex_dispatcher=on",
+     "Megatron-Bridge's GB200/GB300 DeepSeek-V3 recipes run the flex token dispatcher with "
+     "HybridEP (moe_flex_dispatcher_backend = \"hybridep\")"},
+    {"26.04 NeMo container", "DeepSeek-V3", "B200 B300", "bf16 fp8 mxfp8", "flex_dispatcher=on",
+     "Megatron-Bridge 26.04's B200/B300 DeepSeek-V3 recipes run the flex token dispatcher with "
+     "HybridEP"},
+    {"26.06 NeMo container", "DeepSeek-V3", "B200 B300", "bf16 fp8 mxfp8", "flex_dispatcher=on",
+     "Megatron-Bridge 26.06's B200/B300 DeepSeek-V3 recipes run the flex token dispatcher with "
+     "HybridEP"},
+    {"26.06 NeMo container", "Qwen3-30B", "B300", "bf16 fp8 mxfp8", "flex_dispatcher=on",
+     "Megatron-Bridge 26.06's B300 Qwen3-30B-A3B recipes run the flex token dispatcher with "
+     "HybridEP"},
+    {"26.06 NeMo container", "gpt-oss", "B300", "bf16 mxfp8", "flex_dispatcher=on",
+     "Megatron-Bridge 26.06's B300 gpt-oss recipes run the flex token dispatcher with HybridEP"},
 };
 
 #define N_FACTS (sizeof k_facts / sizeof k_facts[0])

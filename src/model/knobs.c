@@ -249,12 +249,14 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * other row ran the flex dispatcher, whose setup turns it off
  * (flex_dispatcher_backend.py apply_flex_dispatcher_backend).  validate
  * cannot tell that row apart, so on stays unvalidated (and off there).
- * The flex token dispatcher (flex_dispatcher): where the EP group leaves
- * the NVLink domain its cost differs from the alltoall dispatcher's, and
- * one row runs it there, mbridge_2606_h100_qwen330ba3b_fp8_16gpu_* (ep 16
- * over two nodes; v0.5.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1:
- * moe_flex_dispatcher_backend "hybridep"), from the recipe fact of
- * fit/run_stacks.c; the GB200/GB300 HybridEP rows keep EP in the domain. */
+ * The flex token dispatcher (flex_dispatcher): one copy of a token per
+ * destination rank, and across NVLink domains one per domain; one row runs
+ * it across nodes, mbridge_2606_h100_qwen330ba3b_fp8_16gpu_* (ep 16 over
+ * two nodes; v0.5.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1:
+ * moe_flex_dispatcher_backend "hybridep"), and 24 inside one NVLink domain
+ * (the GB200/GB300 Qwen3 and DeepSeek-V3 rows, 26.04/26.06's B200/B300
+ * DeepSeek-V3 rows, 26.06's B300 Qwen3-30B and gpt-oss rows, the 26.08
+ * GB200/GB300 MXFP8 rows), from the recipe facts of fit/run_stacks.c. */
 static const knob_validation validation[] = {
     /* recompute: the corpus publishes none, selective (core attention) and
      * full of every layer; no run recomputes part of the layers */
@@ -284,8 +286,10 @@ static const knob_validation validation[] = {
      "mbridge_2608_* (MXFP8 on GB200/GB300), mbridge_2606_gb300_deepseekv3_mxfp8_*, "
      "mbridge_2606_b300_qwen330ba3b_mxfp8_*", false},
     {KNOB_SHARED_EXPERT_OVERLAP, 1, false, "--moe-shared-expert-overlap", "none", false},
-    {KNOB_FLEX_DISPATCHER, 1, true, "flex token dispatcher (HybridEP), ep across nodes",
-     "mbridge_2606_h100_qwen330ba3b_fp8_16gpu_*", false},
+    {KNOB_FLEX_DISPATCHER, 1, true, "flex token dispatcher (HybridEP)",
+     "mbridge_2606_h100_qwen330ba3b_fp8_16gpu_* (ep across nodes), the GB200/GB300 Qwen3 and "
+     "DeepSeek-V3 rows, mbridge_260[46]_b[23]00_deepseekv3_*, mbridge_2606_b300_*, "
+     "mbridge_2608_gb*", false},
 };
 
 /* Whether validation row r covers knob value v. */

@@ -69,15 +69,16 @@ check "all" 52 8.1 2
 # MoE (--subset moe: 39 runs, 6 Megatron-Bridge releases, one fold each):
 # 22.3% with the recipes' all-to-all overlap and 25.11's DeepSeek-V3 rows
 # without MTP (24.4% before), 20.6% with 26.06's Qwen3-30B-A3B B300 MXFP8
-# full-iteration graph and overlap; bound half a point above.
+# full-iteration graph and overlap, 18.9% with the recipes' HybridEP flex
+# dispatcher (one copy per destination rank); bound half a point above.
 $P crossval --runs "$R" --folds loso --subset moe > "$T/moe" 2>&1 ||
     fail "crossval --subset moe exit $?: $(cat "$T/moe")"
 line=$(grep "^MoE " "$T/moe")
 n=$(printf '%s\n' "$line" | awk '{print $2}')
 v=$(printf '%s\n' "$line" | awk '{ sub(/%/, "", $4); print $4 }')
 [ "$n" = 39 ] || fail "MoE: '$n' runs, expected 39: $(cat "$T/moe")"
-awk -v v="$v" 'BEGIN { exit !(v <= 21.1) }' || fail "MoE: leave-one-source-out MAPE $v% above 21.1%"
-echo "MoE: MAPE $v% (bound 21.1%)"
+awk -v v="$v" 'BEGIN { exit !(v <= 19.4) }' || fail "MoE: leave-one-source-out MAPE $v% above 19.4%"
+echo "MoE: MAPE $v% (bound 19.4%)"
 better=$(sed -n 's/^calibrated beats its start .* on \([0-9]*\) of 7 sources$/\1/p' "$T/cv")
 [ -n "$better" ] && [ "$better" -ge 4 ] ||
     fail "calibrated on 3 runs beats the fit on the other sources on '$better' of 7 sources"
