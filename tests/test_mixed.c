@@ -16,6 +16,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "cost/comm.h"
+#include "cost/layer_cost.h"
 #include "partition/placement.h"
 #include "search/search.h"
 #include "testutil.h"
@@ -373,6 +375,254 @@ START_TEST(dp_and_ilp_agree_on_mixed_stage)
 }
 END_TEST
 
+/* ---- expert parallelism across GPU types ---------------------------------- */
+
+/* `hn` nodes of 8 H100 (450 GB/s NVLink, 400 Gb/s per GPU) and `an` nodes
+ * of group a: 8 A100 80GB (300 GB/s, 200 Gb/s), or with `fast` 8 H100 like
+ * group h's; 200 Gb/s and 14 us per GPU between the groups (the A100s' NIC
+ * rate and everyone's latency). */
+static cluster *ha_cluster(int hn, int an, bool fast)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "name: ha\ngroups:\n"
+             "  - {name: h, gpu: H100-SXM, nodes: %d, gpus_per_node: 8,"
+             " intra_node_bandwidth: 450GB/s, inter_node_bandwidth: 400Gbps,"
+             " inter_node_latency: 14us}\n"
+             "  - {name: a, gpu: %s, nodes: %d, gpus_per_node: 8,"
+             " intra_node_bandwidth: %s, inter_node_bandwidth: %s, inter_node_latency: 14us}\n"
+             "links:\n  - {between: [h, a], bandwidth: 200Gbps, latency: 14us}\n",
+             hn, fast ? "H100-SXM" : "A100-SXM-80GB", an, fast ? "450GB/s" : "300GB/s",
+             fast ? "400Gbps" : "200Gbps");
+    return yaml_cluster(yaml);
+}
+
+/* An EP group of 16 ranks, 8 on an H100 node and 8 on an A100 node
+ * (comm_alltoall_mixed_s), S = 64 MiB a rank.  By hand: an A100 rank sends
+ * 7/16 S over its NVLink (300 GB/s x intra_eff 0.78: 125 us) and 8/16 S to
+ * the H100 node through its 200 Gb/s NIC and the 200 Gb/s link (x inter_eff
+ * 0.50: 2,684 us), plus 14 us; an H100 rank's 8/16 S cross the same link
+ * at Hopper's inter_eff 0.729 (1,841 us).  The group waits for its slowest
+ * rank: 2,698 us, exactly the all-to-all of 16 A100s on two A100 nodes.
+ * One part is comm_alltoall_s (and the flex dispatcher's
+ * comm_alltoall_node_dedup_s) to the bit. */
+START_TEST(ep_alltoall_paced_by_slow_member)
+{
+    cluster *c = ha_cluster(2, 2, false);
+    cost_params p;
+    gen_constants kh, ka;
+    const double S = 64.0 * 1048576.0;
+    double t, hand;
+    cost_params_default(&p);
+    cost_constants(&kh, &p, c->stack, c->group[0].gpu.gen);
+    cost_constants(&ka, &p, c->stack, c->group[1].gpu.gen);
+    {
+        comm_a2a_part mix[2] = {{&c->group[0], &kh, 0, 8}, {&c->group[1], &ka, 1, 8}};
+        comm_a2a_part alone = {&c->group[1], &ka, 1, 16};
+        t = comm_alltoall_mixed_s(c, mix, 2, 1, S, 0, 0);
+        hand = fmax(S * 7 / 16 / (300e9 * ka.intra_eff), S * 8 / 16 / (25e9 * ka.inter_eff)) +
+               14e-6;
+        ck_assert_double_eq_tol(ka.intra_eff, 0.78, 1e-12);
+        ck_assert_double_eq_tol(ka.inter_eff, 0.50, 1e-12);
+        ck_assert_double_eq_tol(t, 2698.35e-6, 0.01e-6);
+        ck_assert_double_eq_tol(t, hand, 1e-12 * hand);
+        ck_assert(S * 8 / 16 / (25e9 * kh.inter_eff) + 14e-6 < t);   /* the H100 side */
+        ck_assert_double_eq_tol(t, comm_alltoall_s(&c->group[1], &ka, 16, 1, S), 1e-15 * t);
+        ck_assert_double_eq(comm_alltoall_mixed_s(c, &alone, 1, 1, S, 0, 0),
+                            comm_alltoall_s(&c->group[1], &ka, 16, 1, S));
+        ck_assert_double_eq(comm_alltoall_mixed_s(c, &alone, 1, 1, S, 128, 8),
+                            comm_alltoall_node_dedup_s(&c->group[1], &ka, 16, 1, S, 128, 8));
+        /* the flex dispatcher: the copies to the other node's 64 of 128
+         * experts cross once, on the A100's NIC and the link alike */
+        ck_assert_double_eq_tol(comm_alltoall_mixed_s(c, mix, 2, 1, S, 128, 8),
+                                comm_alltoall_node_dedup_s(&c->group[1], &ka, 16, 1, S, 128, 8),
+                                1e-15 * t);
+        /* a stride of 2 (etp 2): 4 of each part's ranks share its node */
+        mix[0].ranks = mix[1].ranks = 4;
+        ck_assert_double_eq_tol(comm_alltoall_mixed_s(c, mix, 2, 2, S, 0, 0),
+                                comm_alltoall_s(&c->group[1], &ka, 8, 2, S), 1e-15 * t);
+    }
+    cluster_free(c);
+}
+END_TEST
+
+/* One stage of Qwen3-30B-A3B (128 experts, top 8) over 8 H100 + 8 A100,
+ * tp 1, dp 16, ep 16: its one EP group spans both types.  Every member
+ * pays the group's all-to-all (the H100s wait for the A100s' tokens:
+ * cost_layer_range_member gives both members the same EP time, where each
+ * member's own links gave the H100s less), and the step is exactly the same
+ * layout's on 16 A100s over two A100 nodes (the A100s pace the grouped
+ * GEMMs, the all-to-all, the DP ring: the link is their NIC's rate); with
+ * ep 8 the two EP groups sit inside one type each and the H100s' own
+ * all-to-all runs on their own NVLink. */
+START_TEST(ep_stage_paced_by_slow_member)
+{
+    run_spec run;
+    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &run);
+    cluster *c = ha_cluster(2, 2, false);
+    cost_params p;
+    stage_mix mix = {0, 2, {0, 1, 0, 0}, {8, 8, 0, 0}};
+    strategy s;
+    evaluation ea, em;
+    range_cost r[2];
+    cost_params_default(&p);
+    for (int ep = 8; ep <= 16; ep *= 2) {
+        for (int j = 0; j < 2; j++) {
+            node_group view;
+            cost_ep_span eps;
+            one_stage(&s, m, run.seq_len, 0, &mix, 1);
+            s.ep = ep;
+            cost_member_view(c, &mix, j, &view);
+            cost_member_ep_span(&mix, j, &s, &eps);
+            ck_assert_int_eq(eps.n, 1);
+            ck_assert_int_eq(eps.kind[0].n, ep == 16 ? 2 : 1);
+            cost_layer_range_member(m, c, &view, &eps, &p, &s, 1, 0, 1, false, false, &r[j]);
+        }
+        ck_assert(r[0].ep_comm_s > 0);
+        if (ep == 16)
+            ck_assert_double_eq(r[0].ep_comm_s, r[1].ep_comm_s);
+        else
+            ck_assert_double_lt(r[0].ep_comm_s, r[1].ep_comm_s);
+        ck_assert_double_lt(r[0].compute_s, r[1].compute_s);   /* H100 computes faster */
+    }
+    one_stage(&s, m, run.seq_len, 1, NULL, 1);
+    s.ep = 16;
+    evaluate(m, c, &p, &s, &ea);
+    one_stage(&s, m, run.seq_len, 0, &mix, 1);
+    s.ep = 16;
+    evaluate(m, c, &p, &s, &em);
+    ck_assert(em.time.ep_comm_s > 0);
+    ck_assert_msg(fabs(em.step_time_s - ea.step_time_s) <= 1e-12 * ea.step_time_s,
+                  "mixed %.9f s, A100 alone %.9f s", em.step_time_s, ea.step_time_s);
+    ck_assert_double_eq_tol(em.time.ep_comm_s, ea.time.ep_comm_s, 1e-12 * ea.time.ep_comm_s);
+    ck_assert_double_eq(em.stage_memory[0].capacity_bytes,
+                        fmin(c->group[0].gpu.usable_mem_bytes, c->group[1].gpu.usable_mem_bytes));
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
+/* Replacing the A100 group by H100s (GPU, NVLink and NICs; the link
+ * between the groups kept) never predicts a slower step, for a stage
+ * spanning the groups at tp 1 and 2, ep 2 to 16 (ep 16: an EP group across
+ * the types), the alltoall and the flex dispatcher, with and without the
+ * all-to-all overlap. */
+START_TEST(ep_faster_type_never_slower)
+{
+    run_spec run;
+    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &run);
+    cluster *slow = ha_cluster(2, 2, false), *fast = ha_cluster(2, 2, true);
+    cost_params p;
+    stage_mix mix = {0, 2, {0, 1, 0, 0}, {8, 8, 0, 0}};
+    int cases = 0;
+    cost_params_default(&p);
+    for (int tp = 1; tp <= 2; tp++)
+        for (int ep = 2; ep * tp <= 16; ep *= 2)
+            for (int v = 0; v < 4; v++) {
+                strategy s;
+                evaluation es, ef;
+                one_stage(&s, m, run.seq_len, 0, &mix, 1);
+                s.tp = tp;
+                s.dp = 16 / tp;
+                s.sp = s.tp_comm_overlap = tp > 1;
+                s.ep = ep;
+                s.flex_dispatcher = v & 1;
+                s.ep_comm_overlap = (v & 2) != 0;
+                s.stage[0].tp = tp;
+                s.stage[0].dp = s.dp;
+                evaluate(m, slow, &p, &s, &es);
+                evaluate(m, fast, &p, &s, &ef);
+                ck_assert(isfinite(es.step_time_s) && es.time.ep_comm_s > 0);
+                ck_assert_msg(ef.step_time_s <= es.step_time_s * (1 + 1e-12),
+                              "tp %d ep %d flex %d overlap %d: H100+H100 %.6f s, H100+A100 "
+                              "%.6f s", tp, ep, v & 1, v >> 1, ef.step_time_s, es.step_time_s);
+                cases++;
+            }
+    ck_assert_int_eq(cases, 28);
+    cluster_free(slow);
+    cluster_free(fast);
+    model_free(m);
+}
+END_TEST
+
+/* pp 2 over 8 H100 + 24 A100 (tp 1, dp 16, ep 16): stage 0 is the 8 H100
+ * and 8 A100 with one EP group across them, stage 1 16 A100.  The DP and
+ * the ILP solve the same partition problem (their per-layer times come from
+ * the same per-member tables) and reach the same bottleneck. */
+START_TEST(ep_dp_and_ilp_agree)
+{
+    run_spec run;
+    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &run);
+    cluster *c = ha_cluster(1, 3, false);
+    cost_params p;
+    placement pl = {2, {{0, 0, 0}, {1, 0, 0}}, true, 2};
+    strategy s[2];
+    evaluation e[2];
+    planner_error why;
+    double worst[2] = {0, 0};
+    cost_params_default(&p);
+    for (int k = 0; k < 2; k++) {
+        placer *pc = placer_new(m, c, &p, k == 1, 5.0);
+        cost_ep_span eps;
+        ck_assert_ptr_nonnull(pc);
+        two_stages(&s[k], run.seq_len, 1, 16, 1);
+        s[k].gbs = 16;   /* one micro-batch: the ILP's objective is the bottleneck */
+        s[k].ep = 16;
+        ck_assert_msg(placer_place(pc, &pl, &s[k], tu_err(&why)) == PLANNER_OK, "%s",
+                      why.msg);
+        placer_free(pc);
+        ck_assert_int_eq(s[k].n_mixes, 1);
+        ck_assert_int_eq(s[k].mix[0].stage, 0);
+        cost_member_ep_span(&s[k].mix[0], 0, &s[k], &eps);
+        ck_assert_int_eq(eps.n, 1);
+        ck_assert_int_eq(eps.kind[0].n, 2);
+        ck_assert_int_eq(s[k].stage[0].n_layers + s[k].stage[1].n_layers, m->layers);
+        evaluate(m, c, &p, &s[k], &e[k]);
+        ck_assert(e[k].time.ep_comm_s > 0);
+        for (int i = 0; i < 2; i++)
+            worst[k] = fmax(worst[k], e[k].stage_fwd_s[i] + e[k].stage_bwd_s[i]);
+    }
+    ck_assert_msg(fabs(worst[0] - worst[1]) <= 1e-9 * worst[0], "dp %.9f s, ilp %.9f s",
+                  worst[0], worst[1]);
+    ck_assert_int_eq(s[0].stage[0].n_layers, s[1].stage[0].n_layers);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
+/* The search tries ep > 1 on stages spanning GPU types: Qwen3-30B-A3B on
+ * one H100 node + one A100 node, all 16 GPUs in one stage (--fix
+ * gpus=16,pp=1, global batch 64): plans with ep > 1 across the types rank
+ * (before, the placements ran ep 1 unless --fix ep), and the pruned search
+ * keeps the exhaustive one's winner. */
+START_TEST(ep_searched_across_groups)
+{
+    run_spec run;
+    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &run);
+    cluster *c = ha_cluster(1, 1, false);
+    search_result a, b;
+    bool ep_seen = false;
+    run.global_batch = 64;
+    ck_assert_int_eq(tu_search(&a, m, &run, c, "gpus=16,pp=1", false, 10), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&b, m, &run, c, "gpus=16,pp=1", true, 10), PLANNER_OK);
+    for (int i = 0; i < a.n_top; i++) {
+        ck_assert_int_eq(a.top[i].s.n_mixes, 1);
+        if (a.top[i].s.ep > 1)
+            ep_seen = true;
+    }
+    ck_assert(ep_seen);
+    ck_assert(a.candidates <= b.candidates);
+    ck_assert_msg(memcmp(&a.top[0].s, &b.top[0].s, sizeof a.top[0].s) == 0,
+                  "pruned tp%d ep%d mbs%d, exhaustive tp%d ep%d mbs%d", a.top[0].s.tp,
+                  a.top[0].s.ep, a.top[0].s.mbs, b.top[0].s.tp, b.top[0].s.ep, b.top[0].s.mbs);
+    ck_assert_double_eq(a.top[0].e.step_time_s, b.top[0].e.step_time_s);
+    search_result_free(&a);
+    search_result_free(&b);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("mixed");
@@ -384,6 +634,11 @@ int main(void)
     tcase_add_test(tc, amp_every_layout_evaluates);
     tcase_add_test(tc, dp_and_ilp_agree_on_mixed_stage);
     tcase_add_test(tc, interleaving_and_cp_across_groups);
+    tcase_add_test(tc, ep_alltoall_paced_by_slow_member);
+    tcase_add_test(tc, ep_stage_paced_by_slow_member);
+    tcase_add_test(tc, ep_faster_type_never_slower);
+    tcase_add_test(tc, ep_dp_and_ilp_agree);
+    tcase_add_test(tc, ep_searched_across_groups);
     suite_add_tcase(su, tc);
     return tu_run_suite(su);
 }

@@ -68,6 +68,37 @@ double comm_alltoall_s(const node_group *g, const gen_constants *k, int n, int s
 double comm_alltoall_node_dedup_s(const node_group *g, const gen_constants *k, int n, int stride,
                                   double bytes, int experts, int top_k);
 
+/* One node group's part of an all-to-all group that spans node groups: the
+ * group's `ranks` members on node group `g` (cluster index `group`), whose
+ * kernels and NICs run at generation constants `k`. */
+#define COMM_A2A_PARTS_MAX 4      /* node groups one all-to-all group may span */
+typedef struct comm_a2a_part {
+    const node_group *g;
+    const gen_constants *k;
+    int group;
+    int ranks;
+} comm_a2a_part;
+
+/* The all-to-all (top_k 0: Megatron-Core's alltoall dispatcher) or the
+ * node-aware dispatch (top_k > 0, `experts` experts: the flex dispatcher)
+ * of a group whose n = sum ranks members, `stride` apart, lie on the
+ * node groups of part[0 .. n_parts) (MoE expert parallelism over a stage
+ * spanning GPU types).  A rank on part j sends as in comm_alltoall_s /
+ * comm_alltoall_node_dedup_s with its own NVLink domain and NIC (kd_j =
+ * min(ranks_j, domain_j / stride) members in its domain, the group's other
+ * n - kd_j through its NIC), and the share bound for each other part i
+ * (S ranks_i / n; the flex dispatcher: one copy per destination rank in
+ * the domain, S / top_k x the domains of part i reached across them)
+ * also through the link between the two groups (cluster_link_between, at
+ * rank j's inter_eff); the slowest of the three, plus the largest latency
+ * of the links it crosses, is rank j's time.  Every member waits for every
+ * other's tokens, so the group takes its slowest rank's time: a slow
+ * group's NVLink, NIC or link paces the whole group.  One part is
+ * comm_alltoall_s (or comm_alltoall_node_dedup_s) on that group, to the
+ * bit. */
+double comm_alltoall_mixed_s(const cluster *c, const comm_a2a_part *part, int n_parts,
+                             int stride, double bytes, int experts, int top_k);
+
 /* A send of `bytes` over a link of `bytes_per_s` (efficiency applied by the
  * caller) and `latency_s`. */
 double comm_p2p_s(double bytes_per_s, double latency_s, double bytes);

@@ -92,6 +92,38 @@ void cost_member_view(const cluster *c, const stage_mix *mx, int j, node_group *
 /* mx names 2 .. STAGE_MIX_MAX groups of c, each with GPUs. */
 bool cost_mix_valid(const cluster *c, const stage_mix *mx);
 
+/* The expert-parallel groups member j of a stage spanning node groups takes
+ * part in, each as the members it has on each node group: an EP group of
+ * ep ranks etp apart inside a block of ep x etp consecutive ranks of the
+ * stage (Megatron-Core parallel_state.py, core_v0.15.0: the expert rank
+ * generator's order tp-ep-dp-pp with the expert tensor-parallel size as
+ * its tp and cp 1, so pipeline stage i's tp cp dp ranks are tp cp dp / (ep
+ * etp) such blocks; the stage's members are its runs of ranks on each node
+ * group, in mx's order).  A block inside member j is a one-part group on
+ * its group; a block across a member boundary has parts on every group it
+ * reaches.  n 0: no expert parallelism (ep x etp 1). */
+#define COST_EP_KINDS 6
+typedef struct cost_ep_group {
+    int n;                          /* node groups it spans, 1 .. STAGE_MIX_MAX */
+    int group[STAGE_MIX_MAX];       /* indices into cluster.group */
+    int ranks[STAGE_MIX_MAX];       /* its members on each */
+} cost_ep_group;
+typedef struct cost_ep_span {
+    int n;                          /* distinct groups, 0 .. COST_EP_KINDS */
+    cost_ep_group kind[COST_EP_KINDS];
+} cost_ep_span;
+void cost_member_ep_span(const stage_mix *mx, int j, const strategy *s, cost_ep_span *out);
+
+/* cost_layer_range_on() for member j of a stage spanning groups: on its view
+ * (cost_member_view), with the MoE all-to-all of each of its EP groups
+ * (cost_member_ep_span: eps) over the groups and links it spans
+ * (comm_alltoall_mixed_s), the member's all-to-all being the slowest of its
+ * EP groups'.  eps->n 0: cost_layer_range_on() on the view. */
+void cost_layer_range_member(const model *m, const cluster *c, const node_group *view,
+                             const cost_ep_span *eps, const cost_params *p, const strategy *s,
+                             int tp, int first, int n, bool first_stage, bool last_stage,
+                             range_cost *out);
+
 /* The context-parallel K/V exchange of one attention layer (layer l, one
  * micro-batch, attention compute `attn` seconds forward) under
  * s->cp_comm, exposed seconds forward and backward (0 when cp 1):

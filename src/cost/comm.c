@@ -150,11 +150,10 @@ static int alltoall_domain_ranks(const node_group *g, int n, int stride)
     return kd > n ? n : kd;
 }
 
-/* An all-to-all moving intra_bytes over NVLink and inter_bytes over the
- * rank's NIC at once; the network's latency when the group leaves the
- * domain (kd < n). */
-static double alltoall_split_s(const node_group *g, const gen_constants *k, int n, int kd,
-                               double intra_bytes, double inter_bytes)
+/* The busier of a rank's NVLink (intra_bytes) and NIC (inter_bytes), both
+ * moving at once. */
+static double alltoall_busy_s(const node_group *g, const gen_constants *k, double intra_bytes,
+                              double inter_bytes)
 {
     double intra = comm_intra_bytes_per_s(g, k);
     double inter = g->inter_bytes_per_s * k->inter_eff;
@@ -165,7 +164,16 @@ static double alltoall_split_s(const node_group *g, const gen_constants *k, int 
         inter = 1.0;
     t_intra = intra_bytes / intra;
     t_inter = inter_bytes / inter;
-    return (t_intra > t_inter ? t_intra : t_inter) +
+    return t_intra > t_inter ? t_intra : t_inter;
+}
+
+/* An all-to-all moving intra_bytes over NVLink and inter_bytes over the
+ * rank's NIC at once; the network's latency when the group leaves the
+ * domain (kd < n). */
+static double alltoall_split_s(const node_group *g, const gen_constants *k, int n, int kd,
+                               double intra_bytes, double inter_bytes)
+{
+    return alltoall_busy_s(g, k, intra_bytes, inter_bytes) +
            (kd < n ? g->inter_latency_s : g->intra_latency_s);
 }
 
@@ -213,4 +221,68 @@ double comm_alltoall_node_dedup_s(const node_group *g, const gen_constants *k, i
         none *= experts - per_domain - i > 0 ? (experts - per_domain - i) / (experts - i) : 0.0;
     return alltoall_split_s(g, k, n, kd, bytes * ranks / top_k * (n - 1.0) / n,
                             bytes / top_k * (domains - 1.0) * (1.0 - none));
+}
+
+/* Rank j's side of comm_alltoall_mixed_s: its NVLink and NIC (as the
+ * one-group forms), then each other part's share over the link to it. */
+static double alltoall_mixed_rank_s(const cluster *c, const comm_a2a_part *part, int n_parts,
+                                    int j, const int *kd, int n, double domains, double hit,
+                                    double dest, double bytes, int top_k)
+{
+    const comm_a2a_part *pj = &part[j];
+    double t, lat;
+    if (top_k > 0)
+        t = alltoall_busy_s(pj->g, pj->k, bytes * dest / top_k * (n - 1.0) / n,
+                            bytes / top_k * (domains - 1.0) * hit);
+    else
+        t = alltoall_busy_s(pj->g, pj->k, bytes * (kd[j] - 1.0) / n,
+                            bytes * (double)(n - kd[j]) / n);
+    lat = kd[j] < n ? pj->g->inter_latency_s : pj->g->intra_latency_s;
+    for (int i = 0; i < n_parts; i++) {
+        double bw, l, share;
+        if (i == j)
+            continue;
+        cluster_link_between(c, pj->group, part[i].group, &bw, &l);
+        bw *= pj->k->inter_eff;
+        share = top_k > 0 ? bytes / top_k * ((double)part[i].ranks / kd[i]) * hit
+                          : bytes * part[i].ranks / n;
+        if (share / (bw > 0 ? bw : 1.0) > t)
+            t = share / (bw > 0 ? bw : 1.0);
+        if (l > lat)
+            lat = l;
+    }
+    return t + lat;
+}
+
+double comm_alltoall_mixed_s(const cluster *c, const comm_a2a_part *part, int n_parts,
+                             int stride, double bytes, int experts, int top_k)
+{
+    int kd[COMM_A2A_PARTS_MAX], n = 0;
+    double domains = 0, hit = 0, dest = 0, worst = 0;
+    if (n_parts < 1 || n_parts > COMM_A2A_PARTS_MAX)
+        return 0;
+    for (int j = 0; j < n_parts; j++) {
+        n += part[j].ranks;
+        kd[j] = alltoall_domain_ranks(part[j].g, part[j].ranks, stride);
+        domains += (double)part[j].ranks / kd[j];
+    }
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    if (experts <= 0)
+        top_k = 0;
+    if (top_k > 0)   /* destination ranks a token reaches (comm_alltoall_node_dedup_s) */
+        dest = n * (1.0 - miss_all(experts, (double)experts / n, top_k));
+    if (top_k > 0 && domains <= 1) {   /* one domain: one copy per rank, over NVLink */
+        bytes = bytes * dest / top_k;
+        top_k = 0;
+    }
+    if (top_k > 0)   /* P(a token reaches a given other domain) */
+        hit = 1.0 - miss_all(experts, experts / domains, top_k);
+    for (int j = 0; j < n_parts; j++) {
+        double t = alltoall_mixed_rank_s(c, part, n_parts, j, kd, n, domains, hit, dest, bytes,
+                                         top_k);
+        if (t > worst)
+            worst = t;
+    }
+    return worst;
 }

@@ -29,7 +29,8 @@
  *     are transient memory; each MoE
  *     layer pays moe_host_s in its forward and twice in its backward (the
  *     dispatcher's device-to-host sync leaves the layer's launches on the
- *     critical path);
+ *     critical path); on a stage spanning GPU types, each EP group's
+ *     all-to-all over the groups and links it spans (ep_mixed_a2a_s);
  *   memory: parameters held, activations kept for the backward (Korthikanti
  *     et al. 2022 with flash attention, corrected for FP8 recipes) and the
  *     transient working set;
@@ -589,6 +590,53 @@ static double moe_host_fwd_s(const model *m, const layer_spec *l, const strategy
     return l->moe && m->moe.experts > 0 && !s->cuda_graph ? k->moe_host_s : 0.0;
 }
 
+/* A member of a stage spanning node groups, for its MoE all-to-alls: the
+ * cluster, the constants and stack (each group's generation constants), and
+ * the EP groups it takes part in (cost_member_ep_span). */
+_Static_assert(STAGE_MIX_MAX <= COMM_A2A_PARTS_MAX, "an EP group spans at most a stage's groups");
+typedef struct ep_mixed {
+    const cluster *c;
+    const cost_params *p;
+    int stack;
+    const cost_ep_span *span;
+} ep_mixed;
+
+/* One dispatch (or combine) of D = `bytes` a rank for a member of a stage
+ * spanning node groups: the slowest of its EP groups, each over the groups
+ * and links it spans (comm_alltoall_mixed_s; the flex dispatcher's
+ * node-aware form when `flex`).  Megatron-Core's MoEAlltoAllTokenDispatcher
+ * (core_v0.15.0 moe/token_dispatcher.py) exchanges the permuted tokens with
+ * one torch.distributed all_to_all_single over the EP group
+ * (moe/moe_utils.py all_to_all, pg_collection.ep), its input and output
+ * splits from the routing map: every rank waits for all of its EP peers'
+ * tokens, so the group moves at its slowest member's links; with the data
+ * split uniformly over the data-parallel ranks (Megatron's sampler) and
+ * balanced routing each rank sends the same D, and each expert gets the
+ * same tokens on every GPU type, so the grouped GEMMs (layer_cost) run at
+ * the member's own GPU and the slowest member paces the stage. */
+static double ep_mixed_a2a_s(const model *m, const ep_mixed *em, int etp, double bytes,
+                             bool flex)
+{
+    double worst = 0;
+    for (int x = 0; x < em->span->n; x++) {
+        const cost_ep_group *eg = &em->span->kind[x];
+        gen_constants kc[STAGE_MIX_MAX];
+        comm_a2a_part part[STAGE_MIX_MAX];
+        int n = eg->n < STAGE_MIX_MAX ? eg->n : STAGE_MIX_MAX;
+        double t;
+        for (int j = 0; j < n; j++) {
+            const node_group *g = &em->c->group[eg->group[j]];
+            cost_constants(&kc[j], em->p, em->stack, g->gpu.gen);
+            part[j] = (comm_a2a_part){g, &kc[j], eg->group[j], eg->ranks[j]};
+        }
+        t = comm_alltoall_mixed_s(em->c, part, n, etp, bytes, m->moe.experts,
+                                  flex ? m->moe.top_k : 0);
+        if (t > worst)
+            worst = t;
+    }
+    return worst;
+}
+
 /* The token dispatcher's communication of one MoE layer, forward (*epf)
  * and backward (*epb), exposed; f_comp is the layer's forward compute.
  * Dispatch and combine all-to-alls of the top-k copies (D bytes a rank)
@@ -621,13 +669,15 @@ static double moe_host_fwd_s(const model *m, const layer_spec *l, const strategy
  *     S, backward 2 S) hide the dispatcher's traffic at overlap_exposed;
  *     their own TP collectives stay in the layer's TP time. */
 static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
-                     const gen_constants *k, const strategy *s, int tp, const tf_gemm *g,
-                     double f_comp, double *epf, double *epb)
+                     const gen_constants *k, const ep_mixed *em, const strategy *s, int tp,
+                     const tf_gemm *g, double f_comp, double *epf, double *epb)
 {
     int ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 1 ? s->etp : 1;
     double tokens = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
     double d = tf_moe_dispatch_bytes(m, l, tokens, tp), t = 0;
-    if (ep > 1 && s->flex_dispatcher)
+    if (ep > 1 && em != NULL)
+        t = 2.0 * (ep_mixed_a2a_s(m, em, etp, d, s->flex_dispatcher) + k->kernel_s);
+    else if (ep > 1 && s->flex_dispatcher)
         t = 2.0 * (comm_alltoall_node_dedup_s(ng, k, ep, etp, d, m->moe.experts, m->moe.top_k) +
                    k->kernel_s);
     else if (ep > 1)
@@ -656,9 +706,9 @@ static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
  * `mode` says (full recompute's chosen layers: RECOMPUTE_FULL, the others
  * of a block recompute: RECOMPUTE_NONE). */
 static void layer_cost(const model *m, const layer_spec *l, const node_group *ng,
-                       const gen_constants *k, const comm_link *tpl, const comm_link *cpl,
-                       const strategy *s, int tp, recompute_mode mode, int stack,
-                       range_cost *rc)
+                       const gen_constants *k, const ep_mixed *em, const comm_link *tpl,
+                       const comm_link *cpl, const strategy *s, int tp, recompute_mode mode,
+                       int stack, range_cost *rc)
 {
     const gpu_spec *gpu = &ng->gpu;
     peak_format fmt = precision_peak(m->prec);
@@ -705,7 +755,7 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     if (cp > 1)
         cost_cp_exchange(m, l, ng, k, cpl, s, tp, attn, &cpf, &cpb);
     if (l->moe && m->moe.experts > 0 && (ep > 1 || etp > 1))
-        moe_comm(m, l, ng, k, s, tp, g, gemm + attn + elem + cast_f, &epf, &epb);
+        moe_comm(m, l, ng, k, em, s, tp, g, gemm + attn + elem + cast_f, &epf, &epb);
     fwd += moe_host_fwd_s(m, l, s, k);
     bwd += 2.0 * moe_host_fwd_s(m, l, s, k);   /* dgrad + wgrad */
     if (mode == RECOMPUTE_FULL)
@@ -754,6 +804,63 @@ void cost_member_view(const cluster *c, const stage_mix *mx, int j, node_group *
         out->gpu.nvlink_domain = mx->gpus[j];
 }
 
+/* Positions lo + r + q etp (q < ep: one EP group of the block at lo) inside
+ * the ranks [a, b). */
+static int ep_positions_in(long lo, int r, int etp, int ep, long a, long b)
+{
+    long first = lo + r;
+    long qa = a > first ? (a - first + etp - 1) / etp : 0;
+    long qb = b > first ? (b - first + etp - 1) / etp : 0;
+    if (qa > ep)
+        qa = ep;
+    if (qb > ep)
+        qb = ep;
+    return qb > qa ? (int)(qb - qa) : 0;
+}
+
+/* Adds EP group r of the block at lo (its members on each of mx's groups,
+ * off[] the members' first ranks) to *out unless it is there already. */
+static void ep_span_add(const stage_mix *mx, const long *off, long lo, int r, int etp, int ep,
+                        cost_ep_span *out)
+{
+    cost_ep_group g;
+    memset(&g, 0, sizeof g);
+    for (int i = 0; i < mx->n && i < STAGE_MIX_MAX; i++) {
+        int k = ep_positions_in(lo, r, etp, ep, off[i], off[i + 1]);
+        if (k > 0) {
+            g.group[g.n] = mx->group[i];
+            g.ranks[g.n++] = k;
+        }
+    }
+    for (int x = 0; x < out->n; x++)
+        if (memcmp(&out->kind[x], &g, sizeof g) == 0)
+            return;
+    if (out->n < COST_EP_KINDS)
+        out->kind[out->n++] = g;
+}
+
+void cost_member_ep_span(const stage_mix *mx, int j, const strategy *s, cost_ep_span *out)
+{
+    int ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 1 ? s->etp : 1, n = mx->n;
+    long off[STAGE_MIX_MAX + 1], block = (long)ep * etp, b0, b1;
+    memset(out, 0, sizeof *out);
+    if (block <= 1 || n < 1 || n > STAGE_MIX_MAX || j < 0 || j >= n)
+        return;
+    off[0] = 0;
+    for (int i = 0; i < n; i++)
+        off[i + 1] = off[i] + mx->gpus[i];
+    if (off[j + 1] <= off[j])
+        return;
+    /* the blocks member j's ranks fall in: the first, one inside (all
+     * alike), the last */
+    b0 = off[j] / block;
+    b1 = (off[j + 1] - 1) / block;
+    for (long b = b0; b <= b1; b = b == b0 && b0 + 1 < b1 ? b0 + 1 : (b < b1 ? b1 : b1 + 1))
+        for (int r = 0; r < etp; r++)
+            if (ep_positions_in(b * block, r, etp, ep, off[j], off[j + 1]) > 0)
+                ep_span_add(mx, off, b * block, r, etp, ep, out);
+}
+
 /* The multi-token-prediction layers on the last stage (DeepSeek-V3 report,
  * arXiv 2412.19437 section 2.2; Megatron-Core models/gpt/gpt_model.py and
  * transformer/multi_token_prediction.py): each is one transformer block
@@ -765,8 +872,8 @@ void cost_member_view(const cluster *c, const stage_mix *mx, int j, node_group *
  * is the first stage too, or when the output layer is that embedding
  * (tied). */
 static void mtp_cost(const model *m, const node_group *ng, const gen_constants *k,
-                     const comm_link *tpl, const comm_link *cpl, const strategy *s, int tp,
-                     int stack, bool first_stage, range_cost *out)
+                     const ep_mixed *em, const comm_link *tpl, const comm_link *cpl,
+                     const strategy *s, int tp, int stack, bool first_stage, range_cost *out)
 {
     const layer_spec *l = &m->layer[m->layers - 1];
     int cp = s->cp > 0 ? s->cp : 1;
@@ -779,7 +886,7 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
     for (int j = 0; j < m->mtp_layers; j++) {
         range_cost one;
         memset(&one, 0, sizeof one);
-        layer_cost(m, l, ng, k, tpl, cpl, s, tp, s->recompute, stack, &one);
+        layer_cost(m, l, ng, k, em, tpl, cpl, s, tp, s->recompute, stack, &one);
         range_cost_add_work(out, &one);
         out->fwd_s += proj;
         out->bwd_s += 2.0 * proj;
@@ -881,9 +988,11 @@ static void add_output_cost(const model *m, const gpu_spec *gpu, const gen_const
     out->loss_bytes += loss;
 }
 
-void cost_layer_range_on(const model *m, const node_group *ng, const cost_params *p, int stack,
-                         const strategy *s, int tp, int first, int n, bool first_stage,
-                         bool last_stage, range_cost *out)
+/* cost_layer_range_on(), with the EP groups of a member of a stage spanning
+ * node groups when em is not NULL. */
+static void range_on(const model *m, const node_group *ng, const ep_mixed *em,
+                     const cost_params *p, int stack, const strategy *s, int tp, int first,
+                     int n, bool first_stage, bool last_stage, range_cost *out)
 {
     const gpu_spec *gpu = &ng->gpu;
     gen_constants kc;
@@ -922,11 +1031,11 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
         }
         if (re && !have_one) {
             memset(&one, 0, sizeof one);
-            layer_cost(m, l, ng, k, &tpl, &cpl, s, tp, s->recompute, stack, &one);
+            layer_cost(m, l, ng, k, em, &tpl, &cpl, s, tp, s->recompute, stack, &one);
             have_one = true;
         } else if (!re && !have_kept) {
             memset(&kept, 0, sizeof kept);
-            layer_cost(m, l, ng, k, &tpl, &cpl, s, tp,
+            layer_cost(m, l, ng, k, em, &tpl, &cpl, s, tp,
                        s->recompute == RECOMPUTE_FULL ? RECOMPUTE_NONE : s->recompute, stack,
                        &kept);
             have_kept = true;
@@ -979,8 +1088,25 @@ void cost_layer_range_on(const model *m, const node_group *ng, const cost_params
     if (last_stage) {
         add_output_cost(m, gpu, k, s, tp, stack, tokens, first_stage, out);
         if (m->mtp_layers > 0)
-            mtp_cost(m, ng, k, &tpl, &cpl, s, tp, stack, first_stage, out);
+            mtp_cost(m, ng, k, em, &tpl, &cpl, s, tp, stack, first_stage, out);
     }
+}
+
+void cost_layer_range_on(const model *m, const node_group *ng, const cost_params *p, int stack,
+                         const strategy *s, int tp, int first, int n, bool first_stage,
+                         bool last_stage, range_cost *out)
+{
+    range_on(m, ng, NULL, p, stack, s, tp, first, n, first_stage, last_stage, out);
+}
+
+void cost_layer_range_member(const model *m, const cluster *c, const node_group *view,
+                             const cost_ep_span *eps, const cost_params *p, const strategy *s,
+                             int tp, int first, int n, bool first_stage, bool last_stage,
+                             range_cost *out)
+{
+    ep_mixed em = {c, p, c->stack, eps};
+    range_on(m, view, eps != NULL && eps->n > 0 ? &em : NULL, p, c->stack, s, tp, first, n,
+             first_stage, last_stage, out);
 }
 
 /* The slowest link between any group of stage a and any of stage b (the

@@ -339,6 +339,7 @@ typedef struct cost_key {
     int share;
     int ep, etp, cp_comm, cp_a2a, rmods;
     bool flex, graph, seo;
+    cost_ep_span eps;   /* a member's EP groups (cost_member_ep_span); n 0 otherwise */
 } cost_key;
 
 /* Per-layer costs on one (group, tp, ...) and the end-stage extras:
@@ -449,7 +450,8 @@ static bool key_eq(const cost_key *a, const cost_key *b)
            a->span == b->span && a->share == b->share && a->epo == b->epo && a->ep == b->ep &&
            a->etp == b->etp && a->cp_comm == b->cp_comm && a->cp_a2a == b->cp_a2a &&
            a->rmods == b->rmods && a->flex == b->flex && a->graph == b->graph &&
-           a->seo == b->seo;
+           a->seo == b->seo && a->eps.n == b->eps.n &&
+           (a->eps.n == 0 || memcmp(&a->eps, &b->eps, sizeof a->eps) == 0);
 }
 
 /* The cost table for key k on node group ng (computed on a miss, evicting
@@ -479,7 +481,8 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *
             e->peak[i] = e->peak[i - 1];
             continue;
         }
-        cost_layer_range_on(pc->m, ng, pc->p, pc->c->stack, s, k->tp, i, 1, false, false, &rc);
+        cost_layer_range_member(pc->m, pc->c, ng, &k->eps, pc->p, s, k->tp, i, 1, false, false,
+                                &rc);
         e->t[i] = rc.fwd_s + rc.bwd_s;
         e->params[i] = rc.params;
         e->expert[i] = rc.expert_params;
@@ -489,7 +492,8 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *
             e->buf_min = rc.layer_buf_bytes;
     }
     for (int x = 0; x < 3; x++) {
-        cost_layer_range_on(pc->m, ng, pc->p, pc->c->stack, s, k->tp, 0, 0, x != 1, x != 0, &rc);
+        cost_layer_range_member(pc->m, pc->c, ng, &k->eps, pc->p, s, k->tp, 0, 0, x != 1, x != 0,
+                                &rc);
         e->ext_t[x] = rc.fwd_s + rc.bwd_s;
         e->ext_params[x] = rc.params;
         /* the loss's working set beyond what the stage's layers' buffers
@@ -691,9 +695,10 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
                         s->tp_comm_overlap, s->ep_comm_overlap, span,
                         mx->n > 1 ? mx->gpus[j] : 0, s->ep, s->etp, (int)s->cp_comm, s->cp_a2a,
                         s->recompute_modules, s->flex_dispatcher, s->cuda_graph,
-                        s->shared_expert_overlap};
+                        s->shared_expert_overlap, {0}};
         if (mx->n > 1) {
             cost_member_view(pc->c, mx, j, &view);
+            cost_member_ep_span(mx, j, s, &key.eps);
             g = &view;
         }
         member_terms(pc, g, &key, o, s, tp, &first, ext_t, ext_fb, &transient);

@@ -170,6 +170,8 @@ typedef struct eval_state {
     double param_exp, opt, overhead, peak_flops;
     range_cost rc[STRATEGY_MAX_STAGES];
     double fc[COST_CHUNKS_MAX], bc[COST_CHUNKS_MAX];
+    const cost_ep_span *eps;    /* the member being costed of a stage spanning
+                                   groups: its EP groups (else NULL) */
 } eval_state;
 
 static void eval_init(eval_state *x, const model *m, const cluster *c, const cost_params *p,
@@ -180,6 +182,7 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
     x->p = p;
     x->s = s;
     x->out = out;
+    x->eps = NULL;
     x->param_exp = x->opt = x->overhead = x->peak_flops = 0;
     x->pp = s->pp > 0 ? s->pp : 1;
     x->v = s->vpp > 0 ? s->vpp : 1;
@@ -227,8 +230,12 @@ static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, rang
         int first = 0, n = strategy_chunk_layers(x->s, x->m->layers, i, j, &first);
         if (n < 0)
             n = 0;
-        cost_layer_range_on(x->m, ng, x->p, x->c->stack, x->s, tp, first, n, i == 0 && j == 0,
-                            i == pp - 1 && j == v - 1, &part);
+        if (x->eps != NULL)
+            cost_layer_range_member(x->m, x->c, ng, x->eps, x->p, x->s, tp, first, n,
+                                    i == 0 && j == 0, i == pp - 1 && j == v - 1, &part);
+        else
+            cost_layer_range_on(x->m, ng, x->p, x->c->stack, x->s, tp, first, n,
+                                i == 0 && j == 0, i == pp - 1 && j == v - 1, &part);
         range_cost_add_work(r, &part);
         r->params += part.params;
         r->expert_params += part.expert_params;
@@ -550,7 +557,8 @@ typedef struct rank_member {
 /* Rank i spanning node groups (AMP's model, Li et al., NeurIPS 2022, with
  * a uniform data split as Megatron and AMP run): each member's share costed
  * on its own GPU and on cost_member_view()'s links (every network hop at
- * the slowest link of the stage); the slowest member (forward + backward)
+ * the slowest link of the stage; the MoE all-to-alls over the links their
+ * EP groups cross, cost_member_ep_span); the slowest member (forward + backward)
  * paces the rank: its times, and its gradient reduce exposed beyond its own
  * backward (the collective starts when the last member's buckets are
  * ready); the step waits for the slowest member's optimizer, parameter
@@ -564,10 +572,14 @@ static void eval_rank_mixed(eval_state *x, int i, const stage_mix *mx)
     memset(&worst, 0, sizeof worst);
     for (int j = 0; j < n; j++) {
         node_group view;
+        cost_ep_span eps;
         const memory_breakdown *mb = &x->out->stage_memory[i];
         cost_member_view(x->c, mx, j, &view);
+        cost_member_ep_span(mx, j, x->s, &eps);
         x->param_exp = param_before;
+        x->eps = &eps;
         eval_rank_on(x, i, &view, mx->gpus[j]);
+        x->eps = NULL;
         if (j == 0 || x->fwd[i] + x->bwd[i] > worst.fwd + worst.bwd) {
             worst.rc = x->rc[i];
             worst.fwd = x->fwd[i];

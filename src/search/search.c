@@ -12,7 +12,9 @@
  *   cp   powers of two with seq % (2 cp) == 0 (Megatron's load-balanced
  *        causal CP: 2 cp chunks) and seq / cp >= SEARCH_CP_MIN_TOKENS
  *   ep   1 (dense); MoE: divisors of the experts
- *        that divide tp cp dp (knob_rule)
+ *        that divide tp cp dp (knob_rule; ep_list), on placements across
+ *        node groups too (an EP group spanning GPU types: its all-to-all at
+ *        its slowest member's links, layer_cost.c ep_mixed_a2a_s)
  *   etp  1 (dense); MoE: 1 and tp (Megatron's two settings: experts not
  *        tensor-parallel, and its default etp = tp, the etp group then the
  *        TP group's consecutive ranks) where knob_rule admits it (etp_list);
@@ -1553,6 +1555,27 @@ static int cp_searched_max(const search_ctx *x, int min_tokens)
     return cp_max;
 }
 
+/* Expert parallelism for stages of tcd = tp cp dp ranks: the --fix value;
+ * 1 on dense models; on MoE models every ep dividing both tcd (the EP group
+ * is carved from the dp x cp ranks of a stage: Megatron-Core
+ * parallel_state.py's expert rank generator) and the experts, that the
+ * stack runs. */
+static void ep_list(const search_ctx *x, int_list *out, long tcd)
+{
+    const strategy_constraints *f = &x->fix;
+    out->n = 0;
+    if (f->ep > 0)
+        list_push(out, f->ep);
+    else if (x->m->moe.experts > 0) {
+        for (int e = 1; e <= x->m->moe.experts && e <= tcd; e++)
+            if (tcd % e == 0 && x->m->moe.experts % e == 0)
+                list_push(out, e);
+    }
+    else
+        list_push(out, 1);
+    stack_filter(x, out, KNOB_EP, f->ep > 0);
+}
+
 /* The expert tensor-parallel degrees of a block with tp cp dp = tcd ranks
  * per stage and expert parallelism ep: the --fix value; 1 on dense models;
  * on MoE models 1 and `limit` (the block's tp, within the node group's
@@ -1619,18 +1642,7 @@ static void search_group(search_ctx *x)
                 dp = (int)(n / tcp);
                 if ((f->dp > 0 && dp != f->dp) || x->gbs % dp != 0)
                     continue;
-                eps.n = 0;
-                if (f->ep > 0)
-                    list_push(&eps, f->ep);
-                else if (m->moe.experts > 0) {
-                    long tcd = (long)tp * cp * dp;
-                    for (int e = 1; e <= m->moe.experts && e <= tcd; e++)
-                        if (tcd % e == 0 && m->moe.experts % e == 0)
-                            list_push(&eps, e);
-                }
-                else
-                    list_push(&eps, 1);
-                stack_filter(x, &eps, KNOB_EP, f->ep > 0);
+                ep_list(x, &eps, (long)tp * cp * dp);
                 for (int ei = 0; ei < eps.n && !stop(x); ei++) {
                     etp_list(x, &etps, (long)tp * cp * dp, eps.v[ei],
                              tp < group_tp_limit(g) ? tp : group_tp_limit(g));
@@ -1652,9 +1664,9 @@ static void search_group(search_ctx *x)
  * (placement_enumerate: every order of every choice of groups, each group
  * hosting GPUs / (tp cp dp) stages, or counts adding up to a fixed pp).  tp
  * runs over the powers of two every group of the placement allows, dp over
- * the divisors of the global batch, cp as on one group (cp_list);
- * interleaving chunks the placer's split (place_interleaved).  Returns the
- * blocks searched. */
+ * the divisors of the global batch, cp as on one group (cp_list), ep as
+ * on one group (ep_list); interleaving chunks the placer's split
+ * (place_interleaved).  Returns the blocks searched. */
 #define MAX_PLACEMENTS 1024
 static int search_placements(search_ctx *x)
 {
@@ -1663,7 +1675,7 @@ static int search_placements(search_ctx *x)
     const strategy_constraints *f = &x->fix;
     int max_pp = m->layers < STRATEGY_MAX_STAGES ? m->layers : STRATEGY_MAX_STAGES;
     int searched = 0, biggest = 0, total = 0;
-    int_list tps, dps, cps;
+    int_list tps, dps, cps, eps;
     placement *pls;
 
     if (c->n_groups < 2)
@@ -1717,18 +1729,21 @@ static int search_placements(search_ctx *x)
                         tp_ok = false;
                 if (!tp_ok || (f->gpus > 0 && gpus != f->gpus) || gpus > CLUSTER_MAX_GPUS)
                     continue;
-                memset(&x->s, 0, sizeof x->s);
-                x->s.tp = tp;
-                x->s.cp = cp;
-                x->s.pp = placement_stages(&pls[k]);
-                x->s.dp = dp;
-                x->s.ep = f->ep > 0 ? f->ep : 1;
-                x->s.etp = f->etp > 0 ? f->etp : 1;
-                x->placement = &pls[k];
-                x->group = pls[k].part[0].group;
-                x->gpus = (int)gpus;
-                searched++;
-                search_block(x);
+                ep_list(x, &eps, (long)tp * cp * dp);
+                for (int ei = 0; ei < eps.n && !stop(x); ei++) {
+                    memset(&x->s, 0, sizeof x->s);
+                    x->s.tp = tp;
+                    x->s.cp = cp;
+                    x->s.pp = placement_stages(&pls[k]);
+                    x->s.dp = dp;
+                    x->s.ep = eps.v[ei];
+                    x->s.etp = f->etp > 0 ? f->etp : 1;
+                    x->placement = &pls[k];
+                    x->group = pls[k].part[0].group;
+                    x->gpus = (int)gpus;
+                    searched++;
+                    search_block(x);
+                }
             }
         }
     x->placement = NULL;
@@ -2155,9 +2170,9 @@ static void note_limits(const search_ctx *x, search_result *res)
     if (f->recompute_method < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_FULL))
         not_searched(res, "uniform recompute in groups of N layers (no faster than full "
                      "recompute; --fix recompute_method=uniform,recompute_layers=N)");
-    if (x->c->n_groups > 1 && (f->ep <= 0 || f->recompute_modules <= 0))
-        not_searched(res, "ep > 1 and selective recompute beyond core attention on stages "
-                     "across node groups");
+    if (x->c->n_groups > 1 && f->recompute_modules <= 0)
+        not_searched(res, "selective recompute beyond core attention on stages across node "
+                     "groups");
     if (x->m->moe.experts > 0 && f->etp <= 0 && space_allows(x, KNOB_ETP, 2))
         not_searched(res, "etp other than 1 and tp%s (--fix etp=N tries it)",
                      x->c->n_groups > 1 ? ", and etp > 1 on stages across node groups" : "");
