@@ -102,7 +102,8 @@ START_TEST(zero2_gradient_buckets)
     ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 1, 5e6), 5e6 * 4, 1e-15);
     /* counted with the gradients: 1e9 params at dp 8, 4/8 B + 320 MB */
     stage_memory_in in = {PREC_BF16, 2, 8, 8, 1e9, 0, 0, 1, 0, 0, 0.1, 80e9,
-                          memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 1, 1e9), false};
+                          memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 1, 1e9), false,
+                          false};
     memory_stage(&in, &mb);
     ck_assert_rel(mb.grads_bytes, 0.5e9 + 320e6, 1e-15);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
@@ -148,7 +149,8 @@ END_TEST
 START_TEST(stage_breakdown_sums)
 {
     memory_breakdown mb;
-    stage_memory_in in = {PREC_BF16, 0, 1, 1, 1e9, 0, 1e8, 4, 5e7, 1e9, 0.1, 80e9, 0, false};
+    stage_memory_in in = {PREC_BF16, 0, 1, 1, 1e9, 0, 1e8, 4, 5e7, 1e9, 0.1, 80e9, 0, false,
+                          false};
     memory_stage(&in, &mb);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
     ck_assert_rel(mb.grads_bytes, 4e9, 1e-15);
@@ -173,7 +175,7 @@ START_TEST(stage_expert_states_shard_over_edp)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memory_breakdown mb;
         stage_memory_in in = {PREC_BF16, 1, 8, cases[i].edp, 1e9, cases[i].expert,
-                              0, 0, 0, 0, 0.1, 80e9, 0, false};
+                              0, 0, 0, 0, 0.1, 80e9, 0, false, false};
         memory_stage(&in, &mb);
         ck_assert_rel(mb.weights_bytes + mb.grads_bytes, 6e9, 1e-15);
         ck_assert_rel(mb.optimizer_bytes, cases[i].optimizer, 1e-15);
@@ -261,6 +263,43 @@ START_TEST(zero3_gathered_one_rule)
 }
 END_TEST
 
+/* FP8 primary weights (Megatron-Bridge fp8_param_gather) on a GPU whose FP8
+ * GEMMs take any layout keep no transpose: 1 byte a parameter on B200 and
+ * GB200 with per-tensor FP8, 2 (weight + transpose) on H100, 2 for MXFP8's
+ * row-wise and column-wise copies.  Hand-derived: 1e9 parameters, zero 1, dp
+ * 4, bf16 gradients: weights 1e9 B (2e9 before), gradients 2e9 B, optimizer
+ * 12e9 / 4 = 3e9 B; total 6e9 B (7e9 before). */
+START_TEST(fp8_weights_without_transpose)
+{
+    const gpu_spec *h100 = catalog_find("H100-SXM"), *b200 = catalog_find("B200");
+    const gpu_spec *gb200 = catalog_find("GB200");
+    memory_breakdown mb;
+    stage_memory_in in = {PREC_FP8, 1, 4, 4, 1e9, 0, 0, 0, 0, 0, 0.1, 180e9, 0, true, false};
+    ck_assert_ptr_nonnull(h100);
+    ck_assert_ptr_nonnull(b200);
+    ck_assert_ptr_nonnull(gb200);
+    ck_assert(memory_fp8_weights_single(b200, PREC_FP8));
+    ck_assert(memory_fp8_weights_single(gb200, PREC_FP8));
+    ck_assert(!memory_fp8_weights_single(h100, PREC_FP8));
+    ck_assert(!memory_fp8_weights_single(b200, PREC_MXFP8));
+    ck_assert(!memory_fp8_weights_single(b200, PREC_BF16));
+    memory_stage(&in, &mb);
+    ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
+    ck_assert_rel(mb.total_bytes, 7e9, 1e-15);
+    in.fp8_weights_single = memory_fp8_weights_single(gb200, PREC_FP8);
+    memory_stage(&in, &mb);
+    ck_assert_rel(mb.weights_bytes, 1e9, 1e-15);
+    ck_assert_rel(mb.grads_bytes, 2e9, 1e-15);
+    ck_assert_rel(mb.optimizer_bytes, 3e9, 1e-15);
+    ck_assert_rel(mb.total_bytes, 6e9, 1e-15);
+    /* routed experts' weights likewise, their states over their own group */
+    in.expert_params = 5e8;
+    in.edp = 2;
+    memory_stage(&in, &mb);
+    ck_assert_rel(mb.weights_bytes, 1e9, 1e-15);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("memory");
@@ -273,6 +312,7 @@ int main(void)
     tcase_add_test(tc, inflight_interleaved);
     tcase_add_test(tc, stage_breakdown_sums);
     tcase_add_test(tc, stage_expert_states_shard_over_edp);
+    tcase_add_test(tc, fp8_weights_without_transpose);
     tcase_add_test(tc, op_sac_bytes);
     tcase_add_test(tc, loss_bytes);
     tcase_add_test(tc, fsdp2_unsharded);

@@ -805,8 +805,11 @@ START_TEST(published_runs_fp8_guard)
      * the network collectives' own overlap share (the NeMo 24.07 rows'
      * exposed DP reduce shrinks: +5..+14% -> +6..+14%), 8.5%, 20.9% after
      * the refit (Blackwell's and Blackwell Ultra's own FP8 GEMM and
-     * attention efficiencies).  Bounds half a point above */
-    ck_assert_msg(mape <= 0.090, "FP8 MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+     * attention efficiencies); 7.8%, 20.9% with per-tensor FP8 weights at
+     * 1 B on Blackwell (memory_fp8_weights_single: the GB200 405B rows fit
+     * without recompute, -14.6/-11.5% -> +1.0/+4.7%).  Bounds half a point
+     * above */
+    ck_assert_msg(mape <= 0.083, "FP8 MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.214, "FP8 max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST

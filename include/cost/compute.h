@@ -38,6 +38,12 @@ double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_for
  * GEMMs read, with the amax reduction: compute_fp8_cast_bytes per element.
  * Weights are cast once per step (first micro-batch) and not counted. */
 double compute_fp8_cast_bytes(const gpu_spec *gpu, precision prec);
+
+/* Whether the GPU's per-tensor FP8 GEMMs read a row-wise FP8 tensor in any
+ * layout, so that Transformer Engine keeps no FP8 transpose beside it
+ * (!nvte_is_non_tn_fp8_gemm_supported() allocates one: compute capability
+ * 10.x and >= 13.0 need none; compute_fp8_cast_bytes says where from). */
+bool compute_fp8_any_layout(const gpu_spec *gpu);
 double compute_fp8_cast_s(const gpu_spec *gpu, const gen_constants *k, precision prec,
                           const tf_gemm *g, int n, bool backward);
 

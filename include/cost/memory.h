@@ -2,6 +2,7 @@
 #ifndef PLANNER_MEMORY_H
 #define PLANNER_MEMORY_H
 
+#include "inputs/catalog.h"
 #include "inputs/model.h"
 #include "inputs/stack.h"
 #include "model/strategy.h"
@@ -27,11 +28,14 @@ typedef struct state_bytes {
  * zero 3   (Rajbhandari et al., DeepSpeed layout 2 + 2 + 12 for 16-bit
  *            training, as the SC21 ZeRO-3 runs it is checked on): weights,
  *            grads and optimizer / d.
- * FP8 recipes: 2 bytes of weights per parameter either way -- with FP8
- * primary weights (NeMo / Megatron-Bridge fp8_param(_gather)) the FP8
- * weight and its FP8 transpose that Transformer Engine keeps for the
- * backward GEMM (1 + 1 byte), with bf16 weights their 2 bytes (TE then also
- * caches FP8 copies: not counted, the tuned recipes use FP8 params). */
+ * FP8 recipes: 2 bytes of weights per parameter -- with FP8 primary
+ * weights (NeMo / Megatron-Bridge fp8_param(_gather)) the FP8 weight and its
+ * FP8 transpose that Transformer Engine keeps for the backward GEMM (1 + 1
+ * byte), with bf16 weights their 2 bytes (TE then also caches FP8 copies: not
+ * counted, the tuned recipes use FP8 params) -- but 1 byte for per-tensor
+ * FP8 (PREC_FP8) on a GPU whose FP8 GEMMs take any layout, where TE keeps no
+ * transpose (stage_memory_in.fp8_weights_single, memory_fp8_weights_single).
+ * MXFP8 keeps a row-wise and a column-wise copy on every GPU: 2. */
 void memory_state_bytes(precision prec, bool grads_bf16, int zero, int dp, state_bytes *out);
 
 /* Bytes per parameter of the main gradients Megatron accumulates and
@@ -195,7 +199,20 @@ typedef struct stage_memory_in {
     double grad_transient_bytes;   /* gradient buckets in flight
                                       (memory_grad_transient_bytes) */
     bool grads_bf16;            /* main gradients in bf16 (memory_main_grad_bytes) */
+    bool fp8_weights_single;    /* FP8 primary weights without a transpose
+                                   copy: 1 byte each (memory_fp8_weights_single) */
 } stage_memory_in;
+
+/* Per-tensor FP8 primary weights need no FP8 transpose beside them on this
+ * GPU (compute_fp8_any_layout): Megatron-Bridge's FP8 recipes gather FP8
+ * parameters (megatron/bridge/training/mixed_precision.py
+ * bf16_with_fp8_current_scaling_mixed and the delayed-scaling one:
+ * fp8_param_gather = True), Megatron-Core keeps them in its uint8 parameter
+ * buffer (param_and_grad_buffer.py), and Transformer Engine's
+ * Float8Quantizer / Float8CurrentScalingQuantizer allocate the column-wise
+ * copy only where !nvte_is_non_tn_fp8_gemm_supported()
+ * (transformer_engine/pytorch/csrc/quantizer.cpp). */
+bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec);
 
 /* The stage-memory formula, the only place it is written (evaluate() calls
  * it per stage, the placer per layer for the partitioner's terms):

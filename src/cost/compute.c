@@ -86,12 +86,16 @@ double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_for
  * (MXFP8Quantizer: row-wise and column-wise data and scale_inv): 2 + 1 + 1,
  * the scales' 2/32 B ignored as in the saved activations (layer_cost.c).
  * NVFP4: 2 + 1 + 1, as before (not refined). */
+bool compute_fp8_any_layout(const gpu_spec *gpu)
+{
+    return gpu->gen == GEN_BLACKWELL || gpu->gen == GEN_BLACKWELL_ULTRA;
+}
+
 double compute_fp8_cast_bytes(const gpu_spec *gpu, precision prec)
 {
-    bool any_layout = gpu->gen == GEN_BLACKWELL || gpu->gen == GEN_BLACKWELL_ULTRA;
     if (prec == PREC_MXFP8)
         return 4.0;
-    if (prec == PREC_FP8 && any_layout)
+    if (prec == PREC_FP8 && compute_fp8_any_layout(gpu))
         return 3.0;
     return 4.0;
 }

@@ -21,6 +21,7 @@
  * from their source (memory.h says which file each follows).
  * Invariant: every figure is >= 0 and grows with its inputs.
  */
+#include "cost/compute.h"
 #include "cost/layer_cost.h"
 #include "cost/memory.h"
 
@@ -208,15 +209,24 @@ double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double b
     return weight_bytes * (root_params + 2.0 * block_params);
 }
 
+bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec)
+{
+    return prec == PREC_FP8 && compute_fp8_any_layout(gpu);
+}
+
 void memory_stage(const stage_memory_in *in, memory_breakdown *out)
 {
     state_bytes sb;
     memory_state_bytes(in->prec, in->grads_bf16, in->zero, in->dp, &sb);
+    if (in->fp8_weights_single)
+        sb.weights /= 2;   /* the FP8 weight without its transpose */
     if (in->expert_params > 0 && in->params > 0) {
         /* expert states sharded over edp, the rest over dp */
         state_bytes dense = sb, ex;
         double fe = in->expert_params / in->params;
         memory_state_bytes(in->prec, in->grads_bf16, in->zero, in->edp, &ex);
+        if (in->fp8_weights_single)
+            ex.weights /= 2;
         sb.weights = (1.0 - fe) * dense.weights + fe * ex.weights;
         sb.grads = (1.0 - fe) * dense.grads + fe * ex.grads;
         sb.optimizer = (1.0 - fe) * dense.optimizer + fe * ex.optimizer;
