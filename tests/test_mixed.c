@@ -11,13 +11,21 @@
  * 12 V100 + 4 T4 evaluates every tp x pp x dp over its 16 GPUs (pp 1 and 2
  * gave 0 candidates before); DP and ILP give the same bottleneck on a mixed
  * stage; interleaving (the placer's split chunked) and cp > 1 are searched
- * on stages across groups.
+ * on stages across groups.  Expert parallelism across GPU types: an EP
+ * group of 8 H100 + 8 A100 moves at the A100s' pace (2,698 us for 64 MiB a
+ * rank, by hand), a stage with it steps as on 16 A100, replacing the slow
+ * type never predicts slower, DP and ILP agree, the pruned search keeps the
+ * exhaustive winner, and the report and the launch script say it; dp runs
+ * past the largest group's GPUs.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cost/comm.h"
 #include "cost/layer_cost.h"
+#include "out/emit.h"
+#include "out/report.h"
 #include "partition/placement.h"
 #include "search/search.h"
 #include "testutil.h"
@@ -250,6 +258,26 @@ START_TEST(amp_every_layout_evaluates)
             search_result_free(&r);
         }
     ck_assert_int_eq(combos, 12);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
+/* The search's data-parallel degrees across groups run up to all the
+ * cluster's GPUs: AMP's tp 1 pp 1 dp 16 over 12 V100 + 4 T4 is found
+ * with dp free (--fix tp=1,pp=1,gpus=16); before, dp stopped at the largest
+ * group's 12 GPUs and that search had no candidate. */
+START_TEST(dp_beyond_largest_group_searched)
+{
+    run_spec run;
+    model *m = tu_model_load("configs/amp-gpt2.json", &run);
+    cluster *c = tu_cluster_load("clusters/amp-3xp3-1xg4dn.yaml");
+    search_result r;
+    ck_assert_int_eq(tu_search(&r, m, &run, c, "tp=1,pp=1,gpus=16", false, 1), PLANNER_OK);
+    ck_assert_int_eq(r.top[0].s.dp, 16);
+    ck_assert_int_eq(r.top[0].s.n_mixes, 1);
+    ck_assert(r.top[0].e.feasible);
+    search_result_free(&r);
     cluster_free(c);
     model_free(m);
 }
@@ -623,6 +651,50 @@ START_TEST(ep_searched_across_groups)
 }
 END_TEST
 
+/* Output: a stage whose EP groups span the GPU types says so in the
+ * report's stage map and in the launch script's header (ep 16 over 8 H100 +
+ * 8 A100), whose Megatron arguments carry the ep; with ep 8 each EP group
+ * sits on one type and neither says it. */
+START_TEST(ep_across_types_reported)
+{
+    run_spec run;
+    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &run);
+    cluster *c = ha_cluster(1, 1, false);
+    run.global_batch = 64;
+    for (int ep = 8; ep <= 16; ep *= 2) {
+        char fix[64], *text = NULL, *script = NULL;
+        size_t len = 0, slen = 0;
+        search_options o;
+        search_result r;
+        planner_error why;
+        FILE *fp;
+        snprintf(fix, sizeof fix, "gpus=16,pp=1,tp=2,ep=%d", ep);
+        tu_search_options(&o, &run, fix, 1);
+        ck_assert_int_eq(tu_search(&r, m, &run, c, fix, false, 1), PLANNER_OK);
+        fp = open_memstream(&text, &len);
+        report_table(fp, m, c, &o, &r);
+        fclose(fp);
+        fp = open_memstream(&script, &slen);
+        ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, m, c, &r.top[0],
+                                    tu_err(&why)),
+                         PLANNER_OK);
+        fclose(fp);
+        ck_assert(strstr(text, "H100-SXMx8+A100-SXM-80GBx8") != NULL);
+        ck_assert((strstr(text, "EP groups across the GPU types") != NULL) == (ep == 16));
+        ck_assert((strstr(script, "expert-parallel groups span the GPU types") != NULL) ==
+                  (ep == 16));
+        snprintf(fix, sizeof fix, "--expert-model-parallel-size %d\n", ep);
+        ck_assert_msg(strstr(script, fix) != NULL, "%s", fix);
+        ck_assert(strstr(script, "#SBATCH hetjob") != NULL);
+        free(text);
+        free(script);
+        search_result_free(&r);
+    }
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("mixed");
@@ -639,6 +711,8 @@ int main(void)
     tcase_add_test(tc, ep_faster_type_never_slower);
     tcase_add_test(tc, ep_dp_and_ilp_agree);
     tcase_add_test(tc, ep_searched_across_groups);
+    tcase_add_test(tc, dp_beyond_largest_group_searched);
+    tcase_add_test(tc, ep_across_types_reported);
     suite_add_tcase(su, tc);
     return tu_run_suite(su);
 }

@@ -113,6 +113,9 @@ typedef struct cost_ep_span {
     cost_ep_group kind[COST_EP_KINDS];
 } cost_ep_span;
 void cost_member_ep_span(const stage_mix *mx, int j, const strategy *s, cost_ep_span *out);
+/* Whether one of stage i's EP groups spans node groups (its all-to-all
+ * paced by the slowest member's links). */
+bool cost_stage_ep_mixed(const strategy *s, int i);
 
 /* cost_layer_range_on() for member j of a stage spanning groups: on its view
  * (cost_member_view), with the MoE all-to-all of each of its EP groups

@@ -861,6 +861,19 @@ void cost_member_ep_span(const stage_mix *mx, int j, const strategy *s, cost_ep_
                 ep_span_add(mx, off, b * block, r, etp, ep, out);
 }
 
+bool cost_stage_ep_mixed(const strategy *s, int i)
+{
+    const stage_mix *mx = strategy_stage_mix(s, i);
+    for (int j = 0; mx != NULL && j < mx->n && j < STAGE_MIX_MAX; j++) {
+        cost_ep_span eps;
+        cost_member_ep_span(mx, j, s, &eps);
+        for (int x = 0; x < eps.n; x++)
+            if (eps.kind[x].n > 1)
+                return true;
+    }
+    return false;
+}
+
 /* The multi-token-prediction layers on the last stage (DeepSeek-V3 report,
  * arXiv 2412.19437 section 2.2; Megatron-Core models/gpt/gpt_model.py and
  * transformer/multi_token_prediction.py): each is one transformer block

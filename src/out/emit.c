@@ -81,6 +81,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/text.h"
+#include "cost/layer_cost.h"
 #include "inputs/catalog.h"
 #include "model/knobs.h"
 #include "model/layout.h"
@@ -1154,7 +1155,11 @@ static void print_mixed_stages(FILE *out, const cluster *c, const strategy *s)
             shell_word(out, c->group[g[j] >= 0 && g[j] < c->n_groups ? g[j] : 0].gpu.name);
             fprintf(out, " x%d", gpus[j]);
         }
-        fputs(" (its data-parallel replicas run at the slowest GPU's pace)\n", out);
+        fputs(" (its data-parallel replicas run at the slowest GPU's pace", out);
+        if (cost_stage_ep_mixed(s, i))
+            fputs("; expert-parallel groups span the GPU types, each all-to-all at its slowest "
+                  "member's links", out);
+        fputs(")\n", out);
     }
 }
 

@@ -17,6 +17,7 @@
 #include "base/alloc.h"
 #include "base/jsonout.h"
 #include "base/units.h"
+#include "cost/layer_cost.h"
 #include "model/knobs.h"
 #include "out/report.h"
 
@@ -229,20 +230,22 @@ static void stage_map(FILE *out, const model *m, const cluster *c, const plan *p
             i = n - 5;
             continue;
         }
+        /* an EP group across GPU types: its all-to-all at the slowest member's links */
+        const char *epx = cost_stage_ep_mixed(s, i) ? "  EP groups across the GPU types" : "";
         report_stage_gpus(c, s, i, gpus, sizeof gpus);
         if (s->vpp > 1) {
             chunk_ranges(m, s, i, chunks, sizeof chunks);
-            fprintf(out, "    %3d  %3d layers  %-16s tp %-2d %9.2f ms %7.2f GiB  layers %s\n", i,
-                    st->n_layers, gpus, st->tp > 0 ? st->tp : s->tp,
+            fprintf(out, "    %3d  %3d layers  %-16s tp %-2d %9.2f ms %7.2f GiB  layers %s%s\n",
+                    i, st->n_layers, gpus, st->tp > 0 ? st->tp : s->tp,
                     1e3 * (e->stage_fwd_s[i] + e->stage_bwd_s[i]),
-                    e->stage_memory[i].total_bytes / GIB, chunks);
+                    e->stage_memory[i].total_bytes / GIB, chunks, epx);
             continue;
         }
-        fprintf(out, "    %3d  layers %3d-%-3d (%3d)  %-16s tp %-2d %9.2f ms %7.2f GiB\n", i,
+        fprintf(out, "    %3d  layers %3d-%-3d (%3d)  %-16s tp %-2d %9.2f ms %7.2f GiB%s\n", i,
                 st->first_layer, st->first_layer + st->n_layers - 1, st->n_layers,
                 gpus, st->tp > 0 ? st->tp : s->tp,
                 1e3 * (e->stage_fwd_s[i] + e->stage_bwd_s[i]),
-                e->stage_memory[i].total_bytes / GIB);
+                e->stage_memory[i].total_bytes / GIB, epx);
     }
 }
 

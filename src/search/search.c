@@ -1664,7 +1664,7 @@ static void search_group(search_ctx *x)
  * (placement_enumerate: every order of every choice of groups, each group
  * hosting GPUs / (tp cp dp) stages, or counts adding up to a fixed pp).  tp
  * runs over the powers of two every group of the placement allows, dp over
- * the divisors of the global batch, cp as on one group (cp_list), ep as
+ * the divisors of the global batch up to the cluster's GPUs, cp as on one group (cp_list), ep as
  * on one group (ep_list); interleaving chunks the placer's split
  * (place_interleaved).  Returns the blocks searched. */
 #define MAX_PLACEMENTS 1024
@@ -1674,17 +1674,14 @@ static int search_placements(search_ctx *x)
     const cluster *c = x->c;
     const strategy_constraints *f = &x->fix;
     int max_pp = m->layers < STRATEGY_MAX_STAGES ? m->layers : STRATEGY_MAX_STAGES;
-    int searched = 0, biggest = 0, total = 0;
+    int searched = 0, total = 0;
     int_list tps, dps, cps, eps;
     placement *pls;
 
     if (c->n_groups < 2)
         return 0;
-    for (int g = 0; g < c->n_groups; g++) {
-        if (group_total_gpus(&c->group[g]) > biggest)
-            biggest = group_total_gpus(&c->group[g]);
+    for (int g = 0; g < c->n_groups; g++)
         total += group_total_gpus(&c->group[g]);
-    }
     pls = pl_calloc(MAX_PLACEMENTS, sizeof *pls);
     if (pls == NULL) {
         x->oom = true;
@@ -1705,8 +1702,10 @@ static int search_placements(search_ctx *x)
     dps.n = 0;
     if (f->dp > 0)
         list_push(&dps, f->dp);
-    else
-        divisors(&dps, x->gbs, 1, biggest);
+    else   /* up to every GPU: a packed stage's DP group may span the groups
+            * (until 2026-11 dp stopped at the largest group's GPUs, so AMP's
+            * tp 1 pp 1 dp 16 on 12 V100 + 4 T4 was never searched) */
+        divisors(&dps, x->gbs, 1, total);
     cp_list(x, &cps, total, SEARCH_PLACED_CP_MIN_TOKENS);
     for (int ci = 0; ci < cps.n && !stop(x); ci++)
     for (int ti = 0; ti < tps.n && !stop(x); ti++)
