@@ -234,6 +234,26 @@ START_TEST(fsdp2_unsharded)
 }
 END_TEST
 
+/* torch.distributed.pipelining's per-micro-batch stage buffers, hand-
+ * derived for Llama 3.1 405B at mbs 4 x 8192 tokens, tp 8: one boundary is
+ * 32768 x 16384 x 2 B / 8 = 2^27 B.  First of pp 8 at m 8 (all 8 in
+ * flight): 8 gradient receive buffers + 8 kept outputs = 16 x 2^27 = 2 GiB;
+ * rank 1 (7 in flight): 8 + 7 outputs + 1 idle activation buffer = 16;
+ * the last (1 in flight): 7 idle activation buffers; an interleaved last
+ * rank (2 chunks, 8 in flight): 8 + 8 for its first chunk, none idle;
+ * Megatron's schedules keep none. */
+START_TEST(pipe_buffers)
+{
+    const double b = 134217728.0;
+    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 8, 0, 1), 2147483648.0,
+                  1e-15);
+    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 7, 1, 1), 16 * b, 1e-15);
+    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 1, 1, 0), 7 * b, 1e-15);
+    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 8, 2, 1), 16 * b, 1e-15);
+    ck_assert(memory_pipe_buffers_bytes(STACK_PIPE_MEGATRON, b, 8, 8, 0, 1) == 0);
+}
+END_TEST
+
 /* ZeRO-3's gathered weights, the one rule of evaluate() and the placer:
  * prefetch (Megatron-FSDP, DeepSpeed) holds the unit in use, the larger of
  * the layer (0.4e9 parameters per GPU) and the embedding matrix (0.26e9),
@@ -317,6 +337,7 @@ int main(void)
     tcase_add_test(tc, loss_bytes);
     tcase_add_test(tc, fsdp2_unsharded);
     tcase_add_test(tc, zero3_gathered_one_rule);
+    tcase_add_test(tc, pipe_buffers);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -984,19 +984,19 @@ START_TEST(memory_corpus)
                                 0.005);
     }
     /* issue 12's target: mean <= 5%, none under-predicted by more than 5%,
-     * none refused.  Met by all but three 405B 1F1B pipeline rows (Table 5
-     * 1F1B -15.8%, Table 6 FSDP 8 CP 1 -7.7% and FSDP 1 CP 8 -12.1%, at vpp
-     * 1 as their schedule ran: docs/validation.md "Memory" says what is
-     * believed missing); bounded at what the model reaches: MAPE 5.1% over
-     * the 18 runs, the most under-predicted -15.8% */
+     * none refused.  Met by all but two 405B 1F1B pipeline rows (Table 5
+     * 1F1B -13.1%, Table 6 FSDP 1 CP 8 -9.6%, at vpp 1 as their schedule
+     * ran: docs/validation.md "Memory" says what is believed missing);
+     * bounded at what the model reaches: MAPE 4.5% over the 18 runs, the
+     * most under-predicted -13.1%.  Table 6 FSDP 8 CP 1 was -7.7% before
+     * the pipeline stage's per-micro-batch buffers (memory_pipe_buffers_bytes),
+     * -4.8% with them */
     ck_assert_int_eq(v->n, 18);
     for (i = 0; i < v->n; i++) {
         bool known = strcmp(v->run[i].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_1f1b") == 0 ||
                      strcmp(v->run[i].id,
-                            "torchtitan_h100_llama31_405b_fsdp8_cp1_tp8_pp8_seq32768") == 0 ||
-                     strcmp(v->run[i].id,
                             "torchtitan_h100_llama31_405b_fsdp1_cp8_tp8_pp8_seq262144") == 0;
-        ck_assert_msg(res[i].mem_error > (known ? -0.16 : -0.05), "%s under-predicted %.1f%%",
+        ck_assert_msg(res[i].mem_error > (known ? -0.135 : -0.05), "%s under-predicted %.1f%%",
                       v->run[i].id, 100 * res[i].mem_error);
     }
     /* the 1F1B rows run one stage per rank (vpp 1, as the corpus says) */
@@ -1004,9 +1004,9 @@ START_TEST(memory_corpus)
     ck_assert_int_eq(v->run[12].fix.vpp, 1);
     ck_assert_int_eq(res[12].pl.s.vpp, 1);
     ck_assert_int_eq(sum.mem_refused, 0);
-    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.052, "memory MAPE %.1f%%",
+    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.046, "memory MAPE %.1f%%",
                   100 * sum.mem_sum / sum.mem_cnt);
-    ck_assert_msg(sum.mem_min_signed >= -0.16, "most under %.1f%%", 100 * sum.mem_min_signed);
+    ck_assert_msg(sum.mem_min_signed >= -0.135, "most under %.1f%%", 100 * sum.mem_min_signed);
     pl_free(res);
     validation_free(v);
 }

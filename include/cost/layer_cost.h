@@ -198,10 +198,14 @@ double cost_cp_transient_bytes(const layer_spec *l, const strategy *s, int tp, i
  * is not recomputed; p2p and all_gather save attention's own output: 0. */
 double cost_cp_saved_bytes(const layer_spec *l, const strategy *s, int tp);
 
+/* One micro-batch's activations crossing a pipeline stage boundary on one
+ * GPU: b s / cp x h / tp elements at the model's activation width (2 B, 4
+ * for fp32 models). */
+double cost_boundary_bytes(const model *m, const strategy *s, int tp);
+
 /* p2p time of one micro-batch's activations crossing the boundary after
  * pipeline rank i (to rank i+1; for i = pp-1 the wrap-around to rank 0 of
- * an interleaved schedule): b s / cp x h / tp elements at the model's
- * activation width, over NVLink when the whole pipeline sits in one NVLink
+ * an interleaved schedule): cost_boundary_bytes, over NVLink when the whole pipeline sits in one NVLink
  * domain of one node group, else over the link between the two ranks' node
  * groups (cluster_link_between), efficiency applied; a stage spanning
  * groups: the slowest link between any of its groups and the other's. */

@@ -180,6 +180,28 @@ bool memory_zero3_gathers(int zero, int dp);
 double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double block_params,
                                     double stage_params, int pp);
 
+/* The per-micro-batch buffers a pipeline stage of the stack keeps on one
+ * GPU (STACK_PIPE_TORCH; 0 for STACK_PIPE_MEGATRON), `boundary_bytes` one
+ * micro-batch's activations crossing a stage boundary (cost_boundary_bytes).
+ * torch.distributed.pipelining (torch 2.5-2.6, stage.py, the torch of
+ * torchtitan's Dec 2024 benchmark): _prepare_backward_infra allocates a
+ * gradient receive buffer for every micro-batch of the step
+ * (_create_grad_recv_info: _make_tensor_from_meta of each output) on every
+ * stage but the last, and _prepare_forward_infra an activation receive
+ * buffer for every micro-batch on every stage but the first; they persist
+ * across steps.  forward_one_chunk keeps the stage's output in fwd_cache
+ * (output_tuple, with the inputs) until backward_one_chunk pops it, after
+ * the send.  A received buffer in flight is the first layer's input, held
+ * with the activations already.  Per model chunk of the rank:
+ *   not the pipeline's last:  (m + f) x boundary_bytes
+ *   not the pipeline's first: (m - f) x boundary_bytes
+ * m micro-batches per step, f = min(inflight, m) in flight (the rank's
+ * memory_inflight).  The input gradients autograd accumulates into the
+ * receive buffers' .grad (cleared by clear_runtime_states after the step)
+ * appear as activations are freed, after the warm-up's peak: not counted. */
+double memory_pipe_buffers_bytes(stack_pipe kind, double boundary_bytes, int microbatches,
+                                 double inflight, int chunks_not_first, int chunks_not_last);
+
 /* What a pipeline stage holds on one GPU: the inputs of memory_stage(). */
 typedef struct stage_memory_in {
     precision prec;

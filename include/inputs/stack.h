@@ -87,11 +87,22 @@ typedef enum stack_cp_attn {
                                (repeat_kv) */
 } stack_cp_attn;
 
+typedef enum stack_pipe {
+    STACK_PIPE_MEGATRON,    /* Megatron's schedules: a stage's output is
+                               freed once sent (deallocate_output_tensor,
+                               megatron/core/pipeline_parallel/schedules.py)
+                               and p2p buffers are made per transfer */
+    STACK_PIPE_TORCH        /* torch.distributed.pipelining's PipelineStage
+                               keeps per-micro-batch buffers:
+                               memory_pipe_buffers_bytes */
+} stack_pipe;
+
 typedef struct stack_memory {
     stack_selective selective;
     stack_loss loss;
     stack_gather gather;
     stack_cp_attn cp_attn;
+    stack_pipe pipe;
 } stack_memory;
 
 typedef struct stack_spec {

@@ -1145,6 +1145,13 @@ static double mixed_boundary_link(const cluster *c, const strategy *s, int a, in
     return isfinite(bw) ? bw : 0;
 }
 
+double cost_boundary_bytes(const model *m, const strategy *s, int tp)
+{
+    int cp = s->cp > 0 ? s->cp : 1;
+    return (double)s->mbs * s->seq_len / cp * m->hidden * (m->prec == PREC_FP32 ? 4.0 : 2.0) /
+           (tp > 0 ? tp : 1);
+}
+
 double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
                            const strategy *s, int i)
 {
@@ -1163,8 +1170,7 @@ double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *
     tp = s->stage[i].tp > 0 ? s->stage[i].tp : (s->tp > 0 ? s->tp : 1);
     ng = &c->group[g];
     cost_constants(&kc, p, c->stack, ng->gpu.gen);
-    bytes = (double)s->mbs * s->seq_len / cp * m->hidden *
-            (m->prec == PREC_FP32 ? 4.0 : 2.0) / tp;
+    bytes = cost_boundary_bytes(m, s, tp);
     if (strategy_stage_mix(s, i) != NULL || strategy_stage_mix(s, (i + 1) % pp) != NULL) {
         bw = mixed_boundary_link(c, s, i, (i + 1) % pp, &lat);
         bw *= k->inter_eff > 0 ? k->inter_eff : 1.0;

@@ -18,7 +18,9 @@
  * Software stacks hold memory their own way (inputs/stack.h stack_memory):
  * torchtitan's op-level selective checkpointing, its eager cross-entropy on
  * upcast logits and FSDP2's gathered root and blocks are implemented here
- * from their source (memory.h says which file each follows).
+ * from their source (memory.h says which file each follows), and
+ * torch.distributed.pipelining's per-micro-batch stage buffers
+ * (memory_pipe_buffers_bytes).
  * Invariant: every figure is >= 0 and grows with its inputs.
  */
 #include "cost/compute.h"
@@ -207,6 +209,18 @@ double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double b
     if (pp > 1)
         return (weight_bytes + 4.0) * stage_params;
     return weight_bytes * (root_params + 2.0 * block_params);
+}
+
+double memory_pipe_buffers_bytes(stack_pipe kind, double boundary_bytes, int microbatches,
+                                 double inflight, int chunks_not_first, int chunks_not_last)
+{
+    double m = microbatches > 0 ? microbatches : 1;
+    double f = inflight < m ? inflight : m;
+    if (kind != STACK_PIPE_TORCH || boundary_bytes <= 0)
+        return 0;
+    if (f < 0)
+        f = 0;
+    return boundary_bytes * (chunks_not_last * (m + f) + chunks_not_first * (m - f));
 }
 
 bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec)

@@ -57,7 +57,8 @@
  *     kernels.  No ZeRO-1 (the distributed optimizer's kind).  Its memory
  *     (stack_memory, cost/memory.c): torchtitan's op-level selective
  *     checkpointing, the loss on fp32-upcast logits in eager PyTorch (loss
- *     parallel at tp > 1), FSDP2's root module kept gathered.  The other
+ *     parallel at tp > 1), FSDP2's root module kept gathered, the
+ *     pipeline stage's per-micro-batch buffers.  The other
  *     rows keep Megatron's selective recompute, fp32 logits and DeepSpeed's
  *     ZeRO-3 prefetch (MEM_MEGATRON).
  *   Gradients reduced in bf16 (grad_reduce_bf16): megatron-core's
@@ -96,7 +97,8 @@
  * context_parallel, set_rotate_method "alltoall" | "allgather"): a K/V ring
  * or the K/V all-gather; no head-scattering all-to-all (Ulysses) */
 #define CP_RING_AG ((1u << 0) | (1u << 2))   /* cp_comm_type p2p, all_gather */
-#define MEM_MEGATRON {STACK_SEL_MEGATRON, STACK_LOSS_FP32_LOGITS, STACK_GATHER_PREFETCH, STACK_CP_TE}
+#define MEM_MEGATRON \
+    {STACK_SEL_MEGATRON, STACK_LOSS_FP32_LOGITS, STACK_GATHER_PREFETCH, STACK_CP_TE, STACK_PIPE_MEGATRON}
 
 static const stack_spec k_stacks[STACK_COUNT] = {
     {"megatron-core", "core_v0.15.0..core_v0.19.0", STACK_MEGATRON_CORE, STACK_ATTN_FLASH, true, false,
@@ -127,7 +129,8 @@ static const stack_spec k_stacks[STACK_COUNT] = {
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_FLASH, true, false,
      {ALL, ALL, (1u << 0) | (1u << 2) | (1u << 3), ALL, ALL, ALL, ALL, ALL, ALL, OFF,
       CP_RING_AG, ALL, OFF},
-     {STACK_SEL_OP_POLICY, STACK_LOSS_EAGER_UPCAST, STACK_GATHER_FSDP2, STACK_CP_TORCH},
+     {STACK_SEL_OP_POLICY, STACK_LOSS_EAGER_UPCAST, STACK_GATHER_FSDP2, STACK_CP_TORCH,
+      STACK_PIPE_TORCH},
      "torchtitan: FSDP2 (ZeRO-2/3, DDP), DTensor TP + SP, async TP, pipelining incl. "
      "interleaved, CP, float8, SDPA flash attention", true},
 };

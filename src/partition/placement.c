@@ -673,6 +673,26 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
     *first = false;
 }
 
+/* Stage q's pipeline buffers (memory_pipe_buffers_bytes, one chunk per
+ * rank as the partitioner has it) as memory_stage() counts them: with the
+ * fragmentation share of activations, as evaluate() has them. */
+static double pipe_buffer_bytes(const placer *pc, const strategy *s, int tp, int mcount, int q,
+                                double inflight)
+{
+    stage_memory_in in;
+    memory_breakdown mb;
+    if (s->pp <= 1)
+        return 0;
+    memset(&in, 0, sizeof in);
+    in.prec = pc->m->prec;
+    in.frag_fraction = pc->p->frag_fraction;
+    in.extra_bytes = memory_pipe_buffers_bytes(stack_get(pc->c->stack)->memory.pipe,
+                                               cost_boundary_bytes(pc->m, s, tp), mcount,
+                                               inflight, q > 0, q < s->pp - 1);
+    memory_stage(&in, &mb);
+    return mb.total_bytes;
+}
+
 /* Class k of the partition problem: stages [from, to) on the groups of
  * `mx` (mx->n 1: one group with all of its stages' GPUs) with TP degree
  * tp: the per-layer times and memory terms, and each stage's class, fixed
@@ -712,6 +732,7 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
         pc->ft[q] = x >= 0 ? ext_t[x] : 0;
         pc->fb[q] = x >= 0 ? ext_fb[x] : pc->p->reserve_bytes + transient;
         pc->infl[q] = memory_inflight(P, 1, mcount, q);
+        pc->fb[q] += pipe_buffer_bytes(pc, s, tp, mcount, q, pc->infl[q]);
         pc->cap[q] = cap;
     }
 }
