@@ -132,6 +132,16 @@ typedef struct stack_spec {
  * fully_shard block in every chunk and DeepSpeed has no chunks: 0. */
 int stack_zero2_whole_chunks(const stack_spec *st, int vpp);
 
+/* Whether the stack's ZeRO-3 re-gathers and re-synchronizes every model
+ * chunk in every micro-batch: Megatron-FSDP optim_grads_params (core_v0.15.0
+ * megatron_fsdp.py) releases a layer's gathered parameters after its forward
+ * (_post_forward) and after its backward (_post_backward), so each backward
+ * gathers its first (the last) layer again on demand (_pre_backward), and
+ * _root_post_backward ends every backward with grad_reduce_pipeline.reset(),
+ * waiting for the last reduce-scatter; each chunk is its own FSDP root
+ * (training.py get_model).  FSDP2 and DeepSpeed have their own (false). */
+bool stack_zero3_syncs_each_backward(const stack_spec *st);
+
 /* The stack named `name` (case-insensitive), or NULL. */
 const stack_spec *stack_find(const char *name);
 /* Row i (the stack_id order), or NULL. */

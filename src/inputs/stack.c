@@ -73,7 +73,9 @@
  *     (core_v0.15.0 megatron_fsdp.py, prefetch=True in forward and
  *     backward order) and FSDP2 gather each layer ahead of its use on a
  *     side stream; DeepSpeed's ZeRO-3 of 2021 (the SC21 runs) waits for
- *     each tensor's collectives.
+ *     each tensor's collectives.  Megatron-FSDP also re-gathers and
+ *     re-synchronizes every chunk in every micro-batch
+ *     (stack_zero3_syncs_each_backward).
  *   Full-iteration CUDA graphs (cuda_graph): megatron-core only
  *     (core_v0.15.0 --cuda-graph-impl local --cuda-graph-scope
  *     full_iteration, full_cuda_graph.py FullCudaGraphWrapper); torchtitan
@@ -154,6 +156,11 @@ const stack_spec *stack_at(size_t i)
 int stack_zero2_whole_chunks(const stack_spec *st, int vpp)
 {
     return st != NULL && st->id == STACK_MEGATRON_CORE && vpp > 1 ? vpp - 1 : 0;
+}
+
+bool stack_zero3_syncs_each_backward(const stack_spec *st)
+{
+    return st != NULL && st->id == STACK_MEGATRON_CORE;
 }
 
 size_t stack_count(void)

@@ -290,8 +290,21 @@ static void rank_zero3(eval_state *x, int i, const comm_link *dpl, const gen_con
  * waits, and the rest of the forward's gathers (the backward's gathers and
  * reduces) hide under the forward (backward) as any overlapped
  * communication does (cost_overlapped: what does not fit shows, what fits
- * slows the compute by overlap_exposed).  After the last backward the last
- * unit's reduce-scatter is exposed.  Routed experts shard over their
+ * slows the compute by overlap_exposed).  FSDP2: after the last backward
+ * the last unit's reduce-scatter is exposed.  Megatron-FSDP
+ * (stack_zero3_syncs_each_backward) frees a layer's gathered parameters
+ * after its forward and after its backward (megatron_fsdp.py _post_forward,
+ * _post_backward -> release_module_parameters); prefetch runs in pass order
+ * and stops at the chunk's ends (param_and_grad_buffer.py AllGatherPipeline
+ * .all_gather_params next_bucket_id), and the schedule pre-launches a
+ * chunk's first gather only for its first micro-batch (training.py
+ * param_sync_func, align_param_gather).  So in every micro-batch each of
+ * the rank's v chunks (each its own FSDP root) waits for its first layer's
+ * gather in the forward, for its last layer's gather at the start of its
+ * backward (_pre_backward) and, at the end of that backward, for the last
+ * layer's reduce-scatter (_root_post_backward -> grad_reduce_pipeline
+ * .reset() -> wait_for_previous_grad_reduce(0)); the rest hides as above,
+ * nothing is left after the last backward.  Routed experts shard over their
  * expert-data-parallel group (edpl, edp ranks), the rest over dp x cp.
  * DeepSpeed's ZeRO-3 of 2021 is rank_zero3. */
 static void rank_zero3_prefetch(eval_state *x, int i, const comm_link *dpl,
@@ -317,6 +330,15 @@ static void rank_zero3_prefetch(eval_state *x, int i, const comm_link *dpl,
     }
     if (dp <= 1)
         return;
+    if (stack_zero3_syncs_each_backward(stack_get(x->c->stack))) {
+        double u = unit < dense / x->v ? unit : dense / x->v;
+        double fg = x->v * comm_allgather_s(dpl, dp, u * 2.0);
+        double bw = fg + x->v * comm_reducescatter_s(dpl, dp, u * gb);
+        r->fwd_s += fg + cost_overlapped_on(ag > fg ? ag - fg : 0, r->fwd_s, k, dpl->inter_node);
+        r->bwd_s += bw + cost_overlapped_on(ag + rs > bw ? ag + rs - bw : 0, r->bwd_s, k,
+                                            dpl->inter_node);
+        return;
+    }
     r->fwd_s += first + cost_overlapped_on(ag > first ? ag - first : 0, r->fwd_s, k,
                                            dpl->inter_node);
     r->bwd_s += cost_overlapped_on(ag + rs, r->bwd_s, k, dpl->inter_node);
