@@ -116,6 +116,22 @@ static const struct bad_fix {
                                                      "need full recompute"},
     {"recompute_layers=4,recompute_modules=mlp", "recompute_modules needs selective recompute, "
                                                  "recompute_layers and recompute_method full"},
+    /* pins Megatron's rules refuse together (knobs.c pin_broken): exit 2,
+     * not "no feasible plan" (the search refused every candidate: exit 3) */
+    {"sp=off,tp_comm_overlap=on", "'sp=off,tp_comm_overlap=on': --tp-comm-overlap needs "
+                                  "sequence parallelism"},
+    {"pp=1,vpp=2", "'pp=1,vpp=2': virtual stages need pp > 1"},
+    {"zero=0,overlap_param_gather=on", "--overlap-param-gather needs the distributed optimizer"},
+    {"overlap_grad_reduce=off,overlap_param_gather=on", "and --overlap-grad-reduce"},
+    {"tp=1,sp=on", "'tp=1,sp=on': sequence parallelism needs tp > 1"},
+    {"cp=1,cp_comm=a2a", "--cp-comm-type a2a needs cp > 1"},
+    {"cp_comm=p2p,cp_a2a=2", "cp_a2a 2 needs --cp-comm-type a2a+p2p"},
+    {"ep=1,ep_comm_overlap=on", "--overlap-moe-expert-parallel-comm needs expert parallelism"},
+    {"recompute=full,ep_comm_overlap=on", "cannot run with full recomputation"},
+    {"ep_comm_overlap=on,shared_expert_overlap=on", "--moe-shared-expert-overlap cannot run "
+                                                     "with --overlap-moe-expert-parallel-comm"},
+    {"flex_dispatcher=on,shared_expert_overlap=on", "needs the alltoall token dispatcher"},
+    {"ep=1,flex_dispatcher=on", "the flex token dispatcher needs expert parallelism"},
 };
 
 START_TEST(parse_rejects)

@@ -549,6 +549,109 @@ bool knob_tp_splits_heads(const model *m, int tp)
  * when err is non-NULL: the search asks for no message on most candidates). */
 #define FAIL(...) return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, __VA_ARGS__)
 
+/* The rules between knob values alone, no model: one place for a strategy
+ * (knob_rule, each where its knob's rule is cited) and for --fix
+ * (parse_list: a contradiction among the pins is the user's, exit 2; the
+ * search would only refuse every candidate, exit 3).  A value < 0 is free
+ * and breaks nothing. */
+typedef enum pin_rule {
+    PIN_SP_TP, PIN_TPO_SP, PIN_VPP_PP, PIN_OPG, PIN_EPO_EP, PIN_EPO_FULL, PIN_SEO_EPO,
+    PIN_SEO_FLEX, PIN_FLEX_EP, PIN_CP_COMM_CP, PIN_CP_A2A, PIN_RULES
+} pin_rule;
+
+typedef struct pin_vals {
+    int tp, sp, tpo, pp, vpp, zero, ogr, opg, ep, epo, rc, seo, flex, cp, cp_comm, cp_a2a;
+} pin_vals;
+
+static pin_vals pins_of_strategy(const strategy *s)
+{
+    pin_vals v = {s->tp, s->sp, s->tp_comm_overlap, s->pp, s->vpp, s->zero,
+                  s->overlap_grad_reduce, s->overlap_param_gather, s->ep, s->ep_comm_overlap,
+                  (int)s->recompute, s->shared_expert_overlap, s->flex_dispatcher, s->cp,
+                  (int)s->cp_comm, s->cp_a2a};
+    return v;
+}
+
+static pin_vals pins_of_fix(const strategy_constraints *c)
+{
+    pin_vals v = {c->tp, c->sp, c->tp_comm_overlap, c->pp, c->vpp, c->zero,
+                  c->overlap_grad_reduce, c->overlap_param_gather, c->ep, c->ep_comm_overlap,
+                  c->recompute, c->shared_expert_overlap, c->flex_dispatcher, c->cp,
+                  c->cp_comm, c->cp_a2a};
+    return v;
+}
+
+/* a pinned degree below 2 */
+static bool pin_below2(int v)
+{
+    return v >= 0 && v < 2;
+}
+
+static bool pin_broken(pin_rule r, const pin_vals *v)
+{
+    switch (r) {
+    case PIN_SP_TP: return v->sp > 0 && pin_below2(v->tp);
+    case PIN_TPO_SP: return v->tpo > 0 && v->sp == 0;
+    case PIN_VPP_PP: return v->vpp > 1 && pin_below2(v->pp);
+    case PIN_OPG: return v->opg > 0 && ((v->zero >= 0 && v->zero < 1) || v->ogr == 0);
+    case PIN_EPO_EP: return v->epo > 0 && pin_below2(v->ep);
+    case PIN_EPO_FULL: return v->epo > 0 && v->rc == RECOMPUTE_FULL;
+    case PIN_SEO_EPO: return v->seo > 0 && v->epo > 0;
+    case PIN_SEO_FLEX: return v->seo > 0 && v->flex > 0;
+    case PIN_FLEX_EP: return v->flex > 0 && pin_below2(v->ep);
+    case PIN_CP_COMM_CP: return v->cp_comm > CP_COMM_P2P && pin_below2(v->cp);
+    case PIN_CP_A2A: return v->cp_a2a > 0 && v->cp_comm >= 0 && v->cp_comm != CP_COMM_A2A_P2P;
+    default: return false;
+    }
+}
+
+/* Rule r's message (into buf for the ones that name a value). */
+static const char *pin_message(pin_rule r, const pin_vals *v, char *buf, size_t n)
+{
+    static const char *const msg[PIN_RULES] = {
+        "sequence parallelism needs tp > 1",
+        "--tp-comm-overlap needs sequence parallelism",
+        "virtual stages need pp > 1",
+        "--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce",
+        "--overlap-moe-expert-parallel-comm needs expert parallelism (ep > 1)",
+        "--overlap-moe-expert-parallel-comm cannot run with full recomputation",
+        "--moe-shared-expert-overlap cannot run with --overlap-moe-expert-parallel-comm",
+        "--moe-shared-expert-overlap needs the alltoall token dispatcher, not flex",
+        "the flex token dispatcher needs expert parallelism (ep > 1)",
+        NULL, NULL};
+    if (r == PIN_CP_COMM_CP)
+        snprintf(buf, n, "--cp-comm-type %s needs cp > 1", cp_comm_name((cp_comm_type)v->cp_comm));
+    else if (r == PIN_CP_A2A)
+        snprintf(buf, n, "cp_a2a %d needs --cp-comm-type a2a+p2p", v->cp_a2a);
+    else
+        return msg[r];
+    return buf;
+}
+
+/* Rule r on the values v: PLANNER_OK, or its message in *err. */
+static planner_status pin_check(pin_rule r, const pin_vals *v, planner_error *err)
+{
+    char buf[96];
+    if (!pin_broken(r, v))
+        return PLANNER_OK;
+    return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "%s",
+                     pin_message(r, v, buf, sizeof buf));
+}
+
+/* Returns rule r's failure on the values v (a pin_vals pointer). */
+#define PIN_FAIL(r, v)                                                              \
+    do {                                                                            \
+        planner_status st_ = pin_check((r), (v), err);                              \
+        if (st_ != PLANNER_OK)                                                      \
+            return st_;                                                             \
+    } while (0)
+/* ... on the strategy s */
+#define PIN_FAIL_S(r)                                                               \
+    do {                                                                            \
+        pin_vals pv_ = pins_of_strategy(s);                                         \
+        PIN_FAIL((r), &pv_);                                                        \
+    } while (0)
+
 /* The degrees' rules: tp, cp, ep. */
 static planner_status rule_degree(const model *m, const strategy *s, knob_id k, planner_error *err)
 {
@@ -604,10 +707,8 @@ static planner_status rule_cp_comm(const model *m, const strategy *s, planner_er
 {
     int tp = s->tp > 0 ? s->tp : 1, kv = m->mla.kv_lora_rank > 0 ? m->heads : m->kv_heads;
     int a = s->cp_comm == CP_COMM_A2A ? s->cp : s->cp_a2a;
-    if (s->cp_comm != CP_COMM_P2P && s->cp <= 1)
-        FAIL("--cp-comm-type %s needs cp > 1", cp_comm_name(s->cp_comm));
-    if (s->cp_a2a != 0 && s->cp_comm != CP_COMM_A2A_P2P)
-        FAIL("cp_a2a %d needs --cp-comm-type a2a+p2p", s->cp_a2a);
+    PIN_FAIL_S(PIN_CP_COMM_CP);
+    PIN_FAIL_S(PIN_CP_A2A);
     if (s->cp_comm == CP_COMM_A2A_P2P && (s->cp_a2a < 2 || s->cp_a2a >= s->cp ||
                                           s->cp % s->cp_a2a != 0))
         FAIL("--cp-comm-type a2a+p2p needs cp_a2a in 2..cp/2 dividing cp %d, got %d", s->cp,
@@ -665,15 +766,17 @@ static planner_status rule_recompute(const model *m, const strategy *s, planner_
  * count); a 16-bit model (bf16/fp16 parameters; FP8 recipes keep them). */
 static planner_status ep_overlap_rule(const model *m, const strategy *s, planner_error *err)
 {
+    pin_vals pv;
     if (!s->ep_comm_overlap)
         return PLANNER_OK;
-    if (m == NULL || m->moe.experts <= 0 || s->ep < 2)
-        FAIL("--overlap-moe-expert-parallel-comm needs expert parallelism (ep > 1)");
+    pv = pins_of_strategy(s);
+    if (m == NULL || m->moe.experts <= 0)
+        pv.ep = 1;   /* no experts: as ep 1 */
+    PIN_FAIL(PIN_EPO_EP, &pv);
     if (s->pp > 1 && s->vpp < 2)
         FAIL("--overlap-moe-expert-parallel-comm with pp %d needs virtual stages (vpp > 1)",
              s->pp);
-    if (s->recompute == RECOMPUTE_FULL)
-        FAIL("--overlap-moe-expert-parallel-comm cannot run with full recomputation");
+    PIN_FAIL(PIN_EPO_FULL, &pv);
     if (m->prec == PREC_FP32)
         FAIL("--overlap-moe-expert-parallel-comm needs a bf16 or fp16 model");
     return PLANNER_OK;
@@ -691,10 +794,8 @@ static planner_status shared_overlap_rule(const model *m, const strategy *s, pla
         return PLANNER_OK;
     if (m == NULL || m->moe.experts <= 0 || m->moe.shared_experts <= 0)
         FAIL("--moe-shared-expert-overlap needs shared experts");
-    if (s->ep_comm_overlap)
-        FAIL("--moe-shared-expert-overlap cannot run with --overlap-moe-expert-parallel-comm");
-    if (s->flex_dispatcher)
-        FAIL("--moe-shared-expert-overlap needs the alltoall token dispatcher, not flex");
+    PIN_FAIL_S(PIN_SEO_EPO);
+    PIN_FAIL_S(PIN_SEO_FLEX);
     return PLANNER_OK;
 }
 
@@ -707,8 +808,10 @@ static planner_status shared_overlap_rule(const model *m, const strategy *s, pla
 static planner_status flex_dispatcher_rule(const model *m, const strategy *s,
                                            planner_error *err)
 {
-    if (s->flex_dispatcher && (m == NULL || m->moe.experts <= 0 || s->ep < 2))
-        FAIL("the flex token dispatcher needs expert parallelism (ep > 1)");
+    pin_vals pv = pins_of_strategy(s);
+    if (m == NULL || m->moe.experts <= 0)
+        pv.ep = 1;   /* no experts: as ep 1 */
+    PIN_FAIL(PIN_FLEX_EP, &pv);
     return PLANNER_OK;
 }
 
@@ -729,15 +832,13 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
                  s->dp);
         return PLANNER_OK;
     case KNOB_VPP:
-        if (s->vpp > 1 && s->pp < 2)
-            FAIL("virtual stages need pp > 1");
+        PIN_FAIL_S(PIN_VPP_PP);
         if (s->vpp > 1 && strategy_microbatches(s) % s->pp != 0)
             FAIL("interleaving needs the micro-batches (%d) to be a multiple of pp %d",
                  strategy_microbatches(s), s->pp);
         return PLANNER_OK;
     case KNOB_SP:
-        if (s->sp && s->tp < 2)
-            FAIL("sequence parallelism needs tp > 1");
+        PIN_FAIL_S(PIN_SP_TP);
         /* MoE layers under tensor parallelism need sequence parallelism:
          * Megatron-Core's MoELayer.forward raises ValueError in training
          * when tensor_model_parallel_size > 1 without sequence_parallel
@@ -750,8 +851,7 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
                  s->tp);
         return PLANNER_OK;
     case KNOB_TP_COMM_OVERLAP:
-        if (s->tp_comm_overlap && !s->sp)
-            FAIL("--tp-comm-overlap needs sequence parallelism");
+        PIN_FAIL_S(PIN_TPO_SP);
         return PLANNER_OK;
     case KNOB_CP_COMM: case KNOB_CP_A2A:
         return rule_cp_comm(m, s, err);
@@ -779,9 +879,7 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
             FAIL("--grad-reduce-in-bf16 needs a bf16 model (bf16 parameters)");
         return PLANNER_OK;
     case KNOB_OVERLAP_PARAM_GATHER:
-        if (s->overlap_param_gather && (s->zero < 1 || !s->overlap_grad_reduce))
-            FAIL("--overlap-param-gather needs the distributed optimizer and "
-                 "--overlap-grad-reduce");
+        PIN_FAIL_S(PIN_OPG);
         return PLANNER_OK;
     default:
         return PLANNER_OK;
@@ -1009,6 +1107,8 @@ static planner_status parse_list(const char *text, strategy_constraints *out,
     bool seen[KNOB_COUNT + 1] = {false};
     const char *item = text, *why;
     int index = 0;
+    pin_vals pins;
+    char pin_buf[96];
 
     if (text == NULL || text[0] == '\0')
         return fix_fail(err, "empty constraint list (expected KEY=VALUE,...)");
@@ -1047,6 +1147,11 @@ static planner_status parse_list(const char *text, strategy_constraints *out,
     if ((why = recompute_conflict(c.recompute, c.recompute_layers, c.recompute_method,
                                   c.recompute_modules)) != NULL)
         return fix_fail(err, "'%s': %s", text, why);
+    pins = pins_of_fix(&c);
+    for (int r = 0; r < PIN_RULES; r++)
+        if (pin_broken((pin_rule)r, &pins))
+            return fix_fail(err, "'%s': %s", text,
+                            pin_message((pin_rule)r, &pins, pin_buf, sizeof pin_buf));
     *out = c;
     return PLANNER_OK;
 }

@@ -90,6 +90,12 @@ rc=$?
 grep -q "^planner: --fix: 'recompute=none,recompute_modules=mlp': recompute_modules needs selective recompute" \
     "$T/err" || fail "contradictory --fix: $(cat "$T/err")"
 [ -s "$T/out" ] && fail "contradictory --fix wrote to stdout"
+for pins in sp=off,tp_comm_overlap=on pp=1,vpp=2 zero=0,overlap_param_gather=on; do
+    $P --model $M --cluster $C --fix $pins > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "contradictory --fix $pins: exit $rc (3 is 'no feasible plan')"
+    grep -q "^planner: --fix: '$pins': " "$T/err" || fail "contradictory --fix $pins: $(cat "$T/err")"
+done
 
 # 5. nothing fits: exit 3, the closest miss and advice on stderr, no output file
 $P --model $M --cluster "$T/one.yaml" -o "$T/fail3.txt" > "$T/out" 2> "$T/err"
