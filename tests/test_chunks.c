@@ -227,12 +227,12 @@ START_TEST(inflight_uneven_hand)
 {
     const double act[2] = {1, 2};
     const double eq[3] = {2, 2, 2};
-    ck_assert_rel(memory_inflight_chunks(2, 2, 4, 0, act), 7.0, 1e-15);
+    ck_assert_rel(memory_inflight_chunks(STACK_PIPE_MEGATRON, 2, 2, 4, 0, act), 7.0, 1e-15);
     /* equal chunks: memory_inflight x the rank's activations */
     for (int r = 0; r < 4; r++)
-        ck_assert_rel(memory_inflight_chunks(4, 3, 16, r, eq),
-                      memory_inflight(4, 3, 16, r) * 6.0, 1e-12);
-    ck_assert_rel(memory_inflight_chunks(4, 3, 4, 0, eq), memory_inflight(4, 3, 4, 0) * 6.0,
+        ck_assert_rel(memory_inflight_chunks(STACK_PIPE_MEGATRON, 4, 3, 16, r, eq),
+                      memory_inflight(STACK_PIPE_MEGATRON, 4, 3, 16, r) * 6.0, 1e-12);
+    ck_assert_rel(memory_inflight_chunks(STACK_PIPE_MEGATRON, 4, 3, 4, 0, eq), memory_inflight(STACK_PIPE_MEGATRON, 4, 3, 4, 0) * 6.0,
                   1e-12);
 }
 END_TEST

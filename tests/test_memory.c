@@ -129,20 +129,28 @@ END_TEST
 START_TEST(inflight_1f1b)
 {
     /* rank r holds min(pp - r, m) micro-batches */
-    ck_assert_rel(memory_inflight(8, 1, 64, 0), 8.0, 1e-15);
-    ck_assert_rel(memory_inflight(8, 1, 64, 7), 1.0, 1e-15);
-    ck_assert_rel(memory_inflight(8, 1, 64, 3), 5.0, 1e-15);
-    ck_assert_rel(memory_inflight(8, 1, 4, 0), 4.0, 1e-15);
+    ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON, 8, 1, 64, 0), 8.0, 1e-15);
+    ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON, 8, 1, 64, 7), 1.0, 1e-15);
+    ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON, 8, 1, 64, 3), 5.0, 1e-15);
+    ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON, 8, 1, 4, 0), 4.0, 1e-15);
 }
 END_TEST
 
 START_TEST(inflight_interleaved)
 {
     /* rank 0: pp (1 + (pp - 1)/(pp vpp)) */
-    ck_assert_rel(memory_inflight(8, 3, 64, 0), 8.0 * (1 + 7.0 / 24), 1e-12);
-    ck_assert_rel(memory_inflight(4, 2, 16, 0), 4.0 * (1 + 3.0 / 8), 1e-12);
+    ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON, 8, 3, 64, 0), 8.0 * (1 + 7.0 / 24), 1e-12);
+    ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON, 4, 2, 16, 0), 4.0 * (1 + 3.0 / 8), 1e-12);
     /* interleaving never holds less than 1F1B */
-    ck_assert(memory_inflight(4, 2, 16, 3) >= memory_inflight(4, 1, 16, 3));
+    ck_assert(memory_inflight(STACK_PIPE_MEGATRON, 4, 2, 16, 3) >=
+              memory_inflight(STACK_PIPE_MEGATRON, 4, 1, 16, 3));
+    /* m == pp 8, vpp 2: Megatron runs all 8 forwards first on every rank;
+     * PyTorch's ScheduleInterleaved1F1B warms its last rank up with (2 - 1)
+     * x 8 + 0 = 8 chunk-forwards, then one steady: (8 + 1) / 2 = 4.5 whole
+     * micro-batches; its rank 0 (8 + 14 = 22 > 16) holds all 8 too */
+    ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON, 8, 2, 8, 7), 8.0, 1e-15);
+    ck_assert_rel(memory_inflight(STACK_PIPE_TORCH, 8, 2, 8, 7), 4.5, 1e-15);
+    ck_assert_rel(memory_inflight(STACK_PIPE_TORCH, 8, 2, 8, 0), 8.0, 1e-15);
 }
 END_TEST
 

@@ -987,7 +987,7 @@ START_TEST(memory_corpus)
      * none refused.  Met by all but two 405B 1F1B pipeline rows (Table 5
      * 1F1B -13.1%, Table 6 FSDP 1 CP 8 -9.6%, at vpp 1 as their schedule
      * ran: docs/validation.md "Memory" says what is believed missing);
-     * bounded at what the model reaches: MAPE 4.5% over the 18 runs, the
+     * bounded at what the model reaches: MAPE 4.0% over the 18 runs, the
      * most under-predicted -13.1%.  Table 6 FSDP 8 CP 1 was -7.7% before
      * the pipeline stage's per-micro-batch buffers (memory_pipe_buffers_bytes),
      * -4.8% with them */
@@ -1004,7 +1004,12 @@ START_TEST(memory_corpus)
     ck_assert_int_eq(v->run[12].fix.vpp, 1);
     ck_assert_int_eq(res[12].pl.s.vpp, 1);
     ck_assert_int_eq(sum.mem_refused, 0);
-    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.046, "memory MAPE %.1f%%",
+    /* Table 5 Interleaved 1F1B at m == pp: PyTorch's warm-up, not
+     * Megatron's all forwards first (memory_inflight's pipe): its last rank
+     * +12.7% before (82.0 GiB of 72.7), +4.7% with it */
+    ck_assert_str_eq(v->run[13].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_interleaved");
+    ck_assert_msg(res[13].mem_error < 0.05, "interleaved %+.1f%%", 100 * res[13].mem_error);
+    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.041, "memory MAPE %.1f%%",
                   100 * sum.mem_sum / sum.mem_cnt);
     ck_assert_msg(sum.mem_min_signed >= -0.135, "most under %.1f%%", 100 * sum.mem_min_signed);
     pl_free(res);

@@ -68,8 +68,15 @@ double memory_grad_transient_bytes(precision prec, bool grads_bf16, int zero, in
 /* Micro-batches of a whole stage's activations held at once by pipeline rank
  * `rank` (0-based): 1F1B min(pp - rank, m); interleaved
  * min(((pp - rank - 1) 2 + (vpp - 1) pp + 1) / vpp, m) -- rank 0 holds
- * pp (1 + (pp - 1)/(pp vpp)) (Megatron theoretical_memory_usage.py). */
-double memory_inflight(int pp, int vpp, int microbatches, int rank);
+ * pp (1 + (pp - 1)/(pp vpp)) (Megatron theoretical_memory_usage.py).  At
+ * m == pp Megatron's interleaved schedule runs all forwards first on every
+ * rank (megatron/core/pipeline_parallel/schedules.py: num_microbatches ==
+ * pipeline_parallel_size, all_warmup_microbatches), m held; PyTorch's
+ * ScheduleInterleaved1F1B (`pipe` STACK_PIPE_TORCH; torch 2.5-2.6
+ * schedules.py get_rank_warmup_ops: (v - 1) x microbatches_per_round (pp)
+ * + 2 (pp - 1 - rank) warm-up forwards, capped at v m) keeps the formula:
+ * its last rank warms up one round of its first chunk only. */
+double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int rank);
 
 /* Peak activation bytes held by pipeline rank `rank` under the interleaved
  * schedule when its vpp chunks keep different amounts (chunk_act_bytes[c]:
@@ -78,8 +85,9 @@ double memory_inflight(int pp, int vpp, int microbatches, int rank);
  * (pipeline.c's order: groups of pp micro-batches, chunk by chunk); each
  * forward adds its chunk's activations, each backward frees them.  The
  * running maximum over the warm-up and the first steady groups (the
- * pattern repeats per group).  Equal chunks: memory_inflight() x their sum. */
-double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
+ * pattern repeats per group).  Equal chunks: memory_inflight() x their sum.
+ * `pipe`: whose warm-up at m == pp (memory_inflight). */
+double memory_inflight_chunks(stack_pipe pipe, int pp, int vpp, int microbatches, int rank,
                               const double *chunk_act_bytes);
 
 /* torchtitan's op-level selective activation checkpointing (stack memory

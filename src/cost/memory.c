@@ -80,7 +80,7 @@ double memory_grad_transient_bytes(precision prec, bool grads_bf16, int zero, in
     return (params < held ? params : held) * memory_main_grad_bytes(prec, grads_bf16);
 }
 
-double memory_inflight(int pp, int vpp, int microbatches, int rank)
+double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int rank)
 {
     double f;
     if (pp < 1)
@@ -89,7 +89,7 @@ double memory_inflight(int pp, int vpp, int microbatches, int rank)
         vpp = 1;
     if (vpp == 1)
         f = pp - rank;
-    else if (microbatches == pp)
+    else if (microbatches == pp && pipe == STACK_PIPE_MEGATRON)
         f = microbatches;   /* all forwards first */
     else
         f = ((pp - rank - 1) * 2.0 + (vpp - 1.0) * pp + 1.0) / vpp;
@@ -110,7 +110,7 @@ static int seq_chunk(int k, int pp, int vpp, int m, int backward)
     return backward ? vpp - 1 - c : c;
 }
 
-double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
+double memory_inflight_chunks(stack_pipe pipe, int pp, int vpp, int microbatches, int rank,
                               const double *chunk_act_bytes)
 {
     int n, warm, j, nf = 0, nb = 0, end;
@@ -126,7 +126,7 @@ double memory_inflight_chunks(int pp, int vpp, int microbatches, int rank,
         warm = pp - rank - 1;
     } else {
         warm = (pp - rank - 1) * 2 + (vpp - 1) * pp;
-        if (microbatches == pp)
+        if (microbatches == pp && pipe == STACK_PIPE_MEGATRON)
             warm = n;   /* all forwards first */
     }
     if (warm > n)

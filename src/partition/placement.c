@@ -8,7 +8,7 @@
  * its memory is evaluate()'s: memory_stage() (memory.c, the one formula)
  * gives each layer's terms of the partitioner's sum (layer_memory: its
  * states, with routed-expert states sharded over their expert-data-parallel
- * group; one micro-batch of activations, times memory_inflight(pp, 1, m,
+ * group; one micro-batch of activations, times memory_inflight(pipe, pp, 1, m,
  * s); its transient bytes, the largest counting) and each stage's fixed
  * bytes (the reserve, and the embedding / output layer on the end stages;
  * the loss's working set beyond the least layer-time buffers of any layer,
@@ -731,7 +731,7 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
         pc->cls[q] = k;
         pc->ft[q] = x >= 0 ? ext_t[x] : 0;
         pc->fb[q] = x >= 0 ? ext_fb[x] : pc->p->reserve_bytes + transient;
-        pc->infl[q] = memory_inflight(P, 1, mcount, q);
+        pc->infl[q] = memory_inflight(stack_get(pc->c->stack)->memory.pipe, P, 1, mcount, q);
         pc->fb[q] += pipe_buffer_bytes(pc, s, tp, mcount, q, pc->infl[q]);
         pc->cap[q] = cap;
     }

@@ -494,13 +494,15 @@ static void rank_times(eval_state *x, int i, range_cost *r)
  * when its chunks keep different activations (ca[]), the schedule's own
  * peak as whole-rank micro-batches; ZeRO-3 adds its gathered weights (the
  * stack's way: DeepSpeed's prefetch or FSDP2's root and blocks), the
- * stack's pipeline its per-micro-batch buffers (memory_pipe_buffers_bytes). */
+ * stack's pipeline its per-micro-batch buffers (memory_pipe_buffers_bytes);
+ * the warm-up is the stack's schedule's (memory_inflight's `pipe`). */
 static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int edp,
                         const range_cost *r, bool act_uneven, const double *ca)
 {
     const strategy *s = x->s;
+    const stack_pipe pipe = stack_get(x->c->stack)->memory.pipe;
     stage_memory_in in = {x->m->prec, s->zero, x->dpcp, edp, r->params, r->expert_params,
-                          r->act_bytes, memory_inflight(x->pp, x->v, x->mcount, i),
+                          r->act_bytes, memory_inflight(pipe, x->pp, x->v, x->mcount, i),
                           r->act_peak_extra_bytes, x->p->reserve_bytes, x->p->frag_fraction,
                           ng->gpu.usable_mem_bytes,
                           memory_grad_transient_bytes(
@@ -513,11 +515,11 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
         in.extra_bytes +=
             stage_gather_bytes(x->m, x->c, s->seq_len, &s->stage[i], i, x->pp, tp, r->params);
     if (act_uneven && in.act_bytes > 0)
-        in.inflight = memory_inflight_chunks(x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
+        in.inflight = memory_inflight_chunks(pipe, x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
     if (x->pp > 1)   /* the stack's pipeline buffers, one set per chunk */
-        in.extra_bytes += memory_pipe_buffers_bytes(
-            stack_get(x->c->stack)->memory.pipe, cost_boundary_bytes(x->m, s, tp), x->mcount,
-            in.inflight, x->v - (i == 0), x->v - (i == x->pp - 1));
+        in.extra_bytes +=
+            memory_pipe_buffers_bytes(pipe, cost_boundary_bytes(x->m, s, tp), x->mcount,
+                                      in.inflight, x->v - (i == 0), x->v - (i == x->pp - 1));
     memory_stage(&in, &x->out->stage_memory[i]);
     if (x->out->stage_memory[i].total_bytes > x->out->peak_memory_bytes) {
         x->out->peak_memory_bytes = x->out->stage_memory[i].total_bytes;
