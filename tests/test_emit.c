@@ -575,7 +575,22 @@ START_TEST(precision_and_sharding)
     ck_flag(t, "--fp8-format", "hybrid");
     ck_flag(t, "--tp-comm-overlap", "");
     ck_flag(t, "--context-parallel-size", "2");
+    /* zero 0: Megatron refuses FP8 parameters without the distributed
+     * optimizer, and the plan's memory counts bf16 weights */
+    ck_no_flag(t, "--fp8-param-gather");
     check_flags_known(t);
+    free(t);
+    /* with it the plan's memory counts FP8 primary weights (1 B on
+     * Blackwell): the launch must keep them so (memory_fp8_primary_weights) */
+    f.pl.s.zero = 1;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--use-distributed-optimizer", "");
+    ck_flag(t, "--fp8-param-gather", "");
+    check_flags_known(t);
+    free(t);
+    f.m.prec = PREC_BF16;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_no_flag(t, "--fp8-param-gather");
     free(t);
 }
 END_TEST

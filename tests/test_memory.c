@@ -306,15 +306,22 @@ START_TEST(fp8_weights_without_transpose)
     ck_assert_ptr_nonnull(h100);
     ck_assert_ptr_nonnull(b200);
     ck_assert_ptr_nonnull(gb200);
-    ck_assert(memory_fp8_weights_single(b200, PREC_FP8));
-    ck_assert(memory_fp8_weights_single(gb200, PREC_FP8));
-    ck_assert(!memory_fp8_weights_single(h100, PREC_FP8));
-    ck_assert(!memory_fp8_weights_single(b200, PREC_MXFP8));
-    ck_assert(!memory_fp8_weights_single(b200, PREC_BF16));
+    ck_assert(memory_fp8_weights_single(b200, PREC_FP8, 1));
+    ck_assert(memory_fp8_weights_single(gb200, PREC_FP8, 3));
+    ck_assert(!memory_fp8_weights_single(h100, PREC_FP8, 1));
+    ck_assert(!memory_fp8_weights_single(b200, PREC_MXFP8, 1));
+    ck_assert(!memory_fp8_weights_single(b200, PREC_BF16, 1));
+    /* zero 0: no FP8 primary weights (Megatron-LM refuses
+     * --fp8-param-gather without the distributed optimizer or FSDP): bf16
+     * weights, 2 B */
+    ck_assert(!memory_fp8_primary_weights(PREC_FP8, 0));
+    ck_assert(memory_fp8_primary_weights(PREC_MXFP8, 1));
+    ck_assert(!memory_fp8_primary_weights(PREC_BF16, 1));
+    ck_assert(!memory_fp8_weights_single(b200, PREC_FP8, 0));
     memory_stage(&in, &mb);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
     ck_assert_rel(mb.total_bytes, 7e9, 1e-15);
-    in.fp8_weights_single = memory_fp8_weights_single(gb200, PREC_FP8);
+    in.fp8_weights_single = memory_fp8_weights_single(gb200, PREC_FP8, in.zero);
     memory_stage(&in, &mb);
     ck_assert_rel(mb.weights_bytes, 1e9, 1e-15);
     ck_assert_rel(mb.grads_bytes, 2e9, 1e-15);

@@ -33,7 +33,8 @@ typedef struct state_bytes {
  * FP8 transpose that Transformer Engine keeps for the backward GEMM (1 + 1
  * byte), with bf16 weights their 2 bytes (TE then also caches FP8 copies: not
  * counted, the tuned recipes use FP8 params) -- but 1 byte for per-tensor
- * FP8 (PREC_FP8) on a GPU whose FP8 GEMMs take any layout, where TE keeps no
+ * FP8 primary weights (PREC_FP8, zero >= 1: memory_fp8_primary_weights) on
+ * a GPU whose FP8 GEMMs take any layout, where TE keeps no
  * transpose (stage_memory_in.fp8_weights_single, memory_fp8_weights_single).
  * MXFP8 keeps a row-wise and a column-wise copy on every GPU: 2. */
 void memory_state_bytes(precision prec, bool grads_bf16, int zero, int dp, state_bytes *out);
@@ -233,6 +234,14 @@ typedef struct stage_memory_in {
                                    copy: 1 byte each (memory_fp8_weights_single) */
 } stage_memory_in;
 
+/* Whether an FP8 recipe's weights are FP8 primary weights (Megatron-LM
+ * --fp8-param-gather, which the emitted launch sets where this holds): the
+ * FP8 recipes (PREC_FP8, PREC_MXFP8) under the distributed optimizer or
+ * Megatron-FSDP (zero >= 1); Megatron-LM's validate_args refuses the flag
+ * without them ("--fp8-param-gather only supported with distributed
+ * optimizer, ..."), so with zero 0 the weights stay bf16. */
+bool memory_fp8_primary_weights(precision prec, int zero);
+
 /* Per-tensor FP8 primary weights need no FP8 transpose beside them on this
  * GPU (compute_fp8_any_layout): Megatron-Bridge's FP8 recipes gather FP8
  * parameters (megatron/bridge/training/mixed_precision.py
@@ -241,8 +250,9 @@ typedef struct stage_memory_in {
  * buffer (param_and_grad_buffer.py), and Transformer Engine's
  * Float8Quantizer / Float8CurrentScalingQuantizer allocate the column-wise
  * copy only where !nvte_is_non_tn_fp8_gemm_supported()
- * (transformer_engine/pytorch/csrc/quantizer.cpp). */
-bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec);
+ * (transformer_engine/pytorch/csrc/quantizer.cpp).  Only with FP8 primary
+ * weights (memory_fp8_primary_weights: zero >= 1). */
+bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec, int zero);
 
 /* The stage-memory formula, the only place it is written (evaluate() calls
  * it per stage, the placer per layer for the partitioner's terms):

@@ -223,9 +223,15 @@ double memory_pipe_buffers_bytes(stack_pipe kind, double boundary_bytes, int mic
     return boundary_bytes * (chunks_not_last * (m + f) + chunks_not_first * (m - f));
 }
 
-bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec)
+bool memory_fp8_primary_weights(precision prec, int zero)
 {
-    return prec == PREC_FP8 && compute_fp8_any_layout(gpu);
+    return (prec == PREC_FP8 || prec == PREC_MXFP8) && zero >= 1;
+}
+
+bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec, int zero)
+{
+    return prec == PREC_FP8 && memory_fp8_primary_weights(prec, zero) &&
+           compute_fp8_any_layout(gpu);
 }
 
 void memory_stage(const stage_memory_in *in, memory_breakdown *out)

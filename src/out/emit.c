@@ -82,6 +82,7 @@
 #include "base/alloc.h"
 #include "base/text.h"
 #include "cost/layer_cost.h"
+#include "cost/memory.h"
 #include "inputs/catalog.h"
 #include "model/knobs.h"
 #include "model/layout.h"
@@ -965,7 +966,8 @@ static int knob_args(const model *m, const strategy *s, knob_section ks, arg_lis
 /* Precision flags and the attention backend. */
 static void precision_args(const model *m, const cluster *c, const strategy *s, arg_list *l)
 {
-    switch (emitted_precision(m, c, s)) {
+    precision p = emitted_precision(m, c, s);
+    switch (p) {
     case PREC_FP16:
         arg_switch(l, SEC_PRECISION, "--fp16");
         /* dynamic loss scaling from 2^16 (Megatron's default start is 2^32:
@@ -997,6 +999,9 @@ static void precision_args(const model *m, const cluster *c, const strategy *s, 
         arg_switch(l, SEC_PRECISION, "--bf16");
         break;
     }
+    /* FP8 primary weights, as the plan's memory counts them */
+    if (memory_fp8_primary_weights(p, s->zero))
+        arg_switch(l, SEC_PRECISION, "--fp8-param-gather");
     if (stage_group(c, s, 0) != NULL && all_flash_capable(c, s))
         arg_str(l, SEC_PRECISION, "--attention-backend", "flash");
     else
