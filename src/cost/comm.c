@@ -202,7 +202,7 @@ double comm_alltoall_node_dedup_s(const node_group *g, const gen_constants *k, i
                                   double bytes, int experts, int top_k)
 {
     int kd;
-    double domains, per_domain, none = 1.0, ranks;
+    double domains, ranks;
     if (n <= 1 || bytes <= 0)
         return 0;
     kd = alltoall_domain_ranks(g, n, stride);
@@ -215,12 +215,11 @@ double comm_alltoall_node_dedup_s(const node_group *g, const gen_constants *k, i
     if (kd >= n)
         return comm_alltoall_s(g, k, n, stride, bytes * ranks / top_k);
     domains = (double)n / kd;
-    per_domain = experts / domains;
-    /* P(no expert of a given other domain among the top_k) */
-    for (int i = 0; i < top_k; i++)
-        none *= experts - per_domain - i > 0 ? (experts - per_domain - i) / (experts - i) : 0.0;
+    /* a token reaches a given other domain unless none of its top_k
+     * experts is among that domain's experts / domains */
     return alltoall_split_s(g, k, n, kd, bytes * ranks / top_k * (n - 1.0) / n,
-                            bytes / top_k * (domains - 1.0) * (1.0 - none));
+                            bytes / top_k * (domains - 1.0) *
+                                (1.0 - miss_all(experts, experts / domains, top_k)));
 }
 
 /* Rank j's side of comm_alltoall_mixed_s: its NVLink and NIC (as the
