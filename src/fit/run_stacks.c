@@ -224,16 +224,26 @@ static int in_words(const char *list, const char *name)
     return 0;
 }
 
+/* Whether a fact on (source_has, model_has: NULL any model, gpus,
+ * precisions) applies to run r: its source contains source_has, its model
+ * name model_has, its GPU and precision are words of the lists.  The one
+ * matching rule of the recipe and MTP facts. */
+static bool fact_applies(const run_system *r, const char *source_has, const char *model_has,
+                         const char *gpus, const char *precisions)
+{
+    if (r->source == NULL || r->gpu == NULL || r->precision == NULL || r->gpu[0] == '\0')
+        return false;
+    return strstr(r->source, source_has) != NULL && in_words(gpus, r->gpu) &&
+           in_words(precisions, r->precision) &&
+           (model_has == NULL || (r->model != NULL && strstr(r->model, model_has) != NULL));
+}
+
 const char *run_recipe_for_system(const run_system *r, size_t *at, const char **why)
 {
     *why = NULL;
-    if (r->source == NULL || r->gpu == NULL || r->precision == NULL || r->gpu[0] == '\0')
-        return NULL;
     for (; *at < N_FACTS; (*at)++) {
         const run_recipe_fact *f = &k_facts[*at];
-        if (strstr(r->source, f->source_has) != NULL && in_words(f->gpus, r->gpu) &&
-            in_words(f->precisions, r->precision) &&
-            (f->model_has == NULL || (r->model != NULL && strstr(r->model, f->model_has) != NULL))) {
+        if (fact_applies(r, f->source_has, f->model_has, f->gpus, f->precisions)) {
             *why = f->why;
             return k_facts[(*at)++].recipe;
         }
@@ -244,13 +254,9 @@ const char *run_recipe_for_system(const run_system *r, size_t *at, const char **
 int run_mtp_layers_for_system(const run_system *r, const char **why)
 {
     *why = NULL;
-    if (r->source == NULL || r->model == NULL || r->gpu == NULL || r->precision == NULL ||
-        r->gpu[0] == '\0')
-        return -1;
     for (size_t i = 0; i < sizeof k_mtp_facts / sizeof k_mtp_facts[0]; i++) {
         const run_mtp_fact *f = &k_mtp_facts[i];
-        if (strstr(r->source, f->source_has) != NULL && strstr(r->model, f->model_has) != NULL &&
-            in_words(f->gpus, r->gpu) && in_words(f->precisions, r->precision)) {
+        if (fact_applies(r, f->source_has, f->model_has, f->gpus, f->precisions)) {
             *why = f->why;
             return f->mtp_layers;
         }
