@@ -662,8 +662,8 @@ START_TEST(ep_across_types_reported)
     cluster *c = ha_cluster(1, 1, false);
     run.global_batch = 64;
     for (int ep = 8; ep <= 16; ep *= 2) {
-        char fix[64], *text = NULL, *script = NULL;
-        size_t len = 0, slen = 0;
+        char fix[64], *text = NULL, *script = NULL, *json = NULL;
+        size_t len = 0, slen = 0, jlen = 0;
         search_options o;
         search_result r;
         planner_error why;
@@ -674,6 +674,9 @@ START_TEST(ep_across_types_reported)
         fp = open_memstream(&text, &len);
         report_table(fp, m, c, &o, &r);
         fclose(fp);
+        fp = open_memstream(&json, &jlen);
+        report_json(fp, m, c, &o, &r);
+        fclose(fp);
         fp = open_memstream(&script, &slen);
         ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, m, c, &r.top[0],
                                     tu_err(&why)),
@@ -683,10 +686,15 @@ START_TEST(ep_across_types_reported)
         ck_assert((strstr(text, "EP groups across the GPU types") != NULL) == (ep == 16));
         ck_assert((strstr(script, "expert-parallel groups span the GPU types") != NULL) ==
                   (ep == 16));
+        /* the JSON says it too (review: it had the members only) */
+        ck_assert_msg(strstr(json, ep == 16 ? "\"ep_across_types\": true"
+                                            : "\"ep_across_types\": false") != NULL,
+                      "ep %d", ep);
         snprintf(fix, sizeof fix, "--expert-model-parallel-size %d\n", ep);
         ck_assert_msg(strstr(script, fix) != NULL, "%s", fix);
         ck_assert(strstr(script, "#SBATCH hetjob") != NULL);
         free(text);
+        free(json);
         free(script);
         search_result_free(&r);
     }

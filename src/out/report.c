@@ -673,8 +673,11 @@ static json_t *j_plan(jb *b, const model *m, const cluster *c, const plan *pl, i
         jset(b, so, "stage", json_integer(i));
         jset(b, so, "gpu", json_string(gpus));
         jset(b, so, "group", json_integer(g));
-        if (strategy_stage_mix(s, i) != NULL)
+        if (strategy_stage_mix(s, i) != NULL) {
             jset(b, so, "members", j_members(b, c, s, i));
+            /* as the stage map's note: its all-to-all at the slowest member's links */
+            jset(b, so, "ep_across_types", json_boolean(cost_stage_ep_mixed(s, i)));
+        }
         jset(b, so, "first_layer", json_integer(st->first_layer));
         jset(b, so, "layers", json_integer(st->n_layers));
         jset(b, so, "tp", json_integer(st->tp));
