@@ -842,7 +842,8 @@ static void ep_span_add(const stage_mix *mx, const long *off, long lo, int r, in
 void cost_member_ep_span(const stage_mix *mx, int j, const strategy *s, cost_ep_span *out)
 {
     int ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 1 ? s->etp : 1, n = mx->n;
-    long off[STAGE_MIX_MAX + 1], block = (long)ep * etp, b0, b1;
+    long off[STAGE_MIX_MAX + 1], block = (long)ep * etp, b0, b1, visit[3];
+    int nv = 0;
     memset(out, 0, sizeof *out);
     if (block <= 1 || n < 1 || n > STAGE_MIX_MAX || j < 0 || j >= n)
         return;
@@ -851,14 +852,20 @@ void cost_member_ep_span(const stage_mix *mx, int j, const strategy *s, cost_ep_
         off[i + 1] = off[i] + mx->gpus[i];
     if (off[j + 1] <= off[j])
         return;
-    /* the blocks member j's ranks fall in: the first, one inside (all
-     * alike), the last */
+    /* the blocks member j's ranks fall in: the first, one inside (the
+     * blocks strictly between the first and the last lie wholly in member
+     * j: all alike), the last */
     b0 = off[j] / block;
     b1 = (off[j + 1] - 1) / block;
-    for (long b = b0; b <= b1; b = b == b0 && b0 + 1 < b1 ? b0 + 1 : (b < b1 ? b1 : b1 + 1))
+    visit[nv++] = b0;
+    if (b0 + 1 < b1)
+        visit[nv++] = b0 + 1;
+    if (b1 > b0)
+        visit[nv++] = b1;
+    for (int v = 0; v < nv; v++)
         for (int r = 0; r < etp; r++)
-            if (ep_positions_in(b * block, r, etp, ep, off[j], off[j + 1]) > 0)
-                ep_span_add(mx, off, b * block, r, etp, ep, out);
+            if (ep_positions_in(visit[v] * block, r, etp, ep, off[j], off[j + 1]) > 0)
+                ep_span_add(mx, off, visit[v] * block, r, etp, ep, out);
 }
 
 bool cost_stage_ep_mixed(const strategy *s, int i)
