@@ -75,7 +75,7 @@ START_TEST(bytes_per_param_bf16_grads)
     memory_state_bytes(PREC_BF16, true, 3, 16, &sb);
     ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 16.0 / 16, 1e-15);
     /* ZeRO-2's buckets in flight in bf16: 2 x 40M x 2 B */
-    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, true, 2, 8, 1, 1e9), 2 * 40e6 * 2, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, true, 2, 8, 1, 1e9), 2 * 40e6 * 2, 1e-15);
 }
 END_TEST
 
@@ -84,25 +84,35 @@ START_TEST(zero2_gradient_buckets)
     /* Megatron-FSDP optim_grads holds two unsharded main-gradient buckets
      * of max(40M, 1M x dp) parameters while reducing: bf16 -> fp32 4 B */
     memory_breakdown mb;
-    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 1, 1e9), 2 * 40e6 * 4, 1e-15);
-    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, false, 2, 64, 1, 1e9), 2 * 64e6 * 4, 1e-15);
-    ck_assert_rel(memory_grad_transient_bytes(PREC_FP16, false, 2, 8, 1, 1e9), 2 * 40e6 * 2, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 1e9), 2 * 40e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 64, 1, 1e9), 2 * 64e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_FP16, false, 2, 8, 1, 1e9), 2 * 40e6 * 2, 1e-15);
     /* none for the distributed optimizer (its full fp32 buffer is the
      * grads), ZeRO-3 or a single rank */
-    ck_assert(memory_grad_transient_bytes(PREC_BF16, false, 1, 8, 1, 1e9) == 0);
-    ck_assert(memory_grad_transient_bytes(PREC_BF16, false, 3, 8, 1, 1e9) == 0);
-    ck_assert(memory_grad_transient_bytes(PREC_BF16, false, 2, 1, 1, 1e9) == 0);
+    ck_assert(memory_grad_transient_bytes(NULL, PREC_BF16, false, 1, 8, 1, 1e9) == 0);
+    ck_assert(memory_grad_transient_bytes(NULL, PREC_BF16, false, 3, 8, 1, 1e9) == 0);
+    ck_assert(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 1, 1, 1e9) == 0);
     /* vpp 4: chunks 2..4 are one bucket each (disable_bucketing), 1e9 / 4
      * parameters in fp32 held while it reduces; a small chunk keeps the two
      * buckets */
-    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 4, 1e9), 250e6 * 4, 1e-15);
-    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 20, 1e9), 2 * 40e6 * 4,
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 4, 1e9), 250e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 20, 1e9), 2 * 40e6 * 4,
                   1e-15);
     /* the buckets hold no more than the stage's parameters */
-    ck_assert_rel(memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 1, 5e6), 5e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 5e6), 5e6 * 4, 1e-15);
+    /* each stack's own bucket (stack.c dp_bucket_params): DeepSpeed's ZeRO
+     * reduce_bucket_size, 5e8 elements by default (deepspeed/runtime/zero/
+     * config.py), at any dp; megatron-core and FSDP2 Megatron's rule */
+    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_DEEPSPEED), 8), 5e8, 0);
+    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_DEEPSPEED), 1024), 5e8, 0);
+    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_MEGATRON_CORE), 8), 40e6, 0);
+    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_MEGATRON_CORE), 64), 64e6, 0);
+    ck_assert_rel(cost_dp_bucket_params(NULL, 8), 40e6, 0);
+    ck_assert_rel(memory_grad_transient_bytes(stack_get(STACK_DEEPSPEED), PREC_BF16, false, 2, 8,
+                                              1, 1e10), 2 * 5e8 * 4, 1e-15);
     /* counted with the gradients: 1e9 params at dp 8, 4/8 B + 320 MB */
     stage_memory_in in = {PREC_BF16, 2, 8, 8, 1e9, 0, 0, 1, 0, 0, 0.1, 80e9,
-                          memory_grad_transient_bytes(PREC_BF16, false, 2, 8, 1, 1e9), false,
+                          memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 1e9), false,
                           false};
     memory_stage(&in, &mb);
     ck_assert_rel(mb.grads_bytes, 0.5e9 + 320e6, 1e-15);
@@ -114,12 +124,12 @@ START_TEST(zero2_gradient_buckets)
      * > ZeRO-1's 2 + 4 + 12/2 B per parameter */
     in.params = 50e6;
     in.dp = in.edp = 2;
-    in.grad_transient_bytes = memory_grad_transient_bytes(PREC_BF16, false, 2, 2, 1, in.params);
+    in.grad_transient_bytes = memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 2, 1, in.params);
     memory_stage(&in, &mb);
     {
         double z2 = mb.total_bytes;
         in.zero = 1;
-        in.grad_transient_bytes = memory_grad_transient_bytes(PREC_BF16, false, 1, 2, 1, in.params);
+        in.grad_transient_bytes = memory_grad_transient_bytes(NULL, PREC_BF16, false, 1, 2, 1, in.params);
         memory_stage(&in, &mb);
         ck_assert_rel(z2 - mb.total_bytes, 50e6 * 2.0, 1e-12);
     }

@@ -10,6 +10,7 @@
 #include "cost/params.h"
 #include "inputs/cluster.h"
 #include "inputs/model.h"
+#include "inputs/stack.h"
 #include "model/strategy.h"
 
 /* Fills *p with the documented default constants (layer_cost.c says what
@@ -217,8 +218,10 @@ double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *
 #define COST_TIME_CAP_S 1e30
 double cost_cap_time(double t);
 
-/* Megatron's DDP bucket: max(40M, 1M x dp) parameters (distributed.py). */
-double cost_dp_bucket_params(int dp);
+/* The data-parallel bucket in parameters: stack st's (DeepSpeed's
+ * reduce_bucket_size), else (st NULL or 0) Megatron's DDP bucket:
+ * max(40M, 1M x dp) parameters (distributed.py). */
+double cost_dp_bucket_params(const stack_spec *st, int dp);
 
 /* Exposed part of a collective of `t` seconds overlapped with `window`
  * seconds of compute (what does not fit shows in full, what fits slows the

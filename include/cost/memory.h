@@ -53,7 +53,8 @@ double memory_main_grad_bytes(precision prec, bool grads_bf16);
 /* ZeRO-2 (Megatron-FSDP optim_grads): the unsharded main-gradient buckets
  * a GPU holding `params` parameters keeps while their reduce-scatter runs --
  * the bucket the backward fills and the one being reduced, 2 x max(40M, 1M x
- * dp) parameters (cost_dp_bucket_params; the buckets hold no more than the
+ * dp) parameters, or stack st's bucket (cost_dp_bucket_params: DeepSpeed's
+ * reduce_bucket_size; NULL: Megatron's; the buckets hold no more than the
  * GPU's parameters) in the main gradients' dtype, allocated per micro-batch
  * from the temporary bucket allocator and freed after each reduce-scatter;
  * with vpp > 1 virtual stages at least one chunk's params / vpp, the single
@@ -63,8 +64,8 @@ double memory_main_grad_bytes(precision prec, bool grads_bf16);
  * 0 for other stages or dp 1.  (Megatron-FSDP may queue up to
  * suggested_RS_queue_capacity = 1e9 elements of pending reduces when the
  * network lags the backward: not counted.) */
-double memory_grad_transient_bytes(precision prec, bool grads_bf16, int zero, int dp, int vpp,
-                                   double params);
+double memory_grad_transient_bytes(const stack_spec *st, precision prec, bool grads_bf16,
+                                   int zero, int dp, int vpp, double params);
 
 /* Micro-batches of a whole stage's activations held at once by pipeline rank
  * `rank` (0-based): 1F1B min(pp - rank, m); interleaved

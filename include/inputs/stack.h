@@ -122,6 +122,9 @@ typedef struct stack_spec {
                                    of its use on a side stream (FSDP units:
                                    Megatron-FSDP, FSDP2); else per tensor on
                                    the critical path (DeepSpeed 2021) */
+    double dp_bucket_params;    /* the data-parallel gradient bucket, in
+                                   parameters; 0: Megatron's max(40M, 1M x dp)
+                                   (cost_dp_bucket_params) */
 } stack_spec;
 
 /* Of a rank's vpp model chunks, those whose ZeRO-2 gradients the stack

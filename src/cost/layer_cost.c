@@ -234,12 +234,15 @@ double model_flops_per_step(const model *m, int gbs, int seq_len)
  * (S, dP, dV, dQ, dK) to the forward's two (Dao 2023). */
 #define ATTN_BWD_RATIO 2.5
 
-/* Megatron's DDP bucket: max(40M, 1M x dp) parameters (distributed.py); the
+/* The stack's data-parallel bucket (stack_spec.dp_bucket_params), else
+ * Megatron's DDP bucket: max(40M, 1M x dp) parameters (distributed.py); the
  * last bucket's reduce cannot start before the backward ends, the first
  * bucket's gather must finish before the forward starts. */
-double cost_dp_bucket_params(int dp)
+double cost_dp_bucket_params(const stack_spec *st, int dp)
 {
     double b = 1e6 * dp;
+    if (st != NULL && st->dp_bucket_params > 0)
+        return st->dp_bucket_params;
     return b > 4e7 ? b : 4e7;
 }
 

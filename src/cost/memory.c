@@ -69,10 +69,10 @@ void memory_state_bytes(precision prec, bool grads_bf16, int zero, int dp, state
     }
 }
 
-double memory_grad_transient_bytes(precision prec, bool grads_bf16, int zero, int dp, int vpp,
-                                   double params)
+double memory_grad_transient_bytes(const stack_spec *st, precision prec, bool grads_bf16,
+                                   int zero, int dp, int vpp, double params)
 {
-    double held = 2.0 * cost_dp_bucket_params(dp);
+    double held = 2.0 * cost_dp_bucket_params(st, dp);
     if (vpp > 1 && params / vpp > held)
         held = params / vpp;   /* a later chunk's one bucket */
     if (zero != 2 || dp <= 1)

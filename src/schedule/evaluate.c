@@ -410,7 +410,8 @@ static double rank_dp_comm(eval_state *x, int i, const comm_link *dpl, const com
 {
     const int dp = x->dpcp;
     double dense = r->params - r->expert_params, ex = r->expert_params;
-    double bucket = dense < cost_dp_bucket_params(dp) ? dense : cost_dp_bucket_params(dp);
+    double bucket_max = cost_dp_bucket_params(stack_get(x->c->stack), dp);
+    double bucket = dense < bucket_max ? dense : bucket_max;
     double t_grad, t_param, last_grad, first_param = 0;
     if (x->s->zero >= 1) {
         t_grad = comm_reducescatter_s(dpl, dp, dense * gb);
@@ -506,7 +507,7 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                           r->act_peak_extra_bytes, x->p->reserve_bytes, x->p->frag_fraction,
                           ng->gpu.usable_mem_bytes,
                           memory_grad_transient_bytes(
-                              x->m->prec, s->grad_reduce_bf16, s->zero, x->dpcp,
+                              stack_get(x->c->stack), x->m->prec, s->grad_reduce_bf16, s->zero, x->dpcp,
                               stack_zero2_whole_chunks(stack_get(x->c->stack), x->v) > 0 ? x->v : 1,
                               r->params),
                           s->grad_reduce_bf16,

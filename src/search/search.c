@@ -962,7 +962,8 @@ static bool zero2_within_zero1(const search_ctx *x)
         units = m->layers / s->pp - 1;
     double unit = units * x->min_unit_params / s->tp;
     return unit * g * (1.0 - 1.0 / d) >=
-           memory_grad_transient_bytes(x->m->prec, s->grad_reduce_bf16, 2, d, 1, unit);
+           memory_grad_transient_bytes(stack_get(x->c->stack), x->m->prec, s->grad_reduce_bf16, 2,
+                                       d, 1, unit);
 }
 
 static void block_lists_make(const search_ctx *x, block_lists *b)
