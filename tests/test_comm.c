@@ -477,22 +477,22 @@ START_TEST(memory_reserve_and_fragmentation)
     state_bytes sb;
     memory_breakdown mb;
     /* bf16, no ZeRO: 2 + 4 + 12 bytes per parameter */
-    memory_state_bytes(PREC_BF16, false, 0, 8, &sb);
+    memory_state_bytes(PREC_BF16, false, OPT_STATE_FP32, 0, 8, &sb);
     ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 18.0, 1e-12);
     /* 1e9 params, 2e9 B activations x 3 in flight + 1e9 transient = 7e9;
      * reserve 1 GiB + 10% of 7e9 = 1,773,741,824 B; total 18e9 + 7e9 +
      * 1.7737e9 */
     memory_stage(&(stage_memory_in){PREC_BF16, 0, 8, 8, 1e9, 0, 2e9, 3, 1e9, 1073741824.0,
-                                    0.10, 80e9, 0, false, false}, &mb);
+                                    0.10, 80e9, 0, false, false, OPT_STATE_FP32}, &mb);
     ck_assert_rel(mb.activations_bytes, 7e9, 1e-12);
     ck_assert_rel(mb.reserve_bytes, 1773741824.0, 1e-12);
     ck_assert_rel(mb.total_bytes, 18e9 + 7e9 + 1773741824.0, 1e-12);
     ck_assert_rel(mb.capacity_bytes, 80e9, 1e-12);
     /* distributed optimizer over 8: 2 + 4 + 12/8 */
-    memory_state_bytes(PREC_BF16, false, 1, 8, &sb);
+    memory_state_bytes(PREC_BF16, false, OPT_STATE_FP32, 1, 8, &sb);
     ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 7.5, 1e-12);
     /* fp16 ZeRO-3 over 8: (2 + 2 + 12) / 8 */
-    memory_state_bytes(PREC_FP16, false, 3, 8, &sb);
+    memory_state_bytes(PREC_FP16, false, OPT_STATE_FP32, 3, 8, &sb);
     ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 2.0, 1e-12);
 }
 END_TEST

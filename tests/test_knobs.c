@@ -189,7 +189,7 @@ START_TEST(fix_from_registry)
                           "recompute_layers recompute_method recompute_modules zero "
                           "overlap_grad_reduce overlap_param_gather "
                           "tp_comm_overlap cp_comm ep_comm_overlap cp_a2a grad_reduce_bf16 "
-                          "cuda_graph shared_expert_overlap flex_dispatcher gpus)");
+                          "cuda_graph shared_expert_overlap flex_dispatcher opt_state gpus)");
     /* every knob but the split accounting is a --fix key */
     c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
     ck_assert(!knobs_any_fixed(&c));
@@ -575,6 +575,7 @@ START_TEST(emit_every_flag)
     a.recompute_method = RECOMPUTE_UNIFORM;   /* 32 layers / (pp 4 x vpp 2): groups of 2 */
     a.zero = 1; a.overlap_grad_reduce = true; a.overlap_param_gather = true;
     a.grad_reduce_bf16 = true;
+    a.opt_state = OPT_STATE_BF16;   /* the precision-aware optimizer: three flags */
     a.cp_comm = CP_COMM_ALLGATHER;   /* a2a: 1 K/V head per TP rank, not / cp 2 */
     a.n_stages = a.pp;
     for (int i = 0; i < a.pp; i++) {
@@ -624,6 +625,8 @@ START_TEST(emit_every_flag)
                   != NULL, "%s", all);
     ck_assert_msg(strstr(all, "--moe-token-dispatcher-type flex \\\n--moe-enable-deepep ")
                   != NULL, "%s", all);
+    ck_assert_msg(strstr(all, "--use-precision-aware-optimizer \\\n--exp-avg-dtype bf16 \\\n"
+                              "--exp-avg-sq-dtype bf16 ") != NULL, "%s", all);
     /* G: the shared-expert overlap, on a model with shared experts
      * (Qwen1.5-MoE-A2.7B: 24 layers, 60 experts, 16 heads), ep 4 */
     ck_assert_int_eq(model_load(&q, NULL, "tests/data/qwen1.5-moe-a2.7b.json", NULL, &err),

@@ -8,7 +8,7 @@
 static double total(precision p, int zero, int dp)
 {
     state_bytes sb;
-    memory_state_bytes(p, false, zero, dp, &sb);
+    memory_state_bytes(p, false, OPT_STATE_FP32, zero, dp, &sb);
     return sb.weights + sb.grads + sb.optimizer;
 }
 
@@ -35,14 +35,14 @@ START_TEST(bytes_per_param_zero)
      * Adam moments (12) sharded: 2 + 16/d (was 2 + 14/d, DeepSpeed's
      * 16-bit grads); fp16 keeps fp16 main grads: 2 + 14/d; fp32 4 + 12/d */
     ck_assert_rel(total(PREC_BF16, 2, 16), 2.0 + 16.0 / 16, 1e-15);
-    memory_state_bytes(PREC_BF16, false, 2, 16, &sb);
+    memory_state_bytes(PREC_BF16, false, OPT_STATE_FP32, 2, 16, &sb);
     ck_assert_rel(sb.grads, 4.0 / 16, 1e-15);
     ck_assert_rel(total(PREC_FP8, 2, 8), 2.0 + 16.0 / 8, 1e-15);
     ck_assert_rel(total(PREC_FP16, 2, 16), 2.0 + 14.0 / 16, 1e-15);
     ck_assert_rel(total(PREC_FP32, 2, 4), 4.0 + 12.0 / 4, 1e-15);
     /* ZeRO-3 as DeepSpeed ran it (SC21): 2 + 2 + 12 sharded */
     ck_assert_rel(total(PREC_BF16, 3, 16), 16.0 / 16, 1e-15);
-    memory_state_bytes(PREC_BF16, false, 3, 64, &sb);
+    memory_state_bytes(PREC_BF16, false, OPT_STATE_FP32, 3, 64, &sb);
     ck_assert_rel(sb.weights, 2.0 / 64, 1e-15);
     /* a higher stage never needs more */
     ck_assert(total(PREC_BF16, 1, 8) >= total(PREC_BF16, 2, 8));
@@ -65,17 +65,47 @@ START_TEST(bytes_per_param_bf16_grads)
     ck_assert_rel(memory_main_grad_bytes(PREC_BF16, false), 4.0, 1e-15);
     ck_assert_rel(memory_main_grad_bytes(PREC_FP16, true), 2.0, 1e-15);
     ck_assert_rel(memory_main_grad_bytes(PREC_FP32, true), 4.0, 1e-15);
-    memory_state_bytes(PREC_BF16, true, 0, 8, &sb);
+    memory_state_bytes(PREC_BF16, true, OPT_STATE_FP32, 0, 8, &sb);
     ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 16.0, 1e-15);
-    memory_state_bytes(PREC_MXFP8, true, 1, 8, &sb);
+    memory_state_bytes(PREC_MXFP8, true, OPT_STATE_FP32, 1, 8, &sb);
     ck_assert_rel(sb.grads, 2.0, 1e-15);
     ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 4.0 + 12.0 / 8, 1e-15);
-    memory_state_bytes(PREC_BF16, true, 2, 16, &sb);
+    memory_state_bytes(PREC_BF16, true, OPT_STATE_FP32, 2, 16, &sb);
     ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 2.0 + 14.0 / 16, 1e-15);
-    memory_state_bytes(PREC_BF16, true, 3, 16, &sb);
+    memory_state_bytes(PREC_BF16, true, OPT_STATE_FP32, 3, 16, &sb);
     ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 16.0 / 16, 1e-15);
     /* ZeRO-2's buckets in flight in bf16: 2 x 40M x 2 B */
     ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, true, 2, 8, 1, 1e9), 2 * 40e6 * 2, 1e-15);
+}
+END_TEST
+
+/* Adam's state per parameter (opt_state): fp32 main weights and moments
+ * 4 + 4 + 4 = 12 (fp32 models 8); bf16 moments (--exp-avg-dtype bf16
+ * --exp-avg-sq-dtype bf16) with the main weights' 16-bit remainders beside
+ * bf16 parameters (TE FusedAdam store_param_remainders): 2 + 2 + 2 = 6 for
+ * bf16 and per-tensor FP8 models; 4 + 2 + 2 = 8 where the main weights stay
+ * fp32 (MXFP8/NVFP4: Megatron-Core's own fp32 copy; fp16 parameters).
+ * Sharded by the distributed optimizer: bf16 at d 8, 2 + 4 + 6/8. */
+START_TEST(bytes_per_param_opt_state)
+{
+    state_bytes sb;
+    ck_assert_rel(memory_optimizer_bytes(PREC_BF16, OPT_STATE_FP32), 12.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_FP8, OPT_STATE_FP32), 12.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_FP32, OPT_STATE_FP32), 8.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_BF16, OPT_STATE_BF16), 6.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_FP8, OPT_STATE_BF16), 6.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_MXFP8, OPT_STATE_BF16), 8.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_NVFP4, OPT_STATE_BF16), 8.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_FP16, OPT_STATE_BF16), 8.0, 1e-15);
+    memory_state_bytes(PREC_BF16, false, OPT_STATE_BF16, 1, 8, &sb);
+    ck_assert_rel(sb.weights, 2.0, 1e-15);
+    ck_assert_rel(sb.grads, 4.0, 1e-15);
+    ck_assert_rel(sb.optimizer, 6.0 / 8, 1e-15);
+    memory_state_bytes(PREC_BF16, false, OPT_STATE_FP32, 1, 8, &sb);
+    ck_assert_rel(sb.optimizer, 12.0 / 8, 1e-15);
+    /* fp16: the fp32 gradient copy (4) shards with the state, 4 + 2 + 2 */
+    memory_state_bytes(PREC_FP16, false, OPT_STATE_BF16, 1, 4, &sb);
+    ck_assert_rel(sb.optimizer, (8.0 + 4.0) / 4, 1e-15);
 }
 END_TEST
 
@@ -113,7 +143,7 @@ START_TEST(zero2_gradient_buckets)
     /* counted with the gradients: 1e9 params at dp 8, 4/8 B + 320 MB */
     stage_memory_in in = {PREC_BF16, 2, 8, 8, 1e9, 0, 0, 1, 0, 0, 0.1, 80e9,
                           memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 1e9), false,
-                          false};
+                          false, OPT_STATE_FP32};
     memory_stage(&in, &mb);
     ck_assert_rel(mb.grads_bytes, 0.5e9 + 320e6, 1e-15);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
@@ -168,7 +198,7 @@ START_TEST(stage_breakdown_sums)
 {
     memory_breakdown mb;
     stage_memory_in in = {PREC_BF16, 0, 1, 1, 1e9, 0, 1e8, 4, 5e7, 1e9, 0.1, 80e9, 0, false,
-                          false};
+                          false, OPT_STATE_FP32};
     memory_stage(&in, &mb);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
     ck_assert_rel(mb.grads_bytes, 4e9, 1e-15);
@@ -193,7 +223,8 @@ START_TEST(stage_expert_states_shard_over_edp)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memory_breakdown mb;
         stage_memory_in in = {PREC_BF16, 1, 8, cases[i].edp, 1e9, cases[i].expert,
-                              0, 0, 0, 0, 0.1, 80e9, 0, false, false};
+                              0, 0, 0, 0, 0.1, 80e9, 0, false, false,
+                              OPT_STATE_FP32};
         memory_stage(&in, &mb);
         ck_assert_rel(mb.weights_bytes + mb.grads_bytes, 6e9, 1e-15);
         ck_assert_rel(mb.optimizer_bytes, cases[i].optimizer, 1e-15);
@@ -312,7 +343,8 @@ START_TEST(fp8_weights_without_transpose)
     const gpu_spec *h100 = catalog_find("H100-SXM"), *b200 = catalog_find("B200");
     const gpu_spec *gb200 = catalog_find("GB200");
     memory_breakdown mb;
-    stage_memory_in in = {PREC_FP8, 1, 4, 4, 1e9, 0, 0, 0, 0, 0, 0.1, 180e9, 0, true, false};
+    stage_memory_in in = {PREC_FP8, 1, 4, 4, 1e9, 0, 0, 0, 0, 0, 0.1, 180e9, 0, true, false,
+                          OPT_STATE_FP32};
     ck_assert_ptr_nonnull(h100);
     ck_assert_ptr_nonnull(b200);
     ck_assert_ptr_nonnull(gb200);
@@ -352,6 +384,7 @@ int main(void)
     tcase_add_test(tc, bytes_per_param_megatron);
     tcase_add_test(tc, bytes_per_param_zero);
     tcase_add_test(tc, bytes_per_param_bf16_grads);
+    tcase_add_test(tc, bytes_per_param_opt_state);
     tcase_add_test(tc, zero2_gradient_buckets);
     tcase_add_test(tc, inflight_1f1b);
     tcase_add_test(tc, inflight_interleaved);

@@ -1368,6 +1368,46 @@ START_TEST(grad_reduce_bf16_only_when_fixed)
 }
 END_TEST
 
+/* 16-bit Adam state is the user's (the recipe's) numerics choice: the
+ * search keeps fp32 state unless opt_state=bf16 is fixed; fixed, the same
+ * plan (Llama 3 8B, dp 32, the distributed optimizer) holds half the
+ * optimizer bytes (6/d instead of 12/d a parameter: bf16 moments, 16-bit
+ * main-weight remainders); the precision-aware optimizer needs the
+ * distributed optimizer (optimizer_config.py) and megatron-core (the other
+ * stacks refuse it). */
+START_TEST(opt_state_only_when_fixed)
+{
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3-8b.json", &rs);
+    cluster *c = h100x512();
+    search_result r, b;
+    planner_error why;
+    strategy s;
+    rs.global_batch = 64;
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, "gpus=32,tp=1,pp=1,cp=1,zero=1,mbs=1,recompute=full",
+                               false, 1), PLANNER_OK);
+    ck_assert_int_eq(r.top[0].s.opt_state, OPT_STATE_FP32);
+    ck_assert_int_eq(tu_search(&b, m, &rs, c, "gpus=32,tp=1,pp=1,cp=1,zero=1,mbs=1,recompute=full,"
+                               "opt_state=bf16", false, 1), PLANNER_OK);
+    ck_assert_int_eq(b.top[0].s.opt_state, OPT_STATE_BF16);
+    ck_assert_rel(b.top[0].e.stage_memory[0].optimizer_bytes,
+                  0.5 * r.top[0].e.stage_memory[0].optimizer_bytes, 1e-12);
+    ck_assert_rel(r.top[0].e.peak_memory_bytes - b.top[0].e.peak_memory_bytes,
+                  0.5 * r.top[0].e.stage_memory[0].optimizer_bytes, 1e-9);
+    s = b.top[0].s;
+    s.zero = 0;
+    ck_assert_int_ne(knob_rule(m, &s, KNOB_OPT_STATE, tu_err(&why)), 0);
+    ck_assert_msg(strstr(why.msg, "needs the distributed optimizer") != NULL, "%s", why.msg);
+    ck_assert(knob_stack_allows(stack_find("megatron-core"), KNOB_OPT_STATE, OPT_STATE_BF16));
+    ck_assert(!knob_stack_allows(stack_find("pytorch-fsdp2"), KNOB_OPT_STATE, OPT_STATE_BF16));
+    ck_assert(!knob_stack_allows(stack_find("deepspeed"), KNOB_OPT_STATE, OPT_STATE_BF16));
+    search_result_free(&r);
+    search_result_free(&b);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 /* ZeRO-3 per stack: Megatron-FSDP (megatron-core) and FSDP2 gather each
  * layer ahead of its use and hide the rest of the gathers and gradient
  * reduce-scatters under the compute (evaluate.c rank_zero3_prefetch);
@@ -1603,6 +1643,7 @@ int main(void)
     tcase_add_test(ts, more_memory_never_worse);
     tcase_add_test(ts, broken_rule_is_reported);
     tcase_add_test(ts, grad_reduce_bf16_only_when_fixed);
+    tcase_add_test(ts, opt_state_only_when_fixed);
     tcase_add_test(ts, zero3_prefetch_by_stack);
     tcase_add_test(ts, too_many_gpus_is_usage);
     tcase_add_test(ts, advice_names_the_fix);

@@ -13,7 +13,7 @@ typedef struct state_bytes {
 } state_bytes;
 
 /* Megatron mixed precision with Adam (distributed-optimizer docs):
- *   zero 0   bf16 2 + 4 + 12 = 18, fp16 2 + 2 + 16 = 20, fp32 4 + 4 + 8 = 16
+ *   zero 0   (optimizer: memory_optimizer_bytes) bf16 2 + 4 + 12 = 18, fp16 2 + 2 + 16 = 20, fp32 4 + 4 + 8 = 16
  *   zero 1   (distributed optimizer) the optimizer part / dp: bf16 6 + 12/d,
  *            fp16 4 + 16/d, fp32 8 + 8/d
  * zero 2   Megatron-FSDP --data-parallel-sharding-strategy optim_grads:
@@ -37,7 +37,27 @@ typedef struct state_bytes {
  * a GPU whose FP8 GEMMs take any layout, where TE keeps no
  * transpose (stage_memory_in.fp8_weights_single, memory_fp8_weights_single).
  * MXFP8 keeps a row-wise and a column-wise copy on every GPU: 2. */
-void memory_state_bytes(precision prec, bool grads_bf16, int zero, int dp, state_bytes *out);
+void memory_state_bytes(precision prec, bool grads_bf16, int opt_state, int zero, int dp,
+                        state_bytes *out);
+
+/* Adam's state per parameter before sharding: fp32 main weights and two
+ * fp32 moments, 12 (fp32 models: the two moments, 8); with opt_state
+ * OPT_STATE_BF16 the moments in bf16 (2 + 2) and the main weights as
+ * Megatron-Core's precision-aware optimizer keeps them (core_v0.15.0
+ * optimizer/__init__.py: TE FusedAdam with store_param_remainders, default
+ * True in optimizer_config.py; distrib_optimizer.py allocates the
+ * "master_param" state as int16 under bf16): the 16 low bits of the fp32
+ * main weight beside the bf16 parameter, 2 -- 6 for bf16 models and
+ * per-tensor FP8 (delayed scaling: use_precision_aware_optimizer_no_fp8_or_
+ * ds_fp8 lets TE keep the main weights); MXFP8/NVFP4 (Megatron-Core keeps
+ * fp32 main weights itself: 4 + 4) and fp16 (remainders need bf16
+ * parameters: TE keeps fp32 main weights) 8.  NeMo 24.07's distributed
+ * Adam with optim.dtype bf16 holds less, 2 + 2 = 4: Apex DistributedFused-
+ * Adam keeps its state in that dtype, and NeMo r2.0.0rc1 megatron_base_model.py
+ * setup_optimization sets store_params False where it equals the model's
+ * (no main-weight copy); counted here as Megatron's 6 (an over-count of 2/d
+ * a parameter on such a run). */
+double memory_optimizer_bytes(precision prec, int opt_state);
 
 /* Bytes per parameter of the main gradients Megatron accumulates and
  * reduces: fp16 models 2 (fp16 grads); bf16 models and the FP8 recipes 4
@@ -233,6 +253,7 @@ typedef struct stage_memory_in {
     bool grads_bf16;            /* main gradients in bf16 (memory_main_grad_bytes) */
     bool fp8_weights_single;    /* FP8 primary weights without a transpose
                                    copy: 1 byte each (memory_fp8_weights_single) */
+    int opt_state;              /* Adam's state dtype (memory_optimizer_bytes) */
 } stage_memory_in;
 
 /* Whether an FP8 recipe's weights are FP8 primary weights (Megatron-LM

@@ -44,7 +44,7 @@ typedef enum stack_attention {
  * registry onto these. */
 typedef struct stack_knobs {
     unsigned sp, tp_comm_overlap, zero, overlap_grad_reduce, overlap_param_gather, recompute,
-        cp, ep, vpp, ep_comm_overlap, cp_comm, grad_reduce_bf16, cuda_graph;
+        cp, ep, vpp, ep_comm_overlap, cp_comm, grad_reduce_bf16, cuda_graph, opt_state;
 } stack_knobs;
 
 /* How the stack's software holds memory beyond the model states: each kind

@@ -35,7 +35,7 @@ typedef enum knob_id {
     KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
     KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS, KNOB_CP_COMM, KNOB_EP_COMM_OVERLAP,
     KNOB_CP_A2A, KNOB_GRAD_REDUCE_BF16, KNOB_CUDA_GRAPH, KNOB_SHARED_EXPERT_OVERLAP,
-    KNOB_FLEX_DISPATCHER,
+    KNOB_FLEX_DISPATCHER, KNOB_OPT_STATE,
     KNOB_COUNT
 } knob_id;
 
@@ -111,11 +111,14 @@ typedef struct strategy_constraints {
     int flex_dispatcher;    /* free: off (the alltoall dispatcher); not
                                searched: DeepEP/HybridEP are a recipe's
                                build and hardware choice */
+    int opt_state;          /* opt_state_type; free: fp32; not searched: 16-bit
+                               Adam state trades numerics for memory, the
+                               recipe's call */
 } strategy_constraints;
 
 #define STRATEGY_CONSTRAINTS_INIT \
     {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, \
-     -1, -1}
+     -1, -1, -1}
 
 /* True when software stack st has value v of knob k (knobs a stack does not
  * restrict: always; NULL: every value).  The search tries only these

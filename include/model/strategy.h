@@ -54,6 +54,10 @@ typedef struct stage_mix {
  * whose input alone is kept. */
 typedef enum recompute_method { RECOMPUTE_BLOCK, RECOMPUTE_UNIFORM } recompute_method;
 
+/* The dtype of Adam's state (the opt_state knob): fp32 moments (and fp32
+ * main weights), or bf16 moments with 16-bit main-weight storage */
+typedef enum opt_state_type { OPT_STATE_FP32, OPT_STATE_BF16 } opt_state_type;
+
 /* Selective recompute's modules (Megatron-Core core_v0.15.0
  * --recompute-modules, TransformerConfig.recompute_modules): the bits of
  * strategy.recompute_modules; 0 with selective recompute is Megatron's
@@ -117,6 +121,11 @@ typedef struct strategy {
                                    replayed as one CUDA graph (--cuda-graph-impl
                                    local --cuda-graph-scope full_iteration,
                                    Megatron-Core full_cuda_graph.py) */
+    int opt_state;              /* Adam's state: OPT_STATE_FP32 (fp32 main
+                                   weights and moments) or OPT_STATE_BF16
+                                   (16-bit: --use-precision-aware-optimizer
+                                   --exp-avg-dtype bf16 --exp-avg-sq-dtype
+                                   bf16; cost/memory.h memory_state_bytes) */
     bool flex_dispatcher;       /* the node-aware flex token dispatcher
                                    (--moe-token-dispatcher-type flex
                                    --moe-enable-deepep; DeepEP / HybridEP):

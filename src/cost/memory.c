@@ -34,14 +34,28 @@ double memory_main_grad_bytes(precision prec, bool grads_bf16)
     return grads_bf16 && prec != PREC_FP32 ? 2.0 : 4.0;
 }
 
-void memory_state_bytes(precision prec, bool grads_bf16, int zero, int dp, state_bytes *out)
+double memory_optimizer_bytes(precision prec, int opt_state)
+{
+    if (prec == PREC_FP32)
+        return 8.0;
+    if (opt_state != OPT_STATE_BF16)
+        return 12.0;
+    /* bf16 moments (2 + 2) and the main weights: their 16-bit remainders
+     * where the parameters are bf16 (FP8 with delayed scaling keeps bf16
+     * ones), fp32 otherwise */
+    return prec == PREC_BF16 || prec == PREC_FP8 ? 6.0 : 8.0;
+}
+
+void memory_state_bytes(precision prec, bool grads_bf16, int opt_state, int zero, int dp,
+                        state_bytes *out)
 {
     double d = dp > 0 ? dp : 1;
-    double w, g = memory_main_grad_bytes(prec, grads_bf16), g_shardable, opt;
+    double w, g = memory_main_grad_bytes(prec, grads_bf16), g_shardable;
+    double opt = memory_optimizer_bytes(prec, opt_state);
     switch (prec) {
-    case PREC_FP16: w = 2; g_shardable = 4; opt = 12; break;
-    case PREC_FP32: w = 4; g_shardable = 0; opt = 8; break;
-    default:        w = 2; g_shardable = 0; opt = 12; break;
+    case PREC_FP16: w = 2; g_shardable = 4; break;
+    case PREC_FP32: w = 4; g_shardable = 0; break;
+    default:        w = 2; g_shardable = 0; break;
     }
     if (zero <= 0) {
         out->weights = w;
@@ -65,7 +79,7 @@ void memory_state_bytes(precision prec, bool grads_bf16, int zero, int dp, state
     } else {
         out->weights = 2.0 / d;
         out->grads = 2.0 / d;
-        out->optimizer = 12.0 / d;
+        out->optimizer = opt / d;
     }
 }
 
@@ -237,14 +251,14 @@ bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec, int zero)
 void memory_stage(const stage_memory_in *in, memory_breakdown *out)
 {
     state_bytes sb;
-    memory_state_bytes(in->prec, in->grads_bf16, in->zero, in->dp, &sb);
+    memory_state_bytes(in->prec, in->grads_bf16, in->opt_state, in->zero, in->dp, &sb);
     if (in->fp8_weights_single)
         sb.weights /= 2;   /* the FP8 weight without its transpose */
     if (in->expert_params > 0 && in->params > 0) {
         /* expert states sharded over edp, the rest over dp */
         state_bytes dense = sb, ex;
         double fe = in->expert_params / in->params;
-        memory_state_bytes(in->prec, in->grads_bf16, in->zero, in->edp, &ex);
+        memory_state_bytes(in->prec, in->grads_bf16, in->opt_state, in->zero, in->edp, &ex);
         if (in->fp8_weights_single)
             ex.weights /= 2;
         sb.weights = (1.0 - fe) * dense.weights + fe * ex.weights;

@@ -65,6 +65,24 @@ static const run_stack_rule k_rules[] = {
      * DistributedFusedAdam: the gradient buffer and its reduce-scatter in
      * bf16, once per step under no_sync); conf/training/nemotron/
      * nemotron_340b.yaml sets grad_sync_dtype: bf16 itself */
+    /* NeMo-Framework-Launcher 24.07 launcher_scripts/conf/training/nemotron/
+     * nemotron_340b.yaml (the corpus's Nemotron-4 340B row, which names no
+     * model definition, hence a rule by id rather than a model fact): optim
+     * name distributed_fused_adam with dtype bf16 and grad_sync_dtype bf16.
+     * NeMo r2.0.0rc1 (the 24.07 container) nemo/core/optim/distributed_adam.py
+     * MegatronDistributedFusedAdam passes dtype to Apex's DistributedFusedAdam
+     * as the optimizer state's dtype (bf16 moments; megatron_base_model.py
+     * setup_optimization: no main-weight copy, store_params False, as the
+     * dtype equals the bf16 model's), 4 bytes per parameter, which
+     * opt_state=bf16 counts as Megatron's precision-aware 6
+     * (memory_optimizer_bytes).  The launcher's
+     * GPT and Llama H100 scripts and configs of the release set no
+     * optim.dtype (fp32 state). */
+    {"NeMo 24.07", "nemo2407_h100_nemotron_340b", "megatron-core",
+     "NeMo 24.07 runs Megatron-Core models with NeMo's distributed Adam; nemotron_340b.yaml "
+     "keeps its state in bf16 (optim.dtype bf16) and reduces gradients in bf16 "
+     "(grad_sync_dtype bf16)",
+     "grad_reduce_bf16=on,opt_state=bf16"},
     {"NeMo 24.07", NULL, "megatron-core",
      "NeMo 24.07 runs Megatron-Core models with NeMo's distributed Adam; its H100 performance "
      "scripts reduce gradients in bf16 (optim.grad_sync_dtype=bf16)",

@@ -86,6 +86,13 @@
  *     ZeRO reduce_bucket_size, 5e8 elements by default (deepspeed/runtime/
  *     zero/config.py DeepSpeedZeroConfig.reduce_bucket_size); FSDP2
  *     reduces per fully_shard block (0: the rule as before).
+ *   16-bit Adam state (opt_state bf16): megatron-core's precision-aware
+ *     optimizer (core_v0.15.0 --use-precision-aware-optimizer with
+ *     --exp-avg-dtype/--exp-avg-sq-dtype bf16: TE FusedAdam, distributed
+ *     optimizer only) and NeMo's distributed Adam with optim.dtype bf16
+ *     (the NeMo 24.07 rows run megatron-core); torchtitan's AdamW keeps
+ *     fp32 state on FSDP2's fp32 shards, the 2020-2022 stacks and
+ *     DeepSpeed (not modelled) fp32.
  *   Only megatron-core overlaps the MoE all-to-alls with another micro-
  *     batch's compute (--overlap-moe-expert-parallel-comm, combined_1f1b.py,
  *     core_v0.15.0); the other stacks are costed with them exposed.
@@ -109,33 +116,33 @@
 
 static const stack_spec k_stacks[STACK_COUNT] = {
     {"megatron-core", "core_v0.15.0..core_v0.19.0", STACK_MEGATRON_CORE, STACK_ATTN_FLASH, true, false,
-     {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL}, MEM_MEGATRON,
+     {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL}, MEM_MEGATRON,
      "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true, 0},
     {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020)", STACK_MEGATRON_LM_2020,
      STACK_ATTN_UNFUSED, false, false,
      /* sp, tp_comm_overlap, zero, ogr, opg, recompute, cp, ep, vpp, ep_comm_overlap,
-      * cp_comm, grad_reduce_bf16, cuda_graph */
-     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
+      * cp_comm, grad_reduce_bf16, cuda_graph, opt_state */
+     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
      "Megatron-LM README Sep 2020: TP, pipelining without interleaving, full recompute, "
      "local DDP (no overlap), unfused attention", false, 0},
     {"megatron-lm-2021", "Megatron-LM v2.x (SC21)", STACK_MEGATRON_LM_2021, STACK_ATTN_UNFUSED,
-     false, false, {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF},
+     false, false, {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF},
      MEM_MEGATRON,
      "Narayanan et al. SC21: + interleaved 1F1B; full recompute, no SP, no distributed "
      "optimizer, unfused attention", false, 0},
     {"megatron-lm-2022", "Megatron-LM v3.0 (2022)", STACK_MEGATRON_LM_2022, STACK_ATTN_UNFUSED,
-     false, false, {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF, OFF},
+     false, false, {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF},
      MEM_MEGATRON,
      "Korthikanti et al. 2022: + sequence parallelism, selective recompute; no distributed "
      "optimizer, unfused attention", false, 0},
     {"deepspeed", "Megatron-DeepSpeed / DeepSpeed 2021-2022", STACK_DEEPSPEED,
      STACK_ATTN_UNFUSED, false, false,
-     {OFF, OFF, ALL, ALL, ALL, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
+     {OFF, OFF, ALL, ALL, ALL, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
      "TP without SP, full checkpointing, unfused attention", false, 5e8},
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_FLASH, true, false,
      {ALL, ALL, (1u << 0) | (1u << 2) | (1u << 3), ALL, ALL, ALL, ALL, ALL, ALL, OFF,
-      CP_RING_AG, ALL, OFF},
+      CP_RING_AG, ALL, OFF, OFF},
      {STACK_SEL_OP_POLICY, STACK_LOSS_EAGER_UPCAST, STACK_GATHER_FSDP2, STACK_CP_TORCH,
       STACK_PIPE_TORCH},
      "torchtitan: FSDP2 (ZeRO-2/3, DDP), DTensor TP + SP, async TP, pipelining incl. "

@@ -906,6 +906,15 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
             arg_str(l, SEC_MEMORY, "--cuda-graph-scope", "full_iteration");
         }
         return 0;
+    case KNOB_OPT_STATE:   /* core_v0.15.0 arguments.py: the moments' dtypes
+                            * (the main weights stay fp32: their 16-bit
+                            * remainders, store_param_remainders' default) */
+        if (s->opt_state == OPT_STATE_BF16) {
+            arg_switch(l, SEC_MEMORY, "--use-precision-aware-optimizer");
+            arg_str(l, SEC_MEMORY, "--exp-avg-dtype", "bf16");
+            arg_str(l, SEC_MEMORY, "--exp-avg-sq-dtype", "bf16");
+        }
+        return 0;
     case KNOB_FLEX_DISPATCHER:   /* core_v0.15.0 arguments.py: DeepEP under the
                                   * flex dispatcher */
         if (s->flex_dispatcher) {

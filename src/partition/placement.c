@@ -623,7 +623,7 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
     stage_memory_in base = {pc->m->prec, s->zero, s->dp * cp, strategy_expert_dp(s, tp), 0, 0, 0,
                             0, 0, 0, pc->p->frag_fraction, g->gpu.usable_mem_bytes, 0,
                             s->grad_reduce_bf16,
-                            memory_fp8_weights_single(&g->gpu, pc->m->prec, s->zero)};
+                            memory_fp8_weights_single(&g->gpu, pc->m->prec, s->zero), s->opt_state};
     const cost_entry *e = costs(pc, key, g, s);   /* read at once: a later miss may evict it */
     const bool keep = *first;
     double stage_params = 0;

@@ -511,7 +511,7 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                               stack_zero2_whole_chunks(stack_get(x->c->stack), x->v) > 0 ? x->v : 1,
                               r->params),
                           s->grad_reduce_bf16,
-                          memory_fp8_weights_single(&ng->gpu, x->m->prec, s->zero)};
+                          memory_fp8_weights_single(&ng->gpu, x->m->prec, s->zero), s->opt_state};
     if (memory_zero3_gathers(s->zero, x->dpcp) && s->stage[i].n_layers > 0)
         in.extra_bytes +=
             stage_gather_bytes(x->m, x->c, s->seq_len, &s->stage[i], i, x->pp, tp, r->params);

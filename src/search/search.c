@@ -804,6 +804,8 @@ static void set_derived(search_ctx *x)
     /* the flex dispatcher only when fixed: DeepEP/HybridEP are built into
      * a recipe's container for its hardware, not a free choice */
     s->flex_dispatcher = f->flex_dispatcher > 0;
+    /* 16-bit Adam state only when fixed: a numerics choice, the recipe's */
+    s->opt_state = f->opt_state > 0 ? f->opt_state : OPT_STATE_FP32;
 }
 
 /* The first decoder layer of x->s under K/V exchange type t, one
@@ -2120,7 +2122,8 @@ static void space_lacks(const search_ctx *x, char *buf, size_t size)
         if (ki->fix_offset != KNOB_NOT_FIXABLE &&
             *(const int *)(const void *)((const char *)&x->o->fix + ki->fix_offset) >= 0)
             continue;
-        if (k == KNOB_GRAD_REDUCE_BF16 || k == KNOB_CUDA_GRAPH || k == KNOB_FLEX_DISPATCHER)
+        if (k == KNOB_GRAD_REDUCE_BF16 || k == KNOB_CUDA_GRAPH || k == KNOB_FLEX_DISPATCHER ||
+            k == KNOB_OPT_STATE)
             continue;   /* never searched on any stack: only --fix sets them */
         for (int v = ki->min; v <= hi; v++)
             if (!space_allows(x, (knob_id)k, v)) {
