@@ -850,11 +850,12 @@ START_TEST(published_runs_fp8_guard)
      * the refit (Blackwell's and Blackwell Ultra's own FP8 GEMM and
      * attention efficiencies); 7.8%, 20.9% with per-tensor FP8 weights at
      * 1 B on Blackwell (memory_fp8_weights_single: the GB200 405B rows fit
-     * without recompute, -14.6/-11.5% -> +1.0/+4.7%); 7.3%, 19.6% with the
-     * Nemotron-4 340B row's bf16 Adam state (opt_state=bf16 from
-     * run_stacks.c: it fits without recompute, -20.9% -> -0.5%).  Bounds
-     * half a point above */
-    ck_assert_msg(mape <= 0.078, "FP8 MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+     * without recompute, -14.6/-11.5% -> +1.0/+4.7%); 8.1%, 20.9% with
+     * ZeRO-3 waiting per micro-batch and FP8 primary weights only with the
+     * distributed optimizer or FSDP; 7.5%, 19.6% with the Nemotron-4 340B
+     * row's bf16 Adam state (opt_state=bf16 from run_stacks.c: it fits
+     * without recompute, -20.9% -> -0.5%).  Bounds half a point above */
+    ck_assert_msg(mape <= 0.080, "FP8 MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.201, "FP8 max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST
