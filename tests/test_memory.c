@@ -124,10 +124,14 @@ START_TEST(zero2_gradient_buckets)
     ck_assert(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 1, 1, 1e9) == 0);
     /* vpp 4: chunks 2..4 are one bucket each (disable_bucketing), 1e9 / 4
      * parameters in fp32 held while it reduces; a small chunk keeps the two
-     * buckets */
-    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 4, 1e9), 250e6 * 4, 1e-15);
-    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 20, 1e9), 2 * 40e6 * 4,
+     * buckets; a stack that buckets every chunk (FSDP2, per block) keeps
+     * the two buckets at any vpp */
+    const stack_spec *mcore = stack_get(STACK_MEGATRON_CORE);
+    ck_assert_rel(memory_grad_transient_bytes(mcore, PREC_BF16, false, 2, 8, 4, 1e9), 250e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(mcore, PREC_BF16, false, 2, 8, 20, 1e9), 2 * 40e6 * 4,
                   1e-15);
+    const stack_spec *fsdp2 = stack_get(STACK_PYTORCH_FSDP2);
+    ck_assert_rel(memory_grad_transient_bytes(fsdp2, PREC_BF16, false, 2, 8, 4, 1e9), 2 * 40e6 * 4, 1e-15);
     /* the buckets hold no more than the stage's parameters */
     ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 5e6), 5e6 * 4, 1e-15);
     /* each stack's own bucket (stack.c dp_bucket_params): DeepSpeed's ZeRO

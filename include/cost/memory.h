@@ -79,8 +79,8 @@ double memory_main_grad_bytes(precision prec, bool grads_bf16);
  * from the temporary bucket allocator and freed after each reduce-scatter;
  * with vpp > 1 virtual stages at least one chunk's params / vpp, the single
  * bucket of chunks 2..vpp (core_v0.15.0 training.py get_model wraps them
- * with disable_bucketing; evaluate.c rank_zero2_grads; callers pass vpp 1
- * where the stack buckets every chunk, stack_zero2_whole_chunks).
+ * with disable_bucketing; evaluate.c rank_zero2_grads), where the stack
+ * has such chunks (stack_zero2_whole_chunks).
  * 0 for other stages or dp 1.  (Megatron-FSDP may queue up to
  * suggested_RS_queue_capacity = 1e9 elements of pending reduces when the
  * network lags the backward: not counted.) */

@@ -87,7 +87,7 @@ double memory_grad_transient_bytes(const stack_spec *st, precision prec, bool gr
                                    int zero, int dp, int vpp, double params)
 {
     double held = 2.0 * cost_dp_bucket_params(st, dp);
-    if (vpp > 1 && params / vpp > held)
+    if (stack_zero2_whole_chunks(st, vpp) > 0 && params / vpp > held)
         held = params / vpp;   /* a later chunk's one bucket */
     if (zero != 2 || dp <= 1)
         return 0;

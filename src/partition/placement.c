@@ -633,8 +633,8 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
         stage_params += e->params[i] / (s->pp > 0 ? s->pp : 1);
     base.grad_transient_bytes = memory_grad_transient_bytes(stack_get(pc->c->stack), pc->m->prec,
                                                             s->grad_reduce_bf16,
-                                                            s->zero, s->dp * cp,
-        stack_zero2_whole_chunks(stack_get(pc->c->stack), s->vpp) > 0 ? s->vpp : 1, stage_params);
+                                                            s->zero, s->dp * cp, s->vpp,
+                                                            stage_params);
     if (keep || base.grad_transient_bytes > *transient)
         *transient = base.grad_transient_bytes;
     for (int i = 0; i < L; i++) {

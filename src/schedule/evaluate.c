@@ -508,8 +508,7 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                           ng->gpu.usable_mem_bytes,
                           memory_grad_transient_bytes(
                               stack_get(x->c->stack), x->m->prec, s->grad_reduce_bf16, s->zero, x->dpcp,
-                              stack_zero2_whole_chunks(stack_get(x->c->stack), x->v) > 0 ? x->v : 1,
-                              r->params),
+                              x->v, r->params),
                           s->grad_reduce_bf16,
                           memory_fp8_weights_single(&ng->gpu, x->m->prec, s->zero), s->opt_state};
     if (memory_zero3_gathers(s->zero, x->dpcp) && s->stage[i].n_layers > 0)
