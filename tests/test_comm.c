@@ -239,6 +239,18 @@ START_TEST(boundary_p2p_intra_inter_wrap_hetero)
     /* SP does not change the boundary tensor (Megatron sends b s h / t) */
     s.sp = true;
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), bytes / 25e9 + 10e-6, 1e-9);
+    /* megatron-lm-2020 (Megatron-LM before the scatter/gather of Jan-Feb
+     * 2021): each of the 4 TP ranks sends the whole b s h activation,
+     * 4 x 33,554,432 B over the NIC: 5,368.7 + 10 us */
+    s.sp = false;
+    s = pipeline(4, 4, 1, 1, 8);
+    c.stack = STACK_MEGATRON_LM_2020;
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), 4 * bytes / 25e9 + 10e-6, 1e-9);
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), 5378.70912e-6, 1e-8);
+    c.stack = STACK_MEGATRON_LM_2021;   /* SC21's scatter/gather: b s h / t */
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), bytes / 25e9 + 10e-6, 1e-9);
+    c.stack = STACK_MEGATRON_CORE;
+    s = pipeline(4, 4, 1, 2, 8);
     /* out of range: nothing */
     ck_assert(cost_boundary_p2p_s(&m, &c, &p, &s, 4) == 0);
     ck_assert(cost_boundary_p2p_s(&m, &c, &p, &s, -1) == 0);

@@ -554,6 +554,8 @@ START_TEST(run_stack_from_field_or_source)
         {"", "Narayanan et al., SC21, Table 2", "sc21_t2_ptd_1", STACK_MEGATRON_LM_2021},
         {"", "Narayanan et al., SC21, Table 2", "sc21_t2_zero3_1", STACK_DEEPSPEED},
         {"", "NVIDIA/Megatron-LM README (Sep 2020), tables", "x", STACK_MEGATRON_LM_2020},
+        {"", "NVIDIA/Megatron-LM README, 'GPT-3 Example' section (2021 onward), README text",
+         "x", STACK_MEGATRON_LM_2020},
         {"\"stack\": \"pytorch-fsdp2\", ", "Narayanan et al.", "x", STACK_PYTORCH_FSDP2},
         {"", "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md", "x",
          STACK_PYTORCH_FSDP2},
@@ -755,6 +757,36 @@ START_TEST(recipe_opt_state_nemotron_340b_only)
 }
 END_TEST
 
+/* The Megatron-LM README's GPT-3 Example (175B, tp 8 pp 16 on 1024 A100,
+ * about 32 s per iteration) was measured with the code of Jan 2021
+ * (run_stacks.c): megatron-lm-2020, so no interleaving (vpp 1) and every TP
+ * rank sends the whole activation to the next stage.  On megatron-lm-2021
+ * (vpp 6 by the search, scatter/gather) it was +10.8%; vpp 1 alone +4.5%;
+ * both +2.3% (98.2 against 96.0 tokens/s per GPU). */
+START_TEST(gpt3_example_jan_2021_stack)
+{
+    validation_set *v;
+    planner_error err = PLANNER_ERROR_INIT;
+    cost_params p;
+    plan best;
+    int at = -1;
+    if (!corpus_load(&v, "test_validate gpt3_example"))
+        return;
+    cost_params_default(&p);
+    for (int i = 0; i < v->n && at < 0; i++)
+        if (strcmp(v->run[i].id, "megatron_readme2021_gpt3_175b_1024gpu") == 0)
+            at = i;
+    ck_assert_int_ge(at, 0);
+    ck_assert_int_eq(v->run[at].c->stack, STACK_MEGATRON_LM_2020);
+    ck_assert_int_eq(validation_predict(&best, &v->run[at], &p, &err), PLANNER_OK);
+    ck_assert_int_eq(best.s.vpp, 1);
+    ck_assert_int_eq(best.s.pp, 16);
+    ck_assert_msg(fabs(best.e.tokens_per_s_per_gpu / 96.0 - 1) < 0.04, "%.1f tokens/s",
+                  best.e.tokens_per_s_per_gpu);
+    validation_free(v);
+}
+END_TEST
+
 /* MAPE and max error of `subset` over the corpus with the defaults; *n the
  * runs predicted.  Every dense 16-bit run must be predictable. */
 static void corpus_errors(validation_subset subset, double *mape, double *worst, int *n)
@@ -812,9 +844,11 @@ START_TEST(published_runs_dense16_target)
      * and attention efficiencies (Blackwell's own); 5.1%, 20.3% with the
      * Megatron-LM 2020 runs on the full recompute they ran (the 2020
      * stack's host time and Volta's gemm_eff refitted, layer_cost.c round
-     * 7).  Bounds half a point above */
-    ck_assert_msg(mape <= 0.056, "MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
-    ck_assert_msg(worst <= 0.210, "max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
+     * 7); 4.9%, 20.3% with the README's GPT-3 Example on the Jan 2021 code
+     * it ran (megatron-lm-2020: no interleaving, no scatter/gather; +10.8%
+     * -> +2.3%).  Bounds half a point above */
+    ck_assert_msg(mape <= 0.054, "MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(worst <= 0.208, "max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST
 
@@ -1136,6 +1170,7 @@ int main(void)
     tcase_add_test(tc, model_library_shapes_a_run);
     tcase_add_test(tc, recipe_cuda_graph_from_system);
     tcase_add_test(tc, recipe_opt_state_nemotron_340b_only);
+    tcase_add_test(tc, gpt3_example_jan_2021_stack);
     tcase_add_test(tc, recipe_recompute_from_model);
     tcase_add_test(tc, recipe_flex_dispatcher);
     tcase_add_test(tc, recipe_full_iteration_b300_qwen3);

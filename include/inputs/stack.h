@@ -145,6 +145,15 @@ int stack_zero2_whole_chunks(const stack_spec *st, int vpp);
  * (training.py get_model).  FSDP2 and DeepSpeed have their own (false). */
 bool stack_zero3_syncs_each_backward(const stack_spec *st);
 
+/* Whether the stack sends a pipeline boundary's activation as 1/tp scatter
+ * chunks, all-gathered over NVLink by the receiving stage (Narayanan et al.
+ * SC21, Sec 4.1; Megatron-LM 27fc468964, 2021-01-20, on by default from
+ * 72e4230bb5, 2021-02-16); without it (megatron-lm-2020: Megatron-LM's main
+ * before then, training.py communicate() sends the whole (seq, mbs, hidden)
+ * tensor) each of the tp ranks of a stage sends the whole activation to its
+ * peer in the next stage. */
+bool stack_p2p_scatter_gather(const stack_spec *st);
+
 /* The stack named `name` (case-insensitive), or NULL. */
 const stack_spec *stack_find(const char *name);
 /* Row i (the stack_id order), or NULL. */

@@ -1181,6 +1181,10 @@ double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *
     ng = &c->group[g];
     cost_constants(&kc, p, c->stack, ng->gpu.gen);
     bytes = cost_boundary_bytes(m, s, tp);
+    /* without scatter/gather every TP rank sends the whole activation
+     * (Megatron-LM before 2021-01-20, training.py communicate()) */
+    if (!stack_p2p_scatter_gather(stack_get(c->stack)))
+        bytes *= tp;
     if (strategy_stage_mix(s, i) != NULL || strategy_stage_mix(s, (i + 1) % pp) != NULL) {
         bw = mixed_boundary_link(c, s, i, (i + 1) % pp, &lat);
         bw *= k->inter_eff > 0 ? k->inter_eff : 1.0;

@@ -40,8 +40,19 @@ static const run_stack_rule k_rules[] = {
     {"Narayanan et al.", NULL, "megatron-lm-2021",
      "the SC21 paper's own PTD-P runs (interleaved 1F1B, scatter/gather, no sequence "
      "parallelism, no distributed optimizer)", NULL},
-    {"'GPT-3 Example' section (2021 onward)", NULL, "megatron-lm-2021",
-     "the README's GPT-3 175B figure (140 TFLOP/s on 1024 A100) dates from the SC21 release",
+    /* The README's GPT-3 Example text (each iteration around 32 s, 138
+     * TFLOP/s per GPU on 1024 A100) and examples/pretrain_gpt3_175B.sh came
+     * in Megatron-LM 152aab304d (2021-01-11), before the interleaved
+     * schedule (dcef906978, 2021-02-13: the script never passes
+     * --num-layers-per-virtual-pipeline-stage) and the scatter/gather of
+     * pipeline activations (27fc468964, 2021-01-20; on by default from
+     * 72e4230bb5, 2021-02-16): its training.py ran 1F1B without
+     * interleaving, communicate() sent the whole (seq, mbs, hidden) tensor
+     * from every TP rank, local DDP after the backward, with the script's
+     * --fp16 --checkpoint-activations: the knobs of megatron-lm-2020 */
+    {"'GPT-3 Example' section (2021 onward)", NULL, "megatron-lm-2020",
+     "the README's GPT-3 175B figure (32 s per iteration on 1024 A100) and its script came "
+     "in Jan 2021 (152aab304d), before interleaving and the scatter/gather of activations",
      NULL},
     {"Korthikanti et al.", NULL, "megatron-lm-2022",
      "the paper introduces sequence parallelism and selective recompute (Megatron-LM v3.0); "

@@ -12,12 +12,17 @@
  *   megatron-core: Megatron-LM core_v0.15.0..core_v0.19.0, the releases
  *     emit writes flags for (--megatron-version): every knob of the
  *     registry, Transformer Engine FP8 recipes, flash attention (TE/cuDNN).
- *   megatron-lm-2020: NVIDIA/Megatron-LM as of its Sep 2020 README (v1.1):
- *     tensor parallelism (Shoeybi et al. 2019), GPipe-style pipelining
- *     without interleaving, --checkpoint-activations (full recompute only),
- *     the local DDP that all-reduces gradients after the backward
- *     (--DDP-impl local, no overlap), no distributed optimizer, SP, CP or
- *     EP; attention as baddbmm + FusedScaleMaskSoftmax + dropout + bmm.
+ *   megatron-lm-2020: NVIDIA/Megatron-LM as of its Sep 2020 README (v1.1)
+ *     through its main of Jan 2021 (152aab304d, the README's GPT-3
+ *     Example): tensor parallelism (Shoeybi et al. 2019), pipelining
+ *     without interleaving (1F1B in Jan 2021; interleaving came on
+ *     2021-02-13), each TP rank sending the whole activation to the next
+ *     stage (training.py communicate(); no scatter/gather before
+ *     2021-01-20: stack_p2p_scatter_gather), --checkpoint-activations
+ *     (full recompute only), the local DDP that all-reduces gradients
+ *     after the backward (--DDP-impl local, no overlap), no distributed
+ *     optimizer, SP, CP or EP; attention as baddbmm +
+ *     FusedScaleMaskSoftmax + dropout + bmm.
  *   megatron-lm-2021: Narayanan et al., SC21 (arXiv 2104.04473): adds the
  *     interleaved 1F1B schedule (vpp) and the scatter/gather of p2p
  *     activations; still full recompute only, no SP, no distributed
@@ -118,13 +123,13 @@ static const stack_spec k_stacks[STACK_COUNT] = {
     {"megatron-core", "core_v0.15.0..core_v0.19.0", STACK_MEGATRON_CORE, STACK_ATTN_FLASH, true, false,
      {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL}, MEM_MEGATRON,
      "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true, 0},
-    {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020)", STACK_MEGATRON_LM_2020,
+    {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020) to Jan 2021", STACK_MEGATRON_LM_2020,
      STACK_ATTN_UNFUSED, false, false,
      /* sp, tp_comm_overlap, zero, ogr, opg, recompute, cp, ep, vpp, ep_comm_overlap,
       * cp_comm, grad_reduce_bf16, cuda_graph, opt_state */
      {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
-     "Megatron-LM README Sep 2020: TP, pipelining without interleaving, full recompute, "
-     "local DDP (no overlap), unfused attention", false, 0},
+     "Megatron-LM README Sep 2020 to Jan 2021: TP, pipelining without interleaving or "
+     "scatter/gather, full recompute, local DDP (no overlap), unfused attention", false, 0},
     {"megatron-lm-2021", "Megatron-LM v2.x (SC21)", STACK_MEGATRON_LM_2021, STACK_ATTN_UNFUSED,
      false, false, {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF},
      MEM_MEGATRON,
@@ -173,6 +178,11 @@ int stack_zero2_whole_chunks(const stack_spec *st, int vpp)
 bool stack_zero3_syncs_each_backward(const stack_spec *st)
 {
     return st != NULL && st->id == STACK_MEGATRON_CORE;
+}
+
+bool stack_p2p_scatter_gather(const stack_spec *st)
+{
+    return st == NULL || st->id != STACK_MEGATRON_LM_2020;
 }
 
 size_t stack_count(void)
