@@ -298,12 +298,19 @@ END_TEST
 START_TEST(pipe_buffers)
 {
     const double b = 134217728.0;
-    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 8, 0, 1), 2147483648.0,
+    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 8, 8, 1, 0), 2147483648.0,
                   1e-15);
-    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 7, 1, 1), 16 * b, 1e-15);
-    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 1, 1, 0), 7 * b, 1e-15);
-    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 8, 2, 1), 16 * b, 1e-15);
-    ck_assert(memory_pipe_buffers_bytes(STACK_PIPE_MEGATRON, b, 8, 8, 0, 1) == 0);
+    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 7, 8, 1, 1), 16 * b, 1e-15);
+    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 1, 8, 1, 7), 7 * b, 1e-15);
+    /* interleaved (vpp 2): the last rank's first chunk 8 + 8 and its last
+     * chunk (the pipeline's last) its 0 idle activation buffers; rank 0's
+     * second chunk (not the first) 16 + 0 idle, its first 16: 32 */
+    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 8, 8, 2, 7), 16 * b, 1e-15);
+    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 8, 8, 2, 0), 32 * b, 1e-15);
+    /* rank 3 of 8 at vpp 2, 5 in flight: 2 x (8 + 5) + 2 x (8 - 5) */
+    ck_assert_rel(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 5, 8, 2, 3), 32 * b, 1e-15);
+    ck_assert(memory_pipe_buffers_bytes(STACK_PIPE_TORCH, b, 8, 8, 1, 1, 0) == 0);
+    ck_assert(memory_pipe_buffers_bytes(STACK_PIPE_MEGATRON, b, 8, 8, 8, 1, 0) == 0);
 }
 END_TEST
 

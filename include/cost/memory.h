@@ -226,11 +226,15 @@ double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double b
  *   not the pipeline's last:  (m + f) x boundary_bytes
  *   not the pipeline's first: (m - f) x boundary_bytes
  * m micro-batches per step, f = min(inflight, m) in flight (the rank's
- * memory_inflight).  The input gradients autograd accumulates into the
- * receive buffers' .grad (cleared by clear_runtime_states after the step)
- * appear as activations are freed, after the warm-up's peak: not counted. */
+ * memory_inflight).  Rank `rank` of pp holds vpp chunks (stages rank,
+ * rank + pp, ...): one per chunk, the pipeline's first only on rank 0, its
+ * last only on rank pp - 1; 0 at pp 1.  The one rule evaluate() and the
+ * partitioner (placement.c, vpp 1) call.  The input gradients autograd
+ * accumulates into the receive buffers' .grad (cleared by
+ * clear_runtime_states after the step) appear as activations are freed,
+ * after the warm-up's peak: not counted. */
 double memory_pipe_buffers_bytes(stack_pipe kind, double boundary_bytes, int microbatches,
-                                 double inflight, int chunks_not_first, int chunks_not_last);
+                                 double inflight, int pp, int vpp, int rank);
 
 /* What a pipeline stage holds on one GPU: the inputs of memory_stage(). */
 typedef struct stage_memory_in {

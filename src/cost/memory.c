@@ -226,15 +226,17 @@ double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double b
 }
 
 double memory_pipe_buffers_bytes(stack_pipe kind, double boundary_bytes, int microbatches,
-                                 double inflight, int chunks_not_first, int chunks_not_last)
+                                 double inflight, int pp, int vpp, int rank)
 {
     double m = microbatches > 0 ? microbatches : 1;
     double f = inflight < m ? inflight : m;
-    if (kind != STACK_PIPE_TORCH || boundary_bytes <= 0)
+    int v = vpp > 1 ? vpp : 1;
+    int not_first = v - (rank == 0), not_last = v - (rank == pp - 1);
+    if (kind != STACK_PIPE_TORCH || boundary_bytes <= 0 || pp <= 1)
         return 0;
     if (f < 0)
         f = 0;
-    return boundary_bytes * (chunks_not_last * (m + f) + chunks_not_first * (m - f));
+    return boundary_bytes * (not_last * (m + f) + not_first * (m - f));
 }
 
 bool memory_fp8_primary_weights(precision prec, int zero)

@@ -674,22 +674,20 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
     *first = false;
 }
 
-/* Stage q's pipeline buffers (memory_pipe_buffers_bytes, one chunk per
- * rank as the partitioner has it) as memory_stage() counts them: with the
- * fragmentation share of activations, as evaluate() has them. */
+/* Stage q's pipeline buffers (memory_pipe_buffers_bytes, the strategy's
+ * vpp: 1 here, interleaving is refused) as memory_stage() counts them: with
+ * the fragmentation share of activations, as evaluate() has them. */
 static double pipe_buffer_bytes(const placer *pc, const strategy *s, int tp, int mcount, int q,
                                 double inflight)
 {
     stage_memory_in in;
     memory_breakdown mb;
-    if (s->pp <= 1)
-        return 0;
     memset(&in, 0, sizeof in);
     in.prec = pc->m->prec;
     in.frag_fraction = pc->p->frag_fraction;
     in.extra_bytes = memory_pipe_buffers_bytes(stack_get(pc->c->stack)->memory.pipe,
                                                cost_boundary_bytes(pc->m, s, tp), mcount,
-                                               inflight, q > 0, q < s->pp - 1);
+                                               inflight, s->pp, s->vpp, q);
     memory_stage(&in, &mb);
     return mb.total_bytes;
 }
