@@ -142,8 +142,17 @@ START_TEST(zero2_gradient_buckets)
     ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_MEGATRON_CORE), 8), 40e6, 0);
     ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_MEGATRON_CORE), 64), 64e6, 0);
     ck_assert_rel(cost_dp_bucket_params(NULL, 8), 40e6, 0);
+    /* DeepSpeed's two ipg buffers hold 16-bit gradients (stage_1_and_2.py
+     * torch.empty(reduce_bucket_size, dtype=self.dtype)): 2 x 5e8 x 2 B for
+     * a bf16 model, not its fp32 main gradients' 4; an fp32 model 4 */
     ck_assert_rel(memory_grad_transient_bytes(stack_get(STACK_DEEPSPEED), PREC_BF16, false, 2, 8,
+                                              1, 1e10), 2 * 5e8 * 2, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(stack_get(STACK_DEEPSPEED), PREC_FP32, false, 2, 8,
                                               1, 1e10), 2 * 5e8 * 4, 1e-15);
+    ck_assert(stack_buckets_in_param_dtype(stack_get(STACK_DEEPSPEED)) &&
+              !stack_buckets_in_param_dtype(stack_get(STACK_MEGATRON_CORE)) &&
+              !stack_buckets_in_param_dtype(stack_get(STACK_PYTORCH_FSDP2)) &&
+              !stack_buckets_in_param_dtype(NULL));
     /* counted with the gradients: 1e9 params at dp 8, 4/8 B + 320 MB */
     stage_memory_in in = {PREC_BF16, 2, 8, 8, 1e9, 0, 0, 1, 0, 0, 0.1, 80e9,
                           memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 1e9), false,

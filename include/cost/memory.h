@@ -75,7 +75,8 @@ double memory_main_grad_bytes(precision prec, bool grads_bf16);
  * the bucket the backward fills and the one being reduced, 2 x max(40M, 1M x
  * dp) parameters, or stack st's bucket (cost_dp_bucket_params: DeepSpeed's
  * reduce_bucket_size; NULL: Megatron's; the buckets hold no more than the
- * GPU's parameters) in the main gradients' dtype, allocated per micro-batch
+ * GPU's parameters) in the main gradients' dtype (DeepSpeed's in the
+ * parameters' 16 bits: stack_buckets_in_param_dtype), allocated per micro-batch
  * from the temporary bucket allocator and freed after each reduce-scatter;
  * with vpp > 1 virtual stages at least one chunk's params / vpp, the single
  * bucket of chunks 2..vpp (core_v0.15.0 training.py get_model wraps them

@@ -135,6 +135,16 @@ typedef struct stack_spec {
  * fully_shard block in every chunk and DeepSpeed has no chunks: 0. */
 int stack_zero2_whole_chunks(const stack_spec *st, int vpp);
 
+/* Whether the stack's data-parallel reduce buckets hold the gradients in
+ * the parameters' own dtype whatever the main gradients' dtype: DeepSpeed's
+ * ZeRO-1/2 (deepspeed/runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer:
+ * self.dtype is the first parameter's dtype, and backward() allocates the
+ * ipg_buffer -- two with overlap_comm -- as torch.empty(reduce_bucket_size,
+ * dtype=self.dtype); the fp32 accumulation (gradient_accumulation_dtype)
+ * is the partitioned gradients').  Megatron's and FSDP2's buckets are the
+ * main gradients' (false). */
+bool stack_buckets_in_param_dtype(const stack_spec *st);
+
 /* Whether the stack's ZeRO-3 re-gathers and re-synchronizes every model
  * chunk in every micro-batch: Megatron-FSDP optim_grads_params (core_v0.15.0
  * megatron_fsdp.py) releases a layer's gathered parameters after its forward

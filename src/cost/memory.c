@@ -87,11 +87,14 @@ double memory_grad_transient_bytes(const stack_spec *st, precision prec, bool gr
                                    int zero, int dp, int vpp, double params)
 {
     double held = 2.0 * cost_dp_bucket_params(st, dp);
+    double bytes = memory_main_grad_bytes(prec, grads_bf16);
     if (stack_zero2_whole_chunks(st, vpp) > 0 && params / vpp > held)
         held = params / vpp;   /* a later chunk's one bucket */
+    if (stack_buckets_in_param_dtype(st))
+        bytes = prec == PREC_FP32 ? 4.0 : 2.0;   /* the 16-bit gradients */
     if (zero != 2 || dp <= 1)
         return 0;
-    return (params < held ? params : held) * memory_main_grad_bytes(prec, grads_bf16);
+    return (params < held ? params : held) * bytes;
 }
 
 double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int rank)

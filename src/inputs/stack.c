@@ -175,6 +175,11 @@ int stack_zero2_whole_chunks(const stack_spec *st, int vpp)
     return st != NULL && st->id == STACK_MEGATRON_CORE && vpp > 1 ? vpp - 1 : 0;
 }
 
+bool stack_buckets_in_param_dtype(const stack_spec *st)
+{
+    return st != NULL && st->id == STACK_DEEPSPEED;
+}
+
 bool stack_zero3_syncs_each_backward(const stack_spec *st)
 {
     return st != NULL && st->id == STACK_MEGATRON_CORE;
