@@ -289,10 +289,13 @@ END_TEST
  * fp32 accumulated gradients (1e9 parameters: 6e9 B). */
 START_TEST(fsdp2_unsharded)
 {
-    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 1050677248.0, 218112000.0, 8e9, 1),
+    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 2, 1050677248.0, 218112000.0, 8e9, 1),
                   2973802496.0, 1e-15);
-    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 1050677248.0, 218112000.0, 1e9, 4), 6e9,
-                  1e-15);
+    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 2, 1050677248.0, 218112000.0, 1e9, 4),
+                  6e9, 1e-15);
+    /* 1-byte blocks, the root 16-bit: at pp 4 0.2e9 root + 0.8e9 block
+     * parameters: 0.8e9 + 0.4e9 + 4e9 */
+    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 1, 0.2e9, 0.4e9, 1e9, 4), 5.2e9, 1e-15);
 }
 END_TEST
 
@@ -332,16 +335,17 @@ END_TEST
  * (0.5e9 + 2 x 0.4e9 at 2 B: 2.6e9 B); nothing gathered at dp 1 or ZeRO < 3. */
 START_TEST(zero3_gathered_one_rule)
 {
-    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_BF16, 4, 8, 5e9, 0.4e9,
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_BF16, 2, 4, 8, 5e9, 0.4e9,
                                               0.26e9, 0), 1.05e9, 1e-15);
-    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_BF16, 4, 8, 1e9, 0.1e9,
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_BF16, 2, 4, 8, 1e9, 0.1e9,
                                               0.26e9, 0), 2.0 * (0.26e9 + 0.125e9), 1e-15);
-    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 4, 8, 1e9, 0.4e9,
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 4, 8, 1e9, 0.4e9,
                                               0.26e9, 0), 6e9, 1e-15);
-    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 4, 8, 0.5e9, 0, 0, 0) +
-                      memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 4, 8, 0.5e9, 0,
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 4, 8, 0.5e9, 0, 0,
+                                              0) +
+                      memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 4, 8, 0.5e9, 0,
                                                   0, 0), 6e9, 1e-15);
-    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 1, 8, 9e9, 0.4e9,
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 1, 8, 9e9, 0.4e9,
                                               0.26e9, 0.5e9), 2.6e9, 1e-15);
     ck_assert(memory_zero3_gathers(3, 2) && !memory_zero3_gathers(3, 1) &&
               !memory_zero3_gathers(2, 8));
@@ -349,6 +353,40 @@ START_TEST(zero3_gathered_one_rule)
      * larger of the layer and the embedding matrix */
     ck_assert_double_eq(memory_zero3_unit_params(0.4e9, 0.26e9), 0.4e9);
     ck_assert_double_eq(memory_zero3_unit_params(0.1e9, 0.26e9), 0.26e9);
+}
+END_TEST
+
+/* The bytes ZeRO-3 gathers a decoder-layer parameter in: FP8 primary
+ * weights on B200 (per-tensor FP8, --fp8-param-gather, no transpose) 1 B,
+ * where the rule counted 2; with their transpose on H100 2; MXFP8 2; bf16
+ * 2; an fp32 model 4 (the rule counted 2); FSDP2 bf16 2.  Hand-derived, the
+ * prefetch rule at tp 8 with a 0.4e9-parameter layer (the unit: larger
+ * than the 0.26e9 embedding) and a prefetch capped at 0.125e9: 1 x 0.525e9
+ * on B200 FP8, 4 x 0.525e9 for fp32; the embedding as the unit stays 16-bit
+ * (0.1e9 layers: 2 x (0.26e9 + 0.125e9)). */
+START_TEST(zero3_gathered_weight_bytes)
+{
+    const gpu_spec *h100 = catalog_find("H100-SXM"), *b200 = catalog_find("B200");
+    ck_assert_ptr_nonnull(h100);
+    ck_assert_ptr_nonnull(b200);
+    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, b200, PREC_FP8, 3), 1);
+    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, h100, PREC_FP8, 3), 2);
+    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, b200, PREC_MXFP8, 3), 2);
+    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, b200, PREC_BF16, 3), 2);
+    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, h100, PREC_FP32, 3), 4);
+    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_FSDP2, h100, PREC_FP8, 3), 2);
+    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_FSDP2, h100, PREC_FP32, 3), 4);
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_FP8,
+                                              memory_gathered_weight_bytes(
+                                                  STACK_GATHER_PREFETCH, b200, PREC_FP8, 3),
+                                              4, 8, 5e9, 0.4e9, 0.26e9, 0),
+                  0.525e9, 1e-15);
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_FP32, 4, 4, 8, 5e9, 0.4e9,
+                                              0.26e9, 0),
+                  4 * 0.525e9, 1e-15);
+    ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_FP8, 1, 4, 8, 1e9, 0.1e9,
+                                              0.26e9, 0),
+                  2.0 * (0.26e9 + 0.125e9), 1e-15);
 }
 END_TEST
 
@@ -415,6 +453,7 @@ int main(void)
     tcase_add_test(tc, loss_bytes);
     tcase_add_test(tc, fsdp2_unsharded);
     tcase_add_test(tc, zero3_gathered_one_rule);
+    tcase_add_test(tc, zero3_gathered_weight_bytes);
     tcase_add_test(tc, pipe_buffers);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

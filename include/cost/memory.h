@@ -170,25 +170,49 @@ double memory_zero3_unit_params(double layer_params, double vocab_params);
  * accepts is the split evaluate() accepts.  Parameter counts per GPU (after
  * tp): stage_params the stage's, layer_params its largest decoder layer's,
  * vocab_params the embedding matrix's (V x h / tp), root_params the root
- * module's it holds (FSDP2 at pp 1).  By the stack's way (stack_gather):
+ * module's it holds (the embedding, final norm and output layer on the end
+ * stages), of stage_params.  Decoder-layer parameters are gathered at
+ * layer_weight_bytes each (memory_gathered_weight_bytes), the embedding /
+ * output matrices and the root in 16 bits (fp32 models 4).  By the stack's
+ * way (stack_gather):
  *   STACK_GATHER_PREFETCH (Megatron-FSDP, DeepSpeed): the unit in use (the
  *     larger of layer_params and vocab_params) and the next one prefetched,
  *     the prefetch capped at ZeRO-3's 1e9 parameters (DeepSpeed's
- *     stage3_max_live_parameters default) over tp, 16-bit:
- *       2 x (unit + min(unit, 1e9 / tp));
+ *     stage3_max_live_parameters default) over tp, at the unit's bytes:
+ *       bytes x (unit + min(unit, 1e9 / tp));
  *   STACK_GATHER_FSDP2: as below.
- * Additive in stage_params and monotone in the rest, so a stage's figure is
- * the sum of its layers' stage_params terms plus the largest of their
- * layer_params terms. */
-double memory_zero3_gathered_bytes(stack_gather gather, precision prec, int pp, int tp,
-                                   double stage_params, double layer_params,
+ * Additive in stage_params (and root_params) and monotone in the rest, so a
+ * stage's figure is the sum of its layers' stage_params terms plus the
+ * largest of their layer_params terms. */
+double memory_zero3_gathered_bytes(stack_gather gather, precision prec, double layer_weight_bytes,
+                                   int pp, int tp, double stage_params, double layer_params,
                                    double vocab_params, double root_params);
+
+/* Bytes per decoder-layer parameter ZeRO-3 gathers (all-gathers and holds
+ * unsharded) on one GPU: the parameters' 16 bits (fp32 models 4) but
+ *   FP8 primary weights (Megatron-FSDP with --fp8-param-gather,
+ *     memory_fp8_primary_weights): the FP8 weight (1 B) and the transpose
+ *     Transformer Engine makes of it on Hopper (1 B), 1 where it keeps none
+ *     (memory_fp8_weights_single);
+ *   FSDP2 (STACK_GATHER_FSDP2): param_dtype bf16, 2.  Not applied: under
+ *     torchao's float8 training torchtitan casts each Float8Linear weight
+ *     to FP8 before the all-gather (--float8.enable_fsdp_float8_all_gather,
+ *     docs/float8.md; set in train_configs/llama3_405b.toml) and holds the
+ *     gathered FP8 data (torchao WeightWithDynamicFloat8CastTensor
+ *     fsdp_post_all_gather wraps it in a Float8Tensor), 1 B, where FSDP
+ *     shards over data parallelism (torchtitan 9dec370 float8.py:
+ *     parallel_dims.dp_shard_enabled, dp > 1) -- it moves the 405B
+ *     pipelined rows of the memory corpus 5-6 GiB further under their
+ *     measurements (docs/validation.md, "Memory"), so it waits for the
+ *     mass those rows miss. */
+double memory_gathered_weight_bytes(stack_gather gather, const gpu_spec *gpu, precision prec,
+                                    int zero);
 
 /* Whether ZeRO-`zero` gathers weights at all: stage 3 over more than one
  * data-parallel rank (dp x cp). */
 bool memory_zero3_gathers(int zero, int dp);
 
-/* FSDP2's unsharded 16-bit parameters on one GPU (STACK_GATHER_FSDP2;
+/* FSDP2's unsharded parameters on one GPU (STACK_GATHER_FSDP2;
  * torch.distributed.fsdp fully_shard with MixedPrecisionPolicy param_dtype
  * bf16, as torchtitan 9dec370 apply_fsdp wraps it): at pp 1 the root module
  * (embedding, final norm, output: "for the root, do not reshard after
@@ -196,8 +220,9 @@ bool memory_zero3_gathers(int zero, int dp);
  * FSDPState._lazy_init, now under torch/distributed/fsdp/_fully_shard/)
  * stays gathered through the step, and
  * one block is gathered while the next is prefetched:
- *   weight_bytes x (root_params + 2 block_params),
- * weight_bytes 2 (param_dtype bf16), 4 for an fp32 model;
+ *   root_bytes x root_params + 2 x layer_weight_bytes x block_params,
+ * root_bytes 2 (param_dtype bf16), 4 for an fp32 model, layer_weight_bytes
+ * memory_gathered_weight_bytes';
  * with pipelining torchtitan sets reshard_after_forward=False (no
  * all-gather per micro-batch): the whole stage stays gathered, and its
  * gradients accumulate unsharded over the micro-batches in fp32 (torch/
@@ -206,10 +231,11 @@ bool memory_zero3_gathers(int zero, int dp);
  * but the last; FSDP2's FSDPParam.to_accumulated_grad_if_needed upcasts each
  * unsharded gradient to the reduce dtype, torchtitan's
  * mixed_precision_reduce float32, to accumulate it):
- *   (weight_bytes + 4) x stage_params.
+ *   layer_weight_bytes x (stage_params - root_params)
+ *     + root_bytes x root_params + 4 x stage_params.
  * Parameter counts per GPU (after tp). */
-double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double block_params,
-                                    double stage_params, int pp);
+double memory_fsdp2_unsharded_bytes(precision prec, double layer_weight_bytes, double root_params,
+                                    double block_params, double stage_params, int pp);
 
 /* The per-micro-batch buffers a pipeline stage of the stack keeps on one
  * GPU (STACK_PIPE_TORCH; 0 for STACK_PIPE_MEGATRON), `boundary_bytes` one

@@ -203,15 +203,28 @@ double memory_zero3_unit_params(double layer_params, double vocab_params)
     return layer_params > vocab_params ? layer_params : vocab_params;
 }
 
-double memory_zero3_gathered_bytes(stack_gather gather, precision prec, int pp, int tp,
-                                   double stage_params, double layer_params,
+double memory_gathered_weight_bytes(stack_gather gather, const gpu_spec *gpu, precision prec,
+                                    int zero)
+{
+    if (prec == PREC_FP32)
+        return 4.0;
+    if (gather == STACK_GATHER_FSDP2)
+        return 2.0;
+    return memory_fp8_weights_single(gpu, prec, zero) ? 1.0 : 2.0;
+}
+
+double memory_zero3_gathered_bytes(stack_gather gather, precision prec, double layer_weight_bytes,
+                                   int pp, int tp, double stage_params, double layer_params,
                                    double vocab_params, double root_params)
 {
     double unit, cap = ZERO3_MAX_PREFETCH_PARAMS / (tp > 0 ? tp : 1);
+    double root_bytes = prec == PREC_FP32 ? 4.0 : 2.0;
     if (gather == STACK_GATHER_FSDP2)
-        return memory_fsdp2_unsharded_bytes(prec, root_params, layer_params, stage_params, pp);
+        return memory_fsdp2_unsharded_bytes(prec, layer_weight_bytes, root_params, layer_params,
+                                            stage_params, pp);
     unit = memory_zero3_unit_params(layer_params, vocab_params);
-    return 2.0 * (unit + (unit < cap ? unit : cap));
+    return (layer_params >= vocab_params ? layer_weight_bytes : root_bytes) *
+           (unit + (unit < cap ? unit : cap));
 }
 
 bool memory_zero3_gathers(int zero, int dp)
@@ -219,13 +232,14 @@ bool memory_zero3_gathers(int zero, int dp)
     return zero >= 3 && dp > 1;
 }
 
-double memory_fsdp2_unsharded_bytes(precision prec, double root_params, double block_params,
-                                    double stage_params, int pp)
+double memory_fsdp2_unsharded_bytes(precision prec, double layer_weight_bytes, double root_params,
+                                    double block_params, double stage_params, int pp)
 {
-    double weight_bytes = prec == PREC_FP32 ? 4.0 : 2.0;
-    if (pp > 1)
-        return (weight_bytes + 4.0) * stage_params;
-    return weight_bytes * (root_params + 2.0 * block_params);
+    double root_bytes = prec == PREC_FP32 ? 4.0 : 2.0;
+    if (pp > 1)   /* the blocks at their gathered dtype, the root 16-bit */
+        return layer_weight_bytes * (stage_params - root_params) + root_bytes * root_params +
+               4.0 * stage_params;
+    return root_bytes * root_params + 2.0 * layer_weight_bytes * block_params;
 }
 
 double memory_pipe_buffers_bytes(stack_pipe kind, double boundary_bytes, int microbatches,

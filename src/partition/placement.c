@@ -563,13 +563,15 @@ typedef struct gather_terms {
     precision prec;
     int pp, tp;
     double vocab;               /* V x h / tp */
+    double layer_bytes;         /* per gathered decoder-layer parameter
+                                   (memory_gathered_weight_bytes) */
 } gather_terms;
 
 static double gathered(const gather_terms *g, double stage_params, double layer_params,
                        double vocab, double root)
 {
-    return g->on ? memory_zero3_gathered_bytes(g->kind, g->prec, g->pp, g->tp, stage_params,
-                                               layer_params, vocab, root)
+    return g->on ? memory_zero3_gathered_bytes(g->kind, g->prec, g->layer_bytes, g->pp, g->tp,
+                                               stage_params, layer_params, vocab, root)
                  : 0;
 }
 
@@ -617,9 +619,10 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
                          double *ext_fb, double *transient)
 {
     const int L = pc->L, cp = s->cp > 0 ? s->cp : 1;
-    const gather_terms gt = {memory_zero3_gathers(s->zero, s->dp * cp),
-                            stack_get(pc->c->stack)->memory.gather, pc->m->prec, s->pp, tp,
-                            (double)pc->m->vocab * pc->m->hidden / tp};
+    const stack_gather kind = stack_get(pc->c->stack)->memory.gather;
+    const gather_terms gt = {memory_zero3_gathers(s->zero, s->dp * cp), kind, pc->m->prec, s->pp,
+                            tp, (double)pc->m->vocab * pc->m->hidden / tp,
+                            memory_gathered_weight_bytes(kind, &g->gpu, pc->m->prec, s->zero)};
     stage_memory_in base = {pc->m->prec, s->zero, s->dp * cp, strategy_expert_dp(s, tp), 0, 0, 0,
                             0, 0, 0, pc->p->frag_fraction, g->gpu.usable_mem_bytes, 0,
                             s->grad_reduce_bf16,

@@ -106,19 +106,22 @@ static double stage_block_params(const model *m, const stage_spec *st)
  * decoder layer, the embedding matrix, the root parameters it holds -- the
  * embedding on the first rank, the final norm and an untied output layer
  * on the last -- per TP rank, and all of its parameters (`params`, per
- * GPU); a run of seq_len tokens (learned positions sized by it:
- * model_embedding_params). */
-static double stage_gather_bytes(const model *m, const cluster *c, int seq_len,
-                                 const stage_spec *st, int rank, int pp, int tp, double params)
+ * GPU), at the bytes the stack gathers them in (memory_gathered_weight_
+ * bytes); the run's seq_len sizes learned positions
+ * (model_embedding_params). */
+static double stage_gather_bytes(const model *m, const cluster *c, const strategy *s,
+                                 const gpu_spec *gpu, int rank, int tp, double params)
 {
-    double block = stage_block_params(m, st), root = 0;
+    const stack_gather kind = stack_get(c->stack)->memory.gather;
+    const int pp = s->pp > 0 ? s->pp : 1;
+    double block = stage_block_params(m, &s->stage[rank]), root = 0;
     if (rank == 0)
-        root += model_embedding_params(m, seq_len);
+        root += model_embedding_params(m, s->seq_len);
     if (rank == pp - 1)
         root += m->hidden + (m->tied_embeddings ? 0 : (double)m->vocab * m->hidden);
-    return memory_zero3_gathered_bytes(stack_get(c->stack)->memory.gather, m->prec, pp, tp,
-                                       params, block / tp, (double)m->vocab * m->hidden / tp,
-                                       root / tp);
+    return memory_zero3_gathered_bytes(
+        kind, m->prec, memory_gathered_weight_bytes(kind, gpu, m->prec, s->zero), pp, tp,
+        params, block / tp, (double)m->vocab * m->hidden / tp, root / tp);
 }
 
 static const char *binding_of(const time_breakdown *t)
@@ -512,8 +515,7 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                           s->grad_reduce_bf16,
                           memory_fp8_weights_single(&ng->gpu, x->m->prec, s->zero), s->opt_state};
     if (memory_zero3_gathers(s->zero, x->dpcp) && s->stage[i].n_layers > 0)
-        in.extra_bytes +=
-            stage_gather_bytes(x->m, x->c, s->seq_len, &s->stage[i], i, x->pp, tp, r->params);
+        in.extra_bytes += stage_gather_bytes(x->m, x->c, s, &ng->gpu, i, tp, r->params);
     if (act_uneven && in.act_bytes > 0)
         in.inflight = memory_inflight_chunks(pipe, x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
     in.extra_bytes += memory_pipe_buffers_bytes(pipe, cost_boundary_bytes(x->m, s, tp), x->mcount,
