@@ -251,6 +251,47 @@ START_TEST(window_layers_costed_apart)
 }
 END_TEST
 
+/* With the attention in FP8 (model.fp8_attention, layer_cost.c
+ * attention_bwd_s) a sliding-window layer's backward scores every causal
+ * key: cuDNN's FP8 SDPA backward does not skip the tiles outside the
+ * window.  By hand, one GPT-3 175B layer (96 heads x 128) with a 128-token
+ * window on GB300 (bf16 peak 2,500 TFLOP/s, Blackwell Ultra attn_eff
+ * 0.470), MXFP8, tp 8, micro-batch 2 x 2048: full causal 4 x 2 x 2048 x
+ * 2048 x 12288 / 8 = 51,539,607,552 FLOP, the window's 2 x 128 - 128^2 /
+ * 2048 = 248 keys 6,241,124,352; the backward grows by 2.5 x 0.5 x their
+ * difference / (2.5e15 x 0.47) = 48.19 us, the forward not at all; in bf16,
+ * or on a layer without a window, the flag changes nothing. */
+START_TEST(fp8_attention_window_backward_full)
+{
+    fixture f;
+    range_cost off, on;
+    const gpu_spec *gpu = catalog_find("GB300");
+    strategy s = make(8, 1, 8, 1, 2, 64, true, RECOMPUTE_NONE, 1);
+    setup(&f);
+    ck_assert_ptr_nonnull(gpu);
+    f.g.gpu = *gpu;
+    f.m.prec = PREC_MXFP8;
+    f.layers[11].window = 128;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 11, 1, false, false, &off);
+    f.m.fp8_attention = true;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 11, 1, false, false, &on);
+    ck_assert_rel(on.fwd_s, off.fwd_s, 1e-12);
+    ck_assert_rel(on.bwd_s - off.bwd_s,
+                  2.5 * 0.5 * (51539607552.0 - 6241124352.0) / (2.5e15 * 0.47), 1e-9);
+    /* a layer without a window */
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 10, 1, false, false, &on);
+    f.m.fp8_attention = false;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 10, 1, false, false, &off);
+    ck_assert_rel(on.bwd_s, off.bwd_s, 1e-12);
+    /* 16-bit: no FP8 attention */
+    f.m.prec = PREC_BF16;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 11, 1, false, false, &off);
+    f.m.fp8_attention = true;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 11, 1, false, false, &on);
+    ck_assert_rel(on.bwd_s, off.bwd_s, 1e-12);
+}
+END_TEST
+
 /* Activations kept per layer, FP8 vs BF16, by hand for one Llama 3 70B
  * layer (h 8192, 64 heads x 128, 8 KV heads, f 28672 SwiGLU) at tp 4 with
  * SP, micro-batch 1, sequence 8192 (sb = 8192 tokens, / tp 4):
@@ -1211,6 +1252,7 @@ int main(void)
     tcase_add_test(tc, overlap_share_by_link);
     tcase_add_test(tc, megatron_rules);
     tcase_add_test(tc, window_layers_costed_apart);
+    tcase_add_test(tc, fp8_attention_window_backward_full);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

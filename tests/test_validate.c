@@ -361,6 +361,59 @@ static validation_set *bridge_row_loaded(const char *release, const char *gpu, c
     return v;
 }
 
+/* A model fact of one release, model, system and precision (run_stacks.c
+ * run_model_for_system): Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300
+ * MXFP8 recipes run attention in FP8 (fp8_dot_product_attention); the same
+ * rows in bf16, 26.06's B300 MXFP8 one (its BF16 config) and a 26.08 B300
+ * row do not.  The row is predicted on gpt-oss-120b.json (a 128-token
+ * window on every other layer), whose windowed layers' FP8 backward scores
+ * every causal key (layer_cost.c attention_bwd_s): slower with it. */
+START_TEST(model_fact_fp8_attention_gptoss)
+{
+    static const struct { const char *release, *gpu, *prec; bool want; } cases[] = {
+        {"26.08", "GB300", "mxfp8", true},
+        {"26.08", "GB200", "mxfp8", true},
+        {"26.08", "GB300", "bf16", false},
+        {"26.06", "B300", "mxfp8", false},
+        {"26.08", "B300", "mxfp8", false},
+    };
+    cost_params p;
+    cost_params_default(&p);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[2048];
+        validation_set *v = NULL;
+        planner_error err = PLANNER_ERROR_INIT;
+        plan with, without;
+        snprintf(buf, sizeof buf,
+                 "{\"runs\": [{\"id\": \"o1\", \"source\": \"NVIDIA-NeMo/Megatron-Bridge "
+                 "docs/performance-summary.md, %s NeMo container, pre-training table\", \"gpu\":"
+                 " \"%s\", \"num_gpus\": 64, \"gpus_per_node\": 4, \"model\": {\"name\":"
+                 " \"gpt-oss-120b\", \"layers\": 36, \"hidden\": 2880, \"heads\": 64,"
+                 " \"kv_heads\": 8, \"ffn_hidden\": 11520, \"vocab\": 201088, \"seq_len\": 4096,"
+                 " \"activation\": \"gelu\", \"moe\": {\"moe_experts\": 128, \"moe_topk\": 4,"
+                 " \"moe_ffn_hidden\": 2880}}, \"parallel\": {\"tp\": 1, \"pp\": 1, \"dp\": 64,"
+                 " \"cp\": 1, \"ep\": 16, \"vpp\": null, \"mbs\": 4, \"gbs\": 1280,"
+                 " \"sequence_parallel\": null, \"recompute\": null}, \"precision\": \"%s\","
+                 " \"measured\": {\"tokens_per_s_per_gpu\": 33024, \"step_time_s\": 2.4806},"
+                 " \"unpublished\": [\"vpp\", \"recompute\", \"sequence_parallel\"]}]}",
+                 cases[i].release, cases[i].gpu, cases[i].prec);
+        ck_assert_msg(load_text_library(buf, &v, &err) == PLANNER_OK, "case %zu: %s", i, err.msg);
+        ck_assert_str_eq(v->run[0].definition, "gpt-oss-120b.json");
+        ck_assert_msg(v->run[0].m->fp8_attention == cases[i].want, "case %zu", i);
+        ck_assert_msg((strstr(v->run[0].shape_note, "; attention in FP8") != NULL) ==
+                          cases[i].want, "case %zu: %s", i, v->run[0].shape_note);
+        if (i == 0) {
+            ck_assert_int_eq(v->run[0].m->layer[0].window, 128);
+            ck_assert_int_eq(validation_predict(&with, &v->run[0], &p, &err), PLANNER_OK);
+            v->run[0].m->fp8_attention = false;
+            ck_assert_int_eq(validation_predict(&without, &v->run[0], &p, &err), PLANNER_OK);
+            ck_assert(with.e.step_time_s > without.e.step_time_s);
+        }
+        validation_free(v);
+    }
+}
+END_TEST
+
 /* A recipe fact of one model, GPU, precision and release: Megatron-Bridge
  * 26.06's Qwen3-30B-A3B H100 FP8 recipe runs the flex token dispatcher
  * (HybridEP); the same row of 26.02.01, or of bf16, has the alltoall one;
@@ -945,10 +998,12 @@ START_TEST(published_runs_moe_guard)
      * GB300 Qwen3 and DeepSeek-V3 recipes (and 26.04/26.06's B200/B300
      * DeepSeek-V3, 26.06's B300 Qwen3-30B and gpt-oss ones) run, one copy
      * of a token per destination rank (GB200 Qwen3-30B 25.11 -5.8% ->
-     * -0.2%, GB300 Qwen3-235B 25.11 -28.4% -> -26.6%).  Bounds half a point
-     * above */
+     * -0.2%, GB300 Qwen3-235B 25.11 -28.4% -> -26.6%); 17.5%, 50.5% with
+     * the FP8 attention of 26.08's gpt-oss GB200/GB300 MXFP8 recipes, whose
+     * windowed layers' backward scores every causal key (+46.4% -> +38.7%,
+     * +27.8% -> +21.6%).  Bounds half a point above */
     ck_assert_int_ge(n, 39);
-    ck_assert_msg(mape <= 0.184, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(mape <= 0.180, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.510, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST
@@ -1173,6 +1228,7 @@ int main(void)
     tcase_add_test(tc, gpt3_example_jan_2021_stack);
     tcase_add_test(tc, recipe_recompute_from_model);
     tcase_add_test(tc, recipe_flex_dispatcher);
+    tcase_add_test(tc, model_fact_fp8_attention_gptoss);
     tcase_add_test(tc, recipe_full_iteration_b300_qwen3);
     tcase_add_test(tc, recipe_recompute_megatron2020);
     tcase_add_test(tc, bad_inputs_located);

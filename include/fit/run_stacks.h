@@ -4,6 +4,7 @@
 #ifndef PLANNER_RUN_STACKS_H
 #define PLANNER_RUN_STACKS_H
 
+#include <stdbool.h>
 #include "inputs/stack.h"
 
 /* The stack a run of `source` with id `id` ran, by the first rule that
@@ -27,9 +28,17 @@ typedef struct run_system {
  * more do.  *why gets the fact's evidence (NULL: none). */
 const char *run_recipe_for_system(const run_system *r, size_t *at, const char **why);
 
-/* The multi-token-prediction layers the source says run `r`'s model had
- * where that differs from the model's published config (a source's table
- * naming "w/o MTP"), or -1 when no fact says; *why its evidence. */
-int run_mtp_layers_for_system(const run_system *r, const char **why);
+/* What the source says of the model variant run `r` ran, where the runs
+ * schema has no field for it: the multi-token-prediction layers where they
+ * differ from the model's published config (a source's table naming "w/o
+ * MTP"; -1: no fact says) and whether its recipe runs core attention in
+ * FP8 (model.fp8_attention); each with its evidence (NULL: none). */
+typedef struct run_model_variant {
+    int mtp_layers;
+    bool fp8_attention;
+    const char *mtp_why, *fp8_attention_why;
+} run_model_variant;
+
+void run_model_for_system(const run_system *r, run_model_variant *out);
 
 #endif

@@ -125,6 +125,10 @@ typedef struct model {
                                                       out: warnings for the user */
     int n_notes;
     precision prec;
+    bool fp8_attention;   /* in an FP8-family recipe, core attention in FP8 too
+                             (Transformer Engine's fp8_dot_product_attention, a
+                             TransformerConfig field Megatron-LM has no flag
+                             for): set by validate's recipe facts only */
     model_moe moe;
     model_mla mla;
     model_rope rope;

@@ -9,7 +9,9 @@
  *     + the TP/SP collectives (comm.c; hidden behind the GEMMs with
  *     tp_comm_overlap, cost_overlapped); the embedding on the first stage,
  *     the output layer, logits and loss on the last;
- *   backward = 2 x the forward's GEMMs (flash attention: ATTN_BWD_RATIO) +
+ *   backward = 2 x the forward's GEMMs (flash attention: ATTN_BWD_RATIO;
+ *     a windowed layer's FP8 attention over every causal key,
+ *     attention_bwd_s) +
  *     the same TP traffic + the re-forward of recomputation (full:
  *     everything; selective: core attention);
  *   MoE layers (expert parallelism ep, expert tensor parallelism etp): the
@@ -233,6 +235,40 @@ double model_flops_per_step(const model *m, int gbs, int seq_len)
 /* Flash attention's backward re-computes the scores and runs five matmuls
  * (S, dP, dV, dQ, dK) to the forward's two (Dao 2023). */
 #define ATTN_BWD_RATIO 2.5
+
+/* Core attention's backward, given its forward attn_fwd: ATTN_BWD_RATIO x
+ * the forward over the keys the forward scores, but with the attention in
+ * FP8 (model.fp8_attention, in an FP8-family recipe) a sliding-window
+ * layer's backward over every causal key.  cuDNN's SDPA skips the tiles
+ * outside the window in its 16-bit forward and backward and in its FP8
+ * forward, not in its FP8 backward: NVIDIA/cudnn-frontend
+ * benchmark/sdpa_benchmark_training/results/gpt_oss/gb200 and gb300 CSVs
+ * (cuDNN 9.22, gpt-oss's head_dim 64 and 128-token window, causal, b 2 x
+ * 128 heads) time the bf16 backward at 0.44, 0.86, 1.71, 3.45 ms for s =
+ * 4k, 8k, 16k, 32k on GB300 (with s), the MXFP8 one at 1.87, 6.65, 25.0,
+ * 96.9 ms (with s^2; FP8 1.48 .. 74.8), the FP8 and MXFP8 forwards with s
+ * (0.17 .. 1.35 ms).  Transformer Engine runs FP8 attention with
+ * gpt-oss's learnable sinks and windows in cuDNN on sm100 from cuDNN 9.21
+ * (NVIDIA/TransformerEngine v2.18 dot_product_attention/utils.py
+ * get_attention_backend; before, FusedAttention refused FP8 with either).
+ * The rate stays the 16-bit one (compute_attention_s): the same benchmark's
+ * MXFP8 causal backward at head_dim 128 runs at the bf16 one's rate
+ * (llama3.1/gb300: 1,404 against 1,435 TFLOP/s at s 8k); its forward is
+ * ~1.4x faster, not modelled (a few tenths of a per cent of a gpt-oss
+ * layer). */
+static double attention_bwd_s(const model *m, const layer_spec *l, const strategy *s,
+                              const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
+                              int cp, int tp, double attn_fwd)
+{
+    layer_spec causal;
+    if (!m->fp8_attention || (fmt != PEAK_FP8 && fmt != PEAK_FP4) || l->window <= 0 ||
+        l->window >= s->seq_len)
+        return ATTN_BWD_RATIO * attn_fwd;
+    causal = *l;
+    causal.window = 0;
+    return ATTN_BWD_RATIO *
+           compute_attention_s(gpu, k, fmt, tf_attention_flops(&causal, s->mbs, s->seq_len, cp, tp));
+}
 
 /* The stack's data-parallel bucket (stack_spec.dp_bucket_params), else
  * Megatron's DDP bucket: max(40M, 1M x dp) parameters (distributed.py); the
@@ -734,7 +770,7 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
         cast_b = compute_fp8_cast_s(gpu, k, m->prec, g, ngm, true);
     }
     fwd = gemm + attn + elem + cast_f;
-    bwd = 2.0 * gemm + ATTN_BWD_RATIO * attn + 2.0 * elem + cast_b;
+    bwd = 2.0 * gemm + attention_bwd_s(m, l, s, gpu, k, fmt, cp, tp, attn) + 2.0 * elem + cast_b;
 
     if (tp > 1) {
         /* forward: two all-reduces (SP: all-gather + reduce-scatter pairs,

@@ -223,23 +223,41 @@ static const run_recipe_fact k_facts[] = {
 
 /* What a source says about the model variant a row ran that the runs
  * schema has no field for: the multi-token-prediction layers of its
- * published model (the library's definition carries them). */
-typedef struct run_mtp_fact {
+ * published model (the library's definition carries them; -1: not said)
+ * and whether its recipe runs core attention in FP8 (model.fp8_attention;
+ * false: not said). */
+typedef struct run_model_fact {
     const char *source_has, *model_has, *gpus, *precisions;
     int mtp_layers;
+    bool fp8_attention;
     const char *why;
-} run_mtp_fact;
+} run_model_fact;
 
-static const run_mtp_fact k_mtp_facts[] = {
+static const run_model_fact k_model_facts[] = {
     /* Megatron-Bridge docs/performance-summary-archive.md, "25.11 NeMo
      * Container": the GB300 and GB200 DeepSeek-V3 rows are "DeepSeekV3
      * (w/o MTP)", the B200 one "(w/ MTP)"; their Model TFLOP/s over
      * tokens/s agree: 249.7 GFLOP per token (961 / 3848) without, 260.4
      * (557 / 2139) with, as 26.04-26.08's rows (260.0) */
-    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0,
+    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0, false,
      "Megatron-Bridge 25.11's GB200/GB300 DeepSeek-V3 rows ran without MTP (\"DeepSeekV3 (w/o "
      "MTP)\")"},
+    /* Megatron-Bridge v0.6.0 (the 26.08 container) src/megatron/bridge/
+     * perf_recipes/gpt_oss/common.py _apply_gpt_oss_120b_full_iter_fp8mx_
+     * configs, which the GB200 and GB300 MXFP8 recipes of gpt-oss-120b
+     * apply (perf_recipes/gpt_oss/{gb200,gb300}/gpt_oss.py), sets
+     * mixed_precision.fp8_dot_product_attention = True (as v0.5.0's
+     * GPT_OSS_120B_PRETRAIN_CONFIG_GB200/GB300_FP8_MX_V2 do; its B300
+     * FP8_MX config is the BF16 one: none).  The same release's Qwen3 and
+     * DeepSeek-V3 GB300 full-iteration helpers set it too; their layers have
+     * no window, where the model costs FP8 attention as 16-bit
+     * (layer_cost.c attention_bwd_s): no fact needed. */
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true,
+     "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run attention in FP8 "
+     "(fp8_dot_product_attention = True)"},
 };
+
+#define N_MODEL_FACTS (sizeof k_model_facts / sizeof k_model_facts[0])
 
 /* Whether `name` is one of the ' '-separated words of `list`. */
 static int in_words(const char *list, const char *name)
@@ -280,17 +298,22 @@ const char *run_recipe_for_system(const run_system *r, size_t *at, const char **
     return NULL;
 }
 
-int run_mtp_layers_for_system(const run_system *r, const char **why)
+void run_model_for_system(const run_system *r, run_model_variant *out)
 {
-    *why = NULL;
-    for (size_t i = 0; i < sizeof k_mtp_facts / sizeof k_mtp_facts[0]; i++) {
-        const run_mtp_fact *f = &k_mtp_facts[i];
-        if (fact_applies(r, f->source_has, f->model_has, f->gpus, f->precisions)) {
-            *why = f->why;
-            return f->mtp_layers;
+    *out = (run_model_variant){-1, false, NULL, NULL};
+    for (size_t i = 0; i < N_MODEL_FACTS; i++) {
+        const run_model_fact *f = &k_model_facts[i];
+        if (!fact_applies(r, f->source_has, f->model_has, f->gpus, f->precisions))
+            continue;
+        if (f->mtp_layers >= 0 && out->mtp_why == NULL) {
+            out->mtp_layers = f->mtp_layers;
+            out->mtp_why = f->why;
+        }
+        if (f->fp8_attention && out->fp8_attention_why == NULL) {
+            out->fp8_attention = true;
+            out->fp8_attention_why = f->why;
         }
     }
-    return -1;
 }
 
 const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why,

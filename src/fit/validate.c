@@ -31,6 +31,7 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -276,6 +277,19 @@ static int load_recipe(jctx *j, const char *recipe, validation_run *r)
     return 0;
 }
 
+/* Appends printf-style text to r->shape_note (cut at its size). */
+__attribute__((format(printf, 2, 3)))
+static void shape_note_add(validation_run *r, const char *fmt, ...)
+{
+    size_t used = strlen(r->shape_note);
+    va_list ap;
+    if (used + 1 >= sizeof r->shape_note)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(r->shape_note + used, sizeof r->shape_note - used, fmt, ap);
+    va_end(ap);
+}
+
 /* What the source's recipes set for this model, system and precision only
  * (run_stacks.c run_recipe_for_system), every fact that applies, for a run
  * that does not name its stack and for the knobs it leaves free.  A fact
@@ -293,20 +307,22 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
     json_t *src = json_object_get(o, "source");
     const char *rec, *why;
     size_t at = 0;
-    int mtp;
+    run_model_variant var;
     if (st != NULL && !json_is_null(st))
         return 0;
     sys.source = json_is_string(src) ? json_string_value(src) : NULL;
     while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
         if (load_recipe(j, rec, r) != 0)
             return -1;
-    mtp = run_mtp_layers_for_system(&sys, &why);
-    if (mtp >= 0 && mtp != r->m->mtp_layers) {
-        size_t used = strlen(r->shape_note);
-        if (used < sizeof r->shape_note)
-            snprintf(r->shape_note + used, sizeof r->shape_note - used,
-                     "; mtp_layers %d -> %d (the source's row)", r->m->mtp_layers, mtp);
-        r->m->mtp_layers = mtp;
+    run_model_for_system(&sys, &var);
+    if (var.mtp_layers >= 0 && var.mtp_layers != r->m->mtp_layers) {
+        shape_note_add(r, "; mtp_layers %d -> %d (the source's row)", r->m->mtp_layers,
+                       var.mtp_layers);
+        r->m->mtp_layers = var.mtp_layers;
+    }
+    if (var.fp8_attention && !r->m->fp8_attention) {
+        shape_note_add(r, "; attention in FP8 (the source's recipe)");
+        r->m->fp8_attention = true;
     }
     return 0;
 }
