@@ -249,8 +249,8 @@ double model_flops_per_step(const model *m, int gbs, int seq_len)
  * 96.9 ms (with s^2; FP8 1.48 .. 74.8), the FP8 and MXFP8 forwards with s
  * (0.17 .. 1.35 ms).  Transformer Engine runs FP8 attention with
  * gpt-oss's learnable sinks and windows in cuDNN on sm100 from cuDNN 9.21
- * (NVIDIA/TransformerEngine v2.18 dot_product_attention/utils.py
- * get_attention_backend; before, FusedAttention refused FP8 with either).
+ * (NVIDIA/TransformerEngine v2.15-v2.18 dot_product_attention/utils.py
+ * get_attention_backend; v2.14 and earlier refused FP8 with either).
  * The rate stays the 16-bit one (compute_attention_s): the same benchmark's
  * MXFP8 causal backward at head_dim 128 runs at the bf16 one's rate
  * (llama3.1/gb300: 1,404 against 1,435 TFLOP/s at s 8k); its forward is
