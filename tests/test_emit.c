@@ -301,6 +301,7 @@ START_TEST(gpt3_megatron_flags)
     ck_flag(t, "--position-embedding-type", "learned_absolute");
     ck_no_flag(t, "--untie-embeddings-and-output-weights");
     ck_no_flag(t, "--disable-bias-linear");
+    ck_no_flag(t, "--hidden-dropout");        /* Megatron's 0.1, the model's */
     ck_flag(t, "--tensor-model-parallel-size", "8");
     ck_flag(t, "--pipeline-model-parallel-size", "8");
     ck_no_flag(t, "--num-layers-per-virtual-pipeline-stage");
@@ -357,6 +358,15 @@ START_TEST(llama_gqa_interleaved)
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
     ck_flag(t, "--kv-channels", "256");
     ck_no_flag(t, "--group-query-attention");
+    free(t);
+
+    /* a Llama HF config's residual dropout 0: the plan counts no masks, the
+     * launch must not run Megatron's default 0.1 */
+    f.m.hidden_dropout = 0;
+    f.m.has_hidden_dropout = true;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--hidden-dropout", "0");
+    check_flags_known(t);
     free(t);
 }
 END_TEST

@@ -336,6 +336,39 @@ START_TEST(recognized_by_keys)
 }
 END_TEST
 
+/* The residual dropout: ours "hidden_dropout" (Megatron's 0.1 when absent);
+ * a HF family's key (GPT-2 resid_pdrop, class default 0.1; GPT-NeoX
+ * hidden_dropout, 0.0), 0 for a family whose layers have none (Llama) */
+START_TEST(hidden_dropout)
+{
+    model *m = load_text("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 100}", NULL);
+    ck_assert(!m->has_hidden_dropout);
+    ck_assert_double_eq(model_hidden_dropout(m), 0.1);
+    model_free(m);
+    m = load_text("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 100,"
+                  " \"hidden_dropout\": 0}", NULL);
+    ck_assert_double_eq(model_hidden_dropout(m), 0.0);
+    model_free(m);
+    m = load("configs/llama3-8b.json", NULL);
+    ck_assert_double_eq(model_hidden_dropout(m), 0.0);
+    model_free(m);
+    m = load("configs/gpt2-xl.json", NULL);   /* "resid_pdrop": 0.1 */
+    ck_assert_double_eq(model_hidden_dropout(m), 0.1);
+    model_free(m);
+    m = load_text("{\"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, \"vocab_size\": 100,"
+                  " \"n_positions\": 128, \"model_type\": \"gpt2\"}", NULL);
+    ck_assert_double_eq(model_hidden_dropout(m), 0.1);   /* GPT2Config's default */
+    model_free(m);
+    m = load_text("{\"model_type\": \"gpt_neox\", \"hidden_size\": 64, \"num_hidden_layers\": 2,"
+                  " \"intermediate_size\": 256, \"num_attention_heads\": 4, \"vocab_size\": 100,"
+                  " \"max_position_embeddings\": 2048, \"hidden_dropout\": 0.05}", NULL);
+    ck_assert_double_eq(model_hidden_dropout(m), 0.05);
+    model_free(m);
+    load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 100, \"hidden_dropout\": 1}",
+             "planner: t.json:1:55: model.hidden_dropout: must be a probability in [0, 1), got 1");
+}
+END_TEST
+
 START_TEST(overrides_and_defaults)
 {
     run_spec ov = {.seq_len = 8192, .global_batch = 256}, run;
@@ -599,6 +632,7 @@ int main(void)
     tcase_add_test(tc, key_positions);
     tcase_add_test(tc, rope_keys);
     tcase_add_test(tc, free_null);
+    tcase_add_test(tc, hidden_dropout);
     tcase_add_test(tc, run_apart_from_model);
     tcase_add_test(tc, shipped_moe_configs_by_hand);
     suite_add_tcase(s, tc);

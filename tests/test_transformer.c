@@ -143,6 +143,36 @@ START_TEST(korthikanti_activation_bytes)
 }
 END_TEST
 
+/* Residual dropout 0 (Llama, every Megatron-Bridge provider): no masks, 2 of
+ * the 10 s b h outside the TP region; 8 s b h with SP over t, plus the 24 s b
+ * h / t inside: 32 s b h / t.  Any p > 0 keeps them (Megatron's default 0.1
+ * when the model names none).  The element-wise traffic drops the two mask
+ * writes: 2 s b h bytes (/ t with SP). */
+START_TEST(dropout_masks_only_above_zero)
+{
+    model m = gpt3();
+    double s = 2048, h = 12288, t = 8;
+    const layer_spec *l = &m.layer[0];
+    double with_masks = tf_layer_elementwise_bytes(&m, l, s, 8, true);
+    ck_assert_rel(tf_dropout_mask_bytes(&m), 1.0, 0);
+    m.hidden_dropout = 0.05;
+    m.has_hidden_dropout = true;
+    ck_assert_rel(tf_dropout_mask_bytes(&m), 1.0, 0);
+    ck_assert_rel(tf_layer_activation_bytes(&m, l, 1, 2048, 1, 8, true, RECOMPUTE_NONE),
+                  34 * s * h / t, 1e-12);
+    m.hidden_dropout = 0;
+    ck_assert_rel(tf_dropout_mask_bytes(&m), 0.0, 0);
+    ck_assert_rel(tf_layer_activation_bytes(&m, l, 1, 2048, 1, 8, true, RECOMPUTE_NONE),
+                  32 * s * h / t, 1e-12);
+    ck_assert_rel(tf_layer_activation_bytes(&m, l, 1, 2048, 1, 8, false, RECOMPUTE_NONE),
+                  s * h * (8 + 24 / t), 1e-12);
+    ck_assert_rel(tf_layer_activation_bytes(&m, l, 1, 2048, 1, 8, true, RECOMPUTE_FULL),
+                  2 * s * h / t, 1e-12);
+    ck_assert_rel(with_masks - tf_layer_elementwise_bytes(&m, l, s, 8, true), 2 * s * h / t,
+                  1e-9);
+}
+END_TEST
+
 START_TEST(moe_layer_flops_topk_shared)
 {
     /* h 1024, 8 heads of 128 (MHA), SwiGLU; 8 experts of ffn 512, top-2,
@@ -234,6 +264,7 @@ int main(void)
     tcase_add_test(tc, gemm_shapes_split_by_tp);
     tcase_add_test(tc, swiglu_gqa_flops_are_twice_the_weights);
     tcase_add_test(tc, korthikanti_activation_bytes);
+    tcase_add_test(tc, dropout_masks_only_above_zero);
     tcase_add_test(tc, attention_flops);
     tcase_add_test(tc, moe_layer_flops_topk_shared);
     tcase_add_test(tc, mla_projections);

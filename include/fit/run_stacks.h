@@ -41,4 +41,10 @@ typedef struct run_model_variant {
 
 void run_model_for_system(const run_system *r, run_model_variant *out);
 
+/* The residual (hidden) dropout the source's recipes ran run `r`'s model
+ * with (r->model: the row's model name, with or without a definition), or
+ * -1 when no fact says (the model's own, else Megatron's 0.1); *why its
+ * evidence. */
+double run_hidden_dropout_for_system(const run_system *r, const char **why);
+
 #endif

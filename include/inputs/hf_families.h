@@ -84,6 +84,9 @@ typedef struct hf_family {
     const hf_sizes *sizes;     /* NULL: every size key is required */
     bool own_head_dim;         /* its published models set head_dim apart from
                                   hidden / heads (no warning when they differ) */
+    const char *dropout_key;   /* its residual-dropout key; NULL: its decoder
+                                  layer has no residual dropout (p = 0) */
+    double dropout_default;    /* the config class's value when the key is absent */
 } hf_family;
 
 /* The entry for `model_type`, or NULL. */

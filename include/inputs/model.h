@@ -133,6 +133,8 @@ typedef struct model {
     model_mla mla;
     model_rope rope;
     int mtp_layers;       /* multi-token-prediction layers (DeepSeek-V3), parsed only */
+    double hidden_dropout;     /* the residual dropout probability, when ... */
+    bool has_hidden_dropout;   /* ... the file gave it (model_hidden_dropout) */
     layer_spec *layer;    /* `layers` entries, owned */
     bool uneven;          /* the file listed layers that differ */
 } model;
@@ -140,6 +142,9 @@ typedef struct model {
 /* Defaults when neither the file nor a flag gives a figure. */
 #define MODEL_DEFAULT_SEQ_LEN 4096        /* capped at max_position */
 #define MODEL_DEFAULT_GLOBAL_BATCH 1024   /* sequences per step */
+/* Megatron-Core's TransformerConfig.hidden_dropout (and Megatron-LM's
+ * --hidden-dropout) default: the residual dropout of a model that names none */
+#define MODEL_DEFAULT_HIDDEN_DROPOUT 0.1
 
 /* One training run: the figures that belong to the run, not to the model.
  * As an override (a command line's --gbs/--seq/--precision), 0 = not given.
@@ -205,6 +210,9 @@ double model_layer_params(const model *m, int i);  /* decoder layer i */
 /* One MLP of width f on a residual stream of h: weights and biases. */
 double model_mlp_params(const model *m, double h, double f);
 unsigned model_biases(const model *m);             /* effective MODEL_BIAS_* bits */
+/* The residual (hidden) dropout probability: the file's, else
+ * MODEL_DEFAULT_HIDDEN_DROPOUT. */
+double model_hidden_dropout(const model *m);
 unsigned model_norm_biases(norm_kind n);           /* the biases a norm implies */
 int model_norms_per_layer(const model *m);
 bool activation_gated(activation a);               /* 3-matrix MLP */

@@ -43,6 +43,10 @@ json_t *mj_member(json_t *obj, const char *key, int null_is_absent);
  * NULL, says which). */
 planner_status mj_int(const jsonin_doc *ld, json_t *obj, const jsonin_path *p, const char *key,
                       int null_absent, long min, long max, int *out, int *present);
+/* A number in [0, 1) into *out (a missing key leaves it; *present, may be
+ * NULL, is set true when found). */
+planner_status mj_probability(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
+                              const char *key, int null_absent, double *out, bool *present);
 /* "missing required key 'key'" unless present. */
 planner_status mj_need(const jsonin_doc *ld, const jsonin_path *p, const char *key, int present);
 planner_status mj_bool(const jsonin_doc *ld, json_t *obj, const jsonin_path *p, const char *key,

@@ -98,11 +98,20 @@ double tf_layer_params(const model *m, int i);
 /* Weight tensors of a layer (each gathered / reduced separately by ZeRO-3). */
 int tf_layer_tensors(const model *m, const layer_spec *l);
 
+/* Bytes of one residual-dropout mask per element: 1 (Korthikanti et al.'s
+ * byte mask), 0 at p = 0, where none is made -- ATen's dropout returns its
+ * input for p == 0 (aten/src/ATen/native/Dropout.cpp), and so does
+ * torch._decomp's (a clone), which torch.compile lowers Megatron-Core's
+ * fused bias-dropout-add with (megatron/core/jit.py: jit_fuser is
+ * torch.compile from PyTorch 2.2; fusions/fused_bias_dropout.py). */
+double tf_dropout_mask_bytes(const model *m);
+
 /* Activation bytes one layer keeps for the backward pass, per micro-batch of
  * `seqs` sequences of `seq` tokens, on one GPU (Korthikanti et al. 2022 with
  * flash attention: no s x s term; GQA and any ffn width):
  *   outside the TP region (LN inputs, QKV and MLP inputs, dropout masks)
  *       10 s b h                       divided by tp only with SP
+ *       (8 s b h at residual dropout 0: no masks, tf_dropout_mask_bytes)
  *   inside it (Q, K, V, attention output, MLP fc1 and activation outputs)
  *       2 s b (2 a hd + 2 g hd) + 4 s b f (GeLU) or 6 s b f (SwiGLU),  / tp
  *   selective recompute: flash attention keeps nothing s x s, so the same;

@@ -217,6 +217,15 @@ static const run_recipe_fact k_facts[] = {
      "HybridEP"},
     {"26.06 NeMo container", "gpt-oss", "B300", "bf16 mxfp8", "flex_dispatcher=on",
      "Megatron-Bridge 26.06's B300 gpt-oss recipes run the flex token dispatcher with HybridEP"},
+    /* Megatron-Bridge v0.2.0-v0.5.1 (the 25.11-26.06 containers) scripts/
+     * performance/configs/llama{31,}/llama31_llm_pretrain.py: every
+     * llama31_405b_pretrain_config_<gpu> ends with
+     * cfg.comm_overlap.tp_comm_overlap = False if precision == "nvfp4" (the
+     * userbuffers TP overlap stays on for bf16 and FP8): NVFP4's TP
+     * all-gathers and reduce-scatters are not hidden under its GEMMs */
+    {"Megatron-Bridge", "Llama 3.1 405B", "GB200 GB300 B200 B300", "nvfp4", "tp_comm_overlap=off",
+     "Megatron-Bridge's Llama 3.1 405B NVFP4 recipes turn the TP communication overlap off "
+     "(tp_comm_overlap = False if precision == \"nvfp4\")"},
 };
 
 #define N_FACTS (sizeof k_facts / sizeof k_facts[0])
@@ -258,6 +267,36 @@ static const run_model_fact k_model_facts[] = {
 };
 
 #define N_MODEL_FACTS (sizeof k_model_facts / sizeof k_model_facts[0])
+
+/* What a source's recipes set as the model's residual dropout (Megatron's
+ * hidden_dropout, whose masks are saved activations when it is > 0:
+ * tf_dropout_mask_bytes); the row's model name contains model_has (NULL:
+ * any model of the source). */
+typedef struct run_dropout_fact {
+    const char *source_has, *model_has;
+    double hidden_dropout;
+    const char *why;
+} run_dropout_fact;
+
+static const run_dropout_fact k_dropout_facts[] = {
+    /* Megatron-Bridge v0.2.0 (the 25.11 container) and later: the model
+     * providers of every model in its performance tables set
+     * hidden_dropout: float = 0.0 (src/megatron/bridge/models/llama/
+     * llama_provider.py, qwen/qwen_provider.py, deepseek/
+     * deepseek_provider.py, gpt_oss/gpt_oss_provider.py, nemotron/
+     * nemotron_provider.py) */
+    {"Megatron-Bridge", NULL, 0.0,
+     "Megatron-Bridge's model providers (Llama, Qwen3, DeepSeek, gpt-oss) set hidden_dropout 0.0"},
+    /* NeMo-Framework-Launcher 24.07 launcher_scripts/conf/training/llama/
+     * llama{2_7b,2_70b,3_8b,3_70b}.yaml and nemotron/nemotron_{8b,22b,
+     * 340b}.yaml: hidden_dropout: 0.0 (its gpt3/{5b,20b,175b}.yaml keep 0.1) */
+    {"NeMo 24.07", "Llama", 0.0, "NeMo 24.07's Llama configs set hidden_dropout: 0.0"},
+    /* torchtitan 9dec370 torchtitan/models/llama/model.py: TransformerBlock
+     * adds attention's and the feed-forward's outputs to the residual with
+     * no dropout module */
+    {"pytorch/torchtitan", NULL, 0.0, "torchtitan's Llama blocks have no dropout"},
+    {"NeMo 24.07", "Nemotron", 0.0, "NeMo 24.07's Nemotron configs set hidden_dropout: 0.0"},
+};
 
 /* Whether `name` is one of the ' '-separated words of `list`. */
 static int in_words(const char *list, const char *name)
@@ -314,6 +353,22 @@ void run_model_for_system(const run_system *r, run_model_variant *out)
             out->fp8_attention_why = f->why;
         }
     }
+}
+
+double run_hidden_dropout_for_system(const run_system *r, const char **why)
+{
+    *why = NULL;
+    if (r->source == NULL)
+        return -1;
+    for (size_t i = 0; i < sizeof k_dropout_facts / sizeof k_dropout_facts[0]; i++) {
+        const run_dropout_fact *f = &k_dropout_facts[i];
+        if (strstr(r->source, f->source_has) != NULL &&
+            (f->model_has == NULL || (r->model != NULL && strstr(r->model, f->model_has) != NULL))) {
+            *why = f->why;
+            return f->hidden_dropout;
+        }
+    }
+    return -1;
 }
 
 const stack_spec *run_stack_from_source(const char *source, const char *id, const char **why,

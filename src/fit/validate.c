@@ -308,6 +308,7 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
     const char *rec, *why;
     size_t at = 0;
     run_model_variant var;
+    double dropout;
     if (st != NULL && !json_is_null(st))
         return 0;
     sys.source = json_is_string(src) ? json_string_value(src) : NULL;
@@ -323,6 +324,12 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
     if (var.fp8_attention && !r->m->fp8_attention) {
         shape_note_add(r, "; attention in FP8 (the source's recipe)");
         r->m->fp8_attention = true;
+    }
+    sys.model = json_is_string(name) ? json_string_value(name) : NULL;
+    dropout = run_hidden_dropout_for_system(&sys, &why);
+    if (dropout >= 0) {
+        r->m->hidden_dropout = dropout;
+        r->m->has_hidden_dropout = true;
     }
     return 0;
 }

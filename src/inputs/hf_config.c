@@ -380,6 +380,13 @@ static planner_status hf_arch(const hf_src *s, model *m, model_fields *f)
     on = false;
     if (!rc && fam->qk_norm_key != NULL && !(rc = hf_bool(s, fam->qk_norm_key, &on)))
         m->qk_norm = on ? QK_NORM_HEAD : QK_NORM_NONE;
+    /* residual dropout (hf_families.c): the family's key, else its class
+     * default; a family without one applies none */
+    m->has_hidden_dropout = true;
+    m->hidden_dropout = fam->dropout_default;
+    if (!rc && fam->dropout_key != NULL)
+        rc = mj_probability(s->ld, s->obj, &s->path, fam->dropout_key, 1, &m->hidden_dropout,
+                            NULL);
     if (!rc && fam->multi_query)
         rc = hf_bool(s, "multi_query", &mqa);
     if (!rc && fam->multi_query)

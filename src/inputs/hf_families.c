@@ -23,6 +23,14 @@
  * head, add_qkv_bias), DBRX (bias-free LayerNorm, GLU experts), InternLM2
  * (`bias` on wqkv and wo), gpt-oss (attention and expert biases, alternating
  * 128-token windows).
+ * Residual dropout (the dropout on each sub-block's output before the
+ * residual add: its masks are saved activations when p > 0): the key and
+ * class default of the families whose decoder layer has one -- GPT-2 and
+ * GPT-BigCode resid_pdrop 0.1, Phi and Phi-3 resid_pdrop 0.0, Falcon,
+ * GPT-NeoX and ChatGLM hidden_dropout 0.0, StarCoder2 residual_dropout 0.0,
+ * DBRX resid_pdrop 0.0; the other families' layers (LlamaDecoderLayer and
+ * those modelled on it: Mistral, Mixtral, Qwen2/3, Gemma, Cohere, InternLM2,
+ * OLMo 2, DeepSeek, gpt-oss) apply none, p = 0.
  * Falcon-7B's checkpoint stores lm_head separately (7.22 B parameters,
  * 14.4 GB in 16 bits), so Falcon counts as untied.
  * Refused: state-space and hybrid models (Mamba, Jamba, Zamba, Bamba,
@@ -80,27 +88,31 @@ static const hf_family k_families[] = {
      .layer_norms = 1, .parallel_block = true, .tied = true, .qk_norm_key = "use_qk_norm"},
     {"phi", "Phi-2", .act = ACT_GELU, .norm = NORM_LAYERNORM, .bias = BIAS(ALL_BIAS),
      .layer_norms = 1, .parallel_block = true, .rotary_fraction = 0.5,
-     .qk_norm_key = "qk_layernorm"},
-    {"phi3", "Phi-3", SWIGLU_RMS, NO_BIAS, .window = HF_WINDOW_ALL},
+     .qk_norm_key = "qk_layernorm", .dropout_key = "resid_pdrop"},
+    {"phi3", "Phi-3", SWIGLU_RMS, NO_BIAS, .window = HF_WINDOW_ALL, .dropout_key = "resid_pdrop"},
     {"falcon", "Falcon", .act = ACT_GELU, .norm = NORM_LAYERNORM, .bias = BIAS(MODEL_BIAS_NORM),
      .bias_key = "bias", .bias_key_bits = LINEAR_BIAS, .layer_norms = 1,
      .parallel_block = true, .parallel_key = "parallel_attn", .multi_query = true,
-     .sizes = &k_falcon},
+     .sizes = &k_falcon, .dropout_key = "hidden_dropout"},
     {"gpt2", "GPT-2", .keys = HF_KEYS_GPT2, .act = ACT_GELU, .norm = NORM_LAYERNORM,
-     .bias = BIAS(ALL_BIAS), .tied = true, .position = POS_LEARNED},
+     .bias = BIAS(ALL_BIAS), .tied = true, .position = POS_LEARNED,
+     .dropout_key = "resid_pdrop", .dropout_default = 0.1},
     {"gpt_bigcode", "GPT-BigCode", .keys = HF_KEYS_GPT2, .act = ACT_GELU, .norm = NORM_LAYERNORM,
-     .bias = BIAS(ALL_BIAS), .tied = true, .position = POS_LEARNED, .multi_query = true},
+     .bias = BIAS(ALL_BIAS), .tied = true, .position = POS_LEARNED, .multi_query = true,
+     .dropout_key = "resid_pdrop", .dropout_default = 0.1},
     {"gpt_neox", "GPT-NeoX", .act = ACT_GELU, .norm = NORM_LAYERNORM, .bias = BIAS(ALL_BIAS),
-     .parallel_block = true, .parallel_key = "use_parallel_residual", .rotary_fraction = 0.25},
+     .parallel_block = true, .parallel_key = "use_parallel_residual", .rotary_fraction = 0.25,
+     .dropout_key = "hidden_dropout"},
     {"starcoder2", "StarCoder2", .act = ACT_GELU, .norm = NORM_LAYERNORM,
      .bias = BIAS(ALL_BIAS), .bias_key = "use_bias", .bias_key_bits = LINEAR_BIAS, .tied = true,
-     .window = HF_WINDOW_ALL},
+     .window = HF_WINDOW_ALL, .dropout_key = "residual_dropout"},
     {"internlm2", "InternLM2", SWIGLU_RMS, .bias = BIAS(MODEL_BIAS_QKV | MODEL_BIAS_OUT),
      .bias_key = "bias", .bias_key_bits = MODEL_BIAS_QKV | MODEL_BIAS_OUT},
     {"olmo2", "OLMo 2", SWIGLU_RMS, NO_BIAS, .qk_norm = QK_NORM_ALL_HEADS},
-    {"chatglm", "ChatGLM", SWIGLU_RMS, NO_BIAS, .keys = HF_KEYS_CHATGLM, .rotary_fraction = 0.5},
+    {"chatglm", "ChatGLM", SWIGLU_RMS, NO_BIAS, .keys = HF_KEYS_CHATGLM, .rotary_fraction = 0.5,
+     .dropout_key = "hidden_dropout"},
     {"dbrx", "DBRX", .act = ACT_SWIGLU, .norm = NORM_LAYERNORM, NO_BIAS, .keys = HF_KEYS_DBRX,
-     .moe = HF_MOE_DBRX},
+     .moe = HF_MOE_DBRX, .dropout_key = "resid_pdrop"},
     {"deepseek", "DeepSeekMoE", SWIGLU_RMS, NO_BIAS, .moe = HF_MOE_DEEPSEEK},
     {"deepseek_v2", "DeepSeek-V2", SWIGLU_RMS, NO_BIAS, .moe = HF_MOE_DEEPSEEK, .mla = true},
     {"deepseek_v3", "DeepSeek-V3", SWIGLU_RMS, NO_BIAS, .moe = HF_MOE_DEEPSEEK, .mla = true},

@@ -37,6 +37,11 @@ unsigned model_norm_biases(norm_kind n)
                                : 0;
 }
 
+double model_hidden_dropout(const model *m)
+{
+    return m->has_hidden_dropout ? m->hidden_dropout : MODEL_DEFAULT_HIDDEN_DROPOUT;
+}
+
 unsigned model_biases(const model *m)
 {
     if (m->bias & MODEL_BIAS_SET)

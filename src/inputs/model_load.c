@@ -88,6 +88,25 @@ planner_status mj_int(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
     return PLANNER_OK;
 }
 
+planner_status mj_probability(const jsonin_doc *ld, json_t *obj, const jsonin_path *p,
+                              const char *key, int null_absent, double *out, bool *present)
+{
+    json_t *v = mj_member(obj, key, null_absent);
+    jsonin_path q = jsonin_key(p, key);
+    double x;
+    if (v == NULL)
+        return PLANNER_OK;
+    if (!json_is_number(v))
+        return jsonin_fail(ld, &q, "must be a number, got %s", mj_kind(v));
+    x = json_number_value(v);
+    if (!(x >= 0 && x < 1))
+        return jsonin_fail(ld, &q, "must be a probability in [0, 1), got %g", x);
+    *out = x;
+    if (present != NULL)
+        *present = true;
+    return PLANNER_OK;
+}
+
 planner_status mj_need(const jsonin_doc *ld, const jsonin_path *p, const char *key, int present)
 {
     if (present)
@@ -180,7 +199,7 @@ static const char *const k_top_keys[] = {
     "name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
     "ffn_hidden", "vocab", "seq_len", "max_position", "activation", "normalization",
     "position", "tied_embeddings", "global_batch", "precision", "moe", "mla",
-    "mtp_layers", "layer_list", "rope_theta", "rope_scaling", NULL};
+    "mtp_layers", "layer_list", "rope_theta", "rope_scaling", "hidden_dropout", NULL};
 static const char *const k_moe_keys[] = {
     "experts", "top_k", "expert_ffn", "shared_experts", "shared_expert_ffn",
     "dense_layers", "layer_freq", NULL};
@@ -441,6 +460,8 @@ static planner_status load_ours(const jsonin_doc *ld, json_t *root, model *m, mo
                       &tf->has_gbs)) ||
         (rc = get_choice(ld, root, &rp, "precision", precision_names, PREC_COUNT, &prec)) ||
         (rc = mj_int(ld, root, &rp, "mtp_layers", 0, 0, 64, &m->mtp_layers, NULL)) ||
+        (rc = mj_probability(ld, root, &rp, "hidden_dropout", 0, &m->hidden_dropout,
+                             &m->has_hidden_dropout)) ||
         (rc = read_moe(ld, root, &rp, m)) || (rc = read_mla(ld, root, &rp, m)))
         return rc;
     m->act = (activation)act;

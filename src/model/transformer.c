@@ -178,8 +178,8 @@ double tf_layer_elementwise_bytes(const model *m, const layer_spec *l, double to
     double bytes = 0;
     /* two norms: read and write b s h each */
     bytes += 2.0 * (2.0 * 2.0 * tokens * h) * outside;
-    /* two bias-dropout-add: read 2 b s h, write b s h, 1-byte mask */
-    bytes += 2.0 * (3.0 * 2.0 + 1.0) * tokens * h * outside;
+    /* two bias-dropout-add: read 2 b s h, write b s h and the mask */
+    bytes += 2.0 * (3.0 * 2.0 + tf_dropout_mask_bytes(m)) * tokens * h * outside;
     /* activation function over the ffn width */
     bytes += tf_mlp_activation_bytes(m, tokens, f, tp);
     /* rotary embedding on q and k: read and write */
@@ -232,6 +232,11 @@ int tf_layer_tensors(const model *m, const layer_spec *l)
     return n;
 }
 
+double tf_dropout_mask_bytes(const model *m)
+{
+    return model_hidden_dropout(m) > 0 ? 1.0 : 0.0;
+}
+
 double tf_layer_activation_bytes(const model *m, const layer_spec *l, double seqs,
                                  int seq, int cp, int tp, bool sp, recompute_mode rc)
 {
@@ -243,7 +248,7 @@ double tf_layer_activation_bytes(const model *m, const layer_spec *l, double seq
     double outside, inside;
     if (rc == RECOMPUTE_FULL)
         return 2.0 * sb * h / (sp ? t : 1.0);
-    outside = 10.0 * sb * h;
+    outside = (8.0 + 2.0 * tf_dropout_mask_bytes(m)) * sb * h;
     inside = 2.0 * sb * (2.0 * qw + 2.0 * kvw) +
              (activation_gated(m->act) ? 6.0 : 4.0) * sb * f;
     /* MoE: the routed experts' fc1 input is the dispatched (permuted) copy

@@ -802,6 +802,13 @@ static void model_args(const model *m, int seq, arg_list *l)
         arg_switch(l, SEC_MODEL, "--add-qkv-bias");
     if (!m->tied_embeddings)
         arg_switch(l, SEC_MODEL, "--untie-embeddings-and-output-weights");
+    /* the residual dropout the plan's memory counts masks for (none at 0:
+     * tf_dropout_mask_bytes); Megatron's own default otherwise */
+    if (model_hidden_dropout(m) != MODEL_DEFAULT_HIDDEN_DROPOUT) {
+        char v[32];
+        snprintf(v, sizeof v, "%.17g", model_hidden_dropout(m));
+        arg_str(l, SEC_MODEL, "--hidden-dropout", v);
+    }
     if (m->moe.experts > 0)
         moe_args(m, l);
     if (m->mtp_layers > 0) {

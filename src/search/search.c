@@ -77,7 +77,13 @@
  *   P4 recompute: recompute runs none, selective, full; once one fits, the
  *      later (slower, same everything else) ones are skipped -- unless the
  *      one that fits uses an unvalidated recompute value and the later one
- *      a validated value (which may rank first: RANKING).
+ *      a validated value (which may rank first: RANKING).  Known miss: the
+ *      placement's layer split is not "everything else": a level that fits
+ *      only on a memory-skewed split can be slower than block recompute on
+ *      the balanced one (Llama 3.1 405B at seq 8192, tp 8 pp 8 vpp 1 on
+ *      1,024 H100 without dropout masks: none fits at 141.1k tokens/s, block
+ *      recompute of 7 layers would run 167.5k; the pruned search returns
+ *      vpp 4's 166.3k -- tests/test_search.c keeps the masks there).
  *   P6 cp_comm (cp > 1, not fixed): p2p, and each other K/V exchange
  *      type (a2a, all_gather, a2a+p2p) unless another type's attention
  *      layer is no slower and holds no more memory (kept and transient
