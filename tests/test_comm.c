@@ -224,31 +224,52 @@ START_TEST(boundary_p2p_intra_inter_wrap_hetero)
     c.n_groups = 1;
     c.group = groups;
 
-    /* tp 4 x pp 2 = 8 GPUs: one node, NVLink 300 GB/s + 3 us */
+    /* tp 4 x pp 2 = 8 GPUs: one node, NVLink 300 GB/s + 3 us (megatron-core
+     * with SP: (s / t, b, h) on each TP rank) */
     s = pipeline(4, 2, 1, 1, 8);
+    s.sp = true;
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), bytes / 300e9 + 3e-6, 1e-9);
     /* the interleaved wrap-around (rank 1 -> rank 0) stays in the node */
     s = pipeline(4, 2, 1, 2, 8);
+    s.sp = true;
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), bytes / 300e9 + 3e-6, 1e-9);
     /* tp 4 x pp 4 = 16 GPUs: the pipeline spans nodes, the NIC's 25 GB/s +
      * 10 us = 1,352.2 us (both the boundary and the wrap-around) */
     s = pipeline(4, 4, 1, 2, 8);
+    s.sp = true;
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), bytes / 25e9 + 10e-6, 1e-9);
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 3), bytes / 25e9 + 10e-6, 1e-9);
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 3), 1352.17728e-6, 1e-8);
-    /* SP does not change the boundary tensor (Megatron sends b s h / t) */
-    s.sp = true;
-    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), bytes / 25e9 + 10e-6, 1e-9);
-    /* megatron-lm-2020 (Megatron-LM before the scatter/gather of Jan-Feb
-     * 2021): each of the 4 TP ranks sends the whole b s h activation,
-     * 4 x 33,554,432 B over the NIC: 5,368.7 + 10 us */
+    /* megatron-core without SP (core_v0.15.0 schedules.py get_tensor_shapes:
+     * seq / tp only with sequence_parallel; no scatter/gather): each of the
+     * 4 TP ranks sends the whole b s h activation, 4 x 33,554,432 B over
+     * the NIC: 5,368.7 + 10 us */
     s.sp = false;
+    ck_assert_rel(cost_boundary_bytes(&m, &s, 4, STACK_MEGATRON_CORE), 4 * bytes, 1e-15);
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), 5378.70912e-6, 1e-8);
+    /* megatron-lm-2020 (Megatron-LM before the scatter/gather of Jan-Feb
+     * 2021): the whole b s h activation as well */
     s = pipeline(4, 4, 1, 1, 8);
     c.stack = STACK_MEGATRON_LM_2020;
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), 4 * bytes / 25e9 + 10e-6, 1e-9);
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), 5378.70912e-6, 1e-8);
-    c.stack = STACK_MEGATRON_LM_2021;   /* SC21's scatter/gather: b s h / t */
+    /* SC21's scatter/gather (2021, 2022 without SP) and DeepSpeed's
+     * partitioned pipe tensors: b s h / t whatever SP; 2022's SP: b s h / t */
+    c.stack = STACK_MEGATRON_LM_2021;
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), bytes / 25e9 + 10e-6, 1e-9);
+    ck_assert_rel(cost_boundary_bytes(&m, &s, 4, STACK_MEGATRON_LM_2022), bytes, 1e-15);
+    ck_assert_rel(cost_boundary_bytes(&m, &s, 4, STACK_DEEPSPEED), bytes, 1e-15);
+    s.sp = true;
+    ck_assert_rel(cost_boundary_bytes(&m, &s, 4, STACK_MEGATRON_LM_2022), bytes, 1e-15);
+    /* torch pipelining sends the stage output as torchtitan's TP leaves it:
+     * Shard(1) with SP (b s h / t), whole without */
+    ck_assert_rel(cost_boundary_bytes(&m, &s, 4, STACK_PYTORCH_FSDP2), bytes, 1e-15);
+    s.sp = false;
+    ck_assert_rel(cost_boundary_bytes(&m, &s, 4, STACK_PYTORCH_FSDP2), 4 * bytes, 1e-15);
+    /* tp 1: the whole activation on every stack; cp 2 halves it */
+    ck_assert_rel(cost_boundary_bytes(&m, &s, 1, STACK_DEEPSPEED), 4 * bytes, 1e-15);
+    s.cp = 2;
+    ck_assert_rel(cost_boundary_bytes(&m, &s, 1, STACK_MEGATRON_CORE), 2 * bytes, 1e-15);
     c.stack = STACK_MEGATRON_CORE;
     s = pipeline(4, 4, 1, 2, 8);
     /* out of range: nothing */
@@ -261,6 +282,7 @@ START_TEST(boundary_p2p_intra_inter_wrap_hetero)
     c.n_links = 1;
     c.link = &link;
     s = pipeline(4, 2, 1, 1, 8);
+    s.sp = true;
     s.stage[1].group = 1;
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), bytes / 6.25e9 + 20e-6, 1e-9);
     /* no explicit link: the slower of the two groups' NICs, the larger

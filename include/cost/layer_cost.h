@@ -200,14 +200,16 @@ double cost_cp_transient_bytes(const layer_spec *l, const strategy *s, int tp, i
 double cost_cp_saved_bytes(const layer_spec *l, const strategy *s, int tp);
 
 /* One micro-batch's activations crossing a pipeline stage boundary on one
- * GPU: b s / cp x h / tp elements at the model's activation width (2 B, 4
- * for fp32 models). */
-double cost_boundary_bytes(const model *m, const strategy *s, int tp);
+ * GPU of the stack: b s / cp x h elements at the model's activation width
+ * (2 B, 4 for fp32 models), / tp where the stack splits them across the TP
+ * ranks (stack_p2p_splits_tp: sequence parallelism, or Megatron-LM
+ * 2021-22's and DeepSpeed's scatter/gather); what each rank sends, and
+ * what torch pipelining's buffers hold. */
+double cost_boundary_bytes(const model *m, const strategy *s, int tp, int stack);
 
 /* p2p time of one micro-batch's activations crossing the boundary after
  * pipeline rank i (to rank i+1; for i = pp-1 the wrap-around to rank 0 of
- * an interleaved schedule): cost_boundary_bytes (tp times that on a stack
- * without scatter/gather, stack_p2p_scatter_gather), over NVLink when the whole pipeline sits in one NVLink
+ * an interleaved schedule): cost_boundary_bytes, over NVLink when the whole pipeline sits in one NVLink
  * domain of one node group, else over the link between the two ranks' node
  * groups (cluster_link_between), efficiency applied; a stage spanning
  * groups: the slowest link between any of its groups and the other's. */

@@ -155,14 +155,36 @@ bool stack_buckets_in_param_dtype(const stack_spec *st);
  * (training.py get_model).  FSDP2 and DeepSpeed have their own (false). */
 bool stack_zero3_syncs_each_backward(const stack_spec *st);
 
-/* Whether the stack sends a pipeline boundary's activation as 1/tp scatter
- * chunks, all-gathered over NVLink by the receiving stage (Narayanan et al.
- * SC21, Sec 4.1; Megatron-LM 27fc468964, 2021-01-20, on by default from
- * 72e4230bb5, 2021-02-16); without it (megatron-lm-2020: Megatron-LM's main
- * before then, training.py communicate() sends the whole (seq, mbs, hidden)
- * tensor) each of the tp ranks of a stage sends the whole activation to its
- * peer in the next stage. */
-bool stack_p2p_scatter_gather(const stack_spec *st);
+/* Whether each of a pipeline stage's tp ranks sends 1/tp of the activation
+ * crossing a stage boundary (else the whole of it), `sp` the strategy's
+ * sequence parallelism.  The tensor a stage hands on is the residual stream
+ * as its ranks hold it, (seq / cp, mbs, hidden), and:
+ *   megatron-core: seq / tp as well only with sequence parallelism
+ *     (core_v0.15.0 pipeline_parallel/schedules.py get_tensor_shapes and
+ *     forward_backward_pipelining_with_interleaving's tensor_shape;
+ *     p2p_communication.py sends it whole: the scatter/gather of Megatron-LM
+ *     2021-22 did not move into core, 39b83c7953, 2023-01-31): without SP
+ *     every TP rank sends the whole activation;
+ *   megatron-lm-2021, megatron-lm-2022: always (the scatter/gather of
+ *     Narayanan et al. SC21 Sec 4.1: Megatron-LM 27fc468964, 2021-01-20, on
+ *     by default from 72e4230bb5, 2021-02-16, --no-scatter-gather-tensors-
+ *     in-pipeline to turn off; p2p_communication.py sends 1/tp of the
+ *     flattened tensor and the receiver all-gathers it over NVLink; with SP,
+ *     cfd2e21607 2022-04-28, the tensor is (seq / tp, mbs, hidden) already);
+ *   megatron-lm-2020: never (Megatron-LM's main before 2021-01-20,
+ *     training.py communicate() sends the whole (seq, mbs, hidden) tensor;
+ *     no SP there);
+ *   deepspeed: always at tp > 1 (deepspeed/runtime/pipe/engine.py
+ *     PipelineEngine: is_pipe_partitioned = is_model_parallel, config
+ *     pipeline.pipe_partitioned default true; _exec_forward_pass sends a
+ *     PartitionedTensor over the slice-parallel (TP) group, the receiver
+ *     all-gathers it);
+ *   pytorch-fsdp2: only with SP (torch.distributed.pipelining sends the
+ *     stage's output tensor as it is; torchtitan's TP plan leaves the
+ *     residual stream as a local Shard(1) tensor, seq / tp, with its
+ *     SequenceParallel norms and RowwiseParallel(output_layouts=Shard(1))).
+ * cost_boundary_bytes applies it. */
+bool stack_p2p_splits_tp(const stack_spec *st, bool sp);
 
 /* The stack named `name` (case-insensitive), or NULL. */
 const stack_spec *stack_find(const char *name);

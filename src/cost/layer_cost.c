@@ -1201,11 +1201,11 @@ static double mixed_boundary_link(const cluster *c, const strategy *s, int a, in
     return isfinite(bw) ? bw : 0;
 }
 
-double cost_boundary_bytes(const model *m, const strategy *s, int tp)
+double cost_boundary_bytes(const model *m, const strategy *s, int tp, int stack)
 {
     int cp = s->cp > 0 ? s->cp : 1;
-    return (double)s->mbs * s->seq_len / cp * m->hidden * (m->prec == PREC_FP32 ? 4.0 : 2.0) /
-           (tp > 0 ? tp : 1);
+    double split = tp > 1 && stack_p2p_splits_tp(stack_get(stack), s->sp) ? tp : 1;
+    return (double)s->mbs * s->seq_len / cp * m->hidden * (m->prec == PREC_FP32 ? 4.0 : 2.0) / split;
 }
 
 double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
@@ -1226,11 +1226,7 @@ double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *
     tp = s->stage[i].tp > 0 ? s->stage[i].tp : (s->tp > 0 ? s->tp : 1);
     ng = &c->group[g];
     cost_constants(&kc, p, c->stack, ng->gpu.gen);
-    bytes = cost_boundary_bytes(m, s, tp);
-    /* without scatter/gather every TP rank sends the whole activation
-     * (Megatron-LM before 2021-01-20, training.py communicate()) */
-    if (!stack_p2p_scatter_gather(stack_get(c->stack)))
-        bytes *= tp;
+    bytes = cost_boundary_bytes(m, s, tp, c->stack);
     if (strategy_stage_mix(s, i) != NULL || strategy_stage_mix(s, (i + 1) % pp) != NULL) {
         bw = mixed_boundary_link(c, s, i, (i + 1) % pp, &lat);
         bw *= k->inter_eff > 0 ? k->inter_eff : 1.0;

@@ -18,7 +18,7 @@
  *     without interleaving (1F1B in Jan 2021; interleaving came on
  *     2021-02-13), each TP rank sending the whole activation to the next
  *     stage (training.py communicate(); no scatter/gather before
- *     2021-01-20: stack_p2p_scatter_gather), --checkpoint-activations
+ *     2021-01-20: stack_p2p_splits_tp), --checkpoint-activations
  *     (full recompute only), the local DDP that all-reduces gradients
  *     after the backward (--DDP-impl local, no overlap), no distributed
  *     optimizer, SP, CP or EP; attention as baddbmm +
@@ -185,9 +185,15 @@ bool stack_zero3_syncs_each_backward(const stack_spec *st)
     return st != NULL && st->id == STACK_MEGATRON_CORE;
 }
 
-bool stack_p2p_scatter_gather(const stack_spec *st)
+bool stack_p2p_splits_tp(const stack_spec *st, bool sp)
 {
-    return st == NULL || st->id != STACK_MEGATRON_LM_2020;
+    switch (st != NULL ? st->id : STACK_MEGATRON_CORE) {
+    case STACK_MEGATRON_LM_2020: return false;
+    case STACK_MEGATRON_LM_2021:
+    case STACK_MEGATRON_LM_2022:
+    case STACK_DEEPSPEED:        return true;
+    default:                     return sp;
+    }
 }
 
 size_t stack_count(void)

@@ -689,7 +689,7 @@ static double pipe_buffer_bytes(const placer *pc, const strategy *s, int tp, int
     in.prec = pc->m->prec;
     in.frag_fraction = pc->p->frag_fraction;
     in.extra_bytes = memory_pipe_buffers_bytes(stack_get(pc->c->stack)->memory.pipe,
-                                               cost_boundary_bytes(pc->m, s, tp), mcount,
+                                               cost_boundary_bytes(pc->m, s, tp, pc->c->stack), mcount,
                                                inflight, s->pp, s->vpp, q);
     memory_stage(&in, &mb);
     return mb.total_bytes;

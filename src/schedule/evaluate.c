@@ -518,7 +518,7 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
         in.extra_bytes += stage_gather_bytes(x->m, x->c, s, &ng->gpu, i, tp, r->params);
     if (act_uneven && in.act_bytes > 0)
         in.inflight = memory_inflight_chunks(pipe, x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
-    in.extra_bytes += memory_pipe_buffers_bytes(pipe, cost_boundary_bytes(x->m, s, tp), x->mcount,
+    in.extra_bytes += memory_pipe_buffers_bytes(pipe, cost_boundary_bytes(x->m, s, tp, x->c->stack), x->mcount,
                                                 in.inflight, x->pp, x->v, i);
     memory_stage(&in, &x->out->stage_memory[i]);
     if (x->out->stage_memory[i].total_bytes > x->out->peak_memory_bytes) {
