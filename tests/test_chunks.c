@@ -237,10 +237,50 @@ START_TEST(inflight_uneven_hand)
 }
 END_TEST
 
+/* The whole-step walk with what PyTorch's stacks accumulate
+ * (memory_schedule_peak_bytes), hand-derived:
+ *   1F1B rank 0 of pp 4, m 4 (activations 1, FSDP2 gradients 10, working
+ *   set 0.5): forwards 1 2 3 4, then its first backward frees one and
+ *   allocates the gradients: 3 + 10, with the working set 13.5 (counting
+ *   every gradient from the start, 4 + 10 + 0.5 = 14.5);
+ *   the last rank (kept outputs 2): F 1, B 0 + 10 + 2, F 13, B 14, F 15,
+ *   B 16, F 17, B 18: 18 + 0.5 after its last backward;
+ *   interleaved pp 2, vpp 2, m 2, rank 1 (PyTorch's warm-up 2 forwards of
+ *   chunk 0), gradients 20 (chunk 1) and 10 (chunk 0): F F F(c1) -> 3,
+ *   B(c1) 2 + 20, F(c1) 23, B(c1) 22, B(c0) 21 + 10 = 31: chunk 0's
+ *   gradients arrive after chunk 1's backwards (34 counting both from the
+ *   start).  Without accumulation it is memory_inflight_chunks().  The
+ *   last stage's kept output of Llama 3.1 405B at 4 x 8192 tokens, tp 8:
+ *   32768 x 128256 / 8 x 2 B; none under Megatron's schedules. */
+START_TEST(schedule_peak_hand)
+{
+    const double act[2] = {1, 1}, g1[1] = {10}, t1[1] = {0.5}, g2[2] = {10, 20};
+    const schedule_held rank0 = {g1, 0, t1}, last = {g1, 2, t1}, inter = {g2, 0, NULL};
+    ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 4, 1, 4, 0, act, &rank0), 13.5,
+                  1e-15);
+    ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 4, 1, 4, 3, act, &last), 18.5,
+                  1e-15);
+    ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 2, 2, 2, 1, act, &inter), 31.0,
+                  1e-15);
+    for (int r = 0; r < 4; r++)
+        ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 4, 2, 8, r, act, NULL),
+                      memory_inflight_chunks(STACK_PIPE_TORCH, 4, 2, 8, r, act), 1e-15);
+    ck_assert_rel(memory_pipe_kept_output_bytes(STACK_PIPE_TORCH, PREC_FP8, 32768, 128256, 8),
+                  32768.0 * 128256 / 8 * 2, 1e-15);
+    ck_assert_rel(memory_pipe_kept_output_bytes(STACK_PIPE_TORCH, PREC_FP32, 32768, 128256, 8),
+                  32768.0 * 128256 / 8 * 4, 1e-15);
+    ck_assert(memory_pipe_kept_output_bytes(STACK_PIPE_MEGATRON, PREC_BF16, 32768, 128256, 8) ==
+              0);
+    ck_assert_rel(memory_fsdp2_accum_grad_bytes(8, 1e9), 4e9, 1e-15);
+    ck_assert(memory_fsdp2_accum_grad_bytes(1, 1e9) == 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("chunks");
     TCase *tc = tcase_create("core");
+    tcase_add_test(tc, schedule_peak_hand);
     tcase_add_test(tc, account_rule_405b);
     tcase_add_test(tc, check_rejects);
     tcase_add_test(tc, hand_two_ranks);

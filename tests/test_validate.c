@@ -1165,18 +1165,20 @@ START_TEST(memory_corpus)
     }
     /* issue 12's target: mean <= 5%, none under-predicted by more than 5%,
      * none refused.  Met by all but two 405B 1F1B pipeline rows (Table 5
-     * 1F1B -13.1%, Table 6 FSDP 1 CP 8 -9.6%, at vpp 1 as their schedule
+     * 1F1B -10.7%, Table 6 FSDP 1 CP 8 -9.7%, at vpp 1 as their schedule
      * ran: docs/validation.md "Memory" says what is believed missing);
-     * bounded at what the model reaches: MAPE 4.0% over the 18 runs, the
-     * most under-predicted -13.1%.  Table 6 FSDP 8 CP 1 was -7.7% before
+     * bounded at what the model reaches: MAPE 3.5% over the 18 runs, the
+     * most under-predicted -10.7%.  Table 6 FSDP 8 CP 1 was -7.7% before
      * the pipeline stage's per-micro-batch buffers (memory_pipe_buffers_bytes),
-     * -4.8% with them */
+     * -4.8% with them, -2.1% with the last stage's kept outputs and FSDP2's
+     * gradients followed through the schedule (memory_schedule_peak_bytes;
+     * MAPE 4.0%, Table 5 1F1B -13.3% before) */
     ck_assert_int_eq(v->n, 18);
     for (i = 0; i < v->n; i++) {
         bool known = strcmp(v->run[i].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_1f1b") == 0 ||
                      strcmp(v->run[i].id,
                             "torchtitan_h100_llama31_405b_fsdp1_cp8_tp8_pp8_seq262144") == 0;
-        ck_assert_msg(res[i].mem_error > (known ? -0.135 : -0.05), "%s under-predicted %.1f%%",
+        ck_assert_msg(res[i].mem_error > (known ? -0.11 : -0.05), "%s under-predicted %.1f%%",
                       v->run[i].id, 100 * res[i].mem_error);
     }
     /* the 1F1B rows run one stage per rank (vpp 1, as the corpus says) */
@@ -1186,12 +1188,15 @@ START_TEST(memory_corpus)
     ck_assert_int_eq(sum.mem_refused, 0);
     /* Table 5 Interleaved 1F1B at m == pp: PyTorch's warm-up, not
      * Megatron's all forwards first (memory_inflight's pipe): its last rank
-     * +12.7% before (82.0 GiB of 72.7), +4.7% with it */
+     * +12.7% before (82.0 GiB of 72.7), +4.7% with it; -1.2% since its
+     * ranks' first chunks get their FSDP2 gradients after the warm-up's
+     * peak and its last rank's working set is the chunk's at work
+     * (memory_schedule_peak_bytes) */
     ck_assert_str_eq(v->run[13].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_interleaved");
     ck_assert_msg(res[13].mem_error < 0.05, "interleaved %+.1f%%", 100 * res[13].mem_error);
-    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.041, "memory MAPE %.1f%%",
+    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.036, "memory MAPE %.1f%%",
                   100 * sum.mem_sum / sum.mem_cnt);
-    ck_assert_msg(sum.mem_min_signed >= -0.135, "most under %.1f%%", 100 * sum.mem_min_signed);
+    ck_assert_msg(sum.mem_min_signed >= -0.108, "most under %.1f%%", 100 * sum.mem_min_signed);
     pl_free(res);
     validation_free(v);
 }

@@ -113,6 +113,61 @@ double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int r
 double memory_inflight_chunks(stack_pipe pipe, int pp, int vpp, int microbatches, int rank,
                               const double *chunk_act_bytes);
 
+/* What PyTorch's stacks accumulate on a rank during the step, per model
+ * chunk c of the rank (bytes on one GPU; NULL / 0 for none), for
+ * memory_schedule_peak_bytes():
+ *   grad_bytes[c]: the unsharded gradients FSDP2 accumulates for chunk c
+ *     under pipelining (memory_fsdp2_accum_grad_bytes), allocated by the
+ *     chunk's first backward of the step -- FSDPParam.
+ *     to_accumulated_grad_if_needed upcasts the first micro-batch's
+ *     gradient at the block's post_backward, later ones are added to it --
+ *     and freed after the last backward's reduce-scatter: they appear while
+ *     that backward frees the chunk's activations, and a chunk whose
+ *     backwards come later (an interleaved rank's first chunk) has none
+ *     during the warm-up;
+ *   kept_output_bytes: each micro-batch's output of the pipeline's last
+ *     stage (its logits), kept after its backward until the next step
+ *     (memory_pipe_kept_output_bytes), on the last rank;
+ *   transient_bytes[c]: chunk c's working set (cost_range_transient_bytes:
+ *     the recompute of a layer, the loss on the pipeline's last chunk),
+ *     counted with what is held while one of its backwards runs, instead
+ *     of with the rank's peak whatever runs then. */
+typedef struct schedule_held {
+    const double *grad_bytes;
+    double kept_output_bytes;
+    const double *transient_bytes;
+} schedule_held;
+
+/* The schedule walk of memory_inflight_chunks() over the whole step with
+ * what `acc` accumulates (NULL: memory_inflight_chunks() itself): after
+ * each forward the held activations, around each backward the larger of
+ * what is held before and after it (its activations freed, the chunk's
+ * gradients and the last stage's kept output added) plus the chunk's
+ * working set.  The running maximum. */
+double memory_schedule_peak_bytes(stack_pipe pipe, int pp, int vpp, int microbatches, int rank,
+                                  const double *chunk_act_bytes, const schedule_held *acc);
+
+/* One micro-batch's output the pipeline's last stage keeps after its
+ * backward (STACK_PIPE_TORCH; 0 for Megatron's schedules, which free it):
+ * torch.distributed.pipelining of torch 2.5-2.6 (stage.py, the torch of
+ * torchtitan's Dec 2024 benchmark) appends every forward_one_chunk output
+ * to output_chunks for the schedule's returned merge, cleared only by
+ * clear_runtime_states when the next step() starts; on the last stage the
+ * output is the logits, `tokens` x vocab / tp per GPU (loss parallel's
+ * vocabulary shard; torchtitan 9dec370 model.py returns them in the
+ * parameters' 16 bits), 2 B each (fp32 models 4): m of them after the
+ * step's last backward.  (That torch kept every stage's outputs so; the
+ * other stages' add one boundary per micro-batch beyond the in-flight ones
+ * memory_pipe_buffers_bytes counts, after the warm-up: not counted.  Later
+ * torch keeps the last stage's only when the schedule returns them.) */
+double memory_pipe_kept_output_bytes(stack_pipe kind, precision prec, double tokens, double vocab,
+                                     int tp);
+
+/* FSDP2's unsharded fp32 gradients accumulated under pipelining (pp > 1;
+ * memory_fsdp2_unsharded_bytes), 4 B per parameter of `params`; 0 at pp 1,
+ * where each block's gradients are reduce-scattered in its backward. */
+double memory_fsdp2_accum_grad_bytes(int pp, double params);
+
 /* torchtitan's op-level selective activation checkpointing (stack memory
  * kind STACK_SEL_OP_POLICY; torchtitan 9dec370 torchtitan/parallelisms/
  * parallelize_llama.py _apply_ac_to_transformer_block, selective_ac_option
@@ -232,7 +287,9 @@ bool memory_zero3_gathers(int zero, int dp);
  * unsharded gradient to the reduce dtype, torchtitan's
  * mixed_precision_reduce float32, to accumulate it):
  *   layer_weight_bytes x (stage_params - root_params)
- *     + root_bytes x root_params + 4 x stage_params.
+ *     + root_bytes x root_params + 4 x stage_params
+ * (the last term memory_fsdp2_accum_grad_bytes; evaluate() follows it
+ * through the schedule instead, memory_schedule_peak_bytes).
  * Parameter counts per GPU (after tp). */
 double memory_fsdp2_unsharded_bytes(precision prec, double layer_weight_bytes, double root_params,
                                     double block_params, double stage_params, int pp);

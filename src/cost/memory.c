@@ -127,10 +127,10 @@ static int seq_chunk(int k, int pp, int vpp, int m, int backward)
     return backward ? vpp - 1 - c : c;
 }
 
-double memory_inflight_chunks(stack_pipe pipe, int pp, int vpp, int microbatches, int rank,
-                              const double *chunk_act_bytes)
+double memory_schedule_peak_bytes(stack_pipe pipe, int pp, int vpp, int microbatches, int rank,
+                                  const double *chunk_act_bytes, const schedule_held *acc)
 {
-    int n, warm, j, nf = 0, nb = 0, end;
+    int n, warm, j, nf = 0, nb = 0, end, gs;
     double held = 0, peak = 0;
     if (pp < 1)
         pp = 1;
@@ -139,6 +139,7 @@ double memory_inflight_chunks(stack_pipe pipe, int pp, int vpp, int microbatches
     if (microbatches < 1)
         microbatches = 1;
     n = microbatches * vpp;
+    gs = microbatches < pp ? microbatches : pp;   /* the first group's size */
     if (vpp == 1) {
         warm = pp - rank - 1;
     } else {
@@ -151,19 +152,49 @@ double memory_inflight_chunks(stack_pipe pipe, int pp, int vpp, int microbatches
     if (warm < 0)
         warm = 0;
     end = warm + 4 * pp * vpp + 2;   /* the warm-up and two steady groups */
-    if (end > 2 * n)
+    if (end > 2 * n || acc != NULL)  /* what accumulates: the whole step */
         end = 2 * n;
     for (j = 0; j < end; j++) {
         bool fwd = j < warm || (j < 2 * n - warm && (j - warm) % 2 == 0);
+        double at;
         if (fwd) {
             held += chunk_act_bytes[seq_chunk(nf++, pp, vpp, microbatches, 0)];
-            if (held > peak)
-                peak = held;
+            at = held;
         } else {
-            held -= chunk_act_bytes[seq_chunk(nb++, pp, vpp, microbatches, 1)];
+            int c = seq_chunk(nb, pp, vpp, microbatches, 1);
+            double before = held;
+            held -= chunk_act_bytes[c];
+            if (acc != NULL && acc->grad_bytes != NULL && nb < vpp * gs && nb % gs == 0)
+                held += acc->grad_bytes[c];   /* the chunk's first backward */
+            if (acc != NULL && rank == pp - 1 && c == vpp - 1)
+                held += acc->kept_output_bytes;
+            at = (held > before ? held : before) +
+                 (acc != NULL && acc->transient_bytes != NULL ? acc->transient_bytes[c] : 0);
+            nb++;
         }
+        if (at > peak)
+            peak = at;
     }
     return peak;
+}
+
+double memory_inflight_chunks(stack_pipe pipe, int pp, int vpp, int microbatches, int rank,
+                              const double *chunk_act_bytes)
+{
+    return memory_schedule_peak_bytes(pipe, pp, vpp, microbatches, rank, chunk_act_bytes, NULL);
+}
+
+double memory_pipe_kept_output_bytes(stack_pipe kind, precision prec, double tokens, double vocab,
+                                     int tp)
+{
+    if (kind != STACK_PIPE_TORCH)
+        return 0;
+    return tokens * vocab / (tp > 0 ? tp : 1) * (prec == PREC_FP32 ? 4.0 : 2.0);
+}
+
+double memory_fsdp2_accum_grad_bytes(int pp, double params)
+{
+    return pp > 1 ? 4.0 * params : 0;
 }
 
 double memory_op_sac_bytes(const model *m, const layer_spec *l, double tokens, int tp, bool sp)
@@ -238,7 +269,7 @@ double memory_fsdp2_unsharded_bytes(precision prec, double layer_weight_bytes, d
     double root_bytes = prec == PREC_FP32 ? 4.0 : 2.0;
     if (pp > 1)   /* the blocks at their gathered dtype, the root 16-bit */
         return layer_weight_bytes * (stage_params - root_params) + root_bytes * root_params +
-               4.0 * stage_params;
+               memory_fsdp2_accum_grad_bytes(pp, stage_params);
     return root_bytes * root_params + 2.0 * layer_weight_bytes * block_params;
 }
 

@@ -678,8 +678,12 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
 }
 
 /* Stage q's pipeline buffers (memory_pipe_buffers_bytes, the strategy's
- * vpp: 1 here, interleaving is refused) as memory_stage() counts them: with
- * the fragmentation share of activations, as evaluate() has them. */
+ * vpp: 1 here, interleaving is refused) and, on the last stage, the outputs
+ * it keeps (memory_pipe_kept_output_bytes, all m: no fewer than
+ * evaluate()'s schedule walk holds with the rest) as memory_stage()
+ * counts them: with the fragmentation share of activations, as evaluate()
+ * has them.  FSDP2's accumulated gradients stay whole in the per-layer
+ * terms (memory_zero3_gathered_bytes), at least what the walk holds. */
 static double pipe_buffer_bytes(const placer *pc, const strategy *s, int tp, int mcount, int q,
                                 double inflight)
 {
@@ -691,6 +695,13 @@ static double pipe_buffer_bytes(const placer *pc, const strategy *s, int tp, int
     in.extra_bytes = memory_pipe_buffers_bytes(stack_get(pc->c->stack)->memory.pipe,
                                                cost_boundary_bytes(pc->m, s, tp, pc->c->stack), mcount,
                                                inflight, s->pp, s->vpp, q);
+    if (q == s->pp - 1)   /* the last stage's kept outputs */
+        in.extra_bytes += mcount *
+                          memory_pipe_kept_output_bytes(stack_get(pc->c->stack)->memory.pipe,
+                                                        pc->m->prec,
+                                                        (double)s->mbs * s->seq_len /
+                                                            (s->cp > 0 ? s->cp : 1),
+                                                        pc->m->vocab, tp);
     memory_stage(&in, &mb);
     return mb.total_bytes;
 }

@@ -219,10 +219,11 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
 /* Rank i's layers, chunk by chunk (strategy_chunk_layers' rule: the
  * embedding in rank 0's chunk 0, the output layer and loss in rank pp-1's
  * last), summed into *r; per-chunk times into fc/bc when chunked, each
- * chunk's activations into ca[].  Returns whether the chunks keep different
+ * chunk's activations, parameters and working set into ca[], cparams[] and
+ * ctrans[].  Returns whether the (chunked) chunks keep different
  * activations. */
 static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, range_cost *r,
-                        double *ca)
+                        double *ca, double *cparams, double *ctrans)
 {
     const int v = x->v, pp = x->pp;
     bool act_uneven = false;
@@ -242,12 +243,14 @@ static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, rang
         range_cost_add_work(r, &part);
         r->params += part.params;
         r->expert_params += part.expert_params;
-        if (cost_range_transient_bytes(&part) > peak)   /* chunks run one at a time */
-            peak = cost_range_transient_bytes(&part);
+        ca[j] = part.act_bytes;
+        cparams[j] = part.params;
+        ctrans[j] = cost_range_transient_bytes(&part);
+        if (ctrans[j] > peak)   /* chunks run one at a time */
+            peak = ctrans[j];
         if (x->chunked) {
             x->fc[i * v + j] = cost_cap_time(part.fwd_s);
             x->bc[i * v + j] = cost_cap_time(part.bwd_s);
-            ca[j] = part.act_bytes;
             if (part.act_bytes != ca[0])
                 act_uneven = true;
         }
@@ -494,17 +497,56 @@ static void rank_times(eval_state *x, int i, range_cost *r)
         x->out->recompute_share = r->recompute_share;
 }
 
+/* Rank i's activations under torch.distributed.pipelining as
+ * memory_schedule_peak_bytes() follows them through the step: the last
+ * stage's kept outputs (memory_pipe_kept_output_bytes: its logits, one
+ * micro-batch of tokens on this GPU), each chunk's working set (ctrans[],
+ * in place of the rank's largest, r->act_peak_extra_bytes) and, where FSDP2
+ * gathers the stage, its accumulated fp32 gradients per chunk
+ * (memory_fsdp2_accum_grad_bytes of cparams[], each chunk's parameters per
+ * GPU), taken out of the gathered figure; the peak becomes in->inflight
+ * whole-rank micro-batches. */
+static void rank_torch_schedule_memory(const eval_state *x, int i, int tp, bool gathers,
+                                       const double *ca, const double *cparams,
+                                       const double *ctrans, const range_cost *r,
+                                       stage_memory_in *in)
+{
+    const strategy *s = x->s;
+    const int cp = s->cp > 0 ? s->cp : 1;
+    double cg[COST_CHUNKS_MAX];
+    const bool fsdp2 = gathers && stack_get(x->c->stack)->memory.gather == STACK_GATHER_FSDP2;
+    const schedule_held acc = {fsdp2 ? cg : NULL,
+                               memory_pipe_kept_output_bytes(STACK_PIPE_TORCH, x->m->prec,
+                                                             (double)s->mbs * s->seq_len / cp,
+                                                             x->m->vocab, tp),
+                               ctrans};
+    for (int j = 0; j < x->v; j++)
+        cg[j] = memory_fsdp2_accum_grad_bytes(x->pp, cparams[j]);
+    if (fsdp2)
+        in->extra_bytes -= memory_fsdp2_accum_grad_bytes(x->pp, in->params);
+    in->extra_bytes -= r->act_peak_extra_bytes;
+    in->inflight =
+        memory_schedule_peak_bytes(STACK_PIPE_TORCH, x->pp, x->v, x->mcount, i, ca, &acc) /
+        in->act_bytes;
+}
+
 /* Rank i's memory (memory_stage), with memory_inflight() micro-batches or,
  * when its chunks keep different activations (ca[]), the schedule's own
  * peak as whole-rank micro-batches; ZeRO-3 adds its gathered weights (the
  * stack's way: DeepSpeed's prefetch or FSDP2's root and blocks), the
  * stack's pipeline its per-micro-batch buffers (memory_pipe_buffers_bytes);
- * the warm-up is the stack's schedule's (memory_inflight's `pipe`). */
+ * the warm-up is the stack's schedule's (memory_inflight's `pipe`).
+ * torch.distributed.pipelining: the schedule walk over the whole step
+ * (memory_schedule_peak_bytes) with the last stage's kept outputs and, with
+ * FSDP2's gathered stage, its fp32 gradients chunk by chunk (cparams[]:
+ * each chunk's parameters per GPU), in place of the whole stage's. */
 static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int edp,
-                        const range_cost *r, bool act_uneven, const double *ca)
+                        const range_cost *r, bool act_uneven, const double *ca,
+                        const double *cparams, const double *ctrans)
 {
     const strategy *s = x->s;
     const stack_pipe pipe = stack_get(x->c->stack)->memory.pipe;
+    const bool gathers = memory_zero3_gathers(s->zero, x->dpcp) && s->stage[i].n_layers > 0;
     stage_memory_in in = {x->m->prec, s->zero, x->dpcp, edp, r->params, r->expert_params,
                           r->act_bytes, memory_inflight(pipe, x->pp, x->v, x->mcount, i),
                           r->act_peak_extra_bytes, x->p->reserve_bytes, x->p->frag_fraction,
@@ -514,12 +556,14 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                               x->v, r->params),
                           s->grad_reduce_bf16,
                           memory_fp8_weights_single(&ng->gpu, x->m->prec, s->zero), s->opt_state};
-    if (memory_zero3_gathers(s->zero, x->dpcp) && s->stage[i].n_layers > 0)
+    if (gathers)
         in.extra_bytes += stage_gather_bytes(x->m, x->c, s, &ng->gpu, i, tp, r->params);
     if (act_uneven && in.act_bytes > 0)
         in.inflight = memory_inflight_chunks(pipe, x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
     in.extra_bytes += memory_pipe_buffers_bytes(pipe, cost_boundary_bytes(x->m, s, tp, x->c->stack), x->mcount,
                                                 in.inflight, x->pp, x->v, i);
+    if (pipe == STACK_PIPE_TORCH && x->pp > 1 && in.act_bytes > 0)
+        rank_torch_schedule_memory(x, i, tp, gathers, ca, cparams, ctrans, r, &in);
     memory_stage(&in, &x->out->stage_memory[i]);
     if (x->out->stage_memory[i].total_bytes > x->out->peak_memory_bytes) {
         x->out->peak_memory_bytes = x->out->stage_memory[i].total_bytes;
@@ -545,9 +589,9 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
     comm_link edpl = comm_group_link(ng, k, edp, strategy_expert_split(s));
     const stack_spec *stk = stack_get(x->c->stack);
     double gb = grad_reduce_bytes(x->m, &ng->gpu, s, stk->zero3_prefetch), t_param = 0, opt_i;
-    double ca[COST_CHUNKS_MAX];
+    double ca[COST_CHUNKS_MAX], cparams[COST_CHUNKS_MAX], ctrans[COST_CHUNKS_MAX];
     range_cost *r = &x->rc[i];
-    bool act_uneven = rank_layers(x, i, ng, tp, r, ca);
+    bool act_uneven = rank_layers(x, i, ng, tp, r, ca, cparams, ctrans);
 
     if (s->zero >= 3 && stk->zero3_prefetch)
         rank_zero3_prefetch(x, i, &dpl, &edpl, edp, k, gb, r);
@@ -569,7 +613,7 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
     x->p2p[i] = i < x->pp - 1 || (x->v > 1 && x->pp > 1)
                     ? cost_cap_time(cost_boundary_p2p_s(x->m, x->c, x->p, s, i))
                     : 0;
-    rank_memory(x, i, ng, tp, edp, r, act_uneven, ca);
+    rank_memory(x, i, ng, tp, edp, r, act_uneven, ca, cparams, ctrans);
     if (gpus > 0)
         x->peak_flops += compute_peak_flops(&ng->gpu, precision_peak(x->m->prec)) * gpus;
     else
