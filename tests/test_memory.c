@@ -283,19 +283,22 @@ START_TEST(loss_bytes)
 }
 END_TEST
 
-/* FSDP2's gathered 16-bit weights: at pp 1 the root and two blocks (Llama
- * 3.1 8B: 1,050,677,248 root + 2 x 218,112,000 block parameters, 2 B:
- * 2,973,802,496 B); at pp > 1 the whole stage, its 16-bit weights and
- * fp32 accumulated gradients (1e9 parameters: 6e9 B). */
+/* FSDP2's gathered 16-bit weights: at pp 1 the root and the block in use
+ * (Llama 3.1 8B: 1,050,677,248 root + 218,112,000 block parameters, 2 B:
+ * 2,537,578,496 B) and the copy-in stream's all-gather outputs, the root's
+ * kept while the first block's is gathered (the same 2,537,578,496 B):
+ * 5,075,156,992 B; at pp > 1 the whole stage, its 16-bit weights and fp32
+ * accumulated gradients (1e9 parameters: 6e9 B), and the same pool. */
 START_TEST(fsdp2_unsharded)
 {
     ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 2, 1050677248.0, 218112000.0, 8e9, 1),
-                  2973802496.0, 1e-15);
+                  5075156992.0, 1e-15);
     ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 2, 1050677248.0, 218112000.0, 1e9, 4),
-                  6e9, 1e-15);
+                  6e9 + 2537578496.0, 1e-15);
     /* 1-byte blocks, the root 16-bit: at pp 4 0.2e9 root + 0.8e9 block
-     * parameters: 0.8e9 + 0.4e9 + 4e9 */
-    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 1, 0.2e9, 0.4e9, 1e9, 4), 5.2e9, 1e-15);
+     * parameters: 0.8e9 + 0.4e9 + 4e9, and the pool: the root's 0.4e9 (not
+     * larger than a block's 0.4e9) and a block's, 0.8e9 */
+    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 1, 0.2e9, 0.4e9, 1e9, 4), 6.0e9, 1e-15);
 }
 END_TEST
 
@@ -331,8 +334,10 @@ END_TEST
  * the layer (0.4e9 parameters per GPU) and the embedding matrix (0.26e9),
  * and a prefetched one capped at 1e9 / tp 8 = 0.125e9: 2 x 0.525e9 =
  * 1.05e9 B, whatever the stage's size; FSDP2 at pp 4 the whole stage at
- * 6 B (1e9: 6e9 B), additive, and at pp 1 the root and two blocks
- * (0.5e9 + 2 x 0.4e9 at 2 B: 2.6e9 B); nothing gathered at dp 1 or ZeRO < 3. */
+ * 6 B (1e9: 6e9 B), additive, with two blocks' all-gather outputs (1.6e9 B),
+ * and at pp 1 the root and a block and the all-gather outputs, the root's
+ * and a block's (2 x (0.5e9 + 0.4e9) at 2 B: 3.6e9 B); nothing gathered at
+ * dp 1 or ZeRO < 3. */
 START_TEST(zero3_gathered_one_rule)
 {
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_BF16, 2, 4, 8, 5e9, 0.4e9,
@@ -340,13 +345,13 @@ START_TEST(zero3_gathered_one_rule)
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_BF16, 2, 4, 8, 1e9, 0.1e9,
                                               0.26e9, 0), 2.0 * (0.26e9 + 0.125e9), 1e-15);
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 4, 8, 1e9, 0.4e9,
-                                              0.26e9, 0), 6e9, 1e-15);
+                                              0.26e9, 0), 7.6e9, 1e-15);
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 4, 8, 0.5e9, 0, 0,
                                               0) +
                       memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 4, 8, 0.5e9, 0,
                                                   0, 0), 6e9, 1e-15);
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 1, 8, 9e9, 0.4e9,
-                                              0.26e9, 0.5e9), 2.6e9, 1e-15);
+                                              0.26e9, 0.5e9), 3.6e9, 1e-15);
     ck_assert(memory_zero3_gathers(3, 2) && !memory_zero3_gathers(3, 1) &&
               !memory_zero3_gathers(2, 8));
     /* the unit, the one rule evaluate()'s exposed gather uses too: the

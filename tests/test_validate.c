@@ -1149,10 +1149,14 @@ START_TEST(memory_corpus)
      * blocks (cost/memory.c) it runs, at 80.96 GiB (86.933 GB); torchtitan's
      * Llama has no dropout (fit/run_stacks.c), so the layer at work keeps no
      * residual-dropout masks: 2 x 2 x 8192 tokens x 4096 x 1 B = 128 MiB, with
-     * the 10% fragmentation share 147.7 MB less, 86.786 GB (80.83 GiB) */
+     * the 10% fragmentation share 147.7 MB less, 86.786 GB (80.83 GiB); FSDP2's
+     * copy-in stream keeps the root's all-gather output (1,050,677,248 x 2 B)
+     * while the first block's is gathered (memory_fsdp2_unsharded_bytes),
+     * 2.1 GB more with its share, 89.097 GB (82.98 GiB) */
     ck_assert_str_eq(v->run[0].id, "torchtitan_h100_llama31_8b_fsdp8");
     ck_assert_int_eq(res[0].status, VALIDATION_OK);
-    ck_assert_double_eq_tol(res[0].mem_predicted_bytes, 86.9332e9 - 1.1 * 134217728.0, 1e6);
+    ck_assert_double_eq_tol(res[0].mem_predicted_bytes,
+                            86.9332e9 - 1.1 * 134217728.0 + 1.1 * 2101354496.0, 1e6);
     ck_assert_double_eq_tol(v->run[0].measured_peak_memory_bytes / 1073741824.0, 82.4, 1e-9);
     /* Table 2: 32,768 tokens per GPU at CP 1, 2, 4, 8 (FSDP 8, 4, 2, 1), the
      * same 84 GiB measured: the states shard over dp x cp, so the four are
@@ -1165,10 +1169,11 @@ START_TEST(memory_corpus)
     }
     /* issue 12's target: mean <= 5%, none under-predicted by more than 5%,
      * none refused.  Met by all but two 405B 1F1B pipeline rows (Table 5
-     * 1F1B -10.7%, Table 6 FSDP 1 CP 8 -9.7%, at vpp 1 as their schedule
+     * 1F1B -8.7%, Table 6 FSDP 1 CP 8 -7.8%, at vpp 1 as their schedule
      * ran: docs/validation.md "Memory" says what is believed missing);
-     * bounded at what the model reaches: MAPE 3.5% over the 18 runs, the
-     * most under-predicted -10.7%.  Table 6 FSDP 8 CP 1 was -7.7% before
+     * bounded at what the model reaches: MAPE 4.4% over the 18 runs, the
+     * most under-predicted -8.7% (3.5%, -10.7% before FSDP2's all-gather
+     * outputs in the copy-in stream's pool, memory_fsdp2_unsharded_bytes).  Table 6 FSDP 8 CP 1 was -7.7% before
      * the pipeline stage's per-micro-batch buffers (memory_pipe_buffers_bytes),
      * -4.8% with them, -2.1% with the last stage's kept outputs and FSDP2's
      * gradients followed through the schedule (memory_schedule_peak_bytes;
@@ -1178,7 +1183,7 @@ START_TEST(memory_corpus)
         bool known = strcmp(v->run[i].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_1f1b") == 0 ||
                      strcmp(v->run[i].id,
                             "torchtitan_h100_llama31_405b_fsdp1_cp8_tp8_pp8_seq262144") == 0;
-        ck_assert_msg(res[i].mem_error > (known ? -0.11 : -0.05), "%s under-predicted %.1f%%",
+        ck_assert_msg(res[i].mem_error > (known ? -0.09 : -0.05), "%s under-predicted %.1f%%",
                       v->run[i].id, 100 * res[i].mem_error);
     }
     /* the 1F1B rows run one stage per rank (vpp 1, as the corpus says) */
@@ -1194,9 +1199,9 @@ START_TEST(memory_corpus)
      * (memory_schedule_peak_bytes) */
     ck_assert_str_eq(v->run[13].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_interleaved");
     ck_assert_msg(res[13].mem_error < 0.05, "interleaved %+.1f%%", 100 * res[13].mem_error);
-    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.036, "memory MAPE %.1f%%",
+    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.044, "memory MAPE %.1f%%",
                   100 * sum.mem_sum / sum.mem_cnt);
-    ck_assert_msg(sum.mem_min_signed >= -0.108, "most under %.1f%%", 100 * sum.mem_min_signed);
+    ck_assert_msg(sum.mem_min_signed >= -0.088, "most under %.1f%%", 100 * sum.mem_min_signed);
     pl_free(res);
     validation_free(v);
 }

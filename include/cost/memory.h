@@ -275,9 +275,21 @@ bool memory_zero3_gathers(int zero, int dp);
  * FSDPState._lazy_init, now under torch/distributed/fsdp/_fully_shard/)
  * stays gathered through the step, and
  * one block is gathered while the next is prefetched:
- *   root_bytes x root_params + 2 x layer_weight_bytes x block_params,
+ *   root_bytes x root_params + layer_weight_bytes x block_params + pool,
  * root_bytes 2 (param_dtype bf16), 4 for an fp32 model, layer_weight_bytes
- * memory_gathered_weight_bytes';
+ * memory_gathered_weight_bytes'; pool the all-gather outputs, which
+ * foreach_all_gather allocates on the all_gather_copy_in_stream (so in that
+ * stream's blocks of the caching allocator, which the default stream never
+ * reuses, and which torchtitan's max_reserved counts) and
+ * FSDPParamGroup.wait_for_unshard keeps in comm_ctx.all_gather_state in
+ * forward, freed by the next group's wait_for_unshard after that group's
+ * all-gather has allocated its own (torch 2.5-2.6 _fsdp_param_group.py,
+ * "Overlapping all-gather copy-in and all-gather"): two at once, the
+ * root's (first) or a block's with the next block's,
+ *   max(root_bytes x root_params, layer_weight_bytes x block_params)
+ *     + layer_weight_bytes x block_params
+ * (the 16-bit copy of the local shard the copy-in makes, 1/dp of a block,
+ * not counted);
  * with pipelining torchtitan sets reshard_after_forward=False (no
  * all-gather per micro-batch): the whole stage stays gathered, and its
  * gradients accumulate unsharded over the micro-batches in fp32 (torch/
@@ -287,9 +299,10 @@ bool memory_zero3_gathers(int zero, int dp);
  * unsharded gradient to the reduce dtype, torchtitan's
  * mixed_precision_reduce float32, to accumulate it):
  *   layer_weight_bytes x (stage_params - root_params)
- *     + root_bytes x root_params + 4 x stage_params
- * (the last term memory_fsdp2_accum_grad_bytes; evaluate() follows it
- * through the schedule instead, memory_schedule_peak_bytes).
+ *     + root_bytes x root_params + 4 x stage_params + pool
+ * (the pool filled once, by the step's first micro-batch; 4 x stage_params
+ * memory_fsdp2_accum_grad_bytes, which evaluate() follows through the
+ * schedule instead, memory_schedule_peak_bytes).
  * Parameter counts per GPU (after tp). */
 double memory_fsdp2_unsharded_bytes(precision prec, double layer_weight_bytes, double root_params,
                                     double block_params, double stage_params, int pp);

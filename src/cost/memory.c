@@ -266,11 +266,15 @@ bool memory_zero3_gathers(int zero, int dp)
 double memory_fsdp2_unsharded_bytes(precision prec, double layer_weight_bytes, double root_params,
                                     double block_params, double stage_params, int pp)
 {
-    double root_bytes = prec == PREC_FP32 ? 4.0 : 2.0;
+    const double root = (prec == PREC_FP32 ? 4.0 : 2.0) * root_params;
+    const double block = layer_weight_bytes * block_params;
+    /* the copy-in stream's all-gather outputs: the one kept for the next
+     * copy-out (the root's first) and the next one's */
+    const double pool = (root > block ? root : block) + block;
     if (pp > 1)   /* the blocks at their gathered dtype, the root 16-bit */
-        return layer_weight_bytes * (stage_params - root_params) + root_bytes * root_params +
-               memory_fsdp2_accum_grad_bytes(pp, stage_params);
-    return root_bytes * root_params + 2.0 * layer_weight_bytes * block_params;
+        return layer_weight_bytes * (stage_params - root_params) + root +
+               memory_fsdp2_accum_grad_bytes(pp, stage_params) + pool;
+    return root + block + pool;
 }
 
 double memory_pipe_buffers_bytes(stack_pipe kind, double boundary_bytes, int microbatches,
