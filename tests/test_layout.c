@@ -8,7 +8,9 @@
  *   - the search's rule (strategy_split_layout): DeepSeek-V3 with its MTP
  *     layer at pp 8 vpp 4 is exactly Bridge's "Et|(tt|)*30mL"; without MTP
  *     at pp 2 vpp 8 (63 units over 16 stages: fifteen of 4, one of 3)
- *     "Et*3|(t*4|)*14t*2L"; formatting round-trips through the parser. */
+ *     "Et*3|(t*4|)*14t*2L"; a last partial round of units to rank 0, rank
+ *     pp - 1, then 1, 2, ...: GPT 530B's 105 layers at pp 35 vpp 2 three on
+ *     every rank; formatting round-trips through the parser. */
 #include <string.h>
 #include "inputs/model.h"
 #include "model/layout.h"
@@ -120,6 +122,22 @@ START_TEST(invalid_layouts)
 }
 END_TEST
 
+/* strategy_split_layout of `layers` (+ `mtp`) at pp x vpp into *s equals
+ * Megatron's layout string `text`. */
+static void split_is(strategy *s, int pp, int vpp, int layers, int mtp, const char *text)
+{
+    strategy back;
+    planner_error why;
+    strat(s, pp);
+    s->vpp = vpp;
+    ck_assert_int_eq(strategy_split_layout(s, layers, mtp, 0), 0);
+    strat(&back, pp);
+    ck_assert_msg(strategy_layout_parse(&back, text, layers, mtp, tu_err(&why)) == 0, "%s",
+                  why.msg);
+    ck_assert_msg(memcmp(s->layout_layers, back.layout_layers, sizeof s->layout_layers) == 0,
+                  "pp %d vpp %d: not %s", pp, vpp, text);
+}
+
 START_TEST(search_rule)
 {
     model m;
@@ -146,13 +164,7 @@ START_TEST(search_rule)
 
     /* no MTP, pp 2 vpp 8: 63 units over 16 stages */
     m.mtp_layers = 0;
-    strat(&s, 2);
-    s.vpp = 8;
-    ck_assert_int_eq(strategy_split_layout(&s, 61, 0, 0), 0);
-    strat(&back, 2);
-    ck_assert_msg(strategy_layout_parse(&back, "Et*3|(t*4|)*14t*2L", 61, 0, tu_err(&why)) == 0,
-                  "%s", why.msg);
-    ck_assert_int_eq(memcmp(s.layout_layers, back.layout_layers, sizeof s.layout_layers), 0);
+    split_is(&s, 2, 8, 61, 0, "Et*3|(t*4|)*14t*2L");
     ck_assert_int_eq(s.stage[0].n_layers, 3 + 7 * 4);
     ck_assert_int_eq(s.stage[1].n_layers, 7 * 4 + 2);
     ck_assert_msg(strategy_check(&m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
@@ -171,6 +183,36 @@ START_TEST(search_rule)
 }
 END_TEST
 
+/* A last partial round of leftover units: rank 0, rank pp - 1, then 1, 2.
+ * GPT 530B (Korthikanti et al.): 105 layers at pp 35 vpp 2, 107 units over
+ * 70 stages: one each, 37 left: chunk 0 on all 35 ranks, then chunk 1 of
+ * ranks 0 and 34 (whose extra unit is the embedding and the loss): three
+ * decoder layers on every rank, 2 | 1 ("Et|(tt|)*35(t|)*33tL"); dealt to
+ * ranks 0 and 1 they gave rank 1 four layers.  One unit left (pp 2 vpp 8,
+ * search_rule): rank 0 alone.  Three (63 units at pp 4 vpp 4: 3 each, 15
+ * left = 3 rounds + 3): ranks 0, 3 and 1 hold 16 units, rank 2 15. */
+START_TEST(leftover_units_to_the_end_ranks)
+{
+    model m;
+    strategy s;
+    planner_error rule;
+    dsv3(&m);
+    m.layers = 105;
+    split_is(&s, 35, 2, 105, 0, "Et|(tt|)*35(t|)*33tL");
+    for (int r = 0; r < 35; r++)
+        ck_assert_int_eq(s.stage[r].n_layers, 3);
+    s.dp = 1;
+    s.gbs = 280;
+    ck_assert_msg(strategy_check(&m, &s, tu_err(&rule)) == 0, "%s", rule.msg);
+    m.layers = 61;
+    split_is(&s, 4, 4, 61, 0, "Et*3|(t*4|)*13t*3|t*3L");
+    ck_assert_int_eq(s.stage[0].n_layers, 15);
+    ck_assert_int_eq(s.stage[1].n_layers, 16);
+    ck_assert_int_eq(s.stage[2].n_layers, 15);
+    ck_assert_int_eq(s.stage[3].n_layers, 15);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("layout");
@@ -178,6 +220,7 @@ int main(void)
     tcase_add_test(tc, bridge_layouts);
     tcase_add_test(tc, invalid_layouts);
     tcase_add_test(tc, search_rule);
+    tcase_add_test(tc, leftover_units_to_the_end_ranks);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

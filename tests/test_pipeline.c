@@ -252,6 +252,36 @@ START_TEST(interleaved_equal_stages)
 }
 END_TEST
 
+/* Uneven chunks within a rank (every rank's chunk 0 twice its chunk 1: a
+ * 3-layer rank split 2 | 1, as a layout gives GPT 530B at pp 35 vpp 2):
+ * Megatron's order runs a group of pp micro-batches chunk by chunk, so a
+ * rank's fast chunk-1 forwards wait on the slow chunk-0 outputs of rank
+ * pp - 1 and the step is slower than at vpp 1, the more so the longer the
+ * ring.  pp 5, m 20, f = (2, 1), b = (4, 2) per rank: 219, against the
+ * even split's closed form (m + (p - 1)/v)(f + b) = 22 x 9 = 198 and vpp
+ * 1's (m + p - 1)(f + b) = 24 x 9 = 216 (219 also from an independent
+ * replay of schedules.py's order in Python; 1.0 | 2.0 gives 222).  At pp 2
+ * the steady state keeps the full rate: 9 per micro-batch from m 64 to 128. */
+START_TEST(interleaved_uneven_chunks)
+{
+    double f[5 * 2], b[5 * 2], f1[5], b1[5];
+    for (int r = 0; r < 5; r++) {
+        f[2 * r] = 2;
+        f[2 * r + 1] = 1;
+        b[2 * r] = 4;
+        b[2 * r + 1] = 2;
+        f1[r] = 3;
+        b1[r] = 6;
+    }
+    ck_assert_rel(schedule_simulate_chunks(5, 2, 20, f, b, NULL, 0, NULL, NULL), 219.0, 1e-12);
+    ck_assert_rel(schedule_simulate(5, 1, 20, f1, b1, NULL, NULL), 216.0, 1e-12);
+    ck_assert_rel(schedule_simulate(5, 2, 20, f1, b1, NULL, NULL), 198.0, 1e-12);
+    ck_assert_rel(schedule_simulate_chunks(2, 2, 128, f, b, NULL, 0, NULL, NULL) -
+                      schedule_simulate_chunks(2, 2, 64, f, b, NULL, 0, NULL, NULL),
+                  64 * 9.0, 1e-12);
+}
+END_TEST
+
 /* Millions of micro-batches: the closed forms for equal stages, and two
  * hand-derived uneven 1F1B pipelines of 2 ranks without p2p.
  * f = (1, 2), b = (2, 4): rank 1 is the bottleneck; it starts F0 at 1 (after
@@ -445,6 +475,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, one_f_one_b_equal_stages);
     tcase_add_test(tc, interleaved_equal_stages);
+    tcase_add_test(tc, interleaved_uneven_chunks);
     tcase_add_test(tc, long_runs);
     tcase_add_test(tc, late_period);
     tcase_add_test(tc, fast_matches_reference_random);

@@ -15,9 +15,12 @@
  * (layout_layers, s->layout on): the accounting split generalized to any
  * pp x vpp.  The embedding, the loss and each MTP layer count as one layer
  * (Megatron's unit for --account-for-*-in-pipeline-split); the U = layers +
- * 2 + mtp units are dealt over the C = pp vpp virtual stages in order, the
- * first U % C of them holding one more (Megatron-Bridge's DeepSeek-V3
- * layouts: 61 layers, 1 MTP, pp 8 vpp 4 gives "Et|(tt|)*30mL").  0, or -1
+ * 2 + mtp units are dealt over the C = pp vpp virtual stages, U / C each
+ * and the U % C left over one each: whole rounds of pp to the earliest
+ * chunks, a partial last round to rank 0, rank pp - 1, then ranks 1, 2, ...
+ * (Megatron-Bridge's DeepSeek-V3 layouts: 61 layers, 1 MTP, pp 8 vpp 4
+ * gives "Et|(tt|)*30mL"; 105 layers at pp 35 vpp 2 three decoder layers
+ * on every rank, "Et|(tt|)*35(t|)*33tL").  0, or -1
  * when C > STRATEGY_MAX_CHUNKS or U < C. */
 int strategy_split_layout(strategy *s, int layers, int mtp, int group);
 

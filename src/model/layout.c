@@ -23,8 +23,10 @@
  * The layouts the search builds (strategy_split_layout) generalize
  * Megatron's --account-for-embedding/loss-in-pipeline-split: the embedding,
  * the loss and each MTP layer weigh one decoder layer, and the units are
- * dealt evenly over the virtual stages, the earlier ones taking the
- * remainder.  On DeepSeek-V3 (61 layers, 1 MTP layer) it gives the layouts
+ * dealt evenly over the virtual stages, the earlier chunks taking the
+ * remainder on every rank, and a last partial round going to rank 0, rank
+ * pp - 1, then ranks 1, 2, ... (each rank's total within one unit of the
+ * others', the end ranks' extra unit being the light embedding or loss).  On DeepSeek-V3 (61 layers, 1 MTP layer) it gives the layouts
  * Megatron-Bridge's recipes use at pp 8 vpp 4 ("Et|(tt|)*30mL") and close
  * to its pp 4 vpp 4 one ("Et*4|(t*4|)*14tmL", Bridge's
  * set_deepseek_v3_pipeline_model_parallel_layout; here "Et*3|(t*4|)*14t*2mL").
@@ -36,14 +38,37 @@
 
 #define LAYOUT_MAX_EXPANDED 65536   /* letters after unrolling */
 
+/* Whether rank r of pp takes one of the last round's `extra` units (the
+ * remainder of the units over the virtual stages beyond whole rounds of pp):
+ * rank 0, then rank pp - 1, then ranks 1, 2, ...  The end ranks' units
+ * include the embedding and the loss, which take less time than a decoder
+ * layer; dealt to ranks 0, 1, ... instead, 105 layers at pp 35 vpp 2 gave
+ * rank 1 four decoder layers and every other rank three (the step paced by
+ * rank 1: a third slower). */
+static bool takes_extra_unit(int r, int pp, long extra)
+{
+    if (extra <= 0)
+        return false;
+    if (r == 0)
+        return true;
+    if (r == pp - 1)
+        return extra >= 2;
+    return r <= extra - 2;
+}
+
 int strategy_split_layout(strategy *s, int layers, int mtp, int group)
 {
     int pp = s->pp, vpp = s->vpp > 0 ? s->vpp : 1;
     long C = (long)pp * vpp, U = (long)layers + 2 + (mtp > 0 ? mtp : 0);
+    long rounds, extra;
     if (pp < 1 || pp > STRATEGY_MAX_STAGES || C > STRATEGY_MAX_CHUNKS || U < C || layers < 1)
         return -1;
+    rounds = (U % C) / pp;      /* chunks 0 .. rounds-1 hold one more on every rank */
+    extra = (U % C) % pp;       /* and chunk `rounds` on `extra` ranks */
     for (long k = 0; k < C; k++) {
-        long units = U / C + (k < U % C ? 1 : 0);
+        long c = k / pp;
+        int r = (int)(k % pp);
+        long units = U / C + (c < rounds || (c == rounds && takes_extra_unit(r, pp, extra)) ? 1 : 0);
         if (k == 0)
             units -= 1;                               /* the embedding */
         if (k == C - 1)

@@ -16,7 +16,10 @@
  *                          B(mb, c + 1) on rank 0 plus the wrap time)
  * A chunk takes fwd_s[r] / vpp (bwd_s[r] / vpp), or its own time with
  * schedule_simulate_chunks (chunk_dur: from the operation's position, so
- * the periodic steady state below still repeats per group).  With equal stages and no
+ * the periodic steady state below still repeats per group; unequal chunks
+ * of a rank stall as Megatron's fixed order does: a group's light chunk
+ * waits on the heavy chunk's outputs from rank pp - 1, test_pipeline
+ * interleaved_uneven_chunks).  With equal stages and no
  * p2p time this reproduces the closed forms: (m + pp - 1)(t_f + t_b) for
  * 1F1B, bubble (pp - 1)/(vpp m) interleaved.
  *
