@@ -240,6 +240,18 @@ START_TEST(boundary_p2p_intra_inter_wrap_hetero)
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 1), bytes / 25e9 + 10e-6, 1e-9);
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 3), bytes / 25e9 + 10e-6, 1e-9);
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 3), 1352.17728e-6, 1e-8);
+    /* ... but stages 0 and 1 (GPUs 0-3, 4-7) share node 0 and stages 2 and 3
+     * node 1 (Megatron's tp-cp-ep-dp-pp order: stage i on GPUs 4i .. 4i+3):
+     * those boundaries stay on NVLink (the NIC above: the boundary 1 -> 2 and
+     * the wrap-around 3 -> 0) */
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), bytes / 300e9 + 3e-6, 1e-9);
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 2), bytes / 300e9 + 3e-6, 1e-9);
+    /* tp 8: a stage fills its node, every boundary crosses */
+    s = pipeline(8, 4, 1, 2, 8);
+    s.sp = true;
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), 2.0 * 4096 * 8192 * 2 / 8 / 25e9 + 10e-6,
+                  1e-9);
+    s = pipeline(4, 4, 1, 2, 8);
     /* megatron-core without SP (core_v0.15.0 schedules.py get_tensor_shapes:
      * seq / tp only with sequence_parallel; no scatter/gather): each of the
      * 4 TP ranks sends the whole b s h activation, 4 x 33,554,432 B over

@@ -586,6 +586,43 @@ START_TEST(moe_host_time)
 }
 END_TEST
 
+/* The interleaved schedule's blocking p2p (evaluate.c rank_chunk_p2p), by
+ * hand on GPT-3 175B, tp 8 pp 8 dp 1 on the 8 DGX A100 of the fixture: a
+ * stage is one node (stride 8 = the NVLink domain), so every boundary
+ * crosses the NIC.  One micro-batch's boundary activation: 1 x 2048 x 12288
+ * x 2 B / 8 = 6,291,456 B at 25 GB/s x inter_eff 0.5 + 14 us = 503.31648 +
+ * 14 = 517.31648 us.  Megatron-LM 2021 exchanges after each of a rank's 2
+ * forward + backward chunk pairs per micro-batch and waits for it: 2 x
+ * 517.31648 us more on the backward than at vpp 1, nothing on the forward.
+ * Megatron-Core overlaps the transfers: no difference. */
+START_TEST(interleaved_chunk_p2p_by_hand)
+{
+    fixture f;
+    evaluation e1, e2;
+    strategy s1 = make(8, 8, 1, 1, 1, 64, false, RECOMPUTE_FULL, 0);
+    strategy s2 = make(8, 8, 1, 2, 1, 64, false, RECOMPUTE_FULL, 0);
+    const double p2p = 6291456.0 / 12.5e9 + 14e-6;
+    setup(&f);
+    f.g.inter_bytes_per_s = 25e9;
+    f.p.gen[GEN_AMPERE].inter_eff = 0.5;
+    f.c.stack = STACK_MEGATRON_LM_2021;   /* its scatter/gather: 1/tp a rank */
+    ck_assert_rel(cost_boundary_p2p_s(&f.m, &f.c, &f.p, &s2, 3), 517.31648e-6, 1e-9);
+    ck_assert_rel(cost_boundary_p2p_s(&f.m, &f.c, &f.p, &s2, 7), 517.31648e-6, 1e-9);
+    evaluate(&f.m, &f.c, &f.p, &s1, &e1);
+    evaluate(&f.m, &f.c, &f.p, &s2, &e2);
+    ck_assert_double_eq_tol(e2.stage_fwd_s[3] - e1.stage_fwd_s[3], 0, 1e-12);
+    ck_assert_rel(e2.stage_bwd_s[3] - e1.stage_bwd_s[3], 2 * p2p, 1e-6);
+    ck_assert_rel(e2.stage_bwd_s[0] - e1.stage_bwd_s[0], 2 * p2p, 1e-6);   /* the wrap */
+    /* the breakdown's pp-comm carries it: 64 micro-batches x 2 exchanges */
+    ck_assert(e2.time.pp_comm_s >= 64 * 2 * p2p);
+    f.c.stack = STACK_MEGATRON_CORE;
+    evaluate(&f.m, &f.c, &f.p, &s1, &e1);
+    evaluate(&f.m, &f.c, &f.p, &s2, &e2);
+    ck_assert_double_eq_tol(e2.stage_fwd_s[3] - e1.stage_fwd_s[3], 0, 1e-12);
+    ck_assert_double_eq_tol(e2.stage_bwd_s[3] - e1.stage_bwd_s[3], 0, 1e-12);
+}
+END_TEST
+
 /* A software stack's constants (cost_constants): a stack with unfused
  * attention (Megatron-LM 2021) runs core attention at its own attn_eff, not
  * the generation's flash-attention one, so a lower efficiency makes the
@@ -1253,6 +1290,7 @@ int main(void)
     tcase_add_test(tc, megatron_rules);
     tcase_add_test(tc, window_layers_costed_apart);
     tcase_add_test(tc, fp8_attention_window_backward_full);
+    tcase_add_test(tc, interleaved_chunk_p2p_by_hand);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -209,8 +209,9 @@ double cost_boundary_bytes(const model *m, const strategy *s, int tp, int stack)
 
 /* p2p time of one micro-batch's activations crossing the boundary after
  * pipeline rank i (to rank i+1; for i = pp-1 the wrap-around to rank 0 of
- * an interleaved schedule): cost_boundary_bytes, over NVLink when the whole pipeline sits in one NVLink
- * domain of one node group, else over the link between the two ranks' node
+ * an interleaved schedule): cost_boundary_bytes, over NVLink when the two
+ * stages share an NVLink domain of one node group (layer_cost.c
+ * boundary_in_domain), else over the link between the two ranks' node
  * groups (cluster_link_between), efficiency applied; a stage spanning
  * groups: the slowest link between any of its groups and the other's. */
 double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,

@@ -186,6 +186,23 @@ bool stack_zero3_syncs_each_backward(const stack_spec *st);
  * cost_boundary_bytes applies it. */
 bool stack_p2p_splits_tp(const stack_spec *st, bool sp);
 
+/* Whether the stack's interleaved schedule moves each chunk step's
+ * activations in a blocking exchange: Megatron-LM v2.x/v3.0 (megatron/
+ * p2p_communication.py _communicate: batch_isend_irecv, wait on every
+ * request, then torch.cuda.synchronize(), unconditionally; schedules.py
+ * forward_backward_pipelining_with_interleaving exchanges once per
+ * forward + backward pair in the steady state,
+ * send_forward_backward_recv_forward_backward), so the rank computes
+ * nothing while its sends and receives run.  Megatron-Core's interleaved
+ * schedule overlaps them (false): Megatron-LM's arguments.py turns
+ * overlap_p2p_comm on for it (--no-overlap-p2p-communication, core_r0.8.0
+ * through core_v0.15.0) and batch_p2p_comm = not overlap_p2p_comm, so no
+ * synchronize; schedules.py pp_post_forward/pp_post_backward post isend/
+ * irecv on NCCL's stream and the compute stream waits for a receive just
+ * before the chunk that needs it; torch.distributed.pipelining likewise
+ * (async P2P works, stream waits).  Stacks without interleaving: false. */
+bool stack_p2p_blocking(const stack_spec *st);
+
 /* The stack named `name` (case-insensitive), or NULL. */
 const stack_spec *stack_find(const char *name);
 /* Row i (the stack_id order), or NULL. */

@@ -37,8 +37,8 @@
  *     et al. 2022 with flash attention, corrected for FP8 recipes) and the
  *     transient working set;
  *   p2p between ranks: b s h / t (/ t again with SP) 16-bit elements over
- *     the link between the two ranks' node groups (NVLink when the whole
- *     pipeline sits in one node).
+ *     the link between the two ranks' node groups (NVLink when the two
+ *     stages share an NVLink domain: boundary_in_domain).
  * Identical consecutive layers are costed once.  Sources:
  * ../shared/reference/cost-model.md.
  */
@@ -1208,6 +1208,26 @@ double cost_boundary_bytes(const model *m, const strategy *s, int tp, int stack)
     return (double)s->mbs * s->seq_len / cp * m->hidden * (m->prec == PREC_FP32 ? 4.0 : 2.0) / split;
 }
 
+/* Whether the boundary after pipeline rank i (to rank i + 1, or the wrap to
+ * rank 0) stays inside one NVLink domain of ng, whose `stride` = tp cp dp
+ * GPUs per stage Megatron numbers consecutively (rank order tp-cp-ep-dp-pp,
+ * pp outermost: core_v0.15.0 parallel_state.py initialize_model_parallel),
+ * the domains being consecutive blocks of comm_nvlink_domain() GPUs: the
+ * whole pipeline in one domain, or, on a one-group cluster, the two stages'
+ * first GPUs (i stride, (i + 1) stride) in the same block -- the first
+ * data-parallel replica's pipeline; when stride divides the domain every
+ * replica's boundaries cross at the same ranks. */
+static bool boundary_in_domain(const cluster *c, const node_group *ng, double stride, int pp,
+                               int i)
+{
+    double dom = comm_nvlink_domain(ng), next = (double)((i + 1) % pp);
+    if (stride * pp <= dom)
+        return true;
+    if (c->n_groups != 1 || stride >= dom)
+        return false;
+    return floor(i * stride / dom) == floor(next * stride / dom);
+}
+
 double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
                            const strategy *s, int i)
 {
@@ -1230,7 +1250,7 @@ double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *
     if (strategy_stage_mix(s, i) != NULL || strategy_stage_mix(s, (i + 1) % pp) != NULL) {
         bw = mixed_boundary_link(c, s, i, (i + 1) % pp, &lat);
         bw *= k->inter_eff > 0 ? k->inter_eff : 1.0;
-    } else if (gn == g && (double)tp * cp * dp * pp <= comm_nvlink_domain(ng)) {
+    } else if (gn == g && boundary_in_domain(c, ng, (double)tp * cp * dp, pp, i)) {
         bw = comm_intra_bytes_per_s(ng, k);
         lat = ng->intra_latency_s;
     } else {

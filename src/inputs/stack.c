@@ -196,6 +196,11 @@ bool stack_p2p_splits_tp(const stack_spec *st, bool sp)
     }
 }
 
+bool stack_p2p_blocking(const stack_spec *st)
+{
+    return st != NULL && (st->id == STACK_MEGATRON_LM_2021 || st->id == STACK_MEGATRON_LM_2022);
+}
+
 size_t stack_count(void)
 {
     return STACK_COUNT;

@@ -170,6 +170,8 @@ typedef struct eval_state {
     double fwd[STRATEGY_MAX_STAGES], bwd[STRATEGY_MAX_STAGES], p2p[STRATEGY_MAX_STAGES];
     double rank_end[STRATEGY_MAX_STAGES], grad_exp[STRATEGY_MAX_STAGES];
     double dp_mb[STRATEGY_MAX_STAGES];   /* DP comm in each micro-batch's backward */
+    double pp_mb[STRATEGY_MAX_STAGES];   /* blocking chunk-step p2p in each
+                                            micro-batch (rank_chunk_p2p) */
     double param_exp, opt, overhead, peak_flops;
     range_cost rc[STRATEGY_MAX_STAGES];
     double fc[COST_CHUNKS_MAX], bc[COST_CHUNKS_MAX];
@@ -202,6 +204,7 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
     x->dpcp = x->dp * x->cp;
     memset(out, 0, sizeof *out);
     memset(x->dp_mb, 0, sizeof x->dp_mb);
+    memset(x->pp_mb, 0, sizeof x->pp_mb);
     if (x->pp > STRATEGY_MAX_STAGES)
         x->pp = STRATEGY_MAX_STAGES;
     if (x->v > COST_CHUNKS_MAX / x->pp)   /* beyond any model's layers */
@@ -465,6 +468,32 @@ static double rank_optimizer_s(const eval_state *x, const node_group *ng,
            step_sync_s(x->m, ng, k, x->out->gpus > 0 ? x->out->gpus : 1, local);
 }
 
+/* What the interleaved schedule's blocking p2p costs rank i per micro-batch
+ * (vpp > 1, pp > 1, a stack_p2p_blocking stack: Megatron-LM 2021-2022).
+ * The schedule simulation carries each transfer as the delay between a
+ * chunk and its consumer on the neighbour (pipeline.c), the sender running
+ * on; Megatron-LM v2.5's interleaved steady state instead exchanges after
+ * every forward + backward pair (send_forward_backward_recv_forward_backward:
+ * the forward's output to rank i + 1, the backward's gradient to rank i - 1,
+ * both receives) and waits for all four and a torch.cuda.synchronize()
+ * before its next chunk, so each of the v pairs per micro-batch holds the
+ * rank for the slower of its two links (cost_boundary_p2p_s; the wrap-around
+ * link on the end ranks), counted on the backward.  Megatron-Core and
+ * torch.distributed.pipelining overlap the transfers with the next chunks
+ * (stack_p2p_blocking false): nothing here (docs/validation.md, "The
+ * interleaved schedule's per-chunk-step costs"). */
+static void rank_chunk_p2p(eval_state *x, int i, range_cost *r)
+{
+    const int v = x->v, pp = x->pp;
+    double pin, pout;
+    if (v < 2 || pp < 2 || !stack_p2p_blocking(stack_get(x->c->stack)))
+        return;
+    pin = cost_cap_time(cost_boundary_p2p_s(x->m, x->c, x->p, x->s, (i + pp - 1) % pp));
+    pout = cost_cap_time(cost_boundary_p2p_s(x->m, x->c, x->p, x->s, i));
+    x->pp_mb[i] = v * (pin > pout ? pin : pout);
+    r->bwd_s += x->pp_mb[i];
+}
+
 /* Rank i's times capped and stored (schedule inputs, evaluation); chunked:
  * what the rank pays beyond its chunks' layers (ZeRO-3's per-tensor
  * collectives) spread over its chunks in equal shares. */
@@ -608,6 +637,7 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
      * `planner calibrate` sees its slope through a negative trial */
     if (i == 0 || k->step_overhead_s > x->overhead)
         x->overhead = k->step_overhead_s;
+    rank_chunk_p2p(x, i, r);
     rank_times(x, i, r);
     /* p2p to the next rank */
     x->p2p[i] = i < x->pp - 1 || (x->v > 1 && x->pp > 1)
@@ -624,7 +654,7 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
 /* What one member of a rank spanning groups left in x (the slowest kept). */
 typedef struct rank_member {
     range_cost rc;
-    double fwd, bwd, grad_exp, param_exp, overhead, dp_mb;
+    double fwd, bwd, grad_exp, param_exp, overhead, dp_mb, pp_mb;
     memory_breakdown mem;
 } rank_member;
 
@@ -661,6 +691,7 @@ static void eval_rank_mixed(eval_state *x, int i, const stage_mix *mx)
             worst.grad_exp = x->grad_exp[i];
             worst.param_exp = x->param_exp;
             worst.dp_mb = x->dp_mb[i];
+            worst.pp_mb = x->pp_mb[i];
         }
         if (j == 0 || x->overhead > worst.overhead)
             worst.overhead = x->overhead;
@@ -674,6 +705,7 @@ static void eval_rank_mixed(eval_state *x, int i, const stage_mix *mx)
     x->bwd[i] = x->out->stage_bwd_s[i] = worst.bwd;
     x->grad_exp[i] = worst.grad_exp;
     x->dp_mb[i] = worst.dp_mb;
+    x->pp_mb[i] = worst.pp_mb;
     x->param_exp = worst.param_exp;
     x->overhead = worst.overhead;
     x->out->stage_memory[i] = worst.mem;
@@ -747,6 +779,7 @@ static void eval_breakdown(const eval_state *x, int worst, double span, double d
     t->bubble_s = span - steady - t->pp_comm_s;
     if (t->bubble_s < 0)
         t->bubble_s = 0;
+    t->pp_comm_s += x->mcount * x->pp_mb[worst];   /* inside steady */
     t->dp_comm_s = (done - span) + x->param_exp + x->mcount * x->dp_mb[worst];
     if (x->s->zero >= 3)
         t->dp_comm_s += steady - (t->compute_s + t->recompute_s + t->tp_comm_s + t->cp_comm_s +
