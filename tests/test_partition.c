@@ -249,6 +249,44 @@ START_TEST(dp_is_exhaustive_optimum)
 }
 END_TEST
 
+/* cut_time_s: when no range memory refused is faster than the optimum,
+ * the DP without capacities has the same optimum (the placer's
+ * placer_memory_shaped); when it is faster, memory shaped the split on
+ * some instances (the bottleneck without capacities is lower), and never
+ * the other way round. */
+START_TEST(dp_cut_time_tells_a_memory_shaped_split)
+{
+    unsigned seed = 20261125u;
+    int free_opt = 0, shaped = 0, lower = 0;
+    for (int k = 0; k < 300; k++) {
+        inst x;
+        partition_result rc, rn;
+        double nocap[MAXP];
+        random_inst(&x, &seed);
+        if (partition_dp(&x.pb, NULL, &rc) != PARTITION_OK)
+            continue;
+        for (int s = 0; s < x.pb.n_stages; s++)
+            nocap[s] = HUGE_VAL;
+        x.pb.capacity_bytes = nocap;
+        ck_assert_int_eq(partition_dp(&x.pb, NULL, &rn), PARTITION_OK);
+        ck_assert(!isfinite(rn.cut_time_s));
+        ck_assert(rn.bottleneck_s <= rc.bottleneck_s);
+        if (rc.cut_time_s >= rc.bottleneck_s) {
+            free_opt++;
+            ck_assert_msg(rn.bottleneck_s == rc.bottleneck_s, "instance %d: %.9g vs %.9g free",
+                          k, rc.bottleneck_s, rn.bottleneck_s);
+        } else {
+            shaped++;
+            lower += rn.bottleneck_s < rc.bottleneck_s;
+        }
+    }
+    printf("partition: %d splits the fastest ignoring memory, %d memory may shape (%d did)\n",
+           free_opt, shaped, lower);
+    ck_assert_int_ge(free_opt, 20);
+    ck_assert_int_ge(lower, 20);
+}
+END_TEST
+
 START_TEST(ilp_only_layer_caps)
 {
     /* two stages of a fast class then one slow stage; the fast class may
@@ -618,6 +656,7 @@ int main(void)
     tcase_add_test(tc, dp_two_speeds);
     tcase_add_test(tc, dp_equals_ilp_on_random_instances);
     tcase_add_test(tc, dp_is_exhaustive_optimum);
+    tcase_add_test(tc, dp_cut_time_tells_a_memory_shaped_split);
     tcase_add_test(tc, ilp_only_layer_caps);
     tcase_add_test(tc, ilp_fill_objective_never_worse);
     tcase_add_test(tc, bad_problems_clean_status);

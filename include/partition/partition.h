@@ -86,6 +86,10 @@ typedef struct partition_result {
     partition_status status;
     bool optimal;                   /* proven optimal (DP: always on OK) */
     double bottleneck_s;            /* max_s time(s), recomputed exactly */
+    double cut_time_s;              /* DP: the least time of a stage range
+                                       memory refused (HUGE_VAL: none); when
+                                       >= bottleneck_s, no split is faster
+                                       ignoring memory (partition_dp.c) */
     double objective;               /* the solver's objective, recomputed */
     int n_layers[PARTITION_MAX_STAGES];   /* layers of each stage, in order */
 } partition_result;

@@ -112,6 +112,12 @@ long long placer_work(const placer *pc);
  * already hold a feasible plan and so will never report a miss). */
 void placer_balance_misses(placer *pc, bool on);
 
+/* Whether memory may have shaped the last placer_place's split: false only
+ * when the DP's split has the least bottleneck of any split of these knobs,
+ * memory ignored (partition_result.cut_time_s); true after the ILP, a split
+ * that did not fit, or a failure. */
+bool placer_memory_shaped(const placer *pc);
+
 /* Fills s->stage[] and s->n_stages (= s->pp, set by the caller to
  * placement_stages(pl)) for s's tp, cp, dp, mbs, gbs, seq_len, sp,
  * recompute, zero and tp_comm_overlap: groups and TP from `pl`, layers from

@@ -17,7 +17,11 @@
  * partition_measure() gives.  Because every coefficient is >= 0 a longer
  * range is never faster nor smaller, so the scan stops at the first range
  * that is too big or already no better than the best found: in practice
- * O(L x range) per stage instead of O(L^2).  Ties keep the first found,
+ * O(L x range) per stage instead of O(L^2).  The least time of a range
+ * memory stopped is kept (partition_result.cut_time_s): when it is no less
+ * than the optimum B, the DP without capacities has the optimum B too (by
+ * induction over the stages, min(f[s][j], B) is the same in both: a range
+ * only memory refuses, and every longer one, takes at least B).  Ties keep the first found,
  * i.e. the latest start (later stages shorter).
  * Invariants: every coefficient passed partition_validate(); the DP's
  * optimum equals the ILP's on the same problem (tests/test_partition.c
@@ -191,9 +195,10 @@ static int ws_reserve(partition_ws *ws, size_t doubles, size_t ints)
  * arg[s][j]), from row s - 1; HUGE_VAL (arg -1) where nothing fits.  Rows
  * are `row` = L + 1 wide; every stage holds at least ml layers.  Counts
  * its inner steps in ws->steps: PARTITION_LIMIT once past ws->step_limit
- * (when > 0), else PARTITION_OK. */
+ * (when > 0), else PARTITION_OK.  Lowers *cut_s to the time of a range
+ * memory refuses. */
 static partition_status dp_row(const partition_problem *pb, int s, int ml, size_t row,
-                               partition_ws *ws)
+                               partition_ws *ws, double *cut_s)
 {
     const int L = pb->n_layers, P = pb->n_stages;
     const size_t o = (size_t)pb->stage_class[s] * (size_t)L;
@@ -237,8 +242,11 @@ static partition_status dp_row(const partition_problem *pb, int s, int ml, size_
             if (t >= best)
                 break;
             bytes = fb + ssum + inf * asum + runmax;
-            if (bytes > cap)
+            if (bytes > cap) {
+                if (t < *cut_s)
+                    *cut_s = t;
                 break;
+            }
             v = s == 0 ? t : (fp[i] > t ? fp[i] : t);
             if (v < best) {
                 best = v;
@@ -289,8 +297,9 @@ partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
         st = PARTITION_NOMEM;
         goto cleanup;
     }
+    out->cut_time_s = HUGE_VAL;
     for (int s = 0; s < P && st == PARTITION_OK; s++)
-        st = dp_row(pb, s, ml, row, ws);
+        st = dp_row(pb, s, ml, row, ws, &out->cut_time_s);
     if (st != PARTITION_OK)
         goto cleanup;
     if (!isfinite(ws->buf[(size_t)(P - 1) * row + (size_t)L])) {

@@ -373,6 +373,7 @@ struct placer {
     stage_mix mix[STRATEGY_MAX_STAGES];     /* each stage's groups */
     partition_ws ws;
     partition_result res;
+    bool memory_shaped;                     /* placer_memory_shaped */
     placer_stats st;
 };
 
@@ -436,6 +437,11 @@ void placer_set_work_limit(placer *pc, long long steps)
 long long placer_work(const placer *pc)
 {
     return pc->ws.steps;
+}
+
+bool placer_memory_shaped(const placer *pc)
+{
+    return pc->memory_shaped;
 }
 
 void placer_balance_misses(placer *pc, bool on)
@@ -821,6 +827,8 @@ static partition_status solve(placer *pc, partition_problem *pb, int P, int mcou
         st = solve_ilp(pc, pb, mcount);
     else
         st = partition_dp(pb, &pc->ws, &pc->res);
+    pc->memory_shaped = (use_ilp && P > 1) || st != PARTITION_OK ||
+                        pc->res.cut_time_s < pc->res.bottleneck_s;
     if (st == PARTITION_INFEASIBLE && pc->balance_misses) {
         st = closest_split(pc, pb, P);
     } else if (st == PARTITION_INFEASIBLE) {

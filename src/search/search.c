@@ -75,15 +75,21 @@
  *      ZeRO stage in its family, or more recompute.  mbs runs up, zero 3, 2,
  *      1, 0.
  *   P4 recompute: recompute runs none, selective, full; once one fits, the
- *      later (slower, same everything else) ones are skipped -- unless the
- *      one that fits uses an unvalidated recompute value and the later one
- *      a validated value (which may rank first: RANKING).  Known miss: the
- *      placement's layer split is not "everything else": a level that fits
- *      only on a memory-skewed split can be slower than block recompute on
- *      the balanced one (Llama 3.1 405B at seq 8192, tp 8 pp 8 vpp 1 on
- *      1,024 H100 without dropout masks: none fits at 141.1k tokens/s, block
- *      recompute of 7 layers would run 167.5k; the pruned search returns
- *      vpp 4's 166.3k -- tests/test_search.c keeps the masks there).
+ *      later (slower on the same split, same everything else) ones are
+ *      skipped -- unless the one that fits uses an unvalidated recompute
+ *      value and the later one a validated value (which may rank first:
+ *      RANKING).  The split is the same when the rules make it (even,
+ *      embedding/loss-accounting, layout), or when the placer's split of
+ *      the level that fits is the least bottleneck of any split memory
+ *      ignored (placer_memory_shaped false: the later level's split is no
+ *      faster for it).  Where memory may have shaped it (a level that fits
+ *      only on a memory-skewed split: Llama 3.1 405B at seq 8192, tp 8 pp 8
+ *      vpp 1 on 1,024 H100 without dropout masks fits without recompute at
+ *      141.1k tokens/s, block recompute of 7 layers on the balanced split
+ *      runs 167.5k), the later level is placed: skipped on the same split,
+ *      else screened by evaluate_bound like P8 (with its one K/V type; on
+ *      memory alone for full recompute, whose block variants P7 searches)
+ *      and evaluated.
  *   P6 cp_comm (cp > 1, not fixed): p2p, and each other K/V exchange
  *      type (a2a, all_gather, a2a+p2p) unless another type's attention
  *      layer is no slower and holds no more memory (kept and transient
@@ -107,7 +113,9 @@
  *      it (no faster, the same memory) only when the first fits and could
  *      rank within the near-tie margin (overlap_off_cannot_rank).
  *   P8 selective recompute of the memory-saving modules is slower than no
- *      recompute: not tried when that variant's objective cannot rank; and
+ *      recompute: not tried when that variant's objective cannot rank (no
+ *      recompute's miss, unless on the placer's memory-balanced split for a
+ *      miss, which is no bound); and
  *      evaluate_bound (memory exactly, a lower bound on the step) screens
  *      it first: a miss, or a bound that cannot rank, is not evaluated.
  *
@@ -213,6 +221,13 @@ typedef struct search_ctx {
     strategy s;
     evaluation e;
     planner_error *err;
+    bool shaped;              /* the last place()'s split is the placer's,
+                                 and memory may have shaped it
+                                 (placer_memory_shaped: P4) */
+    bool placed_balanced;     /* the placer was asked for the memory-balanced
+                                 split of a miss (placer_balance_misses: P8) */
+    short fit_split[STRATEGY_MAX_STAGES];   /* P4: the fitting level's split */
+    int fit_split_n;
     bool oom;
     bool limited;             /* the work limit stopped the search */
     bool broken;              /* a prediction was not finite (first_invalid) */
@@ -363,6 +378,7 @@ static planner_status place(search_ctx *x, strategy *s, planner_error *err)
     placement one;
     const placement *pl = x->placement;
     s->account_embedding = s->account_loss = s->layout = false;
+    x->shaped = x->placed_balanced = false;
     if (x->o->layout != NULL)
         return place_layout(x, s, err);
     if (pl == NULL) {
@@ -413,7 +429,9 @@ static planner_status place_split(search_ctx *x, strategy *s, const placement *p
     /* memory-balanced splits for misses only while no plan fits (a miss is
      * reported only then) */
     placer_balance_misses(x->placer, x->feasible == 0);
+    x->placed_balanced = x->feasible == 0;
     r = placer_place(x->placer, pl, s, err);
+    x->shaped = placer_memory_shaped(x->placer);
     if (r == PLANNER_E_INTERNAL)
         x->oom = true;
     if (placer_get_stats(x->placer)->limit_stops > 0)
@@ -843,6 +861,13 @@ static bool cp_dominates(const cp_probe *u, const cp_probe *t)
     return u->s <= t->s && u->act <= t->act && u->peak <= t->peak;
 }
 
+/* Whether x->s is evaluated with its one K/V exchange type: fixed, or cp 1
+ * (P6). */
+static bool cp_comm_single(const search_ctx *x)
+{
+    return x->fix.cp_comm >= 0 || x->fix.cp_a2a > 0 || x->s.cp <= 1;
+}
+
 /* P6: the K/V exchange types to evaluate for x->s (types[], returns their
  * count), each with its cp_a2a (hcp_a2a for a2a+p2p), and the layer time
  * of each (layer_s[], 0 when not probed).  Fixed, or cp 1: its one type.
@@ -862,7 +887,7 @@ static int cp_comm_list(search_ctx *x, int *types, double *layer_s)
     int n = 0, valid = 0, cand[CP_COMM_COUNT], nc = 0;
     cp_probe pr[CP_COMM_COUNT];
     layer_s[0] = 0;
-    if (x->fix.cp_comm >= 0 || x->fix.cp_a2a > 0 || x->s.cp <= 1) {
+    if (cp_comm_single(x)) {
         types[0] = x->s.cp_comm;
         return 1;
     }
@@ -1300,16 +1325,49 @@ typedef struct block_cell {
     int n_probe;
     int mbs, vi, vpp, sp, zero;
     bool fitted, fitted_valid;              /* P4: a level fitted, and was validated */
+    bool fitted_shaped;                     /* ... on a split memory may have shaped
+                                               (x->fit_split) */
     double bound;                           /* P7: the fastest evaluated miss, or -1 */
 } block_cell;
 
-/* Whether recompute level rc of cell c is pruned before it is built (P4,
- * P8, P9, P2/P3); counts it. */
+/* P4: whether a level of cell c that fits (and may rank ahead of level
+ * rc: RANKING) makes level rc, later, redundant. */
+static bool later_level_redundant(const search_ctx *x, const block_cell *c, int rc)
+{
+    return !x->exhaustive && c->fitted && (c->fitted_valid || !rc_level_validated(x->m, rc));
+}
+
+/* P4: records that x->s, the cell's first level that fits, does (`valid`:
+ * with a validated recompute value), and its layer split. */
+static void note_fit(search_ctx *x, block_cell *c, bool valid)
+{
+    c->fitted = true;
+    c->fitted_valid = valid;
+    c->fitted_shaped = x->shaped;
+    x->fit_split_n = x->s.n_stages;
+    for (int i = 0; i < x->s.n_stages && i < STRATEGY_MAX_STAGES; i++)
+        x->fit_split[i] = (short)x->s.stage[i].n_layers;
+}
+
+/* P4: whether x->s, just built, has the layer split of the cell's level
+ * that fits (x->fit_split). */
+static bool same_split_as_fit(const search_ctx *x)
+{
+    if (x->s.n_stages != x->fit_split_n)
+        return false;
+    for (int i = 0; i < x->s.n_stages && i < STRATEGY_MAX_STAGES; i++)
+        if (x->s.stage[i].n_layers != x->fit_split[i])
+            return false;
+    return true;
+}
+
+/* Whether recompute level rc of cell c is pruned before it is built (P4 on
+ * a split of the rules, P8, P9, P2/P3); counts it. */
 static bool rc_level_pruned(search_ctx *x, const block_cell *c, int rc)
 {
     if (x->exhaustive)
         return false;
-    if (c->fitted && (c->fitted_valid || !rc_level_validated(x->m, rc))) {
+    if (later_level_redundant(x, c, rc) && !c->fitted_shaped) {
         x->pruned++;                  /* P4 */
         return true;
     }
@@ -1402,7 +1460,10 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
             fit_s = layer_s[ti / nm];
         if (mo > 0)
             f1_on = f1;
-        if (f1 == 0 && rc == RC_LEVEL_NONE && objective_score(x, &x->s, &x->e) > c->bound)
+        /* P7, P8's bound: no recompute's miss, unless on the placer's
+         * memory-balanced split for a miss (slower than the fastest) */
+        if (f1 == 0 && rc == RC_LEVEL_NONE && !x->placed_balanced &&
+            objective_score(x, &x->s, &x->e) > c->bound)
             c->bound = objective_score(x, &x->s, &x->e);
         if (f1 == 1 && rc == RC_LEVEL_FULL)
             search_rc_layers(x, c->bound);   /* P7, per K/V type */
@@ -1413,6 +1474,27 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
     return fit;
 }
 
+/* P8 (and P4 on the placer's split): whether evaluate_bound screens out
+ * x->s, built at level rc of cell c: a miss, or (`rank`) a fit whose bound
+ * cannot rank (counted pruned: a miss is recorded dead, a fit as the cell's
+ * fit when it has none); or a plan the rules refuse (counted so; it says
+ * nothing of the other levels).  Only where x->s is its one K/V exchange
+ * type (cp_comm_single): the bound is the built type's. */
+static bool screened_out(search_ctx *x, block_cell *c, int rc, bool rank)
+{
+    double ub;
+    if (bound_fits(x, &ub) && !(rank && ub >= 0 && cannot_rank(x, ub)))
+        return false;
+    if (rules_refuse(x, true))
+        return true;
+    x->pruned++;
+    if (!x->e.feasible)
+        c->dead[c->vi][c->sp][c->zero][rc] = 1;
+    else if (!c->fitted)
+        note_fit(x, c, false);
+    return true;
+}
+
 /* Recompute level rc of cell c, not pruned: a P1 probe (evaluated and
  * recorded already) is a miss; else the strategy is built, P8 tried on
  * memory alone, and the K/V types evaluated.  Returns the fit for
@@ -1420,28 +1502,25 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
  * is nothing to record. */
 static int eval_rc_level(search_ctx *x, block_cell *c, int rc)
 {
-    double ub;
-
     for (int q = 0; q < c->n_probe; q++)
         if (key_eq(&c->probe[q], c->mbs, c->vpp, c->sp, c->zero, rc))
             return 0;
     if (build(x, c->mbs, c->vpp, c->sp, c->zero, rc) != 0)
         return -2;
-    if (!x->exhaustive && rc == RC_LEVEL_SEL_SAVE &&
-        (!bound_fits(x, &ub) || (ub >= 0 && cannot_rank(x, ub)))) {
-        /* P8 on memory alone: a miss, or a fit that cannot rank; one the
-         * rules refuse is counted so and says nothing of the other levels */
-        if (rules_refuse(x, true))
+    if (later_level_redundant(x, c, rc)) {
+        /* P4 on the placer's split: pruned on the fit's split; on another
+         * (the fit's only where memory skewed it) screened like P8, on
+         * memory alone when block recompute's N (P7, faster) follows */
+        if (same_split_as_fit(x)) {
+            x->pruned++;
             return -2;
-        x->pruned++;
-        if (x->e.feasible) {
-            c->fitted = true;
-            c->fitted_valid = false;
-        } else {
-            c->dead[c->vi][c->sp][c->zero][rc] = 1;
         }
-        return -2;
+        if (cp_comm_single(x) && screened_out(x, c, rc, rc != RC_LEVEL_FULL ||
+                                                         !rc_layers_searched(x)))
+            return -2;
     }
+    if (!x->exhaustive && rc == RC_LEVEL_SEL_SAVE && screened_out(x, c, rc, true))
+        return -2;   /* P8 */
     return try_comm_types(x, c, rc);
 }
 
@@ -1456,10 +1535,8 @@ static void search_cell(search_ctx *x, block_cell *c)
         if (rc_level_pruned(x, c, rc))
             continue;
         fit = eval_rc_level(x, c, rc);
-        if (fit == 1 && !c->fitted) {        /* P4 */
-            c->fitted = true;
-            c->fitted_valid = rc_level_validated(x->m, rc);
-        }
+        if (fit == 1 && !c->fitted)          /* P4 */
+            note_fit(x, c, rc_level_validated(x->m, rc));
         else if (fit == 0)
             c->dead[c->vi][c->sp][c->zero][rc] = 1;   /* P2, P3 */
     }
@@ -1531,7 +1608,8 @@ static void search_block(search_ctx *x)
             for (int si = 0; si < b.sp.n && !stop(x); si++)
                 for (int zi = 0; zi < b.zero.n && !stop(x); zi++) {
                     block_cell c = {&b, dead, flat, probe, n_probe, b.mbs.v[mi], vi,
-                                    b.vpp.v[vi], b.sp.v[si], b.zero.v[zi], false, false, -1};
+                                    b.vpp.v[vi], b.sp.v[si], b.zero.v[zi], false, false,
+                                    false, -1};
                     search_cell(x, &c);
                 }
         }
