@@ -85,7 +85,11 @@ END_TEST
  * bf16 parameters (TE FusedAdam store_param_remainders): 2 + 2 + 2 = 6 for
  * bf16 and per-tensor FP8 models; 4 + 2 + 2 = 8 where the main weights stay
  * fp32 (MXFP8/NVFP4: Megatron-Core's own fp32 copy; fp16 parameters).
- * Sharded by the distributed optimizer: bf16 at d 8, 2 + 4 + 6/8. */
+ * fp32 moments with the remainders (opt_state fp32_rem, NeMo 24.07's
+ * distributed Adam on a bf16 model): 4 + 4 + 2 = 10, 4 + 4 + 4 = 12 where
+ * the main weights stay fp32.
+ * Sharded by the distributed optimizer: bf16 at d 8, 2 + 4 + 6/8; fp32_rem
+ * at d 4, 2 + 4 + 10/4. */
 START_TEST(bytes_per_param_opt_state)
 {
     state_bytes sb;
@@ -97,6 +101,15 @@ START_TEST(bytes_per_param_opt_state)
     ck_assert_rel(memory_optimizer_bytes(PREC_MXFP8, OPT_STATE_BF16), 8.0, 1e-15);
     ck_assert_rel(memory_optimizer_bytes(PREC_NVFP4, OPT_STATE_BF16), 8.0, 1e-15);
     ck_assert_rel(memory_optimizer_bytes(PREC_FP16, OPT_STATE_BF16), 8.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_BF16, OPT_STATE_FP32_REM), 10.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_FP8, OPT_STATE_FP32_REM), 10.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_MXFP8, OPT_STATE_FP32_REM), 12.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_FP16, OPT_STATE_FP32_REM), 12.0, 1e-15);
+    ck_assert_rel(memory_optimizer_bytes(PREC_FP32, OPT_STATE_FP32_REM), 8.0, 1e-15);
+    memory_state_bytes(PREC_FP8, true, OPT_STATE_FP32_REM, 1, 4, &sb);
+    ck_assert_rel(sb.weights, 2.0, 1e-15);
+    ck_assert_rel(sb.grads, 2.0, 1e-15);
+    ck_assert_rel(sb.optimizer, 10.0 / 4, 1e-15);
     memory_state_bytes(PREC_BF16, false, OPT_STATE_BF16, 1, 8, &sb);
     ck_assert_rel(sb.weights, 2.0, 1e-15);
     ck_assert_rel(sb.grads, 4.0, 1e-15);

@@ -817,7 +817,9 @@ static bool corpus_load(validation_set **v, const char *what)
 /* NeMo-Framework-Launcher 24.07's nemotron_340b.yaml keeps Adam's state in
  * bf16 (optim.dtype bf16): the corpus's Nemotron-4 340B row gets
  * opt_state=bf16 from run_stacks.c and no other row does (the GPT-3,
- * Llama and Nemotron 8B/22B rows of the same source keep fp32 state).
+ * Llama and Nemotron 8B/22B rows of the same source keep fp32 moments, with
+ * the main weights as 16-bit remainders: opt_state=fp32_rem, every other
+ * nemo2407_ row and no row of another source).
  * With it the row fits without recompute: -20.9% (full recompute) ->
  * -0.5%. */
 START_TEST(recipe_opt_state_nemotron_340b_only)
@@ -831,8 +833,11 @@ START_TEST(recipe_opt_state_nemotron_340b_only)
     cost_params_default(&p);
     for (int i = 0; i < v->n; i++) {
         bool want = strcmp(v->run[i].id, "nemo2407_h100_nemotron_340b_128gpu") == 0;
+        bool nemo = strncmp(v->run[i].id, "nemo2407_", 9) == 0;
         ck_assert_msg((v->run[i].fix.opt_state == OPT_STATE_BF16) == want, "%s: opt_state %d",
                       v->run[i].id, v->run[i].fix.opt_state);
+        ck_assert_msg((v->run[i].fix.opt_state == OPT_STATE_FP32_REM) == (nemo && !want),
+                      "%s: opt_state %d", v->run[i].id, v->run[i].fix.opt_state);
         if (want) {
             plan best;
             hits++;

@@ -51,12 +51,22 @@ void memory_state_bytes(precision prec, bool grads_bf16, int opt_state, int zero
  * per-tensor FP8 (delayed scaling: use_precision_aware_optimizer_no_fp8_or_
  * ds_fp8 lets TE keep the main weights); MXFP8/NVFP4 (Megatron-Core keeps
  * fp32 main weights itself: 4 + 4) and fp16 (remainders need bf16
- * parameters: TE keeps fp32 main weights) 8.  NeMo 24.07's distributed
+ * parameters: TE keeps fp32 main weights) 8.  With OPT_STATE_FP32_REM
+ * the moments in fp32 (4 + 4) and the main weights' 16-bit remainders, 10
+ * for bf16 models and per-tensor FP8 on bf16 parameters (12 otherwise):
+ * NeMo 24.07's distributed Adam with the default fp32 optim.dtype on a
+ * bf16 model (megatron_amp_O2) -- NeMo r2.0.0rc1 megatron_base_model.py
+ * setup_optimization passes store_params False and store_param_remainders
+ * True to Apex's DistributedFusedAdam when the optimizer dtype is fp32, the
+ * model's bf16 and fp8_params is off ("store bits required to reconstruct
+ * FP32 params", apex/contrib/optimizers/distributed_fused_adam.py), and
+ * Megatron-Core's --use-precision-aware-optimizer with its fp32 default
+ * moments (store_param_remainders as above).  NeMo 24.07's distributed
  * Adam with optim.dtype bf16 holds less, 2 + 2 = 4: Apex DistributedFused-
- * Adam keeps its state in that dtype, and NeMo r2.0.0rc1 megatron_base_model.py
- * setup_optimization sets store_params False where it equals the model's
- * (no main-weight copy); counted here as Megatron's 6 (an over-count of 2/d
- * a parameter on such a run). */
+ * Adam keeps its state in that dtype, and setup_optimization sets
+ * store_params False where it equals the model's (no main-weight copy);
+ * counted here as Megatron's 6 (an over-count of 2/d a parameter on such
+ * a run). */
 double memory_optimizer_bytes(precision prec, int opt_state);
 
 /* Bytes per parameter of the main gradients Megatron accumulates and

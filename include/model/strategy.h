@@ -55,8 +55,10 @@ typedef struct stage_mix {
 typedef enum recompute_method { RECOMPUTE_BLOCK, RECOMPUTE_UNIFORM } recompute_method;
 
 /* The dtype of Adam's state (the opt_state knob): fp32 moments (and fp32
- * main weights), or bf16 moments with 16-bit main-weight storage */
-typedef enum opt_state_type { OPT_STATE_FP32, OPT_STATE_BF16 } opt_state_type;
+ * main weights), bf16 moments with 16-bit main-weight storage, or fp32
+ * moments with 16-bit main-weight storage (cost/memory.h
+ * memory_optimizer_bytes) */
+typedef enum opt_state_type { OPT_STATE_FP32, OPT_STATE_BF16, OPT_STATE_FP32_REM } opt_state_type;
 
 /* Selective recompute's modules (Megatron-Core core_v0.15.0
  * --recompute-modules, TransformerConfig.recompute_modules): the bits of
@@ -122,10 +124,13 @@ typedef struct strategy {
                                    local --cuda-graph-scope full_iteration,
                                    Megatron-Core full_cuda_graph.py) */
     int opt_state;              /* Adam's state: OPT_STATE_FP32 (fp32 main
-                                   weights and moments) or OPT_STATE_BF16
+                                   weights and moments), OPT_STATE_BF16
                                    (16-bit: --use-precision-aware-optimizer
                                    --exp-avg-dtype bf16 --exp-avg-sq-dtype
-                                   bf16; cost/memory.h memory_state_bytes) */
+                                   bf16) or OPT_STATE_FP32_REM (fp32 moments,
+                                   16-bit main-weight remainders:
+                                   --use-precision-aware-optimizer;
+                                   cost/memory.h memory_optimizer_bytes) */
     bool flex_dispatcher;       /* the node-aware flex token dispatcher
                                    (--moe-token-dispatcher-type flex
                                    --moe-enable-deepep; DeepEP / HybridEP):

@@ -36,14 +36,15 @@ double memory_main_grad_bytes(precision prec, bool grads_bf16)
 
 double memory_optimizer_bytes(precision prec, int opt_state)
 {
+    double moments = opt_state == OPT_STATE_BF16 ? 4.0 : 8.0;
     if (prec == PREC_FP32)
         return 8.0;
-    if (opt_state != OPT_STATE_BF16)
+    if (opt_state == OPT_STATE_FP32)
         return 12.0;
-    /* bf16 moments (2 + 2) and the main weights: their 16-bit remainders
-     * where the parameters are bf16 (FP8 with delayed scaling keeps bf16
-     * ones), fp32 otherwise */
-    return prec == PREC_BF16 || prec == PREC_FP8 ? 6.0 : 8.0;
+    /* the moments and the main weights: their 16-bit remainders where the
+     * parameters are bf16 (FP8 with delayed scaling keeps bf16 ones), fp32
+     * otherwise */
+    return moments + (prec == PREC_BF16 || prec == PREC_FP8 ? 2.0 : 4.0);
 }
 
 void memory_state_bytes(precision prec, bool grads_bf16, int opt_state, int zero, int dp,

@@ -88,7 +88,13 @@ static const run_stack_rule k_rules[] = {
      * opt_state=bf16 counts as Megatron's precision-aware 6
      * (memory_optimizer_bytes).  The launcher's
      * GPT and Llama H100 scripts and configs of the release set no
-     * optim.dtype (fp32 state). */
+     * optim.dtype (fp32 state), megatron_amp_O2 true with bf16 precision and
+     * no fp8_params (conf/training/gpt3/{5b,20b,175b}.yaml, llama/
+     * llama{2_7b,2_13b,2_70b,3_8b,3_70b}.yaml): NeMo's setup_optimization
+     * then stores the fp32 main weights as 16-bit remainders beside the bf16
+     * parameters (store_params False, store_param_remainders True), fp32
+     * moments: opt_state=fp32_rem, 10 bytes a parameter
+     * (memory_optimizer_bytes). */
     {"NeMo 24.07", "nemo2407_h100_nemotron_340b", "megatron-core",
      "NeMo 24.07 runs Megatron-Core models with NeMo's distributed Adam; nemotron_340b.yaml "
      "keeps its state in bf16 (optim.dtype bf16) and reduces gradients in bf16 "
@@ -96,8 +102,9 @@ static const run_stack_rule k_rules[] = {
      "grad_reduce_bf16=on,opt_state=bf16"},
     {"NeMo 24.07", NULL, "megatron-core",
      "NeMo 24.07 runs Megatron-Core models with NeMo's distributed Adam; its H100 performance "
-     "scripts reduce gradients in bf16 (optim.grad_sync_dtype=bf16)",
-     "grad_reduce_bf16=on"},
+     "scripts reduce gradients in bf16 (optim.grad_sync_dtype=bf16), and it keeps the fp32 "
+     "main weights as 16-bit remainders of the bf16 parameters (store_param_remainders)",
+     "grad_reduce_bf16=on,opt_state=fp32_rem"},
     /* Megatron-Bridge v0.2.0-v0.5.0 (the 25.11-26.06 containers)
      * scripts/performance/configs: set_llama3_common_configs (llama3 and
      * llama31) and the DeepSeek, gpt-oss and Qwen3 configs set

@@ -37,7 +37,7 @@
 #define FIX(f) offsetof(strategy_constraints, f)
 
 static const char *const recompute_methods[] = {"block", "uniform", NULL};
-static const char *const opt_state_names[] = {"fp32", "bf16", NULL};
+static const char *const opt_state_names[] = {"fp32", "bf16", "fp32_rem", NULL};
 /* RC_MOD_ bit i's Megatron name */
 static const char *const recompute_module_names[] = {"core_attn", "layernorm", "mlp", "moe_act",
                                                      "mla_up_proj", NULL};
@@ -152,12 +152,13 @@ static const knob_info knobs[KNOB_COUNT] = {
                               KNOB_SEC_PARALLEL, 77,
                               "MoE tokens cross to each other NVLink domain once (DeepEP, "
                               "HybridEP)", NULL},
-    [KNOB_OPT_STATE] = {"opt_state", KNOB_KIND_NAMED, 0, 1, FIELD(opt_state), FIX(opt_state), NULL,
+    [KNOB_OPT_STATE] = {"opt_state", KNOB_KIND_NAMED, 0, 2, FIELD(opt_state), FIX(opt_state), NULL,
                         0, false,
                         "--use-precision-aware-optimizer --exp-avg-dtype --exp-avg-sq-dtype",
                         MEG_EMIT, KNOB_SEC_MEMORY, 25,
-                        "Adam's state: fp32 main weights and moments, or bf16 moments with "
-                        "16-bit main-weight storage (precision-aware optimizer)",
+                        "Adam's state: fp32 main weights and moments, or bf16 (fp32_rem: "
+                        "fp32) moments with 16-bit main-weight storage (precision-aware "
+                        "optimizer)",
                         .names = opt_state_names},
 };
 
@@ -269,7 +270,10 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * 16-bit Adam state (opt_state bf16): the NeMo 24.07 Nemotron-4 340B row
  * (nemotron_340b.yaml: optim.dtype bf16, a rule of fit/run_stacks.c), which
  * fits without recompute with it and predicts within 1% (-20.9% with fp32
- * state and full recompute); every other run keeps fp32 moments. */
+ * state and full recompute); the other NeMo 24.07 rows keep fp32 moments
+ * and 16-bit main-weight remainders (opt_state fp32_rem: NeMo's
+ * setup_optimization with the default fp32 optim.dtype and a bf16 model,
+ * fit/run_stacks.c); every other run fp32 state. */
 static const knob_validation validation[] = {
     /* recompute: the corpus publishes none, selective (core attention) and
      * full of every layer; no run recomputes part of the layers */
@@ -301,6 +305,8 @@ static const knob_validation validation[] = {
     {KNOB_SHARED_EXPERT_OVERLAP, 1, false, "--moe-shared-expert-overlap", "none", false},
     {KNOB_OPT_STATE, OPT_STATE_BF16, true, "16-bit Adam state", "nemo2407_h100_nemotron_340b_128gpu",
      false},
+    {KNOB_OPT_STATE, OPT_STATE_FP32_REM, true, "fp32 moments, 16-bit main-weight remainders",
+     "nemo2407_* but nemo2407_h100_nemotron_340b_128gpu", false},
     {KNOB_FLEX_DISPATCHER, 1, true, "flex token dispatcher (HybridEP)",
      "mbridge_2606_h100_qwen330ba3b_fp8_16gpu_* (ep across nodes), the GB200/GB300 Qwen3 and "
      "DeepSeek-V3 rows, mbridge_260[46]_b[23]00_deepseekv3_*, mbridge_2606_b300_*, "
@@ -898,10 +904,10 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
          * aware optimizer is "only supported with distributed optimizer";
          * its main-weight remainders need bf16 parameters, and an fp32
          * model has no lower-precision state to keep */
-        if (s->opt_state == OPT_STATE_BF16 && s->zero != 1)
-            FAIL("opt_state=bf16 needs the distributed optimizer (zero 1)");
-        if (s->opt_state == OPT_STATE_BF16 && m != NULL && m->prec == PREC_FP32)
-            FAIL("opt_state=bf16 needs a 16-bit model");
+        if (s->opt_state != OPT_STATE_FP32 && s->zero != 1)
+            FAIL("opt_state=bf16 or fp32_rem needs the distributed optimizer (zero 1)");
+        if (s->opt_state != OPT_STATE_FP32 && m != NULL && m->prec == PREC_FP32)
+            FAIL("opt_state=bf16 or fp32_rem needs a 16-bit model");
         return PLANNER_OK;
     case KNOB_OVERLAP_PARAM_GATHER:
         PIN_FAIL_S(PIN_OPG);

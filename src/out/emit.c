@@ -916,6 +916,8 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
     case KNOB_OPT_STATE:   /* core_v0.15.0 arguments.py: the moments' dtypes
                             * (the main weights stay fp32: their 16-bit
                             * remainders, store_param_remainders' default) */
+        if (s->opt_state == OPT_STATE_FP32_REM)   /* fp32 moments: the defaults */
+            arg_switch(l, SEC_MEMORY, "--use-precision-aware-optimizer");
         if (s->opt_state == OPT_STATE_BF16) {
             arg_switch(l, SEC_MEMORY, "--use-precision-aware-optimizer");
             arg_str(l, SEC_MEMORY, "--exp-avg-dtype", "bf16");
