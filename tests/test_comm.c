@@ -529,7 +529,7 @@ START_TEST(memory_reserve_and_fragmentation)
      * reserve 1 GiB + 10% of 7e9 = 1,773,741,824 B; total 18e9 + 7e9 +
      * 1.7737e9 */
     memory_stage(&(stage_memory_in){PREC_BF16, 0, 8, 8, 1e9, 0, 2e9, 3, 1e9, 1073741824.0,
-                                    0.10, 80e9, 0, false, false, OPT_STATE_FP32}, &mb);
+                                    0.10, 80e9, 0, false, false, OPT_STATE_FP32, 0, 0}, &mb);
     ck_assert_rel(mb.activations_bytes, 7e9, 1e-12);
     ck_assert_rel(mb.reserve_bytes, 1773741824.0, 1e-12);
     ck_assert_rel(mb.total_bytes, 18e9 + 7e9 + 1773741824.0, 1e-12);

@@ -598,6 +598,17 @@ START_TEST(precision_and_sharding)
     ck_flag(t, "--fp8-param-gather", "");
     check_flags_known(t);
     free(t);
+    /* opt_state fp32_rem: the main weights' 16-bit remainders need bf16
+     * parameters, so no FP8 primary weights; the precision-aware optimizer
+     * alone (fp32 moments, Megatron-Core's defaults) */
+    f.pl.s.opt_state = OPT_STATE_FP32_REM;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_no_flag(t, "--fp8-param-gather");
+    ck_flag(t, "--use-precision-aware-optimizer", "");
+    ck_no_flag(t, "--exp-avg-dtype");
+    check_flags_known(t);
+    free(t);
+    f.pl.s.opt_state = OPT_STATE_FP32;
     f.m.prec = PREC_BF16;
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
     ck_no_flag(t, "--fp8-param-gather");

@@ -169,7 +169,7 @@ START_TEST(zero2_gradient_buckets)
     /* counted with the gradients: 1e9 params at dp 8, 4/8 B + 320 MB */
     stage_memory_in in = {PREC_BF16, 2, 8, 8, 1e9, 0, 0, 1, 0, 0, 0.1, 80e9,
                           memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 1e9), false,
-                          false, OPT_STATE_FP32};
+                          false, OPT_STATE_FP32, 0, 0};
     memory_stage(&in, &mb);
     ck_assert_rel(mb.grads_bytes, 0.5e9 + 320e6, 1e-15);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
@@ -224,7 +224,7 @@ START_TEST(stage_breakdown_sums)
 {
     memory_breakdown mb;
     stage_memory_in in = {PREC_BF16, 0, 1, 1, 1e9, 0, 1e8, 4, 5e7, 1e9, 0.1, 80e9, 0, false,
-                          false, OPT_STATE_FP32};
+                          false, OPT_STATE_FP32, 0, 0};
     memory_stage(&in, &mb);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
     ck_assert_rel(mb.grads_bytes, 4e9, 1e-15);
@@ -250,7 +250,7 @@ START_TEST(stage_expert_states_shard_over_edp)
         memory_breakdown mb;
         stage_memory_in in = {PREC_BF16, 1, 8, cases[i].edp, 1e9, cases[i].expert,
                               0, 0, 0, 0, 0.1, 80e9, 0, false, false,
-                              OPT_STATE_FP32};
+                              OPT_STATE_FP32, 0, 0};
         memory_stage(&in, &mb);
         ck_assert_rel(mb.weights_bytes + mb.grads_bytes, 6e9, 1e-15);
         ck_assert_rel(mb.optimizer_bytes, cases[i].optimizer, 1e-15);
@@ -382,21 +382,25 @@ END_TEST
  * than the 0.26e9 embedding) and a prefetch capped at 0.125e9: 1 x 0.525e9
  * on B200 FP8, 4 x 0.525e9 for fp32; the embedding as the unit stays 16-bit
  * (0.1e9 layers: 2 x (0.26e9 + 0.125e9)). */
+/* ZeRO-3's gathered bytes per parameter with fp32 Adam state */
+#define GW(kind, gpu, prec) memory_gathered_weight_bytes(kind, gpu, prec, 3, OPT_STATE_FP32)
+
 START_TEST(zero3_gathered_weight_bytes)
 {
     const gpu_spec *h100 = catalog_find("H100-SXM"), *b200 = catalog_find("B200");
     ck_assert_ptr_nonnull(h100);
     ck_assert_ptr_nonnull(b200);
-    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, b200, PREC_FP8, 3), 1);
-    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, h100, PREC_FP8, 3), 2);
-    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, b200, PREC_MXFP8, 3), 2);
-    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, b200, PREC_BF16, 3), 2);
-    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, h100, PREC_FP32, 3), 4);
-    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_FSDP2, h100, PREC_FP8, 3), 2);
-    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_FSDP2, h100, PREC_FP32, 3), 4);
+    ck_assert_double_eq(GW(STACK_GATHER_PREFETCH, b200, PREC_FP8), 1);
+    ck_assert_double_eq(GW(STACK_GATHER_PREFETCH, h100, PREC_FP8), 2);
+    ck_assert_double_eq(GW(STACK_GATHER_PREFETCH, b200, PREC_MXFP8), 2);
+    ck_assert_double_eq(GW(STACK_GATHER_PREFETCH, b200, PREC_BF16), 2);
+    ck_assert_double_eq(GW(STACK_GATHER_PREFETCH, h100, PREC_FP32), 4);
+    ck_assert_double_eq(GW(STACK_GATHER_FSDP2, h100, PREC_FP8), 2);
+    ck_assert_double_eq(GW(STACK_GATHER_FSDP2, h100, PREC_FP32), 4);
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_FP8,
                                               memory_gathered_weight_bytes(
-                                                  STACK_GATHER_PREFETCH, b200, PREC_FP8, 3),
+                                                  STACK_GATHER_PREFETCH, b200, PREC_FP8, 3,
+                                                  OPT_STATE_FP32),
                                               4, 8, 5e9, 0.4e9, 0.26e9, 0),
                   0.525e9, 1e-15);
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_FP32, 4, 4, 8, 5e9, 0.4e9,
@@ -420,26 +424,26 @@ START_TEST(fp8_weights_without_transpose)
     const gpu_spec *gb200 = catalog_find("GB200");
     memory_breakdown mb;
     stage_memory_in in = {PREC_FP8, 1, 4, 4, 1e9, 0, 0, 0, 0, 0, 0.1, 180e9, 0, true, false,
-                          OPT_STATE_FP32};
+                          OPT_STATE_FP32, 0, 0};
     ck_assert_ptr_nonnull(h100);
     ck_assert_ptr_nonnull(b200);
     ck_assert_ptr_nonnull(gb200);
-    ck_assert(memory_fp8_weights_single(b200, PREC_FP8, 1));
-    ck_assert(memory_fp8_weights_single(gb200, PREC_FP8, 3));
-    ck_assert(!memory_fp8_weights_single(h100, PREC_FP8, 1));
-    ck_assert(!memory_fp8_weights_single(b200, PREC_MXFP8, 1));
-    ck_assert(!memory_fp8_weights_single(b200, PREC_BF16, 1));
+    ck_assert(memory_fp8_weights_single(b200, PREC_FP8, 1, OPT_STATE_FP32));
+    ck_assert(memory_fp8_weights_single(gb200, PREC_FP8, 3, OPT_STATE_FP32));
+    ck_assert(!memory_fp8_weights_single(h100, PREC_FP8, 1, OPT_STATE_FP32));
+    ck_assert(!memory_fp8_weights_single(b200, PREC_MXFP8, 1, OPT_STATE_FP32));
+    ck_assert(!memory_fp8_weights_single(b200, PREC_BF16, 1, OPT_STATE_FP32));
     /* zero 0: no FP8 primary weights (Megatron-LM refuses
      * --fp8-param-gather without the distributed optimizer or FSDP): bf16
      * weights, 2 B */
-    ck_assert(!memory_fp8_primary_weights(PREC_FP8, 0));
-    ck_assert(memory_fp8_primary_weights(PREC_MXFP8, 1));
-    ck_assert(!memory_fp8_primary_weights(PREC_BF16, 1));
-    ck_assert(!memory_fp8_weights_single(b200, PREC_FP8, 0));
+    ck_assert(!memory_fp8_primary_weights(PREC_FP8, 0, OPT_STATE_FP32));
+    ck_assert(memory_fp8_primary_weights(PREC_MXFP8, 1, OPT_STATE_FP32));
+    ck_assert(!memory_fp8_primary_weights(PREC_BF16, 1, OPT_STATE_FP32));
+    ck_assert(!memory_fp8_weights_single(b200, PREC_FP8, 0, OPT_STATE_FP32));
     memory_stage(&in, &mb);
     ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
     ck_assert_rel(mb.total_bytes, 7e9, 1e-15);
-    in.fp8_weights_single = memory_fp8_weights_single(gb200, PREC_FP8, in.zero);
+    in.fp8_weights_single = memory_fp8_weights_single(gb200, PREC_FP8, in.zero, OPT_STATE_FP32);
     memory_stage(&in, &mb);
     ck_assert_rel(mb.weights_bytes, 1e9, 1e-15);
     ck_assert_rel(mb.grads_bytes, 2e9, 1e-15);
@@ -450,6 +454,51 @@ START_TEST(fp8_weights_without_transpose)
     in.edp = 2;
     memory_stage(&in, &mb);
     ck_assert_rel(mb.weights_bytes, 1e9, 1e-15);
+}
+END_TEST
+
+/* Transformer Engine's cached FP8 weights beside bf16 primary weights
+ * (memory_fp8_weight_cache_bytes): Megatron-Core's TE modules keep the
+ * quantized weight through the step -- per-tensor FP8 1 + 1 (transpose) on
+ * H100, 1 on B200, MXFP8 2 --; none with FP8 primary weights (zero >= 1,
+ * fp32 state), for bf16 models, or on torchtitan (torchao's Float8Linear).
+ * opt_state fp32_rem (16-bit remainders of bf16 parameters) keeps bf16
+ * primary weights at zero 1.  Hand-derived, a NeMo 24.07-like H100 stage:
+ * 1e9 parameters of which 0.1e9 embedding (no TE module), FP8, zero 1 over
+ * dp 4, bf16 gradients, fp32_rem: weights 2 x 1e9 + 2 x 0.9e9 = 3.8e9 B,
+ * gradients 2e9 B, optimizer 10e9 / 4 = 2.5e9 B, total 8.3e9 B (6.5e9 B
+ * without the cache). */
+START_TEST(fp8_weight_cache)
+{
+    const gpu_spec *h100 = catalog_find("H100-SXM"), *b200 = catalog_find("B200");
+    const stack_spec *mc = stack_find("megatron-core"), *tt = stack_find("pytorch-fsdp2");
+    memory_breakdown mb;
+    stage_memory_in in = {PREC_FP8, 1, 4, 4, 1e9, 0, 0, 0, 0, 0, 0, 180e9, 0, true, false,
+                          OPT_STATE_FP32_REM, 0, 0.1e9};
+    ck_assert_ptr_nonnull(h100);
+    ck_assert_ptr_nonnull(b200);
+    ck_assert_ptr_nonnull(mc);
+    ck_assert_ptr_nonnull(tt);
+    ck_assert_double_eq(memory_fp8_weight_cache_bytes(mc, h100, PREC_FP8, 0, OPT_STATE_FP32), 2);
+    ck_assert_double_eq(memory_fp8_weight_cache_bytes(mc, b200, PREC_FP8, 0, OPT_STATE_FP32), 1);
+    ck_assert_double_eq(memory_fp8_weight_cache_bytes(mc, b200, PREC_MXFP8, 0, OPT_STATE_FP32), 2);
+    ck_assert_double_eq(memory_fp8_weight_cache_bytes(mc, h100, PREC_FP8, 1, OPT_STATE_FP32), 0);
+    ck_assert_double_eq(memory_fp8_weight_cache_bytes(mc, b200, PREC_MXFP8, 3, OPT_STATE_FP32), 0);
+    ck_assert_double_eq(memory_fp8_weight_cache_bytes(mc, h100, PREC_FP8, 1, OPT_STATE_FP32_REM),
+                        2);
+    ck_assert_double_eq(memory_fp8_weight_cache_bytes(mc, h100, PREC_BF16, 0, OPT_STATE_FP32), 0);
+    ck_assert_double_eq(memory_fp8_weight_cache_bytes(tt, h100, PREC_FP8, 0, OPT_STATE_FP32), 0);
+    ck_assert(!memory_fp8_primary_weights(PREC_FP8, 1, OPT_STATE_FP32_REM));
+    ck_assert(memory_fp8_primary_weights(PREC_FP8, 1, OPT_STATE_BF16));
+    memory_stage(&in, &mb);
+    ck_assert_rel(mb.weights_bytes, 2e9, 1e-15);
+    ck_assert_rel(mb.total_bytes, 6.5e9, 1e-15);
+    in.fp8_cache_bytes = memory_fp8_weight_cache_bytes(mc, h100, PREC_FP8, 1, OPT_STATE_FP32_REM);
+    memory_stage(&in, &mb);
+    ck_assert_rel(mb.weights_bytes, 3.8e9, 1e-15);
+    ck_assert_rel(mb.grads_bytes, 2e9, 1e-15);
+    ck_assert_rel(mb.optimizer_bytes, 2.5e9, 1e-15);
+    ck_assert_rel(mb.total_bytes, 8.3e9, 1e-15);
 }
 END_TEST
 
@@ -467,6 +516,7 @@ int main(void)
     tcase_add_test(tc, stage_breakdown_sums);
     tcase_add_test(tc, stage_expert_states_shard_over_edp);
     tcase_add_test(tc, fp8_weights_without_transpose);
+    tcase_add_test(tc, fp8_weight_cache);
     tcase_add_test(tc, op_sac_bytes);
     tcase_add_test(tc, loss_bytes);
     tcase_add_test(tc, fsdp2_unsharded);

@@ -53,6 +53,10 @@ typedef struct range_cost {
     double params;                  /* parameters held by one GPU */
     double expert_params;           /* of which routed-expert parameters (their
                                        grads reduce over tp cp dp / ep ranks) */
+    double vocab_params;            /* of which the embedding and output
+                                       matrices (not Transformer Engine
+                                       modules: no cached FP8 weight,
+                                       memory_fp8_weight_cache_bytes) */
     double act_bytes;               /* kept activations, one micro-batch */
     double act_peak_extra_bytes;    /* transient working set (recompute, the
                                        loss's: the convention sums them) */

@@ -31,8 +31,8 @@ typedef struct state_bytes {
  * FP8 recipes: 2 bytes of weights per parameter -- with FP8 primary
  * weights (NeMo / Megatron-Bridge fp8_param(_gather)) the FP8 weight and its
  * FP8 transpose that Transformer Engine keeps for the backward GEMM (1 + 1
- * byte), with bf16 weights their 2 bytes (TE then also caches FP8 copies: not
- * counted, the tuned recipes use FP8 params) -- but 1 byte for per-tensor
+ * byte), with bf16 weights their 2 bytes (TE's cached FP8 copies beside
+ * them are memory_fp8_weight_cache_bytes', added by memory_stage) -- but 1 byte for per-tensor
  * FP8 primary weights (PREC_FP8, zero >= 1: memory_fp8_primary_weights) on
  * a GPU whose FP8 GEMMs take any layout, where TE keeps no
  * transpose (stage_memory_in.fp8_weights_single, memory_fp8_weights_single).
@@ -271,7 +271,7 @@ double memory_zero3_gathered_bytes(stack_gather gather, precision prec, double l
  *     measurements (docs/validation.md, "Memory"), so it waits for the
  *     mass those rows miss. */
 double memory_gathered_weight_bytes(stack_gather gather, const gpu_spec *gpu, precision prec,
-                                    int zero);
+                                    int zero, int opt_state);
 
 /* Whether ZeRO-`zero` gathers weights at all: stage 3 over more than one
  * data-parallel rank (dp x cp). */
@@ -365,6 +365,12 @@ typedef struct stage_memory_in {
     bool fp8_weights_single;    /* FP8 primary weights without a transpose
                                    copy: 1 byte each (memory_fp8_weights_single) */
     int opt_state;              /* Adam's state dtype (memory_optimizer_bytes) */
+    double fp8_cache_bytes;     /* per parameter, unsharded: Transformer
+                                   Engine's cached quantized weights beside
+                                   bf16 primary weights
+                                   (memory_fp8_weight_cache_bytes) */
+    double vocab_params;        /* of params, the embedding and output
+                                   matrices: no such cache */
 } stage_memory_in;
 
 /* Whether an FP8 recipe's weights are FP8 primary weights (Megatron-LM
@@ -372,8 +378,13 @@ typedef struct stage_memory_in {
  * FP8 recipes (PREC_FP8, PREC_MXFP8) under the distributed optimizer or
  * Megatron-FSDP (zero >= 1); Megatron-LM's validate_args refuses the flag
  * without them ("--fp8-param-gather only supported with distributed
- * optimizer, ..."), so with zero 0 the weights stay bf16. */
-bool memory_fp8_primary_weights(precision prec, int zero);
+ * optimizer, ..."), so with zero 0 the weights stay bf16.  Not with
+ * opt_state OPT_STATE_FP32_REM either: the 16-bit remainders are the low
+ * half of an fp32 main weight whose high half is the bf16 parameter (TE
+ * FusedAdam store_param_remainders "works only when param type is BF16";
+ * NeMo r2.0.0rc1 setup_optimization sets store_params True, no remainders,
+ * with fp8_params), so such a run keeps bf16 parameters. */
+bool memory_fp8_primary_weights(precision prec, int zero, int opt_state);
 
 /* Per-tensor FP8 primary weights need no FP8 transpose beside them on this
  * GPU (compute_fp8_any_layout): Megatron-Bridge's FP8 recipes gather FP8
@@ -385,11 +396,40 @@ bool memory_fp8_primary_weights(precision prec, int zero);
  * copy only where !nvte_is_non_tn_fp8_gemm_supported()
  * (transformer_engine/pytorch/csrc/quantizer.cpp).  Only with FP8 primary
  * weights (memory_fp8_primary_weights: zero >= 1). */
-bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec, int zero);
+bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec, int zero, int opt_state);
+
+/* Bytes per parameter of the quantized weight copies Transformer Engine
+ * keeps beside bf16 primary weights through the step (an FP8 recipe,
+ * PREC_FP8 or PREC_MXFP8, without memory_fp8_primary_weights), on a stack
+ * whose linear layers are TE modules that cache them
+ * (stack_te_weight_cache): Megatron-Core's TELinear, TELayerNormColumn-
+ * ParallelLinear and TEGroupedLinear pass is_first_microbatch to TE unless
+ * --disable-parameter-transpose-cache (core_v0.15.0 megatron/core/
+ * extensions/transformer_engine.py), and TE's Linear then quantizes the
+ * weight once per step into its "weight" workspace and keeps it in
+ * self._fp8_workspaces (TE v1.8 module/base.py get_fp8_workspace with
+ * with_transpose under grad: the FP8 weight and its FP8 transpose; v2.x
+ * linear.py quantize_weight with cache_weight, the quantizer set to row-
+ * and column-wise usage when the input needs a gradient).  Per parameter:
+ * per-tensor FP8 1 + 1 (the transpose) where the FP8 GEMMs need TN layouts
+ * (Hopper), 1 where they take any layout (compute_fp8_any_layout: the
+ * column-wise usage reuses the row-wise data, Float8Quantizer in
+ * transformer_engine/pytorch/csrc/quantizer.cpp); MXFP8 a row-wise and a
+ * column-wise copy, 1 + 1 (their 1/32 scales not counted, as for MXFP8
+ * primary weights).  Unsharded: each GPU caches its own TP shard.  0 with
+ * FP8 primary weights (the weight is quantized already: its transpose is
+ * memory_state_bytes'), for 16-bit recipes and on other stacks (torchao's
+ * Float8Linear under pytorch-fsdp2 casts per forward).  Counted on a
+ * stage's parameters but the embedding and the output layer (not TE
+ * modules: stage_memory_in.vocab_params). */
+double memory_fp8_weight_cache_bytes(const stack_spec *st, const gpu_spec *gpu, precision prec,
+                                     int zero, int opt_state);
 
 /* The stage-memory formula, the only place it is written (evaluate() calls
  * it per stage, the placer per layer for the partitioner's terms):
  *   weights, grads, optimizer = params x memory_state_bytes(zero, dp), the
+ *     weights + (params - vocab_params) x fp8_cache_bytes (TE's cached FP8
+ *     weights), the
  *     expert share (expert_params / params) at memory_state_bytes(zero, edp)
  *     (the distributed optimizer shards expert states over their own group);
  *     grads + grad_transient_bytes;

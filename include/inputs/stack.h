@@ -155,6 +155,14 @@ bool stack_buckets_in_param_dtype(const stack_spec *st);
  * (training.py get_model).  FSDP2 and DeepSpeed have their own (false). */
 bool stack_zero3_syncs_each_backward(const stack_spec *st);
 
+/* Whether the stack's FP8 recipes run the linear layers as Transformer
+ * Engine modules that cache the quantized weight across a step's
+ * micro-batches (cost/memory.h memory_fp8_weight_cache_bytes):
+ * megatron-core (TELinear and kin pass is_first_microbatch, core_v0.15.0
+ * megatron/core/extensions/transformer_engine.py); torchtitan's float8 is
+ * torchao's Float8Linear (no TE), the other stacks have no FP8 recipe. */
+bool stack_te_weight_cache(const stack_spec *st);
+
 /* Whether each of a pipeline stage's tp ranks sends 1/tp of the activation
  * crossing a stage boundary (else the whole of it), `sp` the strategy's
  * sequence parallelism.  The tensor a stage hands on is the residual stream

@@ -964,8 +964,10 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
                        2.0 * l->hidden * (double)l->hidden / tp;
         out->expert_params += e / eg;
     }
-    if (!first_stage && !m->tied_embeddings)
+    if (!first_stage && !m->tied_embeddings) {
         out->params += model_embedding_params(m, s->seq_len) / tp;
+        out->vocab_params += model_embedding_params(m, s->seq_len) / tp;
+    }
 }
 
 /* Full recompute of part of a range (Megatron-Core core_v0.15.0
@@ -1026,6 +1028,7 @@ static void add_embedding_cost(const model *m, const gpu_spec *gpu, const gen_co
     out->bwd_s += 2.0 * emb;
     out->compute_s += 3.0 * emb;
     out->params += model_embedding_params(m, s->seq_len) / tp;
+    out->vocab_params += model_embedding_params(m, s->seq_len) / tp;
     out->n_tensors += 1;
 }
 
@@ -1047,8 +1050,10 @@ static void add_output_cost(const model *m, const gpu_spec *gpu, const gen_const
     out->fwd_s += heads * (gemm + ce);
     out->bwd_s += heads * (2.0 * gemm + ce);
     out->compute_s += heads * (3.0 * gemm + 2.0 * ce);
-    if (!m->tied_embeddings || !first_stage)
+    if (!m->tied_embeddings || !first_stage) {
         out->params += (double)m->vocab * m->hidden / tp;
+        out->vocab_params += (double)m->vocab * m->hidden / tp;
+    }
     out->n_tensors += 1;
     /* the loss's working set, by the stack (memory_loss_bytes) */
     double loss = memory_loss_bytes(stack_get(stack)->memory.loss, tokens, m->vocab, m->hidden,

@@ -236,13 +236,13 @@ double memory_zero3_unit_params(double layer_params, double vocab_params)
 }
 
 double memory_gathered_weight_bytes(stack_gather gather, const gpu_spec *gpu, precision prec,
-                                    int zero)
+                                    int zero, int opt_state)
 {
     if (prec == PREC_FP32)
         return 4.0;
     if (gather == STACK_GATHER_FSDP2)
         return 2.0;
-    return memory_fp8_weights_single(gpu, prec, zero) ? 1.0 : 2.0;
+    return memory_fp8_weights_single(gpu, prec, zero, opt_state) ? 1.0 : 2.0;
 }
 
 double memory_zero3_gathered_bytes(stack_gather gather, precision prec, double layer_weight_bytes,
@@ -292,15 +292,27 @@ double memory_pipe_buffers_bytes(stack_pipe kind, double boundary_bytes, int mic
     return boundary_bytes * (not_last * (m + f) + not_first * (m - f));
 }
 
-bool memory_fp8_primary_weights(precision prec, int zero)
+bool memory_fp8_primary_weights(precision prec, int zero, int opt_state)
 {
-    return (prec == PREC_FP8 || prec == PREC_MXFP8) && zero >= 1;
+    return (prec == PREC_FP8 || prec == PREC_MXFP8) && zero >= 1 &&
+           opt_state != OPT_STATE_FP32_REM;
 }
 
-bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec, int zero)
+bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec, int zero, int opt_state)
 {
-    return prec == PREC_FP8 && memory_fp8_primary_weights(prec, zero) &&
+    return prec == PREC_FP8 && memory_fp8_primary_weights(prec, zero, opt_state) &&
            compute_fp8_any_layout(gpu);
+}
+
+double memory_fp8_weight_cache_bytes(const stack_spec *st, const gpu_spec *gpu, precision prec,
+                                     int zero, int opt_state)
+{
+    if (!stack_te_weight_cache(st) || (prec != PREC_FP8 && prec != PREC_MXFP8) ||
+        memory_fp8_primary_weights(prec, zero, opt_state))
+        return 0;
+    /* the FP8 weight, and its transpose where the GEMMs need one (Hopper);
+     * MXFP8 a row-wise and a column-wise copy everywhere */
+    return prec == PREC_FP8 && compute_fp8_any_layout(gpu) ? 1.0 : 2.0;
 }
 
 void memory_stage(const stage_memory_in *in, memory_breakdown *out)
@@ -320,7 +332,8 @@ void memory_stage(const stage_memory_in *in, memory_breakdown *out)
         sb.grads = (1.0 - fe) * dense.grads + fe * ex.grads;
         sb.optimizer = (1.0 - fe) * dense.optimizer + fe * ex.optimizer;
     }
-    out->weights_bytes = in->params * sb.weights;
+    out->weights_bytes = in->params * sb.weights +
+                         (in->params - in->vocab_params) * in->fp8_cache_bytes;
     out->grads_bytes = in->params * sb.grads + in->grad_transient_bytes;
     out->optimizer_bytes = in->params * sb.optimizer;
     out->activations_bytes = in->act_bytes * in->inflight + in->extra_bytes;

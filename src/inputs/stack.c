@@ -185,6 +185,11 @@ bool stack_zero3_syncs_each_backward(const stack_spec *st)
     return st != NULL && st->id == STACK_MEGATRON_CORE;
 }
 
+bool stack_te_weight_cache(const stack_spec *st)
+{
+    return st != NULL && st->id == STACK_MEGATRON_CORE;
+}
+
 bool stack_p2p_splits_tp(const stack_spec *st, bool sp)
 {
     switch (st != NULL ? st->id : STACK_MEGATRON_CORE) {

@@ -1018,7 +1018,7 @@ static void precision_args(const model *m, const cluster *c, const strategy *s, 
         break;
     }
     /* FP8 primary weights, as the plan's memory counts them */
-    if (memory_fp8_primary_weights(p, s->zero))
+    if (memory_fp8_primary_weights(p, s->zero, s->opt_state))
         arg_switch(l, SEC_PRECISION, "--fp8-param-gather");
     if (stage_group(c, s, 0) != NULL && all_flash_capable(c, s))
         arg_str(l, SEC_PRECISION, "--attention-backend", "flash");

@@ -349,7 +349,8 @@ typedef struct cost_entry {
     bool used;
     cost_key key;
     double *t, *params, *expert, *act, *peak;   /* [L] each */
-    double ext_t[3], ext_params[3], ext_peak[3];
+    double ext_t[3], ext_params[3], ext_vocab[3], ext_peak[3];   /* ext_vocab: of
+                                   ext_params, the embedding / output matrices */
     double buf_min;             /* the least layer-time buffers of a layer */
 } cost_entry;
 
@@ -502,6 +503,7 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *
                                 &rc);
         e->ext_t[x] = rc.fwd_s + rc.bwd_s;
         e->ext_params[x] = rc.params;
+        e->ext_vocab[x] = rc.vocab_params;
         /* the loss's working set beyond what the stage's layers' buffers
          * already count (cost_range_transient_bytes: ws + max(buf, loss)
          * = (ws + buf) + max(0, loss - buf)), against the least buffers of
@@ -628,11 +630,16 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
     const stack_gather kind = stack_get(pc->c->stack)->memory.gather;
     const gather_terms gt = {memory_zero3_gathers(s->zero, s->dp * cp), kind, pc->m->prec, s->pp,
                             tp, (double)pc->m->vocab * pc->m->hidden / tp,
-                            memory_gathered_weight_bytes(kind, &g->gpu, pc->m->prec, s->zero)};
+                            memory_gathered_weight_bytes(kind, &g->gpu, pc->m->prec, s->zero,
+                                                         s->opt_state)};
     stage_memory_in base = {pc->m->prec, s->zero, s->dp * cp, strategy_expert_dp(s, tp), 0, 0, 0,
                             0, 0, 0, pc->p->frag_fraction, g->gpu.usable_mem_bytes, 0,
                             s->grad_reduce_bf16,
-                            memory_fp8_weights_single(&g->gpu, pc->m->prec, s->zero), s->opt_state};
+                            memory_fp8_weights_single(&g->gpu, pc->m->prec, s->zero, s->opt_state),
+                            s->opt_state,
+                            memory_fp8_weight_cache_bytes(stack_get(pc->c->stack), &g->gpu,
+                                                          pc->m->prec, s->zero, s->opt_state),
+                            0};
     const cost_entry *e = costs(pc, key, g, s);   /* read at once: a later miss may evict it */
     const bool keep = *first;
     double stage_params = 0;
@@ -672,6 +679,7 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
         stage_memory_in in = base;
         in.reserve_bytes = pc->p->reserve_bytes;
         in.params = e->ext_params[x];
+        in.vocab_params = e->ext_vocab[x];
         in.extra_bytes =
             e->ext_peak[x] + gathered(&gt, e->ext_params[x], 0, 0, e->ext_params[x]);
         memory_stage(&in, &mb);

@@ -120,7 +120,7 @@ static double stage_gather_bytes(const model *m, const cluster *c, const strateg
     if (rank == pp - 1)
         root += m->hidden + (m->tied_embeddings ? 0 : (double)m->vocab * m->hidden);
     return memory_zero3_gathered_bytes(
-        kind, m->prec, memory_gathered_weight_bytes(kind, gpu, m->prec, s->zero), pp, tp,
+        kind, m->prec, memory_gathered_weight_bytes(kind, gpu, m->prec, s->zero, s->opt_state), pp, tp,
         params, block / tp, (double)m->vocab * m->hidden / tp, root / tp);
 }
 
@@ -246,6 +246,7 @@ static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, rang
         range_cost_add_work(r, &part);
         r->params += part.params;
         r->expert_params += part.expert_params;
+        r->vocab_params += part.vocab_params;
         ca[j] = part.act_bytes;
         cparams[j] = part.params;
         ctrans[j] = cost_range_transient_bytes(&part);
@@ -584,7 +585,11 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                               stack_get(x->c->stack), x->m->prec, s->grad_reduce_bf16, s->zero, x->dpcp,
                               x->v, r->params),
                           s->grad_reduce_bf16,
-                          memory_fp8_weights_single(&ng->gpu, x->m->prec, s->zero), s->opt_state};
+                          memory_fp8_weights_single(&ng->gpu, x->m->prec, s->zero, s->opt_state),
+                          s->opt_state,
+                          memory_fp8_weight_cache_bytes(stack_get(x->c->stack), &ng->gpu, x->m->prec,
+                                                        s->zero, s->opt_state),
+                          r->vocab_params};
     if (gathers)
         in.extra_bytes += stage_gather_bytes(x->m, x->c, s, &ng->gpu, i, tp, r->params);
     if (act_uneven && in.act_bytes > 0)
