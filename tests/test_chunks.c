@@ -255,13 +255,28 @@ END_TEST
 START_TEST(schedule_peak_hand)
 {
     const double act[2] = {1, 1}, g1[1] = {10}, t1[1] = {0.5}, g2[2] = {10, 20};
-    const schedule_held rank0 = {g1, 0, t1}, last = {g1, 2, t1}, inter = {g2, 0, NULL};
+    const schedule_held rank0 = {g1, 0, t1, 0}, last = {g1, 2, t1, 0}, inter = {g2, 0, NULL, 0};
+    const schedule_held rank0_in = {g1, 0, t1, 0.25}, last_in = {g1, 2, t1, 0.25},
+                        inter_in = {g2, 0, NULL, 0.25};
     ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 4, 1, 4, 0, act, &rank0), 13.5,
                   1e-15);
     ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 4, 1, 4, 3, act, &last), 18.5,
                   1e-15);
     ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 2, 2, 2, 1, act, &inter), 31.0,
                   1e-15);
+    /* each backward leaving 0.25 on its stage input: rank 0 (the first
+     * stage) keeps none, 13.5; the last rank B 12.25, F 13.25, B 14.5,
+     * F 15.5, B 16.75, F 17.75, B 19 + 0.5 = 19.5; the interleaved rank
+     * B(c1) 22.25, F 23.25, B(c1) 22.5, B(c0) 21.5 + 10 + 0.25 = 31.75 */
+    ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 4, 1, 4, 0, act, &rank0_in), 13.5,
+                  1e-15);
+    ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 4, 1, 4, 3, act, &last_in), 19.5,
+                  1e-15);
+    ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 2, 2, 2, 1, act, &inter_in),
+                  31.75, 1e-15);
+    ck_assert_rel(memory_pipe_input_grad_bytes(STACK_PIPE_TORCH, 134217728.0), 134217728.0,
+                  1e-15);
+    ck_assert(memory_pipe_input_grad_bytes(STACK_PIPE_MEGATRON, 134217728.0) == 0);
     for (int r = 0; r < 4; r++)
         ck_assert_rel(memory_schedule_peak_bytes(STACK_PIPE_TORCH, 4, 2, 8, r, act, NULL),
                       memory_inflight_chunks(STACK_PIPE_TORCH, 4, 2, 8, r, act), 1e-15);

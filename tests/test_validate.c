@@ -1174,11 +1174,13 @@ START_TEST(memory_corpus)
     }
     /* issue 12's target: mean <= 5%, none under-predicted by more than 5%,
      * none refused.  Met by all but two 405B 1F1B pipeline rows (Table 5
-     * 1F1B -8.7%, Table 6 FSDP 1 CP 8 -7.8%, at vpp 1 as their schedule
+     * 1F1B -7.5%, Table 6 FSDP 1 CP 8 -7.6%, at vpp 1 as their schedule
      * ran: docs/validation.md "Memory" says what is believed missing);
-     * bounded at what the model reaches: MAPE 4.4% over the 18 runs, the
-     * most under-predicted -8.7% (3.5%, -10.7% before FSDP2's all-gather
-     * outputs in the copy-in stream's pool, memory_fsdp2_unsharded_bytes).  Table 6 FSDP 8 CP 1 was -7.7% before
+     * bounded at what the model reaches: MAPE 4.5% over the 18 runs, the
+     * most under-predicted -7.6% (3.5%, -10.7% before FSDP2's all-gather
+     * outputs in the copy-in stream's pool, memory_fsdp2_unsharded_bytes;
+     * 4.4%, -8.7% before the input gradients torch's pipeline stages keep,
+     * memory_pipe_input_grad_bytes).  Table 6 FSDP 8 CP 1 was -7.7% before
      * the pipeline stage's per-micro-batch buffers (memory_pipe_buffers_bytes),
      * -4.8% with them, -2.1% with the last stage's kept outputs and FSDP2's
      * gradients followed through the schedule (memory_schedule_peak_bytes;
@@ -1188,7 +1190,7 @@ START_TEST(memory_corpus)
         bool known = strcmp(v->run[i].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_1f1b") == 0 ||
                      strcmp(v->run[i].id,
                             "torchtitan_h100_llama31_405b_fsdp1_cp8_tp8_pp8_seq262144") == 0;
-        ck_assert_msg(res[i].mem_error > (known ? -0.09 : -0.05), "%s under-predicted %.1f%%",
+        ck_assert_msg(res[i].mem_error > (known ? -0.08 : -0.05), "%s under-predicted %.1f%%",
                       v->run[i].id, 100 * res[i].mem_error);
     }
     /* the 1F1B rows run one stage per rank (vpp 1, as the corpus says) */
@@ -1204,9 +1206,9 @@ START_TEST(memory_corpus)
      * (memory_schedule_peak_bytes) */
     ck_assert_str_eq(v->run[13].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_interleaved");
     ck_assert_msg(res[13].mem_error < 0.05, "interleaved %+.1f%%", 100 * res[13].mem_error);
-    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.044, "memory MAPE %.1f%%",
+    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.045, "memory MAPE %.1f%%",
                   100 * sum.mem_sum / sum.mem_cnt);
-    ck_assert_msg(sum.mem_min_signed >= -0.088, "most under %.1f%%", 100 * sum.mem_min_signed);
+    ck_assert_msg(sum.mem_min_signed >= -0.077, "most under %.1f%%", 100 * sum.mem_min_signed);
     pl_free(res);
     validation_free(v);
 }

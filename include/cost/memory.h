@@ -141,11 +141,15 @@ double memory_inflight_chunks(stack_pipe pipe, int pp, int vpp, int microbatches
  *   transient_bytes[c]: chunk c's working set (cost_range_transient_bytes:
  *     the recompute of a layer, the loss on the pipeline's last chunk),
  *     counted with what is held while one of its backwards runs, instead
- *     of with the rank's peak whatever runs then. */
+ *     of with the rank's peak whatever runs then;
+ *   kept_input_grad_bytes: the gradient each backward of a chunk that is not
+ *     the pipeline's first stage leaves on its input, kept until the next
+ *     step (memory_pipe_input_grad_bytes). */
 typedef struct schedule_held {
     const double *grad_bytes;
     double kept_output_bytes;
     const double *transient_bytes;
+    double kept_input_grad_bytes;
 } schedule_held;
 
 /* The schedule walk of memory_inflight_chunks() over the whole step with
@@ -172,6 +176,18 @@ double memory_schedule_peak_bytes(stack_pipe pipe, int pp, int vpp, int microbat
  * torch keeps the last stage's only when the schedule returns them.) */
 double memory_pipe_kept_output_bytes(stack_pipe kind, precision prec, double tokens, double vocab,
                                      int tp);
+
+/* The gradient one micro-batch's backward leaves on a pipeline stage's
+ * input (STACK_PIPE_TORCH, every stage but the first; 0 for Megatron's
+ * schedules, which send the input's gradient and free it), `boundary_bytes`
+ * one micro-batch's activations crossing a stage boundary
+ * (cost_boundary_bytes): torch.distributed.pipelining of torch 2.5-2.6
+ * (stage.py) makes each micro-batch's activation receive buffer a leaf that
+ * requires grad, stage_backward runs torch.autograd.backward and reads the
+ * gradient from the buffer's .grad to send it, and only
+ * clear_runtime_states at the next step() sets the buffers' .grad to None:
+ * one per backward so far stays. */
+double memory_pipe_input_grad_bytes(stack_pipe kind, double boundary_bytes);
 
 /* FSDP2's unsharded fp32 gradients accumulated under pipelining (pp > 1;
  * memory_fsdp2_unsharded_bytes), 4 B per parameter of `params`; 0 at pp 1,

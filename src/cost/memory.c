@@ -169,6 +169,8 @@ double memory_schedule_peak_bytes(stack_pipe pipe, int pp, int vpp, int microbat
                 held += acc->grad_bytes[c];   /* the chunk's first backward */
             if (acc != NULL && rank == pp - 1 && c == vpp - 1)
                 held += acc->kept_output_bytes;
+            if (acc != NULL && (rank > 0 || c > 0))   /* not the first stage */
+                held += acc->kept_input_grad_bytes;
             at = (held > before ? held : before) +
                  (acc != NULL && acc->transient_bytes != NULL ? acc->transient_bytes[c] : 0);
             nb++;
@@ -191,6 +193,11 @@ double memory_pipe_kept_output_bytes(stack_pipe kind, precision prec, double tok
     if (kind != STACK_PIPE_TORCH)
         return 0;
     return tokens * vocab / (tp > 0 ? tp : 1) * (prec == PREC_FP32 ? 4.0 : 2.0);
+}
+
+double memory_pipe_input_grad_bytes(stack_pipe kind, double boundary_bytes)
+{
+    return kind == STACK_PIPE_TORCH && boundary_bytes > 0 ? boundary_bytes : 0;
 }
 
 double memory_fsdp2_accum_grad_bytes(int pp, double params)

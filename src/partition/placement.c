@@ -692,9 +692,11 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
 }
 
 /* Stage q's pipeline buffers (memory_pipe_buffers_bytes, the strategy's
- * vpp: 1 here, interleaving is refused) and, on the last stage, the outputs
- * it keeps (memory_pipe_kept_output_bytes, all m: no fewer than
- * evaluate()'s schedule walk holds with the rest) as memory_stage()
+ * vpp: 1 here, interleaving is refused), on every stage but the first the
+ * input gradients its backwards leave (memory_pipe_input_grad_bytes) and,
+ * on the last stage, the outputs it keeps (memory_pipe_kept_output_bytes;
+ * both all m: no fewer than evaluate()'s schedule walk holds with the
+ * rest) as memory_stage()
  * counts them: with the fragmentation share of activations, as evaluate()
  * has them.  FSDP2's accumulated gradients stay whole in the per-layer
  * terms (memory_zero3_gathered_bytes), at least what the walk holds. */
@@ -703,12 +705,14 @@ static double pipe_buffer_bytes(const placer *pc, const strategy *s, int tp, int
 {
     stage_memory_in in;
     memory_breakdown mb;
+    const stack_pipe pipe = stack_get(pc->c->stack)->memory.pipe;
+    const double boundary = cost_boundary_bytes(pc->m, s, tp, pc->c->stack);
     memset(&in, 0, sizeof in);
     in.prec = pc->m->prec;
     in.frag_fraction = pc->p->frag_fraction;
-    in.extra_bytes = memory_pipe_buffers_bytes(stack_get(pc->c->stack)->memory.pipe,
-                                               cost_boundary_bytes(pc->m, s, tp, pc->c->stack), mcount,
-                                               inflight, s->pp, s->vpp, q);
+    in.extra_bytes = memory_pipe_buffers_bytes(pipe, boundary, mcount, inflight, s->pp, s->vpp, q);
+    if (q > 0)   /* the input gradients its backwards leave, all m */
+        in.extra_bytes += mcount * memory_pipe_input_grad_bytes(pipe, boundary);
     if (q == s->pp - 1)   /* the last stage's kept outputs */
         in.extra_bytes += mcount *
                           memory_pipe_kept_output_bytes(stack_get(pc->c->stack)->memory.pipe,

@@ -530,8 +530,10 @@ static void rank_times(eval_state *x, int i, range_cost *r)
 /* Rank i's activations under torch.distributed.pipelining as
  * memory_schedule_peak_bytes() follows them through the step: the last
  * stage's kept outputs (memory_pipe_kept_output_bytes: its logits, one
- * micro-batch of tokens on this GPU), each chunk's working set (ctrans[],
- * in place of the rank's largest, r->act_peak_extra_bytes) and, where FSDP2
+ * micro-batch of tokens on this GPU), the gradients its backwards leave on
+ * the stage inputs (memory_pipe_input_grad_bytes, one boundary each), each
+ * chunk's working set (ctrans[], in place of the rank's largest,
+ * r->act_peak_extra_bytes) and, where FSDP2
  * gathers the stage, its accumulated fp32 gradients per chunk
  * (memory_fsdp2_accum_grad_bytes of cparams[], each chunk's parameters per
  * GPU), taken out of the gathered figure; the peak becomes in->inflight
@@ -549,7 +551,9 @@ static void rank_torch_schedule_memory(const eval_state *x, int i, int tp, bool 
                                memory_pipe_kept_output_bytes(STACK_PIPE_TORCH, x->m->prec,
                                                              (double)s->mbs * s->seq_len / cp,
                                                              x->m->vocab, tp),
-                               ctrans};
+                               ctrans,
+                               memory_pipe_input_grad_bytes(
+                                   STACK_PIPE_TORCH, cost_boundary_bytes(x->m, s, tp, x->c->stack))};
     for (int j = 0; j < x->v; j++)
         cg[j] = memory_fsdp2_accum_grad_bytes(x->pp, cparams[j]);
     if (fsdp2)
