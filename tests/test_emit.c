@@ -368,6 +368,12 @@ START_TEST(llama_gqa_interleaved)
     ck_flag(t, "--hidden-dropout", "0");
     check_flags_known(t);
     free(t);
+
+    /* any other value as written, not in 17 digits (0.050000000000000003) */
+    f.m.hidden_dropout = 0.05;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_flag(t, "--hidden-dropout", "0.05");
+    free(t);
 }
 END_TEST
 

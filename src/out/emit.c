@@ -78,6 +78,8 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
 #include "base/text.h"
@@ -163,6 +165,19 @@ static void arg_int(arg_list *l, arg_section sec, const char *flag, long v)
 {
     char text[32];
     snprintf(text, sizeof text, "%ld", v);
+    arg_str(l, sec, flag, text);
+}
+
+/* Adds `flag v` with v in the fewest significant digits that read back as v
+ * (0.05, not %.17g's 0.050000000000000003). */
+static void arg_real(arg_list *l, arg_section sec, const char *flag, double v)
+{
+    char text[32];
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, v);
+        if (strtod(text, NULL) == v)
+            break;
+    }
     arg_str(l, sec, flag, text);
 }
 
@@ -804,11 +819,8 @@ static void model_args(const model *m, int seq, arg_list *l)
         arg_switch(l, SEC_MODEL, "--untie-embeddings-and-output-weights");
     /* the residual dropout the plan's memory counts masks for (none at 0:
      * tf_dropout_mask_bytes); Megatron's own default otherwise */
-    if (model_hidden_dropout(m) != MODEL_DEFAULT_HIDDEN_DROPOUT) {
-        char v[32];
-        snprintf(v, sizeof v, "%.17g", model_hidden_dropout(m));
-        arg_str(l, SEC_MODEL, "--hidden-dropout", v);
-    }
+    if (model_hidden_dropout(m) != MODEL_DEFAULT_HIDDEN_DROPOUT)
+        arg_real(l, SEC_MODEL, "--hidden-dropout", model_hidden_dropout(m));
     if (m->moe.experts > 0)
         moe_args(m, l);
     if (m->mtp_layers > 0) {
