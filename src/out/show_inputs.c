@@ -83,9 +83,11 @@ static void show_model(FILE *out, const model *m, const run_spec *run)
             m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn_hidden);
     fprintf(out, "  vocab %d, seq_len %d%s, max_position %d\n", m->vocab, run->seq_len,
             run->seq_len_default ? " (default)" : "", model_positions(m, run->seq_len));
-    fprintf(out, "  activation %s, normalization %s, position %s, tied embeddings %s\n",
+    fprintf(out, "  activation %s, normalization %s, position %s, tied embeddings %s, "
+                 "residual dropout %g%s\n",
             activation_name(m->act), m->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm",
-            m->position == POS_ROPE ? "rope" : "learned", m->tied_embeddings ? "yes" : "no");
+            m->position == POS_ROPE ? "rope" : "learned", m->tied_embeddings ? "yes" : "no",
+            model_hidden_dropout(m), m->has_hidden_dropout ? "" : " (default)");
     show_architecture(out, m);
     fprintf(out, "  global batch %d sequences%s (%.4g M tokens), precision %s (runs at the %s peak)\n",
             run->global_batch, run->global_batch_default ? " (default)" : "",

@@ -25,6 +25,7 @@ done
 # 2. figures derived by hand
 out=$($P --model configs/gpt3-175b.json --cluster clusters/h100x512.yaml --show-inputs)
 echo "$out" | grep -q 'layers 96, hidden 12288, heads 96' || fail "gpt3 shape"
+echo "$out" | grep -q 'tied embeddings yes, residual dropout 0.1 (default)$' || fail "gpt3 dropout: Megatron's"
 echo "$out" | grep -q 'parameters 174.6 B' || fail "gpt3 parameters (12Lh^2 + 13Lh + (V+s)h + 2h)"
 echo "$out" | grep -q 'global batch 1536 sequences (3.146 M tokens)' || fail "gpt3 batch"
 echo "$out" | grep -q 'Cluster h100x512: 512 GPUs in 1 group' || fail "h100x512 total"
@@ -58,6 +59,7 @@ $P --model configs/llama3-8b.json --cluster clusters/h100x512.yaml --precision f
 out=$($P --model tests/bad/model-hf-unknown-llama-keys.json --cluster clusters/h100x512.yaml \
       --guess-model-type --show-inputs 2> "$T/err") || fail "--guess-model-type: exit $?"
 echo "$out" | grep -q 'layers 2, hidden 64, heads 4' || fail "--guess-model-type shape"
+echo "$out" | grep -q 'residual dropout 0$' || fail "HF Llama-style layers: no residual dropout"
 grep -q "warning: model_type 'my_llama' is not a known family: read as llama by its keys" \
     "$T/err" || fail "--guess-model-type: no warning naming the guess"
 # --show-inputs --format json: the same figures for scripts
