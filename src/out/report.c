@@ -565,6 +565,7 @@ static json_t *j_model(jb *b, const model *m, int seq_len)
     jset(b, o, "activation", json_string(activation_name(m->act)));
     jset(b, o, "precision", json_string(precision_name(m->prec)));
     jset(b, o, "tied_embeddings", json_boolean(m->tied_embeddings));
+    jset(b, o, "hidden_dropout", jsonout_real(model_hidden_dropout(m)));
     jset(b, o, "experts", json_integer(m->moe.experts));
     jset(b, o, "parameters", jsonout_real(model_param_count(m, seq_len)));
     return o;

@@ -57,6 +57,7 @@ for k in ("planner_version", "model", "cluster", "search", "strategies"):
     assert k in d, k
 for k in ("candidates", "feasible", "seconds"):
     assert k in d["search"], k
+assert d["model"]["hidden_dropout"] == 0.1, d["model"]   # gpt3-175b names none: Megatron's
 s = d["strategies"]
 assert len(s) == 10, len(s)
 keys = ("tp pp dp cp ep vpp mbs gbs sp recompute zero step_time_s tokens_per_s "
