@@ -173,9 +173,10 @@ double memory_schedule_peak_bytes(stack_pipe pipe, int pp, int vpp, int microbat
  * step's last backward.  (That torch kept every stage's outputs so; the
  * other stages' add one boundary per micro-batch beyond the in-flight ones
  * memory_pipe_buffers_bytes counts, after the warm-up: not counted.  Later
- * torch keeps the last stage's only when the schedule returns them.) */
-double memory_pipe_kept_output_bytes(stack_pipe kind, precision prec, double tokens, double vocab,
-                                     int tp);
+ * torch keeps the last stage's only when the schedule returns them.)  0 at
+ * pp 1, which runs no pipeline schedule. */
+double memory_pipe_kept_output_bytes(stack_pipe kind, int pp, precision prec, double tokens,
+                                     double vocab, int tp);
 
 /* The gradient one micro-batch's backward leaves on a pipeline stage's
  * input (STACK_PIPE_TORCH, every stage but the first; 0 for Megatron's

@@ -187,10 +187,10 @@ double memory_inflight_chunks(stack_pipe pipe, int pp, int vpp, int microbatches
     return memory_schedule_peak_bytes(pipe, pp, vpp, microbatches, rank, chunk_act_bytes, NULL);
 }
 
-double memory_pipe_kept_output_bytes(stack_pipe kind, precision prec, double tokens, double vocab,
-                                     int tp)
+double memory_pipe_kept_output_bytes(stack_pipe kind, int pp, precision prec, double tokens,
+                                     double vocab, int tp)
 {
-    if (kind != STACK_PIPE_TORCH)
+    if (kind != STACK_PIPE_TORCH || pp <= 1)
         return 0;
     return tokens * vocab / (tp > 0 ? tp : 1) * (prec == PREC_FP32 ? 4.0 : 2.0);
 }

@@ -716,7 +716,7 @@ static double pipe_buffer_bytes(const placer *pc, const strategy *s, int tp, int
     if (q == s->pp - 1)   /* the last stage's kept outputs */
         in.extra_bytes += mcount *
                           memory_pipe_kept_output_bytes(stack_get(pc->c->stack)->memory.pipe,
-                                                        pc->m->prec,
+                                                        s->pp, pc->m->prec,
                                                         (double)s->mbs * s->seq_len /
                                                             (s->cp > 0 ? s->cp : 1),
                                                         pc->m->vocab, tp);

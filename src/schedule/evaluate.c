@@ -548,7 +548,7 @@ static void rank_torch_schedule_memory(const eval_state *x, int i, int tp, bool 
     double cg[COST_CHUNKS_MAX];
     const bool fsdp2 = gathers && stack_get(x->c->stack)->memory.gather == STACK_GATHER_FSDP2;
     const schedule_held acc = {fsdp2 ? cg : NULL,
-                               memory_pipe_kept_output_bytes(STACK_PIPE_TORCH, x->m->prec,
+                               memory_pipe_kept_output_bytes(STACK_PIPE_TORCH, x->pp, x->m->prec,
                                                              (double)s->mbs * s->seq_len / cp,
                                                              x->m->vocab, tp),
                                ctrans,
