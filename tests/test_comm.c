@@ -246,6 +246,14 @@ START_TEST(boundary_p2p_intra_inter_wrap_hetero)
      * the wrap-around 3 -> 0) */
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), bytes / 300e9 + 3e-6, 1e-9);
     ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 2), bytes / 300e9 + 3e-6, 1e-9);
+    /* tp 2 dp 3, a stage of 6 GPUs: stage 0 on GPUs 0-5, stage 1 on 6-11;
+     * the first replicas' pairs (0, 6) and (1, 7) share node 0 but (2, 8)
+     * .. (5, 11) cross to node 1, and the slowest pair paces the step:
+     * 67,108,864 B over the NIC (was NVLink: only GPUs 0 and 6 were looked
+     * at) */
+    s = pipeline(2, 2, 3, 1, 8);
+    s.sp = true;
+    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), 2 * bytes / 25e9 + 10e-6, 1e-9);
     /* tp 8: a stage fills its node, every boundary crosses */
     s = pipeline(8, 4, 1, 2, 8);
     s.sp = true;

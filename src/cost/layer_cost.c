@@ -1218,10 +1218,12 @@ double cost_boundary_bytes(const model *m, const strategy *s, int tp, int stack)
  * GPUs per stage Megatron numbers consecutively (rank order tp-cp-ep-dp-pp,
  * pp outermost: core_v0.15.0 parallel_state.py initialize_model_parallel),
  * the domains being consecutive blocks of comm_nvlink_domain() GPUs: the
- * whole pipeline in one domain, or, on a one-group cluster, the two stages'
- * first GPUs (i stride, (i + 1) stride) in the same block -- the first
- * data-parallel replica's pipeline; when stride divides the domain every
- * replica's boundaries cross at the same ranks. */
+ * whole pipeline in one domain, or, on a one-group cluster, every pair of
+ * GPUs that exchange (i stride + j and (i + 1) stride + j, j < stride: the
+ * same tp, cp and dp coordinates) in the same block -- the slowest pair
+ * paces the step, so a stride that does not divide the domain (tp 1 dp 32
+ * on a 72-GPU NVL72 domain: stage 1 on GPUs 32-63, stage 2 on 64-95) sends
+ * over the network where any replica's pair crosses. */
 static bool boundary_in_domain(const cluster *c, const node_group *ng, double stride, int pp,
                                int i)
 {
@@ -1230,7 +1232,10 @@ static bool boundary_in_domain(const cluster *c, const node_group *ng, double st
         return true;
     if (c->n_groups != 1 || stride >= dom)
         return false;
-    return floor(i * stride / dom) == floor(next * stride / dom);
+    for (double j = 0; j < stride; j++)
+        if (floor((i * stride + j) / dom) != floor((next * stride + j) / dom))
+            return false;
+    return true;
 }
 
 double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *p,
