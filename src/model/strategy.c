@@ -112,7 +112,7 @@ const char *recompute_name(recompute_mode r)
 int strategy_chunk_layers(const strategy *s, int layers, int rank, int chunk, int *first_layer)
 {
     int pp = s->pp > 0 ? s->pp : 1, vpp = s->vpp > 0 ? s->vpp : 1;
-    int r, c, n = 0, first = 0;
+    int r, n = 0, first = 0;
     if (rank < 0 || rank >= pp || rank >= STRATEGY_MAX_STAGES || chunk < 0 || chunk >= vpp)
         return -1;
     if (s->layout) {
@@ -131,9 +131,15 @@ int strategy_chunk_layers(const strategy *s, int layers, int rank, int chunk, in
         n = s->stage[rank].n_layers;
         first = s->stage[rank].first_layer;
     } else {
-        for (c = 0; c <= chunk; c++)
-            for (r = 0; r < pp && (c < chunk || r < rank); r++)
-                first += s->stage[r].n_layers / vpp;
+        /* chunk c of every rank holds that rank's n_layers / vpp; the
+         * chunks run round by round (all ranks' chunk 0, then chunk 1 ...) */
+        int per_round = 0, before = 0;
+        for (r = 0; r < pp; r++) {
+            per_round += s->stage[r].n_layers / vpp;
+            if (r < rank)
+                before += s->stage[r].n_layers / vpp;
+        }
+        first = chunk * per_round + before;
         n = s->stage[rank].n_layers / vpp;
     }
     if (first_layer != NULL)
