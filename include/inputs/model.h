@@ -230,6 +230,10 @@ const char *precision_name(precision p);
 int precision_parse(const char *s, precision *out);   /* 0, or -1: not a name */
 peak_format precision_peak(precision p);           /* catalog column it runs at */
 int precision_bytes(precision p);                  /* bytes per weight in compute copy */
+/* Bytes per element of what a model of precision p keeps in 16 bits
+ * (parameters' dtype: activations, gathered weights, 16-bit gradients,
+ * logits): 2, 4 for fp32 models. */
+double precision_16bit_bytes(precision p);
 const char *activation_name(activation a);
 
 #endif

@@ -1210,7 +1210,7 @@ double cost_boundary_bytes(const model *m, const strategy *s, int tp, int stack)
 {
     int cp = s->cp > 0 ? s->cp : 1;
     double split = tp > 1 && stack_p2p_splits_tp(stack_get(stack), s->sp) ? tp : 1;
-    return (double)s->mbs * s->seq_len / cp * m->hidden * (m->prec == PREC_FP32 ? 4.0 : 2.0) / split;
+    return (double)s->mbs * s->seq_len / cp * m->hidden * precision_16bit_bytes(m->prec) / split;
 }
 
 /* Whether the boundary after pipeline rank i (to rank i + 1, or the wrap to

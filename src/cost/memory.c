@@ -92,7 +92,7 @@ double memory_grad_transient_bytes(const stack_spec *st, precision prec, bool gr
     if (stack_zero2_whole_chunks(st, vpp) > 0 && params / vpp > held)
         held = params / vpp;   /* a later chunk's one bucket */
     if (stack_buckets_in_param_dtype(st))
-        bytes = prec == PREC_FP32 ? 4.0 : 2.0;   /* the 16-bit gradients */
+        bytes = precision_16bit_bytes(prec);   /* the 16-bit gradients */
     if (zero != 2 || dp <= 1)
         return 0;
     return (params < held ? params : held) * bytes;
@@ -192,7 +192,7 @@ double memory_pipe_kept_output_bytes(stack_pipe kind, int pp, precision prec, do
 {
     if (kind != STACK_PIPE_TORCH || pp <= 1)
         return 0;
-    return tokens * vocab / (tp > 0 ? tp : 1) * (prec == PREC_FP32 ? 4.0 : 2.0);
+    return tokens * vocab / (tp > 0 ? tp : 1) * precision_16bit_bytes(prec);
 }
 
 double memory_pipe_input_grad_bytes(stack_pipe kind, double boundary_bytes)
@@ -257,7 +257,7 @@ double memory_zero3_gathered_bytes(stack_gather gather, precision prec, double l
                                    double vocab_params, double root_params)
 {
     double unit, cap = ZERO3_MAX_PREFETCH_PARAMS / (tp > 0 ? tp : 1);
-    double root_bytes = prec == PREC_FP32 ? 4.0 : 2.0;
+    double root_bytes = precision_16bit_bytes(prec);
     if (gather == STACK_GATHER_FSDP2)
         return memory_fsdp2_unsharded_bytes(prec, layer_weight_bytes, root_params, layer_params,
                                             stage_params, pp);
@@ -274,7 +274,7 @@ bool memory_zero3_gathers(int zero, int dp)
 double memory_fsdp2_unsharded_bytes(precision prec, double layer_weight_bytes, double root_params,
                                     double block_params, double stage_params, int pp)
 {
-    const double root = (prec == PREC_FP32 ? 4.0 : 2.0) * root_params;
+    const double root = precision_16bit_bytes(prec) * root_params;
     const double block = layer_weight_bytes * block_params;
     /* the copy-in stream's all-gather outputs: the one kept for the next
      * copy-out (the root's first) and the next one's */

@@ -210,6 +210,11 @@ peak_format precision_peak(precision p)
 
 /* Bytes per element of the GEMM operands, rounded up to whole bytes
  * (NVFP4's 4-bit values plus block scales count as 1). */
+double precision_16bit_bytes(precision p)
+{
+    return p == PREC_FP32 ? 4.0 : 2.0;
+}
+
 int precision_bytes(precision p)
 {
     switch (p) {

@@ -86,7 +86,7 @@ static double grad_reduce_bytes(const model *m, const gpu_spec *gpu, const strat
                                 bool zero3_prefetch)
 {
     if (s->zero >= 3 && !zero3_prefetch)
-        return m->prec == PREC_FP32 ? 4.0 : 2.0;
+        return precision_16bit_bytes(m->prec);
     return memory_main_grad_bytes(runs_fp16(m, gpu) ? PREC_FP16 : m->prec, s->grad_reduce_bf16);
 }
 
