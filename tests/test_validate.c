@@ -382,6 +382,27 @@ START_TEST(recipe_recompute_from_model)
 }
 END_TEST
 
+/* What a source says of the model variant is no recipe knob: a row that
+ * names its stack gets it too.  A Megatron-Bridge row (its providers' residual
+ * dropout 0) with "stack": "megatron-core" kept Megatron's 0.1 and its masks
+ * before. */
+START_TEST(model_facts_whatever_the_stack)
+{
+    char buf[4096], named[4200];
+    validation_set *v = NULL;
+    planner_error err = PLANNER_ERROR_INIT;
+    const char *at;
+    bridge_row(buf, sizeof buf, "26.06", "GB200");
+    at = strstr(buf, "\"source\"");
+    ck_assert_ptr_nonnull(at);
+    snprintf(named, sizeof named, "%.*s\"stack\": \"megatron-core\", %s", (int)(at - buf), buf, at);
+    /* on the row's own dimensions (no library definition): Megatron's 0.1 */
+    ck_assert_msg(load_text(named, &v, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_msg(model_hidden_dropout(v->run[0].m) == 0.0, "%g", model_hidden_dropout(v->run[0].m));
+    validation_free(v);
+}
+END_TEST
+
 /* k_lib_run as a Megatron-Bridge row of `release` on `gpu` in precision
  * `prec` (mxfp8, fp8 or bf16), loaded with the model library. */
 static validation_set *bridge_row_loaded(const char *release, const char *gpu, const char *prec)
@@ -1290,6 +1311,7 @@ int main(void)
     tcase_add_test(tc, recipe_opt_state_nemotron_340b_only);
     tcase_add_test(tc, gpt3_example_jan_2021_stack);
     tcase_add_test(tc, recipe_recompute_from_model);
+    tcase_add_test(tc, model_facts_whatever_the_stack);
     tcase_add_test(tc, recipe_flex_dispatcher);
     tcase_add_test(tc, model_fact_fp8_attention_gptoss);
     tcase_add_test(tc, recipe_full_iteration_b300_qwen3);

@@ -292,7 +292,9 @@ static void shape_note_add(validation_run *r, const char *fmt, ...)
 
 /* What the source's recipes set for this model, system and precision only
  * (run_stacks.c run_recipe_for_system), every fact that applies, for a run
- * that does not name its stack and for the knobs it leaves free.  A fact
+ * that does not name its stack and for the knobs it leaves free; and what
+ * the source says of the model variant it ran (MTP layers, FP8 attention,
+ * residual dropout), whatever its stack.  A fact
  * about a named model applies only to a run predicted on that model's
  * definition (r->definition): its knobs assume the model's architecture
  * (mla_up_proj needs MLA).  0, or -1 with the error set. */
@@ -309,10 +311,8 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
     size_t at = 0;
     run_model_variant var;
     double dropout;
-    if (st != NULL && !json_is_null(st))
-        return 0;
     sys.source = json_is_string(src) ? json_string_value(src) : NULL;
-    while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
+    while ((st == NULL || json_is_null(st)) && (rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
         if (load_recipe(j, rec, r) != 0)
             return -1;
     run_model_for_system(&sys, &var);
