@@ -317,18 +317,26 @@ static int in_words(const char *list, const char *name)
     return 0;
 }
 
+/* Whether run r's source contains source_has and its model name model_has
+ * (NULL: any model).  The matching rule every fact below starts from. */
+static bool source_model_match(const run_system *r, const char *source_has,
+                               const char *model_has)
+{
+    return r->source != NULL && strstr(r->source, source_has) != NULL &&
+           (model_has == NULL || (r->model != NULL && strstr(r->model, model_has) != NULL));
+}
+
 /* Whether a fact on (source_has, model_has: NULL any model, gpus,
- * precisions) applies to run r: its source contains source_has, its model
- * name model_has, its GPU and precision are words of the lists.  The one
- * matching rule of the recipe and MTP facts. */
+ * precisions) applies to run r: source_model_match, and its GPU and
+ * precision are words of the lists.  The one matching rule of the recipe
+ * and model-variant facts. */
 static bool fact_applies(const run_system *r, const char *source_has, const char *model_has,
                          const char *gpus, const char *precisions)
 {
-    if (r->source == NULL || r->gpu == NULL || r->precision == NULL || r->gpu[0] == '\0')
+    if (r->gpu == NULL || r->precision == NULL || r->gpu[0] == '\0')
         return false;
-    return strstr(r->source, source_has) != NULL && in_words(gpus, r->gpu) &&
-           in_words(precisions, r->precision) &&
-           (model_has == NULL || (r->model != NULL && strstr(r->model, model_has) != NULL));
+    return source_model_match(r, source_has, model_has) && in_words(gpus, r->gpu) &&
+           in_words(precisions, r->precision);
 }
 
 const char *run_recipe_for_system(const run_system *r, size_t *at, const char **why)
@@ -365,12 +373,9 @@ void run_model_for_system(const run_system *r, run_model_variant *out)
 double run_hidden_dropout_for_system(const run_system *r, const char **why)
 {
     *why = NULL;
-    if (r->source == NULL)
-        return -1;
     for (size_t i = 0; i < sizeof k_dropout_facts / sizeof k_dropout_facts[0]; i++) {
         const run_dropout_fact *f = &k_dropout_facts[i];
-        if (strstr(r->source, f->source_has) != NULL &&
-            (f->model_has == NULL || (r->model != NULL && strstr(r->model, f->model_has) != NULL))) {
+        if (source_model_match(r, f->source_has, f->model_has)) {
             *why = f->why;
             return f->hidden_dropout;
         }
