@@ -13,6 +13,7 @@
 #ifndef PLANNER_BASE_TEXT_H
 #define PLANNER_BASE_TEXT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include "base/error.h"
 
@@ -24,5 +25,12 @@ planner_status text_check_name(const char *s, planner_error *err);
 /* 1 when a and b are equal ignoring ASCII case (catalog and stack names),
  * else 0. */
 int text_equal_nocase(const char *a, const char *b);
+
+/* Appends printf-style text to the NUL-terminated string in buf (size
+ * bytes), cut at the buffer's end; nothing when it is already full. */
+void text_vappendf(char *buf, size_t size, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+void text_appendf(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -4,7 +4,9 @@
  * 80..9F (no surrogates), F0 90..BF and F4 80..8F (nothing past U+10FFFF)
  * as its second byte. */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include "base/text.h"
 
 /* Length of the UTF-8 sequence at p and its code point in *cp, or 0 when
@@ -67,4 +69,20 @@ int text_equal_nocase(const char *a, const char *b)
         if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
             return 0;
     return *a == '\0' && *b == '\0';
+}
+
+void text_vappendf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+    size_t used = strlen(buf);
+    if (used + 1 >= size)
+        return;
+    vsnprintf(buf + used, size - used, fmt, ap);
+}
+
+void text_appendf(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    text_vappendf(buf, size, fmt, ap);
+    va_end(ap);
 }

@@ -48,6 +48,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include "base/text.h"
 #include "base/alloc.h"
 #include "base/suggest.h"
 #include "fit/calibrate.h"
@@ -348,8 +349,8 @@ static void note(calib_fit *f, const char *fmt, ...)
     va_list ap;
     if (used + 2 >= sizeof f->notes)
         return;
-    va_start(ap, fmt);
-    vsnprintf(f->notes + used, sizeof f->notes - used - 1, fmt, ap);
+    va_start(ap, fmt);   /* one byte kept for the line's newline */
+    text_vappendf(f->notes, sizeof f->notes - 1, fmt, ap);
     va_end(ap);
     used = strlen(f->notes);
     f->notes[used] = '\n';

@@ -278,17 +278,7 @@ static int load_recipe(jctx *j, const char *recipe, validation_run *r)
 }
 
 /* Appends printf-style text to r->shape_note (cut at its size). */
-__attribute__((format(printf, 2, 3)))
-static void shape_note_add(validation_run *r, const char *fmt, ...)
-{
-    size_t used = strlen(r->shape_note);
-    va_list ap;
-    if (used + 1 >= sizeof r->shape_note)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(r->shape_note + used, sizeof r->shape_note - used, fmt, ap);
-    va_end(ap);
-}
+#define shape_note_add(r, ...) text_appendf((r)->shape_note, sizeof (r)->shape_note, __VA_ARGS__)
 
 /* What the source's recipes set for this model, system and precision only
  * (run_stacks.c run_recipe_for_system), every fact that applies, for a run
