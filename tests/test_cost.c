@@ -651,7 +651,7 @@ START_TEST(stack_constants_move_the_prediction)
     sc->attn_eff = 0.2;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 0, 1, false, false, &slow);
     peak = 312e12;
-    attn = 0.5 * tf_attention_flops(&f.m.layer[0], 1, 2048, 1, 8) / peak *
+    attn = 0.5 * tf_attention_flops(&f.m, &f.m.layer[0], 1, 2048, 1, 8) / peak *
            (1.0 / 0.2 - 1.0 / f.p.gen[GEN_AMPERE].attn_eff);
     ck_assert(attn > 0);
     ck_assert_rel(slow.fwd_s - core.fwd_s, attn, 1e-9);
@@ -791,6 +791,38 @@ START_TEST(moe_alltoall_volume_and_overlap)
     s.ep = 1;
     ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
     ck_assert_ptr_nonnull(strstr(rule.msg, "ep > 1"));
+}
+END_TEST
+
+/* The alltoall dispatcher's second permutation (layer_cost.c
+ * moe_sort_chunks_s; Megatron-Core MoEAlltoAllTokenDispatcher
+ * sort_chunks_by_idxs): the same layer at ep 8 holds 128 / 8 = 16 experts a
+ * rank, so the received copies, D = 134,217,728 B, are sorted by local
+ * expert before the experts and back after them: 2 passes reading and
+ * writing D, 4 D = 536,870,912 B at hbm_bytes_per_s x hbm_eff + 2 kernels in
+ * the forward, twice that in the backward (the element-wise rule).  The flex
+ * dispatcher (DeepEP, HybridEP) permutes once, as the element-wise bytes
+ * count already: its compute is 3 x that less.  With 8 experts (one a
+ * rank) the alltoall dispatcher does not sort: the two cost the same
+ * compute. */
+START_TEST(moe_alltoall_sort_chunks_by_hand)
+{
+    fixture f;
+    strategy s = moe_layer_case(&f, 8);
+    range_cost r[4];   /* alltoall, flex; then with one expert a rank */
+    double sort = 4.0 * 134217728.0 /
+                      (f.g.gpu.hbm_bytes_per_s * f.p.gen[GEN_AMPERE].hbm_eff) +
+                  2 * f.p.gen[GEN_AMPERE].kernel_s;
+    for (int i = 0; i < 4; i++) {
+        if (i == 2) {
+            f.m.moe.experts = 8;
+            f.m.moe.top_k = 2;
+        }
+        s.flex_dispatcher = i % 2 == 1;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &r[i]);
+    }
+    ck_assert_rel(r[0].compute_s - r[1].compute_s, 3.0 * sort, 1e-9);
+    ck_assert_double_eq(r[2].compute_s, r[3].compute_s);
 }
 END_TEST
 
@@ -1017,7 +1049,7 @@ START_TEST(cp_exchange_by_hand)
     ck_assert_rel(ring.bytes_per_s, f.g.inter_bytes_per_s * k->inter_eff, 1e-12);
     t = kv / ring.bytes_per_s + f.g.inter_latency_s;
     attn = compute_attention_s(&f.g.gpu, k, PEAK_BF16,
-                               tf_attention_flops(&f.layers[0], 1, 32768, 16, 1));
+                               tf_attention_flops(&f.m, &f.layers[0], 1, 32768, 16, 1));
     cost_cp_exchange(&f.m, &f.layers[0], &f.g, k, &cpl, &s, 1, attn, &fwd, &bwd);
     ck_assert_rel(fwd, a2a + cost_overlapped(t, attn, k), 1e-12);
     ck_assert_rel(bwd, a2a + cost_overlapped(2 * t, 2.5 * attn, k), 1e-12);  /* ATTN_BWD_RATIO */
@@ -1281,6 +1313,7 @@ int main(void)
     tcase_add_test(tc, mtp_on_last_stage);
     tcase_add_test(tc, moe_alltoall_volume_and_overlap);
     tcase_add_test(tc, moe_etp_by_hand);
+    tcase_add_test(tc, moe_alltoall_sort_chunks_by_hand);
     tcase_add_test(tc, moe_etp_weights_monotone);
     tcase_add_test(tc, shared_expert_overlap_by_hand);
     tcase_add_test(tc, cp_exchange_by_hand);

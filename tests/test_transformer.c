@@ -119,6 +119,29 @@ START_TEST(mla_projections)
 }
 END_TEST
 
+/* Multi-latent attention's core attention (DeepSeek-V3: 128 heads, QK^T
+ * over 128 + 64 = 192, PV over v_head_dim 128), 2 sequences of 4096: the
+ * scores 2 B s^2 a 192 and the weighted sum 2 B s^2 a 128, counted in full,
+ * 2 x 2 x 4096^2 x 128 x 320 = 2,748,779,069,440 (the equal-width count,
+ * 4 B s^2 a 192, would be 1.2x that).  cuDNN's SDPA benchmark counts the
+ * same (cudnn-frontend benchmark/sdpa_benchmark_training/results/dsv3/gb300,
+ * cuDNN 9.26, bf16, causal, b 2, s 4096: 0.812 ms at 1,693 TFLOP/s, i.e.
+ * half the full count for the causal mask). */
+START_TEST(mla_attention_flops)
+{
+    model m;
+    layer_spec l = {7168, 128, 128, 192, 18432, true, 0, 0};
+    memset(&m, 0, sizeof m);
+    m.mla = (model_mla){1536, 512, 128, 64, 128};
+    ck_assert_rel(tf_attention_flops(&m, &l, 2, 4096, 1, 1), 2748779069440.0, 1e-12);
+    ck_assert_rel(0.5 * tf_attention_flops(&m, &l, 2, 4096, 1, 1) / 0.812e-3, 1693e12, 1e-3);
+    ck_assert_rel(tf_attention_flops(&m, &l, 2, 4096, 2, 4), 2748779069440.0 / 8, 1e-12);
+    /* without MLA the equal-width count */
+    ck_assert_rel(tf_attention_flops(NULL, &l, 2, 4096, 1, 1), 4.0 * 2 * 4096.0 * 4096 * 128 * 192,
+                  1e-12);
+}
+END_TEST
+
 START_TEST(korthikanti_activation_bytes)
 {
     model m = gpt3();
@@ -225,9 +248,9 @@ START_TEST(attention_flops)
 {
     model m = gpt3();
     /* 4 B s^2 h, split by tp and cp */
-    ck_assert_rel(tf_attention_flops(&m.layer[0], 2, 2048, 1, 1), 4.0 * 2 * 2048.0 * 2048 * 12288,
+    ck_assert_rel(tf_attention_flops(&m, &m.layer[0], 2, 2048, 1, 1), 4.0 * 2 * 2048.0 * 2048 * 12288,
                   1e-12);
-    ck_assert_rel(tf_attention_flops(&m.layer[0], 2, 2048, 2, 4),
+    ck_assert_rel(tf_attention_flops(&m, &m.layer[0], 2, 2048, 2, 4),
                   4.0 * 2 * 2048.0 * 2048 * 12288 / 8, 1e-12);
 }
 END_TEST
@@ -242,15 +265,15 @@ START_TEST(windowed_attention_flops)
      * +1 terms dropped).  Chunks of c = 1024: c keys per query. */
     layer_spec l = {1152, 4, 1, 256, 6912, false, 512, 0};
     double full = 4.0 * 2 * 4096.0 * 4096 * 1024;
-    ck_assert_rel(tf_attention_flops(&l, 2, 4096, 1, 1), full * 960.0 / 4096, 1e-12);
-    ck_assert_rel(tf_attention_flops(&l, 2, 4096, 2, 4), full * 960.0 / 4096 / 8, 1e-12);
+    ck_assert_rel(tf_attention_flops(NULL, &l, 2, 4096, 1, 1), full * 960.0 / 4096, 1e-12);
+    ck_assert_rel(tf_attention_flops(NULL, &l, 2, 4096, 2, 4), full * 960.0 / 4096 / 8, 1e-12);
     ck_assert_rel(960.0 / 4096, 1966336.0 / 8390656.0, 2e-3);
     /* a window as long as the sequence is full attention, bit for bit */
     l.window = 4096;
-    ck_assert(tf_attention_flops(&l, 2, 4096, 1, 1) == full);
+    ck_assert(tf_attention_flops(NULL, &l, 2, 4096, 1, 1) == full);
     l.window = 0;
     l.chunk = 1024;
-    ck_assert_rel(tf_attention_flops(&l, 2, 4096, 1, 1), full / 4, 1e-12);
+    ck_assert_rel(tf_attention_flops(NULL, &l, 2, 4096, 1, 1), full / 4, 1e-12);
 }
 END_TEST
 
@@ -268,6 +291,7 @@ int main(void)
     tcase_add_test(tc, attention_flops);
     tcase_add_test(tc, moe_layer_flops_topk_shared);
     tcase_add_test(tc, mla_projections);
+    tcase_add_test(tc, mla_attention_flops);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -70,9 +70,12 @@ double tf_layer_expert_params(const model *m, int i);
 double tf_gemm_flops(const tf_gemm *g, int n);
 
 /* Forward FLOPs of core attention (scores and weighted sum, 4 B s^2 a hd / tp
- * counted in full, as the published conventions do) for `seqs` sequences of
- * `seq` tokens of which this GPU holds seq/cp queries. */
-double tf_attention_flops(const layer_spec *l, double seqs, int seq, int cp, int tp);
+ * counted in full, as the published conventions do; with m's multi-latent
+ * attention the weighted sum at v_head_dim, 2 B s^2 a (hd + v) / tp; m may
+ * be NULL) for `seqs` sequences of `seq` tokens of which this GPU holds
+ * seq/cp queries. */
+double tf_attention_flops(const model *m, const layer_spec *l, double seqs, int seq, int cp,
+                          int tp);
 
 /* Bytes read and written by one layer's memory-bound kernels in the forward
  * pass on one GPU (norms, bias-dropout-add, activation function, RoPE), 16-bit

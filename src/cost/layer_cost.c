@@ -17,7 +17,9 @@
  *   MoE layers (expert parallelism ep, expert tensor parallelism etp): the
  *     routed experts' grouped GEMMs at their tokens per expert
  *     (tf_layer_gemms_ep), dispatch and combine all-to-alls over ep ranks
- *     etp apart in the forward and again in the backward (comm.c, exposed);
+ *     etp apart in the forward and again in the backward (comm.c, exposed),
+ *     the alltoall dispatcher's sort of the received copies by local expert
+ *     and back (moe_sort_chunks_s);
  *     with etp > 1 the dispatcher's all-gather of the routed copies over the
  *     etp consecutive ranks before the experts and the reduce-scatter of
  *     their partial outputs after them (Megatron-Core core_v0.15.0
@@ -277,7 +279,8 @@ static double attention_bwd_s(const model *m, const layer_spec *l, const strateg
     causal = *l;
     causal.window = 0;
     return ATTN_BWD_RATIO *
-           compute_attention_s(gpu, k, fmt, tf_attention_flops(&causal, s->mbs, s->seq_len, cp, tp));
+           compute_attention_s(gpu, k, fmt,
+                               tf_attention_flops(m, &causal, s->mbs, s->seq_len, cp, tp));
 }
 
 /* The stack's data-parallel bucket (stack_spec.dp_bucket_params), else
@@ -751,6 +754,29 @@ static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
     }
 }
 
+/* The alltoall dispatcher's second permutation, forward: Megatron-Core's
+ * MoEAlltoAllTokenDispatcher (core_v0.15.0 and later
+ * moe/token_dispatcher.py) sorts the copies it received, grouped by source
+ * rank, by local expert before the experts ("Permutation 2",
+ * dispatch_postprocess: sort_chunks_by_idxs, after the etp all-gather) and
+ * back after them ("Unpermutation 2", combine_preprocess) whenever a rank
+ * holds more than one expert; each pass reads and writes every copy (D
+ * bytes a rank under balanced routing, etp x D gathered).  The flex
+ * dispatcher's DeepEP and HybridEP receive per rank and permute once to the
+ * experts (_DeepepManager get_permuted_hidden_states_by_experts,
+ * HybridEP's dispatch_with_permute): the one permutation
+ * tf_layer_elementwise_bytes counts for every dispatcher. */
+static double moe_sort_chunks_s(const model *m, const layer_spec *l, const gpu_spec *gpu,
+                                const gen_constants *k, const strategy *s, double tokens, int tp,
+                                int ep, int etp)
+{
+    double d;
+    if (!l->moe || m->moe.experts <= ep || s->flex_dispatcher)
+        return 0;
+    d = tf_moe_dispatch_bytes(m, l, tokens, tp) * etp;
+    return compute_memory_s(gpu, k, 2.0 * 2.0 * d, 2);
+}
+
 /* Cost of one decoder layer for one micro-batch on one GPU, recomputed as
  * `mode` says (full recompute's chosen layers: RECOMPUTE_FULL, the others
  * of a block recompute: RECOMPUTE_NONE). */
@@ -769,9 +795,10 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     int ngm = tf_layer_gemms_ep(m, l, tokens, tp, ep, etp, g);
     double gemm = compute_gemms_s(gpu, k, fmt, eb, g, ngm);
     double attn = compute_attention_s(gpu, k, fmt,
-                                      tf_attention_flops(l, s->mbs, s->seq_len, cp, tp));
+                                      tf_attention_flops(m, l, s->mbs, s->seq_len, cp, tp));
     double elem = compute_memory_s(gpu, k,
-                                   tf_layer_elementwise_bytes(m, l, tokens, tp, s->sp), 6);
+                                   tf_layer_elementwise_bytes(m, l, tokens, tp, s->sp), 6) +
+                  moe_sort_chunks_s(m, l, gpu, k, s, tokens, tp, ep, etp);
     double cast_f = 0, cast_b = 0;
     double fwd, bwd, tpf = 0, tpb = 0, cpf = 0, cpb = 0, epf = 0, epb = 0, rec = 0;
 

@@ -28,7 +28,8 @@
  * up-projections q_lora -> heads (nope + rope) and kv_lora -> heads (nope +
  * v) column-parallel, the output heads v -> h row-parallel; without
  * q_lora_rank the query is one column-parallel h -> heads (nope + rope).
- * Core attention: QK^T over nope + rope (the model's head_dim), PV over v.
+ * Core attention: QK^T over nope + rope (the model's head_dim), PV over v
+ * (tf_attention_flops).
  * Invariant: every function is pure and allocation-free.
  */
 #include "model/transformer.h"
@@ -161,12 +162,28 @@ static double attention_keys(const layer_spec *l, double s)
     return s;
 }
 
-double tf_attention_flops(const layer_spec *l, double seqs, int seq, int cp, int tp)
+/* The weighted sum's share of core attention over the scores': 1 where
+ * V's head dim is Q's and K's; multi-latent attention's PV product runs at
+ * v_head_dim (DeepSeek-V3: QK^T over 128 + 64, PV over 128), so its two
+ * products count (qk + v) / (2 qk) of the equal-width pair -- Megatron-LM's
+ * num_floating_point_operations (training.py, MLA's core-attention term:
+ * heads x (qk_head_dim + qk_pos_emb_head_dim + v_head_dim)) and cuDNN's
+ * SDPA benchmark (cudnn-frontend benchmark/sdpa_benchmark_training,
+ * head_dim_qk 192 / head_dim_vo 128) count it so. */
+static double attention_pv_share(const model *m, const layer_spec *l)
+{
+    if (m == NULL || m->mla.kv_lora_rank <= 0 || m->mla.v_head_dim <= 0 || l->head_dim <= 0)
+        return 1.0;
+    return ((double)l->head_dim + m->mla.v_head_dim) / (2.0 * l->head_dim);
+}
+
+double tf_attention_flops(const model *m, const layer_spec *l, double seqs, int seq, int cp,
+                          int tp)
 {
     double qw = (double)l->heads * l->head_dim;
     double s = seq;
     return 4.0 * seqs * (s / (cp > 0 ? cp : 1)) * attention_keys(l, s) * qw /
-           (tp > 0 ? tp : 1);
+           (tp > 0 ? tp : 1) * attention_pv_share(m, l);
 }
 
 double tf_layer_elementwise_bytes(const model *m, const layer_spec *l, double tokens,
@@ -205,7 +222,7 @@ double tf_layer_flops_per_token(const model *m, const layer_spec *l, int seq)
 {
     tf_gemm g[TF_MAX_GEMMS];
     int n = tf_layer_gemms(m, l, 1.0, 1, g);
-    return tf_gemm_flops(g, n) + tf_attention_flops(l, 1.0 / seq, seq, 1, 1);
+    return tf_gemm_flops(g, n) + tf_attention_flops(m, l, 1.0 / seq, seq, 1, 1);
 }
 
 double tf_logits_flops_per_token(const model *m)
