@@ -1033,7 +1033,7 @@ START_TEST(cp_exchange_by_hand)
                         805306368.0);
     ck_assert_double_eq(ag.act_bytes, p2p.act_bytes);
     cpl = comm_group_link(&f.g, k, 16, 1);
-    cost_cp_exchange(&f.m, &f.layers[0], &f.g, k, &cpl, &s, 1, 1.0, &fwd, &bwd);
+    cost_cp_exchange(&f.m, &f.layers[0], &f.g, k, &cpl, &s, 1, f.c.stack, 1.0, &fwd, &bwd);
     ck_assert_rel(fwd, comm_allgather_s(&cpl, 16, 16 * kv) + k->kernel_s, 1e-12);
     ck_assert_rel(bwd, fwd + comm_reducescatter_s(&cpl, 16, 16 * kv) + k->kernel_s, 1e-12);
 
@@ -1050,7 +1050,7 @@ START_TEST(cp_exchange_by_hand)
     t = kv / ring.bytes_per_s + f.g.inter_latency_s;
     attn = compute_attention_s(&f.g.gpu, k, PEAK_BF16,
                                tf_attention_flops(&f.m, &f.layers[0], 1, 32768, 16, 1));
-    cost_cp_exchange(&f.m, &f.layers[0], &f.g, k, &cpl, &s, 1, attn, &fwd, &bwd);
+    cost_cp_exchange(&f.m, &f.layers[0], &f.g, k, &cpl, &s, 1, f.c.stack, attn, &fwd, &bwd);
     ck_assert_rel(fwd, a2a + cost_overlapped(t, attn, k), 1e-12);
     ck_assert_rel(bwd, a2a + cost_overlapped(2 * t, 2.5 * attn, k), 1e-12);  /* ATTN_BWD_RATIO */
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &ag);
@@ -1130,6 +1130,81 @@ START_TEST(cp_memory_by_hand)
     s.cp_comm = CP_COMM_P2P;
     ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1, f.c.stack), 0);
     ck_assert_double_eq(cost_cp_transient_bytes(&f.layers[0], &s, 1, STACK_PYTORCH_FSDP2), 0);
+}
+END_TEST
+
+/* PyTorch SDPA's FlashAttention-2 (the pytorch-fsdp2 stack, STACK_ATTN_SDPA_FA2;
+ * layer_cost.c SDPA_FA2_HOPPER): on Hopper the generation's attn_eff (Transformer
+ * Engine's cuDNN attention) x 0.62, FlashAttention-3's Figs. 5-6 FA2 / cuDNN at
+ * head dim 128 (370 / 595 forward, 322 / 516 backward): 0.445 x 0.62 = 0.2759;
+ * Ampere keeps FlashAttention-2's own 0.55; megatron-core keeps 0.445. */
+START_TEST(sdpa_fa2_attention_on_hopper)
+{
+    cost_params p;
+    gen_constants k;
+    cost_params_default(&p);
+    cost_constants(&k, &p, STACK_PYTORCH_FSDP2, GEN_HOPPER);
+    ck_assert_double_eq_tol(k.attn_eff, 0.2759, 1e-12);
+    ck_assert_double_eq(k.gemm_eff, p.gen[GEN_HOPPER].gemm_eff);
+    cost_constants(&k, &p, STACK_PYTORCH_FSDP2, GEN_AMPERE);
+    ck_assert_double_eq_tol(k.attn_eff, 0.55, 1e-12);
+    cost_constants(&k, &p, STACK_MEGATRON_CORE, GEN_HOPPER);
+    ck_assert_double_eq_tol(k.attn_eff, 0.445, 1e-12);
+}
+END_TEST
+
+/* PyTorch's ring attention in time (layer_cost.c cp_torch_exchange; torch
+ * 2.5-2.6 _attention.py as torchtitan runs it).  The fixture's layer with 8
+ * K/V heads at seq 32768, tp 1, cp 4 on one DGX A100: 8,192 tokens a rank,
+ * Q = 8,192 x 12,288 x 2 = 201,326,592 B; torchtitan repeats K and V to the
+ * 96 query heads before SDPA, so the ring moves 2 Q = 402,653,184 B a rank
+ * (12 x the GQA layer's 33,554,432, which Transformer Engine's all-gather
+ * on megatron-core still moves).  The allgather rotater gathers 4 x that
+ * once, behind the first of 4 steps (attn / 4; backward 2.5 attn / 4); the
+ * fp32 dK dV (805,306,368 B) go round 4 times, 3 behind a backward step and
+ * the last exposed; the alltoall rotater (p2p) sends one block a step, 3
+ * steps.  HBM: forward 3 Q + 2 KV + 3 (19 Q + 2 KV) = 76 Q = 15,300,820,992
+ * B in 21 kernels, backward 10 Q + 16 KV + 3 (5 Q + 12.5 KV) = 132 Q =
+ * 26,575,110,144 B in 33. */
+START_TEST(cp_torch_ring_by_hand)
+{
+    double kv = 402653184.0, attn = 0.1, hbm, ag, dkv, blk, fwd, bwd;
+    layer_spec gqa;
+    comm_link cpl;
+    fixture f;
+    gen_constants kc;
+    const gen_constants *k = &kc;
+    strategy s = make(1, 1, 4, 1, 1, 64, false, RECOMPUTE_NONE, 1);
+    setup(&f);
+    cost_constants(&kc, &f.p, STACK_PYTORCH_FSDP2, GEN_AMPERE);
+    gqa = f.layers[0];
+    gqa.kv_heads = 8;
+    s.cp = 4;
+    s.seq_len = 32768;
+    s.cp_comm = CP_COMM_ALLGATHER;
+    cpl = comm_group_link(&f.g, k, 4, 1);
+    ck_assert(!cpl.inter_node);
+    hbm = f.g.gpu.hbm_bytes_per_s * k->hbm_eff;
+    ag = comm_allgather_s(&cpl, 4, 4 * kv) + k->kernel_s;
+    dkv = comm_p2p_s(cpl.bytes_per_s, cpl.latency_s, 2 * kv) + k->kernel_s;
+    cost_cp_exchange(&f.m, &gqa, &f.g, k, &cpl, &s, 1, STACK_PYTORCH_FSDP2, attn, &fwd, &bwd);
+    ck_assert_rel(fwd, cost_overlapped(ag, attn / 4, k) + 15300820992.0 / hbm + 21 * k->kernel_s,
+                  1e-12);
+    ck_assert_rel(bwd, cost_overlapped(ag, 2.5 * attn / 4, k) +
+                           3 * cost_overlapped(dkv, 2.5 * attn / 4, k) + dkv +
+                           26575110144.0 / hbm + 33 * k->kernel_s, 1e-12);
+    s.cp_comm = CP_COMM_P2P;
+    blk = comm_p2p_s(cpl.bytes_per_s, cpl.latency_s, kv) + k->kernel_s;
+    cost_cp_exchange(&f.m, &gqa, &f.g, k, &cpl, &s, 1, STACK_PYTORCH_FSDP2, attn, &fwd, &bwd);
+    ck_assert_rel(fwd, 3 * cost_overlapped(blk, attn / 4, k) + 15300820992.0 / hbm +
+                           21 * k->kernel_s, 1e-12);
+    ck_assert_rel(bwd, 3 * cost_overlapped(blk, 2.5 * attn / 4, k) +
+                           3 * cost_overlapped(dkv, 2.5 * attn / 4, k) + dkv +
+                           26575110144.0 / hbm + 33 * k->kernel_s, 1e-12);
+    s.cp_comm = CP_COMM_ALLGATHER;
+    cost_constants(&kc, &f.p, f.c.stack, GEN_AMPERE);
+    cost_cp_exchange(&f.m, &gqa, &f.g, k, &cpl, &s, 1, f.c.stack, attn, &fwd, &bwd);
+    ck_assert_rel(fwd, comm_allgather_s(&cpl, 4, 4 * 33554432.0) + k->kernel_s, 1e-12);
 }
 END_TEST
 
@@ -1318,6 +1393,8 @@ int main(void)
     tcase_add_test(tc, shared_expert_overlap_by_hand);
     tcase_add_test(tc, cp_exchange_by_hand);
     tcase_add_test(tc, cp_memory_by_hand);
+    tcase_add_test(tc, cp_torch_ring_by_hand);
+    tcase_add_test(tc, sdpa_fa2_attention_on_hopper);
     tcase_add_test(tc, layer_buffers_apart_from_loss);
     tcase_add_test(tc, overlap_share_by_link);
     tcase_add_test(tc, megatron_rules);

@@ -151,10 +151,14 @@ void cost_layer_range_member(const model *m, const cluster *c, const node_group 
  * Megatron-Core TransformerConfig.cp_comm_type (core_v0.15.0), Transformer
  * Engine pytorch/attention/dot_product_attention/context_parallel.py
  * (AttnFuncWithCPAndKVP2P, AttnFuncWithCPAndKVAllGather,
- * AttnFuncWithCPAndQKVOA2A). */
+ * AttnFuncWithCPAndQKVOA2A).  On a stack with PyTorch's ring attention
+ * (`stack`'s memory.cp_attn STACK_CP_TORCH) all_gather and p2p are torch's
+ * allgather and alltoall rotaters, the K/V repeated to the query heads, and
+ * the exchange time includes the ring's fp32 merge and gradient passes
+ * (layer_cost.c cp_torch_exchange). */
 void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
                       const gen_constants *k, const comm_link *cpl, const strategy *s, int tp,
-                      double attn, double *fwd, double *bwd);
+                      int stack, double attn, double *fwd, double *bwd);
 
 /* Transient bytes of one attention layer's context-parallel exchange on one
  * GPU (one micro-batch), beyond what attention without CP holds, from

@@ -31,10 +31,16 @@ typedef enum stack_id {
 typedef enum stack_attention {
     STACK_ATTN_FLASH,       /* fused flash-attention kernels (FA2/cuDNN/FA3):
                                the GPU generation's attn_eff */
-    STACK_ATTN_UNFUSED      /* QK^T and PV as batched GEMMs around a fused
+    STACK_ATTN_UNFUSED,     /* QK^T and PV as batched GEMMs around a fused
                                scale-mask-softmax and dropout over the s x s
                                scores (Megatron-LM before 2022): the stack's
                                attn_eff */
+    STACK_ATTN_SDPA_FA2     /* PyTorch SDPA's flash backend, the
+                               FlashAttention-2 kernels built into ATen (no
+                               Hopper wgmma/TMA path): on Hopper a fraction
+                               of the generation's attn_eff, which is
+                               Transformer Engine's cuDNN fused attention
+                               (cost_constants, layer_cost.c) */
 } stack_attention;
 
 /* The values of each restricted knob the stack has, as bit masks: bool knobs

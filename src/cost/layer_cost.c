@@ -224,6 +224,22 @@ void cost_params_unfitted(cost_params *p)
         p->stack[g] = (stack_constants){0.275, 0.5};
 }
 
+/* PyTorch SDPA's FlashAttention-2 on Hopper against the cuDNN fused
+ * attention the generation's attn_eff stands for: Transformer Engine on
+ * sm90 prefers FusedAttention (cuDNN, F16_arbitrary_seqlen) over
+ * FlashAttention (dot_product_attention/utils.py get_attention_backend:
+ * "Disabling FlashAttention to give FusedAttention preference on Hopper+
+ * for performance reasons"), while PyTorch's SDPA tries flash_attention
+ * first (sdp_utils.cpp priority_order; cuDNN attention opt-in since
+ * 2.5.1) and torchtitan's context parallel allows only the flash and
+ * efficient backends (9dec370 utils.py get_train_context).  Shah et al.
+ * 2024, FlashAttention-3 (arXiv 2407.08608) Figs. 5-6, H100 SXM5 bf16,
+ * head dim 128, 16k: FlashAttention-2 / cuDNN forward 370 / 595 (causal
+ * 335 / 539), backward 322 / 516 TFLOP/s: 0.62 each.  Other generations:
+ * Ampere's attn_eff is FlashAttention-2's own; no measurement for the
+ * others (factor 1). */
+#define SDPA_FA2_HOPPER 0.62
+
 void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_generation gen)
 {
     const stack_spec *st = stack_get(stack);
@@ -231,6 +247,8 @@ void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_gen
     *out = p->gen[(unsigned)gen < GEN_COUNT ? gen : GEN_HOPPER];
     if (st->attention == STACK_ATTN_UNFUSED)
         out->attn_eff = sc->attn_eff;
+    if (st->attention == STACK_ATTN_SDPA_FA2 && gen == GEN_HOPPER)
+        out->attn_eff *= SDPA_FA2_HOPPER;
     if (st->own_host_time)
         out->step_overhead_s = sc->step_overhead_s;
 }
@@ -523,17 +541,27 @@ static double cp_torch_transient(double held, double q, double kv)
     return 2.0 * (q + kv) + 2.0 * kv + held * kv + (q + kv) + 4.0 * kv;
 }
 
+/* The K and V bytes the stack's context parallelism exchanges: this rank's
+ * K and V at the K/V heads (cp_kv_bytes), or on PyTorch's ring
+ * (STACK_CP_TORCH) at the query heads: torchtitan repeats K and V to the
+ * query heads before SDPA (9dec370 models/llama/model.py Attention.forward:
+ * repeat_kv, then F.scaled_dot_product_attention), and the ring gathers
+ * and rotates what SDPA was given, 2 Q. */
+static double cp_exchanged_kv_bytes(const layer_spec *l, const strategy *s, int tp, int stack)
+{
+    if (stack_get(stack)->memory.cp_attn == STACK_CP_TORCH)
+        return 2.0 * cp_q_bytes(l, s, tp);
+    return cp_kv_bytes(l, s, tp);
+}
+
 double cost_cp_transient_bytes(const layer_spec *l, const strategy *s, int tp, int stack)
 {
     int cp = s->cp > 0 ? s->cp : 1, a;
-    double kv = cp_kv_bytes(l, s, tp), q = cp_q_bytes(l, s, tp), ring;
+    double kv = cp_exchanged_kv_bytes(l, s, tp, stack), q = cp_q_bytes(l, s, tp), ring;
     if (cp <= 1)
         return 0;
-    if (stack_get(stack)->memory.cp_attn == STACK_CP_TORCH) {
-        /* torchtitan repeats K and V to the query heads before SDPA */
-        kv = 2.0 * q;
+    if (stack_get(stack)->memory.cp_attn == STACK_CP_TORCH)
         return cp_torch_transient(s->cp_comm == CP_COMM_ALLGATHER ? cp : 1, q, kv);
-    }
     switch (s->cp_comm) {
     case CP_COMM_ALLGATHER:
         return 2.0 * cp * kv;
@@ -572,9 +600,64 @@ static double cp_a2a_s(const layer_spec *l, const node_group *ng, const gen_cons
            comm_alltoall_s(ng, k, a, stride, tokens * qw * 2.0) + 2.0 * k->kernel_s;
 }
 
+/* PyTorch's ring attention (torch 2.5-2.6 torch/distributed/tensor/
+ * experimental/_attention.py, as torchtitan 9dec370 runs it: rotate method
+ * allgather by default, load balancing on, convert_to_f32 on) over c = cp
+ * ranks, one layer and micro-batch on the slowest rank, Q this rank's
+ * query bytes (16-bit), KV the exchanged K and V (2 Q), attention `attn`
+ * seconds forward and ATTN_BWD_RATIO x attn backward, split in c equal
+ * steps (the load-balanced causal split: step 0 the local causal block,
+ * each later step half a block, q or k/v halved).
+ *   Forward (_templated_ring_attention): the allgather rotater gathers
+ *     every rank's K/V once, issued before step 0's SDPA and waited at step
+ *     1, so it hides behind attn / c only; the alltoall rotater
+ *     (ft_c.permute_tensor) sends one block per step, each behind one
+ *     step.  Each step merges its partial output into an fp32 accumulator
+ *     (_SDPAMerger: the block's upcast, out - block_out, its product with
+ *     sigmoid(lse difference), the subtraction: 19 Q of HBM traffic per
+ *     full step -- rank c - 1's steps are all full) and re-concatenates K
+ *     and V (torch.cat, 2 KV) at every step but the last; K and V made
+ *     contiguous first (2 KV) and the result cast back (3 Q): 3 Q + 2 KV +
+ *     (c - 1) (19 Q + 2 KV).
+ *   Backward (_templated_ring_attention_backward): the kv rotater gathers
+ *     (or rotates) K/V again, behind the first backward step; the fp32 dK
+ *     and dV (2 KV bytes) travel round the ring by all-to-all
+ *     (dkv_rotater), each send waited after the next step's SDPA backward,
+ *     the last after the loop, in full.  HBM passes: fp32 zeros for dQ dK
+ *     dV (2 Q + 2 KV), K V contiguous (2 KV), per step the K/V
+ *     concatenation (2 KV, not at the last), the fp32 dK dV accumulation
+ *     (a chunk added and the whole re-concatenated, _partial_update: 6.5
+ *     KV on rank c - 1; 5 KV at step 0), their fp32 concatenation sent on
+ *     (4 KV) and dQ's accumulation (5 Q), the casts back (3 Q + 3 KV):
+ *     (2 + 2 + 5 + 4 + 3) KV + (2 + 5 + 3) Q + (c - 1) (6.5 KV + 4 KV +
+ *     5 Q + 2 KV).
+ * The HBM passes are the ring's own kernels (none at cp 1), counted here
+ * with its exposed communication. */
+static void cp_torch_exchange(const gen_constants *k, const gpu_spec *gpu, const comm_link *cpl,
+                              const strategy *s, int c, double q, double kv, double attn,
+                              double *fwd, double *bwd)
+{
+    double bwd_attn = ATTN_BWD_RATIO * attn, t, dkv;
+    double step_kv = comm_p2p_s(cpl->bytes_per_s, cpl->latency_s, kv) + k->kernel_s;
+    if (s->cp_comm == CP_COMM_ALLGATHER) {
+        t = comm_allgather_s(cpl, c, c * kv) + k->kernel_s;
+        *fwd = cost_overlapped(t, attn / c, k);
+        *bwd = cost_overlapped(t, bwd_attn / c, k);
+    } else {
+        *fwd = (c - 1) * cost_overlapped(step_kv, attn / c, k);
+        *bwd = (c - 1) * cost_overlapped(step_kv, bwd_attn / c, k);
+    }
+    dkv = comm_p2p_s(cpl->bytes_per_s, cpl->latency_s, 2.0 * kv) + k->kernel_s;
+    *bwd += (c - 1) * cost_overlapped(dkv, bwd_attn / c, k) + dkv;
+    *fwd += compute_memory_s(gpu, k, 3.0 * q + 2.0 * kv + (c - 1) * (19.0 * q + 2.0 * kv),
+                             3 + 6 * (c - 1));
+    *bwd += compute_memory_s(gpu, k, 10.0 * q + 16.0 * kv + (c - 1) * (5.0 * q + 12.5 * kv),
+                             9 + 8 * (c - 1));
+}
+
 void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
                       const gen_constants *k, const comm_link *cpl, const strategy *s, int tp,
-                      double attn, double *fwd, double *bwd)
+                      int stack, double attn, double *fwd, double *bwd)
 {
     int cp = s->cp > 0 ? s->cp : 1, ring = cp, a = 1;
     double kv = cp_kv_bytes(l, s, tp);
@@ -584,6 +667,11 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
     *fwd = *bwd = 0;
     if (cp <= 1)
         return;
+    if (stack_get(stack)->memory.cp_attn == STACK_CP_TORCH) {
+        cp_torch_exchange(k, &ng->gpu, cpl, s, cp, cp_q_bytes(l, s, tp),
+                          cp_exchanged_kv_bytes(l, s, tp, stack), attn, fwd, bwd);
+        return;
+    }
     switch (s->cp_comm) {
     case CP_COMM_A2A:
         /* Ulysses: scatter the heads, gather the sequence; the backward
@@ -829,7 +917,7 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
         }
     }
     if (cp > 1)
-        cost_cp_exchange(m, l, ng, k, cpl, s, tp, attn, &cpf, &cpb);
+        cost_cp_exchange(m, l, ng, k, cpl, s, tp, stack, attn, &cpf, &cpb);
     if (l->moe && m->moe.experts > 0 && (ep > 1 || etp > 1))
         moe_comm(m, l, ng, k, em, s, tp, g, gemm + attn + elem + cast_f, &epf, &epb);
     fwd += moe_host_fwd_s(m, l, s, k);
