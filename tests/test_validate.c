@@ -396,9 +396,12 @@ START_TEST(model_facts_whatever_the_stack)
     at = strstr(buf, "\"source\"");
     ck_assert_ptr_nonnull(at);
     snprintf(named, sizeof named, "%.*s\"stack\": \"megatron-core\", %s", (int)(at - buf), buf, at);
-    /* on the row's own dimensions (no library definition): Megatron's 0.1 */
+    /* on the row's own dimensions (no library definition): the providers' 0, not Megatron's 0.1 */
     ck_assert_msg(load_text(named, &v, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_msg(model_hidden_dropout(v->run[0].m) == 0.0, "%g", model_hidden_dropout(v->run[0].m));
+    /* and says so in the run's note, like the MTP and FP8-attention facts */
+    ck_assert_ptr_nonnull(strstr(v->run[0].shape_note,
+                                 "hidden_dropout 0.1 -> 0 (the source's recipe)"));
     validation_free(v);
 }
 END_TEST

@@ -277,8 +277,19 @@ static int load_recipe(jctx *j, const char *recipe, validation_run *r)
     return 0;
 }
 
-/* Appends printf-style text to r->shape_note (cut at its size). */
-#define shape_note_add(r, ...) text_appendf((r)->shape_note, sizeof (r)->shape_note, __VA_ARGS__)
+/* Appends one fact, printf-style, to r->shape_note (cut at its size),
+ * after "; " when the note already says something. */
+static void shape_note_add(validation_run *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void shape_note_add(validation_run *r, const char *fmt, ...)
+{
+    va_list ap;
+    if (r->shape_note[0])
+        text_appendf(r->shape_note, sizeof r->shape_note, "; ");
+    va_start(ap, fmt);
+    text_vappendf(r->shape_note, sizeof r->shape_note, fmt, ap);
+    va_end(ap);
+}
 
 /* What the source's recipes set for this model, system and precision only
  * (run_stacks.c run_recipe_for_system), every fact that applies, for a run
@@ -307,17 +318,20 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
             return -1;
     run_model_for_system(&sys, &var);
     if (var.mtp_layers >= 0 && var.mtp_layers != r->m->mtp_layers) {
-        shape_note_add(r, "; mtp_layers %d -> %d (the source's row)", r->m->mtp_layers,
+        shape_note_add(r, "mtp_layers %d -> %d (the source's row)", r->m->mtp_layers,
                        var.mtp_layers);
         r->m->mtp_layers = var.mtp_layers;
     }
     if (var.fp8_attention && !r->m->fp8_attention) {
-        shape_note_add(r, "; attention in FP8 (the source's recipe)");
+        shape_note_add(r, "attention in FP8 (the source's recipe)");
         r->m->fp8_attention = true;
     }
     sys.model = json_is_string(name) ? json_string_value(name) : NULL;
     dropout = run_hidden_dropout_for_system(&sys, &why);
     if (dropout >= 0) {
+        if (dropout != model_hidden_dropout(r->m))
+            shape_note_add(r, "hidden_dropout %g -> %g (the source's recipe)",
+                           model_hidden_dropout(r->m), dropout);
         r->m->hidden_dropout = dropout;
         r->m->has_hidden_dropout = true;
     }
