@@ -20,10 +20,11 @@ double compute_peak_flops(const gpu_spec *gpu, peak_format fmt);
 double compute_sustained_flops(const gpu_spec *gpu, peak_format fmt);
 
 /* One GEMM list on `gpu` at format `fmt` with `elem_bytes` per operand
- * element:  2 m n k / (peak x gemm_eff, fp8_gemm_eff for FP8/FP4)  +  (m k + k n + m n) elem_bytes /
- * (HBM x hbm_eff)  +  kernel_s, per GEMM.  The operand-traffic term is what
- * makes small and skinny GEMMs (large TP, small micro-batch) run far below
- * peak: their arithmetic intensity falls towards the GPU's FLOP/byte ratio. */
+ * element:  2 m n k / (peak x gemm_eff, fp8_gemm_eff for FP8/FP4)  +
+ * (m k + k n + m n) elem_bytes / (HBM x hbm_eff)  +  kernel_s, per GEMM.
+ * The operand-traffic term is what makes small and skinny GEMMs (large TP,
+ * small micro-batch) run far below peak: their arithmetic intensity falls
+ * towards the GPU's FLOP/byte ratio. */
 double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
                        int elem_bytes, const tf_gemm *g, int n);
 

@@ -215,6 +215,11 @@ double cost_cp_saved_bytes(const layer_spec *l, const strategy *s, int tp);
  * what torch pipelining's buffers hold. */
 double cost_boundary_bytes(const model *m, const strategy *s, int tp, int stack);
 
+/* What the stack's pipeline keeps of one micro-batch on the last stage of
+ * one GPU: memory_pipe_kept_output_bytes of its b s / cp tokens (the
+ * logits, / tp); 0 but for torch pipelining at pp > 1. */
+double cost_kept_output_bytes(const model *m, const strategy *s, int tp, int stack);
+
 /* p2p time of one micro-batch's activations crossing the boundary after
  * pipeline rank i (to rank i+1; for i = pp-1 the wrap-around to rank 0 of
  * an interleaved schedule): cost_boundary_bytes, over NVLink when the two

@@ -13,7 +13,8 @@ typedef struct state_bytes {
 } state_bytes;
 
 /* Megatron mixed precision with Adam (distributed-optimizer docs):
- *   zero 0   (optimizer: memory_optimizer_bytes) bf16 2 + 4 + 12 = 18, fp16 2 + 2 + 16 = 20, fp32 4 + 4 + 8 = 16
+ *   zero 0   (optimizer: memory_optimizer_bytes) bf16 2 + 4 + 12 = 18,
+ *            fp16 2 + 2 + 16 = 20, fp32 4 + 4 + 8 = 16
  *   zero 1   (distributed optimizer) the optimizer part / dp: bf16 6 + 12/d,
  *            fp16 4 + 16/d, fp32 8 + 8/d
  * zero 2   Megatron-FSDP --data-parallel-sharding-strategy optim_grads:

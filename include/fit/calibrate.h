@@ -6,8 +6,9 @@
  * generation "<gen>.<field>" (hopper.gemm_eff, ampere.step_overhead_s; a
  * bare "<field>" in --params or in a calibration file means that field for
  * every generation), and per software stack "<stack>.<field>"
- * (megatron-lm-2020.step_overhead_s, deepspeed.attn_eff; inputs/stack.h).  An efficiency enters the step time as
- * work / (peak x eff), so its inverse is fitted; a time or a fraction of a
+ * (megatron-lm-2020.step_overhead_s, deepspeed.attn_eff; inputs/stack.h).
+ * An efficiency enters the step time as work / (peak x eff), so its
+ * inverse is fitted; a time or a fraction of a
  * modelled time is fitted as is.
  * The table of fields is in calibrate.c (one line per constant).
  */

@@ -1328,6 +1328,13 @@ double cost_boundary_bytes(const model *m, const strategy *s, int tp, int stack)
     return (double)s->mbs * s->seq_len / cp * m->hidden * precision_16bit_bytes(m->prec) / split;
 }
 
+double cost_kept_output_bytes(const model *m, const strategy *s, int tp, int stack)
+{
+    return memory_pipe_kept_output_bytes(stack_get(stack)->memory.pipe, s->pp, m->prec,
+                                         (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1),
+                                         m->vocab, tp);
+}
+
 /* Whether the boundary after pipeline rank i (to rank i + 1, or the wrap to
  * rank 0) stays inside one NVLink domain of ng, whose `stride` = tp cp dp
  * GPUs per stage Megatron numbers consecutively (rank order tp-cp-ep-dp-pp,

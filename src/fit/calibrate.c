@@ -83,20 +83,28 @@ static const char *scope_name(int g)
 static bool field_in_scope(int f, int g);
 
 static const param_field k_fields[] = {
-    {"gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, gemm_eff), 0.01, 1.0, 1.0, 0.5, 0.85, false},
-    {"attn_eff", CALIB_INV_EFF, true, offsetof(gen_constants, attn_eff), 0.01, 1.0, 1.0, 0.05, 0.8, false},
-    {"hbm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, hbm_eff), 0.01, 1.0, 1.0, 0.6, 0.9, false},
-    {"intra_eff", CALIB_INV_EFF, true, offsetof(gen_constants, intra_eff), 0.01, 1.0, 1.0, 0.7, 0.9, false},
-    {"inter_eff", CALIB_INV_EFF, true, offsetof(gen_constants, inter_eff), 0.01, 1.0, 1.0, 0.5, 0.95, false},
-    {"kernel_s", CALIB_DIRECT, true, offsetof(gen_constants, kernel_s), 0.0, 1e-4, 1e-5, 2e-6, 2e-5, false},
-    {"fp8_gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, fp8_gemm_eff), 0.01, 1.0, 1.0, 0.3, 0.8, false},
+    {"gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, gemm_eff), 0.01, 1.0, 1.0, 0.5, 0.85,
+     false},
+    {"attn_eff", CALIB_INV_EFF, true, offsetof(gen_constants, attn_eff), 0.01, 1.0, 1.0, 0.05, 0.8,
+     false},
+    {"hbm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, hbm_eff), 0.01, 1.0, 1.0, 0.6, 0.9,
+     false},
+    {"intra_eff", CALIB_INV_EFF, true, offsetof(gen_constants, intra_eff), 0.01, 1.0, 1.0, 0.7, 0.9,
+     false},
+    {"inter_eff", CALIB_INV_EFF, true, offsetof(gen_constants, inter_eff), 0.01, 1.0, 1.0, 0.5,
+     0.95, false},
+    {"kernel_s", CALIB_DIRECT, true, offsetof(gen_constants, kernel_s), 0.0, 1e-4, 1e-5, 2e-6, 2e-5,
+     false},
+    {"fp8_gemm_eff", CALIB_INV_EFF, true, offsetof(gen_constants, fp8_gemm_eff), 0.01, 1.0, 1.0,
+     0.3, 0.8, false},
     {"overlap_exposed", CALIB_DIRECT, true, offsetof(gen_constants, overlap_exposed), 0.0, 1.0,
      0.1, 0.05, 0.5, false},
     /* plausible: up to 1 s (a slow host or data loader); a current stack
      * pays ~0.07 s, Megatron-LM 2020 0.25 s (layer_cost.c) */
     {"step_overhead_s", CALIB_DIRECT, true, offsetof(gen_constants, step_overhead_s), 0.0, 10.0,
      0.1, 0.0, 1.0, false},
-    {"moe_host_s", CALIB_DIRECT, true, offsetof(gen_constants, moe_host_s), 0.0, 0.1, 1e-3, 0.0, 5e-3, false},
+    {"moe_host_s", CALIB_DIRECT, true, offsetof(gen_constants, moe_host_s), 0.0, 0.1, 1e-3, 0.0,
+     5e-3, false},
     {"overlap_exposed_net", CALIB_DIRECT, true, offsetof(gen_constants, overlap_exposed_net), 0.0,
      1.0, 0.1, 0.02, 0.5, false},
     /* per software stack (inputs/stack.c): what the stack's software pays
@@ -111,7 +119,8 @@ static const param_field k_fields[] = {
 #define FD_REL_STEP 1e-6        /* central-difference step, relative */
 #define RANK_RCOND 1e-8         /* singular values below this x the largest: rank lost */
 #define COLLINEAR_RCOND 1e-3    /* default list: a generation's block below this: drop */
-#define MIN_EFFECT 0.01        /* default list: RMS relative step-time change per unit of the weakest direction */
+/* default list: RMS relative step-time change per unit of the weakest direction */
+#define MIN_EFFECT 0.01
 #define ZERO_COLUMN 1e-9        /* column norm below this x the largest: unexercised */
 #define CONVERGED_REL 1e-9      /* largest relative change of a variable */
 #define CALIB_RUNS_PER_PARAM 3  /* with a prior: runs per fitted constant */
@@ -149,7 +158,8 @@ int calib_param_parse(calib_param *out, const char *name)
             const char *gn = scope_name(g);
             if (!field_in_scope(f, g))
                 continue;
-            if (strlen(gn) == (size_t)(dot - name) && strncmp(name, gn, (size_t)(dot - name)) == 0) {
+            if (strlen(gn) == (size_t)(dot - name) &&
+                strncmp(name, gn, (size_t)(dot - name)) == 0) {
                 out->field = f;
                 out->gen = g;
                 return 0;
@@ -671,7 +681,8 @@ static void keep_most_exercised(fit_state *s, calib_fit *f, bool *named, double 
                  "constant%s fitted (one per %d runs)", name, runs,
                  scope_name(g), runs == 1 ? "" : "s", keep,
                  keep == 1 ? "" : "s", CALIB_RUNS_PER_PARAM);
-            memmove(&norm[drop], &norm[drop + 1], (size_t)(f->n_params - 1 - drop) * sizeof norm[0]);
+            memmove(&norm[drop], &norm[drop + 1],
+                    (size_t)(f->n_params - 1 - drop) * sizeof norm[0]);
             drop_column(s, f, named, scale, drop);
             k--;
         }

@@ -8,7 +8,8 @@
  * were fitted on every source, an in-sample reference) and with constants
  * fitted on the other folds (calibrate_fit) from the unfitted constants
  * (cost_params_unfitted: start, prior centre and fallback alike, so no
- * fold sees its test runs); the errors are those of tokens/s per GPU.  Everything is deterministic: fixed orders.
+ * fold sees its test runs); the errors are those of tokens/s per GPU.
+ * Everything is deterministic: fixed orders.
  */
 #include <math.h>
 #include <string.h>
@@ -249,7 +250,8 @@ planner_status crossval_source(crossval_fold_result *out, crossval *cv,
     out->ntrain = n_cal;
     if (start == NULL)
         start = &cv->def;
-    if ((st = fit_and_test(out, cv, set, opt, start, start, test, &cv->src_total, cv->src_by_subset, err)) != PLANNER_OK)
+    if ((st = fit_and_test(out, cv, set, opt, start, start, test, &cv->src_total,
+                           cv->src_by_subset, err)) != PLANNER_OK)
         return st;
     cv->src_sources++;
     cv->src_better += out->acc.sum_cal < out->acc.sum_def;

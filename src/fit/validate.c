@@ -213,7 +213,8 @@ static int load_parallel(jctx *j, json_t *jp, json_t *unpub, validation_run *r)
     if (jint(j, jp, "tp", 1, 1 << 20, 1, &tp) != 0 || jint(j, jp, "pp", 1, 1 << 20, 1, &pp) != 0 ||
         jint(j, jp, "zero", 0, 3, 1, &zero) != 0 ||
         jint(j, jp, "dp", 1, 1 << 20, 1, &dp) != 0 || jint(j, jp, "cp", 1, 1 << 20, 1, &cp) != 0 ||
-        jint(j, jp, "ep", 1, 1 << 20, 1, &ep) != 0 || jint(j, jp, "vpp", 1, 1 << 10, 1, &vpp) != 0 ||
+        jint(j, jp, "ep", 1, 1 << 20, 1, &ep) != 0 ||
+        jint(j, jp, "vpp", 1, 1 << 10, 1, &vpp) != 0 ||
         jint(j, jp, "mbs", 1, 1 << 20, 1, &mbs) != 0 ||
         jint(j, jp, "gbs", 1, 100000000, 0, &gbs) != 0)
         return -1;
@@ -313,7 +314,8 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
     run_model_variant var;
     double dropout;
     sys.source = json_is_string(src) ? json_string_value(src) : NULL;
-    while ((st == NULL || json_is_null(st)) && (rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
+    while ((st == NULL || json_is_null(st)) &&
+           (rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
         if (load_recipe(j, rec, r) != 0)
             return -1;
     run_model_for_system(&sys, &var);

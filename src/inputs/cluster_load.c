@@ -477,7 +477,8 @@ static const quantity_range *range_of(const char *key, unit_kind kind)
 {
     size_t i;
     for (i = 0; i < sizeof k_ranges / sizeof k_ranges[0]; i++)
-        if (k_ranges[i].kind == kind && (k_ranges[i].key == NULL || strcmp(k_ranges[i].key, key) == 0))
+        if (k_ranges[i].kind == kind &&
+            (k_ranges[i].key == NULL || strcmp(k_ranges[i].key, key) == 0))
             return &k_ranges[i];
     return NULL;
 }

@@ -87,9 +87,9 @@ static double attention_params(const model *m, const layer_spec *l)
     if (m->mla.kv_lora_rank > 0) {
         const model_mla *a = &m->mla;
         double qk = (double)a->qk_nope_head_dim + a->qk_rope_head_dim;
-        double q = a->q_lora_rank > 0
-                       ? h * a->q_lora_rank + a->q_lora_rank + (double)a->q_lora_rank * l->heads * qk
-                       : h * l->heads * qk;
+        double q = a->q_lora_rank > 0 ? h * a->q_lora_rank + a->q_lora_rank +
+                                            (double)a->q_lora_rank * l->heads * qk
+                                      : h * l->heads * qk;
         double kv = h * ((double)a->kv_lora_rank + a->qk_rope_head_dim) + a->kv_lora_rank +
                     (double)a->kv_lora_rank * l->heads *
                         ((double)a->qk_nope_head_dim + a->v_head_dim);

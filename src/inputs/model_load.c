@@ -278,8 +278,9 @@ static planner_status read_layer_entry(const jsonin_doc *ld, json_t *e, const js
     int present = 0;
     bool moe = false;
     if (!json_is_object(e))
-        return jsonin_fail(ld, p, "must be an object such as {\"count\": 2, \"hidden\": 4096}, got %s",
-                    mj_kind(e));
+        return jsonin_fail(ld, p,
+                           "must be an object such as {\"count\": 2, \"hidden\": 4096}, got %s",
+                           mj_kind(e));
     if ((rc = check_keys(ld, e, p, k_layer_keys)) != PLANNER_OK)
         return rc;
     *count = 1;
@@ -305,8 +306,9 @@ static planner_status read_layer_entry(const jsonin_doc *ld, json_t *e, const js
         if (ls->hidden == m->hidden && ls->heads == m->heads)
             ls->head_dim = m->head_dim;
         else if (ls->hidden % ls->heads != 0)
-            return jsonin_fail(ld, p, "hidden (%d) must be divisible by heads (%d), or give head_dim",
-                        ls->hidden, ls->heads);
+            return jsonin_fail(ld, p,
+                               "hidden (%d) must be divisible by heads (%d), or give head_dim",
+                               ls->hidden, ls->heads);
         else
             ls->head_dim = ls->hidden / ls->heads;
     }
@@ -314,8 +316,8 @@ static planner_status read_layer_entry(const jsonin_doc *ld, json_t *e, const js
         return jsonin_fail(ld, p, "heads (%d) must be a multiple of kv_heads (%d)", ls->heads,
                     ls->kv_heads);
     if ((long)ls->heads * ls->head_dim > MAX_ATTN_WIDTH)
-        return jsonin_fail(ld, p, "heads x head_dim (%ld) exceeds %d", (long)ls->heads * ls->head_dim,
-                    MAX_ATTN_WIDTH);
+        return jsonin_fail(ld, p, "heads x head_dim (%ld) exceeds %d",
+                           (long)ls->heads * ls->head_dim, MAX_ATTN_WIDTH);
     if (ls->moe && m->moe.experts == 0)
         return jsonin_fail(ld, p, "moe: true needs a top-level \"moe\" object");
     return PLANNER_OK;
@@ -348,8 +350,8 @@ static planner_status fill_uniform_layers(model *m, planner_error *err)
     return PLANNER_OK;
 }
 
-static planner_status read_layer_list(const jsonin_doc *ld, json_t *root, const jsonin_path *root_path,
-                                      model *m, int layers_given)
+static planner_status read_layer_list(const jsonin_doc *ld, json_t *root,
+                                      const jsonin_path *root_path, model *m, int layers_given)
 {
     json_t *list = json_object_get(root, "layer_list"), *e;
     jsonin_path lp = jsonin_key(root_path, "layer_list");
@@ -358,8 +360,9 @@ static planner_status read_layer_list(const jsonin_doc *ld, json_t *root, const 
     planner_status rc;
 
     if (!json_is_array(list))
-        return jsonin_fail(ld, &lp, "must be an array of {\"count\", \"hidden\", ...} objects, got %s",
-                    mj_kind(list));
+        return jsonin_fail(ld, &lp,
+                           "must be an array of {\"count\", \"hidden\", ...} objects, got %s",
+                           mj_kind(list));
     if (json_array_size(list) == 0)
         return jsonin_fail(ld, &lp, "must list at least one layer");
     /* first pass: counts, so the array can be sized and checked against layers */

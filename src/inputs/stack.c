@@ -117,21 +117,25 @@
  * or the K/V all-gather; no head-scattering all-to-all (Ulysses) */
 #define CP_RING_AG ((1u << 0) | (1u << 2))   /* cp_comm_type p2p, all_gather */
 #define MEM_MEGATRON \
-    {STACK_SEL_MEGATRON, STACK_LOSS_FP32_LOGITS, STACK_GATHER_PREFETCH, STACK_CP_TE, STACK_PIPE_MEGATRON}
+    {STACK_SEL_MEGATRON, STACK_LOSS_FP32_LOGITS, STACK_GATHER_PREFETCH, STACK_CP_TE, \
+     STACK_PIPE_MEGATRON}
 
 static const stack_spec k_stacks[STACK_COUNT] = {
-    {"megatron-core", "core_v0.15.0..core_v0.19.0", STACK_MEGATRON_CORE, STACK_ATTN_FLASH, true, false,
+    {"megatron-core", "core_v0.15.0..core_v0.19.0", STACK_MEGATRON_CORE, STACK_ATTN_FLASH, true,
+     false,
      {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL}, MEM_MEGATRON,
      "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true, 0},
     {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020) to Jan 2021", STACK_MEGATRON_LM_2020,
      STACK_ATTN_UNFUSED, false, false,
      /* sp, tp_comm_overlap, zero, ogr, opg, recompute, cp, ep, vpp, ep_comm_overlap,
       * cp_comm, grad_reduce_bf16, cuda_graph, opt_state */
-     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
+     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF},
+     MEM_MEGATRON,
      "Megatron-LM README Sep 2020 to Jan 2021: TP, pipelining without interleaving or "
      "scatter/gather, full recompute, local DDP (no overlap), unfused attention", false, 0},
     {"megatron-lm-2021", "Megatron-LM v2.x (SC21)", STACK_MEGATRON_LM_2021, STACK_ATTN_UNFUSED,
-     false, false, {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF},
+     false, false,
+     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF},
      MEM_MEGATRON,
      "Narayanan et al. SC21: + interleaved 1F1B; full recompute, no SP, no distributed "
      "optimizer, unfused attention", false, 0},
@@ -142,7 +146,8 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      "optimizer, unfused attention", false, 0},
     {"deepspeed", "Megatron-DeepSpeed / DeepSpeed 2021-2022", STACK_DEEPSPEED,
      STACK_ATTN_UNFUSED, false, false,
-     {OFF, OFF, ALL, ALL, ALL, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF}, MEM_MEGATRON,
+     {OFF, OFF, ALL, ALL, ALL, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF},
+     MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
      "TP without SP, full checkpointing, unfused attention", false, 5e8},
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_SDPA_FA2, true,

@@ -79,7 +79,8 @@ static const knob_info knobs[KNOB_COUNT] = {
     [KNOB_RECOMPUTE_LAYERS] = {"recompute_layers", KNOB_KIND_INT, 0, DEGREE_MAX,
                                FIELD(recompute_layers), FIX(recompute_layers), "rcN", 3, false,
                                "--recompute-num-layers", MEG_EMIT, KNOB_SEC_MEMORY, 11,
-                               "full recompute: layers per (virtual) pipeline chunk, 0 = all", NULL},
+                               "full recompute: layers per (virtual) pipeline chunk, 0 = all",
+                               NULL},
     [KNOB_RECOMPUTE_METHOD] = {"recompute_method", KNOB_KIND_NAMED, 0, 1,
                                FIELD(recompute_method), FIX(recompute_method), NULL, 0, false,
                                "--recompute-method", MEG_EMIT, KNOB_SEC_MEMORY, 12,
@@ -136,7 +137,8 @@ static const knob_info knobs[KNOB_COUNT] = {
                                MEG_SWITCH, KNOB_SEC_MEMORY, 45,
                                "main gradients accumulated and reduced in bf16, not fp32", NULL},
     [KNOB_CUDA_GRAPH] = {"cuda_graph", KNOB_KIND_BOOL, 0, 1, FIELD(cuda_graph), FIX(cuda_graph),
-                         NULL, 0, false, "--cuda-graph-impl local --cuda-graph-scope full_iteration",
+                         NULL, 0, false,
+                         "--cuda-graph-impl local --cuda-graph-scope full_iteration",
                          MEG_EMIT, KNOB_SEC_MEMORY, 50,
                          "every micro-batch's forward and backward replayed as one CUDA graph",
                          NULL},
@@ -225,10 +227,11 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * overlap (--overlap-moe-expert-parallel-comm): the Megatron-Bridge rows'
  * tables do not list it; the recipes of the full-iteration-graph rows set
  * it (26.08 GB200/GB300 MXFP8, 26.06 DeepSeek-V3 GB300 MXFP8 and
- * Qwen3-30B-A3B B300 MXFP8: recipe facts of fit/run_stacks.c), and no other row's recipe can be told for sure (the
- * 25.11 and 26.02.01 Qwen3-235B recipes set it in some revisions and not in
- * others).  Those rows check it only under the graph, and their gpt-oss
- * ones stay too fast with it (docs/validation.md), so on stays
+ * Qwen3-30B-A3B B300 MXFP8: recipe facts of fit/run_stacks.c), and no
+ * other row's recipe can be told for sure (the 25.11 and 26.02.01
+ * Qwen3-235B recipes set it in some revisions and not in others).  Those
+ * rows check it only under the graph, and their gpt-oss ones stay too fast
+ * with it (docs/validation.md), so on stays
  * unvalidated ("none" validates it: the search does not rank it as a
  * validated knob, and validate leaves it off where no recipe sets it).
  * Gradients reduced in bf16 (grad_reduce_bf16): the NeMo 24.07 rows ran
@@ -292,7 +295,8 @@ static const knob_validation validation[] = {
      "sc21_t2_zero3_*, mbridge_2511_gb300_llama370b_fp8cs_64gpu_*, "
      "mbridge_2511_gb200_llama370b_fp8cs_64gpu_*, mbridge_2511_h100_llama38b_fp8cs_8gpu_*", false},
     {KNOB_CP_COMM, CP_COMM_P2P, true, "ring attention",
-     "nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu, mbridge_*llama31405b*cp2*", false},
+     "nemo2407_h100_llama3_8b_8gpu, nemo2407_h100_llama3_70b_64gpu, mbridge_*llama31405b*cp2*",
+     false},
     {KNOB_CP_COMM, CP_COMM_A2A, false, "Ulysses all-to-all", "none", false},
     {KNOB_CP_COMM, CP_COMM_ALLGATHER, false, "K/V all-gather", "none", false},
     {KNOB_CP_COMM, CP_COMM_A2A_P2P, false, "hierarchical all-to-all + ring", "none", false},
@@ -303,8 +307,8 @@ static const knob_validation validation[] = {
      "mbridge_2608_* (MXFP8 on GB200/GB300), mbridge_2606_gb300_deepseekv3_mxfp8_*, "
      "mbridge_2606_b300_qwen330ba3b_mxfp8_*", false},
     {KNOB_SHARED_EXPERT_OVERLAP, 1, false, "--moe-shared-expert-overlap", "none", false},
-    {KNOB_OPT_STATE, OPT_STATE_BF16, true, "16-bit Adam state", "nemo2407_h100_nemotron_340b_128gpu",
-     false},
+    {KNOB_OPT_STATE, OPT_STATE_BF16, true, "16-bit Adam state",
+     "nemo2407_h100_nemotron_340b_128gpu", false},
     {KNOB_OPT_STATE, OPT_STATE_FP32_REM, true, "fp32 moments, 16-bit main-weight remainders",
      "nemo2407_* but nemo2407_h100_nemotron_340b_128gpu", false},
     {KNOB_FLEX_DISPATCHER, 1, true, "flex token dispatcher (HybridEP)",

@@ -26,7 +26,8 @@
  * dealt evenly over the virtual stages, the earlier chunks taking the
  * remainder on every rank, and a last partial round going to rank 0, rank
  * pp - 1, then ranks 1, 2, ... (each rank's total within one unit of the
- * others', the end ranks' extra unit being the light embedding or loss).  On DeepSeek-V3 (61 layers, 1 MTP layer) it gives the layouts
+ * others', the end ranks' extra unit being the light embedding or loss).
+ * On DeepSeek-V3 (61 layers, 1 MTP layer) it gives the layouts
  * Megatron-Bridge's recipes use at pp 8 vpp 4 ("Et|(tt|)*30mL") and close
  * to its pp 4 vpp 4 one ("Et*4|(t*4|)*14tmL", Bridge's
  * set_deepseek_v3_pipeline_model_parallel_layout; here "Et*3|(t*4|)*14t*2mL").
@@ -68,7 +69,8 @@ int strategy_split_layout(strategy *s, int layers, int mtp, int group)
     for (long k = 0; k < C; k++) {
         long c = k / pp;
         int r = (int)(k % pp);
-        long units = U / C + (c < rounds || (c == rounds && takes_extra_unit(r, pp, extra)) ? 1 : 0);
+        long units = U / C +
+                     (c < rounds || (c == rounds && takes_extra_unit(r, pp, extra)) ? 1 : 0);
         if (k == 0)
             units -= 1;                               /* the embedding */
         if (k == C - 1)

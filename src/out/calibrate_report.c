@@ -34,7 +34,8 @@ void calibrate_report(FILE *out, const calib_fit *f, const validation_set *set)
                 vr->c->group[0].gpu.name, r->measured_step_s, r->predicted_step_s,
                 100.0 * r->rel_error);
     }
-    fprintf(out, "\nruns fitted: %d (skipped: %d unsupported, %d in other subsets, %d infeasible)\n",
+    fprintf(out,
+            "\nruns fitted: %d (skipped: %d unsupported, %d in other subsets, %d infeasible)\n",
             f->n_runs, f->skipped_unsupported, f->skipped_subset, f->skipped_infeasible);
     fprintf(out, "step time error: RMS %.2f%%, mean |error| %.2f%%, max %.2f%%\n",
             100.0 * f->rms_rel, 100.0 * f->mean_abs_rel, 100.0 * f->max_rel);

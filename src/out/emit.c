@@ -695,7 +695,8 @@ static void rope_args(const model *m, arg_list *l)
     char v[32];
     if (m->position != POS_ROPE)
         return;
-    arg_int(l, SEC_MODEL, "--rotary-base", (long)(r->theta > 0 ? r->theta : MEG_ROTARY_BASE_DEFAULT));
+    arg_int(l, SEC_MODEL, "--rotary-base",
+            (long)(r->theta > 0 ? r->theta : MEG_ROTARY_BASE_DEFAULT));
     if (r->scaling == ROPE_SCALING_LINEAR) {
         arg_int(l, SEC_MODEL, "--rotary-seq-len-interpolation-factor", (long)r->factor);
     } else if (r->scaling == ROPE_SCALING_LLAMA3) {
@@ -1384,7 +1385,8 @@ static void print_torchrun(FILE *out, const model *m, const cluster *c, const pl
     fputs("#!/bin/bash\n", out);
     if (nodes > 1)
         fprintf(out, "# torchrun launch for Megatron-LM %s, from planner.  Run this\n"
-                     "# script on each of the %d nodes with NODE_RANK=0..%d and MASTER_ADDR set to\n"
+                     "# script on each of the %d nodes with NODE_RANK=0..%d and MASTER_ADDR "
+                     "set to\n"
                      "# the address of the node with NODE_RANK=0.\n", megatron_version_tag(lm->ver),
                 nodes, nodes - 1);
     else
@@ -1457,7 +1459,8 @@ static void print_slurm_het(FILE *out, const model *m, const cluster *c, const p
           "HET_NODES=()\n", out);
     fprintf(out, "for k in $(seq 0 %d); do\n"
                  "    var=\"SLURM_JOB_NODELIST_HET_GROUP_$k\"\n"
-                 "    mapfile -t -O \"${#HET_NODES[@]}\" HET_NODES < <(scontrol show hostnames \"${!var:?not a heterogeneous job: $var unset}\")\n"
+                 "    mapfile -t -O \"${#HET_NODES[@]}\" HET_NODES < <(scontrol show hostnames "
+                 "\"${!var:?not a heterogeneous job: $var unset}\")\n"
                  "done\n"
                  "if [ \"${#HET_NODES[@]}\" -ne %d ]; then\n"
                  "    echo \"$0: ${#HET_NODES[@]} nodes allocated, the plan needs %d\" >&2\n"
@@ -1484,12 +1487,14 @@ static void print_slurm_het(FILE *out, const model *m, const cluster *c, const p
           "    echo \"$SLURMD_NODENAME: node rank $rank is outside $lo-$hi\" >&2\n"
           "    exit 1\n"
           "fi\n"
-          "exec torchrun --nproc_per_node=\"$nproc\" --nnodes=\"$NNODES\" --node_rank=\"$rank\" \\\n"
+          "exec torchrun --nproc_per_node=\"$nproc\" --nnodes=\"$NNODES\" "
+          "--node_rank=\"$rank\" \\\n"
           "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \"$@\"'\n\n", out);
     fputs("srun --kill-on-bad-exit=1", out);
     for (int j = 0; j < lm->n; j++) {
         const emit_component *k = &lm->comp[j];
-        fprintf(out, " \\\n    %s--het-group=%d --ntasks-per-node=1 bash -c \"$LAUNCH\" launch %d %d %d \\\n"
+        fprintf(out, " \\\n    %s--het-group=%d --ntasks-per-node=1 bash -c \"$LAUNCH\" "
+                     "launch %d %d %d \\\n"
                      "        \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"",
                 j ? ": " : "", j, k->first_node, k->first_node + k->nodes - 1, k->gpus_per_node);
     }
@@ -1538,7 +1543,8 @@ static void print_torchrun_het(FILE *out, const model *m, const cluster *c, cons
     print_placeholders(out);
     print_environment(out, c, pl);
     print_args_array(out, l);
-    fprintf(out, "\nexec torchrun --nproc_per_node=\"$NPROC\" --nnodes=%d --node_rank=\"$NODE_RANK\" \\\n"
+    fprintf(out, "\nexec torchrun --nproc_per_node=\"$NPROC\" --nnodes=%d "
+                 "--node_rank=\"$NODE_RANK\" \\\n"
                  "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \\\n"
                  "    \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n", lm->nodes);
 }
@@ -1561,7 +1567,8 @@ static planner_status release_check(const model *m, const cluster *c, const plan
                          lacking->gpu.name, precision_name(p));
     if (ver == MEGATRON_0_15 && p == PREC_FP16 && s->ep > 1)
         return emit_fail(err, "Megatron-LM core_v0.15.0 does not train expert parallelism "
-                         "(ep=%d) in fp16; core_v0.16.0 and later do (--megatron-version 0.16)", s->ep);
+                         "(ep=%d) in fp16; core_v0.16.0 and later do (--megatron-version 0.16)",
+                         s->ep);
     return PLANNER_OK;
 }
 

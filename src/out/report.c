@@ -267,7 +267,8 @@ static void describe(const strategy *s, char *buf, size_t size)
     snprintf(buf, size,
              "tp %d, pp %d, dp %d, cp %d%s, vpp %d, mbs %d (%d micro-batches), sp %s, "
              "recompute %s%s, zero %d%s",
-             s->tp, s->pp, s->dp, s->cp, ep, s->vpp, s->mbs, strategy_microbatches(s), s->sp ? "on" : "off",
+             s->tp, s->pp, s->dp, s->cp, ep, s->vpp, s->mbs, strategy_microbatches(s),
+             s->sp ? "on" : "off",
              recompute_name(s->recompute), rc, s->zero,
              s->zero == 1 ? " (distributed optimizer)" : "");
 }

@@ -61,7 +61,8 @@ static void show_architecture(FILE *out, const model *m)
                 b & MODEL_BIAS_OUT ? " attention-output" : "", b & MODEL_BIAS_MLP ? " MLP" : "",
                 b & MODEL_BIAS_NORM ? " norm" : "", b == 0 ? " none" : "");
     if (m->parallel_block || model_norms_per_layer(m) != 2 || m->qk_norm || m->rotary_dim > 0) {
-        fprintf(out, "  %s block, %d norm%s per layer%s", m->parallel_block ? "parallel" : "sequential",
+        fprintf(out, "  %s block, %d norm%s per layer%s",
+                m->parallel_block ? "parallel" : "sequential",
                 model_norms_per_layer(m), model_norms_per_layer(m) == 1 ? "" : "s",
                 m->qk_norm == QK_NORM_HEAD ? ", QK-norm per head"
                 : m->qk_norm == QK_NORM_ALL_HEADS ? ", QK-norm over all heads" : "");
@@ -89,7 +90,8 @@ static void show_model(FILE *out, const model *m, const run_spec *run)
             m->position == POS_ROPE ? "rope" : "learned", m->tied_embeddings ? "yes" : "no",
             model_hidden_dropout(m), m->has_hidden_dropout ? "" : " (default)");
     show_architecture(out, m);
-    fprintf(out, "  global batch %d sequences%s (%.4g M tokens), precision %s (runs at the %s peak)\n",
+    fprintf(out,
+            "  global batch %d sequences%s (%.4g M tokens), precision %s (runs at the %s peak)\n",
             run->global_batch, run->global_batch_default ? " (default)" : "",
             (double)run->global_batch * run->seq_len / 1e6, precision_name(m->prec),
             peak_format_name(precision_peak(m->prec)));

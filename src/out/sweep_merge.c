@@ -28,7 +28,8 @@ typedef struct merge_line {
  * columns are sweep_csv_header's, in CSV and as JSON Lines keys): every
  * column, or for a point without a plan (status infeasible or invalid) every
  * column but the plan's (the knobs and figures between status and reason,
- * empty in CSV, absent in JSON); point and points are plain decimal integers; status is a known one. */
+ * empty in CSV, absent in JSON); point and points are plain decimal
+ * integers; status is a known one. */
 
 #define LINE_MAX_COLS 64
 

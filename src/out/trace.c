@@ -432,7 +432,8 @@ planner_status trace_write_chrome(FILE *out, const model *m, const cluster *c, c
     bool first = true;
     planner_status rc = check_args(out, m, c, pl, sched, err);
 
-    if (rc != PLANNER_OK || (rc = step_simulate(pl, sched, TRACE_MAX_EVENTS, &sim, err)) != PLANNER_OK)
+    if (rc != PLANNER_OK ||
+        (rc = step_simulate(pl, sched, TRACE_MAX_EVENTS, &sim, err)) != PLANNER_OK)
         return rc;
     fputs("{\"traceEvents\":[\n", out);
     if (chrome_metadata(out, c, &pl->s, &first) != 0 ||
@@ -807,7 +808,8 @@ planner_status trace_write_svg(FILE *out, const model *m, const cluster *c, cons
     svg_layout l;
     planner_status rc = check_args(out, m, c, pl, sched, err);
 
-    if (rc != PLANNER_OK || (rc = step_simulate(pl, sched, TRACE_MAX_EVENTS, &sim, err)) != PLANNER_OK)
+    if (rc != PLANNER_OK ||
+        (rc = step_simulate(pl, sched, TRACE_MAX_EVENTS, &sim, err)) != PLANNER_OK)
         return rc;
     svg_layout_of(&sim, pl->s.pp, &l);
     svg_head(out, m, c, pl, &sim, &l);

@@ -19,8 +19,9 @@
  * its largest-unit term as each layer's transient (the largest counting),
  * the root on the end stages, so a split the partitioner accepts is one
  * evaluate() accepts (until 2026-11 the partitioner counted 2 x a layer's
- * parameters for every stack, far under FSDP2's whole stage at pp > 1).  The partitioner minimizes the largest stage time (1F1B's
- * steady state is paced by it); the search then evaluates the split
+ * parameters for every stack, far under FSDP2's whole stage at pp > 1).
+ * The partitioner minimizes the largest stage time (1F1B's steady state is
+ * paced by it); the search then evaluates the split
  * exactly (pipeline simulation, p2p on the links each boundary crosses).
  *
  * Per-layer costs are computed once per (group, tp, cp, mbs, seq, sp,
@@ -694,7 +695,7 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
 /* Stage q's pipeline buffers (memory_pipe_buffers_bytes, the strategy's
  * vpp: 1 here, interleaving is refused), on every stage but the first the
  * input gradients its backwards leave (memory_pipe_input_grad_bytes) and,
- * on the last stage, the outputs it keeps (memory_pipe_kept_output_bytes;
+ * on the last stage, the outputs it keeps (cost_kept_output_bytes;
  * both all m: no fewer than evaluate()'s schedule walk holds with the
  * rest) as memory_stage()
  * counts them: with the fragmentation share of activations, as evaluate()
@@ -714,12 +715,7 @@ static double pipe_buffer_bytes(const placer *pc, const strategy *s, int tp, int
     if (q > 0)   /* the input gradients its backwards leave, all m */
         in.extra_bytes += mcount * memory_pipe_input_grad_bytes(pipe, boundary);
     if (q == s->pp - 1)   /* the last stage's kept outputs */
-        in.extra_bytes += mcount *
-                          memory_pipe_kept_output_bytes(stack_get(pc->c->stack)->memory.pipe,
-                                                        s->pp, pc->m->prec,
-                                                        (double)s->mbs * s->seq_len /
-                                                            (s->cp > 0 ? s->cp : 1),
-                                                        pc->m->vocab, tp);
+        in.extra_bytes += mcount * cost_kept_output_bytes(pc->m, s, tp, pc->c->stack);
     memory_stage(&in, &mb);
     return mb.total_bytes;
 }

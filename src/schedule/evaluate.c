@@ -120,8 +120,8 @@ static double stage_gather_bytes(const model *m, const cluster *c, const strateg
     if (rank == pp - 1)
         root += m->hidden + (m->tied_embeddings ? 0 : (double)m->vocab * m->hidden);
     return memory_zero3_gathered_bytes(
-        kind, m->prec, memory_gathered_weight_bytes(kind, gpu, m->prec, s->zero, s->opt_state), pp, tp,
-        params, block / tp, (double)m->vocab * m->hidden / tp, root / tp);
+        kind, m->prec, memory_gathered_weight_bytes(kind, gpu, m->prec, s->zero, s->opt_state), pp,
+        tp, params, block / tp, (double)m->vocab * m->hidden / tp, root / tp);
 }
 
 static const char *binding_of(const time_breakdown *t)
@@ -529,7 +529,7 @@ static void rank_times(eval_state *x, int i, range_cost *r)
 
 /* Rank i's activations under torch.distributed.pipelining as
  * memory_schedule_peak_bytes() follows them through the step: the last
- * stage's kept outputs (memory_pipe_kept_output_bytes: its logits, one
+ * stage's kept outputs (cost_kept_output_bytes: its logits, one
  * micro-batch of tokens on this GPU), the gradients its backwards leave on
  * the stage inputs (memory_pipe_input_grad_bytes, one boundary each), each
  * chunk's working set (ctrans[], in place of the rank's largest,
@@ -544,16 +544,14 @@ static void rank_torch_schedule_memory(const eval_state *x, int i, int tp, bool 
                                        stage_memory_in *in)
 {
     const strategy *s = x->s;
-    const int cp = s->cp > 0 ? s->cp : 1;
     double cg[COST_CHUNKS_MAX];
     const bool fsdp2 = gathers && stack_get(x->c->stack)->memory.gather == STACK_GATHER_FSDP2;
     const schedule_held acc = {fsdp2 ? cg : NULL,
-                               memory_pipe_kept_output_bytes(STACK_PIPE_TORCH, x->pp, x->m->prec,
-                                                             (double)s->mbs * s->seq_len / cp,
-                                                             x->m->vocab, tp),
+                               cost_kept_output_bytes(x->m, s, tp, x->c->stack),
                                ctrans,
                                memory_pipe_input_grad_bytes(
-                                   STACK_PIPE_TORCH, cost_boundary_bytes(x->m, s, tp, x->c->stack))};
+                                   STACK_PIPE_TORCH,
+                                   cost_boundary_bytes(x->m, s, tp, x->c->stack))};
     for (int j = 0; j < x->v; j++)
         cg[j] = memory_fsdp2_accum_grad_bytes(x->pp, cparams[j]);
     if (fsdp2)
@@ -586,20 +584,20 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
                           r->act_peak_extra_bytes, x->p->reserve_bytes, x->p->frag_fraction,
                           ng->gpu.usable_mem_bytes,
                           memory_grad_transient_bytes(
-                              stack_get(x->c->stack), x->m->prec, s->grad_reduce_bf16, s->zero, x->dpcp,
-                              x->v, r->params),
+                              stack_get(x->c->stack), x->m->prec, s->grad_reduce_bf16, s->zero,
+                              x->dpcp, x->v, r->params),
                           s->grad_reduce_bf16,
                           memory_fp8_weights_single(&ng->gpu, x->m->prec, s->zero, s->opt_state),
                           s->opt_state,
-                          memory_fp8_weight_cache_bytes(stack_get(x->c->stack), &ng->gpu, x->m->prec,
-                                                        s->zero, s->opt_state),
+                          memory_fp8_weight_cache_bytes(stack_get(x->c->stack), &ng->gpu,
+                                                        x->m->prec, s->zero, s->opt_state),
                           r->vocab_params};
     if (gathers)
         in.extra_bytes += stage_gather_bytes(x->m, x->c, s, &ng->gpu, i, tp, r->params);
     if (act_uneven && in.act_bytes > 0)
         in.inflight = memory_inflight_chunks(pipe, x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
-    in.extra_bytes += memory_pipe_buffers_bytes(pipe, cost_boundary_bytes(x->m, s, tp, x->c->stack), x->mcount,
-                                                in.inflight, x->pp, x->v, i);
+    in.extra_bytes += memory_pipe_buffers_bytes(pipe, cost_boundary_bytes(x->m, s, tp, x->c->stack),
+                                                x->mcount, in.inflight, x->pp, x->v, i);
     if (pipe == STACK_PIPE_TORCH && x->pp > 1 && in.act_bytes > 0)
         rank_torch_schedule_memory(x, i, tp, gathers, ca, cparams, ctrans, r, &in);
     memory_stage(&in, &x->out->stage_memory[i]);

@@ -308,7 +308,8 @@ planner_status goodput_evaluate(goodput *out, const model *m, const cluster *c,
         return PLANNER_E_INPUT;
     if (!(e->step_time_s > 0) || !(e->tokens_per_s > 0) ||
         !isfinite(e->step_time_s) || !isfinite(e->tokens_per_s))
-        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, "the plan has no finite step time");
+        return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
+                         "the plan has no finite step time");
     occupy(c, s, e, o, &oc);
     if (oc.gpus <= 0 || !(oc.failures_per_day > 0))
         return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,

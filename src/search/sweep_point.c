@@ -137,8 +137,10 @@ static void row_columns(sweep_row *row, const sweep_grid *g, const int idx[SWEEP
     const cluster *pc = &row->pc;
     row->model = g->axis[SWEEP_MODEL].str[idx[SWEEP_MODEL]];
     row->cluster = g->axis[SWEEP_CLUSTER].str[idx[SWEEP_CLUSTER]];
-    row->intra = g->axis[SWEEP_INTRA_BW].n > 0 ? g->axis[SWEEP_INTRA_BW].num[idx[SWEEP_INTRA_BW]] : 1;
-    row->inter = g->axis[SWEEP_INTER_BW].n > 0 ? g->axis[SWEEP_INTER_BW].num[idx[SWEEP_INTER_BW]] : 1;
+    row->intra =
+        g->axis[SWEEP_INTRA_BW].n > 0 ? g->axis[SWEEP_INTRA_BW].num[idx[SWEEP_INTRA_BW]] : 1;
+    row->inter =
+        g->axis[SWEEP_INTER_BW].n > 0 ? g->axis[SWEEP_INTER_BW].num[idx[SWEEP_INTER_BW]] : 1;
     row->peak = g->axis[SWEEP_PEAK].n > 0 ? g->axis[SWEEP_PEAK].num[idx[SWEEP_PEAK]] : 1;
     for (int i = 0; i < pc->n_groups; i++) {
         size_t len = strlen(row->gpu);

@@ -147,8 +147,8 @@ static int parse_calib_args(calib_args *a, int argc, char **argv, const char *op
             break;
         case 's':
             if (parse_subset(optarg, &a->opt.subset) != 0)
-                return cli_usage_error(a->cmd,
-                                       "--subset: expected dense, all, dense16, fp8 or moe, got '%s'", optarg);
+                return cli_usage_error(a->cmd, "--subset: expected dense, all, dense16, fp8 "
+                                               "or moe, got '%s'", optarg);
             break;
         case 'i':
             if (cli_parse_int(optarg, 1, 1000, &a->opt.max_iter) != 0)

@@ -85,7 +85,8 @@ static void plan_usage(FILE *out)
         "      --seq N             sequence length (default: model file, or 4096)\n"
         "      --precision P       bf16, fp16, fp8, mxfp8 or nvfp4 (default: model file, or bf16)\n"
         "Search:\n"
-        "      --fix SPEC          pin knobs, e.g. tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1;\n"
+        "      --fix SPEC          pin knobs, e.g. "
+        "tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1;\n"
         "                          keys:\n");
     print_fix_keys(out);
     fprintf(out,
@@ -210,15 +211,18 @@ static int plan_search_option(int ch, const char *arg, plan_args *a)
         return 0;
     case OPT_ILP_LIMIT:
         if (cli_parse_double(arg, 0.001, 86400, &a->opts.ilp_time_limit_s) != 0)
-            return cli_usage_error("", "--ilp-time-limit: expected seconds in 0.001..86400, got '%s'", arg);
+            return cli_usage_error("", "--ilp-time-limit: expected seconds in 0.001..86400, "
+                                       "got '%s'", arg);
         return 0;
     case OPT_SEARCH_LIMIT:
         if (cli_parse_double(arg, 1e3, 1e15, &a->opts.work_limit) != 0)
-            return cli_usage_error("", "--search-limit: expected steps in 1e3..1e15, got '%s'", arg);
+            return cli_usage_error("", "--search-limit: expected steps in 1e3..1e15, got '%s'",
+                                   arg);
         return 0;
     case OPT_MEM_HEADROOM:
         if (cli_parse_double(arg, 0, 0.99, &a->opts.mem_headroom) != 0)
-            return cli_usage_error("", "--mem-headroom: expected a fraction in 0..0.99, got '%s'", arg);
+            return cli_usage_error("", "--mem-headroom: expected a fraction in 0..0.99, got '%s'",
+                                   arg);
         return 0;
     case OPT_PIPELINE_LAYOUT: a->layout_text = arg; return 0;
     default:
@@ -251,7 +255,8 @@ static int plan_output_option(int ch, const char *arg, plan_args *a)
         else if (strcmp(arg, "torchrun") == 0)
             a->emit = EMIT_TORCHRUN;
         else
-            return cli_usage_error("", "--emit: expected megatron, slurm or torchrun, got '%s'", arg);
+            return cli_usage_error("", "--emit: expected megatron, slurm or torchrun, got '%s'",
+                                   arg);
         return 0;
     case OPT_MEGATRON_VERSION:
         if (megatron_version_parse(arg, &a->megatron) != 0)

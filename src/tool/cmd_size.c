@@ -80,11 +80,13 @@ static int parse_size_args(int argc, char **argv, size_args *a)
         case 'h': size_usage(stdout); return -1;
         case OPT_S_GBS:
             if (cli_parse_int(optarg, 1, 100000000, &a->ov.global_batch) != 0)
-                return cli_usage_error("size", "--gbs: expected an integer in 1..1e8, got '%s'", optarg);
+                return cli_usage_error("size", "--gbs: expected an integer in 1..1e8, got '%s'",
+                                       optarg);
             break;
         case OPT_S_SEQ:
             if (cli_parse_int(optarg, 1, 16777216, &a->ov.seq_len) != 0)
-                return cli_usage_error("size", "--seq: expected an integer in 1..16777216, got '%s'", optarg);
+                return cli_usage_error("size", "--seq: expected an integer in 1..16777216, "
+                                               "got '%s'", optarg);
             break;
         case OPT_S_FIX:
             if (constraints_parse(&a->opts.fix, optarg, &perr) != PLANNER_OK)
@@ -98,7 +100,8 @@ static int parse_size_args(int argc, char **argv, size_args *a)
             break;
         case OPT_S_FORMAT:
             if (strcmp(optarg, "table") != 0 && strcmp(optarg, "json") != 0)
-                return cli_usage_error("size", "--format: expected table or json, got '%s'", optarg);
+                return cli_usage_error("size", "--format: expected table or json, got '%s'",
+                                       optarg);
             a->json = strcmp(optarg, "json") == 0;
             break;
         case OPT_S_CAL: a->calibration_path = optarg; break;
