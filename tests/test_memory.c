@@ -5,11 +5,39 @@
 #include "cost/memory.h"
 #include "testutil.h"
 
-static double total(precision p, int zero, int dp)
+/* Model-state bytes per parameter (memory_state_bytes: weights, gradients
+ * and optimizer) with main gradients in bf16 or not and Adam state
+ * opt_state. */
+static double state_total(precision p, bool grads_bf16, int opt_state, int zero, int dp)
 {
     state_bytes sb;
-    memory_state_bytes(p, false, OPT_STATE_FP32, zero, dp, &sb);
+    memory_state_bytes(p, grads_bf16, opt_state, zero, dp, &sb);
     return sb.weights + sb.grads + sb.optimizer;
+}
+
+/* The same with fp32 main gradients and Adam state. */
+static double total(precision p, int zero, int dp)
+{
+    return state_total(p, false, OPT_STATE_FP32, zero, dp);
+}
+
+/* Per-parameter bytes by precision and one more setting (`arg`: the bf16
+ * flag or the opt_state) from one of memory.c's rules, against a table. */
+typedef struct {
+    precision prec;
+    int arg;
+    double bytes;
+} bytes_case;
+
+static void assert_bytes(double (*rule)(precision, int), const bytes_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ck_assert_rel(rule(cases[i].prec, cases[i].arg), cases[i].bytes, 1e-15);
+}
+
+static double main_grad_bytes(precision p, int bf16)
+{
+    return memory_main_grad_bytes(p, bf16 != 0);
 }
 
 START_TEST(bytes_per_param_megatron)
@@ -59,21 +87,18 @@ END_TEST
  * flag there), ZeRO-3 keeps its 16-bit layout. */
 START_TEST(bytes_per_param_bf16_grads)
 {
+    static const bytes_case grads[] = {
+        {PREC_BF16, true, 2.0}, {PREC_FP8, true, 2.0}, {PREC_BF16, false, 4.0},
+        {PREC_FP16, true, 2.0}, {PREC_FP32, true, 4.0},
+    };
     state_bytes sb;
-    ck_assert_rel(memory_main_grad_bytes(PREC_BF16, true), 2.0, 1e-15);
-    ck_assert_rel(memory_main_grad_bytes(PREC_FP8, true), 2.0, 1e-15);
-    ck_assert_rel(memory_main_grad_bytes(PREC_BF16, false), 4.0, 1e-15);
-    ck_assert_rel(memory_main_grad_bytes(PREC_FP16, true), 2.0, 1e-15);
-    ck_assert_rel(memory_main_grad_bytes(PREC_FP32, true), 4.0, 1e-15);
-    memory_state_bytes(PREC_BF16, true, OPT_STATE_FP32, 0, 8, &sb);
-    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 16.0, 1e-15);
+    assert_bytes(main_grad_bytes, grads, sizeof grads / sizeof grads[0]);
+    ck_assert_rel(state_total(PREC_BF16, true, OPT_STATE_FP32, 0, 8), 16.0, 1e-15);
     memory_state_bytes(PREC_MXFP8, true, OPT_STATE_FP32, 1, 8, &sb);
     ck_assert_rel(sb.grads, 2.0, 1e-15);
-    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 4.0 + 12.0 / 8, 1e-15);
-    memory_state_bytes(PREC_BF16, true, OPT_STATE_FP32, 2, 16, &sb);
-    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 2.0 + 14.0 / 16, 1e-15);
-    memory_state_bytes(PREC_BF16, true, OPT_STATE_FP32, 3, 16, &sb);
-    ck_assert_rel(sb.weights + sb.grads + sb.optimizer, 16.0 / 16, 1e-15);
+    ck_assert_rel(state_total(PREC_MXFP8, true, OPT_STATE_FP32, 1, 8), 4.0 + 12.0 / 8, 1e-15);
+    ck_assert_rel(state_total(PREC_BF16, true, OPT_STATE_FP32, 2, 16), 2.0 + 14.0 / 16, 1e-15);
+    ck_assert_rel(state_total(PREC_BF16, true, OPT_STATE_FP32, 3, 16), 16.0 / 16, 1e-15);
     /* ZeRO-2's buckets in flight in bf16: 2 x 40M x 2 B */
     ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, true, 2, 8, 1, 1e9), 2 * 40e6 * 2, 1e-15);
 }
@@ -92,20 +117,17 @@ END_TEST
  * at d 4, 2 + 4 + 10/4. */
 START_TEST(bytes_per_param_opt_state)
 {
+    static const bytes_case opt[] = {
+        {PREC_BF16, OPT_STATE_FP32, 12.0},      {PREC_FP8, OPT_STATE_FP32, 12.0},
+        {PREC_FP32, OPT_STATE_FP32, 8.0},       {PREC_BF16, OPT_STATE_BF16, 6.0},
+        {PREC_FP8, OPT_STATE_BF16, 6.0},        {PREC_MXFP8, OPT_STATE_BF16, 8.0},
+        {PREC_NVFP4, OPT_STATE_BF16, 8.0},      {PREC_FP16, OPT_STATE_BF16, 8.0},
+        {PREC_BF16, OPT_STATE_FP32_REM, 10.0},  {PREC_FP8, OPT_STATE_FP32_REM, 10.0},
+        {PREC_MXFP8, OPT_STATE_FP32_REM, 12.0}, {PREC_FP16, OPT_STATE_FP32_REM, 12.0},
+        {PREC_FP32, OPT_STATE_FP32_REM, 8.0},
+    };
     state_bytes sb;
-    ck_assert_rel(memory_optimizer_bytes(PREC_BF16, OPT_STATE_FP32), 12.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_FP8, OPT_STATE_FP32), 12.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_FP32, OPT_STATE_FP32), 8.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_BF16, OPT_STATE_BF16), 6.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_FP8, OPT_STATE_BF16), 6.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_MXFP8, OPT_STATE_BF16), 8.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_NVFP4, OPT_STATE_BF16), 8.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_FP16, OPT_STATE_BF16), 8.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_BF16, OPT_STATE_FP32_REM), 10.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_FP8, OPT_STATE_FP32_REM), 10.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_MXFP8, OPT_STATE_FP32_REM), 12.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_FP16, OPT_STATE_FP32_REM), 12.0, 1e-15);
-    ck_assert_rel(memory_optimizer_bytes(PREC_FP32, OPT_STATE_FP32_REM), 8.0, 1e-15);
+    assert_bytes(memory_optimizer_bytes, opt, sizeof opt / sizeof opt[0]);
     memory_state_bytes(PREC_FP8, true, OPT_STATE_FP32_REM, 1, 4, &sb);
     ck_assert_rel(sb.weights, 2.0, 1e-15);
     ck_assert_rel(sb.grads, 2.0, 1e-15);

@@ -425,6 +425,28 @@ static cluster *ha_cluster(int hn, int an, bool fast)
     return yaml_cluster(yaml);
 }
 
+/* Qwen3-30B-A3B (128 experts, top 8) on ha_cluster(hn, an, false), with
+ * the default cost parameters: the expert-parallel tests' setup. */
+typedef struct {
+    run_spec run;
+    model *m;
+    cluster *c;
+    cost_params p;
+} qwen_ha;
+
+static void qwen_ha_init(qwen_ha *q, int hn, int an)
+{
+    q->m = tu_model_load("configs/qwen3-30b-a3b.json", &q->run);
+    q->c = ha_cluster(hn, an, false);
+    cost_params_default(&q->p);
+}
+
+static void qwen_ha_free(qwen_ha *q)
+{
+    cluster_free(q->c);
+    model_free(q->m);
+}
+
 /* An EP group of 16 ranks, 8 on an H100 node and 8 on an A100 node
  * (comm_alltoall_mixed_s), S = 64 MiB a rank.  By hand: an A100 rank sends
  * 7/16 S over its NVLink (300 GB/s x intra_eff 0.78: 125 us) and 8/16 S to
@@ -485,26 +507,24 @@ END_TEST
  * all-to-all runs on their own NVLink. */
 START_TEST(ep_stage_paced_by_slow_member)
 {
-    run_spec run;
-    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &run);
-    cluster *c = ha_cluster(2, 2, false);
-    cost_params p;
+    qwen_ha q;
     stage_mix mix = {0, 2, {0, 1, 0, 0}, {8, 8, 0, 0}};
     strategy s;
     evaluation ea, em;
     range_cost r[2];
-    cost_params_default(&p);
+    qwen_ha_init(&q, 2, 2);
     for (int ep = 8; ep <= 16; ep *= 2) {
         for (int j = 0; j < 2; j++) {
             node_group view;
             cost_ep_span eps;
-            one_stage(&s, m, run.seq_len, 0, &mix, 1);
+            one_stage(&s, q.m, q.run.seq_len, 0, &mix, 1);
             s.ep = ep;
-            cost_member_view(c, &mix, j, &view);
+            cost_member_view(q.c, &mix, j, &view);
             cost_member_ep_span(&mix, j, &s, &eps);
             ck_assert_int_eq(eps.n, 1);
             ck_assert_int_eq(eps.kind[0].n, ep == 16 ? 2 : 1);
-            cost_layer_range_member(m, c, &view, &eps, &p, &s, 1, 0, 1, false, false, &r[j]);
+            cost_layer_range_member(q.m, q.c, &view, &eps, &q.p, &s, 1, 0, 1, false, false,
+                                    &r[j]);
         }
         ck_assert(r[0].ep_comm_s > 0);
         if (ep == 16)
@@ -513,20 +533,20 @@ START_TEST(ep_stage_paced_by_slow_member)
             ck_assert_double_lt(r[0].ep_comm_s, r[1].ep_comm_s);
         ck_assert_double_lt(r[0].compute_s, r[1].compute_s);   /* H100 computes faster */
     }
-    one_stage(&s, m, run.seq_len, 1, NULL, 1);
+    one_stage(&s, q.m, q.run.seq_len, 1, NULL, 1);
     s.ep = 16;
-    evaluate(m, c, &p, &s, &ea);
-    one_stage(&s, m, run.seq_len, 0, &mix, 1);
+    evaluate(q.m, q.c, &q.p, &s, &ea);
+    one_stage(&s, q.m, q.run.seq_len, 0, &mix, 1);
     s.ep = 16;
-    evaluate(m, c, &p, &s, &em);
+    evaluate(q.m, q.c, &q.p, &s, &em);
     ck_assert(em.time.ep_comm_s > 0);
     ck_assert_msg(fabs(em.step_time_s - ea.step_time_s) <= 1e-12 * ea.step_time_s,
                   "mixed %.9f s, A100 alone %.9f s", em.step_time_s, ea.step_time_s);
     ck_assert_double_eq_tol(em.time.ep_comm_s, ea.time.ep_comm_s, 1e-12 * ea.time.ep_comm_s);
     ck_assert_double_eq(em.stage_memory[0].capacity_bytes,
-                        fmin(c->group[0].gpu.usable_mem_bytes, c->group[1].gpu.usable_mem_bytes));
-    cluster_free(c);
-    model_free(m);
+                        fmin(q.c->group[0].gpu.usable_mem_bytes,
+                             q.c->group[1].gpu.usable_mem_bytes));
+    qwen_ha_free(&q);
 }
 END_TEST
 
@@ -537,19 +557,17 @@ END_TEST
  * all-to-all overlap. */
 START_TEST(ep_faster_type_never_slower)
 {
-    run_spec run;
-    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &run);
-    cluster *slow = ha_cluster(2, 2, false), *fast = ha_cluster(2, 2, true);
-    cost_params p;
+    qwen_ha q;
+    cluster *fast = ha_cluster(2, 2, true);   /* q.c with H100s for its A100s */
     stage_mix mix = {0, 2, {0, 1, 0, 0}, {8, 8, 0, 0}};
     int cases = 0;
-    cost_params_default(&p);
+    qwen_ha_init(&q, 2, 2);
     for (int tp = 1; tp <= 2; tp++)
         for (int ep = 2; ep * tp <= 16; ep *= 2)
             for (int v = 0; v < 4; v++) {
                 strategy s;
                 evaluation es, ef;
-                one_stage(&s, m, run.seq_len, 0, &mix, 1);
+                one_stage(&s, q.m, q.run.seq_len, 0, &mix, 1);
                 s.tp = tp;
                 s.dp = 16 / tp;
                 s.sp = s.tp_comm_overlap = tp > 1;
@@ -558,8 +576,8 @@ START_TEST(ep_faster_type_never_slower)
                 s.ep_comm_overlap = (v & 2) != 0;
                 s.stage[0].tp = tp;
                 s.stage[0].dp = s.dp;
-                evaluate(m, slow, &p, &s, &es);
-                evaluate(m, fast, &p, &s, &ef);
+                evaluate(q.m, q.c, &q.p, &s, &es);
+                evaluate(q.m, fast, &q.p, &s, &ef);
                 ck_assert(isfinite(es.step_time_s) && es.time.ep_comm_s > 0);
                 ck_assert_msg(ef.step_time_s <= es.step_time_s * (1 + 1e-12),
                               "tp %d ep %d flex %d overlap %d: H100+H100 %.6f s, H100+A100 "
@@ -567,9 +585,8 @@ START_TEST(ep_faster_type_never_slower)
                 cases++;
             }
     ck_assert_int_eq(cases, 28);
-    cluster_free(slow);
     cluster_free(fast);
-    model_free(m);
+    qwen_ha_free(&q);
 }
 END_TEST
 
@@ -579,21 +596,18 @@ END_TEST
  * the same per-member tables) and reach the same bottleneck. */
 START_TEST(ep_dp_and_ilp_agree)
 {
-    run_spec run;
-    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &run);
-    cluster *c = ha_cluster(1, 3, false);
-    cost_params p;
+    qwen_ha q;
     placement pl = {2, {{0, 0, 0}, {1, 0, 0}}, true, 2};
     strategy s[2];
     evaluation e[2];
     planner_error why;
     double worst[2] = {0, 0};
-    cost_params_default(&p);
+    qwen_ha_init(&q, 1, 3);
     for (int k = 0; k < 2; k++) {
-        placer *pc = placer_new(m, c, &p, k == 1, 5.0);
+        placer *pc = placer_new(q.m, q.c, &q.p, k == 1, 5.0);
         cost_ep_span eps;
         ck_assert_ptr_nonnull(pc);
-        two_stages(&s[k], run.seq_len, 1, 16, 1);
+        two_stages(&s[k], q.run.seq_len, 1, 16, 1);
         s[k].gbs = 16;   /* one micro-batch: the ILP's objective is the bottleneck */
         s[k].ep = 16;
         ck_assert_msg(placer_place(pc, &pl, &s[k], tu_err(&why)) == PLANNER_OK, "%s",
@@ -604,8 +618,8 @@ START_TEST(ep_dp_and_ilp_agree)
         cost_member_ep_span(&s[k].mix[0], 0, &s[k], &eps);
         ck_assert_int_eq(eps.n, 1);
         ck_assert_int_eq(eps.kind[0].n, 2);
-        ck_assert_int_eq(s[k].stage[0].n_layers + s[k].stage[1].n_layers, m->layers);
-        evaluate(m, c, &p, &s[k], &e[k]);
+        ck_assert_int_eq(s[k].stage[0].n_layers + s[k].stage[1].n_layers, q.m->layers);
+        evaluate(q.m, q.c, &q.p, &s[k], &e[k]);
         ck_assert(e[k].time.ep_comm_s > 0);
         for (int i = 0; i < 2; i++)
             worst[k] = fmax(worst[k], e[k].stage_fwd_s[i] + e[k].stage_bwd_s[i]);
@@ -613,8 +627,7 @@ START_TEST(ep_dp_and_ilp_agree)
     ck_assert_msg(fabs(worst[0] - worst[1]) <= 1e-9 * worst[0], "dp %.9f s, ilp %.9f s",
                   worst[0], worst[1]);
     ck_assert_int_eq(s[0].stage[0].n_layers, s[1].stage[0].n_layers);
-    cluster_free(c);
-    model_free(m);
+    qwen_ha_free(&q);
 }
 END_TEST
 
@@ -625,14 +638,13 @@ END_TEST
  * keeps the exhaustive one's winner. */
 START_TEST(ep_searched_across_groups)
 {
-    run_spec run;
-    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &run);
-    cluster *c = ha_cluster(1, 1, false);
+    qwen_ha q;
     search_result a, b;
     bool ep_seen = false;
-    run.global_batch = 64;
-    ck_assert_int_eq(tu_search(&a, m, &run, c, "gpus=16,pp=1", false, 10), PLANNER_OK);
-    ck_assert_int_eq(tu_search(&b, m, &run, c, "gpus=16,pp=1", true, 10), PLANNER_OK);
+    qwen_ha_init(&q, 1, 1);
+    q.run.global_batch = 64;
+    ck_assert_int_eq(tu_search(&a, q.m, &q.run, q.c, "gpus=16,pp=1", false, 10), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&b, q.m, &q.run, q.c, "gpus=16,pp=1", true, 10), PLANNER_OK);
     for (int i = 0; i < a.n_top; i++) {
         ck_assert_int_eq(a.top[i].s.n_mixes, 1);
         if (a.top[i].s.ep > 1)
@@ -646,8 +658,7 @@ START_TEST(ep_searched_across_groups)
     ck_assert_double_eq(a.top[0].e.step_time_s, b.top[0].e.step_time_s);
     search_result_free(&a);
     search_result_free(&b);
-    cluster_free(c);
-    model_free(m);
+    qwen_ha_free(&q);
 }
 END_TEST
 
@@ -657,10 +668,9 @@ END_TEST
  * sits on one type and neither says it. */
 START_TEST(ep_across_types_reported)
 {
-    run_spec run;
-    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &run);
-    cluster *c = ha_cluster(1, 1, false);
-    run.global_batch = 64;
+    qwen_ha q;
+    qwen_ha_init(&q, 1, 1);
+    q.run.global_batch = 64;
     for (int ep = 8; ep <= 16; ep *= 2) {
         char fix[64], *text = NULL, *script = NULL, *json = NULL;
         size_t len = 0, slen = 0, jlen = 0;
@@ -669,17 +679,17 @@ START_TEST(ep_across_types_reported)
         planner_error why;
         FILE *fp;
         snprintf(fix, sizeof fix, "gpus=16,pp=1,tp=2,ep=%d", ep);
-        tu_search_options(&o, &run, fix, 1);
-        ck_assert_int_eq(tu_search(&r, m, &run, c, fix, false, 1), PLANNER_OK);
+        tu_search_options(&o, &q.run, fix, 1);
+        ck_assert_int_eq(tu_search(&r, q.m, &q.run, q.c, fix, false, 1), PLANNER_OK);
         fp = open_memstream(&text, &len);
-        report_table(fp, m, c, &o, &r);
+        report_table(fp, q.m, q.c, &o, &r);
         fclose(fp);
         fp = open_memstream(&json, &jlen);
-        report_json(fp, m, c, &o, &r);
+        report_json(fp, q.m, q.c, &o, &r);
         fclose(fp);
         fp = open_memstream(&script, &slen);
-        ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, m, c, &r.top[0],
-                                    tu_err(&why)),
+        ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, q.m, q.c,
+                                    &r.top[0], tu_err(&why)),
                          PLANNER_OK);
         fclose(fp);
         ck_assert(strstr(text, "H100-SXMx8+A100-SXM-80GBx8") != NULL);
@@ -698,8 +708,7 @@ START_TEST(ep_across_types_reported)
         free(script);
         search_result_free(&r);
     }
-    cluster_free(c);
-    model_free(m);
+    qwen_ha_free(&q);
 }
 END_TEST
 
