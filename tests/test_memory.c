@@ -288,7 +288,12 @@ END_TEST
  * 64 heads, kv 8, f 28672) at t 8 with SP: input 2048, wq 2048, wv 256,
  * w1 7168, w2 16384 (its partial sums, full width), SDPA 2048 + 32, the two
  * reduce-scatter outputs 4096: 34,080 B.  A GeLU MLP has 6 mms: wq, wv, w1
- * saved, w2 not: 8192 + 8192 + 2048 + 28672 + 8192 + 128 = 55,424 B. */
+ * saved, w2 not: 8192 + 8192 + 2048 + 28672 + 8192 + 128 = 55,424 B.
+ * Under torch.compile (model.torch_compile) the partitioner drops the saved
+ * values the backward never reads: w2's output and, with SP, its
+ * reduce-scatter's (the residual add's inputs): 8B 63,616 - 8,192 = 55,424 B;
+ * 70B 34,080 - 16,384 - 2,048 = 15,648 B; the GeLU MLP kept no w2 output:
+ * 55,424 B still. */
 START_TEST(op_sac_bytes)
 {
     model m = {0};
@@ -299,6 +304,11 @@ START_TEST(op_sac_bytes)
     ck_assert_rel(memory_op_sac_bytes(&m, &l70, 131072, 8, true), 34080.0 * 131072, 1e-15);
     m.act = ACT_GELU;
     ck_assert_rel(memory_op_sac_bytes(&m, &l8, 1, 1, false), 55424.0, 1e-15);
+    m.torch_compile = true;
+    ck_assert_rel(memory_op_sac_bytes(&m, &l8, 1, 1, false), 55424.0, 1e-15);
+    m.act = ACT_SWIGLU;
+    ck_assert_rel(memory_op_sac_bytes(&m, &l8, 16384, 1, false), 55424.0 * 16384, 1e-15);
+    ck_assert_rel(memory_op_sac_bytes(&m, &l70, 131072, 8, true), 15648.0 * 131072, 1e-15);
 }
 END_TEST
 

@@ -1187,6 +1187,18 @@ START_TEST(memory_corpus)
     ck_assert_double_eq_tol(res[0].mem_predicted_bytes,
                             86.9332e9 - 1.1 * 134217728.0 + 1.1 * 2101354496.0, 1e6);
     ck_assert_double_eq_tol(v->run[0].measured_peak_memory_bytes / 1073741824.0, 82.4, 1e-9);
+    /* the same run under torch.compile (Table 1, 77.0 GiB; the source names
+     * it: run_compiled_for_system): the blocks' partitioner keeps no w2
+     * output, 2 h = 8,192 B per token and layer less (memory_op_sac_bytes),
+     * which the recompute's working set (full - saved) takes back for the
+     * one layer at work: 31 x 8192 x 16,384 tokens x 1.1 (the fragmentation
+     * share) = 4,576,824,525 B less than the eager row's 89.097 GB, 78.72
+     * GiB (+2.2%; 83.0 GiB, +7.8% before) */
+    ck_assert_str_eq(v->run[7].id, "torchtitan_h100_llama31_8b_fsdp8_compile");
+    ck_assert(!v->run[0].m->torch_compile);
+    ck_assert(v->run[7].m->torch_compile);
+    ck_assert_double_eq_tol(res[7].mem_predicted_bytes,
+                            res[0].mem_predicted_bytes - 1.1 * 31 * 8192.0 * 16384, 1e3);
     /* Table 2: 32,768 tokens per GPU at CP 1, 2, 4, 8 (FSDP 8, 4, 2, 1), the
      * same 84 GiB measured: the states shard over dp x cp, so the four are
      * predicted alike and none is refused (FSDP 1 CP 8 was refused at 151
@@ -1200,7 +1212,8 @@ START_TEST(memory_corpus)
      * none refused.  Met by all but two 405B 1F1B pipeline rows (Table 5
      * 1F1B -7.5%, Table 6 FSDP 1 CP 8 -7.6%, at vpp 1 as their schedule
      * ran: docs/validation.md "Memory" says what is believed missing);
-     * bounded at what the model reaches: MAPE 4.5% over the 18 runs, the
+     * bounded at what the model reaches: MAPE 3.1% over the 18 runs (4.5%
+     * before the compiled blocks' saved set, memory_op_sac_bytes), the
      * most under-predicted -7.6% (3.5%, -10.7% before FSDP2's all-gather
      * outputs in the copy-in stream's pool, memory_fsdp2_unsharded_bytes;
      * 4.4%, -8.7% before the input gradients torch's pipeline stages keep,
@@ -1230,7 +1243,7 @@ START_TEST(memory_corpus)
      * (memory_schedule_peak_bytes) */
     ck_assert_str_eq(v->run[13].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_interleaved");
     ck_assert_msg(res[13].mem_error < 0.05, "interleaved %+.1f%%", 100 * res[13].mem_error);
-    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.045, "memory MAPE %.1f%%",
+    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.0311, "memory MAPE %.1f%%",
                   100 * sum.mem_sum / sum.mem_cnt);
     ck_assert_msg(sum.mem_min_signed >= -0.077, "most under %.1f%%", 100 * sum.mem_min_signed);
     pl_free(res);

@@ -215,8 +215,18 @@ double memory_fsdp2_accum_grad_bytes(int pp, double params);
  * Llama 3.1 8B (h 4096, q 4096, kv 1024, f 14336, 32 heads), t 1, per token:
  * 8192 + 8192 (wq) + 2048 (wv) + 28672 (w1) + 8192 (w2) + 8192 + 128 (SDPA)
  * = 63,616 B (a layer without recompute keeps 147,456 B by Korthikanti's
- * count, transformer.c).  MoE layers are not covered (the caller keeps
- * Megatron's selective for them). */
+ * count, transformer.c).  With the blocks under torch.compile
+ * (model.torch_compile; torchtitan 9dec370 apply_compile compiles each
+ * block, its checkpoint inside the graph) AOTAutograd's partitioner keeps
+ * only the saved values the backward reads (torch/_functorch/partitioners.py
+ * _extract_fwd_bwd_modules drops saved values with no user in the backward
+ * graph; MUST_SAVE only bans their recomputation, solve_min_cut), where
+ * eager SAC caches every MUST_SAVE output (torch/utils/checkpoint.py
+ * _CachingTorchDispatchMode): the FFN's last mm (w2) and, with SP at t > 1,
+ * its reduce-scatter feed only the residual add that ends the block, whose
+ * backward reads nothing, so their outputs are not kept: 2 h (+ 2 h / t)
+ * less -- Llama 3.1 8B 55,424 B.  MoE layers are not covered (the caller
+ * keeps Megatron's selective for them). */
 double memory_op_sac_bytes(const model *m, const layer_spec *l, double tokens, int tp, bool sp);
 
 /* The loss's working set on the last stage, one micro-batch of `tokens`

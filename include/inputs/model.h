@@ -129,6 +129,10 @@ typedef struct model {
                              (Transformer Engine's fp8_dot_product_attention, a
                              TransformerConfig field Megatron-LM has no flag
                              for): set by validate's recipe facts only */
+    bool torch_compile;   /* each transformer block compiled with torch.compile
+                             (torchtitan's training.compile): what its
+                             partitioner saves (memory_op_sac_bytes); set by
+                             validate's run facts only */
     model_moe moe;
     model_mla mla;
     model_rope rope;

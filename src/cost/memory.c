@@ -217,10 +217,12 @@ double memory_op_sac_bytes(const model *m, const layer_spec *l, double tokens, i
     double kept = 2.0 * h / (sp ? t : 1.0) + 2.0 * qw / t + 4.0 * l->heads / t;
     if (n == 6)
         mm[5] = mm[6];   /* w1, w2: no gate */
-    for (int i = 0; i < n; i += 2)
+    /* compiled: the FFN output (w2, the last mm) and its reduce-scatter
+     * feed only the residual add, which the backward does not read */
+    for (int i = 0; i < (m->torch_compile ? n - 1 : n); i += 2)
         kept += mm[i];   /* the 1st, 3rd, ... (mm_count odd) */
     if (sp && t > 1)
-        kept += 2.0 * 2.0 * h / t;
+        kept += (m->torch_compile ? 1.0 : 2.0) * 2.0 * h / t;
     return kept * tokens;
 }
 

@@ -305,6 +305,22 @@ static const run_dropout_fact k_dropout_facts[] = {
     {"NeMo 24.07", "Nemotron", 0.0, "NeMo 24.07's Nemotron configs set hidden_dropout: 0.0"},
 };
 
+/* The sources whose rows name torch.compile where they ran it: the row's
+ * source contains source_has and compiled_has. */
+typedef struct run_compile_fact {
+    const char *source_has, *compiled_has, *why;
+} run_compile_fact;
+
+static const run_compile_fact k_compile_facts[] = {
+    /* torchtitan benchmarks/llama3_h100_202412_torchtitan.md names
+     * torch.compile in the tables (2, 4, 5, 6) and rows (1, 3) that ran it;
+     * 9dec370 parallelize_llama.py applies activation checkpointing, then
+     * (training.compile) apply_compile: torch.compile on each
+     * TransformerBlock, fullgraph */
+    {"pytorch/torchtitan", "torch.compile",
+     "torchtitan's rows naming torch.compile compile each transformer block (training.compile)"},
+};
+
 /* Whether `name` is one of the ' '-separated words of `list`. */
 static int in_words(const char *list, const char *name)
 {
@@ -402,4 +418,18 @@ const stack_spec *run_stack_from_source(const char *source, const char *id, cons
         return stack_find(r->stack);
     }
     return NULL;
+}
+
+bool run_compiled_for_system(const run_system *r, const char **why)
+{
+    *why = NULL;
+    for (size_t i = 0; i < sizeof k_compile_facts / sizeof k_compile_facts[0]; i++) {
+        const run_compile_fact *f = &k_compile_facts[i];
+        if (source_model_match(r, f->source_has, NULL) &&
+            strstr(r->source, f->compiled_has) != NULL) {
+            *why = f->why;
+            return true;
+        }
+    }
+    return false;
 }
