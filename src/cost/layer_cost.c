@@ -853,7 +853,11 @@ static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
  * dispatcher's DeepEP and HybridEP receive per rank and permute once to the
  * experts (_DeepepManager get_permuted_hidden_states_by_experts,
  * HybridEP's dispatch_with_permute): the one permutation
- * tf_layer_elementwise_bytes counts for every dispatcher. */
+ * tf_layer_elementwise_bytes counts for every dispatcher.  NVIDIA's
+ * DeepSeek-V3 GB200 write-up says the same (Megatron-LM
+ * docs/discussions/deepseek-v3-gb200-optimization, 2.1.1: the NCCL
+ * alltoall dispatcher runs "one global and one local permute", DeepEP and
+ * HybridEP fuse the global one into the communication kernel). */
 static double moe_sort_chunks_s(const model *m, const layer_spec *l, const gpu_spec *gpu,
                                 const gen_constants *k, const strategy *s, double tokens, int tp,
                                 int ep, int etp)
