@@ -869,6 +869,27 @@ static double moe_sort_chunks_s(const model *m, const layer_spec *l, const gpu_s
     return compute_memory_s(gpu, k, 2.0 * 2.0 * d, 2);
 }
 
+/* MXFP8 under sequence parallelism with Transformer Engine's userbuffers
+ * TP overlap: a row-parallel Linear (attention's output projection, fc2)
+ * all-gathers its output gradient row-wise for the dgrad GEMM and, since a
+ * row-scaled MXFP8 tensor cannot be turned into the column-scaled copy the
+ * wgrad GEMM reads, quantizes it column-wise and all-gathers it a second
+ * time, overlapped with the dgrad GEMM (NVIDIA/TransformerEngine
+ * transformer_engine/pytorch/module/linear.py, backward: `ub_overlap_ag and
+ * isinstance(grad_output_quantizer, MXFP8Quantizer)` ->
+ * bulk_overlap_ag_with_external_gemm; v2.9 .. v2.18).  A per-tensor FP8
+ * gradient gathered once serves both GEMMs.  So two more all-gathers of the
+ * layer's `elems` (tokens x hidden) 1-byte values, the 1-per-32 scales
+ * ignored; without the userbuffers overlap TE gathers otherwise (not
+ * modelled). */
+static double mx_wgrad_regather_s(const model *m, const comm_link *tpl, const strategy *s,
+                                  int tp, double elems, const gen_constants *k)
+{
+    if (m->prec != PREC_MXFP8 || !s->sp || tp < 2)
+        return 0;
+    return 2.0 * (comm_allgather_s(tpl, tp, elems) + k->kernel_s);
+}
+
 /* Cost of one decoder layer for one micro-batch on one GPU, recomputed as
  * `mode` says (full recompute's chosen layers: RECOMPUTE_FULL, the others
  * of a block recompute: RECOMPUTE_NONE). */
@@ -906,15 +927,18 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
          * the same bytes) of b s h 16-bit activations.  Backward: without SP
          * the two input-gradient all-reduces; with SP also the re-gather of
          * each column-parallel input for its weight gradient (3 of the 4
-         * collectives' worth).  With tp_comm_overlap each is split into tp
-         * chunks pipelined with its GEMM: one chunk stays exposed, the rest
-         * hides behind the GEMMs at overlap_exposed, beyond them in full. */
+         * collectives' worth), and under the overlap MXFP8's second gather
+         * of the row-parallel output gradients (mx_wgrad_regather_s).  With
+         * tp_comm_overlap each is split into tp chunks pipelined with its
+         * GEMM: one chunk stays exposed, the rest hides behind the GEMMs at
+         * overlap_exposed, beyond them in full (the re-gather: all of it). */
         double one = 2.0 * comm_allreduce_s(tpl, tp, tokens * l->hidden * 2.0) +
                      4.0 * k->kernel_s;
         double back = s->sp ? 1.5 * one : one;
         if (s->tp_comm_overlap) {
+            double regather = mx_wgrad_regather_s(m, tpl, s, tp, tokens * l->hidden, k);
             tpf = one / tp + cost_overlapped(one - one / tp, gemm, k);
-            tpb = back / tp + cost_overlapped(back - back / tp, 2.0 * gemm, k);
+            tpb = back / tp + cost_overlapped(back - back / tp + regather, 2.0 * gemm, k);
         } else {
             tpf = one;
             tpb = back;
