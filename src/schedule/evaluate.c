@@ -410,34 +410,56 @@ static double rank_zero2_grads(eval_state *x, int i, double t_grad, double last_
     return per_mb;
 }
 
+/* The parameters of rank i's bucket that reduces last and gathers first
+ * (ZeRO 0-1: Megatron-Core's DDP buffers).  The buffer cuts its buckets
+ * walking the parameters in reverse registration order, a bucket closing
+ * once it holds bucket_size (core_v0.15.0 megatron/core/distributed/
+ * param_and_grad_buffer.py, _ParamAndGradBuffer.__init__), so the input
+ * embedding, registered first, lands whole in the last bucket whatever its
+ * size (alone when shared with the output layer: _does_param_require_
+ * new_bucket); its gradient is the backward's last, and the forward's first
+ * pre-hook waits for its gather (finish_param_sync).  On the first rank
+ * that bucket is the embedding (/ tp: vocabulary-parallel) when larger
+ * than a bucket; elsewhere, and under Megatron-FSDP (ZeRO-2: its own
+ * units), one bucket. */
+static double rank_lead_bucket(const eval_state *x, int i, int tp, double dense, double bucket)
+{
+    double emb = i == 0 && x->s->zero <= 1 ? model_embedding_params(x->m, x->s->seq_len) / tp : 0;
+    if (emb > dense)
+        emb = dense;
+    return emb > bucket ? emb : bucket;
+}
+
 /* Rank i's data-parallel gradient reduce (exposed part into grad_exp[i])
  * and parameter gather (returned, exposed part), ZeRO 0-2: all-reduce, or
  * with the distributed optimizer reduce-scatter + all-gather (ZeRO-2: the
  * reduce-scatter per micro-batch, rank_zero2_grads); the routed experts'
  * over their expert-data-parallel group (edpl, edp ranks). */
-static double rank_dp_comm(eval_state *x, int i, const comm_link *dpl, const comm_link *edpl,
-                           int edp, const gen_constants *k, double gb, range_cost *r)
+static double rank_dp_comm(eval_state *x, int i, int tp, const comm_link *dpl,
+                           const comm_link *edpl, int edp, const gen_constants *k, double gb,
+                           range_cost *r)
 {
     const int dp = x->dpcp;
     double dense = r->params - r->expert_params, ex = r->expert_params;
     double bucket_max = cost_dp_bucket_params(stack_get(x->c->stack), dp);
     double bucket = dense < bucket_max ? dense : bucket_max;
+    double lead = rank_lead_bucket(x, i, tp, dense, bucket);
     double t_grad, t_param, last_grad, first_param = 0;
     if (x->s->zero >= 1) {
         t_grad = comm_reducescatter_s(dpl, dp, dense * gb);
         t_param = comm_allgather_s(dpl, dp, dense * 2.0);
+        first_param = comm_allgather_s(dpl, dp, lead * 2.0);
         if (ex > 0) {
             t_grad += comm_reducescatter_s(edpl, edp, ex * gb);
             t_param += comm_allgather_s(edpl, edp, ex * 2.0);
         }
-        last_grad = comm_reducescatter_s(dpl, dp, bucket * gb);
-        first_param = comm_allgather_s(dpl, dp, bucket * 2.0);
+        last_grad = comm_reducescatter_s(dpl, dp, lead * gb);
     } else {
         t_grad = comm_allreduce_s(dpl, dp, dense * gb);
         if (ex > 0)
             t_grad += comm_allreduce_s(edpl, edp, ex * gb);
         t_param = 0;
-        last_grad = comm_allreduce_s(dpl, dp, bucket * gb);
+        last_grad = comm_allreduce_s(dpl, dp, lead * gb);
     }
     /* overlapped with the last micro-batch's backward (forward): the last
      * (first) bucket always shows */
@@ -634,7 +656,7 @@ static void eval_rank_on(eval_state *x, int i, const node_group *ng, int gpus)
     else if (s->zero >= 3)
         rank_zero3(x, i, &dpl, k, gb, r);
     else
-        t_param = rank_dp_comm(x, i, &dpl, &edpl, edp, k, gb, r);
+        t_param = rank_dp_comm(x, i, tp, &dpl, &edpl, edp, k, gb, r);
     if (t_param > x->param_exp)
         x->param_exp = t_param;
     opt_i = rank_optimizer_s(x, ng, k, edp, r);
