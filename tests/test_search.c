@@ -629,45 +629,48 @@ static const struct prune_case {
                                model keeps its dropout masks (the case's
                                premise; the HF config's 0 keeps none) */
 } prune_cases[] = {
-    {"configs/gpt3-175b.json", 64, 0, NULL, 0, false, false, 0, false, false},
-    {"configs/gpt3-175b.json", 16, 0, NULL, 0, false, false, 0, false, false},
-    {"configs/gpt3-175b.json", 64, 30, NULL, 0, false, false, 0, false, false},
-    {"configs/gpt3-175b.json", 64, 0, "recompute=none", 0, false, false, 0, false, false},
-    {"configs/gpt3-175b.json", 32, 0, "tp=4,sp=off", 0, false, false, 0, false, false},
-    {"configs/llama3-70b.json", 8, 0, NULL, 0, false, false, 0, false, false},
-    {"configs/llama3-70b.json", 4, 40, NULL, 0, false, false, 0, false, false},
-    {"configs/llama3-8b.json", 1, 0, NULL, 0, false, false, 0, false, false},
-    {"configs/llama3-8b.json", 2, 16, NULL, 0, false, false, 0, false, false},
+    {.model = "configs/gpt3-175b.json", .nodes = 64},
+    {.model = "configs/gpt3-175b.json", .nodes = 16},
+    {.model = "configs/gpt3-175b.json", .nodes = 64, .usable_gib = 30},
+    {.model = "configs/gpt3-175b.json", .nodes = 64, .fix = "recompute=none"},
+    {.model = "configs/gpt3-175b.json", .nodes = 32, .fix = "tp=4,sp=off"},
+    {.model = "configs/llama3-70b.json", .nodes = 8},
+    {.model = "configs/llama3-70b.json", .nodes = 4, .usable_gib = 40},
+    {.model = "configs/llama3-8b.json", .nodes = 1},
+    {.model = "configs/llama3-8b.json", .nodes = 2, .usable_gib = 16},
     /* 126 layers at pp 8: vpp > 1 only with the embedding/loss split */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=2,mbs=1", 0, false, false, 0, false, false},
+    {.model = "configs/llama3.1-405b.json", .nodes = 128, .fix = "tp=8,pp=8,cp=2,mbs=1"},
     /* long context: cp 1..16 searched (seq / cp >= 2048); the winner has cp > 1 */
-    {"configs/llama3-8b.json", 4, 0, NULL, 32768, false, false, 0, false, false},
-    {"configs/llama3-70b.json", 8, 0, "tp=8,cp=4", 65536, false, false, 0, false, false},
+    {.model = "configs/llama3-8b.json", .nodes = 4, .seq = 32768},
+    {.model = "configs/llama3-70b.json", .nodes = 8, .fix = "tp=8,cp=4", .seq = 65536},
     /* cp_comm searched (P6): a2a+p2p's layer beats p2p's at 1,024 tokens
      * per rank, all_gather's does not, a2a is refused (8 K/V heads, cp 16) */
-    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=16,recompute=none", 16384, false, false, 0, false, false},
+    {.model = "configs/llama3-8b.json", .nodes = 32, .fix = "tp=1,pp=1,cp=16,recompute=none",
+     .seq = 16384},
     /* cp 8: a2a allowed (8 K/V heads) */
-    {"configs/llama3-8b.json", 8, 0, "tp=1,cp=8", 16384, false, false, 0, false, false},
+    {.model = "configs/llama3-8b.json", .nodes = 8, .fix = "tp=1,cp=8", .seq = 16384},
     /* cp 32 over 4 nodes: a2a refused (8 K/V heads), a2a+p2p with cp_a2a 8
      * (one node) and the ring over 4 nodes competes */
-    {"configs/llama3-8b.json", 32, 0, "tp=1,pp=1,cp=32", 65536, false, false, 0, false, false},
+    {.model = "configs/llama3-8b.json", .nodes = 32, .fix = "tp=1,pp=1,cp=32", .seq = 65536},
     /* cp 16 at tp 2: a2a+p2p's cp_a2a 4 (8 GPUs a node) */
-    {"configs/llama3-8b.json", 16, 0, "tp=2,cp=16", 32768, false, false, 0, false, false},
+    {.model = "configs/llama3-8b.json", .nodes = 16, .fix = "tp=2,cp=16", .seq = 32768},
     /* sequence 8192 without CP: nothing fits without recompute (with the
      * dropout masks; without them see the next case); block recompute of
      * 3 layers per virtual stage (vpp 4) wins, P7 bisects it */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn",
-     8192, true, false, 0, false, true},
+    {.model = "configs/llama3.1-405b.json", .nodes = 128,
+     .fix = "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn", .seq = 8192, .block = true,
+     .masks = true},
     /* the same without the masks (the HF config's dropout 0): the vpp-1
      * plan fits without recompute only on a memory-skewed split (141.1k
      * tokens/s), block recompute of 7 layers on the balanced split runs
      * 167.5k and wins; P4 skipped it for vpp 4's 166.3k until it placed
      * the later level where memory shaped the split (search.c P4) */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn",
-     8192, true, false, 0, false, false},
+    {.model = "configs/llama3.1-405b.json", .nodes = 128,
+     .fix = "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn", .seq = 8192, .block = true},
     /* the same with the modules searched: selective recompute of the MLP
      * (P8 screens it on memory) */
-    {"configs/llama3.1-405b.json", 128, 0, "tp=8,pp=8,cp=1,mbs=1", 8192, false, false, 0, false, false},
+    {.model = "configs/llama3.1-405b.json", .nodes = 128, .fix = "tp=8,pp=8,cp=1,mbs=1",
+     .seq = 8192},
     /* MoE: ep and the all-to-all overlap searched, the plan without the
      * overlap evaluated only when it may rank (P9).  Qwen3-30B on 2 nodes:
      * the overlapped plan won at moe_host_s 1.5 ms with the NVLink share on
@@ -676,25 +679,28 @@ static const struct prune_case {
      * Mixtral tp 2 on 4 nodes: the overlapped plan won since that change
      * and the Hopper refit; since Mixtral's layers keep no dropout masks
      * (its HF config has no residual dropout, 2026-11-25) the plan without */
-    {"configs/qwen3-30b-a3b.json", 2, 0, NULL, 0, false, false, 0, false, false},
-    {"configs/mixtral-8x7b.json", 4, 0, "tp=2", 0, false, false, 0, false, false},
+    {.model = "configs/qwen3-30b-a3b.json", .nodes = 2},
+    {.model = "configs/mixtral-8x7b.json", .nodes = 4, .fix = "tp=2"},
     /* memory to spare: the overlapped plan wins */
-    {"configs/qwen3-30b-a3b.json", 2, 200, "ep=8", 0, false, true, 0, false, false},
+    {.model = "configs/qwen3-30b-a3b.json", .nodes = 2, .usable_gib = 200, .fix = "ep=8",
+     .ep_overlap = true},
     /* etp searched with ep (1 and tp where ep x etp divides tp cp dp):
      * Mixtral on 8 nodes at pp 1, where ep 8 x etp 2
      * (expert weights / 16) won; at the round-6 constants (2026-11: a DP
      * reduce over the NICs at its own overlap share, ZeRO-2 cheaper) tp 2
      * ep 8 etp 1 zero 2 wins, ahead of tp 1 ep 8 etp 2 */
-    {"configs/mixtral-8x7b.json", 8, 0, "pp=1", 0, false, true, 0, false, false},
+    {.model = "configs/mixtral-8x7b.json", .nodes = 8, .fix = "pp=1", .ep_overlap = true},
     /* and at tp 2 on 4 nodes, etp 2 beside 1: etp 2 (= tp,
      * Megatron's default) won; at the round-6 constants etp 1 */
-    {"configs/mixtral-8x7b.json", 4, 0, "tp=2,pp=1", 0, false, true, 0, false, false},
+    {.model = "configs/mixtral-8x7b.json", .nodes = 4, .fix = "tp=2,pp=1", .ep_overlap = true},
     /* shared experts (Qwen1.5-MoE-A2.7B): the shared-expert overlap tried
      * beside the all-to-all overlap and the plan without either (P9); it
      * wins where the all-to-all overlap may not run: pp 2 without virtual
      * stages, and on one node where block recompute fits */
-    {"tests/data/qwen1.5-moe-a2.7b.json", 2, 0, "pp=2,vpp=1", 0, false, false, 0, true, false},
-    {"tests/data/qwen1.5-moe-a2.7b.json", 1, 0, NULL, 0, true, false, 0, true, false},
+    {.model = "tests/data/qwen1.5-moe-a2.7b.json", .nodes = 2, .fix = "pp=2,vpp=1",
+     .shared_overlap = true},
+    {.model = "tests/data/qwen1.5-moe-a2.7b.json", .nodes = 1, .block = true,
+     .shared_overlap = true},
 };
 
 START_TEST(pruned_search_finds_the_exhaustive_winner)
