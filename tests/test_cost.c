@@ -230,6 +230,30 @@ START_TEST(ranges_add_up)
 }
 END_TEST
 
+/* A range's cost depends on its layers only through their specs, in order
+ * (what evaluate() relies on to cost a pipeline's alike chunks once): with
+ * 128-token windows on the odd layers and block recompute of 3 layers,
+ * layers 10-17 and 20-27 cost the same to the bit, 11-18 (windows on the
+ * other layers) differently. */
+START_TEST(alike_ranges_cost_alike)
+{
+    fixture f;
+    range_cost a, b, odd;
+    strategy s = make(8, 4, 2, 1, 1, 64, true, RECOMPUTE_FULL, 1);
+    s.recompute_method = RECOMPUTE_BLOCK;
+    s.recompute_layers = 3;
+    setup(&f);
+    for (int i = 1; i < 96; i += 2)
+        f.layers[i].window = 128;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 10, 8, false, false, &a);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 20, 8, false, false, &b);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 11, 8, false, false, &odd);
+    ck_assert(memcmp(&a, &b, sizeof a) == 0);
+    ck_assert(a.fwd_s > 0 && a.recompute_s > 0);
+    ck_assert(odd.fwd_s != a.fwd_s);
+}
+END_TEST
+
 /* A sliding-window layer after a full-attention one is costed as itself:
  * the range's per-layer reuse compares the attention span too (gpt-oss
  * alternates 128-token windows with full attention; before, every layer of
@@ -1431,6 +1455,7 @@ int main(void)
     tcase_add_test(tc, layer_buffers_apart_from_loss);
     tcase_add_test(tc, overlap_share_by_link);
     tcase_add_test(tc, megatron_rules);
+    tcase_add_test(tc, alike_ranges_cost_alike);
     tcase_add_test(tc, window_layers_costed_apart);
     tcase_add_test(tc, fp8_attention_window_backward_full);
     tcase_add_test(tc, interleaved_chunk_p2p_by_hand);

@@ -41,7 +41,10 @@ double model_flops_per_step(const model *m, int gbs, int seq_len);
  * `last_stage`.  For partitioners: a stage's cost is the sum of its ranges.
  * Memory holds weights, grads and optimizer states of the range and ONE
  * micro-batch of activations (act_bytes); the caller multiplies by the
- * micro-batches in flight (memory_inflight). */
+ * micro-batches in flight (memory_inflight).  The layers count only
+ * through their specs, in order (layer_spec_same), never their indices:
+ * evaluate() costs a pipeline's alike chunks once (test_cost
+ * alike_ranges_cost_alike). */
 typedef struct range_cost {
     double fwd_s, bwd_s;            /* incl. recompute and exposed TP comm */
     double compute_s;               /* GEMMs, attention, element-wise (fwd + bwd) */

@@ -224,6 +224,9 @@ bool activation_gated(activation a);               /* 3-matrix MLP */
  * span (window, chunk) included -- what the cost, the placement's cost
  * tables and --show-inputs' grouping of consecutive layers compare. */
 bool layer_spec_same(const layer_spec *a, const layer_spec *b);
+/* Whether layers [a, a + n) and [b, b + n) of m are alike one by one
+ * (layer_spec_same), both inside the model. */
+bool model_layers_same(const model *m, int a, int b, int n);
 /* Adds a note (printf-style; dropped when MODEL_NOTES_MAX are there). */
 void model_note(model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "HF config.json (llama)", "planner JSON". */

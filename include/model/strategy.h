@@ -192,6 +192,13 @@ int strategy_stage_members(const strategy *s, int i, int *group, int *gpus, int 
  * Returns -1 for a rank or chunk out of range. */
 int strategy_chunk_layers(const strategy *s, int layers, int rank, int chunk, int *first_layer);
 
+/* strategy_chunk_layers() for chunks from .. from+chunks-1 of rank `rank`
+ * at once (the rule's sums over the ranks found once): chunk from+k's
+ * count (or -1) into n[k] and its first layer (0 where the count is -1)
+ * into first_layer[k]. */
+void strategy_rank_chunks(const strategy *s, int layers, int rank, int from, int chunks, int *n,
+                          int *first_layer);
+
 /* Sets s's stages (group, tp, dp as given) to the account-for-embedding-
  * and-loss split of `layers` decoder layers over s->pp ranks and s->vpp
  * chunks, with both flags on.  0, or -1 when (layers + 2) % (pp vpp) != 0

@@ -255,10 +255,14 @@ void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_gen
 
 double model_flops_per_step(const model *m, int gbs, int seq_len)
 {
-    double per_token = tf_logits_flops_per_token(m);
+    double per_token = tf_logits_flops_per_token(m), layer = 0;
     int i;
-    for (i = 0; i < m->layers; i++)
-        per_token += tf_layer_flops_per_token(m, &m->layer[i], seq_len);
+    for (i = 0; i < m->layers; i++) {
+        /* a layer like the one before costs the same: not found again */
+        if (i == 0 || !layer_spec_same(&m->layer[i], &m->layer[i - 1]))
+            layer = tf_layer_flops_per_token(m, &m->layer[i], seq_len);
+        per_token += layer;
+    }
     return 3.0 * per_token * (double)gbs * seq_len;
 }
 

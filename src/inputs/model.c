@@ -61,6 +61,16 @@ bool layer_spec_same(const layer_spec *a, const layer_spec *b)
            a->window == b->window && a->chunk == b->chunk;
 }
 
+bool model_layers_same(const model *m, int a, int b, int n)
+{
+    if (a < 0 || b < 0 || a + n > m->layers || b + n > m->layers)
+        return false;
+    for (int k = 0; k < n && a != b; k++)
+        if (!layer_spec_same(&m->layer[a + k], &m->layer[b + k]))
+            return false;
+    return true;
+}
+
 bool activation_gated(activation a)
 {
     return a == ACT_SWIGLU || a == ACT_GEGLU;

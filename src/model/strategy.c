@@ -109,12 +109,26 @@ const char *recompute_name(recompute_mode r)
     return "unknown";
 }
 
-int strategy_chunk_layers(const strategy *s, int layers, int rank, int chunk, int *first_layer)
+/* What the stage split's chunks of rank `rank` start after (vpp > 1, no
+ * layout or accounting flags): the layers of one round of chunks (every
+ * rank's n_layers / vpp) and of the ranks before it in a round. */
+static void chunk_rounds(const strategy *s, int pp, int vpp, int rank, int *per_round,
+                         int *before)
 {
-    int pp = s->pp > 0 ? s->pp : 1, vpp = s->vpp > 0 ? s->vpp : 1;
-    int r, n = 0, first = 0;
-    if (rank < 0 || rank >= pp || rank >= STRATEGY_MAX_STAGES || chunk < 0 || chunk >= vpp)
-        return -1;
+    *per_round = *before = 0;
+    for (int r = 0; r < pp; r++) {
+        *per_round += s->stage[r].n_layers / vpp;
+        if (r < rank)
+            *before += s->stage[r].n_layers / vpp;
+    }
+}
+
+/* strategy_chunk_layers() for a rank and chunk in range, with the stage
+ * split's rounds (chunk_rounds) given where they apply. */
+static int chunk_layers(const strategy *s, int layers, int pp, int vpp, int rank, int chunk,
+                        int per_round, int before, int *first_layer)
+{
+    int n = 0, first = 0;
     if (s->layout) {
         int idx = chunk * pp + rank;
         if (idx >= STRATEGY_MAX_CHUNKS)
@@ -133,18 +147,44 @@ int strategy_chunk_layers(const strategy *s, int layers, int rank, int chunk, in
     } else {
         /* chunk c of every rank holds that rank's n_layers / vpp; the
          * chunks run round by round (all ranks' chunk 0, then chunk 1 ...) */
-        int per_round = 0, before = 0;
-        for (r = 0; r < pp; r++) {
-            per_round += s->stage[r].n_layers / vpp;
-            if (r < rank)
-                before += s->stage[r].n_layers / vpp;
-        }
         first = chunk * per_round + before;
         n = s->stage[rank].n_layers / vpp;
     }
     if (first_layer != NULL)
         *first_layer = first;
     return n;
+}
+
+/* Whether the stage split's rounds apply (chunk_layers' last case). */
+static bool uses_rounds(const strategy *s, int vpp)
+{
+    return !s->layout && !s->account_embedding && !s->account_loss && vpp > 1;
+}
+
+int strategy_chunk_layers(const strategy *s, int layers, int rank, int chunk, int *first_layer)
+{
+    int pp = s->pp > 0 ? s->pp : 1, vpp = s->vpp > 0 ? s->vpp : 1, per_round = 0, before = 0;
+    if (rank < 0 || rank >= pp || rank >= STRATEGY_MAX_STAGES || chunk < 0 || chunk >= vpp)
+        return -1;
+    if (uses_rounds(s, vpp))
+        chunk_rounds(s, pp, vpp, rank, &per_round, &before);
+    return chunk_layers(s, layers, pp, vpp, rank, chunk, per_round, before, first_layer);
+}
+
+void strategy_rank_chunks(const strategy *s, int layers, int rank, int from, int chunks, int *n,
+                          int *first_layer)
+{
+    int pp = s->pp > 0 ? s->pp : 1, vpp = s->vpp > 0 ? s->vpp : 1, per_round = 0, before = 0;
+    bool in_range = rank >= 0 && rank < pp && rank < STRATEGY_MAX_STAGES;
+    if (in_range && uses_rounds(s, vpp))
+        chunk_rounds(s, pp, vpp, rank, &per_round, &before);
+    for (int k = 0; k < chunks; k++) {
+        int c = from + k;
+        first_layer[k] = 0;
+        n[k] = in_range && c >= 0 && c < vpp
+                   ? chunk_layers(s, layers, pp, vpp, rank, c, per_round, before, &first_layer[k])
+                   : -1;
+    }
 }
 
 int strategy_split_account(strategy *s, int layers, int group)

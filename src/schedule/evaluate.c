@@ -95,9 +95,12 @@ static double grad_reduce_bytes(const model *m, const gpu_spec *gpu, const strat
 static double stage_block_params(const model *m, const stage_spec *st)
 {
     double block = 0;
-    for (int i = st->first_layer; i < st->first_layer + st->n_layers && i < m->layers; i++)
+    for (int i = st->first_layer; i < st->first_layer + st->n_layers && i < m->layers; i++) {
+        if (i > st->first_layer && layer_spec_same(&m->layer[i], &m->layer[i - 1]))
+            continue;   /* like the layer before: no larger */
         if (tf_layer_params(m, i) > block)
             block = tf_layer_params(m, i);
+    }
     return block;
 }
 
@@ -155,6 +158,19 @@ double cost_schedule_simulate(const cost_schedule *in, double *rank_end_s, sched
                                 in->p2p_s, in->p2p_wrap_s, rank_end_s, events);
 }
 
+/* One layer range costed in this evaluation (rank_range): the range's
+ * cost is a function of its layers' specs, the end-stage flags, the node
+ * group and the TP degree alone (cost_layer_range_on; the strategy, model
+ * and parameters are the evaluation's), so a pipeline's chunks over like
+ * layers are costed once. */
+#define RANGE_MEMO_MAX 4
+typedef struct range_memo {
+    const node_group *ng;
+    int tp, first, n;
+    bool first_stage, last_stage;
+    range_cost rc;
+} range_memo;
+
 /* The state of one evaluation (on the caller's stack, about 80 KiB): the
  * inputs, each rank's costs as they are found, and the step-wide maxima. */
 typedef struct eval_state {
@@ -177,6 +193,8 @@ typedef struct eval_state {
     double fc[COST_CHUNKS_MAX], bc[COST_CHUNKS_MAX];
     const cost_ep_span *eps;    /* the member being costed of a stage spanning
                                    groups: its EP groups (else NULL) */
+    range_memo memo[RANGE_MEMO_MAX];
+    int n_memo, next_memo;      /* entries filled; the one to replace next */
 } eval_state;
 
 static void eval_init(eval_state *x, const model *m, const cluster *c, const cost_params *p,
@@ -188,6 +206,7 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
     x->s = s;
     x->out = out;
     x->eps = NULL;
+    x->n_memo = x->next_memo = 0;
     x->param_exp = x->opt = x->overhead = x->peak_flops = 0;
     x->pp = s->pp > 0 ? s->pp : 1;
     x->v = s->vpp > 0 ? s->vpp : 1;
@@ -219,6 +238,36 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
     out->gpus = strategy_gpus(s);
 }
 
+/* Layers [first, first + n) on node group ng at TP degree tp into *part
+ * (cost_layer_range_on; a member of a stage spanning groups:
+ * cost_layer_range_member), or a like range's cost already found in this
+ * evaluation (range_memo). */
+static void rank_range(eval_state *x, const node_group *ng, int tp, int first, int n,
+                       bool first_stage, bool last_stage, range_cost *part)
+{
+    range_memo *e;
+    if (x->eps != NULL) {
+        cost_layer_range_member(x->m, x->c, ng, x->eps, x->p, x->s, tp, first, n, first_stage,
+                                last_stage, part);
+        return;
+    }
+    for (int k = 0; k < x->n_memo; k++) {
+        e = &x->memo[k];
+        if (e->ng == ng && e->tp == tp && e->n == n && e->first_stage == first_stage &&
+            e->last_stage == last_stage && model_layers_same(x->m, e->first, first, n)) {
+            *part = e->rc;
+            return;
+        }
+    }
+    cost_layer_range_on(x->m, ng, x->p, x->c->stack, x->s, tp, first, n, first_stage,
+                        last_stage, part);
+    e = &x->memo[x->next_memo];
+    *e = (range_memo){ng, tp, first, n, first_stage, last_stage, *part};
+    x->next_memo = (x->next_memo + 1) % RANGE_MEMO_MAX;
+    if (x->n_memo < RANGE_MEMO_MAX)
+        x->n_memo++;
+}
+
 /* Rank i's layers, chunk by chunk (strategy_chunk_layers' rule: the
  * embedding in rank 0's chunk 0, the output layer and loss in rank pp-1's
  * last), summed into *r; per-chunk times into fc/bc when chunked, each
@@ -231,18 +280,13 @@ static bool rank_layers(eval_state *x, int i, const node_group *ng, int tp, rang
     const int v = x->v, pp = x->pp;
     bool act_uneven = false;
     double peak = 0;
+    int cn[COST_CHUNKS_MAX], cfirst[COST_CHUNKS_MAX];
     memset(r, 0, sizeof *r);
+    strategy_rank_chunks(x->s, x->m->layers, i, 0, v, cn, cfirst);
     for (int j = 0; j < v; j++) {
         range_cost part;
-        int first = 0, n = strategy_chunk_layers(x->s, x->m->layers, i, j, &first);
-        if (n < 0)
-            n = 0;
-        if (x->eps != NULL)
-            cost_layer_range_member(x->m, x->c, ng, x->eps, x->p, x->s, tp, first, n,
-                                    i == 0 && j == 0, i == pp - 1 && j == v - 1, &part);
-        else
-            cost_layer_range_on(x->m, ng, x->p, x->c->stack, x->s, tp, first, n,
-                                i == 0 && j == 0, i == pp - 1 && j == v - 1, &part);
+        int first = cfirst[j], n = cn[j] < 0 ? 0 : cn[j];
+        rank_range(x, ng, tp, first, n, i == 0 && j == 0, i == pp - 1 && j == v - 1, &part);
         range_cost_add_work(r, &part);
         r->params += part.params;
         r->expert_params += part.expert_params;

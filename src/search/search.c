@@ -1194,12 +1194,14 @@ static bool known_not_to_fit(const block_lists *b, dead_table *dead, int vi, int
 /* The most layers a (virtual) pipeline chunk of x->s holds. */
 static int chunk_layers_max(const search_ctx *x)
 {
-    int most = 0;
+    int most = 0, n[64], first[64];
     for (int r = 0; r < x->s.pp && r < STRATEGY_MAX_STAGES; r++)
-        for (int c = 0; c < x->s.vpp; c++) {
-            int n = strategy_chunk_layers(&x->s, x->m->layers, r, c, NULL);
-            if (n > most)
-                most = n;
+        for (int c = 0; c < x->s.vpp; c += 64) {
+            int k = x->s.vpp - c < 64 ? x->s.vpp - c : 64;
+            strategy_rank_chunks(&x->s, x->m->layers, r, c, k, n, first);
+            while (k-- > 0)
+                if (n[k] > most)
+                    most = n[k];
         }
     return most;
 }
