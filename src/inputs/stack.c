@@ -59,7 +59,9 @@
  *     torch.distributed.pipelining schedules including interleaved 1F1B,
  *     context parallelism (ring attention over SDPA), full and selective
  *     activation checkpointing, torchao float8; attention by SDPA's flash
- *     kernels.  No ZeRO-1 (the distributed optimizer's kind).  Its memory
+ *     kernels, FlashAttention-2 (STACK_ATTN_SDPA_FA2; its ring attention's
+ *     time: layer_cost.c cp_torch_exchange).  No ZeRO-1 (the distributed
+ *     optimizer's kind).  Its memory
  *     (stack_memory, cost/memory.c): torchtitan's op-level selective
  *     checkpointing, the loss on fp32-upcast logits in eager PyTorch (loss
  *     parallel at tp > 1), FSDP2's root module kept gathered, the
