@@ -1210,6 +1210,44 @@ START_TEST(sdpa_fa2_attention_on_hopper)
 }
 END_TEST
 
+/* torchtitan's eager Llama block (layer_cost.c eager_extra_bytes): the
+ * fixture's layer made Llama-style (RMSNorm, RoPE, SwiGLU at f 49,152, 8
+ * K/V heads), tp 1, seq 2048, mbs 1, no recompute, on pytorch-fsdp2 without
+ * torch.compile, moves per token 64 x 12,288 (the two eager RMSNorms) +
+ * 16 x (12,288 + 1,024) (RoPE in fp32) + 2 x (2 x 1,024 + 2 x 12,288)
+ * (repeat_kv) + 4 x 12,288 (the output's transpose copy) + 4 x 49,152
+ * (silu and the product apart) = 1,298,432 B more than the fused kernels,
+ * 2,659,188,736 B for 2,048 tokens, in 20 more kernels: the forward that
+ * much slower at the HBM rate, the backward twice it; compiled, or on
+ * megatron-core, nothing. */
+START_TEST(eager_blocks_by_hand)
+{
+    fixture f;
+    gen_constants k;
+    strategy s = make(1, 1, 4, 1, 1, 64, false, RECOMPUTE_NONE, 1);
+    range_cost eager, compiled, core;
+    double x;
+    setup(&f);
+    f.m.norm = NORM_RMSNORM;
+    f.m.position = POS_ROPE;
+    f.m.act = ACT_SWIGLU;
+    f.layers[0].kv_heads = 8;
+    s.stage[0] = (stage_spec){0, 0, 96, 1, 4};
+    cost_constants(&k, &f.p, STACK_PYTORCH_FSDP2, GEN_AMPERE);
+    x = 2659188736.0 / (f.g.gpu.hbm_bytes_per_s * k.hbm_eff) + 20 * k.kernel_s;
+    f.c.stack = STACK_PYTORCH_FSDP2;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &eager);
+    f.m.torch_compile = true;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &compiled);
+    ck_assert_rel(eager.fwd_s - compiled.fwd_s, x, 1e-9);
+    ck_assert_rel(eager.bwd_s - compiled.bwd_s, 2 * x, 1e-9);
+    f.m.torch_compile = false;
+    f.c.stack = STACK_MEGATRON_CORE;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &core);
+    ck_assert_rel(core.fwd_s - compiled.fwd_s, 0, 1e-12);
+}
+END_TEST
+
 /* PyTorch's ring attention in time (layer_cost.c cp_torch_exchange; torch
  * 2.5-2.6 _attention.py as torchtitan runs it).  The fixture's layer with 8
  * K/V heads at seq 32768, tp 1, cp 4 on one DGX A100: 8,192 tokens a rank,
@@ -1452,6 +1490,7 @@ int main(void)
     tcase_add_test(tc, cp_memory_by_hand);
     tcase_add_test(tc, cp_torch_ring_by_hand);
     tcase_add_test(tc, sdpa_fa2_attention_on_hopper);
+    tcase_add_test(tc, eager_blocks_by_hand);
     tcase_add_test(tc, layer_buffers_apart_from_loss);
     tcase_add_test(tc, overlap_share_by_link);
     tcase_add_test(tc, megatron_rules);

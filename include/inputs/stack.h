@@ -169,6 +169,13 @@ bool stack_zero3_syncs_each_backward(const stack_spec *st);
  * torchao's Float8Linear (no TE), the other stacks have no FP8 recipe. */
 bool stack_te_weight_cache(const stack_spec *st);
 
+/* Whether the stack runs a decoder block's element-wise work as separate
+ * eager PyTorch ops unless the block is compiled (model.torch_compile):
+ * pytorch-fsdp2 (torchtitan's Llama blocks, training.compile off by
+ * default; layer_cost.c eager_extra_bytes); the Megatron stacks and
+ * DeepSpeed's Megatron models run fused kernels (false). */
+bool stack_eager_blocks(const stack_spec *st);
+
 /* Whether each of a pipeline stage's tp ranks sends 1/tp of the activation
  * crossing a stage boundary (else the whole of it), `sp` the strategy's
  * sequence parallelism.  The tensor a stage hands on is the residual stream

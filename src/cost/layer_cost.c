@@ -894,6 +894,45 @@ static double mx_wgrad_regather_s(const model *m, const comm_link *tpl, const st
     return 2.0 * (comm_allgather_s(tpl, tp, elems) + k->kernel_s);
 }
 
+/* HBM bytes one dense layer's forward moves beyond the fused kernels
+ * tf_layer_elementwise_bytes counts, per micro-batch on one GPU, when a
+ * stack runs the block as eager PyTorch ops (stack_eager_blocks, not
+ * compiled), from torchtitan 9dec370's Llama block (models/llama/model.py,
+ * models/norms.py), 16-bit activations, fp32 4 B:
+ *   RMSNorm (norm_type "rmsnorm", the default): x.float() (2 + 4), pow(2)
+ *     (4 + 4), mean (4), x * rsqrt (4 + 4), type_as (4 + 2), * weight
+ *     (2 + 2): 36 B an element against the fused 4, two norms: 64 h (/ tp
+ *     with SP); LayerNorm models: torch's layer_norm is one kernel (0);
+ *   apply_rotary_emb: float() (2 + 4), the complex product (4 + 4),
+ *     type_as (4 + 2): 20 B against 4 over q and k: 16 (q + kv) / tp;
+ *   repeat_kv (expand + reshape: a copy) of K and V to the query heads,
+ *     2 (2 kv + 2 q) / tp where kv_heads < heads (SDPA gets no GQA);
+ *   the attention output's transpose(1, 2).contiguous(): 4 q / tp;
+ *   F.silu(w1(x)) * w3(x): silu (2 + 2) and the product (4 + 2), 10 f
+ *     against the fused 6 f: 4 f / tp for gated MLPs.
+ * The residual adds are the fused count's bias-dropout-adds (6 h each).
+ * Llama 3.1 8B: 262,144 + 81,920 + 20,480 + 16,384 + 57,344 = 438,272 B a
+ * token, 2.3x the fused 188,416.  The backward pays twice it, as the fused
+ * count's (layer_cost); dense layers only (no MoE block in torchtitan
+ * 9dec370). */
+#define EAGER_EXTRA_KERNELS 20
+static double eager_extra_bytes(const model *m, const layer_spec *l, double tokens, int tp,
+                                bool sp)
+{
+    double t = tp > 0 ? tp : 1, q = (double)l->heads * l->head_dim / t;
+    double kv = (double)l->kv_heads * l->head_dim / t, b = 0;
+    if (m->norm == NORM_RMSNORM)
+        b += 2.0 * 32.0 * l->hidden / (sp ? t : 1.0);
+    if (m->position == POS_ROPE)
+        b += 16.0 * (q + kv);
+    if (l->kv_heads < l->heads)
+        b += 2.0 * (2.0 * kv + 2.0 * q);
+    b += 4.0 * q;
+    if (activation_gated(m->act))
+        b += 4.0 * l->ffn_hidden / t;
+    return b * tokens;
+}
+
 /* Cost of one decoder layer for one micro-batch on one GPU, recomputed as
  * `mode` says (full recompute's chosen layers: RECOMPUTE_FULL, the others
  * of a block recompute: RECOMPUTE_NONE). */
@@ -917,6 +956,10 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
                                    tf_layer_elementwise_bytes(m, l, tokens, tp, s->sp), 6) +
                   moe_sort_chunks_s(m, l, gpu, k, s, tokens, tp, ep, etp);
     double cast_f = 0, cast_b = 0;
+    if (stack_eager_blocks(stack_get(stack)) && !m->torch_compile &&
+        !(l->moe && m->moe.experts > 0))
+        elem += compute_memory_s(gpu, k, eager_extra_bytes(m, l, tokens, tp, s->sp),
+                                 EAGER_EXTRA_KERNELS);
     double fwd, bwd, tpf = 0, tpb = 0, cpf = 0, cpb = 0, epf = 0, epb = 0, rec = 0;
 
     if (fmt == PEAK_FP8 || fmt == PEAK_FP4) {

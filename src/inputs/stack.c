@@ -198,6 +198,11 @@ bool stack_te_weight_cache(const stack_spec *st)
     return st != NULL && st->id == STACK_MEGATRON_CORE;
 }
 
+bool stack_eager_blocks(const stack_spec *st)
+{
+    return st != NULL && st->id == STACK_PYTORCH_FSDP2;
+}
+
 bool stack_p2p_splits_tp(const stack_spec *st, bool sp)
 {
     switch (st != NULL ? st->id : STACK_MEGATRON_CORE) {
