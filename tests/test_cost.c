@@ -850,6 +850,52 @@ START_TEST(moe_alltoall_sort_chunks_by_hand)
 }
 END_TEST
 
+/* The softmax's exponentials (compute.c compute_attention_exp_factor):
+ * 16-bit tensor FLOPs per clock and SM over MUFU.EX2 ops, Hopper 4,096 /
+ * 16 = 256, Blackwell 8,192 / 16 = 512, Blackwell Ultra 8,192 / 32 = 256;
+ * a score costs 2 (qk + v) forward FLOPs: 256 at head_dim 64, 512 at 128,
+ * 640 for DeepSeek-V3's MLA (192 + 128; tf_attention_score_flops).  So
+ * the forward waits 512 / 256 = 2x on B200 at head_dim 64, not on GB300 or
+ * H100, nor at 128 or MLA; H100 at head_dim 32 (128 FLOPs) 2x; A100 not
+ * modelled.  A GPT-3 layer recut into 192 heads of 64 on B200, against the
+ * same layer on a B200 labelled Hopper (Blackwell's constants): the
+ * forward grows by the causal half of the attention FLOPs once more,
+ * F / 2 / (2.25 PFLOP/s x attn_eff); the backward is unchanged. */
+START_TEST(attention_exp_bound_by_hand)
+{
+    fixture f;
+    range_cost b, h;
+    strategy s = make(1, 1, 8, 1, 1, 64, false, RECOMPUTE_NONE, 1);
+    double fl;
+    model mla;
+    setup(&f);
+    memset(&mla, 0, sizeof mla);
+    mla.mla = (model_mla){1536, 512, 128, 64, 128};
+    ck_assert_double_eq(tf_attention_score_flops(&mla, &(layer_spec){7168, 128, 128, 192, 0,
+                                                                     true, 0, 0}), 640.0);
+    ck_assert_double_eq(tf_attention_score_flops(NULL, &(layer_spec){2880, 64, 8, 64, 0, true,
+                                                                     0, 0}), 256.0);
+    ck_assert_double_eq(compute_attention_exp_factor(catalog_find("B200"), 256.0), 2.0);
+    ck_assert_double_eq(compute_attention_exp_factor(catalog_find("GB200"), 512.0), 1.0);
+    ck_assert_double_eq(compute_attention_exp_factor(catalog_find("B200"), 640.0), 1.0);
+    ck_assert_double_eq(compute_attention_exp_factor(catalog_find("GB300"), 256.0), 1.0);
+    ck_assert_double_eq(compute_attention_exp_factor(catalog_find("H100-SXM"), 256.0), 1.0);
+    ck_assert_double_eq(compute_attention_exp_factor(catalog_find("H100-SXM"), 128.0), 2.0);
+    ck_assert_double_eq(compute_attention_exp_factor(&f.g.gpu, 256.0), 1.0);
+    for (int i = 0; i < 96; i++)
+        f.layers[i] = (layer_spec){12288, 192, 192, 64, 49152, false, 0, 0};
+    f.g.gpu = *catalog_find("B200");
+    f.p.gen[GEN_HOPPER] = f.p.gen[GEN_BLACKWELL];
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &b);
+    f.g.gpu.gen = GEN_HOPPER;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &h);
+    fl = tf_attention_flops(&f.m, &f.layers[0], 1, 2048, 1, 1);
+    ck_assert_rel(fl, 4.0 * 2048 * 2048 * 12288, 1e-12);
+    ck_assert_rel(b.fwd_s - h.fwd_s, fl / 2 / (2250e12 * f.p.gen[GEN_BLACKWELL].attn_eff), 1e-9);
+    ck_assert_double_eq(b.bwd_s, h.bwd_s);
+}
+END_TEST
+
 /* Expert tensor parallelism (Megatron-Core core_v0.15.0 moe/token_dispatcher.py
  * MoEAlltoAllTokenDispatcher, moe/experts.py): Qwen3-30B-A3B's MoE layer
  * (h 2048, 128 experts of ffn 768, top 8, SwiGLU, no biases) at mbs 1, seq
@@ -1484,6 +1530,7 @@ int main(void)
     tcase_add_test(tc, moe_alltoall_volume_and_overlap);
     tcase_add_test(tc, moe_etp_by_hand);
     tcase_add_test(tc, moe_alltoall_sort_chunks_by_hand);
+    tcase_add_test(tc, attention_exp_bound_by_hand);
     tcase_add_test(tc, moe_etp_weights_monotone);
     tcase_add_test(tc, shared_expert_overlap_by_hand);
     tcase_add_test(tc, cp_exchange_by_hand);

@@ -33,6 +33,15 @@ double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format 
 double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
                            double flops);
 
+/* Flash attention's forward runs one softmax exponential per score, on the
+ * SM's special-function units, beside the tensor cores' 2 (qk + v) FLOPs
+ * per score (score_flops: tf_attention_score_flops): where the tensor
+ * cores do more FLOPs per clock than score_flops per exponential the
+ * units can take, the forward waits on them.  The factor (>= 1) by which
+ * the forward's time grows, at the kernel's same achieved fraction of
+ * either pipe; 1 where the generation's ratio is not known here. */
+double compute_attention_exp_factor(const gpu_spec *gpu, double score_flops);
+
 /* FP8/FP4 recipes: Transformer Engine's quantization of each GEMM's
  * 16-bit input (forward: the activation A, m x k; backward: the output
  * gradient, m x n) into the low-precision copies its forward and backward

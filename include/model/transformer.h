@@ -77,6 +77,11 @@ double tf_gemm_flops(const tf_gemm *g, int n);
 double tf_attention_flops(const model *m, const layer_spec *l, double seqs, int seq, int cp,
                           int tp);
 
+/* Forward FLOPs of core attention per score (one query-key pair):
+ * 2 qk for QK^T and 2 v for PV, v = qk but with multi-latent attention's
+ * v_head_dim (m may be NULL). */
+double tf_attention_score_flops(const model *m, const layer_spec *l);
+
 /* Bytes read and written by one layer's memory-bound kernels in the forward
  * pass on one GPU (norms, bias-dropout-add, activation function, RoPE), 16-bit
  * elements.  Parts outside the TP region are divided by tp only with SP. */

@@ -18,7 +18,10 @@
  * (compute_sustained_flops); memory-bound kernels and MFU's peak do not.
  * Attention: FlashAttention-2 style kernels at attn_eff x peak; causal masks
  * skip half the work; the backward re-computes the scores and does five
- * matmuls to the forward's two (2.5x).  Element-wise kernels and the
+ * matmuls to the forward's two (2.5x).  The forward waits on the softmax's
+ * exponentials where a score carries fewer FLOPs than the tensor cores do
+ * per exponential the SFUs take (compute_attention_exp_factor: Blackwell
+ * below head_dim 128).  Element-wise kernels and the
  * optimizer are HBM-bound.
  * Invariant: every term grows with work and falls with peak or bandwidth.
  */
@@ -67,6 +70,35 @@ double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_for
     /* FlashAttention runs its matmuls at 16-bit even in FP8 recipes */
     peak_format f = low_precision(fmt) ? PEAK_BF16 : fmt;
     return 0.5 * flops / (compute_sustained_flops(gpu, f) * k->attn_eff) + k->kernel_s;
+}
+
+/* Dense 16-bit tensor-core FLOPs per clock and SM over the special-function
+ * units' exponentials (MUFU.EX2) per clock and SM.  Hopper: 4,096 / 16
+ * (H100 SXM 989 TFLOP/s dense over 132 SMs at 1.83 GHz; 16 MUFU ops per
+ * clock and SM); Blackwell: 8,192 / 16 -- B200's 16-bit tensor throughput
+ * is 2.25x H100's while its SFUs are unchanged at 16 per clock and SM, so
+ * its attention forward is bound by the exponential at head_dim 128 and
+ * below (Zadouri, Hoehnerbach, Shah, Liu, Thakkar, Dao 2026,
+ * "FlashAttention-4", arXiv 2603.05451); Blackwell Ultra doubles the SFUs'
+ * MUFU.EX2 throughput (NVIDIA technical blog "Making Softmax More
+ * Efficient with NVIDIA Blackwell Ultra", 2026): 8,192 / 32.  Other
+ * generations: not known here (no bound). */
+static double tensor_flops_per_exp(gpu_generation gen)
+{
+    switch (gen) {
+    case GEN_HOPPER: return 256.0;
+    case GEN_BLACKWELL: return 512.0;
+    case GEN_BLACKWELL_ULTRA: return 256.0;
+    case GEN_VOLTA: case GEN_TURING: case GEN_AMPERE: case GEN_ADA: case GEN_CDNA2:
+    case GEN_CDNA3: case GEN_COUNT: break;
+    }
+    return 0;
+}
+
+double compute_attention_exp_factor(const gpu_spec *gpu, double score_flops)
+{
+    double r = tensor_flops_per_exp(gpu->gen);
+    return score_flops > 0 && r > score_flops ? r / score_flops : 1.0;
 }
 
 /* Bytes moved per element quantized: the 16-bit input read (2) and the

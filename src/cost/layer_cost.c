@@ -9,9 +9,12 @@
  *     + the TP/SP collectives (comm.c; hidden behind the GEMMs with
  *     tp_comm_overlap, cost_overlapped); the embedding on the first stage,
  *     the output layer, logits and loss on the last;
- *   backward = 2 x the forward's GEMMs (flash attention: ATTN_BWD_RATIO;
- *     a windowed layer's FP8 attention over every causal key,
- *     attention_bwd_s) +
+ *   (the attention forward at its exponentials' pace where the SFUs bind,
+ *   compute_attention_exp_factor);
+ *   backward = 2 x the forward's GEMMs (flash attention: ATTN_BWD_RATIO x
+ *     the forward at the tensor cores' pace -- its five matmuls carry 10 hd
+ *     FLOPs per exponential; a windowed layer's FP8 attention over every
+ *     causal key, attention_bwd_s) +
  *     the same TP traffic + the re-forward of recomputation (full:
  *     everything; selective: core attention);
  *   MoE layers (expert parallelism ep, expert tensor parallelism etp): the
@@ -950,8 +953,10 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     int ep = s->ep > 0 ? s->ep : 1, etp = s->etp > 1 ? s->etp : 1;
     int ngm = tf_layer_gemms_ep(m, l, tokens, tp, ep, etp, g);
     double gemm = compute_gemms_s(gpu, k, fmt, eb, g, ngm);
-    double attn = compute_attention_s(gpu, k, fmt,
-                                      tf_attention_flops(m, l, s->mbs, s->seq_len, cp, tp));
+    double attn_flops = tf_attention_flops(m, l, s->mbs, s->seq_len, cp, tp);
+    double xf = compute_attention_exp_factor(gpu, tf_attention_score_flops(m, l));
+    double attn_tc = compute_attention_s(gpu, k, fmt, attn_flops);   /* the tensor cores' pace */
+    double attn = xf > 1.0 ? compute_attention_s(gpu, k, fmt, attn_flops * xf) : attn_tc;
     double elem = compute_memory_s(gpu, k,
                                    tf_layer_elementwise_bytes(m, l, tokens, tp, s->sp), 6) +
                   moe_sort_chunks_s(m, l, gpu, k, s, tokens, tp, ep, etp);
@@ -967,7 +972,9 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
         cast_b = compute_fp8_cast_s(gpu, k, m->prec, g, ngm, true);
     }
     fwd = gemm + attn + elem + cast_f;
-    bwd = 2.0 * gemm + attention_bwd_s(m, l, s, gpu, k, fmt, cp, tp, attn) + 2.0 * elem + cast_b;
+    bwd = 2.0 * gemm +
+          attention_bwd_s(m, l, s, gpu, k, fmt, cp, tp, attn_tc) +
+          2.0 * elem + cast_b;
 
     if (tp > 1) {
         /* forward: two all-reduces (SP: all-gather + reduce-scatter pairs,

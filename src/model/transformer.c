@@ -177,6 +177,11 @@ static double attention_pv_share(const model *m, const layer_spec *l)
     return ((double)l->head_dim + m->mla.v_head_dim) / (2.0 * l->head_dim);
 }
 
+double tf_attention_score_flops(const model *m, const layer_spec *l)
+{
+    return 4.0 * l->head_dim * attention_pv_share(m, l);
+}
+
 double tf_attention_flops(const model *m, const layer_spec *l, double seqs, int seq, int cp,
                           int tp)
 {
