@@ -195,7 +195,7 @@ void cost_params_default(cost_params *p)
 
 /* The unfitted constants: where `planner crossval` starts each fold's fit,
  * the centre its prior pulls toward and what a fold falls back to (a
- * refused fit, a fit that ends above its start).  The defaults above were
+ * refused fit).  The defaults above were
  * fitted on the whole public corpus, so a fold that started from them
  * would have seen the source it leaves out (docs/validation.md, "Leave one
  * source out").  None of these values comes from the corpus; one value per

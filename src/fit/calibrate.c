@@ -20,7 +20,11 @@
  * relative changes.  LAPACKE_dgelsd (column-major, workspace from
  * pl_malloc) solves it; the runs' unpublished knobs are then re-chosen by the
  * search with the new constants and the linearization repeated until the
- * strategies and values no longer move (a linearized fixed point).  When
+ * strategies and values no longer move (a linearized fixed point).  Each
+ * step goes only as far as it lowers the objective with the strategies
+ * re-chosen at the new constants (a backtracking line search,
+ * fit_iteration: the search's discrete choices make a full step able to
+ * raise it), so the objective never rises from one iteration to the next.  When
  * the data were produced by the model itself, the first iteration on the
  * right piece recovers the constants exactly.
  * Refused (exit 1): fewer runs than parameters; a parameter named with
@@ -123,6 +127,7 @@ static const param_field k_fields[] = {
 #define MIN_EFFECT 0.01
 #define ZERO_COLUMN 1e-9        /* column norm below this x the largest: unexercised */
 #define CONVERGED_REL 1e-9      /* largest relative change of a variable */
+#define CONVERGED_PRED 1e-12    /* predicted decrease of the objective, relative to it */
 #define CALIB_RUNS_PER_PARAM 3  /* with a prior: runs per fitted constant */
 
 static bool field_in_scope(int f, int g)
@@ -532,7 +537,7 @@ typedef struct fit_state {
     int m;              /* runs in the fit */
     int *idx;           /* their indices in set */
     plan *pl;           /* their current strategies */
-    strategy *prev;     /* the previous iteration's */
+    plan *keep;         /* theirs at the iterate, during a line search */
     double *t;          /* measured step times */
     double *A, *Acopy, *b, *c0;
     evaluation *ev;     /* scratch */
@@ -553,7 +558,7 @@ static void fit_state_free(fit_state *s)
 {
     pl_free(s->idx);
     pl_free(s->pl);
-    pl_free(s->prev);
+    pl_free(s->keep);
     pl_free(s->t);
     pl_free(s->A);
     pl_free(s->Acopy);
@@ -787,15 +792,9 @@ typedef struct fit_ctx {
     double scale[CALIB_MAX_PARAMS];     /* column scales */
     calib_param *bad;                   /* a default-list parameter to drop */
     double *bad_value;
+    double obj;                         /* fit_objective at the current iterate */
+    bool stalled;                       /* no step along the last direction helped */
 } fit_ctx;
-
-/* The best admissible iterate so far, by the true (re-searched) error. */
-typedef struct best_iterate {
-    int it, n;
-    double rms;
-    cost_params p;
-    double sv[CALIB_MAX_PARAMS];
-} best_iterate;
 
 /* Allocates the fit state's arrays for the runs of `set`. */
 static planner_status fit_state_alloc(fit_state *s, const validation_set *set,
@@ -806,7 +805,7 @@ static planner_status fit_state_alloc(fit_state *s, const validation_set *set,
     if (set->n > 0) {
         s->idx = pl_calloc((size_t)set->n, sizeof *s->idx);
         s->pl = pl_calloc((size_t)set->n, sizeof *s->pl);
-        s->prev = pl_calloc((size_t)set->n, sizeof *s->prev);
+        s->keep = pl_calloc((size_t)set->n, sizeof *s->keep);
         s->t = pl_calloc((size_t)set->n, sizeof *s->t);
         s->b = pl_calloc((size_t)set->n + CALIB_MAX_PARAMS, sizeof *s->b);
         s->c0 = pl_calloc((size_t)set->n, sizeof *s->c0);
@@ -816,7 +815,7 @@ static planner_status fit_state_alloc(fit_state *s, const validation_set *set,
                              sizeof *s->Acopy);
     }
     s->ev = pl_malloc(sizeof *s->ev);
-    if (s->ev == NULL || (set->n > 0 && (s->idx == NULL || s->pl == NULL || s->prev == NULL ||
+    if (s->ev == NULL || (set->n > 0 && (s->idx == NULL || s->pl == NULL || s->keep == NULL ||
                                          s->t == NULL || s->b == NULL || s->c0 == NULL ||
                                          s->A == NULL || s->Acopy == NULL)))
         return error_oom(err);
@@ -943,6 +942,33 @@ static planner_status rank_error(fit_ctx *c, const calib_fit *f, int rank, plann
                      c->s.m, rank, n, f->condition, list[0] ? list : "?");
 }
 
+/* The prior's deviation d_j of fitted value x from its start x0 (in the
+ * fitted variables; add_prior): ln(x / x0), or (x - x0) / typical where x
+ * or x0 is not positive. */
+static double prior_dev(const calib_param *cp, double x, double x0)
+{
+    return x > 0 && x0 > 0 ? log(x / x0) : (x - x0) / k_fields[cp->field].typical;
+}
+
+/* The fit's objective at p: the runs' squared relative step-time errors
+ * (their strategies as last predicted, s->pl) plus the prior's w^2 sum_j
+ * d_j^2 over the fitted constants (add_prior's rows). */
+static double fit_objective(const fit_ctx *c, const calib_fit *f, const cost_params *p)
+{
+    const fit_state *s = &c->s;
+    double sum = 0, w = c->opt->prior;
+    for (int i = 0; i < s->m; i++) {
+        double e = s->pl[i].e.step_time_s / s->t[i] - 1.0;
+        sum += e * e;
+    }
+    for (int j = 0; w > 0 && j < f->n_params; j++) {
+        const calib_param *cp = &f->param[j];
+        double d = prior_dev(cp, to_var(cp, calib_param_get(p, cp)), to_var(cp, f->start[j]));
+        sum += w * w * d * d;
+    }
+    return sum;
+}
+
 /* The prior (calib_options.prior = w > 0): n rows below the m runs' rows
  * of the system in s->A, so that the solve minimizes
  *   sum_i (relative step-time error of run i)^2 + w^2 sum_j d_j^2,
@@ -965,13 +991,9 @@ static void add_prior(fit_ctx *c, const calib_fit *f, const cost_params *p)
         double typical = k_fields[cp->field].typical, coef, rhs;
         for (i = 0; i < m; i++)
             s->Acopy[i + (size_t)j * M] = s->A[i + (size_t)j * m];
-        if (x > 0 && x0 > 0) {
-            coef = w * c->scale[j] / x;
-            rhs = w * (1.0 - log(x / x0));
-        } else {
-            coef = w * c->scale[j] / typical;
-            rhs = w * x0 / typical;
-        }
+        /* the row w d_j linearized at x: coef z_j - rhs, z_j = x_j / scale_j */
+        coef = w * c->scale[j] / (x > 0 && x0 > 0 ? x : typical);
+        rhs = coef * (x / c->scale[j]) - w * prior_dev(cp, x, x0);
         for (k = 0; k < n; k++)
             s->Acopy[m + k + (size_t)j * M] = k == j ? coef : 0.0;
         s->b[m + j] = rhs;
@@ -979,10 +1001,13 @@ static void add_prior(fit_ctx *c, const calib_fit *f, const cost_params *p)
 }
 
 /* Solves the linearized system at p: the new variables in y, the largest
- * relative move in *move.  Refuses too few runs (without a prior), rank
+ * relative move in *move, and in *pred the decrease of the objective the
+ * linearization predicts for the full step (c->obj, the objective at p,
+ * less the least-squares residual: dgelsd leaves it in the right-hand
+ * side's rows beyond n).  Refuses too few runs (without a prior), rank
  * deficiency and a non-positive inverse efficiency. */
 static planner_status solve_step(fit_ctx *c, calib_fit *f, const cost_params *p, double *y,
-                                 double *move, planner_error *err)
+                                 double *move, double *pred, planner_error *err)
 {
     fit_state *s = &c->s;
     int j, rank = 0, n = f->n_params;
@@ -1008,6 +1033,9 @@ static planner_status solve_step(fit_ctx *c, calib_fit *f, const cost_params *p,
     f->condition = f->sv[n - 1] > 0 ? f->sv[0] / f->sv[n - 1] : INFINITY;
     if (rank < n)
         return rank_error(c, f, rank, err);
+    *pred = c->obj;
+    for (j = n; j < s->m + (c->opt->prior > 0 ? n : 0); j++)
+        *pred -= s->b[j] * s->b[j];
     *move = 0;
     for (j = 0; j < n; j++) {
         double x_old = to_var(&f->param[j], calib_param_get(p, &f->param[j]));
@@ -1031,36 +1059,46 @@ static planner_status solve_step(fit_ctx *c, calib_fit *f, const cost_params *p,
     return PLANNER_OK;
 }
 
-/* Whether every fitted value of p lies in its range (the plausible one for
- * the default list). */
-static bool admissible(const fit_ctx *c, const calib_fit *f, const cost_params *p)
+/* The backtracking line search (Nocedal & Wright, Numerical Optimization,
+ * 2nd ed., 2006, Algorithm 3.1 with the sufficient-decrease condition
+ * (3.4), applied to the Gauss-Newton direction as in their section 10.3's
+ * damped Gauss-Newton method; the same safeguard as Marquardt's, SIAM J.
+ * Appl. Math. 11(2), 1963, which accepts a step only if it lowers the sum
+ * of squares): the full step first, halved at most LS_HALVINGS times. */
+#define LS_HALVINGS 5
+#define ARMIJO_C 1e-4   /* the fraction of the predicted decrease a step must achieve */
+
+/* Sets the fitted values of p to x + alpha (y - x) (in the fitted
+ * variables; x: their values at the start of the iteration). */
+static void set_trial(const calib_fit *f, cost_params *p, const double *x, const double *y,
+                      double alpha)
 {
-    bool ok = true;
-    int j;
-    for (j = 0; j < f->n_params; j++) {
-        double v = calib_param_get(p, &f->param[j]);
-        if ((c->auto_list ? plausible_check(&f->param[j], v, NULL)
-                          : calib_param_check(&f->param[j], v, NULL)) != PLANNER_OK)
-            ok = false;
-    }
-    return ok;
+    for (int j = 0; j < f->n_params; j++)
+        calib_param_set(p, &f->param[j], from_var(&f->param[j], x[j] + alpha * (y[j] - x[j])));
 }
 
-/* Iteration `it`: linearize at *p, solve, move *p, re-choose the runs'
- * strategies.  Sets f->converged when nothing moves any more; offers the
- * iterate to *best otherwise. */
+/* Iteration `it`: linearize at *p (the runs' strategies as predicted at
+ * *p), solve for the Gauss-Newton step, and move *p along it as far as
+ * the objective, with every run's strategy re-chosen at the trial point,
+ * decreases enough (the line search above).  The objective is therefore
+ * non-increasing over the iterations: the search's discrete choices make
+ * it piecewise smooth, and a full step that switches strategies can raise
+ * it.  Sets f->converged when the step no longer moves anything, and
+ * c->stalled when no shortened step lowers the objective (*p is then left
+ * where it was). */
 static planner_status fit_iteration(fit_ctx *c, calib_fit *f, int it, cost_params *p,
-                                    best_iterate *best, planner_error *err)
+                                    planner_error *err)
 {
     fit_state *s = &c->s;
-    double y[CALIB_MAX_PARAMS], move = 0, rms = 0;
-    bool changed = false;
+    double x[CALIB_MAX_PARAMS], y[CALIB_MAX_PARAMS], move = 0, pred = 0, alpha = 1.0;
+    cost_params p0;
     planner_status st;
-    int i, j, n;
+    int i, j, k, n;
 
     linearize(s, f, p, c->scale);
     if ((st = drop_unexercised(c, f, err)) != PLANNER_OK)
         return st;
+    n = f->n_params;
     /* with a prior every direction is determined (toward the defaults):
      * every exercised constant stays, each moving as far as the runs ask */
     if (it == 1 && c->auto_list && c->opt->prior > 0)
@@ -1068,37 +1106,46 @@ static planner_status fit_iteration(fit_ctx *c, calib_fit *f, int it, cost_param
     if (it == 1 && c->auto_list && c->opt->prior <= 0 &&
         (st = keep_determined(s, f, c->named, c->scale, err)) != PLANNER_OK)
         return st;
-    if ((st = solve_step(c, f, p, y, &move, err)) != PLANNER_OK)
+    /* a constant dropped above leaves its share of the step times out of
+     * the right-hand side (c0 = T - a.x): linearize the kept list alone */
+    if (f->n_params != n)
+        linearize(s, f, p, c->scale);
+    if (it == 1)
+        c->obj = fit_objective(c, f, p);
+    if ((st = solve_step(c, f, p, y, &move, &pred, err)) != PLANNER_OK)
         return st;
-    n = f->n_params;
-    for (j = 0; j < n; j++)
-        calib_param_set(p, &f->param[j], from_var(&f->param[j], y[j]));
     f->iterations = it;
-    /* new strategies for the new constants */
-    for (i = 0; i < s->m; i++)
-        s->prev[i] = s->pl[i].s;
-    if ((st = predict_all(s, p, err)) != PLANNER_OK) {
-        if (err->file[0] == '\0')
-            snprintf(err->file, sizeof err->file, "%s", c->file);
-        return st;
-    }
-    for (i = 0; i < s->m; i++) {
-        double e = s->pl[i].e.step_time_s / s->t[i] - 1.0;
-        rms += e * e;
-        if (!knobs_equal(&s->prev[i], &s->pl[i].s))
-            changed = true;
-    }
-    if (!changed && move < CONVERGED_REL) {
-        f->converged = true;
+    if (move < CONVERGED_REL || pred <= CONVERGED_PRED * c->obj) {
+        f->converged = true;    /* a linearized fixed point */
         return PLANNER_OK;
     }
-    if (admissible(c, f, p) && (best->it == 0 || rms < best->rms)) {
-        best->it = it;
-        best->rms = rms;
-        best->p = *p;
-        best->n = n;
-        memcpy(best->sv, f->sv, sizeof best->sv);
+    for (j = 0; j < f->n_params; j++)
+        x[j] = to_var(&f->param[j], calib_param_get(p, &f->param[j]));
+    p0 = *p;
+    memcpy(s->keep, s->pl, (size_t)s->m * sizeof *s->pl);
+    for (k = 0; k <= LS_HALVINGS; k++, alpha *= 0.5) {
+        double obj;
+        set_trial(f, p, x, y, alpha);
+        if ((st = predict_all(s, p, err)) != PLANNER_OK) {
+            if (err->file[0] == '\0')
+                snprintf(err->file, sizeof err->file, "%s", c->file);
+            return st;
+        }
+        /* the slope of the objective along the step is -2 pred (the
+         * Gauss-Newton model's decrease, solve_step) */
+        obj = fit_objective(c, f, p);
+        if (obj <= c->obj - ARMIJO_C * 2.0 * alpha * pred) {
+            c->obj = obj;
+            for (i = 0; i < s->m && knobs_equal(&s->keep[i].s, &s->pl[i].s); i++)
+                ;
+            if (i == s->m && alpha * move < CONVERGED_REL)
+                f->converged = true;
+            return PLANNER_OK;
+        }
     }
+    *p = p0;
+    memcpy(s->pl, s->keep, (size_t)s->m * sizeof *s->pl);
+    c->stalled = true;
     return PLANNER_OK;
 }
 
@@ -1155,26 +1202,6 @@ static planner_status residuals(calib_fit *f, const fit_state *s, planner_error 
     return PLANNER_OK;
 }
 
-/* The fit's objective at p: the runs' squared relative step-time errors
- * (their strategies as last predicted, s->pl) plus the prior's w^2 sum_j
- * ln(x_j / x0_j)^2 over the fitted constants (add_prior's terms). */
-static double fit_objective(const fit_ctx *c, const calib_fit *f, const cost_params *p)
-{
-    const fit_state *s = &c->s;
-    double sum = 0, w = c->opt->prior;
-    for (int i = 0; i < s->m; i++) {
-        double e = s->pl[i].e.step_time_s / s->t[i] - 1.0;
-        sum += e * e;
-    }
-    for (int j = 0; w > 0 && j < f->n_params; j++) {
-        double x = to_var(&f->param[j], calib_param_get(p, &f->param[j]));
-        double x0 = to_var(&f->param[j], f->start[j]);
-        if (x > 0 && x0 > 0)
-            sum += w * w * log(x / x0) * log(x / x0);
-    }
-    return sum;
-}
-
 /* One fit of the parameter list less the `n_excl` in `excl`.  When the
  * fit of a parameter the user did not name leaves its range, *bad is that
  * parameter (else bad->field is -1) and the fit is refused as absurd. */
@@ -1185,17 +1212,14 @@ static planner_status fit_once(calib_fit *f, const validation_set *set, const bo
 {
     fit_ctx c;
     bool gen_used[SCOPE_COUNT] = {false};
-    best_iterate best;
     cost_params p = *start;
     planner_status st;
     int j, it;
-    double start_obj;
 
     bad->field = -1;          /* no parameter to blame unless a fit is absurd */
     bad->gen = -1;
     memset(f, 0, sizeof *f);
     memset(&c, 0, sizeof c);
-    memset(&best, 0, sizeof best);
     f->fitted = *start;
     c.opt = opt;
     c.auto_list = opt->params == NULL;
@@ -1211,33 +1235,19 @@ static planner_status fit_once(calib_fit *f, const validation_set *set, const bo
     exclude_params(f, c.named, excl, n_excl);
     for (j = 0; j < f->n_params; j++)
         f->start[j] = calib_param_get(start, &f->param[j]);
-    start_obj = fit_objective(&c, f, &p);
 
-    for (it = 1; it <= (opt->max_iter > 0 ? opt->max_iter : 1) && !f->converged; it++)
-        if ((st = fit_iteration(&c, f, it, &p, &best, err)) != PLANNER_OK)
+    for (it = 1; it <= (opt->max_iter > 0 ? opt->max_iter : 1) && !f->converged && !c.stalled;
+         it++)
+        if ((st = fit_iteration(&c, f, it, &p, err)) != PLANNER_OK)
             goto cleanup;
-    if (!f->converged && best.it > 0) {
-        /* the strategies keep switching (the search's choice flips with the
-         * constants): keep the iterate with the lowest error */
+    /* the objective never rose: the last iterate is the best one */
+    if (c.stalled)
+        note(f, "stopped after %d iteration%s: no step along the Gauss-Newton direction, down "
+             "to 1/%d of it, lowers the objective (the runs' strategies switch under it)",
+             f->iterations, f->iterations == 1 ? "" : "s", 1 << LS_HALVINGS);
+    else if (!f->converged)
         note(f, "not converged after %d iterations (the runs' strategies keep changing); "
-             "kept iteration %d, the one with the lowest RMS error", f->iterations, best.it);
-        p = best.p;
-        if (best.n == f->n_params)
-            memcpy(f->sv, best.sv, sizeof best.sv);
-        if ((st = predict_all(&c.s, &p, err)) != PLANNER_OK)
-            goto cleanup;
-    }
-    /* Gauss-Newton over the search's discrete choices may end where the
-     * objective is higher than at the start (the runs' strategies switched
-     * under it): a fit that does not lower its own objective keeps the
-     * start */
-    if (f->n_params > 0 && fit_objective(&c, f, &p) > start_obj) {
-        note(f, "the fit did not lower the runs' error below the start's (objective %.4g, "
-             "start %.4g): kept the start", fit_objective(&c, f, &p), start_obj);
-        p = *start;
-        if ((st = predict_all(&c.s, &p, err)) != PLANNER_OK)
-            goto cleanup;
-    }
+             "kept the last, the lowest objective", f->iterations);
     if ((st = check_ranges(&c, f, &p, err)) != PLANNER_OK)
         goto cleanup;
     f->fitted = p;
