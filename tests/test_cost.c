@@ -1256,6 +1256,18 @@ START_TEST(sdpa_fa2_attention_on_hopper)
 }
 END_TEST
 
+/* The fixture made Llama-style for the pytorch-fsdp2 tests: RMSNorm, RoPE,
+ * SwiGLU, layer 0 with 8 K/V heads, s's one stage over all 96 layers. */
+static void setup_llama_style(fixture *f, strategy *s)
+{
+    setup(f);
+    f->m.norm = NORM_RMSNORM;
+    f->m.position = POS_ROPE;
+    f->m.act = ACT_SWIGLU;
+    f->layers[0].kv_heads = 8;
+    s->stage[0] = (stage_spec){0, 0, 96, 1, 4};
+}
+
 /* torchtitan's eager Llama block (layer_cost.c eager_extra_bytes): the
  * fixture's layer made Llama-style (RMSNorm, RoPE, SwiGLU at f 49,152, 8
  * K/V heads), tp 1, seq 2048, mbs 1, no recompute, on pytorch-fsdp2 without
@@ -1273,12 +1285,7 @@ START_TEST(eager_blocks_by_hand)
     strategy s = make(1, 1, 4, 1, 1, 64, false, RECOMPUTE_NONE, 1);
     range_cost eager, compiled, core;
     double x;
-    setup(&f);
-    f.m.norm = NORM_RMSNORM;
-    f.m.position = POS_ROPE;
-    f.m.act = ACT_SWIGLU;
-    f.layers[0].kv_heads = 8;
-    s.stage[0] = (stage_spec){0, 0, 96, 1, 4};
+    setup_llama_style(&f, &s);
     cost_constants(&k, &f.p, STACK_PYTORCH_FSDP2, GEN_AMPERE);
     x = 2659188736.0 / (f.g.gpu.hbm_bytes_per_s * k.hbm_eff) + 20 * k.kernel_s;
     f.c.stack = STACK_PYTORCH_FSDP2;
@@ -1291,6 +1298,43 @@ START_TEST(eager_blocks_by_hand)
     f.c.stack = STACK_MEGATRON_CORE;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &core);
     ck_assert_rel(core.fwd_s - compiled.fwd_s, 0, 1e-12);
+}
+END_TEST
+
+/* torchtitan's op-level selective checkpointing in time (layer_cost.c
+ * op_sac_rerun_s): the Llama-style layer of eager_blocks_by_hand, compiled,
+ * tp 1, 2,048 tokens, bf16.  The policy saves SDPA and the odd-numbered mm
+ * (wq, wv, w1, w2), so the backward re-runs wk (2,048 x 1,024 x 12,288:
+ * 1/14 of the fused QKV's 2,048 x 14,336 x 12,288), wo (2,048 x 12,288 x
+ * 12,288), w3 (2,048 x 49,152 x 12,288: half the fused fc1's 98,304) and
+ * the forward's element-wise kernels, not the attention; Megatron's
+ * selective (core_attn) re-runs the attention alone. */
+START_TEST(op_sac_rerun_by_hand)
+{
+    fixture f;
+    gen_constants k;
+    strategy s = make(1, 1, 4, 1, 1, 64, false, RECOMPUTE_SELECTIVE, 1);
+    range_cost op, mc;
+    tf_gemm qkv = {2048, 14336, 12288, 1}, wo = {2048, 12288, 12288, 1};
+    tf_gemm fc1 = {2048, 98304, 12288, 1};
+    double rerun, attn;
+    setup_llama_style(&f, &s);
+    f.m.torch_compile = true;
+    cost_constants(&k, &f.p, STACK_PYTORCH_FSDP2, GEN_AMPERE);
+    rerun = compute_gemms_s(&f.g.gpu, &k, PEAK_BF16, 2, &qkv, 1) / 14.0 +
+            compute_gemms_s(&f.g.gpu, &k, PEAK_BF16, 2, &wo, 1) +
+            0.5 * compute_gemms_s(&f.g.gpu, &k, PEAK_BF16, 2, &fc1, 1) +
+            compute_memory_s(&f.g.gpu, &k, tf_layer_elementwise_bytes(&f.m, &f.layers[0], 2048, 1,
+                                                                      false), 6);
+    f.c.stack = STACK_PYTORCH_FSDP2;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &op);
+    ck_assert_rel(op.recompute_s, rerun, 1e-9);
+    f.c.stack = STACK_MEGATRON_CORE;
+    cost_constants(&k, &f.p, STACK_MEGATRON_CORE, GEN_AMPERE);
+    attn = compute_attention_s(&f.g.gpu, &k, PEAK_BF16,
+                               tf_attention_flops(&f.m, &f.layers[0], 1, 2048, 1, 1));
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &mc);
+    ck_assert_rel(mc.recompute_s, attn, 1e-9);
 }
 END_TEST
 
@@ -1538,6 +1582,7 @@ int main(void)
     tcase_add_test(tc, cp_torch_ring_by_hand);
     tcase_add_test(tc, sdpa_fa2_attention_on_hopper);
     tcase_add_test(tc, eager_blocks_by_hand);
+    tcase_add_test(tc, op_sac_rerun_by_hand);
     tcase_add_test(tc, layer_buffers_apart_from_loss);
     tcase_add_test(tc, overlap_share_by_link);
     tcase_add_test(tc, megatron_rules);

@@ -430,6 +430,39 @@ static double selective_rerun_s(const model *m, const layer_spec *l, const strat
     return rec;
 }
 
+/* The forward time torchtitan's op-level selective checkpointing re-runs in
+ * a dense layer's backward (stack_memory.selective STACK_SEL_OP_POLICY;
+ * 9dec370 parallelize_llama.py _apply_ac_to_transformer_block, "op" mode):
+ * every op re-runs but those _custom_policy saves -- SDPA, the
+ * reduce-scatters, and each mm whose forward count is odd (wq, wk, wv,
+ * wo, w1, w3, w2 in order: wq, wv, w1 and w2 saved, as memory_op_sac_bytes
+ * keeps) -- so wk, wo and w3 re-run (a GeLU MLP: wk, wo, w2): of the fused
+ * GEMMs (tf_layer_gemms_ep) K's kv / (q + 2 kv) of QKV, the output
+ * projection, half a gated fc1 (else fc2); every element-wise op (`elem`:
+ * norms, RoPE, activation, adds, and an eager block's extra passes); the
+ * SP all-gathers, half the forward's TP collectives; not the attention.
+ * In an FP8 recipe each re-run Linear casts its input again (torchao's
+ * Float8Linear quantizes per call): wk's and w3's the block's h-wide
+ * normed inputs, wo's the q-wide attention output (w2's f-wide input for a
+ * GeLU MLP), at compute_fp8_cast_bytes a element.  Megatron's selective
+ * recompute re-runs the core attention instead (selective_rerun_s). */
+static double op_sac_rerun_s(const model *m, const layer_spec *l, const gpu_spec *gpu,
+                             const gen_constants *k, const tf_gemm *g, double elem, double tpf)
+{
+    peak_format fmt = precision_peak(m->prec);
+    int eb = precision_bytes(m->prec);
+    double q = (double)l->heads * l->head_dim, kv = (double)l->kv_heads * l->head_dim;
+    bool gated = activation_gated(m->act);
+    double mlp = gated ? 0.5 * compute_gemms_s(gpu, k, fmt, eb, g + 2, 1)
+                       : compute_gemms_s(gpu, k, fmt, eb, g + 3, 1);
+    double casts = 0;
+    if (fmt == PEAK_FP8 || fmt == PEAK_FP4)
+        casts = compute_memory_s(gpu, k, compute_fp8_cast_bytes(gpu, m->prec) * g[0].m *
+                                 (g[0].k + g[1].k + (gated ? g[2].k : g[3].k)), 3);
+    return kv / (q + 2.0 * kv) * compute_gemms_s(gpu, k, fmt, eb, g, 1) +
+           compute_gemms_s(gpu, k, fmt, eb, g + 1, 1) + mlp + casts + elem + 0.5 * tpf;
+}
+
 /* Activation bytes one layer keeps for its backward, per micro-batch on one
  * GPU: transformer.c's count (Korthikanti et al. 2022 with flash attention:
  * LN inputs, the QKV / proj / fc1 / fc2 GEMM inputs, Q K V and the
@@ -1006,6 +1039,10 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     bwd += 2.0 * moe_host_fwd_s(m, l, s, k);   /* dgrad + wgrad */
     if (mode == RECOMPUTE_FULL)
         rec = fwd + tpf + cpf + epf;
+    else if (mode == RECOMPUTE_SELECTIVE &&
+             stack_get(stack)->memory.selective == STACK_SEL_OP_POLICY &&
+             !(l->moe && m->moe.experts > 0) && m->mla.kv_lora_rank <= 0)
+        rec = op_sac_rerun_s(m, l, gpu, k, g, elem, tpf);
     else if (mode == RECOMPUTE_SELECTIVE)
         rec = selective_rerun_s(m, l, s, gpu, k, tp, g, attn, tpf);
     rc->fwd_s += fwd + tpf + cpf + epf;
