@@ -39,6 +39,34 @@ static cluster *yaml_cluster(const char *text)
     return c;
 }
 
+/* A model on a mixed cluster with the default cost parameters: the tests'
+ * setup (mixed_case_init takes over the cluster). */
+typedef struct {
+    run_spec run;
+    model *m;
+    cluster *c;
+    cost_params p;
+} mixed_case;
+
+static void mixed_case_init(mixed_case *q, const char *model_path, cluster *c)
+{
+    q->m = tu_model_load(model_path, &q->run);
+    q->c = c;
+    cost_params_default(&q->p);
+}
+
+static void mixed_case_free(mixed_case *q)
+{
+    cluster_free(q->c);
+    model_free(q->m);
+}
+
+/* AMP's GPT-2 on its 3 x p3.8xlarge + 1 x g4dn.12xlarge (12 V100 + 4 T4). */
+static void amp_case_init(mixed_case *q)
+{
+    mixed_case_init(q, "configs/amp-gpt2.json", tu_cluster_load("clusters/amp-3xp3-1xg4dn.yaml"));
+}
+
 /* One stage, tp 1, dp 16, sequence seq_len, on group g alone (mix NULL) or
  * spanning mix. */
 static void one_stage(strategy *s, const model *m, int seq_len, int g, const stage_mix *mix,
@@ -230,26 +258,22 @@ START_TEST(amp_every_layout_evaluates)
     /* AMP's space on 16 GPUs: tp in {1, 2, 4} (one node), pp x dp the rest;
      * every combination now has feasible candidates (pp 1 and 2 had none:
      * their stages span the p3 and g4dn groups) */
-    run_spec run;
-    model *m = tu_model_load("configs/amp-gpt2.json", &run);
+    mixed_case q;
     planner_error err = PLANNER_ERROR_INIT;
-    cluster *c = NULL;
-    cost_params p;
     int combos = 0;
-    ck_assert(cluster_load(&c, "clusters/amp-3xp3-1xg4dn.yaml", &err) == PLANNER_OK);
-    cost_params_default(&p);
+    amp_case_init(&q);
     for (int tp = 1; tp <= 4; tp *= 2)
         for (int pp = 1; tp * pp <= 16; pp *= 2) {
             search_options o;
             search_result r;
             search_options_default(&o);
-            o.gbs = run.global_batch;
-            o.seq_len = run.seq_len;
+            o.gbs = q.run.global_batch;
+            o.seq_len = q.run.seq_len;
             o.top_n = 1;
             o.fix.tp = tp;
             o.fix.pp = pp;
             o.fix.dp = 16 / (tp * pp);
-            ck_assert_int_eq(search_run(&r, m, c, &p, &o, &err), PLANNER_OK);
+            ck_assert_int_eq(search_run(&r, q.m, q.c, &q.p, &o, &err), PLANNER_OK);
             ck_assert_msg(r.feasible > 0 && r.n_top == 1 && r.top[0].e.gpus == 16,
                           "tp %d pp %d: %ld feasible", tp, pp, r.feasible);
             if (pp <= 2)   /* a stage must span the groups */
@@ -258,8 +282,7 @@ START_TEST(amp_every_layout_evaluates)
             search_result_free(&r);
         }
     ck_assert_int_eq(combos, 12);
-    cluster_free(c);
-    model_free(m);
+    mixed_case_free(&q);
 }
 END_TEST
 
@@ -269,17 +292,16 @@ END_TEST
  * group's 12 GPUs and that search had no candidate. */
 START_TEST(dp_beyond_largest_group_searched)
 {
-    run_spec run;
-    model *m = tu_model_load("configs/amp-gpt2.json", &run);
-    cluster *c = tu_cluster_load("clusters/amp-3xp3-1xg4dn.yaml");
+    mixed_case q;
     search_result r;
-    ck_assert_int_eq(tu_search(&r, m, &run, c, "tp=1,pp=1,gpus=16", false, 1), PLANNER_OK);
+    amp_case_init(&q);
+    ck_assert_int_eq(tu_search(&r, q.m, &q.run, q.c, "tp=1,pp=1,gpus=16", false, 1),
+                     PLANNER_OK);
     ck_assert_int_eq(r.top[0].s.dp, 16);
     ck_assert_int_eq(r.top[0].s.n_mixes, 1);
     ck_assert(r.top[0].e.feasible);
     search_result_free(&r);
-    cluster_free(c);
-    model_free(m);
+    mixed_case_free(&q);
 }
 END_TEST
 
@@ -316,36 +338,33 @@ static planner_status amp_search(const model *m, const run_spec *run, const clus
  * groups (vpp > 1 and cp > 1 were not searched there). */
 START_TEST(interleaving_and_cp_across_groups)
 {
-    run_spec run;
-    model *m = tu_model_load("configs/amp-gpt2.json", &run);
-    planner_error err = PLANNER_ERROR_INIT;
-    cluster *c = NULL;
+    mixed_case q;
     search_result r1, r2, a, b;
     planner_error rule;
     const strategy *s;
-    ck_assert(cluster_load(&c, "clusters/amp-3xp3-1xg4dn.yaml", &err) == PLANNER_OK);
-    c->stack = STACK_MEGATRON_CORE;
-    ck_assert_int_eq(amp_search(m, &run, c, 4, 2, 1, 1, false, &r1), PLANNER_OK);
-    ck_assert_int_eq(amp_search(m, &run, c, 4, 2, 1, 2, false, &r2), PLANNER_OK);
+    amp_case_init(&q);
+    q.c->stack = STACK_MEGATRON_CORE;
+    ck_assert_int_eq(amp_search(q.m, &q.run, q.c, 4, 2, 1, 1, false, &r1), PLANNER_OK);
+    ck_assert_int_eq(amp_search(q.m, &q.run, q.c, 4, 2, 1, 2, false, &r2), PLANNER_OK);
     s = &r2.top[0].s;
     ck_assert_int_eq(s->vpp, 2);
     ck_assert_int_ge(s->n_mixes, 1);
-    ck_assert_int_eq(strategy_check(m, s, tu_err(&rule)), PLANNER_OK);
+    ck_assert_int_eq(strategy_check(q.m, s, tu_err(&rule)), PLANNER_OK);
     ck_assert_int_eq(s->stage[0].n_layers, 3);
     ck_assert_int_eq(s->stage[1].n_layers, 21);
     ck_assert(s->layout);
-    ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 0, 0, NULL), 2);
-    ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 0, 1, NULL), 1);
-    ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 1, 0, NULL), 11);
-    ck_assert_int_eq(strategy_chunk_layers(s, m->layers, 1, 1, NULL), 10);
+    ck_assert_int_eq(strategy_chunk_layers(s, q.m->layers, 0, 0, NULL), 2);
+    ck_assert_int_eq(strategy_chunk_layers(s, q.m->layers, 0, 1, NULL), 1);
+    ck_assert_int_eq(strategy_chunk_layers(s, q.m->layers, 1, 0, NULL), 11);
+    ck_assert_int_eq(strategy_chunk_layers(s, q.m->layers, 1, 1, NULL), 10);
     ck_assert_int_eq(r1.top[0].s.stage[0].n_layers, 3);
     ck_assert(r2.top[0].e.feasible && r1.top[0].e.feasible);
     ck_assert_double_lt(r2.top[0].e.time.bubble_s, r1.top[0].e.time.bubble_s);
     search_result_free(&r1);
     search_result_free(&r2);
     /* vpp searched: pruned == exhaustive */
-    ck_assert_int_eq(amp_search(m, &run, c, -1, 2, 1, -1, false, &a), PLANNER_OK);
-    ck_assert_int_eq(amp_search(m, &run, c, -1, 2, 1, -1, true, &b), PLANNER_OK);
+    ck_assert_int_eq(amp_search(q.m, &q.run, q.c, -1, 2, 1, -1, false, &a), PLANNER_OK);
+    ck_assert_int_eq(amp_search(q.m, &q.run, q.c, -1, 2, 1, -1, true, &b), PLANNER_OK);
     ck_assert(a.candidates <= b.candidates);
     ck_assert_msg(memcmp(&a.top[0].s, &b.top[0].s, sizeof a.top[0].s) == 0,
                   "pruned tp%d vpp%d mbs%d, exhaustive tp%d vpp%d mbs%d", a.top[0].s.tp,
@@ -353,16 +372,15 @@ START_TEST(interleaving_and_cp_across_groups)
     search_result_free(&a);
     search_result_free(&b);
     /* cp 2 over the 16 GPUs */
-    ck_assert_int_eq(amp_search(m, &run, c, -1, 1, 2, -1, false, &r1), PLANNER_OK);
+    ck_assert_int_eq(amp_search(q.m, &q.run, q.c, -1, 1, 2, -1, false, &r1), PLANNER_OK);
     s = &r1.top[0].s;
     ck_assert_int_eq(s->cp, 2);
     ck_assert_int_eq(s->n_mixes, 1);
     ck_assert_int_eq(s->mix[0].n, 2);
     ck_assert(r1.top[0].e.time.cp_comm_s > 0);
-    ck_assert_int_eq(strategy_check(m, s, tu_err(&rule)), PLANNER_OK);
+    ck_assert_int_eq(strategy_check(q.m, s, tu_err(&rule)), PLANNER_OK);
     search_result_free(&r1);
-    cluster_free(c);
-    model_free(m);
+    mixed_case_free(&q);
 }
 END_TEST
 
@@ -371,35 +389,29 @@ START_TEST(dp_and_ilp_agree_on_mixed_stage)
     /* pp 2, tp 1, dp 8 on p3 then g4dn: stage 1 is 4 V100 + 4 T4; one
      * micro-batch per step (mbs 4), so the ILP's fill objective is its
      * bottleneck alone and both solvers must reach the same one */
-    run_spec run;
-    model *m = tu_model_load("configs/amp-gpt2.json", &run);
-    planner_error err = PLANNER_ERROR_INIT;
-    cluster *c = NULL;
-    cost_params p;
+    mixed_case q;
     placement pl = {2, {{0, 0, 0}, {1, 0, 0}}, true, 2};
     strategy s[2];
     evaluation e[2];
     planner_error why;
     double worst[2] = {0, 0};
-    ck_assert(cluster_load(&c, "clusters/amp-3xp3-1xg4dn.yaml", &err) == PLANNER_OK);
-    cost_params_default(&p);
+    amp_case_init(&q);
     for (int k = 0; k < 2; k++) {
-        placer *pc = placer_new(m, c, &p, k == 1, 5.0);
-        two_stages(&s[k], run.seq_len, 1, 8, 4);
+        placer *pc = placer_new(q.m, q.c, &q.p, k == 1, 5.0);
+        two_stages(&s[k], q.run.seq_len, 1, 8, 4);
         ck_assert_msg(placer_place(pc, &pl, &s[k], tu_err(&why)) == PLANNER_OK, "%s",
                       why.msg);
         placer_free(pc);
         ck_assert_int_eq(s[k].n_mixes, 1);
         ck_assert_int_eq(s[k].mix[0].stage, 1);
-        ck_assert_int_eq(s[k].stage[0].n_layers + s[k].stage[1].n_layers, m->layers);
-        evaluate(m, c, &p, &s[k], &e[k]);
+        ck_assert_int_eq(s[k].stage[0].n_layers + s[k].stage[1].n_layers, q.m->layers);
+        evaluate(q.m, q.c, &q.p, &s[k], &e[k]);
         for (int i = 0; i < 2; i++)
             worst[k] = fmax(worst[k], e[k].stage_fwd_s[i] + e[k].stage_bwd_s[i]);
     }
     ck_assert_msg(fabs(worst[0] - worst[1]) <= 1e-9 * worst[0], "dp %.9f s, ilp %.9f s",
                   worst[0], worst[1]);
-    cluster_free(c);
-    model_free(m);
+    mixed_case_free(&q);
 }
 END_TEST
 
@@ -425,26 +437,11 @@ static cluster *ha_cluster(int hn, int an, bool fast)
     return yaml_cluster(yaml);
 }
 
-/* Qwen3-30B-A3B (128 experts, top 8) on ha_cluster(hn, an, false), with
- * the default cost parameters: the expert-parallel tests' setup. */
-typedef struct {
-    run_spec run;
-    model *m;
-    cluster *c;
-    cost_params p;
-} qwen_ha;
-
-static void qwen_ha_init(qwen_ha *q, int hn, int an)
+/* Qwen3-30B-A3B (128 experts, top 8) on ha_cluster(hn, an, false): the
+ * expert-parallel tests' setup. */
+static void qwen_ha_init(mixed_case *q, int hn, int an)
 {
-    q->m = tu_model_load("configs/qwen3-30b-a3b.json", &q->run);
-    q->c = ha_cluster(hn, an, false);
-    cost_params_default(&q->p);
-}
-
-static void qwen_ha_free(qwen_ha *q)
-{
-    cluster_free(q->c);
-    model_free(q->m);
+    mixed_case_init(q, "configs/qwen3-30b-a3b.json", ha_cluster(hn, an, false));
 }
 
 /* An EP group of 16 ranks, 8 on an H100 node and 8 on an A100 node
@@ -507,7 +504,7 @@ END_TEST
  * all-to-all runs on their own NVLink. */
 START_TEST(ep_stage_paced_by_slow_member)
 {
-    qwen_ha q;
+    mixed_case q;
     stage_mix mix = {0, 2, {0, 1, 0, 0}, {8, 8, 0, 0}};
     strategy s;
     evaluation ea, em;
@@ -546,7 +543,7 @@ START_TEST(ep_stage_paced_by_slow_member)
     ck_assert_double_eq(em.stage_memory[0].capacity_bytes,
                         fmin(q.c->group[0].gpu.usable_mem_bytes,
                              q.c->group[1].gpu.usable_mem_bytes));
-    qwen_ha_free(&q);
+    mixed_case_free(&q);
 }
 END_TEST
 
@@ -557,7 +554,7 @@ END_TEST
  * all-to-all overlap. */
 START_TEST(ep_faster_type_never_slower)
 {
-    qwen_ha q;
+    mixed_case q;
     cluster *fast = ha_cluster(2, 2, true);   /* q.c with H100s for its A100s */
     stage_mix mix = {0, 2, {0, 1, 0, 0}, {8, 8, 0, 0}};
     int cases = 0;
@@ -586,7 +583,7 @@ START_TEST(ep_faster_type_never_slower)
             }
     ck_assert_int_eq(cases, 28);
     cluster_free(fast);
-    qwen_ha_free(&q);
+    mixed_case_free(&q);
 }
 END_TEST
 
@@ -596,7 +593,7 @@ END_TEST
  * the same per-member tables) and reach the same bottleneck. */
 START_TEST(ep_dp_and_ilp_agree)
 {
-    qwen_ha q;
+    mixed_case q;
     placement pl = {2, {{0, 0, 0}, {1, 0, 0}}, true, 2};
     strategy s[2];
     evaluation e[2];
@@ -627,7 +624,7 @@ START_TEST(ep_dp_and_ilp_agree)
     ck_assert_msg(fabs(worst[0] - worst[1]) <= 1e-9 * worst[0], "dp %.9f s, ilp %.9f s",
                   worst[0], worst[1]);
     ck_assert_int_eq(s[0].stage[0].n_layers, s[1].stage[0].n_layers);
-    qwen_ha_free(&q);
+    mixed_case_free(&q);
 }
 END_TEST
 
@@ -638,7 +635,7 @@ END_TEST
  * keeps the exhaustive one's winner. */
 START_TEST(ep_searched_across_groups)
 {
-    qwen_ha q;
+    mixed_case q;
     search_result a, b;
     bool ep_seen = false;
     qwen_ha_init(&q, 1, 1);
@@ -658,7 +655,7 @@ START_TEST(ep_searched_across_groups)
     ck_assert_double_eq(a.top[0].e.step_time_s, b.top[0].e.step_time_s);
     search_result_free(&a);
     search_result_free(&b);
-    qwen_ha_free(&q);
+    mixed_case_free(&q);
 }
 END_TEST
 
@@ -668,7 +665,7 @@ END_TEST
  * sits on one type and neither says it. */
 START_TEST(ep_across_types_reported)
 {
-    qwen_ha q;
+    mixed_case q;
     qwen_ha_init(&q, 1, 1);
     q.run.global_batch = 64;
     for (int ep = 8; ep <= 16; ep *= 2) {
@@ -708,7 +705,7 @@ START_TEST(ep_across_types_reported)
         free(script);
         search_result_free(&r);
     }
-    qwen_ha_free(&q);
+    mixed_case_free(&q);
 }
 END_TEST
 
