@@ -129,8 +129,8 @@ START_TEST(power_limited_clock)
     ck_assert_double_eq(t4.clock_fraction, 0.43);
     boost.clock_fraction = 1.0;
     t4.hbm_bytes_per_s = boost.hbm_bytes_per_s = 1e18;
-    a = compute_gemms_s(&boost, &k_round, PEAK_FP16, 2, &gm, 1);
-    b = compute_gemms_s(&t4, &k_round, PEAK_FP16, 2, &gm, 1);
+    a = compute_gemms_s(&boost, &k_round, PREC_FP16, 2, &gm, 1);
+    b = compute_gemms_s(&t4, &k_round, PREC_FP16, 2, &gm, 1);
     ck_assert_rel(b / a, 1.0 / 0.43, 1e-6);     /* operand traffic at 1e18 B/s: ~1e-8 */
     ck_assert_rel(a, 2.0 * 8192.0 * 8192 * 8192 / (65e12 * 0.8), 1e-6);
     ck_assert_double_eq(compute_peak_flops(&t4, PEAK_FP16), 65e12);
@@ -325,12 +325,12 @@ START_TEST(fp8_gemm_faster_not_twice)
     ck_assert_ptr_nonnull(gpu);
     /* FP8: 2 x 8192^3 = 1.0995e12 FLOP / (1978.9e12 x 0.6) = 926.1 us, +
      * 3 x 8192^2 x 1 B / (3350e9 x 0.8) = 75.1 us -> 1,001.2 us */
-    t8 = compute_gemms_s(gpu, &k_round, PEAK_FP8, 1, &g, 1);
+    t8 = compute_gemms_s(gpu, &k_round, PREC_FP8, 1, &g, 1);
     ck_assert_rel(t8, 2.0 * 8192.0 * 8192 * 8192 / (1978.9e12 * 0.6) +
                           3.0 * 8192 * 8192 / (3350e9 * 0.8), 1e-9);
     ck_assert_rel(t8, 1001.2e-6, 1e-3);
     /* BF16: / (989.4e12 x 0.8) = 1,389.1 us + 2-byte operands 150.2 us */
-    t16 = compute_gemms_s(gpu, &k_round, PEAK_BF16, 2, &g, 1);
+    t16 = compute_gemms_s(gpu, &k_round, PREC_BF16, 2, &g, 1);
     ck_assert_rel(t16, 1539.3e-6, 1e-3);
     ck_assert(t8 < t16);
     ck_assert(t8 > 0.5 * t16);
@@ -338,10 +338,29 @@ START_TEST(fp8_gemm_faster_not_twice)
     {
         gpu_spec faster = *gpu;
         faster.peak_flops[PEAK_FP8] *= 1.5;
-        ck_assert(compute_gemms_s(&faster, &k_round, PEAK_FP8, 1, &g, 1) < t8);
+        ck_assert(compute_gemms_s(&faster, &k_round, PREC_FP8, 1, &g, 1) < t8);
         faster.hbm_bytes_per_s *= 2;
-        ck_assert(compute_gemms_s(&faster, &k_round, PEAK_FP8, 1, &g, 1) < t8);
+        ck_assert(compute_gemms_s(&faster, &k_round, PREC_FP8, 1, &g, 1) < t8);
     }
+}
+END_TEST
+
+/* MXFP8 GEMMs on Blackwell run at 0.951 of the per-tensor FP8 rate
+ * (Transformer Engine's GEMM profiling guide, B300: 7.161 against 6.812 ms
+ * for a layer's 12 pre-quantized GEMMs; compute.c MX_GEMM_RATE); on Hopper,
+ * which runs no MX GEMM, the rate is FP8's. */
+START_TEST(mxfp8_gemm_rate_on_blackwell)
+{
+    const gpu_spec *b300 = catalog_find("B300"), *h100 = catalog_find("H100-SXM");
+    ck_assert_ptr_nonnull(b300);
+    ck_assert_ptr_nonnull(h100);
+    ck_assert_rel(compute_gemm_rate(b300, &k_round, PREC_MXFP8),
+                  0.951 * compute_gemm_rate(b300, &k_round, PREC_FP8), 1e-12);
+    ck_assert_rel(compute_gemm_rate(b300, &k_round, PREC_MXFP8), 6.812 / 7.161 *
+                  compute_sustained_flops(b300, PEAK_FP8) * k_round.fp8_gemm_eff, 1e-3);
+    ck_assert_double_eq(compute_gemm_rate(h100, &k_round, PREC_MXFP8),
+                        compute_gemm_rate(h100, &k_round, PREC_FP8));
+    ck_assert_rel(compute_gemm_rate(h100, &k_round, PREC_FP8), 1978.9e12 * 0.6, 1e-9);
 }
 END_TEST
 
@@ -604,6 +623,7 @@ int main(void)
     tcase_add_test(tc, collectives_monotone_in_bandwidth);
     tcase_add_test(tc, boundary_p2p_intra_inter_wrap_hetero);
     tcase_add_test(tc, fp8_gemm_faster_not_twice);
+    tcase_add_test(tc, mxfp8_gemm_rate_on_blackwell);
     tcase_add_test(tc, fp8_layer_between_half_and_bf16);
     tcase_add_test(tc, cp_ring_exposed_fraction);
     tcase_add_test(tc, alltoall_intra_inter);

@@ -492,12 +492,12 @@ START_TEST(selective_mla_up_proj_by_hand)
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &mla);
     ck_assert_rel(mla.act_bytes, none.act_bytes - 4 * 12582912.0, 1e-12);
     ck_assert_rel(mla.act_peak_extra_bytes, 12582912.0, 1e-12);
-    ck_assert_rel(mla.recompute_s, 4 * compute_gemms_s(&f.g.gpu, k, PEAK_BF16, 2, up, 2), 1e-12);
+    ck_assert_rel(mla.recompute_s, 4 * compute_gemms_s(&f.g.gpu, k, PREC_BF16, 2, up, 2), 1e-12);
     ck_assert_rel(mla.bwd_s, none.bwd_s + mla.recompute_s, 1e-12);
     s.recompute_modules = RC_MOD_MLP;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 4, false, false, &mlp);
-    ck_assert(mlp.recompute_s > 4 * compute_gemms_s(&f.g.gpu, k, PEAK_BF16, 2, fc, 2));
-    ck_assert(mlp.recompute_s < 4 * compute_gemms_s(&f.g.gpu, k, PEAK_BF16, 2, fc, 2) * 1.5);
+    ck_assert(mlp.recompute_s > 4 * compute_gemms_s(&f.g.gpu, k, PREC_BF16, 2, fc, 2));
+    ck_assert(mlp.recompute_s < 4 * compute_gemms_s(&f.g.gpu, k, PREC_BF16, 2, fc, 2) * 1.5);
     /* the rule: only with MLA */
     s.recompute_modules = RC_MOD_MLA_UP_PROJ;
     ck_assert_int_eq(knob_rule(&f.m, &s, KNOB_RECOMPUTE_MODULES, NULL), PLANNER_OK);
@@ -1035,7 +1035,7 @@ START_TEST(shared_expert_overlap_by_hand)
     s.shared_expert_overlap = true;
     ck_assert_msg(strategy_check(&f.m, &s, tu_err(&rule)) == PLANNER_OK, "%s", rule.msg);
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
-    sh = compute_gemms_s(&f.g.gpu, k, PEAK_BF16, 2, sg, 2) +
+    sh = compute_gemms_s(&f.g.gpu, k, PREC_BF16, 2, sg, 2) +
          compute_memory_s(&f.g.gpu, k, 3.0 * 2.0 * 4096 * 1536, 1);
     ck_assert_rel(on.ep_comm_s, cost_overlapped(t, sh, k) + cost_overlapped(t, 2.0 * sh, k),
                   1e-12);
@@ -1321,9 +1321,9 @@ START_TEST(op_sac_rerun_by_hand)
     setup_llama_style(&f, &s);
     f.m.torch_compile = true;
     cost_constants(&k, &f.p, STACK_PYTORCH_FSDP2, GEN_AMPERE);
-    rerun = compute_gemms_s(&f.g.gpu, &k, PEAK_BF16, 2, &qkv, 1) / 14.0 +
-            compute_gemms_s(&f.g.gpu, &k, PEAK_BF16, 2, &wo, 1) +
-            0.5 * compute_gemms_s(&f.g.gpu, &k, PEAK_BF16, 2, &fc1, 1) +
+    rerun = compute_gemms_s(&f.g.gpu, &k, PREC_BF16, 2, &qkv, 1) / 14.0 +
+            compute_gemms_s(&f.g.gpu, &k, PREC_BF16, 2, &wo, 1) +
+            0.5 * compute_gemms_s(&f.g.gpu, &k, PREC_BF16, 2, &fc1, 1) +
             compute_memory_s(&f.g.gpu, &k, tf_layer_elementwise_bytes(&f.m, &f.layers[0], 2048, 1,
                                                                       false), 6);
     f.c.stack = STACK_PYTORCH_FSDP2;

@@ -1012,9 +1012,12 @@ START_TEST(published_runs_fp8_guard)
      * residual-dropout masks at the recipes' dropout 0 (the GB200 405B rows
      * fit their recipe's distributed optimizer without recompute), the
      * NVFP4 405B recipes' TP overlap off and the FP8 GEMM efficiencies
-     * refitted.  Bounds half a point above */
-    ck_assert_msg(mape <= 0.069, "FP8 MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
-    ck_assert_msg(worst <= 0.166, "FP8 max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
+     * refitted.  5.8%, 17.2% with MXFP8's block-scaled GEMM rate on
+     * Blackwell (compute.c MX_GEMM_RATE) and Blackwell's two FP8 GEMM
+     * efficiencies refitted (the GB200 Llama 3 70B row -16.1% -> -17.2%).
+     * Bounds half a point above */
+    ck_assert_msg(mape <= 0.063, "FP8 MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(worst <= 0.177, "FP8 max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST
 

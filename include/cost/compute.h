@@ -19,13 +19,18 @@ double compute_peak_flops(const gpu_spec *gpu, peak_format fmt);
  * GEMMs (gpu_spec.clock_fraction; 1 for the others): what kernels run at. */
 double compute_sustained_flops(const gpu_spec *gpu, peak_format fmt);
 
-/* One GEMM list on `gpu` at format `fmt` with `elem_bytes` per operand
- * element:  2 m n k / (peak x gemm_eff, fp8_gemm_eff for FP8/FP4)  +
- * (m k + k n + m n) elem_bytes / (HBM x hbm_eff)  +  kernel_s, per GEMM.
- * The operand-traffic term is what makes small and skinny GEMMs (large TP,
+/* The math rate of a GEMM whose operands are in precision `prec`, FLOP/s:
+ * the sustained peak of its format x gemm_eff (fp8_gemm_eff for FP8/FP4),
+ * x the block-scaled rate for MXFP8 on Blackwell (compute.c). */
+double compute_gemm_rate(const gpu_spec *gpu, const gen_constants *k, precision prec);
+
+/* One GEMM list on `gpu` with operands in precision `prec`, `elem_bytes`
+ * per operand element:  2 m n k / compute_gemm_rate  +  (m k + k n + m n)
+ * elem_bytes / (HBM x hbm_eff)  +  kernel_s, per GEMM.  The
+ * operand-traffic term is what makes small and skinny GEMMs (large TP,
  * small micro-batch) run far below peak: their arithmetic intensity falls
  * towards the GPU's FLOP/byte ratio. */
-double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
+double compute_gemms_s(const gpu_spec *gpu, const gen_constants *k, precision prec,
                        int elem_bytes, const tf_gemm *g, int n);
 
 /* Flash attention, forward: `flops` counted in full (non-causal); a causal
