@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 #include "base/error.h"
+#include "inputs/cluster.h"
+#include "inputs/model.h"
 
 /* Parses a whole decimal integer in [min, max]; -1 if not. */
 int cli_parse_int(const char *text, long min, long max, int *out);
@@ -19,6 +21,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * a usage error naming the closest stack and the known ones
  * (PLANNER_E_USAGE). */
 int cli_parse_stack(const char *cmd, const char *name, int *out);
+
+/* --torch-compile of command `cmd` ("" for plan), once the stack is known
+ * (the cluster file's, or --stack): marks each transformer block of m as
+ * compiled with torch.compile (model.torch_compile; torchtitan's
+ * --training.compile).  Only a stack whose blocks otherwise run eagerly
+ * takes it (inputs/stack.h stack_eager_blocks); on any other a usage error
+ * names the cluster, its stack and the stacks that do (PLANNER_E_USAGE).
+ * 0 when `on` is false. */
+int cli_apply_torch_compile(const char *cmd, bool on, model *m, const cluster *c);
 
 /* --models ARG of validate, calibrate and crossval: PLANNER_OK for NULL,
  * "none" or a folder; else prints why ARG cannot be the model library and

@@ -87,6 +87,8 @@ static void header(FILE *out, const model *m, const cluster *c, const search_res
                 c->group[g].gpus_per_node, c->group[g].gpu.name);
     fprintf(out, "), global batch %d, sequence %d, %s, stack %s", res->gbs, res->seq_len,
             precision_name(m->prec), stack_get(c->stack)->name);
+    if (m->torch_compile)
+        fprintf(out, " (torch.compile)");
     if (res->mem_headroom > 0)
         fprintf(out, ", memory headroom %g%% (plans fit in %g%% of usable memory)",
                 res->mem_headroom * 100, (1 - res->mem_headroom) * 100);
@@ -572,11 +574,15 @@ static json_t *j_model(jb *b, const model *m, int seq_len)
     return o;
 }
 
-static json_t *j_cluster(jb *b, const cluster *c)
+/* The cluster and the stack it runs; "torch_compile" only when the blocks
+ * are compiled (--torch-compile), so an eager run's document is unchanged. */
+static json_t *j_cluster(jb *b, const cluster *c, bool torch_compile)
 {
     json_t *o = json_object(), *groups = json_array();
     jset(b, o, "name", json_string(c->name));
     jset(b, o, "stack", json_string(stack_get(c->stack)->name));
+    if (torch_compile)
+        jset(b, o, "torch_compile", json_true());
     jset(b, o, "gpus", json_integer(cluster_total_gpus(c)));
     for (int g = 0; g < c->n_groups; g++) {
         const node_group *ng = &c->group[g];
@@ -761,7 +767,7 @@ int report_json_write(FILE *out, const model *m, const cluster *c,
 
     jset(&b, root, "planner_version", json_string(PLANNER_VERSION));
     jset(&b, root, "model", j_model(&b, m, res->seq_len));
-    jset(&b, root, "cluster", j_cluster(&b, c));
+    jset(&b, root, "cluster", j_cluster(&b, c, m->torch_compile));
     jset(&b, search, "objective",
          json_string(objective_name(opts != NULL ? opts->obj : OBJECTIVE_THROUGHPUT)));
     jset(&b, search, "top", json_integer(opts != NULL ? opts->top_n : res->n_top));
@@ -914,7 +920,7 @@ int report_size_json(FILE *out, const model *m, const cluster *c,
 
     jset(&b, root, "planner_version", json_string(PLANNER_VERSION));
     jset(&b, root, "model", j_model(&b, m, opts->seq_len));
-    jset(&b, root, "cluster", j_cluster(&b, c));
+    jset(&b, root, "cluster", j_cluster(&b, c, m->torch_compile));
     jset(&b, root, "deadline_s", res->deadline_s > 0 ? jsonout_real(res->deadline_s) : json_null());
     for (int i = 0; i < res->n_rows; i++) {
         const size_row *w = &res->row[i];

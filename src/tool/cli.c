@@ -57,6 +57,26 @@ int cli_parse_stack(const char *cmd, const char *name, int *out)
                            names);
 }
 
+int cli_apply_torch_compile(const char *cmd, bool on, model *m, const cluster *c)
+{
+    char names[256];
+    size_t used = 0;
+    if (!on)
+        return 0;
+    if (stack_eager_blocks(stack_get(c->stack))) {
+        m->torch_compile = true;
+        return 0;
+    }
+    names[0] = '\0';
+    for (size_t i = 0; i < stack_count(); i++)
+        if (stack_eager_blocks(stack_at(i)) && used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                     used ? ", " : "", stack_at(i)->name);
+    return cli_usage_error(cmd, "--torch-compile: cluster '%s' runs stack '%s', whose blocks "
+                                "are fused kernels: nothing to compile (it applies to %s)",
+                           c->name, stack_get(c->stack)->name, names);
+}
+
 int cli_check_models(const char *arg)
 {
     struct stat st;

@@ -38,6 +38,7 @@ typedef struct plan_args {
     run_spec ov;
     search_options opts;
     int stack;                  /* --stack's stack_id, -1: the cluster file's */
+    bool torch_compile;         /* --torch-compile */
     const char *layout_text;    /* --pipeline-layout, or NULL */
 } plan_args;
 
@@ -81,6 +82,8 @@ static void plan_usage(FILE *out)
         "      --stack NAME        software stack (overrides the cluster's 'stack:'):\n");
     print_stacks(out);
     fprintf(out,
+        "      --torch-compile     each transformer block compiled with torch.compile\n"
+        "                          (torchtitan's --training.compile; pytorch-fsdp2 only)\n"
         "      --gbs N             global batch size in sequences (default: model file, or 1024)\n"
         "      --seq N             sequence length (default: model file, or 4096)\n"
         "      --precision P       bf16, fp16, fp8, mxfp8 or nvfp4 (default: model file, or bf16)\n"
@@ -124,7 +127,7 @@ enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
        OPT_FORMAT, OPT_EMIT, OPT_TRACE, OPT_SVG, OPT_PARTITION, OPT_ILP_LIMIT,
        OPT_CALIBRATION, OPT_SEARCH_LIMIT, OPT_MEGATRON_VERSION,
        OPT_PRECISION, OPT_GUESS_TYPE, OPT_MEM_HEADROOM, OPT_STACK,
-       OPT_PIPELINE_LAYOUT };
+       OPT_PIPELINE_LAYOUT, OPT_TORCH_COMPILE };
 
 static const struct option plan_longopts[] = {
     {"model", required_argument, NULL, 'm'},
@@ -150,6 +153,7 @@ static const struct option plan_longopts[] = {
     {"guess-model-type", no_argument, NULL, OPT_GUESS_TYPE},
     {"mem-headroom", required_argument, NULL, OPT_MEM_HEADROOM},
     {"stack", required_argument, NULL, OPT_STACK},
+    {"torch-compile", no_argument, NULL, OPT_TORCH_COMPILE},
     {"pipeline-layout", required_argument, NULL, OPT_PIPELINE_LAYOUT},
     CLI_GOODPUT_LONGOPTS,
     {NULL, 0, NULL, 0}};
@@ -181,6 +185,7 @@ static int plan_input_option(int ch, const char *arg, plan_args *a)
         return 0;
     case OPT_STACK:
         return cli_parse_stack("", arg, &a->stack) != 0 ? PLANNER_E_USAGE : 0;
+    case OPT_TORCH_COMPILE: a->torch_compile = true; return 0;
     default:
         return 1;
     }
@@ -464,6 +469,8 @@ int cmd_plan(int argc, char **argv)
         goto cleanup;
     if (a.stack >= 0)
         c->stack = a.stack;
+    if ((rc = (planner_status)cli_apply_torch_compile("", a.torch_compile, m, c)) != PLANNER_OK)
+        goto cleanup;
     if (a.layout_text != NULL && (layout = pl_malloc(sizeof *layout)) == NULL) {
         rc = error_oom(&err);
         goto cleanup;

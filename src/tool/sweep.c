@@ -74,6 +74,8 @@ static void sweep_usage(FILE *out)
         "Search and output:\n"
         "      --fix SPEC          pin knobs at every point, as for 'planner --fix'\n"
         "      --calibration FILE  cost-model constants fitted by 'planner calibrate'\n"
+        "      --torch-compile     blocks compiled with torch.compile at every point, as for\n"
+        "                          planning (every cluster's stack: must be pytorch-fsdp2)\n"
         "      --format csv|jsonl  output format (default csv)\n"
         "      --shard I/N         run only the points k with k %% N == I (Slurm arrays)\n"
         "      --merge FILE...     combine shard outputs into the unsharded output\n"
@@ -85,13 +87,13 @@ static void sweep_usage(FILE *out)
 }
 
 enum { OPT_GPU = 300, OPT_NODES, OPT_GBS, OPT_SEQ, OPT_INTRA, OPT_INTER, OPT_PEAK, OPT_GRID,
-       OPT_FIX, OPT_CALIB, OPT_FORMAT, OPT_SHARD, OPT_MERGE };
+       OPT_FIX, OPT_CALIB, OPT_FORMAT, OPT_SHARD, OPT_MERGE, OPT_TORCH_COMPILE };
 
 typedef struct sweep_args {
     char *axis_text[SWEEP_DIM_COUNT];   /* owned; command-line values per axis */
     const char *grid_path, *fix, *calibration, *output;
     sweep_format format;
-    bool merge, shard;
+    bool merge, shard, torch_compile;
     long shard_i, shard_n;
     search_options gp;                  /* the time-to-train options and --objective */
 } sweep_args;
@@ -136,6 +138,7 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
         {"format", required_argument, NULL, OPT_FORMAT},
         {"shard", required_argument, NULL, OPT_SHARD},
         {"merge", no_argument, NULL, OPT_MERGE},
+        {"torch-compile", no_argument, NULL, OPT_TORCH_COMPILE},
         CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
     planner_error perr = PLANNER_ERROR_INIT;
@@ -181,6 +184,7 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
             a->shard = true;
             break;
         case OPT_MERGE: a->merge = true; break;
+        case OPT_TORCH_COMPILE: a->torch_compile = true; break;
         case ':':
             return cli_usage_error("sweep ", "option '%s' needs an argument", argv[optind - 1]);
         default:        /* the time-to-train options (tool/cli_goodput.h) */
@@ -192,7 +196,7 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
         }
     }
     if (a->merge) {
-        bool other = a->grid_path || a->fix || a->calibration || a->shard;
+        bool other = a->grid_path || a->fix || a->calibration || a->shard || a->torch_compile;
         for (int k = 0; k < SWEEP_DIM_COUNT; k++)
             other = other || a->axis_text[k] != NULL;
         if (other)
@@ -355,6 +359,11 @@ int cmd_sweep(int argc, char **argv)
         goto cleanup;
     if ((rc = sweep_run_load(&run, &err)) != PLANNER_OK)
         goto cleanup;
+    for (int i = 0; i < run.grid.axis[SWEEP_CLUSTER].n; i++)   /* every point's pair */
+        for (int j = 0; j < run.grid.axis[SWEEP_MODEL].n; j++)
+            if ((rc = cli_apply_torch_compile("sweep ", a.torch_compile, run.models[j],
+                                              run.clusters[i])) != PLANNER_OK)
+                goto cleanup;
     if ((rc = sweep_output_add(&os, &a, &out, &err)) != PLANNER_OK ||
         (rc = sweep_inputs_add(&os, &a, &run.grid, &err)) != PLANNER_OK ||
         (rc = output_set_open(&os, out, &err)) != PLANNER_OK)
