@@ -1127,6 +1127,21 @@ START_TEST(cost_model_properties_the_prunes_use)
 }
 END_TEST
 
+/* The exposed DP time of the best plan m gets on c for rs under the --fix
+ * spec `base` followed by `knobs` (a plan asserted). */
+static double fixed_dp_comm_s(const model *m, const run_spec *rs, const cluster *c,
+                              const char *base, const char *knobs)
+{
+    search_result r;
+    char fix[256];
+    double t;
+    snprintf(fix, sizeof fix, "%s%s", base, knobs);
+    ck_assert_int_eq(tu_search(&r, m, rs, c, fix, false, 1), PLANNER_OK);
+    t = r.top[0].e.time.dp_comm_s;
+    search_result_free(&r);
+    return t;
+}
+
 /* ZeRO-2 is Megatron-FSDP optim_grads: the gradients are reduce-scattered
  * after every micro-batch's backward (megatron_fsdp.py
  * grad_reduce_every_bprop), the distributed optimizer reduces once a step.
@@ -1138,21 +1153,14 @@ START_TEST(zero2_reduces_every_microbatch)
     run_spec rs;
     model *m = tu_model_load("configs/llama3-8b.json", &rs);
     test_cluster t;
-    search_result r;
     double dp2[5] = {0}, dp1[5] = {0};
-    static const char fix2[] = "tp=8,pp=1,cp=1,dp=2,mbs=1,sp=on,recompute=full,zero=2,"
-                               "overlap_grad_reduce=off,overlap_param_gather=off";
-    static const char fix1[] = "tp=8,pp=1,cp=1,dp=2,mbs=1,sp=on,recompute=full,zero=1,"
-                               "overlap_grad_reduce=off,overlap_param_gather=off";
+    static const char base[] = "tp=8,pp=1,cp=1,dp=2,mbs=1,sp=on,recompute=full,"
+                               "overlap_grad_reduce=off,overlap_param_gather=off,";
     make_cluster(&t, "H100-SXM", 2, 0);
     for (int mb = 1; mb <= 4; mb *= 2) {
         rs.global_batch = 2 * mb;
-        ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix2, false, 1), PLANNER_OK);
-        dp2[mb] = r.top[0].e.time.dp_comm_s;
-        search_result_free(&r);
-        ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix1, false, 1), PLANNER_OK);
-        dp1[mb] = r.top[0].e.time.dp_comm_s;
-        search_result_free(&r);
+        dp2[mb] = fixed_dp_comm_s(m, &rs, &t.c, base, "zero=2");
+        dp1[mb] = fixed_dp_comm_s(m, &rs, &t.c, base, "zero=1");
     }
     ck_assert(dp1[1] > 0);
     ck_assert_rel(dp2[1], dp1[1], 1e-9);
@@ -1236,25 +1244,14 @@ START_TEST(zero2_waits_each_chunk)
     run_spec rs;
     model *m = tu_model_load("configs/llama3-8b.json", &rs);
     test_cluster t;
-    search_result r;
     double z1, z2, on, t_rs, gather;
     static const char base[] = "tp=8,pp=2,vpp=2,cp=1,dp=2,mbs=1,sp=on,recompute=full,"
                                "overlap_param_gather=off,";
-    char fix[256];
     make_cluster(&t, "H100-SXM", 4, 0);
     rs.global_batch = 8;
-    snprintf(fix, sizeof fix, "%szero=1,overlap_grad_reduce=off", base);
-    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix, false, 1), PLANNER_OK);
-    z1 = r.top[0].e.time.dp_comm_s;
-    search_result_free(&r);
-    snprintf(fix, sizeof fix, "%szero=2,overlap_grad_reduce=off", base);
-    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix, false, 1), PLANNER_OK);
-    z2 = r.top[0].e.time.dp_comm_s;
-    search_result_free(&r);
-    snprintf(fix, sizeof fix, "%szero=2,overlap_grad_reduce=on", base);
-    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix, false, 1), PLANNER_OK);
-    on = r.top[0].e.time.dp_comm_s;
-    search_result_free(&r);
+    z1 = fixed_dp_comm_s(m, &rs, &t.c, base, "zero=1,overlap_grad_reduce=off");
+    z2 = fixed_dp_comm_s(m, &rs, &t.c, base, "zero=2,overlap_grad_reduce=off");
+    on = fixed_dp_comm_s(m, &rs, &t.c, base, "zero=2,overlap_grad_reduce=on");
     t_rs = (z2 - z1) / 3;
     gather = z1 - t_rs;
     ck_assert(t_rs > 0 && gather > 0);
@@ -1280,21 +1277,13 @@ START_TEST(embedding_bucket_reduces_last)
     run_spec rs;
     model *m = tu_model_load("configs/llama3-8b.json", &rs);
     test_cluster t;
-    search_result r;
     double off, on, want;
     static const char base[] = "tp=8,pp=1,cp=1,dp=2,mbs=4,sp=on,recompute=full,zero=1,"
                                "grad_reduce_bf16=off,";
-    char fix[256];
     make_cluster(&t, "H100-SXM", 2, 0);
     rs.global_batch = 8;
-    snprintf(fix, sizeof fix, "%soverlap_grad_reduce=off,overlap_param_gather=off", base);
-    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix, false, 1), PLANNER_OK);
-    off = r.top[0].e.time.dp_comm_s;
-    search_result_free(&r);
-    snprintf(fix, sizeof fix, "%soverlap_grad_reduce=on,overlap_param_gather=on", base);
-    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, fix, false, 1), PLANNER_OK);
-    on = r.top[0].e.time.dp_comm_s;
-    search_result_free(&r);
+    off = fixed_dp_comm_s(m, &rs, &t.c, base, "overlap_grad_reduce=off,overlap_param_gather=off");
+    on = fixed_dp_comm_s(m, &rs, &t.c, base, "overlap_grad_reduce=on,overlap_param_gather=on");
     want = 0.9 * (3.61313e-3 + 1.81156e-3) + 0.1 * off;
     ck_assert_msg(fabs(on - want) < 1e-5 * want + 1e-8, "exposed %g s, want %g (unoverlapped %g)",
                   on, want, off);
