@@ -254,6 +254,33 @@ START_TEST(alike_ranges_cost_alike)
 }
 END_TEST
 
+/* evaluate() costs a pipeline's alike chunks once (evaluate.c rank_range's
+ * memo of the evaluation's ranges): a stage whose layers differ from an
+ * earlier stage's of the same length and end-stage flags is costed apart.
+ * GPT-3 175B at pp 4, 128-token windows on stage 1's layers 24-47: stages
+ * 1 and 2 (both middle, 24 layers) each cost what cost_layer_range gives
+ * their own layers, stage 1 less (128 of 2048 keys per query); stage 3
+ * (windowless like 2, but the last) its own. */
+START_TEST(evaluate_costs_unlike_stages_apart)
+{
+    fixture f;
+    range_cost mid1, mid2, last;
+    evaluation e;
+    strategy s = make(8, 4, 2, 1, 1, 64, true, RECOMPUTE_NONE, 1);
+    setup(&f);
+    for (int i = 24; i < 48; i++)
+        f.layers[i].window = 128;
+    evaluate(&f.m, &f.c, &f.p, &s, &e);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 24, 24, false, false, &mid1);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 48, 24, false, false, &mid2);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 72, 24, false, true, &last);
+    ck_assert(mid1.fwd_s < mid2.fwd_s);
+    ck_assert_rel(e.stage_fwd_s[1], mid1.fwd_s, 1e-12);
+    ck_assert_rel(e.stage_fwd_s[2], mid2.fwd_s, 1e-12);
+    ck_assert_rel(e.stage_fwd_s[3], last.fwd_s, 1e-12);
+}
+END_TEST
+
 /* A sliding-window layer after a full-attention one is costed as itself:
  * the range's per-layer reuse compares the attention span too (gpt-oss
  * alternates 128-token windows with full attention; before, every layer of
@@ -1568,6 +1595,7 @@ int main(void)
     tcase_add_test(tc, embedding_and_logits_on_end_stages);
     tcase_add_test(tc, uneven_stages_honoured);
     tcase_add_test(tc, ranges_add_up);
+    tcase_add_test(tc, evaluate_costs_unlike_stages_apart);
     tcase_add_test(tc, fp8_saved_activations);
     tcase_add_test(tc, moe_host_time);
     tcase_add_test(tc, mtp_on_last_stage);
