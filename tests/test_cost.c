@@ -887,7 +887,8 @@ END_TEST
  * modelled.  A GPT-3 layer recut into 192 heads of 64 on B200, against the
  * same layer on a B200 labelled Hopper (Blackwell's constants): the
  * forward grows by the causal half of the attention FLOPs once more,
- * F / 2 / (2.25 PFLOP/s x attn_eff); the backward is unchanged. */
+ * F / 2 / (2.25 PFLOP/s x attn_eff); the backward is unchanged.  Not so for
+ * unfused attention (the stack's own softmax kernel). */
 START_TEST(attention_exp_bound_by_hand)
 {
     fixture f;
@@ -920,6 +921,13 @@ START_TEST(attention_exp_bound_by_hand)
     ck_assert_rel(fl, 4.0 * 2048 * 2048 * 12288, 1e-12);
     ck_assert_rel(b.fwd_s - h.fwd_s, fl / 2 / (2250e12 * f.p.gen[GEN_BLACKWELL].attn_eff), 1e-9);
     ck_assert_double_eq(b.bwd_s, h.bwd_s);
+    /* unfused attention (megatron-lm-2020: QK^T and PV batched GEMMs, the
+     * softmax a kernel of its own) has no exponential in its matmul loop */
+    f.c.stack = STACK_MEGATRON_LM_2020;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &h);
+    f.g.gpu.gen = GEN_BLACKWELL;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &b);
+    ck_assert_double_eq(b.fwd_s, h.fwd_s);
 }
 END_TEST
 

@@ -991,7 +991,12 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     int ngm = tf_layer_gemms_ep(m, l, tokens, tp, ep, etp, g);
     double gemm = compute_gemms_s(gpu, k, m->prec, eb, g, ngm);
     double attn_flops = tf_attention_flops(m, l, s->mbs, s->seq_len, cp, tp);
-    double xf = compute_attention_exp_factor(gpu, tf_attention_score_flops(m, l));
+    /* unfused attention (STACK_ATTN_UNFUSED) runs its softmax as a kernel
+     * of its own between the batched GEMMs: no exponential inside the
+     * matmul loop to wait on */
+    double xf = stack_get(stack)->attention == STACK_ATTN_UNFUSED
+                    ? 1.0
+                    : compute_attention_exp_factor(gpu, tf_attention_score_flops(m, l));
     double attn_tc = compute_attention_s(gpu, k, fmt, attn_flops);   /* the tensor cores' pace */
     double attn = xf > 1.0 ? compute_attention_s(gpu, k, fmt, attn_flops * xf) : attn_tc;
     double elem = compute_memory_s(gpu, k,
