@@ -8,7 +8,9 @@
 #include <unistd.h>
 #include "out/sweep_merge.h"
 #include "out/sweep_rows.h"
+#include "inputs/stack.h"
 #include "search/sweep_grid.h"
+#include "tool/cli.h"
 #include "tool/sweep.h"
 #include "testutil.h"
 
@@ -462,6 +464,34 @@ START_TEST(merge_refuses_damaged_shards)
 }
 END_TEST
 
+/* --torch-compile (plan, size and every sweep point): taken exactly by the
+ * stacks whose blocks run eagerly (pytorch-fsdp2, the only one in the table),
+ * a usage error that leaves the model eager on every other; absent, nothing
+ * changes, on any stack. */
+START_TEST(torch_compile_only_on_eager_stacks)
+{
+    model *m = tu_model_load("configs/llama3-8b.json", NULL);
+    cluster *c = tu_cluster_load("clusters/h200x64.yaml");
+    int taken = 0;
+    for (size_t i = 0; i < stack_count(); i++) {
+        bool eager = stack_eager_blocks(stack_at(i));
+        c->stack = (int)stack_at(i)->id;
+        m->torch_compile = false;
+        ck_assert_int_eq(cli_apply_torch_compile("sweep ", false, m, c), 0);
+        ck_assert(!m->torch_compile);
+        ck_assert_int_eq(cli_apply_torch_compile("sweep ", true, m, c),
+                         eager ? 0 : PLANNER_E_USAGE);
+        ck_assert(m->torch_compile == eager);
+        taken += eager;
+        if (eager)
+            ck_assert_str_eq(stack_at(i)->name, "pytorch-fsdp2");
+    }
+    ck_assert_int_eq(taken, 1);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sweep");
@@ -474,6 +504,7 @@ int main(void)
     tcase_add_test(tc, merge_shards);
     tcase_add_test(tc, merge_jsonl);
     tcase_add_test(tc, merge_refuses_damaged_shards);
+    tcase_add_test(tc, torch_compile_only_on_eager_stacks);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
