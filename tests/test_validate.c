@@ -1200,6 +1200,10 @@ START_TEST(memory_corpus)
     ck_assert_str_eq(v->run[7].id, "torchtitan_h100_llama31_8b_fsdp8_compile");
     ck_assert(!v->run[0].m->torch_compile);
     ck_assert(v->run[7].m->torch_compile);
+    /* and the run's note says so, like the other model facts */
+    ck_assert_ptr_null(strstr(v->run[0].shape_note, "torch.compile"));
+    ck_assert_ptr_nonnull(strstr(v->run[7].shape_note,
+                                 "blocks under torch.compile (the source's row)"));
     ck_assert_double_eq_tol(res[7].mem_predicted_bytes,
                             res[0].mem_predicted_bytes - 1.1 * 31 * 8192.0 * 16384, 1e3);
     /* Table 2: 32,768 tokens per GPU at CP 1, 2, 4, 8 (FSDP 8, 4, 2, 1), the

@@ -328,8 +328,10 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
         shape_note_add(r, "attention in FP8 (the source's recipe)");
         r->m->fp8_attention = true;
     }
-    if (run_compiled_for_system(&sys, &why))
+    if (run_compiled_for_system(&sys, &why) && !r->m->torch_compile) {
+        shape_note_add(r, "blocks under torch.compile (the source's row)");
         r->m->torch_compile = true;
+    }
     sys.model = json_is_string(name) ? json_string_value(name) : NULL;
     dropout = run_hidden_dropout_for_system(&sys, &why);
     if (dropout >= 0) {
