@@ -132,7 +132,8 @@ typedef struct model {
     bool torch_compile;   /* each transformer block compiled with torch.compile
                              (torchtitan's training.compile): what its
                              partitioner saves (memory_op_sac_bytes); set by
-                             validate's run facts only */
+                             --torch-compile (plan, size, sweep) and
+                             validate's run facts */
     model_moe moe;
     model_mla mla;
     model_rope rope;
