@@ -329,6 +329,42 @@ START_TEST(gpt3_megatron_flags)
 }
 END_TEST
 
+/* emit writes nothing for a stack not launched with Megatron-LM's arguments
+ * (inputs/stack.h stack_megatron_launch): torchtitan and DeepSpeed are
+ * refused; Megatron-LM 2022 and megatron-core emit the same flags for this
+ * plan (no knob of the plan is one the 2022 stack lacks). */
+START_TEST(stack_not_megatron_refused)
+{
+    fixture f;
+    char *t = NULL, *core = NULL;
+    planner_error why;
+    plan pl;
+    llama70b(&f);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &core), 0);
+    f.c.stack = STACK_MEGATRON_LM_2022;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_assert_str_eq(t, core);
+    free(t);
+    for (int id = STACK_DEEPSPEED; id <= STACK_PYTORCH_FSDP2; id++) {
+        size_t len = 0;
+        FILE *fp;
+        t = NULL;
+        f.c.stack = id;
+        pl = f.pl;
+        first_layers(&f.m, &pl.s);
+        fp = open_memstream(&t, &len);
+        ck_assert_ptr_nonnull(fp);
+        ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &pl,
+                                    tu_err(&why)), PLANNER_E_INPUT);
+        fclose(fp);
+        ck_assert_uint_eq(len, 0);
+        ck_assert_ptr_nonnull(strstr(why.msg, stack_get(id)->name));
+        free(t);
+    }
+    free(core);
+}
+END_TEST
+
 START_TEST(llama_gqa_interleaved)
 {
     fixture f;
@@ -1413,6 +1449,7 @@ int main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, gpt3_megatron_flags);
     tcase_add_test(tc, llama_gqa_interleaved);
+    tcase_add_test(tc, stack_not_megatron_refused);
     tcase_add_test(tc, uneven_first_last);
     tcase_add_test(tc, uneven_layout);
     tcase_add_test(tc, uneven_account_split);

@@ -176,6 +176,18 @@ bool stack_te_weight_cache(const stack_spec *st);
  * DeepSpeed's Megatron models run fused kernels (false). */
 bool stack_eager_blocks(const stack_spec *st);
 
+/* Whether the stack is launched by Megatron-LM's pretrain_gpt.py arguments,
+ * the launch material out/emit.c writes (--emit): megatron-core and
+ * Megatron-LM 2020-2022 (their plans' knobs are a subset of the releases'
+ * flags).  Not pytorch-fsdp2 (torchtitan: a TOML job config, FSDP2/DTensor
+ * mechanisms) nor deepspeed: Megatron-DeepSpeed takes ZeRO, its pipeline
+ * engine and overlap_comm from a DeepSpeed JSON config (--deepspeed
+ * --deepspeed_config), and its arguments.py is a 2021-2022 fork without the
+ * core_v0.15+ flags emit writes (--use-megatron-fsdp, --use-distributed-
+ * optimizer's Megatron-Core options), so those flags would run the plan with
+ * Megatron-Core's mechanisms, not the ones it was costed with. */
+bool stack_megatron_launch(const stack_spec *st);
+
 /* Whether each of a pipeline stage's tp ranks sends 1/tp of the activation
  * crossing a stage boundary (else the whole of it), `sp` the strategy's
  * sequence parallelism.  The tensor a stage hands on is the residual stream

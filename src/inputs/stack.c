@@ -203,6 +203,19 @@ bool stack_eager_blocks(const stack_spec *st)
     return st != NULL && st->id == STACK_PYTORCH_FSDP2;
 }
 
+bool stack_megatron_launch(const stack_spec *st)
+{
+    if (st == NULL)
+        return false;
+    switch (st->id) {
+    case STACK_MEGATRON_CORE:
+    case STACK_MEGATRON_LM_2020:
+    case STACK_MEGATRON_LM_2021:
+    case STACK_MEGATRON_LM_2022: return true;
+    default:                     return false;
+    }
+}
+
 bool stack_p2p_splits_tp(const stack_spec *st, bool sp)
 {
     switch (st != NULL ? st->id : STACK_MEGATRON_CORE) {

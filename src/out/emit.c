@@ -51,6 +51,11 @@
  * Megatron has one TP and one DP degree: plans whose stages differ are
  * refused.
  *
+ * Only for a stack launched with these arguments (inputs/stack.h
+ * stack_megatron_launch; the tool refuses the others as a usage error before
+ * the search): a torchtitan or DeepSpeed plan is refused, not printed as a
+ * Megatron-Core launch that would run other mechanisms.
+ *
  * The architecture: every field of the model reaches a flag, or emit refuses
  * the model with the reason (model_check), never printing a different model:
  * RoPE's base (--rotary-base; HF rope_theta), Llama 3.1's scaling
@@ -1608,6 +1613,9 @@ planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const
         return emit_fail(err, "no launch material requested");
     if ((int)ver < 0 || ver >= MEGATRON_VERSION_COUNT)
         return emit_fail(err, "unknown Megatron-LM release %d", (int)ver);
+    if (c != NULL && !stack_megatron_launch(stack_get(c->stack)))
+        return emit_fail(err, "stack '%s' is not launched with Megatron-LM's arguments",
+                         stack_get(c->stack)->name);
     if ((rc = emit_check(m, c, pl, err)) != PLANNER_OK ||
         (rc = model_check(m, err)) != PLANNER_OK ||
         (rc = release_check(m, c, pl, ver, err)) != PLANNER_OK)

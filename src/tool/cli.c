@@ -57,24 +57,43 @@ int cli_parse_stack(const char *cmd, const char *name, int *out)
                            names);
 }
 
+/* The names of the stacks that have property `has`, comma-separated. */
+static void stacks_with(bool (*has)(const stack_spec *), char *names, size_t size)
+{
+    size_t used = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < stack_count(); i++)
+        if (has(stack_at(i)) && used < size)
+            used += (size_t)snprintf(names + used, size - used, "%s%s", used ? ", " : "",
+                                     stack_at(i)->name);
+}
+
 int cli_apply_torch_compile(const char *cmd, bool on, model *m, const cluster *c)
 {
     char names[256];
-    size_t used = 0;
     if (!on)
         return 0;
     if (stack_eager_blocks(stack_get(c->stack))) {
         m->torch_compile = true;
         return 0;
     }
-    names[0] = '\0';
-    for (size_t i = 0; i < stack_count(); i++)
-        if (stack_eager_blocks(stack_at(i)) && used < sizeof names)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                     used ? ", " : "", stack_at(i)->name);
+    stacks_with(stack_eager_blocks, names, sizeof names);
     return cli_usage_error(cmd, "--torch-compile: cluster '%s' runs stack '%s', whose blocks "
                                 "are fused kernels: nothing to compile (it applies to %s)",
                            c->name, stack_get(c->stack)->name, names);
+}
+
+int cli_check_emit_stack(const char *kind, const cluster *c)
+{
+    char names[256];
+    const stack_spec *st = stack_get(c->stack);
+    if (kind == NULL || stack_megatron_launch(st))
+        return 0;
+    stacks_with(stack_megatron_launch, names, sizeof names);
+    return cli_usage_error("", "--emit %s: cluster '%s' runs stack '%s' (%s), which is not "
+                               "launched with Megatron-LM's arguments; --emit writes "
+                               "Megatron-LM launch material, for the stacks %s", kind, c->name,
+                           st->name, st->version, names);
 }
 
 int cli_check_models(const char *arg)

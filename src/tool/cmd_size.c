@@ -15,9 +15,11 @@
 #include "tool/cli.h"
 #include "tool/cli_goodput.h"
 #include "tool/commands.h"
+#include "tool/shipped.h"
 
 typedef struct size_args {
     const char *model_path, *cluster_path, *calibration_path;
+    char model_buf[1300], cluster_buf[1300];   /* a shipped name's file */
     bool json;
     double deadline_s;
     run_spec ov;
@@ -34,8 +36,10 @@ static void size_usage(FILE *out)
         "and, with --tokens and --deadline, the node count that meets the deadline at the\n"
         "lowest cost; a table of node count -> time to train, ETTR, cost.\n"
         "\n"
-        "  -m, --model FILE        model: planner JSON or a HuggingFace config.json\n"
-        "  -c, --cluster FILE      cluster spec (YAML, one node group: its node count is varied)\n"
+        "  -m, --model FILE|NAME   model: planner JSON, a HuggingFace config.json, or a\n"
+        "                          shipped one's name (as for planning)\n"
+        "  -c, --cluster FILE|NAME cluster spec (YAML, one node group: its node count is\n"
+        "                          varied), or a shipped one's name\n"
         "      --calibration FILE  cost-model constants fitted by 'planner calibrate'\n"
         "      --stack NAME        software stack, as for planning\n"
         "      --torch-compile     blocks compiled with torch.compile, as for planning\n"
@@ -134,6 +138,10 @@ static int parse_size_args(int argc, char **argv, size_args *a)
         return cli_usage_error("size ", "missing --%s FILE", a->model_path ? "cluster" : "model");
     if (a->deadline_s > 0 && !(a->opts.goodput.tokens > 0))
         return cli_usage_error("size ", "--deadline needs --tokens N (the tokens to train)");
+    a->model_path = shipped_resolve(a->model_path, "configs", ".json", a->model_buf,
+                                    sizeof a->model_buf);
+    a->cluster_path = shipped_resolve(a->cluster_path, "clusters", ".yaml", a->cluster_buf,
+                                      sizeof a->cluster_buf);
     return 0;
 }
 

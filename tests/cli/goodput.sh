@@ -5,7 +5,8 @@
 # cluster YAML's reliability/storage blocks and the options override the
 # defaults; bad values are usage errors (exit 2) naming the option; planner
 # size finds the fewest nodes that fit and the node count for a deadline, and
-# says by how much an impossible deadline is missed (exit 3).  Expected
+# says by how much an impossible deadline is missed (exit 3), and takes a
+# shipped model and cluster by name as plan does.  Expected
 # figures are derived in the comments.  Run from the repository root.
 set -u
 P=./planner
@@ -111,6 +112,11 @@ grep -q 'meets the deadline of 20 days: the fastest, 2048 nodes (16384 GPUs), ta
     || fail "size: the miss is not quantified: $(cat "$T/err")"
 $P size $M --deadline 60d > /dev/null 2> "$T/err"
 [ $? -eq 2 ] || fail "size: --deadline without --tokens"
+# size takes shipped names as plan does (tool/shipped.c; before: "cannot open")
+$P size -m llama3-8b -c h100x512 > "$T/named" 2> "$T/err" || fail "size by name: exit $?: $(cat "$T/err")"
+$P size -m configs/llama3-8b.json -c clusters/h100x512.yaml > "$T/paths" || fail "size by path: exit $?"
+[ -s "$T/named" ] && cmp -s "$T/named" "$T/paths" || fail "size by name differs from by path"
+$P -m llama3-8b -c h100x512 --top 1 > /dev/null || fail "plan by name: exit $?"
 # 6. sweeps get the goodput columns (with the failure options)
 $P sweep --model configs/llama3-8b.json --cluster clusters/h100x512.yaml --nodes 8,16 \
     --failure-rate 6.5 > "$T/sweep.csv" || fail "sweep exit $?"

@@ -6,7 +6,8 @@
 # trace is Chrome trace JSON whose step matches the plan's predicted step; the
 # SVG parses as XML; failed writes are exit 4 and leave no partial file; the
 # man page renders and documents every long option of every command's --help;
-# heterogeneous plans map pipeline stages to their node groups' node ranks.
+# heterogeneous plans map pipeline stages to their node groups' node ranks;
+# emit refuses the stacks not launched with Megatron-LM's arguments.
 set -u
 P=./planner
 T=$(mktemp -d)
@@ -285,6 +286,31 @@ else
 fi
 $P --model "$M" --cluster "$C" --trace "$T/none/t.json" > /dev/null 2>&1; rc=$?
 [ $rc -eq 4 ] || fail "--trace into a missing directory: exit $rc"
+# emit only on the stacks launched with Megatron-LM's arguments (inputs/stack.h
+# stack_megatron_launch): torchtitan (pytorch-fsdp2) and DeepSpeed are a usage
+# error naming the stack and the supported ones, before the search, no file
+for st in pytorch-fsdp2 deepspeed; do
+    $P --model "$M" --cluster "$C" --stack $st --emit slurm -o "$T/refused.sh" > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "--emit on $st: exit $rc, expected 2"
+    grep -q "^planner: --emit slurm: cluster 'h100x512' runs stack '$st' (.*), which is not launched with Megatron-LM's arguments; --emit writes Megatron-LM launch material, for the stacks megatron-core, megatron-lm-2020, megatron-lm-2021, megatron-lm-2022$" "$T/err" \
+        || fail "--emit on $st: message: $(cat "$T/err")"
+    [ ! -e "$T/refused.sh" ] && [ ! -s "$T/out" ] || fail "--emit on $st wrote output"
+done
+$P --model "$M" --cluster clusters/amp-4xg4dn.yaml --emit megatron > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--emit on the deepspeed cluster amp-4xg4dn: not refused"
+# the Megatron-LM stacks still emit, megatron-core byte-identical to the
+# cluster's own (megatron-core) stack
+for kind in megatron slurm torchrun; do
+    $P --model "$M" --cluster "$C" --stack megatron-core --emit $kind > "$T/core-$kind.sh" ||
+        fail "--stack megatron-core --emit $kind exit $?"
+    cmp -s "$T/core-$kind.sh" "$T/$kind.sh" || fail "--stack megatron-core --emit $kind differs"
+done
+for st in megatron-lm-2020 megatron-lm-2021 megatron-lm-2022; do
+    $P --model "$M" --cluster "$C" --stack $st --emit megatron > "$T/$st.txt" ||
+        fail "--stack $st --emit megatron exit $?"
+    check_flags "$T/$st.txt" megatron core_v0.19.0
+done
 $P --model "$M" --cluster "$C" --emit torchrun -o "$T/run.sh" > /dev/null || fail "-o exit"
 [ -s "$T/run.sh" ] || fail "-o wrote nothing"
 ls "$T" | grep -q '\.tmp\.' && fail "temporary file left behind"
