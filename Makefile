@@ -41,7 +41,7 @@ TEST_UTIL := tests/testutil.c
 # left-to-right link resolves everything; tests/cli/layers.sh checks it).
 LINK_LIBS  = $(BUILD)/libtool.a $(BUILD)/libplanner.a $(LDLIBS)
 
-.PHONY: all deps run check check-slow test sanitize fuzz bench install uninstall clean help
+.PHONY: all deps run check test sanitize fuzz bench install uninstall clean help
 
 all: $(BUILD)/.deps-ok planner
 
@@ -49,7 +49,6 @@ help:
 	@echo "make            build ./planner (installs missing Debian packages first)"
 	@echo "make run        build and plan GPT-3 175B on 64 DGX H100 (the default example)"
 	@echo "make check      build and run the test suite (fast tier)"
-	@echo "make check-slow leave-one-source-out cross-validation on ../shared (minutes)"
 	@echo "make sanitize   the test suite under ASan + UBSan + LeakSanitizer"
 	@echo "make fuzz       build the libFuzzer harnesses into build-fuzz/"
 	@echo "make bench      search benchmarks (wall time, candidates per second)"
@@ -91,11 +90,6 @@ $(BUILD)/tests/%: tests/%.c $(TEST_UTIL) tests/testutil.h $(BUILD)/libtool.a $(B
 # The fast tier: every tests/test_*.c binary, then the CLI tests.
 check test: all $(TEST_BIN)
 	@sh tests/run_tests.sh $(BUILD) $(TEST_BIN)
-
-# The slow tier: the scripts of tests/slow/ (leave-one-source-out
-# cross-validation on the public corpus, minutes of CPU).  docs/testing.md.
-check-slow: all
-	@rc=0; for t in tests/slow/*.sh; do sh "$$t" || { r=$$?; [ $$r -eq 77 ] || rc=1; }; done; exit $$rc
 
 # The sanitizer tier: the same tests built by clang into build-san/ with ASan +
 # UBSan (LeakSanitizer comes with ASan), any report fails the run; the CLI tests

@@ -266,7 +266,7 @@ fi
 # sources of at least 6 dense or FP8 runs the plain fit (--prior 0) from the
 # in-sample defaults predicts the rest better on 4 (measured; a majority is
 # the target; from a start that has not seen the source, with the default
-# prior, tests/slow/loso.sh).  On 3 runs of one Ampere stack the default
+# prior, tests/cli/loso.sh).  On 3 runs of one Ampere stack the default
 # list keeps at most 3 of the generation's and the stack's constants
 # together (calibrate.c keep_determined's last pass); before it those fits
 # were refused as 3 runs for 4 or 5 parameters and kept the start (3 of 7,
@@ -275,7 +275,7 @@ fi
 # 7, no longer a majority: Megatron-Bridge 25.11 10.1% -> 12.2% calibrated
 # (9.4% before), 26.02.01 6.6% -> 6.6% (7.1% -> 7.5% before, not counted
 # either); the default prior's leave-one-source-out calibration
-# (tests/slow/loso.sh) went 4 -> 5 of 7.  The bound is what is measured.
+# (tests/cli/loso.sh) went 4 -> 5 of 7.  The bound is what is measured.
 if [ -f ../shared/validation/published-runs.json ]; then
     $P crossval --prior 0 --runs ../shared/validation/published-runs.json --calibrate-on 3 \
         > "$T/con3" 2>&1 || fail "calibrate-on 3 on the corpus: exit $?: $(cat "$T/con3")"
