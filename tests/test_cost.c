@@ -1209,6 +1209,52 @@ START_TEST(mxfp8_wgrad_regather_by_hand)
 }
 END_TEST
 
+/* mx_wgrad_regather_s on a MoE layer: the routed experts' TEGroupedLinear
+ * runs without TP collectives (explicit_expert_comm), so only attention's
+ * projection re-gathers, and a shared expert's fc2 unless the shared-expert
+ * overlap takes it off TE's userbuffers.  The Qwen3-30B-A3B-like pair of
+ * moe_model (h 2048) on B200, tp 4 SP with the TP overlap, 2,048 tokens:
+ * one re-gather R = all-gather of 2,048 x 2,048 1-byte values over 4 NVLink
+ * ranks + a kernel launch; with overlap_exposed 1 MXFP8 less FP8 is R on
+ * the MoE layer (2R with a shared expert outside the overlap), 2R on the
+ * dense one. */
+START_TEST(mxfp8_wgrad_regather_moe_layer)
+{
+    fixture f;
+    strategy s = make(4, 1, 2, 1, 1, 64, true, RECOMPUTE_NONE, 1);
+    gen_constants kc;
+    comm_link tpl;
+    range_cost fp8[2], mx[2];
+    double r;
+    int i;
+    setup(&f);
+    moe_model(&f, 2);
+    f.g.gpu = *catalog_find("B200");
+    f.g.intra_bytes_per_s = f.g.gpu.intra_node_bytes_per_s;
+    f.g.inter_bytes_per_s = f.g.gpu.inter_node_bytes_per_s;
+    s.tp_comm_overlap = true;
+    s.stage[0] = (stage_spec){0, 0, 2, 4, 2};
+    f.p.gen[GEN_BLACKWELL].overlap_exposed = 1.0;   /* hidden or not, R shows whole */
+    cost_constants(&kc, &f.p, f.c.stack, GEN_BLACKWELL);
+    tpl = comm_group_link(&f.g, &kc, 4, 1);
+    r = comm_allgather_s(&tpl, 4, 2048.0 * 2048) + kc.kernel_s;
+    ck_assert_rel(r, 3 / 4.0 * 2048.0 * 2048 / tpl.bytes_per_s + 3 * tpl.latency_s +
+                         kc.kernel_s, 1e-12);
+    for (int shared = 0; shared < 3; shared++) {
+        f.m.moe.shared_experts = shared > 0;
+        s.shared_expert_overlap = shared == 2;
+        for (i = 0; i < 2; i++) {
+            f.m.prec = PREC_FP8;
+            cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 4, i, 1, false, false, &fp8[i]);
+            f.m.prec = PREC_MXFP8;
+            cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 4, i, 1, false, false, &mx[i]);
+        }
+        ck_assert_rel(mx[0].tp_comm_s - fp8[0].tp_comm_s, 2.0 * r, 1e-9);
+        ck_assert_rel(mx[1].tp_comm_s - fp8[1].tp_comm_s, (shared == 1 ? 2.0 : 1.0) * r, 1e-9);
+    }
+}
+END_TEST
+
 /* The CP variants' memory by hand (Transformer Engine context_parallel.py;
  * PyTorch _attention.py), the layer of cp_exchange_by_hand: 2,048 tokens a
  * rank, Q = O = 50,331,648 B, K + V = 100,663,296 B, tp 1, cp 16.
@@ -1627,6 +1673,7 @@ int main(void)
     tcase_add_test(tc, fp8_attention_window_backward_full);
     tcase_add_test(tc, interleaved_chunk_p2p_by_hand);
     tcase_add_test(tc, mxfp8_wgrad_regather_by_hand);
+    tcase_add_test(tc, mxfp8_wgrad_regather_moe_layer);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

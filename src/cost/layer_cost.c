@@ -925,13 +925,24 @@ static double moe_sort_chunks_s(const model *m, const layer_spec *l, const gpu_s
  * gradient gathered once serves both GEMMs.  So two more all-gathers of the
  * layer's `elems` (tokens x hidden) 1-byte values, the 1-per-32 scales
  * ignored; without the userbuffers overlap TE gathers otherwise (not
- * modelled). */
-static double mx_wgrad_regather_s(const model *m, const comm_link *tpl, const strategy *s,
-                                  int tp, double elems, const gen_constants *k)
+ * modelled).  On a MoE layer the routed experts' fc2 gathers nothing:
+ * Megatron-Core's TEGroupedLinear (extensions/transformer_engine.py,
+ * explicit_expert_comm) hands TE's GroupedLinear parallel_mode None and
+ * tp_size 1, the token dispatcher moving the tokens; so attention's
+ * projection pays, and a shared expert's fc2 (SharedExpertMLP is an MLP
+ * of TE Linears, tp_comm_buffer_name "fc2") unless
+ * --moe-shared-expert-overlap turns its ub_overlap_* and parallel_mode off
+ * (moe/shared_experts.py __init__). */
+static double mx_wgrad_regather_s(const model *m, const layer_spec *l, const comm_link *tpl,
+                                  const strategy *s, int tp, double elems,
+                                  const gen_constants *k)
 {
+    double n = 2.0;
     if (m->prec != PREC_MXFP8 || !s->sp || tp < 2)
         return 0;
-    return 2.0 * (comm_allgather_s(tpl, tp, elems) + k->kernel_s);
+    if (l->moe && m->moe.experts > 0)
+        n = 1.0 + (m->moe.shared_experts > 0 && !s->shared_expert_overlap ? 1.0 : 0.0);
+    return n * (comm_allgather_s(tpl, tp, elems) + k->kernel_s);
 }
 
 /* HBM bytes one dense layer's forward moves beyond the fused kernels
@@ -1032,7 +1043,7 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
                      4.0 * k->kernel_s;
         double back = s->sp ? 1.5 * one : one;
         if (s->tp_comm_overlap) {
-            double regather = mx_wgrad_regather_s(m, tpl, s, tp, tokens * l->hidden, k);
+            double regather = mx_wgrad_regather_s(m, l, tpl, s, tp, tokens * l->hidden, k);
             tpf = one / tp + cost_overlapped(one - one / tp, gemm, k);
             tpb = back / tp + cost_overlapped(back - back / tp + regather, 2.0 * gemm, k);
         } else {
