@@ -1093,7 +1093,7 @@ static planner_status fit_iteration(fit_ctx *c, calib_fit *f, int it, cost_param
     double x[CALIB_MAX_PARAMS], y[CALIB_MAX_PARAMS], move = 0, pred = 0, alpha = 1.0;
     cost_params p0;
     planner_status st;
-    int i, j, k, n;
+    int i, j, k, n, n_before = f->n_params;
 
     linearize(s, f, p, c->scale);
     if ((st = drop_unexercised(c, f, err)) != PLANNER_OK)
@@ -1110,7 +1110,10 @@ static planner_status fit_iteration(fit_ctx *c, calib_fit *f, int it, cost_param
      * the right-hand side (c0 = T - a.x): linearize the kept list alone */
     if (f->n_params != n)
         linearize(s, f, p, c->scale);
-    if (it == 1)
+    /* the line search's reference: at the start, and again whenever the
+     * list changed (a constant dropped in a later iteration takes its
+     * prior term out of the objective) */
+    if (it == 1 || f->n_params != n_before)
         c->obj = fit_objective(c, f, p);
     if ((st = solve_step(c, f, p, y, &move, &pred, err)) != PLANNER_OK)
         return st;
