@@ -11,6 +11,7 @@
 #include "base/alloc.h"
 #include "base/jsonout.h"
 #include "base/units.h"
+#include "inputs/stack.h"
 
 /* "583.5 M" or "11.51 B". */
 static void fmt_params(double p, char *buf, size_t size)
@@ -165,9 +166,11 @@ static void show_group(FILE *out, const node_group *g)
             g->inter_bytes_per_s * 8 / 1e9, b);
 }
 
-/* `fmt`: the model's peak column, for the cluster's total. */
-static void show_cluster(FILE *out, const cluster *c, peak_format fmt)
+/* `fmt`: the model's peak column, for the cluster's total; `torch_compile`:
+ * the model's blocks are compiled (--torch-compile), shown with the stack. */
+static void show_cluster(FILE *out, const cluster *c, peak_format fmt, bool torch_compile)
 {
+    const stack_spec *st = stack_get(c->stack);
     int i;
     double peak = 0;
     char a[32], b[32];
@@ -182,6 +185,8 @@ static void show_cluster(FILE *out, const cluster *c, peak_format fmt)
     fprintf(out, "\n");
     for (i = 0; i < c->n_groups; i++)
         show_group(out, &c->group[i]);
+    fprintf(out, "  stack %s (%s)%s\n", st->name, st->version,
+            torch_compile ? ", blocks under torch.compile" : "");
     if (c->n_links > 0)
         fprintf(out, "  links between groups (per GPU, one-way):\n");
     for (i = 0; i < c->n_links; i++) {
@@ -200,7 +205,8 @@ void show_inputs(FILE *out, const model *m, const run_spec *run, const cluster *
     if (m != NULL && c != NULL)
         fprintf(out, "\n");
     if (c != NULL)
-        show_cluster(out, c, m != NULL ? precision_peak(m->prec) : PEAK_BF16);
+        show_cluster(out, c, m != NULL ? precision_peak(m->prec) : PEAK_BF16,
+                     m != NULL && m->torch_compile);
 }
 
 /* The model as JSON: its shape, architecture, parameter counts, the
@@ -236,8 +242,10 @@ static json_t *model_json(const model *m, const run_spec *run)
                      "notes", notes);
 }
 
-static json_t *cluster_json(const cluster *c)
+/* `torch_compile` is written only when set, as in the plan's document. */
+static json_t *cluster_json(const cluster *c, bool torch_compile)
 {
+    json_t *o;
     json_t *groups = json_array();
     for (int i = 0; i < c->n_groups; i++) {
         const node_group *g = &c->group[i];
@@ -249,13 +257,17 @@ static json_t *cluster_json(const cluster *c)
                               "intra_node_bytes_per_s", jsonout_real(g->intra_bytes_per_s),
                               "inter_node_bytes_per_s", jsonout_real(g->inter_bytes_per_s)));
     }
-    return json_pack("{s:s, s:i, s:o}", "name", c->name, "gpus", cluster_total_gpus(c),
-                     "groups", groups);
+    o = json_pack("{s:s, s:i, s:o, s:s}", "name", c->name, "gpus", cluster_total_gpus(c),
+                  "groups", groups, "stack", stack_get(c->stack)->name);
+    if (o != NULL && torch_compile)
+        json_object_set_new(o, "torch_compile", json_true());
+    return o;
 }
 
 int show_inputs_json(FILE *out, const model *m, const run_spec *run, const cluster *c)
 {
-    json_t *root = json_pack("{s:o, s:o}", "model", model_json(m, run), "cluster", cluster_json(c));
+    json_t *root = json_pack("{s:o, s:o}", "model", model_json(m, run), "cluster",
+                             cluster_json(c, m->torch_compile));
     char *text = jsonout_text(root, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
     int rc = text != NULL ? 0 : -1;   /* a failed write: ferror(out), the caller's */
     if (text != NULL)

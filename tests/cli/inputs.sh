@@ -31,12 +31,22 @@ echo "$out" | grep -q 'global batch 1536 sequences (3.146 M tokens)' || fail "gp
 echo "$out" | grep -q 'Cluster h100x512: 512 GPUs in 1 group' || fail "h100x512 total"
 echo "$out" | grep -q 'bf16 989 TFLOP/s' || fail "H100 dense bf16"
 echo "$out" | grep -q 'inter-node 50.0 GB/s per GPU one-way (400 Gb/s)' || fail "NDR per GPU"
+echo "$out" | grep -q '^  stack megatron-core (core_v0.15.0..core_v0.19.0)$' || fail "stack shown"
 out=$($P --model configs/llama3-8b.json --cluster clusters/amp-3xp3-1xg4dn.yaml --show-inputs)
 echo "$out" | grep -q 'parameters 8.03 B' || fail "llama3-8b parameters"
 echo "$out" | grep -q 'seq_len 4096 (default)' || fail "default seq_len shown"
 echo "$out" | grep -q 'global batch 1024 sequences (default)' || fail "default batch shown"
 echo "$out" | grep -q 'Cluster amp-3xp3-1xg4dn: 16 GPUs in 2 groups' || fail "amp cluster"
 echo "$out" | grep -q 'p3 <-> g4dn: 312 MB/s (2.5 Gb/s)' || fail "amp link"
+echo "$out" | grep -q '^  stack deepspeed (' || fail "the cluster's stack: shown"
+out=$($P --model configs/llama3-8b.json --cluster clusters/h200x64.yaml --stack pytorch-fsdp2 \
+      --torch-compile --show-inputs)
+echo "$out" | grep -q '^  stack pytorch-fsdp2 (.*), blocks under torch.compile$' ||
+    fail "--stack and --torch-compile shown"
+out=$($P --model configs/llama3-8b.json --cluster clusters/h200x64.yaml --stack pytorch-fsdp2 \
+      --torch-compile --show-inputs --format json)
+echo "$out" | grep -q '"stack": "pytorch-fsdp2"' || fail "json stack"
+echo "$out" | grep -q '"torch_compile": true' || fail "json torch_compile"
 out=$($P --model configs/llama3-8b.json --cluster clusters/h200x64.yaml --show-inputs \
       --seq 8192 --gbs 512)
 echo "$out" | grep -q 'seq_len 8192, max_position 8192' || fail "--seq override"
