@@ -159,7 +159,8 @@ START_TEST(published_runs_gpus)
     snprintf(path, sizeof path, "%s/validation/published-runs.json", dir);
     root = json_load_file(path, 0, &jerr);
     if (root == NULL) {
-        tu_skip("test_catalog published_runs_gpus", "../shared/validation/published-runs.json unreadable");
+        tu_skip("test_catalog published_runs_gpus",
+                "../shared/validation/published-runs.json unreadable");
         return;
     }
     runs = json_object_get(root, "runs");

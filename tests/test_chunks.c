@@ -232,8 +232,8 @@ START_TEST(inflight_uneven_hand)
     for (int r = 0; r < 4; r++)
         ck_assert_rel(memory_inflight_chunks(STACK_PIPE_MEGATRON, 4, 3, 16, r, eq),
                       memory_inflight(STACK_PIPE_MEGATRON, 4, 3, 16, r) * 6.0, 1e-12);
-    ck_assert_rel(memory_inflight_chunks(STACK_PIPE_MEGATRON, 4, 3, 4, 0, eq), memory_inflight(STACK_PIPE_MEGATRON, 4, 3, 4, 0) * 6.0,
-                  1e-12);
+    ck_assert_rel(memory_inflight_chunks(STACK_PIPE_MEGATRON, 4, 3, 4, 0, eq),
+                  memory_inflight(STACK_PIPE_MEGATRON, 4, 3, 4, 0) * 6.0, 1e-12);
 }
 END_TEST
 

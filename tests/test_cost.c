@@ -762,7 +762,8 @@ END_TEST
  * generations when a plan spans several (the slowest host sets the pace). */
 /* MTP layers on the last stage (DeepSeek-V3 report section 2.2; Megatron
  * gpt_model.py): GPT-3 175B's last stage of 2 layers at tp 8 with one MTP
- * layer holds, per GPU, one more layer's parameters (tf_layer_params / tp), the 2h -> h projection (2 h^2 / tp = 37,748,736)
+ * layer holds, per GPU, one more layer's parameters (tf_layer_params / tp),
+ * the 2h -> h projection (2 h^2 / tp = 37,748,736)
  * and its own embedding copy (51200 h / tp = 78,643,200, tied embeddings:
  * the first stage's otherwise); its forward is one more layer, one more
  * output head + loss, and the projection GEMM (positive). */
@@ -1166,13 +1167,15 @@ START_TEST(cp_exchange_by_hand)
     /* the rules: cp_a2a divides cp, below it; only with a2a+p2p */
     s.cp_a2a = 16;
     ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
-    ck_assert_msg(strstr(rule.msg, "cp_a2a in 2..cp/2 dividing cp 16, got 16") != NULL, "%s", rule.msg);
+    ck_assert_msg(strstr(rule.msg, "cp_a2a in 2..cp/2 dividing cp 16, got 16") != NULL, "%s",
+                  rule.msg);
     s.cp_a2a = 3;
     ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
     s.cp_a2a = 8;
     s.cp_comm = CP_COMM_P2P;
     ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
-    ck_assert_msg(strstr(rule.msg, "cp_a2a 8 needs --cp-comm-type a2a+p2p") != NULL, "%s", rule.msg);
+    ck_assert_msg(strstr(rule.msg, "cp_a2a 8 needs --cp-comm-type a2a+p2p") != NULL, "%s",
+                  rule.msg);
 }
 END_TEST
 

@@ -784,7 +784,8 @@ START_TEST(torchrun_script)
     ck_assert_int_eq(emit_to_string(EMIT_TORCHRUN, &f, &t), 0);
     ck_assert_ptr_nonnull(strstr(t, "exec torchrun --nproc_per_node=8 --nnodes=16 "
                                     "--node_rank=\"$NODE_RANK\""));
-    ck_assert_ptr_nonnull(strstr(t, "--master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\""));
+    ck_assert_ptr_nonnull(
+        strstr(t, "--master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\""));
     ck_assert_ptr_nonnull(strstr(t, "pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\""));
     check_flags_known(t);
     ck_assert_int_eq(run_on_text("bash -n", t), 0);
@@ -857,7 +858,8 @@ START_TEST(hetero_slurm)
     ck_assert_ptr_nonnull(strstr(t, "#SBATCH --constraint=PLACEHOLDER-feature-A100-SXM-80GB\n"));
     ck_assert_ptr_nonnull(strstr(t, "#SBATCH --constraint=PLACEHOLDER-feature-H100-SXM\n"));
     ck_assert_ptr_nonnull(strstr(t, "#SBATCH --partition=PLACEHOLDER-partition-A100-SXM-80GB\n"));
-    ck_assert_ptr_nonnull(strstr(t, "# model llama3-70b on test-mixed (A100-SXM-80GB + H100-SXM)\n"));
+    ck_assert_ptr_nonnull(
+        strstr(t, "# model llama3-70b on test-mixed (A100-SXM-80GB + H100-SXM)\n"));
     ck_assert_ptr_nonnull(strstr(t, "stages 0-0, 40 layers, global ranks 0-15, 4 nodes x 4 GPUs, "
                                     "node ranks 0-3\n"));
     ck_assert_ptr_nonnull(strstr(t, "stages 1-1, 40 layers, global ranks 16-31, 2 nodes x 8 GPUs, "
@@ -883,10 +885,10 @@ START_TEST(hetero_slurm)
                                     "4 processes each (stages 0-0)\n"));
     ck_assert_ptr_nonnull(strstr(t, "#   2 nodes of main (H100-SXM): NODE_RANK=4..5, "
                                     "8 processes each (stages 1-1)\n"));
-    ck_assert_ptr_nonnull(strstr(t, "if [ \"$NODE_RANK\" -ge 0 ] && [ \"$NODE_RANK\" -le 3 ]; then\n"
-                                    "    NPROC=4 "));
-    ck_assert_ptr_nonnull(strstr(t, "elif [ \"$NODE_RANK\" -ge 4 ] && [ \"$NODE_RANK\" -le 5 ]; then\n"
-                                    "    NPROC=8 "));
+    ck_assert_ptr_nonnull(strstr(t, "if [ \"$NODE_RANK\" -ge 0 ] && "
+                                    "[ \"$NODE_RANK\" -le 3 ]; then\n    NPROC=4 "));
+    ck_assert_ptr_nonnull(strstr(t, "elif [ \"$NODE_RANK\" -ge 4 ] && "
+                                    "[ \"$NODE_RANK\" -le 5 ]; then\n    NPROC=8 "));
     ck_assert_ptr_nonnull(strstr(t, "exec torchrun --nproc_per_node=\"$NPROC\" --nnodes=6 "));
     ck_assert_int_eq(run_on_text("bash -n", t), 0);
     if (have_shellcheck())

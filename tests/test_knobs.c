@@ -409,7 +409,8 @@ START_TEST(moe_tp_needs_sp)
     s.tp = 2;
     s.sp = false;
     ck_assert_int_eq(knob_rule(moe, &s, KNOB_SP, tu_err(&err)), PLANNER_E_INPUT);
-    ck_assert_str_eq(err.msg, "MoE layers with tp 2 need sequence parallelism (Megatron-Core MoELayer)");
+    ck_assert_str_eq(err.msg,
+                     "MoE layers with tp 2 need sequence parallelism (Megatron-Core MoELayer)");
     ck_assert_int_eq(knob_rule(dense, &s, KNOB_SP, tu_err(&err)), PLANNER_OK);
     s.stack = STACK_DEEPSPEED;   /* no sequence parallelism: its own MoE layer */
     ck_assert_int_eq(knob_rule(moe, &s, KNOB_SP, tu_err(&err)), PLANNER_OK);
@@ -617,8 +618,9 @@ START_TEST(emit_every_flag)
     h.stage[0].tp = 2;
     h.stage[0].dp = 8;
     emit_append(m, c, &h, &all);
-    ck_assert_msg(strstr(all, "--cp-comm-type a2a+p2p \\\n--hierarchical-context-parallel-sizes 2 2 ")
-                  != NULL, "%s", all);
+    ck_assert_msg(strstr(all, "--cp-comm-type a2a+p2p \\\n"
+                              "--hierarchical-context-parallel-sizes 2 2 ") != NULL,
+                  "%s", all);
     /* etp: the flag where it differs from tp (Megatron's default), right
      * after --expert-model-parallel-size; h (tp 2, etp 1) says 1 */
     ck_assert_msg(strstr(all, "--expert-model-parallel-size 2 \\\n--expert-tensor-parallel-size 2 ")

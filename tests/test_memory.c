@@ -100,7 +100,8 @@ START_TEST(bytes_per_param_bf16_grads)
     ck_assert_rel(state_total(PREC_BF16, true, OPT_STATE_FP32, 2, 16), 2.0 + 14.0 / 16, 1e-15);
     ck_assert_rel(state_total(PREC_BF16, true, OPT_STATE_FP32, 3, 16), 16.0 / 16, 1e-15);
     /* ZeRO-2's buckets in flight in bf16: 2 x 40M x 2 B */
-    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, true, 2, 8, 1, 1e9), 2 * 40e6 * 2, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, true, 2, 8, 1, 1e9), 2 * 40e6 * 2,
+                  1e-15);
 }
 END_TEST
 
@@ -149,9 +150,12 @@ START_TEST(zero2_gradient_buckets)
     /* Megatron-FSDP optim_grads holds two unsharded main-gradient buckets
      * of max(40M, 1M x dp) parameters while reducing: bf16 -> fp32 4 B */
     memory_breakdown mb;
-    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 1e9), 2 * 40e6 * 4, 1e-15);
-    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 64, 1, 1e9), 2 * 64e6 * 4, 1e-15);
-    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_FP16, false, 2, 8, 1, 1e9), 2 * 40e6 * 2, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 1e9), 2 * 40e6 * 4,
+                  1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 64, 1, 1e9), 2 * 64e6 * 4,
+                  1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_FP16, false, 2, 8, 1, 1e9), 2 * 40e6 * 2,
+                  1e-15);
     /* none for the distributed optimizer (its full fp32 buffer is the
      * grads), ZeRO-3 or a single rank */
     ck_assert(memory_grad_transient_bytes(NULL, PREC_BF16, false, 1, 8, 1, 1e9) == 0);
@@ -162,13 +166,16 @@ START_TEST(zero2_gradient_buckets)
      * buckets; a stack that buckets every chunk (FSDP2, per block) keeps
      * the two buckets at any vpp */
     const stack_spec *mcore = stack_get(STACK_MEGATRON_CORE);
-    ck_assert_rel(memory_grad_transient_bytes(mcore, PREC_BF16, false, 2, 8, 4, 1e9), 250e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(mcore, PREC_BF16, false, 2, 8, 4, 1e9), 250e6 * 4,
+                  1e-15);
     ck_assert_rel(memory_grad_transient_bytes(mcore, PREC_BF16, false, 2, 8, 20, 1e9), 2 * 40e6 * 4,
                   1e-15);
     const stack_spec *fsdp2 = stack_get(STACK_PYTORCH_FSDP2);
-    ck_assert_rel(memory_grad_transient_bytes(fsdp2, PREC_BF16, false, 2, 8, 4, 1e9), 2 * 40e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(fsdp2, PREC_BF16, false, 2, 8, 4, 1e9), 2 * 40e6 * 4,
+                  1e-15);
     /* the buckets hold no more than the stage's parameters */
-    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 5e6), 5e6 * 4, 1e-15);
+    ck_assert_rel(memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 8, 1, 5e6), 5e6 * 4,
+                  1e-15);
     /* each stack's own bucket (stack.c dp_bucket_params): DeepSpeed's ZeRO
      * reduce_bucket_size, 5e8 elements by default (deepspeed/runtime/zero/
      * config.py), at any dp; megatron-core and FSDP2 Megatron's rule */
@@ -202,12 +209,14 @@ START_TEST(zero2_gradient_buckets)
      * > ZeRO-1's 2 + 4 + 12/2 B per parameter */
     in.params = 50e6;
     in.dp = in.edp = 2;
-    in.grad_transient_bytes = memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 2, 1, in.params);
+    in.grad_transient_bytes =
+        memory_grad_transient_bytes(NULL, PREC_BF16, false, 2, 2, 1, in.params);
     memory_stage(&in, &mb);
     {
         double z2 = mb.total_bytes;
         in.zero = 1;
-        in.grad_transient_bytes = memory_grad_transient_bytes(NULL, PREC_BF16, false, 1, 2, 1, in.params);
+        in.grad_transient_bytes =
+            memory_grad_transient_bytes(NULL, PREC_BF16, false, 1, 2, 1, in.params);
         memory_stage(&in, &mb);
         ck_assert_rel(z2 - mb.total_bytes, 50e6 * 2.0, 1e-12);
     }

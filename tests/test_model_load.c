@@ -278,9 +278,9 @@ END_TEST
  * config, are accepted with a warning that says which value wins. */
 START_TEST(which_value_wins)
 {
-    model *m = load_text("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2,"
-                         " \"intermediate_size\": 128, \"num_attention_heads\": 4,"
-                         " \"head_dim\": 32, \"vocab_size\": 100,"
+    model *m = load_text("{\"model_type\": \"llama\", \"hidden_size\": 64,"
+                         " \"num_hidden_layers\": 2, \"intermediate_size\": 128,"
+                         " \"num_attention_heads\": 4, \"head_dim\": 32, \"vocab_size\": 100,"
                          " \"max_position_embeddings\": 256}", NULL);
     ck_assert_int_eq(m->head_dim, 32);
     ck_assert_int_eq(m->n_notes, 1);
@@ -303,7 +303,8 @@ START_TEST(which_value_wins)
                                   "read as a HuggingFace config (it has 'model_type'): 'layers' is "
                                   "ignored; from the config's own keys, layers = 2");
     ck_assert_str_eq(m->notes[1], "'moe' is a key of planner's model format, but the file is read "
-                                  "as a HuggingFace config (it has 'model_type'): 'moe' is ignored");
+                                  "as a HuggingFace config (it has 'model_type'): "
+                                  "'moe' is ignored");
     model_free(m);
 }
 END_TEST
@@ -312,9 +313,10 @@ START_TEST(recognized_by_keys)
 {
     run_spec run;
     /* no model_type: families from their telltale keys */
-    model *m = load_text("{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"intermediate_size\": 128,"
-                         " \"num_attention_heads\": 4, \"vocab_size\": 100,"
-                         " \"max_position_embeddings\": 256, \"num_local_experts\": 4,"
+    model *m = load_text("{\"hidden_size\": 64, \"num_hidden_layers\": 2,"
+                         " \"intermediate_size\": 128, \"num_attention_heads\": 4,"
+                         " \"vocab_size\": 100, \"max_position_embeddings\": 256,"
+                         " \"num_local_experts\": 4,"
                          " \"num_experts_per_tok\": 2}", NULL);
     ck_assert_str_eq(m->family, "mixtral");
     ck_assert_int_eq(m->n_notes, 1);
@@ -528,8 +530,10 @@ END_TEST
 
 START_TEST(key_positions)
 {
-    load_bad("{\n  \"layers\": 96,\n  \"hidden\": 12288,\n  \"heads\": 95,\n  \"vocab\": 51200\n}\n",
-             "planner: t.json:3:3: model.hidden: must be divisible by heads (95), or give head_dim");
+    load_bad("{\n  \"layers\": 96,\n  \"hidden\": 12288,\n  \"heads\": 95,\n"
+             "  \"vocab\": 51200\n}\n",
+             "planner: t.json:3:3: model.hidden: must be divisible by heads (95), "
+             "or give head_dim");
     load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 10,\n"
              " \"moe\": {\"experts\": 4, \"top_k\": 2,\n   \"expert_fn\": 8}}",
              "planner: t.json:3:4: model.moe.expert_fn: unknown key 'expert_fn' (did you mean "

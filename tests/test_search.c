@@ -104,7 +104,8 @@ static const struct bad_fix {
     {"gpus=99999999", "gpus: expected an integer in 1..1048576"},
     {"sp=yes", "sp: expected on or off, got 'yes'"},
     {"sp=onn", "did you mean 'on'?"},
-    {"recompute=ful", "recompute: expected none, selective or full, got 'ful' (did you mean 'full'?)"},
+    {"recompute=ful",
+     "recompute: expected none, selective or full, got 'ful' (did you mean 'full'?)"},
     {"zero=4", "zero: expected 0, 1, 2 or 3, got '4'"},
     {"mbs=99999999999999999999", "mbs: expected an integer"},
     /* contradictory pins (the search overrode one of them silently) */
@@ -866,7 +867,8 @@ START_TEST(not_searched_names_what_was_skipped)
     ck_assert_msg(strcmp(r.not_searched[r.n_not_searched - 2],
                          "values of cp, vpp, sp, recompute, tp_comm_overlap, cp_comm, "
                          "ep_comm_overlap, shared_expert_overlap that the deepspeed stack lacks "
-                         "(--stack NAME or --fix)") == 0, "%s", r.not_searched[r.n_not_searched - 2]);
+                         "(--stack NAME or --fix)") == 0,
+                  "%s", r.not_searched[r.n_not_searched - 2]);
     search_result_free(&r);
     t.c.stack = STACK_MEGATRON_CORE;
     model_free(m);
@@ -972,9 +974,11 @@ START_TEST(near_miss_70b_takes_block_recompute)
     usable = none.top[0].e.stage_memory[0].capacity_bytes;
     ck_assert_double_gt(none.top[0].e.peak_memory_bytes, usable * (1 - 0.0085));
     ck_assert_double_lt(none.top[0].e.peak_memory_bytes - usable * (1 - 0.0085), 0.15 * gib);
-    ck_assert_int_eq(tu_search_headroom(&miss, m, &rs, c, fx, false, 1, 0.0085), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(tu_search_headroom(&miss, m, &rs, c, fx, false, 1, 0.0085),
+                     PLANNER_E_INFEASIBLE);
     snprintf(fx, sizeof fx, "%s,recompute=selective,recompute_modules=core_attn", fix);
-    ck_assert_int_eq(tu_search_headroom(&sel, m, &rs, c, fx, false, 1, 0.0085), PLANNER_E_INFEASIBLE);
+    ck_assert_int_eq(tu_search_headroom(&sel, m, &rs, c, fx, false, 1, 0.0085),
+                     PLANNER_E_INFEASIBLE);
     snprintf(fx, sizeof fx, "%s,recompute=full,recompute_layers=0", fix);
     ck_assert_int_eq(tu_search_headroom(&full, m, &rs, c, fx, false, 1, 0.0085), PLANNER_OK);
     ck_assert_double_lt(full.top[0].e.tokens_per_s, 0.8 * none.top[0].e.tokens_per_s);
@@ -1103,18 +1107,24 @@ START_TEST(cost_model_properties_the_prunes_use)
                                 v = s;
                                 if (k == 0 && c < 2) v.mbs = mbss[c + 1];
                                 else if (k == 1 && rc > 0) v.recompute = (recompute_mode)(rc - 1);
-                                else if (k == 2 && z == 1) { v.zero = 0; v.overlap_param_gather = false; }
+                                else if (k == 2 && z == 1) {
+                                    v.zero = 0;
+                                    v.overlap_param_gather = false;
+                                }
                                 else if (k == 3 && sp) { v.sp = false; v.tp_comm_overlap = false; }
                                 else if (k == 4) v.vpp = 2;
                                 else continue;
-                                ck_assert_int_eq(search_place_stages(m, &t.c, 0, &v, NULL), PLANNER_OK);
+                                ck_assert_int_eq(search_place_stages(m, &t.c, 0, &v, NULL),
+                                                 PLANNER_OK);
                                 if (strategy_check(m, &v, tu_err(&rule)) != 0)
                                     continue;
                                 evaluate(m, &t.c, &p, &v, e1);
-                                ck_assert_msg(e1->peak_memory_bytes >= e0->peak_memory_bytes * (1 - 1e-12),
-                                              "neighbour %d of tp%d pp%d mbs%d rc%d z%d sp%d needs less "
-                                              "memory: %.4g < %.4g", k, s.tp, s.pp, s.mbs, rc, z, sp,
-                                              e1->peak_memory_bytes, e0->peak_memory_bytes);
+                                ck_assert_msg(e1->peak_memory_bytes >=
+                                                  e0->peak_memory_bytes * (1 - 1e-12),
+                                              "neighbour %d of tp%d pp%d mbs%d rc%d z%d sp%d "
+                                              "needs less memory: %.4g < %.4g", k, s.tp,
+                                              s.pp, s.mbs, rc, z, sp, e1->peak_memory_bytes,
+                                              e0->peak_memory_bytes);
                                 if (k == 1)   /* less recompute is never slower */
                                     ck_assert(e1->step_time_s <= e0->step_time_s * (1 + 1e-12));
                                 checked++;
@@ -1401,7 +1411,8 @@ START_TEST(grad_reduce_bf16_only_when_fixed)
     planner_error why;
     double params;
     rs.global_batch = 64;
-    ck_assert_int_eq(tu_search(&r, m, &rs, c, "gpus=32,tp=1,pp=1,cp=1,zero=1,mbs=1,recompute=full", false, 1), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, "gpus=32,tp=1,pp=1,cp=1,zero=1,mbs=1,recompute=full",
+                               false, 1), PLANNER_OK);
     ck_assert(!r.top[0].s.grad_reduce_bf16);
     ck_assert_int_eq(tu_search(&b, m, &rs, c, "gpus=32,tp=1,pp=1,cp=1,zero=1,mbs=1,recompute=full,"
                          "grad_reduce_bf16=on", false, 1), PLANNER_OK);
@@ -1497,7 +1508,8 @@ START_TEST(zero3_prefetch_by_stack)
     ck_assert_int_eq(tu_search(&fs, m, &rs, c, fix, false, 1), PLANNER_OK);
     c->stack = STACK_MEGATRON_CORE;
     ck_assert_int_eq(tu_search(&mc, m, &rs, c, fix, false, 1), PLANNER_OK);
-    ck_assert_int_eq(tu_search(&z1, m, &rs, c, "gpus=64,tp=1,pp=1,cp=1,mbs=1,recompute=full,zero=1", false, 1), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&z1, m, &rs, c, "gpus=64,tp=1,pp=1,cp=1,mbs=1,recompute=full,zero=1",
+                               false, 1), PLANNER_OK);
     ck_assert_int_eq(mc.top[0].s.zero, 3);
     ck_assert_msg(mc.top[0].e.step_time_s < ds.top[0].e.step_time_s, "megatron-fsdp %.3f s, "
                   "deepspeed %.3f s", mc.top[0].e.step_time_s, ds.top[0].e.step_time_s);
@@ -1635,7 +1647,8 @@ START_TEST(work_limit_stops_and_says_so)
         "\"global_batch\": 4096}";
     static const char cluster_yaml[] =
         "name: four\ngroups:\n"
-        "  - {name: a, gpu: H100-SXM, nodes: 2048}\n  - {name: b, gpu: A100-SXM-80GB, nodes: 2048}\n"
+        "  - {name: a, gpu: H100-SXM, nodes: 2048}\n"
+        "  - {name: b, gpu: A100-SXM-80GB, nodes: 2048}\n"
         "  - {name: c, gpu: H200-SXM, nodes: 2048}\n  - {name: d, gpu: B200, nodes: 2048}\n";
     const char *shipped[][2] = {{"configs/llama3-70b.json", "clusters/mixed3x1024.yaml"},
                                 {"configs/llama3-70b.json", "clusters/h100-a100-mixed.yaml"},

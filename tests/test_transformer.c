@@ -248,8 +248,8 @@ START_TEST(attention_flops)
 {
     model m = gpt3();
     /* 4 B s^2 h, split by tp and cp */
-    ck_assert_rel(tf_attention_flops(&m, &m.layer[0], 2, 2048, 1, 1), 4.0 * 2 * 2048.0 * 2048 * 12288,
-                  1e-12);
+    ck_assert_rel(tf_attention_flops(&m, &m.layer[0], 2, 2048, 1, 1),
+                  4.0 * 2 * 2048.0 * 2048 * 12288, 1e-12);
     ck_assert_rel(tf_attention_flops(&m, &m.layer[0], 2, 2048, 2, 4),
                   4.0 * 2 * 2048.0 * 2048 * 12288 / 8, 1e-12);
 }

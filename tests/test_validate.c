@@ -195,7 +195,8 @@ START_TEST(model_library_shapes_a_run)
     m = v->run[0].m;
     ck_assert_str_eq(v->run[0].definition, "qwen3-30b-a3b.json");
     ck_assert_str_eq(v->run[0].shape_note,
-                     "model from qwen3-30b-a3b.json: head_dim 64 -> 128, activation gelu -> swiglu");
+                     "model from qwen3-30b-a3b.json: head_dim 64 -> 128, "
+                     "activation gelu -> swiglu");
     ck_assert_str_eq(m->name, "Qwen3-30B-A3B");
     ck_assert_int_eq(m->head_dim, 128);
     ck_assert_int_eq(m->act, ACT_SWIGLU);
@@ -287,7 +288,11 @@ START_TEST(recipe_facts_nvfp4_tp_overlap_and_dropout)
     static const char mb[] = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md, "
                              "26.06 NeMo container, pre-training table";
     static const char nemo[] = "NVIDIA NeMo Framework Performance Summary, NeMo 24.07 container";
-    static const struct { const char *source, *model, *gpu, *prec; int tp_off; double drop; } cases[] = {
+    static const struct {
+        const char *source, *model, *gpu, *prec;
+        int tp_off;
+        double drop;
+    } cases[] = {
         {mb, "Llama 3.1 405B", "GB300", "nvfp4", 1, 0.0},
         {mb, "Llama 3.1 405B", "GB200", "nvfp4", 1, 0.0},
         {mb, "Llama 3.1 405B", "GB300", "mxfp8", 0, 0.0},
@@ -398,7 +403,8 @@ START_TEST(model_facts_whatever_the_stack)
     snprintf(named, sizeof named, "%.*s\"stack\": \"megatron-core\", %s", (int)(at - buf), buf, at);
     /* on the row's own dimensions (no library definition): the providers' 0, not Megatron's 0.1 */
     ck_assert_msg(load_text(named, &v, &err) == PLANNER_OK, "%s", err.msg);
-    ck_assert_msg(model_hidden_dropout(v->run[0].m) == 0.0, "%g", model_hidden_dropout(v->run[0].m));
+    ck_assert_msg(model_hidden_dropout(v->run[0].m) == 0.0, "%g",
+                  model_hidden_dropout(v->run[0].m));
     /* and says so in the run's note, like the MTP and FP8-attention facts */
     ck_assert_ptr_nonnull(strstr(v->run[0].shape_note,
                                  "hidden_dropout 0.1 -> 0 (the source's recipe)"));
