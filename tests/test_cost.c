@@ -846,6 +846,41 @@ START_TEST(moe_alltoall_volume_and_overlap)
 }
 END_TEST
 
+/* The overlapped all-to-all's share by its link (layer_cost.c moe_comm,
+ * cost_overlapped_on): inside the NVLink domain (ep 8 on one DGX A100) what
+ * it hides costs overlap_exposed of itself, so moving overlap_exposed_net
+ * changes nothing; an EP group over two nodes (ep 16, dp 16) is NIC-bound
+ * and takes overlap_exposed_net, so overlap_exposed changes nothing.  With
+ * the all-to-all longer than the compute it hides under (the NIC one), the
+ * exposed time grows by exactly the hidden time x the share's change. */
+START_TEST(moe_alltoall_overlap_share_by_link)
+{
+    for (int ep = 8; ep <= 16; ep += 8) {
+        fixture f;
+        strategy s = moe_layer_case(&f, ep);
+        gen_constants *k = &f.p.gen[GEN_AMPERE];
+        range_cost r[3];
+        s.dp = ep;
+        s.stage[0].dp = ep;
+        s.ep_comm_overlap = true;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &r[0]);
+        double share = k->overlap_exposed;
+        k->overlap_exposed = share + 0.1;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &r[1]);
+        k->overlap_exposed = share;
+        k->overlap_exposed_net += 0.1;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &r[2]);
+        if (ep == 8) {
+            ck_assert_double_gt(r[1].ep_comm_s, r[0].ep_comm_s);
+            ck_assert_double_eq(r[2].ep_comm_s, r[0].ep_comm_s);
+        } else {
+            ck_assert_double_eq(r[1].ep_comm_s, r[0].ep_comm_s);
+            ck_assert_double_gt(r[2].ep_comm_s, r[0].ep_comm_s);
+        }
+    }
+}
+END_TEST
+
 /* The alltoall dispatcher's second permutation (layer_cost.c
  * moe_sort_chunks_s; Megatron-Core MoEAlltoAllTokenDispatcher
  * sort_chunks_by_idxs): the same layer at ep 8 holds 128 / 8 = 16 experts a
@@ -1657,6 +1692,7 @@ int main(void)
     tcase_add_test(tc, moe_host_time);
     tcase_add_test(tc, mtp_on_last_stage);
     tcase_add_test(tc, moe_alltoall_volume_and_overlap);
+    tcase_add_test(tc, moe_alltoall_overlap_share_by_link);
     tcase_add_test(tc, moe_etp_by_hand);
     tcase_add_test(tc, moe_alltoall_sort_chunks_by_hand);
     tcase_add_test(tc, attention_exp_bound_by_hand);

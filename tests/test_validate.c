@@ -318,6 +318,34 @@ START_TEST(recipe_facts_nvfp4_tp_overlap_and_dropout)
 }
 END_TEST
 
+/* The MoE all-to-all overlap where a row is its release's config
+ * (run_stacks.c): Megatron-Bridge v0.2.0's (25.11) H100 Qwen3-235B-A22B FP8
+ * config sets moe_a2a_overlap=True; the same table's B200 Qwen3-235B and
+ * H100 Qwen3-30B-A3B rows are not their configs, and 26.02.01's GB200 row
+ * has no overlap (v0.3.1: none); 26.08's GB200 MXFP8 recipes do. */
+START_TEST(recipe_a2a_overlap_h100_qwen3_235b)
+{
+    static const char r2511[] = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md, "
+                                "25.11 NeMo container, pre-training table";
+    static const struct { const char *source, *model, *gpu, *prec; int ovl; } cases[] = {
+        {r2511, "Qwen3-235B-A22B", "H100-SXM", "fp8", 1},
+        {r2511, "Qwen3-235B-A22B", "B200", "mxfp8", 0},
+        {r2511, "Qwen3-30B-A3B", "H100-SXM", "fp8", 0},
+        {"Megatron-Bridge, 26.02.01 NeMo container", "Qwen3-235B-A22B", "GB200", "mxfp8", 0},
+        {"Megatron-Bridge, 26.08 NeMo container", "Qwen3-235B-A22B", "GB200", "mxfp8", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_system sys = {cases[i].source, cases[i].model, cases[i].gpu, cases[i].prec};
+        const char *rec, *why;
+        size_t at = 0;
+        int ovl = 0;
+        while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
+            ovl += strstr(rec, "ep_comm_overlap=on") != NULL;
+        ck_assert_msg(ovl == cases[i].ovl, "case %zu: %d", i, ovl);
+    }
+}
+END_TEST
+
 /* k_lib_run as a Megatron-Bridge row of container `release` on `gpu`. */
 static void bridge_row(char *buf, size_t size, const char *release, const char *gpu)
 {
@@ -1337,6 +1365,7 @@ int main(void)
     tcase_add_test(tc, model_library_shapes_a_run);
     tcase_add_test(tc, recipe_cuda_graph_from_system);
     tcase_add_test(tc, recipe_facts_nvfp4_tp_overlap_and_dropout);
+    tcase_add_test(tc, recipe_a2a_overlap_h100_qwen3_235b);
     tcase_add_test(tc, recipe_opt_state_nemotron_340b_only);
     tcase_add_test(tc, gpt3_example_jan_2021_stack);
     tcase_add_test(tc, recipe_recompute_from_model);

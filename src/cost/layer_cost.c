@@ -873,8 +873,12 @@ static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
     }
     *epf = *epb = t;
     if (s->ep_comm_overlap) {
-        *epf = cost_overlapped(t, 2.0 * f_comp, k);
-        *epb = cost_overlapped(t, f_comp, k);
+        /* an EP group beyond the NVLink domain is NIC-bound: its hidden
+         * part slows the compute at the network share (cost_overlapped_on,
+         * as the DP collectives over the NICs) */
+        bool net = (long)ep * etp > comm_nvlink_domain(ng);
+        *epf = cost_overlapped_on(t, 2.0 * f_comp, k, net);
+        *epb = cost_overlapped_on(t, f_comp, k, net);
     } else if (s->shared_expert_overlap && tf_shared_ffn(m) > 0) {
         /* the shared fc1 and fc2 follow the router's GEMM (tf_layer_gemms_ep) */
         double sh = compute_gemms_s(&ng->gpu, k, m->prec, precision_bytes(m->prec),

@@ -224,6 +224,20 @@ static const run_recipe_fact k_facts[] = {
      "HybridEP"},
     {"26.06 NeMo container", "gpt-oss", "B300", "bf16 mxfp8", "flex_dispatcher=on",
      "Megatron-Bridge 26.06's B300 gpt-oss recipes run the flex token dispatcher with HybridEP"},
+    /* Megatron-Bridge v0.2.0 (the 25.11 container) scripts/performance/
+     * configs/qwen3/workload_base_configs.py: QWEN3_235B_A22B_H100_FP8_CS_
+     * BASE_CONFIG (256 GPUs, tp 2, pp 8, vpp 4, ep 32, etp 1, gbs 2048,
+     * mbs 1: the corpus's mbridge_2511_h100_qwen3235ba22b_fp8cs_* row, knob
+     * for knob) sets moe_a2a_overlap=True, which utils/helpers.py turns
+     * into comm_overlap.overlap_moe_expert_parallel_comm (with
+     * delay_wgrad_compute); "cp: cuda graph fine grained scope | hybridEP |
+     * a2a overlap (1348) into r0.2.0" (2025-11-21) put it in the release.
+     * The 25.11 table's other H100/B200 Qwen3 rows are not their configs
+     * (B200 Qwen3-235B vp 2 against 4, H100 Qwen3-30B vp 24 mbs 2 against
+     * vp 12 mbs 1): no fact. */
+    {"25.11 NeMo container", "Qwen3-235B", "H100-SXM", "fp8", "ep_comm_overlap=on",
+     "Megatron-Bridge 25.11's Qwen3-235B-A22B H100 FP8 recipe overlaps the MoE all-to-alls "
+     "(moe_a2a_overlap=True)"},
     /* Megatron-Bridge v0.2.0-v0.5.1 (the 25.11-26.06 containers) scripts/
      * performance/configs/llama{31,}/llama31_llm_pretrain.py: every
      * llama31_405b_pretrain_config_<gpu> ends with
