@@ -924,7 +924,11 @@ END_TEST
  * same layer on a B200 labelled Hopper (Blackwell's constants): the
  * forward grows by the causal half of the attention FLOPs once more,
  * F / 2 / (2.25 PFLOP/s x attn_eff); the backward is unchanged.  Not so for
- * unfused attention (the stack's own softmax kernel). */
+ * unfused attention (the stack's own softmax kernel), nor for SDPA's
+ * FlashAttention-2 (pytorch-fsdp2, compiled blocks), whose sm80 mma.sync
+ * runs far below the SFUs' bound: its B200 layer at head_dim 64 costs what
+ * the same layer at 96 heads of 128 does (the same FLOPs and bytes; until
+ * 2026-11 its forward took the 2x). */
 START_TEST(attention_exp_bound_by_hand)
 {
     fixture f;
@@ -964,6 +968,20 @@ START_TEST(attention_exp_bound_by_hand)
     f.g.gpu.gen = GEN_BLACKWELL;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &b);
     ck_assert_double_eq(b.fwd_s, h.fwd_s);
+    f.c.stack = STACK_PYTORCH_FSDP2;
+    f.m.torch_compile = true;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &b);
+    for (int i = 0; i < 96; i++)
+        f.layers[i] = (layer_spec){12288, 96, 96, 128, 49152, false, 0, 0};
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &h);
+    ck_assert_rel(b.fwd_s, h.fwd_s, 1e-12);
+    ck_assert_rel(b.bwd_s, h.bwd_s, 1e-12);
+    f.c.stack = STACK_MEGATRON_CORE;   /* cuDNN's: 2x at 64, not at 128 */
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &h);
+    for (int i = 0; i < 96; i++)
+        f.layers[i] = (layer_spec){12288, 192, 192, 64, 49152, false, 0, 0};
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &b);
+    ck_assert_rel(b.fwd_s - h.fwd_s, fl / 2 / (2250e12 * f.p.gen[GEN_BLACKWELL].attn_eff), 1e-9);
 }
 END_TEST
 
@@ -1356,10 +1374,13 @@ START_TEST(cp_memory_by_hand)
 END_TEST
 
 /* PyTorch SDPA's FlashAttention-2 (the pytorch-fsdp2 stack, STACK_ATTN_SDPA_FA2;
- * layer_cost.c SDPA_FA2_HOPPER): on Hopper the generation's attn_eff (Transformer
+ * layer_cost.c sdpa_fa2_factor): on Hopper the generation's attn_eff (Transformer
  * Engine's cuDNN attention) x 0.62, FlashAttention-3's Figs. 5-6 FA2 / cuDNN at
  * head dim 128 (370 / 595 forward, 322 / 516 backward): 0.445 x 0.62 = 0.2759;
- * Ampere keeps FlashAttention-2's own 0.55; megatron-core keeps 0.445. */
+ * Ampere keeps FlashAttention-2's own 0.55; megatron-core keeps 0.445.  On
+ * Blackwell the sm80 kernels run at cudnn-frontend's measured FA2 / cuDNN, B200
+ * 27.062 / 91.021 ms -> 0.30, GB300 22.512 / 83.085 -> 0.27 (until 2026-11 at
+ * cuDNN's own rate: factor 1). */
 START_TEST(sdpa_fa2_attention_on_hopper)
 {
     cost_params p;
@@ -1372,6 +1393,10 @@ START_TEST(sdpa_fa2_attention_on_hopper)
     ck_assert_double_eq_tol(k.attn_eff, 0.55, 1e-12);
     cost_constants(&k, &p, STACK_MEGATRON_CORE, GEN_HOPPER);
     ck_assert_double_eq_tol(k.attn_eff, 0.445, 1e-12);
+    cost_constants(&k, &p, STACK_PYTORCH_FSDP2, GEN_BLACKWELL);
+    ck_assert_double_eq_tol(k.attn_eff, p.gen[GEN_BLACKWELL].attn_eff * 0.30, 1e-12);
+    cost_constants(&k, &p, STACK_PYTORCH_FSDP2, GEN_BLACKWELL_ULTRA);
+    ck_assert_double_eq_tol(k.attn_eff, p.gen[GEN_BLACKWELL_ULTRA].attn_eff * 0.27, 1e-12);
 }
 END_TEST
 

@@ -1521,7 +1521,7 @@ START_TEST(zero3_prefetch_by_stack)
     c->stack = STACK_PYTORCH_FSDP2;
     ck_assert_int_eq(tu_search(&fs4, m, &rs, c, fix, false, 1), PLANNER_OK);
     /* FSDP2's attention is PyTorch SDPA's FlashAttention-2 (layer_cost.c
-     * SDPA_FA2_HOPPER), slower than Megatron's cuDNN attention: its extra
+     * sdpa_fa2_factor), slower than Megatron's cuDNN attention: its extra
      * compute and re-forward, m times the micro-batch's, taken out */
     d2 = mc.top[0].e.step_time_s - fs.top[0].e.step_time_s + critical_compute_s(&fs.top[0].e) -
          critical_compute_s(&mc.top[0].e);

@@ -10,7 +10,7 @@
  *     tp_comm_overlap, cost_overlapped); the embedding on the first stage,
  *     the output layer, logits and loss on the last;
  *   (the attention forward at its exponentials' pace where the SFUs bind,
- *   compute_attention_exp_factor);
+ *   compute_attention_exp_factor: the stack's fused tensor-peak kernels only);
  *   backward = 2 x the forward's GEMMs (flash attention: ATTN_BWD_RATIO x
  *     the forward at the tensor cores' pace -- its five matmuls carry 10 hd
  *     FLOPs per exponential; a windowed layer's FP8 attention over every
@@ -232,21 +232,45 @@ void cost_params_unfitted(cost_params *p)
         p->stack[g] = (stack_constants){0.275, 0.5};
 }
 
-/* PyTorch SDPA's FlashAttention-2 on Hopper against the cuDNN fused
- * attention the generation's attn_eff stands for: Transformer Engine on
- * sm90 prefers FusedAttention (cuDNN, F16_arbitrary_seqlen) over
- * FlashAttention (dot_product_attention/utils.py get_attention_backend:
- * "Disabling FlashAttention to give FusedAttention preference on Hopper+
- * for performance reasons"), while PyTorch's SDPA tries flash_attention
- * first (sdp_utils.cpp priority_order; cuDNN attention opt-in since
- * 2.5.1) and torchtitan's context parallel allows only the flash and
- * efficient backends (9dec370 utils.py get_train_context).  Shah et al.
- * 2024, FlashAttention-3 (arXiv 2407.08608) Figs. 5-6, H100 SXM5 bf16,
- * head dim 128, 16k: FlashAttention-2 / cuDNN forward 370 / 595 (causal
- * 335 / 539), backward 322 / 516 TFLOP/s: 0.62 each.  Other generations:
- * Ampere's attn_eff is FlashAttention-2's own; no measurement for the
- * others (factor 1). */
-#define SDPA_FA2_HOPPER 0.62
+/* PyTorch SDPA's FlashAttention-2 against the fused attention the
+ * generation's attn_eff stands for (Transformer Engine's cuDNN attention),
+ * forward and backward alike.  PyTorch's SDPA tries flash_attention first
+ * (sdp_utils.cpp priority_order; cuDNN attention opt-in since 2.5.1) and
+ * torchtitan's context parallel allows only the flash and efficient
+ * backends (9dec370 utils.py get_train_context); those flash kernels are
+ * FlashAttention-2's, built for sm80 and run as they are on sm90 and sm100:
+ * warp-level mma.sync (aten/src/ATen/native/transformers/cuda/flash_attn/
+ * kernel_traits.h: MMA_Atom<SM80_16x8x16_F32BF16BF16F32_TN> for every
+ * __CUDA_ARCH__ >= 800), no wgmma or tcgen05.  Transformer Engine on sm90+
+ * prefers FusedAttention (dot_product_attention/utils.py
+ * get_attention_backend: "Disabling FlashAttention to give FusedAttention
+ * preference on Hopper+ for performance reasons").
+ *   Hopper: Shah et al. 2024, FlashAttention-3 (arXiv 2407.08608) Figs.
+ *     5-6, H100 SXM5 bf16, head dim 128, 16k: FlashAttention-2 / cuDNN
+ *     forward 370 / 595 (causal 335 / 539), backward 322 / 516 TFLOP/s:
+ *     0.62 each.
+ *   Blackwell, Blackwell Ultra: NVIDIA/cudnn-frontend v1.15.0 (0b1577c)
+ *     benchmark/sdpa_benchmark_training artifacts (NGC PyTorch 25.09: torch
+ *     2.9 SDPA FLASH_ATTENTION against cuDNN 9.13.1, bf16, Llama 3.1
+ *     405B's attention: 128 query heads, 8 K/V heads, head dim 128,
+ *     causal, b 1, s 16,384), forward + backward: B200 (6.602 + 20.460) /
+ *     (22.297 + 68.724) ms = 0.30 (forward 0.296, backward 0.298); GB300
+ *     (5.167 + 17.345) / (20.421 + 62.664) = 0.27.  Its rate, ~400 TFLOP/s,
+ *     is about FlashAttention-2's on H100: the sm80 instructions do not
+ *     reach Blackwell's tensor throughput (so the softmax's exponentials do
+ *     not bound it either: layer_cost's exponential factor).
+ *   Ampere: attn_eff is FlashAttention-2's own (1); others unmeasured (1). */
+static double sdpa_fa2_factor(gpu_generation gen)
+{
+    switch (gen) {
+    case GEN_HOPPER: return 0.62;
+    case GEN_BLACKWELL: return 0.30;
+    case GEN_BLACKWELL_ULTRA: return 0.27;
+    case GEN_VOLTA: case GEN_TURING: case GEN_AMPERE: case GEN_ADA: case GEN_CDNA2:
+    case GEN_CDNA3: case GEN_COUNT: break;
+    }
+    return 1.0;
+}
 
 void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_generation gen)
 {
@@ -255,8 +279,8 @@ void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_gen
     *out = p->gen[(unsigned)gen < GEN_COUNT ? gen : GEN_HOPPER];
     if (st->attention == STACK_ATTN_UNFUSED)
         out->attn_eff = sc->attn_eff;
-    if (st->attention == STACK_ATTN_SDPA_FA2 && gen == GEN_HOPPER)
-        out->attn_eff *= SDPA_FA2_HOPPER;
+    if (st->attention == STACK_ATTN_SDPA_FA2)
+        out->attn_eff *= sdpa_fa2_factor(gen);
     if (st->own_host_time)
         out->step_overhead_s = sc->step_overhead_s;
 }
@@ -1006,10 +1030,15 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
     int ngm = tf_layer_gemms_ep(m, l, tokens, tp, ep, etp, g);
     double gemm = compute_gemms_s(gpu, k, m->prec, eb, g, ngm);
     double attn_flops = tf_attention_flops(m, l, s->mbs, s->seq_len, cp, tp);
-    /* unfused attention (STACK_ATTN_UNFUSED) runs its softmax as a kernel
-     * of its own between the batched GEMMs: no exponential inside the
-     * matmul loop to wait on */
-    double xf = stack_get(stack)->attention == STACK_ATTN_UNFUSED
+    /* the softmax's exponentials pace the forward of fused kernels that
+     * run the tensor cores near their peak (STACK_ATTN_FLASH: cuDNN,
+     * FlashAttention-3/4); unfused attention runs its softmax as a kernel
+     * of its own between the batched GEMMs, and SDPA's FlashAttention-2
+     * issues sm80 mma.sync at ~400 TFLOP/s on B200 (sdpa_fa2_factor):
+     * ~1,450 FLOPs per clock and SM (148 SMs at the 1.86 GHz of its 8,192
+     * per clock and 2.25 PFLOP/s), 5.7 exponentials per clock at head_dim
+     * 64 (256 FLOPs a score), under the SFUs' 16 */
+    double xf = stack_get(stack)->attention != STACK_ATTN_FLASH
                     ? 1.0
                     : compute_attention_exp_factor(gpu, tf_attention_score_flops(m, l));
     double attn_tc = compute_attention_s(gpu, k, fmt, attn_flops);   /* the tensor cores' pace */
