@@ -342,17 +342,20 @@ END_TEST
  * 2,537,578,496 B) and the copy-in stream's all-gather outputs, the root's
  * kept while the first block's is gathered (the same 2,537,578,496 B):
  * 5,075,156,992 B; at pp > 1 the whole stage, its 16-bit weights and fp32
- * accumulated gradients (1e9 parameters: 6e9 B), and the same pool. */
+ * accumulated gradients (1e9 parameters: 6e9 B), the last block's fp32
+ * reduce-scatter input kept through the step (218,112,000 x 4 =
+ * 872,448,000 B) and the same pool. */
 START_TEST(fsdp2_unsharded)
 {
     ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 2, 1050677248.0, 218112000.0, 8e9, 1),
                   5075156992.0, 1e-15);
     ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 2, 1050677248.0, 218112000.0, 1e9, 4),
-                  6e9 + 2537578496.0, 1e-15);
+                  6e9 + 872448000.0 + 2537578496.0, 1e-15);
     /* 1-byte blocks, the root 16-bit: at pp 4 0.2e9 root + 0.8e9 block
-     * parameters: 0.8e9 + 0.4e9 + 4e9, and the pool: the root's 0.4e9 (not
-     * larger than a block's 0.4e9) and a block's, 0.8e9 */
-    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 1, 0.2e9, 0.4e9, 1e9, 4), 6.0e9, 1e-15);
+     * parameters: 0.8e9 + 0.4e9 + 4e9, the last block's reduce-scatter
+     * input 0.4e9 x 4 = 1.6e9, and the pool: the root's 0.4e9 (not larger
+     * than a block's 0.4e9) and a block's, 0.8e9 */
+    ck_assert_rel(memory_fsdp2_unsharded_bytes(PREC_BF16, 1, 0.2e9, 0.4e9, 1e9, 4), 7.6e9, 1e-15);
 }
 END_TEST
 
@@ -388,10 +391,11 @@ END_TEST
  * the layer (0.4e9 parameters per GPU) and the embedding matrix (0.26e9),
  * and a prefetched one capped at 1e9 / tp 8 = 0.125e9: 2 x 0.525e9 =
  * 1.05e9 B, whatever the stage's size; FSDP2 at pp 4 the whole stage at
- * 6 B (1e9: 6e9 B), additive, with two blocks' all-gather outputs (1.6e9 B),
- * and at pp 1 the root and a block and the all-gather outputs, the root's
- * and a block's (2 x (0.5e9 + 0.4e9) at 2 B: 3.6e9 B); nothing gathered at
- * dp 1 or ZeRO < 3. */
+ * 6 B (1e9: 6e9 B), additive, with two blocks' all-gather outputs (1.6e9 B)
+ * and the last block's fp32 reduce-scatter input (1.6e9 B), and at pp 1
+ * the root and a block and the all-gather outputs, the root's and a
+ * block's (2 x (0.5e9 + 0.4e9) at 2 B: 3.6e9 B); nothing gathered at dp 1
+ * or ZeRO < 3. */
 START_TEST(zero3_gathered_one_rule)
 {
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_BF16, 2, 4, 8, 5e9, 0.4e9,
@@ -399,7 +403,7 @@ START_TEST(zero3_gathered_one_rule)
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_BF16, 2, 4, 8, 1e9, 0.1e9,
                                               0.26e9, 0), 2.0 * (0.26e9 + 0.125e9), 1e-15);
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 4, 8, 1e9, 0.4e9,
-                                              0.26e9, 0), 7.6e9, 1e-15);
+                                              0.26e9, 0), 9.2e9, 1e-15);
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 4, 8, 0.5e9, 0, 0,
                                               0) +
                       memory_zero3_gathered_bytes(STACK_GATHER_FSDP2, PREC_BF16, 2, 4, 8, 0.5e9, 0,

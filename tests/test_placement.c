@@ -301,12 +301,14 @@ END_TEST
  * Llama 3.1 405B, tp 8 pp 8 dp 8, ZeRO-3, mbs 1, sequence 4096, no
  * recompute, on 64 H100s: the placer took the even 15/16/.../16/15, whose
  * last stages need 85.8 GiB of the 77.2 usable (evaluate() refuses it);
- * now 13/14/15/16/17/17/17/17, 75.3 GiB, which evaluate() accepts. */
+ * then 13/14/15/16/17/17/17/17, 75.3 GiB; with the last block's fp32
+ * reduce-scatter input kept (0.4e9 x 4 B a stage) 13/14/15/15/16/18/18/17,
+ * 77.0 GiB, which evaluate() accepts. */
 START_TEST(fsdp2_pipeline_split_fits)
 {
     static strategy s;
     static evaluation e;
-    static const int want[8] = {13, 14, 15, 16, 17, 17, 17, 17};
+    static const int want[8] = {13, 14, 15, 15, 16, 18, 18, 17};
     memset(&s, 0, sizeof s);
     s.ep = 1; s.mbs = 1; s.gbs = 64;
     s.recompute = RECOMPUTE_NONE; s.zero = 3;
@@ -314,7 +316,7 @@ START_TEST(fsdp2_pipeline_split_fits)
     ck_assert_msg(e.feasible, "%s", e.reason);
     for (int i = 0; i < 8; i++)
         ck_assert_int_eq(s.stage[i].n_layers, want[i]);
-    ck_assert(e.peak_memory_bytes < 76.0 * 1073741824.0);
+    ck_assert(e.peak_memory_bytes < 77.1 * 1073741824.0);
 }
 END_TEST
 

@@ -337,10 +337,24 @@ bool memory_zero3_gathers(int zero, int dp);
  * unsharded gradient to the reduce dtype, torchtitan's
  * mixed_precision_reduce float32, to accumulate it):
  *   layer_weight_bytes x (stage_params - root_params)
- *     + root_bytes x root_params + 4 x stage_params + pool
+ *     + root_bytes x root_params + 4 x stage_params + 4 x block_params + pool
  * (the pool filled once, by the step's first micro-batch; 4 x stage_params
  * memory_fsdp2_accum_grad_bytes, which evaluate() follows through the
- * schedule instead, memory_schedule_peak_bytes).
+ * schedule instead, memory_schedule_peak_bytes).  4 x block_params: the
+ * reduce-scatter input of the stage's last FSDP group, kept through the
+ * next step -- torch's PipelineStage of Dec 2024 (torch 1963fc8, the
+ * benchmark's; stage.py backward_maybe_with_nosync, from PR #134052) runs
+ * every backward with FSDP's gradient sync and resharding off, then calls
+ * each group's post_backward in forward order after the last one
+ * (run_post_backward) but not the root's _root_post_backward_final_
+ * callback (added by PR #144535, Jan 2025), the only place that drops
+ * comm_ctx.reduce_scatter_state at the end of a backward; each group's
+ * post_backward drops the previous group's, and foreach_reduce
+ * (_fsdp_collectives.py) returns the fp32 reduce-scatter input it
+ * allocated on the default stream to be kept there, so the last block's
+ * (a block's parameters at the reduce dtype) stays referenced until the
+ * next step's first post_backward.  (With vpp model chunks each chunk's
+ * root keeps its own, as each has its own all-gather pool: one counted.)
  * Parameter counts per GPU (after tp). */
 double memory_fsdp2_unsharded_bytes(precision prec, double layer_weight_bytes, double root_params,
                                     double block_params, double stage_params, int pp);

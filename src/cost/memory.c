@@ -281,9 +281,12 @@ double memory_fsdp2_unsharded_bytes(precision prec, double layer_weight_bytes, d
     /* the copy-in stream's all-gather outputs: the one kept for the next
      * copy-out (the root's first) and the next one's */
     const double pool = (root > block ? root : block) + block;
-    if (pp > 1)   /* the blocks at their gathered dtype, the root 16-bit */
+    if (pp > 1)   /* the blocks at their gathered dtype, the root 16-bit;
+                     the last group's reduce-scatter input, in the reduce
+                     dtype, kept through the next step */
         return layer_weight_bytes * (stage_params - root_params) + root +
-               memory_fsdp2_accum_grad_bytes(pp, stage_params) + pool;
+               memory_fsdp2_accum_grad_bytes(pp, stage_params) +
+               memory_fsdp2_accum_grad_bytes(pp, block_params) + pool;
     return root + block + pool;
 }
 
