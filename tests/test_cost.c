@@ -833,8 +833,10 @@ START_TEST(moe_alltoall_volume_and_overlap)
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
     ck_assert_double_lt(on.ep_comm_s, off.ep_comm_s);
     ck_assert_double_ge(on.ep_comm_s, k->overlap_exposed * off.ep_comm_s * (1 - 1e-12));
-    ck_assert_rel(off.fwd_s + off.bwd_s - on.fwd_s - on.bwd_s, off.ep_comm_s - on.ep_comm_s,
-                  1e-9);
+    /* and the layer's host time (3 x moe_host_s) hides under the other
+     * pass's GPU work (moe_host_time_under_a2a_overlap) */
+    ck_assert_rel(off.fwd_s + off.bwd_s - on.fwd_s - on.bwd_s,
+                  off.ep_comm_s - on.ep_comm_s + 3.0 * k->moe_host_s, 1e-9);
     /* Megatron's rules */
     s.recompute = RECOMPUTE_FULL;
     ck_assert_int_eq(strategy_check(&f.m, &s, tu_err(&rule)), PLANNER_E_INPUT);
@@ -878,6 +880,38 @@ START_TEST(moe_alltoall_overlap_share_by_link)
             ck_assert_double_gt(r[2].ep_comm_s, r[0].ep_comm_s);
         }
     }
+}
+END_TEST
+
+/* Under the all-to-all overlap (layer_cost.c moe_host_paced: Megatron-Core's
+ * combined 1F1B queues the other micro-batch's pass before the dispatcher's
+ * sync) a MoE layer's host time hides under the other pass's GPU work: the
+ * forward's h under the backward's, the backward's 2 h under the forward's.
+ * The MoE layer of moe_host_time at ep 8: a host time below its GPU work
+ * costs nothing (without the overlap 3 h); one of 1 s costs 3 s less the
+ * layer's GPU forward + backward (compute_s at no host time). */
+START_TEST(moe_host_time_under_a2a_overlap)
+{
+    fixture f;
+    strategy s = moe_layer_case(&f, 8);
+    gen_constants *k = &f.p.gen[GEN_AMPERE];
+    range_cost r0, r1, r2, plain0, plain1;
+    s.ep_comm_overlap = true;
+    k->moe_host_s = 0;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &r0);
+    k->moe_host_s = 1e-5;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &r1);
+    k->moe_host_s = 1.0;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &r2);
+    ck_assert_double_eq(r1.fwd_s, r0.fwd_s);
+    ck_assert_double_eq(r1.bwd_s, r0.bwd_s);
+    ck_assert_rel(r2.fwd_s + r2.bwd_s - r0.fwd_s - r0.bwd_s, 3.0 - r0.compute_s, 1e-9);
+    s.ep_comm_overlap = false;
+    k->moe_host_s = 0;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &plain0);
+    k->moe_host_s = 1e-5;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &plain1);
+    ck_assert_rel(plain1.fwd_s + plain1.bwd_s - plain0.fwd_s - plain0.bwd_s, 3e-5, 1e-6);
 }
 END_TEST
 
@@ -1715,6 +1749,7 @@ int main(void)
     tcase_add_test(tc, evaluate_costs_unlike_stages_apart);
     tcase_add_test(tc, fp8_saved_activations);
     tcase_add_test(tc, moe_host_time);
+    tcase_add_test(tc, moe_host_time_under_a2a_overlap);
     tcase_add_test(tc, mtp_on_last_stage);
     tcase_add_test(tc, moe_alltoall_volume_and_overlap);
     tcase_add_test(tc, moe_alltoall_overlap_share_by_link);

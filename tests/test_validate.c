@@ -263,6 +263,9 @@ START_TEST(recipe_cuda_graph_from_system)
         ck_assert_msg(v->run[0].fix.cuda_graph == cases[i].want, "case %zu: %d", i,
                       v->run[0].fix.cuda_graph);
         if (i == 0) {
+            /* the fact's all-to-all overlap off in both: under it the host
+             * time hides under the other pass (layer_cost.c moe_host_paced) */
+            v->run[0].fix.ep_comm_overlap = 0;
             ck_assert_int_eq(validation_predict(&best, &v->run[0], &p, &err), PLANNER_OK);
             ck_assert(best.s.cuda_graph);
             step[0] = best.e.step_time_s;

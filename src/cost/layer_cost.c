@@ -36,7 +36,8 @@
  *     are transient memory; each MoE
  *     layer pays moe_host_s in its forward and twice in its backward (the
  *     dispatcher's device-to-host sync leaves the layer's launches on the
- *     critical path); on a stage spanning GPU types, each EP group's
+ *     critical path; under the all-to-all overlap only what exceeds the
+ *     other pass's GPU work, moe_host_paced); on a stage spanning GPU types, each EP group's
  *     all-to-all over the groups and links it spans (ep_mixed_a2a_s);
  *   memory: parameters held, activations kept for the backward (Korthikanti
  *     et al. 2022 with flash attention, corrected for FP8 recipes) and the
@@ -798,6 +799,34 @@ static double moe_host_fwd_s(const model *m, const layer_spec *l, const strategy
     return l->moe && m->moe.experts > 0 && !s->cuda_graph ? k->moe_host_s : 0.0;
 }
 
+/* Adds layer l's host-paced time to its forward (*fwd) and backward
+ * (*bwd, twice the forward's: dgrad + wgrad), given their GPU work.  Under
+ * --overlap-moe-expert-parallel-comm the steady state runs one
+ * micro-batch's forward and another's backward layer by layer (Megatron-Core
+ * core_v0.15.0 models/common/model_chunk_schedule_plan.py
+ * TransformerLayerSchedulePlan.run): the host queues the backward's expert
+ * GEMMs (b_layer.mlp.backward) between the forward's router and dispatch
+ * preprocessing (post_attn: the device-to-host copy of the splits on the
+ * dispatcher's side stream, token_dispatcher.py cuda_dtoh_point) and its
+ * dispatch (moe_dispatch: d2h_event.synchronize(), which waits for that
+ * event only), then the backward's weight gradients and dispatch before
+ * the forward's experts.  So while the host waits and launches, the GPU
+ * runs the other pass: the forward's host time hides under the backward's
+ * GPU work and the backward's under the forward's, and only what exceeds
+ * it shows.  The pipeline's warm-up and cool-down passes are costed the
+ * same (moe_comm's optimism). */
+static void moe_host_paced(const model *m, const layer_spec *l, const strategy *s,
+                           const gen_constants *k, double *fwd, double *bwd)
+{
+    double h = moe_host_fwd_s(m, l, s, k), hf = h, hb = 2.0 * h;
+    if (s->ep_comm_overlap) {
+        hf = h > *bwd ? h - *bwd : 0.0;
+        hb = hb > *fwd ? hb - *fwd : 0.0;
+    }
+    *fwd += hf;
+    *bwd += hb;
+}
+
 /* A member of a stage spanning node groups, for its MoE all-to-alls: the
  * cluster, the constants and stack (each group's generation constants), and
  * the EP groups it takes part in (cost_member_ep_span). */
@@ -1088,8 +1117,7 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
         cost_cp_exchange(m, l, ng, k, cpl, s, tp, stack, attn, &cpf, &cpb);
     if (l->moe && m->moe.experts > 0 && (ep > 1 || etp > 1))
         moe_comm(m, l, ng, k, em, s, tp, g, gemm + attn + elem + cast_f, &epf, &epb);
-    fwd += moe_host_fwd_s(m, l, s, k);
-    bwd += 2.0 * moe_host_fwd_s(m, l, s, k);   /* dgrad + wgrad */
+    moe_host_paced(m, l, s, k, &fwd, &bwd);
     if (mode == RECOMPUTE_FULL)
         rec = fwd + tpf + cpf + epf;
     else if (mode == RECOMPUTE_SELECTIVE &&
