@@ -44,7 +44,7 @@ static void uniform(inst *x, int L, int P)
         x->cap[s] = HUGE_VAL;
     }
     x->pb = (partition_problem){L, P, 1, x->cls, x->t, x->st, x->act, NULL, x->ft, x->fb,
-                                x->infl, x->cap, 1, NULL, 0, 0, 0};
+                                x->infl, x->cap, 1, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL};
 }
 
 START_TEST(dp_uniform_even)
@@ -165,7 +165,7 @@ static void random_inst(inst *x, unsigned *seed)
     }
     x->pb = (partition_problem){L, P, K, x->cls, x->t, x->st, x->act,
                                 urand(seed) < 0.5 ? x->peak : NULL, x->ft, x->fb, x->infl,
-                                x->cap, 1, NULL, 0, 0, 0};
+                                x->cap, 1, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL};
 }
 
 START_TEST(dp_equals_ilp_on_random_instances)
@@ -205,46 +205,124 @@ START_TEST(dp_equals_ilp_on_random_instances)
 }
 END_TEST
 
+/* The least bottleneck of pb over every split that fits (HUGE_VAL: none),
+ * by brute force over the compositions of L into P positive parts. */
+static double brute_best(const partition_problem *pb)
+{
+    int split[MAXP];
+    double best = HUGE_VAL;
+    for (int s = 0; s < pb->n_stages - 1; s++)
+        split[s] = 1;
+    split[pb->n_stages - 1] = pb->n_layers - (pb->n_stages - 1);
+    for (;;) {
+        bool fits;
+        double b = partition_measure(pb, split, &fits);
+        int s;
+        if (fits && b < best)
+            best = b;
+        /* next composition: increment the first part that can grow */
+        for (s = 0; s < pb->n_stages - 1; s++) {
+            if (split[pb->n_stages - 1] > 1) {
+                split[s]++;
+                split[pb->n_stages - 1]--;
+                break;
+            }
+            split[pb->n_stages - 1] += split[s] - 1;
+            split[s] = 1;
+        }
+        if (s == pb->n_stages - 1)
+            return best;
+    }
+}
+
+/* The DP's split of pb is the brute force's optimum, or neither has one. */
+static void assert_dp_is_brute_best(const partition_problem *pb)
+{
+    partition_result rd;
+    double best = brute_best(pb);
+    if (partition_dp(pb, NULL, &rd) == PARTITION_OK)
+        ck_assert_msg(fabs(rd.bottleneck_s - best) <= 1e-12 * best, "dp %.9g, brute %.9g",
+                      rd.bottleneck_s, best);
+    else
+        ck_assert(!isfinite(best));
+}
+
 START_TEST(dp_is_exhaustive_optimum)
 {
     /* brute force over all splits of small instances */
     unsigned seed = 7u;
     for (int k = 0; k < 200; k++) {
         inst x;
-        partition_result rd;
-        int split[MAXP];
-        double best = HUGE_VAL;
         random_inst(&x, &seed);
         if (x.pb.n_layers > 12 || x.pb.n_stages > 5)
             continue;
-        /* enumerate compositions of L into P positive parts */
-        for (int s = 0; s < x.pb.n_stages - 1; s++)
-            split[s] = 1;
-        split[x.pb.n_stages - 1] = x.pb.n_layers - (x.pb.n_stages - 1);
-        for (;;) {
-            bool fits;
-            double b = partition_measure(&x.pb, split, &fits);
-            int s;
-            if (fits && b < best)
-                best = b;
-            /* next composition: increment the first part that can grow */
-            for (s = 0; s < x.pb.n_stages - 1; s++) {
-                if (split[x.pb.n_stages - 1] > 1) {
-                    split[s]++;
-                    split[x.pb.n_stages - 1]--;
-                    break;
-                }
-                split[x.pb.n_stages - 1] += split[s] - 1;
-                split[s] = 1;
+        assert_dp_is_brute_best(&x.pb);
+    }
+}
+END_TEST
+
+/* Leading layers (partition.h; the placer's block recompute).  By hand, 6
+ * like layers with N = 2: a plain layer 1 s, 3 B of activations, 1 B
+ * transient; a leading one 2 s (its re-forward), 1 B (its input), 4 B
+ * transient (its whole activations and the 1 B), and a plain layer frees
+ * 3 - 1 = 2 B of it.  Stage [0, 4): 2 + 2 + 1 + 1 = 6 s; 1 + 1 + 3 + 3 = 8
+ * B kept, transient max(4 - 2 x 2, 1) = 1: 9 B.  Stage [0, 2): 4 s, 2 + 4
+ * = 6 B.  Two stages: 1/5 takes 7 s, 2/4 6 s, 3/3 5 s each, the optimum.
+ * The ILP refuses such problems.  Then random instances of like layers
+ * per class: the DP's optimum is the brute force's. */
+START_TEST(dp_leading_layers)
+{
+    inst x;
+    partition_result r;
+    double lt[MAXK * MAXL], la[MAXK * MAXL], lp[MAXK * MAXL], fr[MAXK * MAXL];
+    unsigned seed = 11u;
+    uniform(&x, 6, 2);
+    for (int i = 0; i < 6; i++) {
+        x.st[i] = 0;
+        x.act[i] = 3;
+        x.peak[i] = 1;
+        lt[i] = 2;
+        la[i] = 1;
+        lp[i] = 4;
+        fr[i] = 2;
+    }
+    x.pb.peak_bytes = x.peak;
+    x.pb.lead_layers = 2;
+    x.pb.lead_time_s = lt;
+    x.pb.lead_act_bytes = la;
+    x.pb.lead_peak_bytes = lp;
+    x.pb.freed_bytes = fr;
+    ck_assert_double_eq(partition_stage_time(&x.pb, 0, 0, 4), 6.0);
+    ck_assert_double_eq(partition_stage_bytes(&x.pb, 0, 0, 4), 9.0);
+    ck_assert_double_eq(partition_stage_time(&x.pb, 0, 0, 2), 4.0);
+    ck_assert_double_eq(partition_stage_bytes(&x.pb, 0, 0, 2), 6.0);
+    ck_assert_int_eq(partition_dp(&x.pb, NULL, &r), PARTITION_OK);
+    ck_assert_double_eq(r.bottleneck_s, 5.0);
+    ck_assert_int_eq(r.n_layers[0], 3);
+    ck_assert_int_eq(partition_ilp(&x.pb, 1.0, &r), PARTITION_UNSUPPORTED);
+    for (int k = 0; k < 300; k++) {
+        random_inst(&x, &seed);
+        if (x.pb.n_layers > 12 || x.pb.n_stages > 5)
+            continue;
+        for (int c = 0; c < x.pb.n_classes; c++)
+            for (int i = 0; i < x.pb.n_layers; i++) {
+                int at = c * x.pb.n_layers + i, c0 = c * x.pb.n_layers;
+                x.t[at] = x.t[c0];
+                x.st[at] = x.st[c0];
+                x.act[at] = x.act[c0];
+                x.peak[at] = x.peak[c0];
+                lt[at] = 1.5 * x.t[c0];
+                la[at] = 0.25 * x.act[c0];
+                lp[at] = x.act[c0] + x.peak[c0];
+                fr[at] = 0.75 * x.act[c0];
             }
-            if (s == x.pb.n_stages - 1)
-                break;
-        }
-        if (partition_dp(&x.pb, NULL, &rd) == PARTITION_OK)
-            ck_assert_msg(fabs(rd.bottleneck_s - best) <= 1e-12 * best, "dp %.9g, brute %.9g",
-                          rd.bottleneck_s, best);
-        else
-            ck_assert(!isfinite(best));
+        x.pb.peak_bytes = x.peak;
+        x.pb.lead_layers = 1 + k % 4 < x.pb.n_layers ? 1 + k % 4 : x.pb.n_layers;
+        x.pb.lead_time_s = lt;
+        x.pb.lead_act_bytes = la;
+        x.pb.lead_peak_bytes = lp;
+        x.pb.freed_bytes = fr;
+        assert_dp_is_brute_best(&x.pb);
     }
 }
 END_TEST
@@ -390,7 +468,7 @@ START_TEST(ilp_time_limit_is_clean)
     }
     ft[39] = 3.0;
     pb = (partition_problem){126, 40, 1, cls, t, st, act, NULL, ft, fb, infl, cap, 1, NULL,
-                             0, 0, 0};
+                             0, 0, 0, 0, NULL, NULL, NULL, NULL};
     s = partition_ilp(&pb, 0.001, &r);
     ck_assert_msg(s == PARTITION_OK || s == PARTITION_TIMEOUT, "status %s",
                   partition_status_name(s));
@@ -422,7 +500,7 @@ START_TEST(glpk_error_returns_cleanly)
         cap[i] = 100.0;
     }
     pb = (partition_problem){126, 40, 1, cls, t, st, act, NULL, ft, fb, infl, cap, 1, NULL,
-                             0, 0, 0};
+                             0, 0, 0, 0, NULL, NULL, NULL, NULL};
     glp_mem_limit(1);   /* 1 MB: the 5,040-column program needs more */
     ck_assert_int_eq(partition_ilp(&pb, 5.0, &r), PARTITION_SOLVER_ERROR);
     ck_assert_int_eq(r.status, PARTITION_SOLVER_ERROR);
@@ -633,7 +711,7 @@ START_TEST(ilp_time_limit_covers_building)
         cap[i] = 100.0;
     }
     pb = (partition_problem){NL, NP, 1, cls, t, st, act, NULL, ft, fb, infl, cap, 1, NULL,
-                             0, 0, 0};
+                             0, 0, 0, 0, NULL, NULL, NULL, NULL};
     clock_gettime(CLOCK_MONOTONIC, &a);
     s = partition_ilp(&pb, 0.02, &r);
     clock_gettime(CLOCK_MONOTONIC, &b);
@@ -656,6 +734,7 @@ int main(void)
     tcase_add_test(tc, dp_two_speeds);
     tcase_add_test(tc, dp_equals_ilp_on_random_instances);
     tcase_add_test(tc, dp_is_exhaustive_optimum);
+    tcase_add_test(tc, dp_leading_layers);
     tcase_add_test(tc, dp_cut_time_tells_a_memory_shaped_split);
     tcase_add_test(tc, ilp_only_layer_caps);
     tcase_add_test(tc, ilp_fill_objective_never_worse);

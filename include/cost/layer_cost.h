@@ -71,6 +71,15 @@ typedef struct range_cost {
     int n_tensors;                  /* weight tensors (ZeRO-3 collectives) */
 } range_cost;
 
+/* Full recompute's leading layers (Megatron-Core TransformerBlock.
+ * _checkpointed_forward, --recompute-method block --recompute-num-layers
+ * N): N when block recompute re-runs the first N layers of each chunk and
+ * the rest keep their activations; 0 when every layer of a range costs
+ * alike wherever it sits (no full recompute, every layer re-run, or
+ * uniform).  The placer's partitioner costs a stage's first N layers as
+ * recomputed and the rest as kept by it. */
+int cost_recompute_lead_layers(const strategy *s);
+
 /* The transient bytes of range r at its peak, the one rule evaluate() and
  * the partitioner use: its working set (act_peak_extra_bytes: one layer's
  * recompute plus the loss's) with the layer-time buffers in place of the

@@ -25,6 +25,26 @@
  * order in both solvers and partition_stage_time/bytes(): a split a solver
  * returns as fitting fits by partition_measure() exactly.
  *
+ * Leading layers (lead_layers N > 0; the DP only): the first N layers of
+ * each stage cost from the lead_ arrays, the rest from the plain ones, and
+ * the transient term is the leading layers' largest less what the rest
+ * free (Megatron's block recompute: the first N layers of a chunk re-run
+ * their forward and keep only their input, the rest keep everything and
+ * free it in the backward before the re-runs; cost/layer_cost.c):
+ *     time(s, a, b)  = fixed_time_s[s] + sum_{a <= i < min(a + N, b)} lead_time_s[k][i]
+ *                      + sum_{a + N <= i < b} time_s[k][i]
+ *     bytes(s, a, b) = fixed_bytes[s] + sum state_bytes[k][i] + inflight[s] (sum of
+ *                      lead_act_bytes over the leading, act_bytes over the rest)
+ *                      + max(max lead_peak_bytes - sum freed_bytes over the rest,
+ *                            max peak_bytes over the rest)
+ * (the last max is 0 over no layers).  A stage's bytes still grow with its
+ * range (a leading layer moved to the rest adds inflight x its act_bytes -
+ * lead_act_bytes and frees no more than that, when its freed_bytes is that
+ * difference); its time grows for like layers, not always for unlike ones
+ * (a leading layer's re-forward may outweigh a plain layer before it): the
+ * DP's early stops then make its split a good one, not always the least.
+ * The ILP refuses such problems (PARTITION_UNSUPPORTED).
+ *
  * The ILP also takes constraints and an objective the DP does not:
  *   class_layer_cap[k]  at most that many layers over all stages of class k
  *                       (couples stages that are not neighbours);
@@ -80,6 +100,13 @@ typedef struct partition_problem {
                                        (e.g. the DP's optimum): tightens the
                                        LP relaxation of the fill objective */
     double mip_gap;                 /* relative gap at which to stop, 0 exact */
+    /* leading layers (DP only; 0: none) */
+    int lead_layers;                /* N, 0..L: each stage's first N */
+    const double *lead_time_s;      /* [n_classes * L], with lead_layers */
+    const double *lead_act_bytes;   /* [n_classes * L], with lead_layers */
+    const double *lead_peak_bytes;  /* [n_classes * L], with lead_layers */
+    const double *freed_bytes;      /* [n_classes * L]: what a layer past the
+                                       first N frees of the leading peak */
 } partition_problem;
 
 typedef struct partition_result {

@@ -1303,19 +1303,30 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
  * With one micro-batch in flight, block N = n - 1 then needs the same
  * memory as N = n, and fewer layers recomputed never need less: a stage's
  * memory is non-increasing in N (tests/test_search.c checks it).
- * The placer's per-layer tables (ranges of one layer) see every layer
- * recomputed for any N; evaluate() costs the chunks it splits exactly. */
+ * The placer's per-layer tables cost each layer both ways, a range of one
+ * layer as it stands and one without recompute, and its partitioner puts
+ * the first cost_recompute_lead_layers() of each stage on the first
+ * (partition.h "Leading layers"): evaluate()'s block split; uniform N
+ * (every layer re-run; only the groups' inputs kept) it costs as ranges of
+ * one layer, each keeping its input. */
 typedef struct range_recompute {
     int layers;         /* N; 0: every layer */
     bool uniform;
 } range_recompute;
 
-/* Whether layer p (0-based in its range) re-runs its forward. */
-static bool recomputed(const strategy *s, const range_recompute *r, int p)
+int cost_recompute_lead_layers(const strategy *s)
 {
-    if (s->recompute != RECOMPUTE_FULL)
-        return false;
-    return r->layers <= 0 || r->uniform || p < r->layers;
+    return s->recompute == RECOMPUTE_FULL && s->recompute_method != RECOMPUTE_UNIFORM &&
+                   s->recompute_layers > 0
+               ? s->recompute_layers
+               : 0;
+}
+
+/* Whether layer p (0-based in its range) re-runs its forward. */
+static bool recomputed(const strategy *s, int p)
+{
+    int lead = cost_recompute_lead_layers(s);
+    return s->recompute == RECOMPUTE_FULL && (lead == 0 || p < lead);
 }
 
 double cost_range_transient_bytes(const range_cost *r)
@@ -1407,7 +1418,7 @@ static void range_on(const model *m, const node_group *ng, const ep_mixed *em,
     for (i = first; i < first + n && i < m->layers; i++) {
         const layer_spec *l = &m->layer[i];
         int at = i - first;
-        bool re = recomputed(s, &rr, at);
+        bool re = recomputed(s, at);
         if (i == first || !layer_spec_same(l, &m->layer[i - 1])) {
             full_act = layer_act_bytes(m, l, s, tp, RECOMPUTE_NONE, stack);
             in_act = layer_act_bytes(m, l, s, tp, RECOMPUTE_FULL, stack);

@@ -111,6 +111,16 @@ planner_status partition_validate(const partition_problem *pb, planner_error *er
             FAIL("class %ld layer %ld: a cost is outside 0 or [%g, %g]", i / L, i % L,
                  PARTITION_COEF_MIN, PARTITION_COEF_MAX);
     }
+    if (pb->lead_layers < 0 || pb->lead_layers > L)
+        FAIL("leading layers %d outside 0..%d", pb->lead_layers, L);
+    if (pb->lead_layers > 0 && (pb->lead_time_s == NULL || pb->lead_act_bytes == NULL ||
+                                pb->lead_peak_bytes == NULL || pb->freed_bytes == NULL))
+        FAIL("missing leading-layer array");
+    for (long i = 0; pb->lead_layers > 0 && i < (long)K * L; i++)
+        if (!good_value(pb->lead_time_s[i]) || !good_value(pb->lead_act_bytes[i]) ||
+            !good_value(pb->lead_peak_bytes[i]) || !good_value(pb->freed_bytes[i]))
+            FAIL("class %ld layer %ld: a leading-layer cost is outside 0 or [%g, %g]", i / L,
+                 i % L, PARTITION_COEF_MIN, PARTITION_COEF_MAX);
     if (pb->class_layer_cap != NULL)
         for (int k = 0; k < K; k++)
             if (pb->class_layer_cap[k] > L)
@@ -125,12 +135,46 @@ planner_status partition_validate(const partition_problem *pb, planner_error *er
 
 #undef FAIL
 
+/* The sums of a stage with leading layers (partition.h), each from its
+ * range's last layer down to its first: the rest [first + N, first + n)
+ * and the leading [first, first + min(n, N)), in dp_row_lead()'s order. */
+typedef struct lead_sums {
+    double time, act, peak, freed, peak_rest;           /* the rest's */
+    double lead_time, lead_act, lead_peak;              /* the leading layers' */
+} lead_sums;
+
+static void lead_range(const partition_problem *pb, size_t off, int first, int n, lead_sums *o)
+{
+    int nl = n < pb->lead_layers ? n : pb->lead_layers;
+    memset(o, 0, sizeof *o);
+    for (int i = first + n - 1; i >= first + nl; i--) {
+        o->time += pb->time_s[off + (size_t)i];
+        o->act += pb->act_bytes[off + (size_t)i];
+        o->freed += pb->freed_bytes[off + (size_t)i];
+        if (pb->peak_bytes != NULL && pb->peak_bytes[off + (size_t)i] > o->peak_rest)
+            o->peak_rest = pb->peak_bytes[off + (size_t)i];
+    }
+    for (int i = first + nl - 1; i >= first; i--) {
+        o->lead_time += pb->lead_time_s[off + (size_t)i];
+        o->lead_act += pb->lead_act_bytes[off + (size_t)i];
+        if (pb->lead_peak_bytes[off + (size_t)i] > o->lead_peak)
+            o->lead_peak = pb->lead_peak_bytes[off + (size_t)i];
+    }
+    o->peak = n <= pb->lead_layers ? o->lead_peak
+                                   : fmax(o->lead_peak - o->freed, o->peak_rest);
+}
+
 /* Both sum from the range's last layer down to its first and combine the
  * sums with the fixed costs in the expression partition_dp() uses. */
 double partition_stage_time(const partition_problem *pb, int s, int first, int n)
 {
     const double *t = pb->time_s + (size_t)pb->stage_class[s] * (size_t)pb->n_layers;
     double sum = 0;
+    if (pb->lead_layers > 0) {
+        lead_sums ls;
+        lead_range(pb, (size_t)pb->stage_class[s] * (size_t)pb->n_layers, first, n, &ls);
+        return pb->fixed_time_s[s] + (ls.time + ls.lead_time);
+    }
     for (int i = first + n - 1; i >= first; i--)
         sum += t[i];
     return pb->fixed_time_s[s] + sum;
@@ -140,6 +184,13 @@ double partition_stage_bytes(const partition_problem *pb, int s, int first, int 
 {
     size_t off = (size_t)pb->stage_class[s] * (size_t)pb->n_layers;
     double state = 0, act = 0, peak = 0;
+    if (pb->lead_layers > 0) {
+        lead_sums ls;
+        for (int i = first + n - 1; i >= first; i--)
+            state += pb->state_bytes[off + (size_t)i];
+        lead_range(pb, off, first, n, &ls);
+        return pb->fixed_bytes[s] + state + pb->inflight[s] * (ls.act + ls.lead_act) + ls.peak;
+    }
     for (int i = first + n - 1; i >= first; i--) {
         state += pb->state_bytes[off + (size_t)i];
         act += pb->act_bytes[off + (size_t)i];
@@ -190,6 +241,47 @@ static int ws_reserve(partition_ws *ws, size_t doubles, size_t ints)
     return 0;
 }
 
+/* Row f[s][0..L] with nothing placed (HUGE_VAL, arg -1). */
+static void row_init(double *fs, int *as, int L)
+{
+    for (int j = 0; j <= L; j++) {
+        fs[j] = HUGE_VAL;
+        as[j] = -1;
+    }
+}
+
+/* The starts of stage s's ranges ending at j, [*ilo, *ihi] (every stage
+ * at least ml layers; stage 0 from layer 0): 1 when there are some, 0 when
+ * none, -1 when the workspace's step limit is past. */
+static int range_starts(const partition_ws *ws, int s, int ml, int j, int *ilo, int *ihi)
+{
+    *ilo = s == 0 ? 0 : s * ml;
+    *ihi = s == 0 ? 0 : j - ml;
+    if (*ihi < *ilo)
+        return 0;
+    return ws->step_limit > 0 && ws->steps > ws->step_limit ? -1 : 1;
+}
+
+/* Offers the range [i, j) of time t and `bytes` to stage s (fp: row s - 1,
+ * NULL for s 0): false when memory refuses it, which ends the scan (*cut_s
+ * lowered to t); else max(fp[i], t) kept in *best, *bi when lower. */
+static bool offer(double t, double bytes, double cap, const double *fp, int i, double *best,
+                  int *bi, double *cut_s)
+{
+    double v;
+    if (bytes > cap) {
+        if (t < *cut_s)
+            *cut_s = t;
+        return false;
+    }
+    v = fp == NULL ? t : (fp[i] > t ? fp[i] : t);
+    if (v < *best) {
+        *best = v;
+        *bi = i;
+    }
+    return true;
+}
+
 /* Row s of the dynamic program: f[s][j] = the least bottleneck of the
  * layers [0, j) on stages 0..s, stage s holding [i, j) (its best i in
  * arg[s][j]), from row s - 1; HUGE_VAL (arg -1) where nothing fits.  Rows
@@ -211,25 +303,20 @@ static partition_status dp_row(const partition_problem *pb, int s, int ml, size_
     int *as = ws->arg + (size_t)s * row;
     int jlo = (s + 1) * ml, jhi = L - (P - 1 - s) * ml;
 
-    for (int j = 0; j <= L; j++) {
-        fs[j] = HUGE_VAL;
-        as[j] = -1;
-    }
+    row_init(fs, as, L);
     if (s == P - 1)
         jlo = L;   /* only the whole model matters for the last stage */
     for (int j = jlo; j <= jhi; j++) {
         /* sums over [i, j), grown one layer at a time as i decreases,
          * in partition_stage_time/bytes()'s order */
         double best = HUGE_VAL, tsum = 0, ssum = 0, asum = 0, runmax = 0;
-        int bi = -1, ilo = s * ml, ihi = j - ml;
-        if (s == 0)
-            ilo = ihi = 0;
-        if (ihi < ilo)
-            continue;
-        if (ws->step_limit > 0 && ws->steps > ws->step_limit)
+        int bi = -1, ilo, ihi, go = range_starts(ws, s, ml, j, &ilo, &ihi);
+        if (go < 0)
             return PARTITION_LIMIT;
+        if (go == 0)
+            continue;
         for (int i = j - 1; i >= ilo; i--) {
-            double t, bytes, v;
+            double t, bytes;
             ws->steps++;
             tsum += tt[i];
             ssum += sb[i];
@@ -242,16 +329,94 @@ static partition_status dp_row(const partition_problem *pb, int s, int ml, size_
             if (t >= best)
                 break;
             bytes = fb + ssum + inf * asum + runmax;
-            if (bytes > cap) {
-                if (t < *cut_s)
-                    *cut_s = t;
+            if (!offer(t, bytes, cap, fp, i, &best, &bi, cut_s))
                 break;
+        }
+        fs[j] = best;
+        as[j] = bi;
+    }
+    return PARTITION_OK;
+}
+
+/* The leading windows of class offset o: for each start i with i + N <= L,
+ * the time, act and largest peak of layers [i, i + N) on leading costs,
+ * summed from i + N - 1 down to i (lead_range()'s order). */
+static void lead_windows(const partition_problem *pb, size_t o, double *wt, double *wa,
+                         double *wp)
+{
+    const int L = pb->n_layers, N = pb->lead_layers;
+    for (int i = 0; i + N <= L; i++) {
+        double t = 0, a = 0, p = 0;
+        for (int x = i + N - 1; x >= i; x--) {
+            t += pb->lead_time_s[o + (size_t)x];
+            a += pb->lead_act_bytes[o + (size_t)x];
+            if (pb->lead_peak_bytes[o + (size_t)x] > p)
+                p = pb->lead_peak_bytes[o + (size_t)x];
+        }
+        wt[i] = t;
+        wa[i] = a;
+        wp[i] = p;
+    }
+}
+
+/* dp_row() for a problem with leading layers (partition.h): over [i, j)
+ * the rest [i + N, j) grows by layer i + N as i falls, in
+ * partition_stage_time/bytes()'s order; the leading layers are the running
+ * sums while j - i <= N, then the window at i (lead_windows, into the 3 L
+ * doubles at `win`).  The same early stops as dp_row(). */
+static partition_status dp_row_lead(const partition_problem *pb, int s, int ml, size_t row,
+                                    partition_ws *ws, double *win, double *cut_s)
+{
+    const int L = pb->n_layers, P = pb->n_stages, N = pb->lead_layers;
+    const size_t o = (size_t)pb->stage_class[s] * (size_t)L;
+    const double *tt = pb->time_s + o, *sb = pb->state_bytes + o, *ab = pb->act_bytes + o;
+    const double *peak = pb->peak_bytes != NULL ? pb->peak_bytes + o : NULL;
+    const double *lt = pb->lead_time_s + o, *la = pb->lead_act_bytes + o;
+    const double *lp = pb->lead_peak_bytes + o, *fr = pb->freed_bytes + o;
+    const double ft = pb->fixed_time_s[s], fb = pb->fixed_bytes[s];
+    const double inf = pb->inflight[s], cap = pb->capacity_bytes[s];
+    double *fs = ws->buf + (size_t)s * row, *wt = win, *wa = win + L, *wp = win + 2 * L;
+    const double *fp = s > 0 ? ws->buf + (size_t)(s - 1) * row : NULL;
+    int *as = ws->arg + (size_t)s * row;
+    int jlo = (s + 1) * ml, jhi = L - (P - 1 - s) * ml;
+
+    lead_windows(pb, o, wt, wa, wp);
+    row_init(fs, as, L);
+    if (s == P - 1)
+        jlo = L;
+    for (int j = jlo; j <= jhi; j++) {
+        double best = HUGE_VAL, tsum = 0, ssum = 0, asum = 0, fsum = 0, kmax = 0;
+        double lsum = 0, lasum = 0, lpmax = 0;
+        int bi = -1, ilo, ihi, go = range_starts(ws, s, ml, j, &ilo, &ihi);
+        if (go < 0)
+            return PARTITION_LIMIT;
+        if (go == 0)
+            continue;
+        for (int i = j - 1; i >= ilo; i--) {
+            bool lead = j - i <= N;
+            double t, bytes;
+            ws->steps++;
+            ssum += sb[i];
+            if (lead) {
+                lsum += lt[i];
+                lasum += la[i];
+                lpmax = lp[i] > lpmax ? lp[i] : lpmax;
+            } else {
+                tsum += tt[i + N];
+                asum += ab[i + N];
+                fsum += fr[i + N];
+                if (peak != NULL && peak[i + N] > kmax)
+                    kmax = peak[i + N];
             }
-            v = s == 0 ? t : (fp[i] > t ? fp[i] : t);
-            if (v < best) {
-                best = v;
-                bi = i;
-            }
+            if (i > ihi)
+                continue;   /* shorter than min_layers */
+            t = ft + (tsum + (lead ? lsum : wt[i]));
+            if (t >= best)
+                break;
+            bytes = fb + ssum + inf * (asum + (lead ? lasum : wa[i])) +
+                    (lead ? lpmax : fmax(wp[i] - fsum, kmax));
+            if (!offer(t, bytes, cap, fp, i, &best, &bi, cut_s))
+                break;
         }
         fs[j] = best;
         as[j] = bi;
@@ -293,13 +458,16 @@ partition_status partition_dp(const partition_problem *pb, partition_ws *ws,
     row = (size_t)L + 1;
     if (ws == NULL)
         ws = &local;
-    if (ws_reserve(ws, row * (size_t)P, row * (size_t)P) != 0) {
+    if (ws_reserve(ws, row * (size_t)P + (pb->lead_layers > 0 ? 3 * (size_t)L : 0),
+                   row * (size_t)P) != 0) {
         st = PARTITION_NOMEM;
         goto cleanup;
     }
     out->cut_time_s = HUGE_VAL;
     for (int s = 0; s < P && st == PARTITION_OK; s++)
-        st = dp_row(pb, s, ml, row, ws, &out->cut_time_s);
+        st = pb->lead_layers > 0
+                 ? dp_row_lead(pb, s, ml, row, ws, ws->buf + row * (size_t)P, &out->cut_time_s)
+                 : dp_row(pb, s, ml, row, ws, &out->cut_time_s);
     if (st != PARTITION_OK)
         goto cleanup;
     if (!isfinite(ws->buf[(size_t)(P - 1) * row + (size_t)L])) {

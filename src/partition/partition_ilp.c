@@ -612,6 +612,10 @@ partition_status partition_ilp(const partition_problem *pb, double time_limit_s,
         out->status = PARTITION_INVALID;
         return PARTITION_INVALID;
     }
+    if (pb->lead_layers > 0) {   /* position-dependent costs: the DP's (partition.h) */
+        out->status = PARTITION_UNSUPPORTED;
+        return PARTITION_UNSUPPORTED;
+    }
     if (pb->n_stages == 1)
         return one_stage(pb, out);
     /* a stage whose fixed bytes alone exceed its capacity never fits */

@@ -20,6 +20,10 @@
  * the root on the end stages, so a split the partitioner accepts is one
  * evaluate() accepts (until 2026-11 the partitioner counted 2 x a layer's
  * parameters for every stack, far under FSDP2's whole stage at pp > 1).
+ * Block recompute (cost_recompute_lead_layers N > 0): each layer is costed
+ * both ways, re-run (a range of one layer: its first) and kept (without
+ * recompute), and the partitioner puts each stage's first N on the first
+ * (partition.h "Leading layers"), as evaluate()'s range_on splits a stage.
  * The partitioner minimizes the largest stage time (1F1B's steady state is
  * paced by it); the search then evaluates the split
  * exactly (pipeline simulation, p2p on the links each boundary crosses).
@@ -335,6 +339,7 @@ int placement_enumerate_packed(const cluster *c, int tp, int cp, int dp, int max
  * placed with ep 8's expert weights). */
 typedef struct cost_key {
     int group, tp, cp, mbs, seq_len, rc;
+    bool lead;          /* block recompute: the kept rows too (cost_entry.kt) */
     bool sp, tpo, epo;
     unsigned long long span;
     int share;
@@ -350,6 +355,8 @@ typedef struct cost_entry {
     bool used;
     cost_key key;
     double *t, *params, *expert, *act, *peak;   /* [L] each */
+    double *kt, *kact, *kpeak;  /* [L] each, key.lead: the layer without
+                                   recompute (past a stage's leading layers) */
     double ext_t[3], ext_params[3], ext_vocab[3], ext_peak[3];   /* ext_vocab: of
                                    ext_params, the embedding / output matrices */
     double buf_min;             /* the least layer-time buffers of a layer */
@@ -368,6 +375,7 @@ struct placer {
     double *block;                          /* cache arrays */
     /* one partition problem */
     double *pt, *pst, *pact, *ppeak;        /* [PLACEMENT_MAX_PARTS * L] */
+    double *plt, *plact, *plpeak, *pfreed;  /* the leading layers' (partition.h) */
     int cls[STRATEGY_MAX_STAGES];
     double ft[STRATEGY_MAX_STAGES], fb[STRATEGY_MAX_STAGES];
     double infl[STRATEGY_MAX_STAGES], cap[STRATEGY_MAX_STAGES], nocap[STRATEGY_MAX_STAGES];
@@ -394,24 +402,31 @@ placer *placer_new(const model *m, const cluster *c, const cost_params *p, bool 
     pc->ilp_limit_s = ilp_time_limit_s > 0 ? ilp_time_limit_s : 10.0;
     pc->L = m->layers;
     L = (size_t)m->layers;
-    pc->block = pl_calloc((size_t)COST_CACHE * 5 * L + (size_t)PLACEMENT_MAX_PARTS * 4 * L,
+    pc->block = pl_calloc((size_t)COST_CACHE * 8 * L + (size_t)PLACEMENT_MAX_PARTS * 8 * L,
                           sizeof *pc->block);
     if (pc->block == NULL) {
         pl_free(pc);
         return NULL;
     }
     for (int k = 0; k < COST_CACHE; k++) {
-        double *b = pc->block + (size_t)k * 5 * L;
+        double *b = pc->block + (size_t)k * 8 * L;
         pc->cache[k].t = b;
         pc->cache[k].params = b + L;
         pc->cache[k].act = b + 2 * L;
         pc->cache[k].peak = b + 3 * L;
         pc->cache[k].expert = b + 4 * L;
+        pc->cache[k].kt = b + 5 * L;
+        pc->cache[k].kact = b + 6 * L;
+        pc->cache[k].kpeak = b + 7 * L;
     }
-    pc->pt = pc->block + (size_t)COST_CACHE * 5 * L;
+    pc->pt = pc->block + (size_t)COST_CACHE * 8 * L;
     pc->pst = pc->pt + (size_t)PLACEMENT_MAX_PARTS * L;
     pc->pact = pc->pst + (size_t)PLACEMENT_MAX_PARTS * L;
     pc->ppeak = pc->pact + (size_t)PLACEMENT_MAX_PARTS * L;
+    pc->plt = pc->ppeak + (size_t)PLACEMENT_MAX_PARTS * L;
+    pc->plact = pc->plt + (size_t)PLACEMENT_MAX_PARTS * L;
+    pc->plpeak = pc->plact + (size_t)PLACEMENT_MAX_PARTS * L;
+    pc->pfreed = pc->plpeak + (size_t)PLACEMENT_MAX_PARTS * L;
     for (int s = 0; s < STRATEGY_MAX_STAGES; s++)
         pc->nocap[s] = HUGE_VAL;
     return pc;
@@ -454,7 +469,8 @@ void placer_balance_misses(placer *pc, bool on)
 static bool key_eq(const cost_key *a, const cost_key *b)
 {
     return a->group == b->group && a->tp == b->tp && a->cp == b->cp && a->mbs == b->mbs &&
-           a->seq_len == b->seq_len && a->rc == b->rc && a->sp == b->sp && a->tpo == b->tpo &&
+           a->seq_len == b->seq_len && a->rc == b->rc && a->lead == b->lead &&
+           a->sp == b->sp && a->tpo == b->tpo &&
            a->span == b->span && a->share == b->share && a->epo == b->epo && a->ep == b->ep &&
            a->etp == b->etp && a->cp_comm == b->cp_comm && a->cp_a2a == b->cp_a2a &&
            a->rmods == b->rmods && a->flex == b->flex && a->graph == b->graph &&
@@ -463,12 +479,16 @@ static bool key_eq(const cost_key *a, const cost_key *b)
 }
 
 /* The cost table for key k on node group ng (computed on a miss, evicting
- * round-robin). */
+ * round-robin): each layer as a range of one (its first layer: under block
+ * recompute a leading one) and, with k->lead, without recompute (kept). */
 static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *ng,
                                const strategy *s)
 {
     cost_entry *e;
     range_cost rc;
+    strategy kept = *s;
+    kept.recompute = RECOMPUTE_NONE;
+    kept.recompute_layers = 0;
     for (int q = 0; q < COST_CACHE; q++)
         if (pc->cache[q].used && key_eq(&pc->cache[q].key, k)) {
             pc->st.cost_hits++;
@@ -487,7 +507,17 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *
             e->expert[i] = e->expert[i - 1];
             e->act[i] = e->act[i - 1];
             e->peak[i] = e->peak[i - 1];
+            e->kt[i] = e->kt[i - 1];
+            e->kact[i] = e->kact[i - 1];
+            e->kpeak[i] = e->kpeak[i - 1];
             continue;
+        }
+        if (k->lead) {
+            cost_layer_range_member(pc->m, pc->c, ng, &k->eps, pc->p, &kept, k->tp, i, 1, false,
+                                    false, &rc);
+            e->kt[i] = rc.fwd_s + rc.bwd_s;
+            e->kact[i] = rc.act_bytes;
+            e->kpeak[i] = cost_range_transient_bytes(&rc);
         }
         cost_layer_range_member(pc->m, pc->c, ng, &k->eps, pc->p, s, k->tp, i, 1, false, false,
                                 &rc);
@@ -618,6 +648,62 @@ static void layer_memory(const stage_memory_in *base, double params, double expe
     *peak_out = mb.total_bytes;
 }
 
+/* Layer i's terms of the partition problem (partition.h) from table e:
+ * time, states and, through layer_memory(), its activations and transient
+ * bytes, as a range of one layer (recomputed, with full recompute); with
+ * `lead` (block recompute) those are the leading layers' and the plain
+ * terms are the layer's without recompute (the kept rows), freed what it
+ * frees of a leading layer's peak when the backward reaches the re-runs:
+ * its activations beyond its input (layer_cost.c range_on's `freed`). */
+enum { LT_TIME, LT_STATE, LT_ACT, LT_PEAK, LT_LTIME, LT_LACT, LT_LPEAK, LT_FREED, LT_N };
+
+static void layer_row(const placer *pc, const cost_entry *e, bool lead, int i,
+                      const stage_memory_in *base, const gather_terms *gt, int tp,
+                      double v[LT_N])
+{
+    double unit = tf_layer_params(pc->m, i) / tp;
+    memset(v, 0, LT_N * sizeof *v);
+    layer_memory(base, e->params[i], e->expert[i], e->act[i], e->peak[i], unit, gt,
+                 &v[LT_STATE], &v[LT_ACT], &v[LT_PEAK]);
+    v[LT_TIME] = e->t[i];
+    if (!lead)
+        return;
+    v[LT_LTIME] = v[LT_TIME];
+    v[LT_LACT] = v[LT_ACT];
+    v[LT_LPEAK] = v[LT_PEAK];
+    layer_memory(base, e->params[i], e->expert[i], e->kact[i], e->kpeak[i], unit, gt,
+                 &v[LT_STATE], &v[LT_ACT], &v[LT_PEAK]);
+    v[LT_TIME] = e->kt[i];
+    v[LT_FREED] = v[LT_ACT] > v[LT_LACT] ? v[LT_ACT] - v[LT_LACT] : 0;
+}
+
+/* One member's layer terms into the problem's row o: the first member's
+ * (keep), else each the larger of the two -- what a layer frees the
+ * smaller (a stage spanning groups is bound by its fullest member). */
+static void layer_terms(placer *pc, const cost_entry *e, bool lead, size_t o,
+                        const stage_memory_in *base, const gather_terms *gt, int tp, bool keep)
+{
+    double *dst[LT_N] = {pc->pt, pc->pst, pc->pact, pc->ppeak,
+                         pc->plt, pc->plact, pc->plpeak, pc->pfreed};
+    for (int i = 0; i < pc->L; i++) {
+        double v[LT_N];
+        size_t at = o + (size_t)i;
+        if (i > 0 && keep && e->params[i] == e->params[i - 1] &&
+            e->expert[i] == e->expert[i - 1] && e->act[i] == e->act[i - 1] &&
+            e->peak[i] == e->peak[i - 1] && e->t[i] == e->t[i - 1] &&
+            (!lead || (e->kt[i] == e->kt[i - 1] && e->kact[i] == e->kact[i - 1] &&
+                       e->kpeak[i] == e->kpeak[i - 1]))) {
+            for (int q = 0; q < LT_N; q++)   /* a layer like the one before */
+                v[q] = dst[q][at - 1];
+        } else {
+            layer_row(pc, e, lead, i, base, gt, tp, v);
+        }
+        for (int q = 0; q < LT_N; q++)
+            if (keep || (q == LT_FREED ? v[q] < dst[q][at] : v[q] > dst[q][at]))
+                dst[q][at] = v[q];
+    }
+}
+
 /* One member's per-layer terms (the partition problem's row o), end-stage
  * terms and ZeRO-2 gradient buckets (*transient, a middle stage's fixed
  * bytes with the reserve); *first: the first member (set), else the larger kept (a
@@ -654,27 +740,7 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
                                                             stage_params);
     if (keep || base.grad_transient_bytes > *transient)
         *transient = base.grad_transient_bytes;
-    for (int i = 0; i < L; i++) {
-        double st, act, peak;
-        size_t at = o + (size_t)i;
-        if (i > 0 && e->params[i] == e->params[i - 1] && e->expert[i] == e->expert[i - 1] &&
-            e->act[i] == e->act[i - 1] && e->peak[i] == e->peak[i - 1] && keep) {
-            st = pc->pst[at - 1];
-            act = pc->pact[at - 1];
-            peak = pc->ppeak[at - 1];
-        } else {
-            layer_memory(&base, e->params[i], e->expert[i], e->act[i], e->peak[i],
-                         tf_layer_params(pc->m, i) / tp, &gt, &st, &act, &peak);
-        }
-        if (keep || e->t[i] > pc->pt[at])
-            pc->pt[at] = e->t[i];
-        if (keep || st > pc->pst[at])
-            pc->pst[at] = st;
-        if (keep || act > pc->pact[at])
-            pc->pact[at] = act;
-        if (keep || peak > pc->ppeak[at])
-            pc->ppeak[at] = peak;
-    }
+    layer_terms(pc, e, key->lead, o, &base, &gt, tp, keep);
     for (int x = 0; x < 3; x++) {
         memory_breakdown mb;
         stage_memory_in in = base;
@@ -739,7 +805,8 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
     for (int j = 0; j < mx->n; j++) {
         node_group view;
         const node_group *g = &pc->c->group[mx->group[j]];
-        cost_key key = {mx->group[j], tp, cp, s->mbs, s->seq_len, (int)s->recompute, s->sp,
+        cost_key key = {mx->group[j], tp, cp, s->mbs, s->seq_len, (int)s->recompute,
+                        cost_recompute_lead_layers(s) > 0, s->sp,
                         s->tp_comm_overlap, s->ep_comm_overlap, span,
                         mx->n > 1 ? mx->gpus[j] : 0, s->ep, s->etp, (int)s->cp_comm, s->cp_a2a,
                         s->recompute_modules, s->flex_dispatcher, s->cuda_graph,
@@ -831,11 +898,11 @@ static partition_status solve(placer *pc, partition_problem *pb, int P, int mcou
 {
     partition_status st;
     pc->st.partitions++;
-    if (use_ilp && P > 1)
+    if (use_ilp && P > 1 && pb->lead_layers == 0)   /* leading layers: the DP's */
         st = solve_ilp(pc, pb, mcount);
     else
         st = partition_dp(pb, &pc->ws, &pc->res);
-    pc->memory_shaped = (use_ilp && P > 1) || st != PARTITION_OK ||
+    pc->memory_shaped = (use_ilp && P > 1 && pb->lead_layers == 0) || st != PARTITION_OK ||
                         pc->res.cut_time_s < pc->res.bottleneck_s;
     if (st == PARTITION_INFEASIBLE && pc->balance_misses) {
         st = closest_split(pc, pb, P);
@@ -907,7 +974,11 @@ planner_status placer_place_with(placer *pc, const placement *pl, strategy *s, b
             "classes", STAGE_MIX_MAX, PLACEMENT_MAX_PARTS);
 
     pb = (partition_problem){L, P, K, pc->cls, pc->pt, pc->pst, pc->pact, pc->ppeak, pc->ft,
-                             pc->fb, pc->infl, pc->cap, 1, NULL, 0, 0, 0};
+                             pc->fb, pc->infl, pc->cap, 1, NULL, 0, 0, 0,
+                             cost_recompute_lead_layers(s), pc->plt, pc->plact, pc->plpeak,
+                             pc->pfreed};
+    if (pb.lead_layers > L)
+        pb.lead_layers = L;
     st = solve(pc, &pb, P, mcount, use_ilp);
     if (st == PARTITION_NOMEM)
         return error_oom(err);
