@@ -465,7 +465,20 @@ static double rank_zero2_grads(eval_state *x, int i, double t_grad, double last_
  * pre-hook waits for its gather (finish_param_sync).  On the first rank
  * that bucket is the embedding (/ tp: vocabulary-parallel) when larger
  * than a bucket; elsewhere, and under Megatron-FSDP (ZeRO-2: its own
- * units), one bucket. */
+ * units), one bucket.  The gradient half holds on every stack whose reduce
+ * is bucketed (checked 2026-11): DeepSpeed's ZeRO-1/2 with overlap_comm
+ * fills its ipg bucket in gradient-ready order from the accumulate-grad
+ * hooks, reduces a bucket when the next gradient would overflow
+ * reduce_bucket_size, puts a larger parameter in a bucket alone
+ * (extra_large_param_to_reduce) and reduces the last bucket after the
+ * backward (stage_1_and_2.py reduce_independent_p_g_buckets_and_remove_
+ * grads, independent_gradient_partition_epilogue); torch DDP, the
+ * pytorch-fsdp2 stack's zero 0 (torchtitan's replicate()), closes a bucket
+ * once a whole tensor takes it past bucket_cap_mb, in reverse registration
+ * order and then in gradient-ready order (reducer.cpp compute_bucket_
+ * assignment_by_size): both end the backward with the embedding's
+ * gradient, whole.  Megatron-LM 2020-2022 reduce no buckets and overlap
+ * nothing (their masks). */
 static double rank_lead_bucket(const eval_state *x, int i, int tp, double dense, double bucket)
 {
     double emb = i == 0 && x->s->zero <= 1 ? model_embedding_params(x->m, x->s->seq_len) / tp : 0;
