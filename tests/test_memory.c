@@ -248,6 +248,19 @@ START_TEST(inflight_interleaved)
     ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON, 8, 2, 8, 7), 8.0, 1e-15);
     ck_assert_rel(memory_inflight(STACK_PIPE_TORCH, 8, 2, 8, 7), 4.5, 1e-15);
     ck_assert_rel(memory_inflight(STACK_PIPE_TORCH, 8, 2, 8, 0), 8.0, 1e-15);
+    /* Megatron-Core dropped the m == pp case in core_r0.10.0 (4295be1a6c):
+     * 2 (pp - 1 - r) + (v - 1) pp warm-up forwards, as PyTorch.  The
+     * Megatron-LM functional test gpt3_7b_tp1_pp4_memory_speed (pp 4, vpp
+     * 8, m 4): its last rank 28 + 1 chunk-forwards, 29 / 8 = 3.625 whole
+     * micro-batches (4 before: +8.3% against its measured peak, +2.7%
+     * with it, tests/data/memory-runs.json); rank 0 6 + 28 >= 32: all 4 */
+    ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON_CORE, 8, 2, 8, 7), 4.5, 1e-15);
+    ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON_CORE, 4, 8, 4, 3), 3.625, 1e-15);
+    ck_assert_rel(memory_inflight(STACK_PIPE_MEGATRON_CORE, 4, 8, 4, 0), 4.0, 1e-15);
+    /* the stacks: the current one is Megatron-Core's, 2021-2022 keep the case */
+    ck_assert_int_eq(stack_find("megatron-core")->memory.pipe, STACK_PIPE_MEGATRON_CORE);
+    ck_assert_int_eq(stack_find("megatron-lm-2021")->memory.pipe, STACK_PIPE_MEGATRON);
+    ck_assert_int_eq(stack_find("megatron-lm-2022")->memory.pipe, STACK_PIPE_MEGATRON);
 }
 END_TEST
 

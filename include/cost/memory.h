@@ -103,13 +103,16 @@ double memory_grad_transient_bytes(const stack_spec *st, precision prec, bool gr
  * `rank` (0-based): 1F1B min(pp - rank, m); interleaved
  * min(((pp - rank - 1) 2 + (vpp - 1) pp + 1) / vpp, m) -- rank 0 holds
  * pp (1 + (pp - 1)/(pp vpp)) (Megatron theoretical_memory_usage.py).  At
- * m == pp Megatron's interleaved schedule runs all forwards first on every
- * rank (megatron/core/pipeline_parallel/schedules.py: num_microbatches ==
- * pipeline_parallel_size, all_warmup_microbatches), m held; PyTorch's
- * ScheduleInterleaved1F1B (`pipe` STACK_PIPE_TORCH; torch 2.5-2.6
- * schedules.py get_rank_warmup_ops: (v - 1) x microbatches_per_round (pp)
- * + 2 (pp - 1 - rank) warm-up forwards, capped at v m) keeps the formula:
- * its last rank warms up one round of its first chunk only. */
+ * m == pp Megatron-LM's interleaved schedule (2021 to core_r0.9.0, `pipe`
+ * STACK_PIPE_MEGATRON) runs all forwards first on every rank
+ * (megatron/core/pipeline_parallel/schedules.py: num_microbatches ==
+ * pipeline_parallel_size, all_warmup_microbatches), m held; Megatron-Core
+ * from core_r0.10.0 (STACK_PIPE_MEGATRON_CORE: 2 (pp - 1 - rank) + (v - 1)
+ * microbatch_group_size_per_vp_stage (pp by default) warm-up forwards,
+ * capped at v m) and PyTorch's ScheduleInterleaved1F1B (STACK_PIPE_TORCH;
+ * torch 2.5-2.6 schedules.py get_rank_warmup_ops: (v - 1) x
+ * microbatches_per_round (pp) + 2 (pp - 1 - rank), capped at v m) keep the
+ * formula: their last rank warms up v - 1 chunks of one round. */
 double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int rank);
 
 /* Peak activation bytes held by pipeline rank `rank` under the interleaved

@@ -97,7 +97,15 @@ typedef enum stack_pipe {
     STACK_PIPE_MEGATRON,    /* Megatron's schedules: a stage's output is
                                freed once sent (deallocate_output_tensor,
                                megatron/core/pipeline_parallel/schedules.py)
-                               and p2p buffers are made per transfer */
+                               and p2p buffers are made per transfer; the
+                               interleaved one runs all forwards first at
+                               m == pp (Megatron-LM 2021 to core_r0.9.0) */
+    STACK_PIPE_MEGATRON_CORE, /* the same from core_r0.10.0 (4295be1a6c,
+                               2024-11): at m == pp too, the warm-up is
+                               2 (pp - 1 - r) + (v - 1) pp chunk-forwards
+                               (schedules.py, get_pp_rank_microbatches
+                               since 2025), microbatch_group_size_per_vp_
+                               stage defaulting to pp */
     STACK_PIPE_TORCH        /* torch.distributed.pipelining's PipelineStage
                                keeps per-micro-batch buffers:
                                memory_pipe_buffers_bytes */

@@ -60,6 +60,14 @@ static const run_stack_rule k_rules[] = {
     {"Megatron-Core r0.8.0", NULL, "megatron-core",
      "Megatron-Core r0.8.0 (TE, distributed optimizer, overlaps; Megatron-LM's --bf16 turns "
      "--accumulate-allreduce-grads-in-fp32 on: fp32 gradients)", NULL},
+    /* Megatron-LM's functional tests (tests/functional_tests/test_cases,
+     * golden values of 2025-10 to 2026-07) run pretrain_gpt.py of the
+     * commit under test with Transformer Engine: Megatron-Core of the
+     * stack's releases; their configs name every knob the rows use, and
+     * --bf16 keeps the gradients in fp32 (the rows say so themselves) */
+    {"NVIDIA/Megatron-LM functional tests", NULL, "megatron-core",
+     "Megatron-LM's CI runs pretrain_gpt.py (Megatron-Core, Transformer Engine) of the commit "
+     "under test on the model_config.yaml of each test case", NULL},
     /* torchtitan 9dec370 torchtitan/config_manager.py:
      * --experimental.context_parallel_rotate_method defaults to "allgather"
      * (PyTorch's _ContextParallelOptions.rotate_method, torch/distributed/

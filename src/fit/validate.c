@@ -162,13 +162,23 @@ static int in_list(json_t *unpublished, const char *knob)
 /* The published model dimensions of a run (its "model" object). */
 typedef struct run_dims {
     int layers, hidden, heads, kv, ffn, vocab, seq;
+    int tied;               /* "tied_embeddings": 1, 0; -1 not given */
     const char *act;
 } run_dims;
 
 /* "model": the dimensions into *d (kv_heads defaults to heads, vocab to
- * Megatron's padded GPT-2 BPE).  Returns 0 or -1 with the error set. */
+ * Megatron's padded GPT-2 BPE; "tied_embeddings", optional, says whether
+ * the output layer shares the embedding's weights, otherwise the schema's
+ * convention by activation).  Returns 0 or -1 with the error set. */
 static int load_dims(jctx *j, json_t *jm, run_dims *d)
 {
+    json_t *tied = json_object_get(jm, "tied_embeddings");
+    d->tied = -1;
+    if (tied != NULL && !json_is_null(tied)) {
+        if (!json_is_boolean(tied))
+            return jfail(j, "tied_embeddings", "expected true, false or null", "");
+        d->tied = json_is_true(tied) ? 1 : 0;
+    }
     if (jint(j, jm, "layers", 1, MODEL_MAX_LAYERS, 0, &d->layers) != 0 ||
         jint(j, jm, "hidden", 1, 1 << 20, 0, &d->hidden) != 0 ||
         jint(j, jm, "heads", 1, 1 << 16, 0, &d->heads) != 0 ||
@@ -410,7 +420,7 @@ static int build_model(jctx *j, json_t *jm, const jsonin_path *mp, const run_dim
     m->act = strcmp(d->act, "swiglu") == 0 ? ACT_SWIGLU : ACT_GELU;
     m->norm = m->act == ACT_SWIGLU ? NORM_RMSNORM : NORM_LAYERNORM;
     m->position = m->act == ACT_SWIGLU ? POS_ROPE : POS_LEARNED;
-    m->tied_embeddings = m->act == ACT_GELU;
+    m->tied_embeddings = d->tied >= 0 ? d->tied == 1 : m->act == ACT_GELU;
     if (strcmp(prec, "bf16") == 0)
         m->prec = PREC_BF16;
     else if (strcmp(prec, "fp16") == 0)

@@ -121,11 +121,14 @@
 #define MEM_MEGATRON \
     {STACK_SEL_MEGATRON, STACK_LOSS_FP32_LOGITS, STACK_GATHER_PREFETCH, STACK_CP_TE, \
      STACK_PIPE_MEGATRON}
+#define MEM_MEGATRON_CORE \
+    {STACK_SEL_MEGATRON, STACK_LOSS_FP32_LOGITS, STACK_GATHER_PREFETCH, STACK_CP_TE, \
+     STACK_PIPE_MEGATRON_CORE}
 
 static const stack_spec k_stacks[STACK_COUNT] = {
     {"megatron-core", "core_v0.15.0..core_v0.19.0", STACK_MEGATRON_CORE, STACK_ATTN_FLASH, true,
      false,
-     {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL}, MEM_MEGATRON,
+     {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL}, MEM_MEGATRON_CORE,
      "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true, 0},
     {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020) to Jan 2021", STACK_MEGATRON_LM_2020,
      STACK_ATTN_UNFUSED, false, false,
