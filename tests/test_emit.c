@@ -329,12 +329,18 @@ START_TEST(gpt3_megatron_flags)
 }
 END_TEST
 
-/* emit writes nothing for a stack not launched with Megatron-LM's arguments
- * (inputs/stack.h stack_megatron_launch): torchtitan and DeepSpeed are
- * refused; Megatron-LM 2022 and megatron-core emit the same flags for this
- * plan (no knob of the plan is one the 2022 stack lacks). */
+/* emit writes nothing for a kind that does not launch the stack
+ * (emit_kind_supported): DeepSpeed has no kind, pytorch-fsdp2 no Megatron
+ * arguments, the Megatron-LM stacks no torchtitan config; Megatron-LM 2022
+ * and megatron-core emit the same flags for this plan (no knob of the plan
+ * is one the 2022 stack lacks). */
 START_TEST(stack_not_megatron_refused)
 {
+    static const struct { int stack; emit_kind kind; } refused[] = {
+        {STACK_DEEPSPEED, EMIT_MEGATRON}, {STACK_DEEPSPEED, EMIT_SLURM},
+        {STACK_DEEPSPEED, EMIT_TORCHRUN}, {STACK_DEEPSPEED, EMIT_TORCHTITAN},
+        {STACK_PYTORCH_FSDP2, EMIT_MEGATRON}, {STACK_MEGATRON_CORE, EMIT_TORCHTITAN},
+        {STACK_MEGATRON_LM_2022, EMIT_TORCHTITAN}};
     fixture f;
     char *t = NULL, *core = NULL;
     planner_error why;
@@ -345,23 +351,105 @@ START_TEST(stack_not_megatron_refused)
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
     ck_assert_str_eq(t, core);
     free(t);
-    for (int id = STACK_DEEPSPEED; id <= STACK_PYTORCH_FSDP2; id++) {
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         size_t len = 0;
         FILE *fp;
         t = NULL;
-        f.c.stack = id;
+        f.c.stack = refused[i].stack;
         pl = f.pl;
         first_layers(&f.m, &pl.s);
+        ck_assert(!emit_kind_supported(refused[i].kind, stack_get(refused[i].stack)));
         fp = open_memstream(&t, &len);
         ck_assert_ptr_nonnull(fp);
-        ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c, &pl,
-                                    tu_err(&why)), PLANNER_E_INPUT);
+        ck_assert_int_eq(emit_write(fp, refused[i].kind, MEGATRON_VERSION_DEFAULT, &f.m, &f.c,
+                                    &pl, tu_err(&why)), PLANNER_E_INPUT);
         fclose(fp);
         ck_assert_uint_eq(len, 0);
-        ck_assert_ptr_nonnull(strstr(why.msg, stack_get(id)->name));
+        ck_assert_ptr_nonnull(strstr(why.msg, stack_get(refused[i].stack)->name));
+        ck_assert_ptr_nonnull(strstr(why.msg, emit_kind_name(refused[i].kind)));
         free(t);
     }
     free(core);
+}
+END_TEST
+
+/* The llama70b fixture on pytorch-fsdp2 (tp 8, pp 4, vpp 2, dp 2, mbs 1,
+ * gbs 64, seq 8192, SP, no recompute), ZeRO-3 with its overlaps: the
+ * torchtitan job config's values, derived by hand from torchtitan v0.2.2's
+ * options (emit_torchtitan.c): the DP rank's batch 64 / 2 = 32 split into
+ * micro-batches of 1 by Interleaved1F1B over 4 x 2 = 8 virtual stages of
+ * 10 layers, stage k = chunk x 4 + rank; the llama3 70B flavor. */
+START_TEST(torchtitan_config)
+{
+    fixture f;
+    char *t = NULL;
+    llama70b(&f);
+    f.m.rope.theta = 500000;
+    f.c.stack = STACK_PYTORCH_FSDP2;
+    f.pl.s.zero = 3;
+    f.pl.s.overlap_param_gather = true;
+    ck_assert_int_eq(emit_to_string(EMIT_TORCHTITAN, &f, &t), 0);
+    ck_assert_ptr_nonnull(strstr(t, "\n[model]\nname = \"llama3\"\nflavor = \"70B\"\n"));
+    ck_assert_ptr_nonnull(strstr(t, "\n[training]\nlocal_batch_size = 32\n"
+                                    "global_batch_size = 64\nseq_len = 8192\n"
+                                    "mixed_precision_param = \"bfloat16\"\n"));
+    ck_assert_ptr_nonnull(strstr(t, "\n[parallelism]\ndata_parallel_replicate_degree = 1\n"
+                                    "data_parallel_shard_degree = 2\n"
+                                    "fsdp_reshard_after_forward = \"always\"\n"
+                                    "tensor_parallel_degree = 8\n"
+                                    "pipeline_parallel_degree = 4\n"
+                                    "pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+                                    "pipeline_parallel_microbatch_size = 1\n"
+                                    "module_fqns_per_model_part = [\n"
+                                    "    [\"tok_embeddings\", \"layers.0\", "));
+    /* virtual stage 1 is rank 1's chunk 0: layers 10-19; the last, 7,
+     * rank 3's chunk 1: layers 70-79 and the head */
+    ck_assert_ptr_nonnull(strstr(t, "\n    [\"layers.10\", \"layers.11\", "));
+    ck_assert_ptr_nonnull(strstr(t, "\"layers.79\", \"norm\", \"output\"],\n]\n"
+                                    "context_parallel_degree = 1\n\n"
+                                    "[activation_checkpoint]\nmode = \"none\"\n"));
+    ck_assert_ptr_null(strstr(t, "enable_async_tensor_parallel"));
+    ck_assert_ptr_null(strstr(t, "[compile]"));
+    free(t);
+}
+END_TEST
+
+/* What torchtitan has no option for is refused with the reason, nothing
+ * written: each case one knob away from the accepted plan above. */
+START_TEST(torchtitan_refusals)
+{
+    static const char *const why_has[] = {
+        "always shards the sequence", "only with compiled blocks", "DDP (zero=0) only",
+        "fp32 only", "wraps every block", "not in fp16", "no ZeRO-1"};
+    for (int c = 0; c < 7; c++) {
+        fixture f;
+        char *t = NULL;
+        size_t len = 0;
+        planner_error why;
+        FILE *fp;
+        llama70b(&f);
+        f.c.stack = STACK_PYTORCH_FSDP2;
+        f.pl.s.zero = 3;
+        f.pl.s.overlap_param_gather = true;
+        switch (c) {
+        case 0: f.pl.s.sp = false; break;
+        case 1: f.pl.s.tp_comm_overlap = true; break;
+        case 2: f.pl.s.zero = 0; f.pl.s.overlap_param_gather = false; break;
+        case 3: f.pl.s.grad_reduce_bf16 = true; break;
+        case 4: f.pl.s.recompute = RECOMPUTE_FULL; f.pl.s.recompute_layers = 2; break;
+        case 5: f.m.prec = PREC_FP16; break;
+        default: f.pl.s.zero = 1; break;
+        }
+        first_layers(&f.m, &f.pl.s);
+        fp = open_memstream(&t, &len);
+        ck_assert_ptr_nonnull(fp);
+        ck_assert_int_eq(emit_write(fp, EMIT_TORCHTITAN, MEGATRON_VERSION_DEFAULT, &f.m, &f.c,
+                                    &f.pl, tu_err(&why)), PLANNER_E_INPUT);
+        fclose(fp);
+        ck_assert_uint_eq(len, 0);
+        ck_assert_msg(strstr(why.msg, why_has[c]) != NULL, "case %d: %s", c, why.msg);
+        free(t);
+    }
 }
 END_TEST
 
@@ -1452,6 +1540,8 @@ int main(void)
     tcase_add_test(tc, gpt3_megatron_flags);
     tcase_add_test(tc, llama_gqa_interleaved);
     tcase_add_test(tc, stack_not_megatron_refused);
+    tcase_add_test(tc, torchtitan_config);
+    tcase_add_test(tc, torchtitan_refusals);
     tcase_add_test(tc, uneven_first_last);
     tcase_add_test(tc, uneven_layout);
     tcase_add_test(tc, uneven_account_split);

@@ -196,6 +196,10 @@ bool stack_eager_blocks(const stack_spec *st);
  * Megatron-Core's mechanisms, not the ones it was costed with. */
 bool stack_megatron_launch(const stack_spec *st);
 
+/* Whether the stack is launched by torchtitan's trainer with a TOML job
+ * config (out/emit_torchtitan.c): pytorch-fsdp2. */
+bool stack_torchtitan_launch(const stack_spec *st);
+
 /* Whether each of a pipeline stage's tp ranks sends 1/tp of the activation
  * crossing a stage boundary (else the whole of it), `sp` the strategy's
  * sequence parallelism.  The tensor a stage hands on is the residual stream

@@ -1,16 +1,31 @@
 /* emit.h: launch material for a plan: Megatron-LM arguments, an sbatch
  * script, a torchrun command, for one Megatron-LM release (core_v0.15.0 ..
  * core_v0.19.0).  Every flag exists in the chosen release
- * (tests/data/megatron-flags/, checked by the tests). */
+ * (tests/data/megatron-flags/, checked by the tests).  On the pytorch-fsdp2
+ * stack: torchtitan's job config (out/emit_torchtitan.h) and the scripts
+ * that run torchtitan's trainer with it. */
 #ifndef PLANNER_EMIT_H
 #define PLANNER_EMIT_H
 
 #include <stdio.h>
+#include <stdbool.h>
 #include "inputs/cluster.h"
+#include "inputs/stack.h"
 #include "inputs/model.h"
 #include "model/strategy.h"
 
-typedef enum emit_kind { EMIT_NONE, EMIT_MEGATRON, EMIT_SLURM, EMIT_TORCHRUN } emit_kind;
+typedef enum emit_kind {
+    EMIT_NONE, EMIT_MEGATRON, EMIT_SLURM, EMIT_TORCHRUN, EMIT_TORCHTITAN
+} emit_kind;
+
+/* Whether `kind` launches stack `st` (NULL: megatron-core): megatron on the
+ * Megatron-LM stacks (inputs/stack.h stack_megatron_launch), torchtitan on
+ * pytorch-fsdp2 (stack_torchtitan_launch), slurm and torchrun on both;
+ * nothing on deepspeed.  The one rule: the tool and emit_write ask it. */
+bool emit_kind_supported(emit_kind kind, const stack_spec *st);
+
+/* "megatron", "slurm", "torchrun", "torchtitan" ("none", "?"). */
+const char *emit_kind_name(emit_kind kind);
 
 /* The Megatron-LM releases emit knows, oldest first. */
 typedef enum megatron_version {
@@ -27,9 +42,10 @@ int megatron_version_parse(const char *text, megatron_version *out);
 const char *megatron_version_tag(megatron_version v);
 
 /* Writes the launch material of `kind` for plan `pl`, for Megatron-LM release
- * `ver`.  Returns PLANNER_OK; PLANNER_E_INPUT when the plan cannot be
- * expressed (emit_check's rule, or what the flags cannot carry: the reason in
- * *err), having written nothing; PLANNER_E_INTERNAL out of memory.  err may
+ * `ver` (on pytorch-fsdp2: for torchtitan TORCHTITAN_RELEASE, `ver` unused).
+ * Returns PLANNER_OK; PLANNER_E_INPUT when the plan cannot be expressed
+ * (emit_check's rule, or what the flags cannot carry: the reason in *err),
+ * having written nothing; PLANNER_E_INTERNAL out of memory.  err may
  * be NULL. */
 planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
                           const cluster *c, const plan *pl, planner_error *err);

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "inputs/cluster.h"
 #include "inputs/model.h"
+#include "out/emit.h"
 
 /* Parses a whole decimal integer in [min, max]; -1 if not. */
 int cli_parse_int(const char *text, long min, long max, int *out);
@@ -31,11 +32,11 @@ int cli_parse_stack(const char *cmd, const char *name, int *out);
  * 0 when `on` is false. */
 int cli_apply_torch_compile(const char *cmd, bool on, model *m, const cluster *c);
 
-/* --emit KIND of plan (kind NULL: no --emit), once the stack is known: 0
- * when the stack launches with the Megatron-LM arguments emit writes
- * (inputs/stack.h stack_megatron_launch); else a usage error naming the
- * cluster, its stack and the stacks emit supports (PLANNER_E_USAGE). */
-int cli_check_emit_stack(const char *kind, const cluster *c);
+/* --emit KIND of plan (EMIT_NONE: no --emit), once the stack is known: 0
+ * when KIND launches the stack (out/emit.h emit_kind_supported); else a
+ * usage error naming the cluster, its stack, the stacks KIND launches and
+ * the kinds the stack has (PLANNER_E_USAGE). */
+int cli_check_emit_stack(emit_kind kind, const cluster *c);
 
 /* --models ARG of validate, calibrate and crossval: PLANNER_OK for NULL,
  * "none" or a folder; else prints why ARG cannot be the model library and

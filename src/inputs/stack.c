@@ -206,6 +206,11 @@ bool stack_eager_blocks(const stack_spec *st)
     return st != NULL && st->id == STACK_PYTORCH_FSDP2;
 }
 
+bool stack_torchtitan_launch(const stack_spec *st)
+{
+    return st != NULL && st->id == STACK_PYTORCH_FSDP2;
+}
+
 bool stack_megatron_launch(const stack_spec *st)
 {
     if (st == NULL)

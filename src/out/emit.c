@@ -51,10 +51,15 @@
  * Megatron has one TP and one DP degree: plans whose stages differ are
  * refused.
  *
- * Only for a stack launched with these arguments (inputs/stack.h
- * stack_megatron_launch; the tool refuses the others as a usage error before
- * the search): a torchtitan or DeepSpeed plan is refused, not printed as a
- * Megatron-Core launch that would run other mechanisms.
+ * The arguments only for a stack launched with them (inputs/stack.h
+ * stack_megatron_launch; emit_kind_supported is the rule, and the tool
+ * refuses the others as a usage error before the search): a torchtitan or
+ * DeepSpeed plan is not printed as a Megatron-Core launch that would run
+ * other mechanisms.  On pytorch-fsdp2 the same scripts launch torchtitan's
+ * trainer (launch_map's target: title, command, the per-node step that
+ * writes the job config of out/emit_torchtitan.c, no Megatron environment
+ * rules); torchtitan's mesh is pp-outermost too (parallel_dims.py), so the
+ * components and node ranks are the same.
  *
  * The architecture: every field of the model reaches a flag, or emit refuses
  * the model with the reason (model_check), never printing a different model:
@@ -94,6 +99,7 @@
 #include "model/knobs.h"
 #include "model/layout.h"
 #include "out/emit.h"
+#include "out/emit_torchtitan.h"
 
 #define EMIT_MAX_ARGS 128
 
@@ -391,7 +397,8 @@ planner_status emit_check(const model *m, const cluster *c, const plan *pl, plan
         if (stage_tp(s, i) != stage_tp(s, 0) || stage_dp(s, i) != stage_dp(s, 0))
             return error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
                              "pipeline stages 0 and %d have tp=%d dp=%d and tp=%d dp=%d: "
-                             "Megatron-LM runs one TP and one DP degree on every stage", i,
+                             "Megatron-LM and torchtitan run one TP and one DP degree on "
+                             "every stage", i,
                              stage_tp(s, 0), stage_dp(s, 0), stage_tp(s, i), stage_dp(s, i));
     return PLANNER_OK;
 }
@@ -467,7 +474,7 @@ planner_status emit_components(const cluster *c, const plan *pl, emit_component 
     for (int i = 0; i < s->n_stages; i++) {
         if (stage_tp(s, i) != stage_tp(s, 0))
             return emit_fail(err, "pipeline stages 0 and %d have tp=%d and tp=%d: Megatron-LM "
-                             "runs one TP degree on every stage", i, stage_tp(s, 0),
+                             "and torchtitan run one TP degree on every stage", i, stage_tp(s, 0),
                              stage_tp(s, i));
         if (c != NULL && (s->stage[i].group < 0 || s->stage[i].group >= c->n_groups))
             return emit_fail(err, "pipeline stage %d names node group %d of %d", i,
@@ -1163,6 +1170,16 @@ typedef struct launch_map {
     int nodes;              /* all components */
     bool have_nodes;        /* node counts known (launch scripts) */
     megatron_version ver;   /* the release the flags are for */
+    /* what the scripts launch (launch_target): Megatron-LM's pretrain_gpt.py
+     * with MEGATRON_ARGS, or torchtitan's trainer with the job config */
+    bool torchtitan;
+    char title[64];         /* "Megatron-LM core_v0.19.0", "torchtitan v0.2.2" */
+    const char *command;    /* the program and arguments torchrun runs */
+    const char *node_prep;  /* run on each node before torchrun, inside srun's
+                               bash -c '...' (no single quotes) */
+    const char *node_prep_line;   /* the same as a script line */
+    precision prec;         /* the format the GPUs train in */
+    char description[512];  /* torchtitan's [job] description */
 } launch_map;
 
 static long stage_ranks(const strategy *s)
@@ -1226,9 +1243,11 @@ static void print_summary(FILE *out, const model *m, const cluster *c, const pla
             shell_word(out, c->group[lm->comp[j].group].gpu.name);
         }
         fputs(")\n", out);
-        fprintf(out, "# stage map (Megatron rank order tp-cp-ep-dp-pp, pp outermost: stage i "
-                     "holds global ranks [i x %ld, (i+1) x %ld)):\n", stage_ranks(s),
-                stage_ranks(s));
+        fprintf(out, "# stage map (%s, pp outermost: stage i "
+                     "holds global ranks [i x %ld, (i+1) x %ld)):\n",
+                lm->torchtitan ? "torchtitan's mesh order tp-cp-dp-pp"
+                               : "Megatron rank order tp-cp-ep-dp-pp",
+                stage_ranks(s), stage_ranks(s));
         for (int j = 0; j < lm->n; j++) {
             const emit_component *k = &lm->comp[j];
             const node_group *g = &c->group[k->group];
@@ -1298,14 +1317,52 @@ static void print_args_array(FILE *out, const arg_list *l)
     fputs(")\n", out);
 }
 
-static void print_placeholders(FILE *out)
+/* What the launch runs with: Megatron-LM's argument array, or torchtitan's
+ * job config in a variable (a quoted here-document: nothing in it expands;
+ * its lines start with a key, "[", "#" or a space, so none ends it) that
+ * each node writes to $JOB_CONFIG before torchrun (node_prep), and a
+ * refusal while the model is a placeholder. */
+static void print_launch_body(FILE *out, const model *m, const plan *pl, const arg_list *l,
+                              const launch_map *lm)
 {
-    fputs("# ---- PLACEHOLDERS: set these here or export them before launching ----\n"
-          "MEGATRON_DIR=\"${MEGATRON_DIR:-/path/to/Megatron-LM}\"\n"
-          "DATA_PATH=\"${DATA_PATH:-/path/to/dataset_text_document}\"\n"
-          "TOKENIZER_MODEL=\"${TOKENIZER_MODEL:-/path/to/tokenizer}\"\n"
-          "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-/path/to/checkpoints}\"\n"
-          "for v in MEGATRON_DIR DATA_PATH TOKENIZER_MODEL CHECKPOINT_DIR; do\n"
+    if (!lm->torchtitan) {
+        print_args_array(out, l);
+        return;
+    }
+    fprintf(out, "# the torchtitan %s job config; each node writes it to JOB_CONFIG, a\n"
+                 "# node-local path, before torchrun reads it\n"
+                 "JOB_CONFIG=\"${JOB_CONFIG:-/tmp/planner-torchtitan-$$.toml}\"\n"
+                 "IFS= read -r -d '' JOB_TOML <<'PLANNER_JOB_TOML' || true\n"
+                 "# torchtitan %s job config, from planner\n", TORCHTITAN_RELEASE,
+            TORCHTITAN_RELEASE);
+    emit_torchtitan_toml(out, m, pl, lm->prec, lm->description);
+    fputs("PLANNER_JOB_TOML\n"
+          "case \"$JOB_TOML\" in\n"
+          "    *'\"PLACEHOLDER-model\"'*)\n"
+          "        echo \"$0: no torchtitan flavor has the plan's model: register one\" \\\n"
+          "            \"and name it in [model] (PLACEHOLDER-model) above\" >&2\n"
+          "        exit 1 ;;\n"
+          "esac\n"
+          "export JOB_CONFIG JOB_TOML\n", out);
+}
+
+/* The paths the user sets, each refused while it is the placeholder. */
+static void print_placeholders(FILE *out, const launch_map *lm)
+{
+    static const char *const megatron[][2] = {
+        {"MEGATRON_DIR", "/path/to/Megatron-LM"}, {"DATA_PATH", "/path/to/dataset_text_document"},
+        {"TOKENIZER_MODEL", "/path/to/tokenizer"}, {"CHECKPOINT_DIR", "/path/to/checkpoints"}};
+    static const char *const torchtitan[][2] = {
+        {"HF_ASSETS_PATH", "/path/to/hf-assets"}, {"DUMP_FOLDER", "/path/to/outputs"}};
+    const char *const (*v)[2] = lm->torchtitan ? torchtitan : megatron;
+    int n = lm->torchtitan ? 2 : 4;
+    fputs("# ---- PLACEHOLDERS: set these here or export them before launching ----\n", out);
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%s=\"${%s:-%s}\"\n", v[i][0], v[i][0], v[i][1]);
+    fputs("for v in", out);
+    for (int i = 0; i < n; i++)
+        fprintf(out, " %s", v[i][0]);
+    fputs("; do\n"
           "    case \"${!v}\" in\n"
           "        /path/to/*) echo \"$0: set $v (still the placeholder ${!v})\" >&2; exit 1 ;;\n"
           "    esac\n"
@@ -1331,9 +1388,11 @@ static void print_max_connections(FILE *out, const cluster *c, const strategy *s
               "export CUDA_DEVICE_MAX_CONNECTIONS=1\n", out);
 }
 
-static void print_environment(FILE *out, const cluster *c, const plan *pl)
+static void print_environment(FILE *out, const cluster *c, const plan *pl,
+                              const launch_map *lm)
 {
-    print_max_connections(out, c, &pl->s);
+    if (!lm->torchtitan)   /* Megatron-LM's validate_args rules */
+        print_max_connections(out, c, &pl->s);
     fputs("export NCCL_DEBUG=\"${NCCL_DEBUG:-WARN}\"\n"
           "export NCCL_IB_TIMEOUT=\"${NCCL_IB_TIMEOUT:-22}\"\n"
           "export NCCL_IB_QPS_PER_CONNECTION=\"${NCCL_IB_QPS_PER_CONNECTION:-4}\"\n"
@@ -1355,9 +1414,8 @@ static void print_slurm(FILE *out, const model *m, const cluster *c, const plan 
                  "#SBATCH --gpus-per-node=%d\n"
                  "#SBATCH --exclusive\n"
                  "#SBATCH --output=%%x-%%j.out\n", nodes, ppn);
-    fprintf(out, "# sbatch script for Megatron-LM %s, from planner: one srun task per\n"
-                 "# node, each running torchrun with one process per GPU.\n",
-            megatron_version_tag(lm->ver));
+    fprintf(out, "# sbatch script for %s, from planner: one srun task per\n"
+                 "# node, each running torchrun with one process per GPU.\n", lm->title);
     print_summary(out, m, c, pl, l, lm);
     fputs("set -euo pipefail\n\n", out);
     /* torchrun's --nnodes is the plan's: an allocation of another size would
@@ -1368,19 +1426,19 @@ static void print_slurm(FILE *out, const model *m, const cluster *c, const plan 
                  "        \"(#SBATCH --nodes=%d); plan again for another size\" >&2\n"
                  "    exit 1\n"
                  "fi\n\n", nodes, nodes, nodes);
-    print_placeholders(out);
+    print_placeholders(out, lm);
     fputs("MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n"
           "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n"
           "export MASTER_ADDR MASTER_PORT\n\n", out);
-    print_environment(out, c, pl);
-    print_args_array(out, l);
+    print_environment(out, c, pl, lm);
+    print_launch_body(out, m, pl, l, lm);
     fprintf(out, "\n# $SLURM_NODEID must expand on each node, inside srun, not here.\n"
                  "# shellcheck disable=SC2016\n"
-                 "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c 'exec torchrun \\\n"
+                 "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c '%sexec torchrun \\\n"
                  "    --nproc_per_node=%d --nnodes=%d --node_rank=\"$SLURM_NODEID\" \\\n"
                  "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \"$@\"' \\\n"
-                 "    torchrun \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n",
-            ppn, nodes);
+                 "    torchrun %s\n",
+            lm->node_prep, ppn, nodes, lm->command);
 }
 
 static void print_torchrun(FILE *out, const model *m, const cluster *c, const plan *pl,
@@ -1389,14 +1447,13 @@ static void print_torchrun(FILE *out, const model *m, const cluster *c, const pl
     int nodes = lm->comp[0].nodes, ppn = lm->comp[0].gpus_per_node;
     fputs("#!/bin/bash\n", out);
     if (nodes > 1)
-        fprintf(out, "# torchrun launch for Megatron-LM %s, from planner.  Run this\n"
+        fprintf(out, "# torchrun launch for %s, from planner.  Run this\n"
                      "# script on each of the %d nodes with NODE_RANK=0..%d and MASTER_ADDR "
                      "set to\n"
-                     "# the address of the node with NODE_RANK=0.\n", megatron_version_tag(lm->ver),
+                     "# the address of the node with NODE_RANK=0.\n", lm->title,
                 nodes, nodes - 1);
     else
-        fprintf(out, "# torchrun launch for Megatron-LM %s, from planner (one node).\n",
-                megatron_version_tag(lm->ver));
+        fprintf(out, "# torchrun launch for %s, from planner (one node).\n", lm->title);
     print_summary(out, m, c, pl, l, lm);
     fputs("set -euo pipefail\n\n", out);
     if (nodes > 1)
@@ -1407,12 +1464,12 @@ static void print_torchrun(FILE *out, const model *m, const cluster *c, const pl
         fputs("NODE_RANK=\"${NODE_RANK:-0}\"\n"
               "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n", out);
     fputs("MASTER_PORT=\"${MASTER_PORT:-6000}\"\n\n", out);
-    print_placeholders(out);
-    print_environment(out, c, pl);
-    print_args_array(out, l);
-    fprintf(out, "\nexec torchrun --nproc_per_node=%d --nnodes=%d --node_rank=\"$NODE_RANK\" \\\n"
+    print_placeholders(out, lm);
+    print_environment(out, c, pl, lm);
+    print_launch_body(out, m, pl, l, lm);
+    fprintf(out, "\n%sexec torchrun --nproc_per_node=%d --nnodes=%d --node_rank=\"$NODE_RANK\" \\\n"
                  "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \\\n"
-                 "    \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n", ppn, nodes);
+                 "    %s\n", lm->node_prep_line, ppn, nodes, lm->command);
 }
 
 /* The sbatch script of a plan whose stages sit on several node groups: one
@@ -1451,14 +1508,14 @@ static void print_slurm_het(FILE *out, const model *m, const cluster *c, const p
         shell_word(out, g->gpu.name);
         fputc('\n', out);
     }
-    fprintf(out, "# Heterogeneous sbatch script for Megatron-LM %s, from planner: one\n"
+    fprintf(out, "# Heterogeneous sbatch script for %s, from planner: one\n"
                  "# hetjob component per node group, in pipeline stage order; one srun task per\n"
                  "# node, each running torchrun with one process per GPU.  Replace the\n"
                  "# PLACEHOLDER partitions and constraints (sbatch rejects them as they are).\n",
-            megatron_version_tag(lm->ver));
+            lm->title);
     print_summary(out, m, c, pl, l, lm);
     fputs("set -euo pipefail\n\n", out);
-    print_placeholders(out);
+    print_placeholders(out, lm);
     fputs("# Nodes in launch order: het group 0's, then group 1's ...; a node's rank is\n"
           "# its index here, so pipeline stage order follows the group order above.\n"
           "HET_NODES=()\n", out);
@@ -1476,9 +1533,10 @@ static void print_slurm_het(FILE *out, const model *m, const cluster *c, const p
           "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n", out);
     fprintf(out, "NNODES=%d\n"
                  "export HET_NODE_LIST MASTER_ADDR MASTER_PORT NNODES\n\n", lm->nodes);
-    print_environment(out, c, pl);
-    print_args_array(out, l);
-    fputs("\n# Runs on every node inside srun: this node's rank (its index in HET_NODE_LIST),\n"
+    print_environment(out, c, pl, lm);
+    print_launch_body(out, m, pl, l, lm);
+    fprintf(out, "\n# Runs on every node inside srun: this node's rank (its index in "
+          "HET_NODE_LIST),\n"
           "# checked against its het group's range, then torchrun.  Arguments: first\n"
           "# node rank, last node rank, processes per node, then the training command.\n"
           "# shellcheck disable=SC2016\n"
@@ -1492,16 +1550,18 @@ static void print_slurm_het(FILE *out, const model *m, const cluster *c, const p
           "    echo \"$SLURMD_NODENAME: node rank $rank is outside $lo-$hi\" >&2\n"
           "    exit 1\n"
           "fi\n"
-          "exec torchrun --nproc_per_node=\"$nproc\" --nnodes=\"$NNODES\" "
+          "%sexec torchrun --nproc_per_node=\"$nproc\" --nnodes=\"$NNODES\" "
           "--node_rank=\"$rank\" \\\n"
-          "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \"$@\"'\n\n", out);
+          "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \"$@\"'\n\n",
+            lm->node_prep);
     fputs("srun --kill-on-bad-exit=1", out);
     for (int j = 0; j < lm->n; j++) {
         const emit_component *k = &lm->comp[j];
         fprintf(out, " \\\n    %s--het-group=%d --ntasks-per-node=1 bash -c \"$LAUNCH\" "
                      "launch %d %d %d \\\n"
-                     "        \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"",
-                j ? ": " : "", j, k->first_node, k->first_node + k->nodes - 1, k->gpus_per_node);
+                     "        %s",
+                j ? ": " : "", j, k->first_node, k->first_node + k->nodes - 1, k->gpus_per_node,
+                lm->command);
     }
     fputc('\n', out);
 }
@@ -1513,10 +1573,10 @@ static void print_torchrun_het(FILE *out, const model *m, const cluster *c, cons
                                const arg_list *l, const launch_map *lm)
 {
     fprintf(out, "#!/bin/bash\n"
-                 "# torchrun launch for Megatron-LM %s, from planner.  The plan's\n"
+                 "# torchrun launch for %s, from planner.  The plan's\n"
                  "# pipeline stages sit on %d node groups: run this script on every node with\n"
                  "# NODE_RANK as listed (stage order follows node rank order) and MASTER_ADDR set\n"
-                 "# to the address of the node with NODE_RANK=0:\n", megatron_version_tag(lm->ver),
+                 "# to the address of the node with NODE_RANK=0:\n", lm->title,
             lm->n);
     for (int j = 0; j < lm->n; j++) {
         const emit_component *k = &lm->comp[j];
@@ -1545,23 +1605,20 @@ static void print_torchrun_het(FILE *out, const model *m, const cluster *c, cons
                  "    echo \"$0: NODE_RANK=$NODE_RANK is not in 0..%d\" >&2\n"
                  "    exit 1\n"
                  "fi\n\n", lm->nodes - 1);
-    print_placeholders(out);
-    print_environment(out, c, pl);
-    print_args_array(out, l);
-    fprintf(out, "\nexec torchrun --nproc_per_node=\"$NPROC\" --nnodes=%d "
+    print_placeholders(out, lm);
+    print_environment(out, c, pl, lm);
+    print_launch_body(out, m, pl, l, lm);
+    fprintf(out, "\n%sexec torchrun --nproc_per_node=\"$NPROC\" --nnodes=%d "
                  "--node_rank=\"$NODE_RANK\" \\\n"
                  "    --master_addr=\"$MASTER_ADDR\" --master_port=\"$MASTER_PORT\" \\\n"
-                 "    \"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"\n", lm->nodes);
+                 "    %s\n", lm->node_prep_line, lm->nodes, lm->command);
 }
 
 /* ---- releases ------------------------------------------------------------ */
 
-/* The rules that differ between releases or depend on the GPUs, checked after
- * emit_check: the training format must exist on every stage's GPU, and
- * core_v0.15.0's validate_args refuses expert parallelism in fp16 ("Expert
- * parallelism is not supported with fp16 training"; gone from core_v0.16.0). */
-static planner_status release_check(const model *m, const cluster *c, const plan *pl,
-                                    megatron_version ver, planner_error *err)
+/* The training format must exist on every stage's GPU (both launchers). */
+static planner_status format_check(const model *m, const cluster *c, const plan *pl,
+                                   planner_error *err)
 {
     const strategy *s = &pl->s;
     precision p = emitted_precision(m, c, s);
@@ -1570,6 +1627,20 @@ static planner_status release_check(const model *m, const cluster *c, const plan
     if (i >= 0)
         return emit_fail(err, "pipeline stage %d runs on %s, which has no %s", i,
                          lacking->gpu.name, precision_name(p));
+    return PLANNER_OK;
+}
+
+/* The rules that differ between releases or depend on the GPUs, checked after
+ * emit_check: format_check, and core_v0.15.0's validate_args refuses expert
+ * parallelism in fp16 ("Expert parallelism is not supported with fp16
+ * training"; gone from core_v0.16.0). */
+static planner_status release_check(const model *m, const cluster *c, const plan *pl,
+                                    megatron_version ver, planner_error *err)
+{
+    const strategy *s = &pl->s;
+    precision p = emitted_precision(m, c, s);
+    if (format_check(m, c, pl, err) != PLANNER_OK)
+        return PLANNER_E_INPUT;
     if (ver == MEGATRON_0_15 && p == PREC_FP16 && s->ep > 1)
         return emit_fail(err, "Megatron-LM core_v0.15.0 does not train expert parallelism "
                          "(ep=%d) in fp16; core_v0.16.0 and later do (--megatron-version 0.16)",
@@ -1600,11 +1671,80 @@ const char *megatron_version_tag(megatron_version v)
     return (int)v >= 0 && v < MEGATRON_VERSION_COUNT ? version_tag[v] : "?";
 }
 
+bool emit_kind_supported(emit_kind kind, const stack_spec *st)
+{
+    if (kind == EMIT_NONE)
+        return false;
+    if (st != NULL && stack_torchtitan_launch(st))
+        return kind != EMIT_MEGATRON;
+    return (st == NULL || stack_megatron_launch(st)) && kind != EMIT_TORCHTITAN;
+}
+
+const char *emit_kind_name(emit_kind kind)
+{
+    static const char *const names[] = {
+        [EMIT_NONE] = "none", [EMIT_MEGATRON] = "megatron", [EMIT_SLURM] = "slurm",
+        [EMIT_TORCHRUN] = "torchrun", [EMIT_TORCHTITAN] = "torchtitan"};
+    return (int)kind >= 0 && kind <= EMIT_TORCHTITAN ? names[kind] : "?";
+}
+
+/* The launch target's facts in lm (launch_map): what the scripts run. */
+static void set_target(launch_map *lm, const model *m, const cluster *c, const plan *pl,
+                       megatron_version ver, bool torchtitan)
+{
+    lm->ver = ver;
+    lm->torchtitan = torchtitan;
+    lm->prec = emitted_precision(m, c, &pl->s);
+    if (!torchtitan) {
+        snprintf(lm->title, sizeof lm->title, "Megatron-LM %s", megatron_version_tag(ver));
+        lm->command = "\"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"";
+        lm->node_prep = lm->node_prep_line = "";
+        return;
+    }
+    snprintf(lm->title, sizeof lm->title, "torchtitan %s", TORCHTITAN_RELEASE);
+    lm->command = "-m torchtitan.train --job.config_file \"$JOB_CONFIG\" \\\n"
+                  "        --job.dump_folder \"$DUMP_FOLDER\" "
+                  "--model.hf_assets_path \"$HF_ASSETS_PATH\"";
+    lm->node_prep = "printf \"%s\" \"$JOB_TOML\" > \"$JOB_CONFIG\" && ";
+    lm->node_prep_line = "printf '%s' \"$JOB_TOML\" > \"$JOB_CONFIG\"\n";
+    snprintf(lm->description, sizeof lm->description, "planner: %s on %s",
+             m->name[0] ? m->name : "unnamed", c != NULL && c->name[0] ? c->name : "cluster");
+}
+
+/* --emit torchtitan: the job config alone, with the plan in comments. */
+static void print_torchtitan(FILE *out, const model *m, const cluster *c, const plan *pl,
+                             const arg_list *l, const launch_map *lm)
+{
+    fprintf(out, "# torchtitan %s job config, from planner: run it with\n"
+                 "#   torchrun ... -m torchtitan.train --job.config_file FILE\n"
+                 "# (--emit slurm or torchrun write the scripts that do)\n", TORCHTITAN_RELEASE);
+    print_summary(out, m, c, pl, l, lm);
+    emit_torchtitan_toml(out, m, pl, lm->prec, lm->description);
+}
+
+/* The checks of the plan for its launcher, before anything is printed. */
+static planner_status launch_checks(const model *m, const cluster *c, const plan *pl,
+                                    megatron_version ver, bool torchtitan, planner_error *err)
+{
+    planner_status rc;
+    if ((rc = emit_check(m, c, pl, err)) != PLANNER_OK)
+        return rc;
+    if (torchtitan) {
+        if ((rc = format_check(m, c, pl, err)) != PLANNER_OK)
+            return rc;
+        return emit_torchtitan_check(m, pl, emitted_precision(m, c, &pl->s), err);
+    }
+    if ((rc = model_check(m, err)) != PLANNER_OK)
+        return rc;
+    return release_check(m, c, pl, ver, err);
+}
+
 planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const model *m,
                           const cluster *c, const plan *pl, planner_error *err)
 {
     arg_list *l = NULL;
     launch_map *lm = NULL;
+    bool torchtitan;
     planner_status rc;
 
     if (out == NULL || m == NULL || pl == NULL)
@@ -1613,12 +1753,12 @@ planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const
         return emit_fail(err, "no launch material requested");
     if ((int)ver < 0 || ver >= MEGATRON_VERSION_COUNT)
         return emit_fail(err, "unknown Megatron-LM release %d", (int)ver);
-    if (c != NULL && !stack_megatron_launch(stack_get(c->stack)))
-        return emit_fail(err, "stack '%s' is not launched with Megatron-LM's arguments",
-                         stack_get(c->stack)->name);
-    if ((rc = emit_check(m, c, pl, err)) != PLANNER_OK ||
-        (rc = model_check(m, err)) != PLANNER_OK ||
-        (rc = release_check(m, c, pl, ver, err)) != PLANNER_OK)
+    if (!emit_kind_supported(kind, c != NULL ? stack_get(c->stack) : NULL))
+        return emit_fail(err, "stack '%s' has no --emit %s launch material",
+                         c != NULL ? stack_get(c->stack)->name : "megatron-core",
+                         emit_kind_name(kind));
+    torchtitan = c != NULL && stack_torchtitan_launch(stack_get(c->stack));
+    if ((rc = launch_checks(m, c, pl, ver, torchtitan, err)) != PLANNER_OK)
         return rc;
     lm = pl_calloc(1, sizeof *lm);
     l = pl_calloc(1, sizeof *l);
@@ -1626,8 +1766,8 @@ planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const
         rc = error_oom(err);
         goto cleanup;
     }
-    lm->ver = ver;
-    if (kind == EMIT_MEGATRON) {
+    set_target(lm, m, c, pl, ver, torchtitan);
+    if (kind == EMIT_MEGATRON || kind == EMIT_TORCHTITAN) {
         lm->n = stage_runs(&pl->s, lm->comp, STRATEGY_MAX_STAGES);
     } else {
         if ((rc = emit_components(c, pl, lm->comp, STRATEGY_MAX_STAGES, &lm->n, err)) !=
@@ -1637,13 +1777,14 @@ planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const
         for (int j = 0; j < lm->n; j++)
             lm->nodes += lm->comp[j].nodes;
     }
-    if (build_args(m, c, pl, l) != 0) {
+    if (!torchtitan && build_args(m, c, pl, l) != 0) {
         rc = error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
                        "out of memory or too many arguments");
         goto cleanup;
     }
     switch (kind) {
     case EMIT_MEGATRON: print_megatron(out, m, c, pl, l, lm); break;
+    case EMIT_TORCHTITAN: print_torchtitan(out, m, c, pl, l, lm); break;
     case EMIT_SLURM:
         if (lm->n > 1 && c != NULL)
             print_slurm_het(out, m, c, pl, l, lm);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "inputs/stack.h"
+#include "out/emit.h"
 #include "tool/cli.h"
 
 const char cli_exit_codes_help[] =
@@ -83,17 +84,27 @@ int cli_apply_torch_compile(const char *cmd, bool on, model *m, const cluster *c
                            c->name, stack_get(c->stack)->name, names);
 }
 
-int cli_check_emit_stack(const char *kind, const cluster *c)
+int cli_check_emit_stack(emit_kind kind, const cluster *c)
 {
-    char names[256];
+    char names[256], other[128];
+    size_t used = 0, n_other = 0;
     const stack_spec *st = stack_get(c->stack);
-    if (kind == NULL || stack_megatron_launch(st))
+    if (kind == EMIT_NONE || emit_kind_supported(kind, st))
         return 0;
-    stacks_with(stack_megatron_launch, names, sizeof names);
-    return cli_usage_error("", "--emit %s: cluster '%s' runs stack '%s' (%s), which is not "
-                               "launched with Megatron-LM's arguments; --emit writes "
-                               "Megatron-LM launch material, for the stacks %s", kind, c->name,
-                           st->name, st->version, names);
+    names[0] = other[0] = '\0';
+    for (size_t i = 0; i < stack_count(); i++)   /* the stacks this kind launches */
+        if (emit_kind_supported(kind, stack_at(i)) && used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                     used ? ", " : "", stack_at(i)->name);
+    for (int k = EMIT_MEGATRON; k <= EMIT_TORCHTITAN; k++)   /* the kinds this stack has */
+        if (emit_kind_supported((emit_kind)k, st) && n_other < sizeof other)
+            n_other += (size_t)snprintf(other + n_other, sizeof other - n_other, "%s%s",
+                                        n_other ? ", " : "", emit_kind_name((emit_kind)k));
+    return cli_usage_error("", "--emit %s: cluster '%s' runs stack '%s' (%s), which --emit %s "
+                               "does not launch (it launches %s); %s%s", emit_kind_name(kind),
+                           c->name, st->name, st->version, emit_kind_name(kind), names,
+                           n_other ? "this stack has --emit " : "no --emit launches this stack",
+                           other);
 }
 
 int cli_check_models(const char *arg)

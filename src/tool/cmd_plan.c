@@ -34,7 +34,6 @@ typedef struct plan_args {
     bool show_inputs;
     output_format format;
     emit_kind emit;
-    const char *emit_name;      /* --emit's KIND as given, NULL without */
     megatron_version megatron;
     run_spec ov;
     search_options opts;
@@ -107,8 +106,9 @@ static void plan_usage(FILE *out)
         "      --show-inputs       print the model and cluster as understood, then exit\n"
         "      --format table|json report format (default table)\n"
         "      --emit KIND         print launch material for the best plan instead of the\n"
-        "                          report: megatron (arguments), slurm (sbatch script), torchrun\n"
-        "                          (Megatron-LM stacks only: megatron-core, megatron-lm-*)\n"
+        "                          report: megatron (arguments; Megatron-LM stacks), torchtitan\n"
+        "                          (job config TOML; pytorch-fsdp2), slurm (sbatch script),\n"
+        "                          torchrun (script run on each node); not for deepspeed\n"
         "      --megatron-version V  the Megatron-LM release to emit for: 0.15, 0.16, 0.17,\n"
         "                          0.18 or 0.19 (default 0.19)\n"
         "  -o, --output FILE       write the report or launch material to FILE (atomically)\n"
@@ -261,10 +261,11 @@ static int plan_output_option(int ch, const char *arg, plan_args *a)
             a->emit = EMIT_SLURM;
         else if (strcmp(arg, "torchrun") == 0)
             a->emit = EMIT_TORCHRUN;
+        else if (strcmp(arg, "torchtitan") == 0)
+            a->emit = EMIT_TORCHTITAN;
         else
-            return cli_usage_error("", "--emit: expected megatron, slurm or torchrun, got '%s'",
-                                   arg);
-        a->emit_name = arg;
+            return cli_usage_error("", "--emit: expected megatron, slurm, torchrun or "
+                                   "torchtitan, got '%s'", arg);
         return 0;
     case OPT_MEGATRON_VERSION:
         if (megatron_version_parse(arg, &a->megatron) != 0)
@@ -473,7 +474,7 @@ int cmd_plan(int argc, char **argv)
     if (a.stack >= 0)
         c->stack = a.stack;
     if ((rc = (planner_status)cli_apply_torch_compile("", a.torch_compile, m, c)) != PLANNER_OK ||
-        (rc = (planner_status)cli_check_emit_stack(a.emit_name, c)) != PLANNER_OK)
+        (rc = (planner_status)cli_check_emit_stack(a.emit, c)) != PLANNER_OK)
         goto cleanup;
     if (a.layout_text != NULL && (layout = pl_malloc(sizeof *layout)) == NULL) {
         rc = error_oom(&err);

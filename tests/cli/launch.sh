@@ -7,7 +7,7 @@
 # SVG parses as XML; failed writes are exit 4 and leave no partial file; the
 # man page renders and documents every long option of every command's --help;
 # heterogeneous plans map pipeline stages to their node groups' node ranks;
-# emit refuses the stacks not launched with Megatron-LM's arguments.
+# emit refuses the kinds that do not launch the stack.
 set -u
 P=./planner
 T=$(mktemp -d)
@@ -286,16 +286,23 @@ else
 fi
 $P --model "$M" --cluster "$C" --trace "$T/none/t.json" > /dev/null 2>&1; rc=$?
 [ $rc -eq 4 ] || fail "--trace into a missing directory: exit $rc"
-# emit only on the stacks launched with Megatron-LM's arguments (inputs/stack.h
-# stack_megatron_launch): torchtitan (pytorch-fsdp2) and DeepSpeed are a usage
-# error naming the stack and the supported ones, before the search, no file
-for st in pytorch-fsdp2 deepspeed; do
-    $P --model "$M" --cluster "$C" --stack $st --emit slurm -o "$T/refused.sh" > "$T/out" 2> "$T/err"
+# emit only the kinds that launch the stack (out/emit.h emit_kind_supported):
+# Megatron-LM's arguments on the Megatron-LM stacks, torchtitan's config on
+# pytorch-fsdp2 (tests/cli/torchtitan.sh), nothing on DeepSpeed: a usage error
+# naming the stack, the stacks the kind launches and the kinds the stack has,
+# before the search, no file
+for st in pytorch-fsdp2:megatron deepspeed:slurm; do
+    kind=${st#*:} st=${st%:*}
+    $P --model "$M" --cluster "$C" --stack $st --emit $kind -o "$T/refused.sh" > "$T/out" 2> "$T/err"
     rc=$?
-    [ $rc -eq 2 ] || fail "--emit on $st: exit $rc, expected 2"
-    grep -q "^planner: --emit slurm: cluster 'h100x512' runs stack '$st' (.*), which is not launched with Megatron-LM's arguments; --emit writes Megatron-LM launch material, for the stacks megatron-core, megatron-lm-2020, megatron-lm-2021, megatron-lm-2022$" "$T/err" \
-        || fail "--emit on $st: message: $(cat "$T/err")"
-    [ ! -e "$T/refused.sh" ] && [ ! -s "$T/out" ] || fail "--emit on $st wrote output"
+    [ $rc -eq 2 ] || fail "--emit $kind on $st: exit $rc, expected 2"
+    case $st in
+        deepspeed) launches="megatron-core, megatron-lm-2020, megatron-lm-2021, megatron-lm-2022, pytorch-fsdp2" has="no --emit launches this stack" ;;
+        *) launches="megatron-core, megatron-lm-2020, megatron-lm-2021, megatron-lm-2022" has="this stack has --emit slurm, torchrun, torchtitan" ;;
+    esac
+    grep -q "^planner: --emit $kind: cluster 'h100x512' runs stack '$st' (.*), which --emit $kind does not launch (it launches $launches); $has$" "$T/err" \
+        || fail "--emit $kind on $st: message: $(cat "$T/err")"
+    [ ! -e "$T/refused.sh" ] && [ ! -s "$T/out" ] || fail "--emit $kind on $st wrote output"
 done
 $P --model "$M" --cluster clusters/amp-4xg4dn.yaml --emit megatron > /dev/null 2>&1
 [ $? -eq 2 ] || fail "--emit on the deepspeed cluster amp-4xg4dn: not refused"
