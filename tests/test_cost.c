@@ -947,6 +947,58 @@ START_TEST(moe_alltoall_sort_chunks_by_hand)
 }
 END_TEST
 
+/* The eager passes around the routed experts (layer_cost.c
+ * moe_eager_glu_bytes; Megatron-Core moe/experts.py TEGroupedMLP,
+ * fusions/fused_bias_geglu.py weighted_bias_quick_geglu_impl): the same
+ * layer (h 2048, 128 experts of ffn 768, top 8) at ep 8, 16 experts a
+ * rank, 4096 x 8 = 32,768 routed copies.  By hand, at hbm_bytes_per_s x
+ * hbm_eff:
+ *   a clamped GLU (glu_limit 7, gpt-oss's swiglu_limit): 16 f = 12,288 B a
+ *     copy forward (402,653,184 B, 3 kernels), 20 f = 15,360 B backward
+ *     (503,316,480 B, 3 kernels); fc1's output kept for the clamps'
+ *     backward, 4 x 32,768 x 768 = 100,663,296 B more activations;
+ *   fc2's bias (MODEL_BIAS_MLP), added per local expert by _apply_bias:
+ *     12 h = 24,576 B a copy forward (805,306,368 B, 1 + 2 x 16 kernels),
+ *     16 h = 32,768 B backward (1,073,741,824 B, 1 + 4 x 16 kernels);
+ *   moe_act recompute re-runs the clamp (402,653,184 B, 3 kernels) and
+ *     drops the clamped copy with the activation output;
+ *   Transformer Engine's fused grouped MLP (fused_grouped_mlp) runs none. */
+START_TEST(moe_eager_glu_by_hand)
+{
+    fixture f;
+    strategy s = moe_layer_case(&f, 8);
+    const gen_constants *k = &f.p.gen[GEN_AMPERE];
+    double rate = f.g.gpu.hbm_bytes_per_s * k->hbm_eff;
+    range_cost plain, clamp, both, fused, rc_plain, rc_clamp;
+    f.m.norm = NORM_RMSNORM;   /* no linear biases */
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &plain);
+    f.m.glu_limit = 7.0;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &clamp);
+    ck_assert_rel(clamp.fwd_s - plain.fwd_s, 402653184.0 / rate + 3 * k->kernel_s, 1e-9);
+    ck_assert_rel(clamp.bwd_s - plain.bwd_s, 503316480.0 / rate + 3 * k->kernel_s, 1e-9);
+    ck_assert_double_eq(clamp.act_bytes - plain.act_bytes, 100663296.0);
+    f.m.bias = MODEL_BIAS_SET | MODEL_BIAS_MLP;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &both);
+    ck_assert_rel(both.fwd_s - clamp.fwd_s, 805306368.0 / rate + 33 * k->kernel_s, 1e-9);
+    ck_assert_rel(both.bwd_s - clamp.bwd_s, 1073741824.0 / rate + 65 * k->kernel_s, 1e-9);
+    f.m.fused_grouped_mlp = true;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &fused);
+    ck_assert_double_eq(fused.compute_s, plain.compute_s);
+    ck_assert_double_eq(fused.act_bytes, plain.act_bytes);
+    /* moe_act recompute */
+    f.m.fused_grouped_mlp = false;
+    f.m.bias = 0;
+    s.recompute = RECOMPUTE_SELECTIVE;
+    s.recompute_modules = RC_MOD_MOE_ACT;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &rc_clamp);
+    f.m.glu_limit = 0;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &rc_plain);
+    ck_assert_rel(rc_clamp.recompute_s - rc_plain.recompute_s, 402653184.0 / rate + 3 * k->kernel_s,
+                  1e-9);
+    ck_assert_double_eq(rc_clamp.act_bytes, rc_plain.act_bytes);
+}
+END_TEST
+
 /* The softmax's exponentials (compute.c compute_attention_exp_factor):
  * 16-bit tensor FLOPs per clock and SM over MUFU.EX2 ops, Hopper 4,096 /
  * 16 = 256, Blackwell 8,192 / 16 = 512, Blackwell Ultra 8,192 / 32 = 256;
@@ -1755,6 +1807,7 @@ int main(void)
     tcase_add_test(tc, moe_alltoall_overlap_share_by_link);
     tcase_add_test(tc, moe_etp_by_hand);
     tcase_add_test(tc, moe_alltoall_sort_chunks_by_hand);
+    tcase_add_test(tc, moe_eager_glu_by_hand);
     tcase_add_test(tc, attention_exp_bound_by_hand);
     tcase_add_test(tc, moe_etp_weights_monotone);
     tcase_add_test(tc, shared_expert_overlap_by_hand);

@@ -264,10 +264,14 @@ START_TEST(shipped_moe_configs_by_hand)
     ck_assert_int_eq(m->layer[35].window, 0);
     ck_assert_rel(model_param_count(m, 4096), 116829154368.0, 1e-6);
     ck_assert_rel(model_active_param_count(m, 4096), 5711980608.0, 1e-6);
+    ck_assert_double_eq(m->glu_limit, 7.0);   /* swiglu_limit: the clamped GLU */
+    ck_assert(model_biases(m) & MODEL_BIAS_MLP);
+    ck_assert(!m->fused_grouped_mlp);
     model_free(m);
     m = load("configs/qwen3-235b-a22b.json", NULL);
     ck_assert_int_eq(m->head_dim, 128);
     ck_assert_int_eq(m->act, ACT_SWIGLU);
+    ck_assert_double_eq(m->glu_limit, 0);
     ck_assert_double_eq(model_param_count(m, 4096), 235093610496.0);
     ck_assert_double_eq(model_active_param_count(m, 4096), 22190739456.0);
     model_free(m);
@@ -368,6 +372,12 @@ START_TEST(hidden_dropout)
     model_free(m);
     load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 100, \"hidden_dropout\": 1}",
              "planner: t.json:1:55: model.hidden_dropout: must be a probability in [0, 1), got 1");
+    /* gpt-oss's GLU clamp (swiglu_limit): a positive number */
+    load_bad("{\"model_type\": \"gpt_oss\", \"hidden_size\": 64, \"num_hidden_layers\": 2,"
+             " \"intermediate_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100,"
+             " \"num_local_experts\": 4, \"num_experts_per_tok\": 2,"
+             " \"max_position_embeddings\": 256, \"swiglu_limit\": -7}",
+             "planner: t.json:1:222: model.swiglu_limit: must be a positive number");
 }
 END_TEST
 

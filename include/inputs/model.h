@@ -129,6 +129,14 @@ typedef struct model {
                              (Transformer Engine's fp8_dot_product_attention, a
                              TransformerConfig field Megatron-LM has no flag
                              for): set by validate's recipe facts only */
+    double glu_limit;     /* a gated MLP clamps its two halves' input at this
+                             value (HF swiglu_limit, gpt-oss 7.0; Megatron-Core's
+                             activation_func_clamp_value); 0: no clamp */
+    bool fused_grouped_mlp;   /* the routed experts run as Transformer Engine's
+                             fused grouped MLP (Megatron-Core's
+                             use_transformer_engine_op_fuser, a
+                             TransformerConfig field Megatron-LM has no flag
+                             for): set by validate's recipe facts only */
     bool torch_compile;   /* each transformer block compiled with torch.compile
                              (torchtitan's training.compile): what its
                              partitioner saves (memory_op_sac_bytes); set by

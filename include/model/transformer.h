@@ -112,6 +112,15 @@ int tf_layer_tensors(const model *m, const layer_spec *l);
  * torch._decomp's (a clone), which torch.compile lowers Megatron-Core's
  * fused bias-dropout-add with (megatron/core/jit.py: jit_fuser is
  * torch.compile from PyTorch 2.2; fusions/fused_bias_dropout.py). */
+/* The routed experts' activations a clamped GLU keeps beyond an unclamped
+ * one's, one micro-batch of `tokens` tokens on tp 1 (divide by tp): outside
+ * Transformer Engine's fused grouped MLP (model.fused_grouped_mlp),
+ * Megatron-Core's clamp (fusions/fused_bias_geglu.py
+ * weighted_bias_quick_geglu_impl: two clamps and a cat before the fused
+ * activation, layer_cost.c moe_eager_glu_bytes) keeps fc1's 16-bit output
+ * for the clamps' backward besides the clamped copy the activation saves:
+ * 4 tokens k f_e bytes (model.glu_limit > 0; else 0). */
+double tf_moe_glu_clamp_kept_bytes(const model *m, const layer_spec *l, double tokens);
 double tf_dropout_mask_bytes(const model *m);
 
 /* Activation bytes one layer keeps for the backward pass, per micro-batch of

@@ -22,7 +22,8 @@
  *     (tf_layer_gemms_ep), dispatch and combine all-to-alls over ep ranks
  *     etp apart in the forward and again in the backward (comm.c, exposed),
  *     the alltoall dispatcher's sort of the received copies by local expert
- *     and back (moe_sort_chunks_s);
+ *     and back (moe_sort_chunks_s), the eager clamp and bias passes around
+ *     the experts outside TE's fused grouped MLP (moe_eager_glu_bytes);
  *     with etp > 1 the dispatcher's all-gather of the routed copies over the
  *     etp consecutive ranks before the experts and the reduce-scatter of
  *     their partial outputs after them (Megatron-Core core_v0.15.0
@@ -365,6 +366,74 @@ double cost_overlapped_on(double t, double window, const gen_constants *k, bool 
     return (t - hidden) + (network ? k->overlap_exposed_net : k->overlap_exposed) * hidden;
 }
 
+/* HBM bytes of the eager passes Megatron-Core's TEGroupedMLP runs around
+ * the routed experts' grouped GEMMs, per micro-batch on one GPU, forward
+ * (backward false) or backward, and their kernels (*kernels), outside
+ * Transformer Engine's fused grouped MLP (model.fused_grouped_mlp).
+ * moe/experts.py, core_v0.15.0 and every release the corpus's
+ * Megatron-Bridge containers pin (v0.2.0-v0.6.0's 3rdparty/Megatron-LM):
+ *   - a clamped GLU (model.glu_limit; activation_func_clamp_value):
+ *     fusions/fused_bias_geglu.py weighted_bias_quick_geglu_impl (and the
+ *     unfused glu()) chunks fc1's output, clamps each half and cats them
+ *     before the fused activation: two clamps reading and writing f
+ *     16-bit values a routed copy and a cat of 2f, 16 f bytes; backward,
+ *     each clamp's masked gradient (reads the gradient and its saved input,
+ *     writes f) and the chunk's cat of the two, 20 f;
+ *   - expert biases (MODEL_BIAS_MLP; add_bias_linear): fc1's is added in
+ *     TE GroupedLinear's GEMM (skip_bias_add False), fc2's returned apart
+ *     (skip_bias_add True) and added by _apply_bias, a loop over the local
+ *     experts (split; t + b * p, the bias weighted by the routing
+ *     probability; cat): 12 h bytes a copy (the product written, the sum
+ *     reading both, the cat); backward, the bias's and the probability's
+ *     gradients (each a product of the output gradient, written and
+ *     reduced: 12 h) and split's cat of the per-expert gradients (4 h).
+ * Each routed copy of the tp x ep ranks' tokens lands on one rank: tokens
+ * x top-k / tp copies a rank, etp x that under expert tensor parallelism.
+ * Kernels: three for the clamp (forward and backward); one cat and two
+ * (forward) or four (backward) per local expert for the bias.  Under
+ * moe_act recompute the clamp's forward runs again in the backward
+ * (MOE_EAGER_CLAMP_RERUN). */
+typedef enum moe_eager_pass {
+    MOE_EAGER_FWD,
+    MOE_EAGER_BWD,
+    MOE_EAGER_CLAMP_RERUN   /* moe_act recompute: the clamp's forward again
+                               (the checkpointed bias_act_func; fc2's bias
+                               is added outside it) */
+} moe_eager_pass;
+
+static double moe_eager_glu_bytes(const model *m, const layer_spec *l, double tokens, int tp,
+                                  int ep, int etp, moe_eager_pass pass, int *kernels)
+{
+    double copies, f, local;
+    bool clamp = m->glu_limit > 0 && activation_gated(m->act), backward = pass == MOE_EAGER_BWD;
+    bool bias = pass != MOE_EAGER_CLAMP_RERUN && (model_biases(m) & MODEL_BIAS_MLP) != 0;
+    double b = 0;
+    *kernels = 0;
+    if (!l->moe || m->moe.experts <= 0 || m->fused_grouped_mlp)
+        return 0;
+    copies = tokens * m->moe.top_k / (tp > 0 ? tp : 1) * etp;
+    f = (double)m->moe.expert_ffn / etp;
+    local = (double)m->moe.experts / (ep > 0 ? ep : 1);
+    if (clamp) {
+        b += (backward ? 20.0 : 16.0) * f;
+        *kernels += 3;
+    }
+    if (bias) {
+        b += (backward ? 16.0 : 12.0) * l->hidden;
+        *kernels += 1 + (int)ceil((backward ? 4.0 : 2.0) * local);
+    }
+    return b * copies;
+}
+
+static double moe_eager_glu_s(const model *m, const layer_spec *l, const gpu_spec *gpu,
+                              const gen_constants *k, double tokens, int tp, int ep, int etp,
+                              moe_eager_pass pass)
+{
+    int n;
+    double b = moe_eager_glu_bytes(m, l, tokens, tp, ep, etp, pass, &n);
+    return b > 0 ? compute_memory_s(gpu, k, b, n) : 0;
+}
+
 /* The modules selective recompute re-runs (0: Megatron's default). */
 static int selective_modules(const strategy *s)
 {
@@ -385,7 +454,9 @@ static int selective_modules(const strategy *s)
  *     checkpoint keeping only its input (the residual, kept anyway): fc1's
  *     input 2 s b h (/ t with SP), its output 4 s b f (SwiGLU) or 2 s b f,
  *     and the activation output 2 s b f, / t;
- *   moe_act: the routed experts' activation output, 2 s b k f_e / t;
+ *   moe_act: the routed experts' activation output, 2 s b k f_e / t, and
+ *     with a clamped GLU the clamped copy (tf_moe_glu_clamp_kept_bytes:
+ *     CheckpointWithoutOutput keeps only fc1's output, its input);
  *   mla_up_proj (MLA layers; Megatron-Core multi_latent_attention.py,
  *     recompute_up_proj: qkv_up_proj_and_rope_apply runs under a
  *     CheckpointWithoutOutput whose outputs are discarded once core
@@ -410,7 +481,8 @@ static double selective_saved_bytes(const model *m, const layer_spec *l, const s
         saved += gin * sb * l->hidden / outside +
                  ((activation_gated(m->act) ? 4.0 : 2.0) + gin) * sb * l->ffn_hidden / t;
     if ((mods & RC_MOD_MOE_ACT) && moe)
-        saved += 2.0 * sb * m->moe.top_k * m->moe.expert_ffn / t;
+        saved += (2.0 * sb * m->moe.top_k * m->moe.expert_ffn +
+                  tf_moe_glu_clamp_kept_bytes(m, l, sb)) / t;
     if ((mods & RC_MOD_MLA_UP_PROJ) && m->mla.kv_lora_rank > 0)
         saved += 2.0 * sb * l->heads *
                  (2.0 * (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim) + m->mla.v_head_dim) /
@@ -449,7 +521,9 @@ static double selective_rerun_s(const model *m, const layer_spec *l, const strat
     if ((mods & RC_MOD_MOE_ACT) && moe)
         rec += compute_memory_s(gpu, k,
                                 tf_mlp_activation_bytes(m, tokens * m->moe.top_k,
-                                                        m->moe.expert_ffn, tp), 1);
+                                                        m->moe.expert_ffn, tp), 1) +
+               moe_eager_glu_s(m, l, gpu, k, tokens, tp, s->ep, s->etp > 1 ? s->etp : 1,
+                               MOE_EAGER_CLAMP_RERUN);
     if ((mods & RC_MOD_MLA_UP_PROJ) && m->mla.kv_lora_rank > 0) {
         /* q up (or q) and kv up: the 2nd and 4th of 5, the 1st and 3rd of 4 */
         int q = tf_attention_gemm_count(m) - 4;
@@ -1086,10 +1160,11 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
         cast_f = compute_fp8_cast_s(gpu, k, m->prec, g, ngm, false);
         cast_b = compute_fp8_cast_s(gpu, k, m->prec, g, ngm, true);
     }
-    fwd = gemm + attn + elem + cast_f;
+    fwd = gemm + attn + elem + cast_f +
+          moe_eager_glu_s(m, l, gpu, k, tokens, tp, ep, etp, MOE_EAGER_FWD);
     bwd = 2.0 * gemm +
           attention_bwd_s(m, l, s, gpu, k, fmt, cp, tp, attn_tc) +
-          2.0 * elem + cast_b;
+          2.0 * elem + cast_b + moe_eager_glu_s(m, l, gpu, k, tokens, tp, ep, etp, MOE_EAGER_BWD);
 
     if (tp > 1) {
         /* forward: two all-reduces (SP: all-gather + reduce-scatter pairs,

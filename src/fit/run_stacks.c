@@ -261,13 +261,14 @@ static const run_recipe_fact k_facts[] = {
 
 /* What a source says about the model variant a row ran that the runs
  * schema has no field for: the multi-token-prediction layers of its
- * published model (the library's definition carries them; -1: not said)
- * and whether its recipe runs core attention in FP8 (model.fp8_attention;
- * false: not said). */
+ * published model (the library's definition carries them; -1: not said),
+ * whether its recipe runs core attention in FP8 (model.fp8_attention) and
+ * the routed experts as Transformer Engine's fused grouped MLP
+ * (model.fused_grouped_mlp; false: not said). */
 typedef struct run_model_fact {
     const char *source_has, *model_has, *gpus, *precisions;
     int mtp_layers;
-    bool fp8_attention;
+    bool fp8_attention, fused_grouped_mlp;
     const char *why;
 } run_model_fact;
 
@@ -277,7 +278,7 @@ static const run_model_fact k_model_facts[] = {
      * (w/o MTP)", the B200 one "(w/ MTP)"; their Model TFLOP/s over
      * tokens/s agree: 249.7 GFLOP per token (961 / 3848) without, 260.4
      * (557 / 2139) with, as 26.04-26.08's rows (260.0) */
-    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0, false,
+    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0, false, false,
      "Megatron-Bridge 25.11's GB200/GB300 DeepSeek-V3 rows ran without MTP (\"DeepSeekV3 (w/o "
      "MTP)\")"},
     /* Megatron-Bridge v0.6.0 (the 26.08 container) src/megatron/bridge/
@@ -290,9 +291,21 @@ static const run_model_fact k_model_facts[] = {
      * DeepSeek-V3 GB300 full-iteration helpers set it too; their layers have
      * no window, where the model costs FP8 attention as 16-bit
      * (layer_cost.c attention_bwd_s): no fact needed. */
-    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true,
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true, false,
      "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run attention in FP8 "
      "(fp8_dot_product_attention = True)"},
+    /* The same helper sets model.use_transformer_engine_op_fuser = True
+     * after _benchmark_common (perf_recipes/_common.py), which turns it off
+     * for every other recipe of the release: Megatron-Core's TEGroupedMLP
+     * then runs the experts as Transformer Engine's fused grouped MLP
+     * (moe/experts.py _with_fused_impl: the GLU with its clamp, the
+     * probabilities and the biases inside the grouped kernels,
+     * te.pytorch.ops.ScaledClampedQGeGLU), not the eager passes layer_cost.c
+     * moe_eager_glu_bytes counts.  Its Qwen3 and DeepSeek-V3 helpers set it
+     * too; their experts have neither clamp nor bias: no fact needed. */
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, false, true,
+     "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run Transformer Engine's "
+     "fused grouped MLP (use_transformer_engine_op_fuser = True)"},
 };
 
 #define N_MODEL_FACTS (sizeof k_model_facts / sizeof k_model_facts[0])
@@ -392,7 +405,7 @@ const char *run_recipe_for_system(const run_system *r, size_t *at, const char **
 
 void run_model_for_system(const run_system *r, run_model_variant *out)
 {
-    *out = (run_model_variant){-1, false, NULL, NULL};
+    *out = (run_model_variant){-1, false, false, NULL, NULL, NULL};
     for (size_t i = 0; i < N_MODEL_FACTS; i++) {
         const run_model_fact *f = &k_model_facts[i];
         if (!fact_applies(r, f->source_has, f->model_has, f->gpus, f->precisions))
@@ -404,6 +417,10 @@ void run_model_for_system(const run_system *r, run_model_variant *out)
         if (f->fp8_attention && out->fp8_attention_why == NULL) {
             out->fp8_attention = true;
             out->fp8_attention_why = f->why;
+        }
+        if (f->fused_grouped_mlp && out->fused_grouped_mlp_why == NULL) {
+            out->fused_grouped_mlp = true;
+            out->fused_grouped_mlp_why = f->why;
         }
     }
 }

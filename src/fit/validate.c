@@ -338,6 +338,10 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
         shape_note_add(r, "attention in FP8 (the source's recipe)");
         r->m->fp8_attention = true;
     }
+    if (var.fused_grouped_mlp && !r->m->fused_grouped_mlp) {
+        shape_note_add(r, "experts as a fused grouped MLP (the source's recipe)");
+        r->m->fused_grouped_mlp = true;
+    }
     if (run_compiled_for_system(&sys, &why) && !r->m->torch_compile) {
         shape_note_add(r, "blocks under torch.compile (the source's row)");
         r->m->torch_compile = true;

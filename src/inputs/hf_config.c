@@ -415,6 +415,16 @@ static planner_status hf_arch(const hf_src *s, model *m, model_fields *f)
         rotary = json_number_value(v);
     }
     f->rotary_fraction = rotary;
+    /* gpt-oss's clamped GLU: GptOssExperts clamps the gate at swiglu_limit
+     * and the linear half to +-swiglu_limit (transformers
+     * models/gpt_oss/modeling_gpt_oss.py) */
+    v = mj_member(s->obj, "swiglu_limit", 1);
+    if (v != NULL) {
+        jsonin_path q = jsonin_key(&s->path, "swiglu_limit");
+        if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 1e6)
+            return jsonin_fail(s->ld, &q, "must be a positive number");
+        m->glu_limit = json_number_value(v);
+    }
     return PLANNER_OK;
 }
 

@@ -254,6 +254,14 @@ int tf_layer_tensors(const model *m, const layer_spec *l)
     return n;
 }
 
+double tf_moe_glu_clamp_kept_bytes(const model *m, const layer_spec *l, double tokens)
+{
+    if (!l->moe || m->moe.experts <= 0 || m->glu_limit <= 0 || m->fused_grouped_mlp ||
+        !activation_gated(m->act))
+        return 0;
+    return 4.0 * tokens * m->moe.top_k * m->moe.expert_ffn;
+}
+
 double tf_dropout_mask_bytes(const model *m)
 {
     return model_hidden_dropout(m) > 0 ? 1.0 : 0.0;
@@ -278,5 +286,6 @@ double tf_layer_activation_bytes(const model *m, const layer_spec *l, double seq
      * input (which the shared experts and the router read) */
     if (l->moe && m->moe.experts > 0)
         inside += 2.0 * sb * m->moe.top_k * h;
+    inside += tf_moe_glu_clamp_kept_bytes(m, l, sb);
     return outside / (sp ? t : 1.0) + inside / t;
 }

@@ -53,7 +53,7 @@ static void show_layer_runs(FILE *out, const model *m)
 }
 
 /* What differs from a plain pre-norm block: biases, block layout, QK-norm,
- * partial rotary. */
+ * partial rotary, a clamped GLU. */
 static void show_architecture(FILE *out, const model *m)
 {
     unsigned b = model_biases(m);
@@ -71,6 +71,8 @@ static void show_architecture(FILE *out, const model *m)
             fprintf(out, ", rotary on %d of %d head dims", m->rotary_dim, m->head_dim);
         fprintf(out, "\n");
     }
+    if (m->glu_limit > 0)
+        fprintf(out, "  GLU inputs clamped at %g (swiglu_limit)\n", m->glu_limit);
 }
 
 static void show_model(FILE *out, const model *m, const run_spec *run)

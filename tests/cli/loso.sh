@@ -9,7 +9,8 @@
 # Measured at 258499a (3 s of CPU for the 13 folds and 7 calibrations, 1 s
 # for MoE): dense 16-bit 6.9%, FP8 5.3%, the 52 calibrated runs 5.2% from
 # 5.6%, 4 of 7 sources improved, MoE 16.4% (15.7% since the H100
-# Qwen3-235B recipe's all-to-all overlap).  Bounds: the figures plus half
+# Qwen3-235B recipe's all-to-all overlap, 14.9% since the experts'
+# eager passes).  Bounds: the figures plus half
 # a point, and a majority of sources (4 of 7).  How the figures moved is in
 # the commit messages that moved them.
 # docs/validation.md, "Leave one source out", and docs/calibration.md,
@@ -51,8 +52,8 @@ line=$(grep "^MoE " "$T/moe")
 n=$(printf '%s\n' "$line" | awk '{print $2}')
 v=$(printf '%s\n' "$line" | awk '{ sub(/%/, "", $4); print $4 }')
 [ "$n" = 39 ] || fail "MoE: '$n' runs, expected 39: $(cat "$T/moe")"
-awk -v v="$v" 'BEGIN { exit !(v <= 16.2) }' || fail "MoE: leave-one-source-out MAPE $v% above 16.2%"
-echo "MoE: MAPE $v% (bound 16.2%)"
+awk -v v="$v" 'BEGIN { exit !(v <= 15.4) }' || fail "MoE: leave-one-source-out MAPE $v% above 15.4%"
+echo "MoE: MAPE $v% (bound 15.4%)"
 better=$(sed -n 's/^calibrated beats its start .* on \([0-9]*\) of 7 sources$/\1/p' "$T/cv")
 [ -n "$better" ] && [ "$better" -ge 4 ] ||
     fail "calibrated on 3 runs beats the fit on the other sources on '$better' of 7 sources"
