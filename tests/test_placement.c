@@ -81,8 +81,9 @@ static void knobs(strategy *s, int tp, int pp, int dp, int mbs, int gbs, int seq
 }
 
 /* Two stages, group a then group b: the placer's split has the least
- * bottleneck among the splits evaluate() finds feasible (block > 0: full
- * recompute of each stage's first `block` layers, the rest kept). */
+ * bottleneck among the valid splits evaluate() finds feasible (block > 0:
+ * full recompute of each stage's first `block` layers, the rest kept;
+ * block < 0: uniform recompute in groups of -block layers). */
 static void check_two_stage(const model *m, const run_spec *run, const cluster *c, int a, int b,
                             int tp, int dp, int mbs, int zero, recompute_mode rc, int block)
 {
@@ -100,7 +101,8 @@ static void check_two_stage(const model *m, const run_spec *run, const cluster *
     pc = placer_new(m, c, &p, false, 1.0);
     ck_assert_ptr_nonnull(pc);
     knobs(&s, tp, 2, dp, mbs, run->global_batch, run->seq_len, zero, rc);
-    s.recompute_layers = block;
+    s.recompute_layers = block < 0 ? -block : block;
+    s.recompute_method = block < 0 ? RECOMPUTE_UNIFORM : RECOMPUTE_BLOCK;
     ck_assert_int_eq(placer_place(pc, &pl, &s, tu_err(&why)), PLANNER_OK);
     ck_assert_int_eq(s.n_stages, 2);
     ck_assert_int_eq(s.stage[0].group, a);
@@ -115,8 +117,8 @@ static void check_two_stage(const model *m, const run_spec *run, const cluster *
         t.stage[1].first_layer = n0;
         t.stage[1].n_layers = L - n0;
         evaluate(m, c, &p, &t, &e);
-        if (!e.feasible)
-            continue;
+        if (!e.feasible || strategy_check(m, &t, NULL) != PLANNER_OK)
+            continue;   /* uniform recompute: whole groups per stage */
         cost_layer_range(m, c, &p, &t, a, tp, 0, n0, true, false, &r0);
         cost_layer_range(m, c, &p, &t, b, tp, n0, L - n0, false, true, &r1);
         bn = fmax(r0.fwd_s + r0.bwd_s, r1.fwd_s + r1.bwd_s);
@@ -170,6 +172,20 @@ START_TEST(placer_split_is_brute_force_optimum)
     check_two_stage(l70, &l70_run, mix, 1, 0, 8, 32, 2, 1, RECOMPUTE_FULL, 20);
     check_two_stage(l70, &l70_run, mix, 0, 1, 2, 128, 1, 0, RECOMPUTE_FULL, 30);
     check_two_stage(l70, &l70_run, mix, 0, 1, 4, 64, 2, 1, RECOMPUTE_FULL, 38);
+    /* uniform recompute in groups of N (block < 0 here): Megatron's rule
+     * wants whole groups on a stage, and evaluate() keeps each group's
+     * input and re-makes a whole group at a time; the placer now splits
+     * whole groups, each costed as a range of N layers.  Until 2026-11 it
+     * split anywhere, costed as single layers: splits the rules refuse */
+    for (int n = 2; n <= 8; n *= 2) {
+        check_two_stage(gpt2, &gpt2_run, amp, 0, 1, 2, 2, 4, 2, RECOMPUTE_FULL, -n);
+        check_two_stage(gpt2, &gpt2_run, amp, 1, 0, 1, 4, 2, 1, RECOMPUTE_FULL, -n);
+        check_two_stage(gpt2, &gpt2_run, amp, 0, 1, 1, 4, 8, 1, RECOMPUTE_FULL, -n);
+        check_two_stage(l70, &l70_run, mix, 0, 1, 8, 32, 1, 1, RECOMPUTE_FULL, -n);
+        check_two_stage(l70, &l70_run, mix, 1, 0, 8, 32, 2, 1, RECOMPUTE_FULL, -n);
+        check_two_stage(l70, &l70_run, mix, 0, 1, 2, 128, 4, 0, RECOMPUTE_FULL, -n);
+        check_two_stage(l70, &l70_run, mix, 0, 1, 4, 64, 8, 1, RECOMPUTE_FULL, -n);
+    }
     model_free(gpt2);
     model_free(l70);
     model_free(un);

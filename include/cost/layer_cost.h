@@ -80,6 +80,13 @@ typedef struct range_cost {
  * recomputed and the rest as kept by it. */
 int cost_recompute_lead_layers(const strategy *s);
 
+/* Uniform recompute's groups (--recompute-method uniform
+ * --recompute-num-layers N): N when full recompute re-runs every layer in
+ * groups of N from each chunk's first, keeping each group's input alone
+ * (so a chunk's layers are whole groups: knobs.c rule_recompute); 1
+ * otherwise.  The placer's partitioner splits whole groups. */
+int cost_recompute_group_layers(const strategy *s);
+
 /* The transient bytes of range r at its peak, the one rule evaluate() and
  * the partitioner use: its working set (act_peak_extra_bytes: one layer's
  * recompute plus the loss's) with the layer-time buffers in place of the

@@ -1381,13 +1381,21 @@ static void mtp_cost(const model *m, const node_group *ng, const gen_constants *
  * The placer's per-layer tables cost each layer both ways, a range of one
  * layer as it stands and one without recompute, and its partitioner puts
  * the first cost_recompute_lead_layers() of each stage on the first
- * (partition.h "Leading layers"): evaluate()'s block split; uniform N
- * (every layer re-run; only the groups' inputs kept) it costs as ranges of
- * one layer, each keeping its input. */
+ * (partition.h "Leading layers"): evaluate()'s block split; under uniform
+ * N it partitions whole groups of N (cost_recompute_group_layers), each
+ * costed as a range of N layers. */
 typedef struct range_recompute {
     int layers;         /* N; 0: every layer */
     bool uniform;
 } range_recompute;
+
+int cost_recompute_group_layers(const strategy *s)
+{
+    return s->recompute == RECOMPUTE_FULL && s->recompute_method == RECOMPUTE_UNIFORM &&
+                   s->recompute_layers > 1
+               ? s->recompute_layers
+               : 1;
+}
 
 int cost_recompute_lead_layers(const strategy *s)
 {
@@ -1477,8 +1485,7 @@ static void range_on(const model *m, const node_group *ng, const ep_mixed *em,
     double max_layer_act = 0, a2a_buf = 0, cp_buf = 0;
     double full_act = 0, in_act = 0, freed = 0, group_act = 0, max_group_act = 0, max_sel = 0;
     bool have_one = false, have_kept = false;
-    range_recompute rr = {s->recompute_layers,
-                          s->recompute_method == RECOMPUTE_UNIFORM && s->recompute_layers > 0};
+    range_recompute rr = {cost_recompute_group_layers(s), cost_recompute_group_layers(s) > 1};
     int etp = s->etp > 1 ? s->etp : 1;
     int i;
 

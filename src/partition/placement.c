@@ -24,6 +24,10 @@
  * both ways, re-run (a range of one layer: its first) and kept (without
  * recompute), and the partitioner puts each stage's first N on the first
  * (partition.h "Leading layers"), as evaluate()'s range_on splits a stage.
+ * Uniform recompute in groups of N (cost_recompute_group_layers): the
+ * partition's rows are whole groups, each costed as a range of N layers,
+ * so every stage holds whole groups (Megatron's rule) costed as evaluate()
+ * costs them.
  * The partitioner minimizes the largest stage time (1F1B's steady state is
  * paced by it); the search then evaluates the split
  * exactly (pipeline simulation, p2p on the links each boundary crosses).
@@ -340,6 +344,7 @@ int placement_enumerate_packed(const cluster *c, int tp, int cp, int dp, int max
 typedef struct cost_key {
     int group, tp, cp, mbs, seq_len, rc;
     bool lead;          /* block recompute: the kept rows too (cost_entry.kt) */
+    int unit;           /* layers per row: uniform recompute's groups, else 1 */
     bool sp, tpo, epo;
     unsigned long long span;
     int share;
@@ -370,6 +375,9 @@ struct placer {
     bool balance_misses;                    /* closest_split for misses */
     double ilp_limit_s;
     int L;
+    int unit, n;                            /* this problem's layers per row
+                                               (cost_recompute_group_layers)
+                                               and rows, L / unit */
     cost_entry cache[COST_CACHE];
     int next;
     double *block;                          /* cache arrays */
@@ -400,7 +408,8 @@ placer *placer_new(const model *m, const cluster *c, const cost_params *p, bool 
     pc->use_ilp = use_ilp;
     pc->balance_misses = true;
     pc->ilp_limit_s = ilp_time_limit_s > 0 ? ilp_time_limit_s : 10.0;
-    pc->L = m->layers;
+    pc->L = pc->n = m->layers;
+    pc->unit = 1;
     L = (size_t)m->layers;
     pc->block = pl_calloc((size_t)COST_CACHE * 8 * L + (size_t)PLACEMENT_MAX_PARTS * 8 * L,
                           sizeof *pc->block);
@@ -470,12 +479,63 @@ static bool key_eq(const cost_key *a, const cost_key *b)
 {
     return a->group == b->group && a->tp == b->tp && a->cp == b->cp && a->mbs == b->mbs &&
            a->seq_len == b->seq_len && a->rc == b->rc && a->lead == b->lead &&
+           a->unit == b->unit &&
            a->sp == b->sp && a->tpo == b->tpo &&
            a->span == b->span && a->share == b->share && a->epo == b->epo && a->ep == b->ep &&
            a->etp == b->etp && a->cp_comm == b->cp_comm && a->cp_a2a == b->cp_a2a &&
            a->rmods == b->rmods && a->flex == b->flex && a->graph == b->graph &&
            a->seo == b->seo && a->eps.n == b->eps.n &&
            (a->eps.n == 0 || memcmp(&a->eps, &b->eps, sizeof a->eps) == 0);
+}
+
+/* Row i of table e from range cost rc (and the least layer-time buffers
+ * of its rows so far). */
+static void set_row(cost_entry *e, int i, const range_cost *rc)
+{
+    e->t[i] = rc->fwd_s + rc->bwd_s;
+    e->params[i] = rc->params;
+    e->expert[i] = rc->expert_params;
+    e->act[i] = rc->act_bytes;
+    e->peak[i] = cost_range_transient_bytes(rc);
+    if (i == 0 || rc->layer_buf_bytes < e->buf_min)
+        e->buf_min = rc->layer_buf_bytes;
+}
+
+/* The ends' extras of table e (ext_: embedding, output layer, both), for
+ * key k on node group ng, its layers' buf_min set. */
+static void ext_costs(placer *pc, const cost_key *k, const node_group *ng, const strategy *s,
+                      cost_entry *e)
+{
+    range_cost rc;
+    for (int x = 0; x < 3; x++) {
+        cost_layer_range_member(pc->m, pc->c, ng, &k->eps, pc->p, s, k->tp, 0, 0, x != 1, x != 0,
+                                &rc);
+        e->ext_t[x] = rc.fwd_s + rc.bwd_s;
+        e->ext_params[x] = rc.params;
+        e->ext_vocab[x] = rc.vocab_params;
+        /* the loss's working set beyond what the stage's layers' buffers
+         * already count (cost_range_transient_bytes: ws + max(buf, loss)
+         * = (ws + buf) + max(0, loss - buf)), against the least buffers of
+         * any layer: exact on uniform layers, never below evaluate() */
+        e->ext_peak[x] = rc.act_peak_extra_bytes - rc.loss_bytes +
+                         (rc.loss_bytes > e->buf_min ? rc.loss_bytes - e->buf_min : 0);
+    }
+}
+
+/* Table e's rows for uniform recompute (k->unit = N > 1): row u is the
+ * group of layers [u N, u N + N) as a range, as evaluate() costs it inside
+ * a chunk of whole groups (its input kept, its layers' activations the
+ * transient while it re-runs). */
+static void group_costs(placer *pc, const cost_key *k, const node_group *ng, const strategy *s,
+                        cost_entry *e)
+{
+    range_cost rc;
+    for (int u = 0; u < pc->L / k->unit; u++) {
+        cost_layer_range_member(pc->m, pc->c, ng, &k->eps, pc->p, s, k->tp, u * k->unit,
+                                k->unit, false, false, &rc);
+        set_row(e, u, &rc);
+    }
+    ext_costs(pc, k, ng, s, e);
 }
 
 /* The cost table for key k on node group ng (computed on a miss, evicting
@@ -500,6 +560,10 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *
     pc->next = (pc->next + 1) % COST_CACHE;
     e->used = true;
     e->key = *k;
+    if (k->unit > 1) {
+        group_costs(pc, k, ng, s, e);
+        return e;
+    }
     for (int i = 0; i < pc->L; i++) {
         if (i > 0 && layer_spec_same(&pc->m->layer[i], &pc->m->layer[i - 1])) {
             e->t[i] = e->t[i - 1];
@@ -521,27 +585,9 @@ static const cost_entry *costs(placer *pc, const cost_key *k, const node_group *
         }
         cost_layer_range_member(pc->m, pc->c, ng, &k->eps, pc->p, s, k->tp, i, 1, false, false,
                                 &rc);
-        e->t[i] = rc.fwd_s + rc.bwd_s;
-        e->params[i] = rc.params;
-        e->expert[i] = rc.expert_params;
-        e->act[i] = rc.act_bytes;
-        e->peak[i] = cost_range_transient_bytes(&rc);
-        if (i == 0 || rc.layer_buf_bytes < e->buf_min)
-            e->buf_min = rc.layer_buf_bytes;
+        set_row(e, i, &rc);
     }
-    for (int x = 0; x < 3; x++) {
-        cost_layer_range_member(pc->m, pc->c, ng, &k->eps, pc->p, s, k->tp, 0, 0, x != 1, x != 0,
-                                &rc);
-        e->ext_t[x] = rc.fwd_s + rc.bwd_s;
-        e->ext_params[x] = rc.params;
-        e->ext_vocab[x] = rc.vocab_params;
-        /* the loss's working set beyond what the stage's layers' buffers
-         * already count (cost_range_transient_bytes: ws + max(buf, loss)
-         * = (ws + buf) + max(0, loss - buf)), against the least buffers of
-         * any layer: exact on uniform layers, never below evaluate() */
-        e->ext_peak[x] = rc.act_peak_extra_bytes - rc.loss_bytes +
-                         (rc.loss_bytes > e->buf_min ? rc.loss_bytes - e->buf_min : 0);
-    }
+    ext_costs(pc, k, ng, s, e);
     return e;
 }
 
@@ -661,7 +707,10 @@ static void layer_row(const placer *pc, const cost_entry *e, bool lead, int i,
                       const stage_memory_in *base, const gather_terms *gt, int tp,
                       double v[LT_N])
 {
-    double unit = tf_layer_params(pc->m, i) / tp;
+    double unit = 0;   /* ZeRO-3's gathered unit: the row's largest layer */
+    for (int l = i * pc->unit; l < (i + 1) * pc->unit && l < pc->L; l++)
+        if (tf_layer_params(pc->m, l) / tp > unit)
+            unit = tf_layer_params(pc->m, l) / tp;
     memset(v, 0, LT_N * sizeof *v);
     layer_memory(base, e->params[i], e->expert[i], e->act[i], e->peak[i], unit, gt,
                  &v[LT_STATE], &v[LT_ACT], &v[LT_PEAK]);
@@ -685,7 +734,7 @@ static void layer_terms(placer *pc, const cost_entry *e, bool lead, size_t o,
 {
     double *dst[LT_N] = {pc->pt, pc->pst, pc->pact, pc->ppeak,
                          pc->plt, pc->plact, pc->plpeak, pc->pfreed};
-    for (int i = 0; i < pc->L; i++) {
+    for (int i = 0; i < pc->n; i++) {
         double v[LT_N];
         size_t at = o + (size_t)i;
         if (i > 0 && keep && e->params[i] == e->params[i - 1] &&
@@ -713,7 +762,7 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
                          const strategy *s, int tp, bool *first, double *ext_t,
                          double *ext_fb, double *transient)
 {
-    const int L = pc->L, cp = s->cp > 0 ? s->cp : 1;
+    const int L = pc->n, cp = s->cp > 0 ? s->cp : 1;
     const stack_gather kind = stack_get(pc->c->stack)->memory.gather;
     const gather_terms gt = {memory_zero3_gathers(s->zero, s->dp * cp), kind, pc->m->prec, s->pp,
                             tp, (double)pc->m->vocab * pc->m->hidden / tp,
@@ -796,7 +845,7 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
                         const strategy *s, int mcount)
 {
     const int P = s->pp, cp = s->cp > 0 ? s->cp : 1;
-    size_t o = (size_t)k * (size_t)pc->L;
+    size_t o = (size_t)k * (size_t)pc->n;
     double ext_t[3] = {0, 0, 0}, ext_fb[3] = {0, 0, 0}, cap = HUGE_VAL, transient = 0;
     unsigned long long span = 0;
     bool first = true;
@@ -806,7 +855,7 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
         node_group view;
         const node_group *g = &pc->c->group[mx->group[j]];
         cost_key key = {mx->group[j], tp, cp, s->mbs, s->seq_len, (int)s->recompute,
-                        cost_recompute_lead_layers(s) > 0, s->sp,
+                        cost_recompute_lead_layers(s) > 0, pc->unit, s->sp,
                         s->tp_comm_overlap, s->ep_comm_overlap, span,
                         mx->n > 1 ? mx->gpus[j] : 0, s->ep, s->etp, (int)s->cp_comm, s->cp_a2a,
                         s->recompute_modules, s->flex_dispatcher, s->cuda_graph,
@@ -940,7 +989,7 @@ static void set_stages(placer *pc, const placement *pl, strategy *s, int P,
         ss->tp = tp;
         ss->dp = s->dp;
         ss->first_layer = first;
-        ss->n_layers = pc->res.n_layers[q];
+        ss->n_layers = pc->res.n_layers[q] * pc->unit;
         first += ss->n_layers;
     }
 }
@@ -948,18 +997,23 @@ static void set_stages(placer *pc, const placement *pl, strategy *s, int P,
 planner_status placer_place_with(placer *pc, const placement *pl, strategy *s, bool use_ilp,
                                  planner_error *err)
 {
-    const int L = pc->L;
+    const int L = pc->L, unit = cost_recompute_group_layers(s);
     int P = placement_stages(pl), K = pl->n_parts;
     int mcount = strategy_microbatches(s);
     partition_problem pb;
     partition_status st;
 
+    if (L % unit != 0)
+        WHY("uniform recompute of %d layers does not divide the %d layers", unit, L);
+    pc->unit = unit;
+    pc->n = L / unit;
     if (K < 1 || K > (pl->packed ? PLACEMENT_MAX_PACKED : PLACEMENT_MAX_PARTS))
         WHY("placement of %d parts", K);
     if (P != s->pp)
         WHY("placement has %d stages, pp is %d", P, s->pp);
-    if (P < 1 || P > STRATEGY_MAX_STAGES || P > L)
-        WHY("pp %d: each of the %d stages needs a layer (%d layers)", P, P, L);
+    if (P < 1 || P > STRATEGY_MAX_STAGES || P > pc->n)
+        WHY("pp %d: each of the %d stages needs %d layer%s (%d layers)", P, P, unit,
+            unit > 1 ? "s" : "", L);
     if (s->vpp > 1)
         WHY("interleaving (vpp %d) needs an even split of the layers", s->vpp);
     if (mcount < 1)
@@ -973,12 +1027,12 @@ planner_status placer_place_with(placer *pc, const placement *pl, strategy *s, b
         WHY("a stage spans more than %d node groups, or the placement has more than %d "
             "classes", STAGE_MIX_MAX, PLACEMENT_MAX_PARTS);
 
-    pb = (partition_problem){L, P, K, pc->cls, pc->pt, pc->pst, pc->pact, pc->ppeak, pc->ft,
+    pb = (partition_problem){pc->n, P, K, pc->cls, pc->pt, pc->pst, pc->pact, pc->ppeak, pc->ft,
                              pc->fb, pc->infl, pc->cap, 1, NULL, 0, 0, 0,
                              cost_recompute_lead_layers(s), pc->plt, pc->plact, pc->plpeak,
                              pc->pfreed};
-    if (pb.lead_layers > L)
-        pb.lead_layers = L;
+    if (pb.lead_layers > pc->n)
+        pb.lead_layers = pc->n;
     st = solve(pc, &pb, P, mcount, use_ilp);
     if (st == PARTITION_NOMEM)
         return error_oom(err);
