@@ -338,15 +338,27 @@ END_TEST
  * logit.  torchtitan, t 1, Llama 3.1 8B at 16,384 tokens: 12 B x 16384 x
  * 128256 logits + the final norm's 8 h = 32,768 B per token: 25,753,026,560
  * B.  t 8 with SP, Llama 3.1 70B at 131,072 tokens: 16 B x 131072 x 16032
- * = 33,621,540,864 + (8 x 8192 / 8 + 2 x 8192) x 131072 = 36,842,766,336 B. */
+ * = 33,621,540,864 + (8 x 8192 / 8 + 2 x 8192) x 131072 = 36,842,766,336 B.
+ * The loss under torch.compile (torchtitan from bbb1b616e), t 1, the same
+ * 8B micro-batch: 4 B x 16384 x 128256 + 32,768 x 16384 = 8,942,256,128 B;
+ * at t 8 loss_parallel's eager figure stays. */
 START_TEST(loss_bytes)
 {
-    ck_assert_rel(memory_loss_bytes(STACK_LOSS_FP32_LOGITS, 4096, 50000, 4096, 2, true),
+    ck_assert_rel(memory_loss_bytes(STACK_LOSS_FP32_LOGITS, 4096, 50000, 4096, 2, true, false),
                   4.0 * 4096 * 25000, 1e-15);
-    ck_assert_rel(memory_loss_bytes(STACK_LOSS_EAGER_UPCAST, 16384, 128256, 4096, 1, false),
+    ck_assert_rel(memory_loss_bytes(STACK_LOSS_EAGER_UPCAST, 16384, 128256, 4096, 1, false,
+                                    false),
                   25753026560.0, 1e-15);
-    ck_assert_rel(memory_loss_bytes(STACK_LOSS_EAGER_UPCAST, 131072, 128256, 8192, 8, true),
+    ck_assert_rel(memory_loss_bytes(STACK_LOSS_EAGER_UPCAST, 131072, 128256, 8192, 8, true,
+                                    false),
                   36842766336.0, 1e-15);
+    ck_assert_rel(memory_loss_bytes(STACK_LOSS_EAGER_UPCAST, 16384, 128256, 4096, 1, false, true),
+                  8942256128.0, 1e-15);
+    ck_assert_rel(memory_loss_bytes(STACK_LOSS_EAGER_UPCAST, 131072, 128256, 8192, 8, true, true),
+                  36842766336.0, 1e-15);
+    /* Megatron's fused loss has no such switch */
+    ck_assert_rel(memory_loss_bytes(STACK_LOSS_FP32_LOGITS, 4096, 50000, 4096, 2, true, true),
+                  4.0 * 4096 * 25000, 1e-15);
 }
 END_TEST
 

@@ -247,9 +247,18 @@ double memory_op_sac_bytes(const model *m, const layer_spec *l, double tokens, i
  *     models/norms.py RMSNorm in eager: the fp32 input, the 16-bit
  *     normalized and output, 8 h / (sp ? t : 1) B per token) and at t > 1
  *     the output layer's all-gathered input (ColwiseParallel from Shard(1)),
- *     2 h per token. */
+ *     2 h per token.  `compiled` (model.loss_compiled: torchtitan from
+ *     bbb1b616e, 2025-04, components/loss.py build_cross_entropy_loss
+ *     wraps the same loss in torch.compile with training.compile; 9dec370
+ *     had it commented out): at t 1 AOTAutograd's min-cut partitioner
+ *     (torch/_functorch/partitioners.py min_cut_rematerialization_
+ *     partition) saves the graph's bf16 input and the rows' log-sum-exp
+ *     rather than the fp32 log-softmax, and Inductor fuses the upcast,
+ *     softmax and gradient into kernels writing the bf16 gradient: 2 + 2 B
+ *     per logit, 4 in all; at t > 1 loss_parallel's figures are kept (not
+ *     modelled compiled). */
 double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hidden, int tp,
-                         bool sp);
+                         bool sp, bool compiled);
 
 /* The unit ZeRO-3 gathers at once on a stage (Megatron-FSDP's and
  * DeepSpeed's module at work, whose all-gather the rank waits for): the

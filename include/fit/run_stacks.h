@@ -52,7 +52,8 @@ double run_hidden_dropout_for_system(const run_system *r, const char **why);
 /* Whether the source's row ran its transformer blocks under torch.compile
  * (model.torch_compile), where the runs schema has no field for it: a
  * torchtitan row whose source names torch.compile (its table or its row);
- * *why its evidence (NULL: no fact says). */
-bool run_compiled_for_system(const run_system *r, const char **why);
+ * *loss whether that release compiled the loss function too
+ * (model.loss_compiled); *why its evidence (NULL: no fact says). */
+bool run_compiled_for_system(const run_system *r, bool *loss, const char **why);
 
 #endif

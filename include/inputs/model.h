@@ -142,6 +142,10 @@ typedef struct model {
                              partitioner saves (memory_op_sac_bytes); set by
                              --torch-compile (plan, size, sweep) and
                              validate's run facts */
+    bool loss_compiled;   /* the loss function compiled with torch.compile too
+                             (torchtitan from bbb1b616e, 2025-04, with
+                             training.compile): memory_loss_bytes; set by
+                             validate's run facts only */
     model_moe moe;
     model_mla mla;
     model_rope rope;

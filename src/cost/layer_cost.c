@@ -1464,7 +1464,7 @@ static void add_output_cost(const model *m, const gpu_spec *gpu, const gen_const
     out->n_tensors += 1;
     /* the loss's working set, by the stack (memory_loss_bytes) */
     double loss = memory_loss_bytes(stack_get(stack)->memory.loss, tokens, m->vocab, m->hidden,
-                                    tp, s->sp);
+                                    tp, s->sp, m->loss_compiled);
     out->act_peak_extra_bytes += loss;
     out->loss_bytes += loss;
 }

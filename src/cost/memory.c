@@ -227,13 +227,14 @@ double memory_op_sac_bytes(const model *m, const layer_spec *l, double tokens, i
 }
 
 double memory_loss_bytes(stack_loss kind, double tokens, double vocab, double hidden, int tp,
-                         bool sp)
+                         bool sp, bool compiled)
 {
     double t = tp > 0 ? tp : 1;
     double logits = tokens * vocab / t;
+    double per_logit = t > 1 ? 16.0 : (compiled ? 4.0 : 12.0);
     if (kind != STACK_LOSS_EAGER_UPCAST)
         return 4.0 * logits;
-    return (t > 1 ? 16.0 : 12.0) * logits + 8.0 * hidden * tokens / (sp ? t : 1.0) +
+    return per_logit * logits + 8.0 * hidden * tokens / (sp ? t : 1.0) +
            (t > 1 ? 2.0 * hidden * tokens : 0);
 }
 

@@ -341,18 +341,30 @@ static const run_dropout_fact k_dropout_facts[] = {
 };
 
 /* The sources whose rows name torch.compile where they ran it: the row's
- * source contains source_has and compiled_has. */
+ * source contains source_has and compiled_has; `loss`: the release's
+ * training.compile compiles the loss function too (model.loss_compiled). */
 typedef struct run_compile_fact {
-    const char *source_has, *compiled_has, *why;
+    const char *source_has, *compiled_has;
+    bool loss;
+    const char *why;
 } run_compile_fact;
 
 static const run_compile_fact k_compile_facts[] = {
+    /* torchtitan e7c0cae (2025-06-13, the Trainy runs' pin) components/
+     * loss.py build_cross_entropy_loss: `if job_config.training.compile:
+     * loss_fn = torch.compile(loss_fn)`, since bbb1b616e (2025-04-02,
+     * "Enable compiling the loss function ... reduction of memory");
+     * parallelize_llama.py apply_compile still compiles each
+     * TransformerBlock.  First: the rule below matches these rows too. */
+    {"torchtitan e7c0cae", "torch.compile", true,
+     "torchtitan e7c0cae compiles each transformer block and the loss function "
+     "(training.compile; build_cross_entropy_loss since bbb1b616e)"},
     /* torchtitan benchmarks/llama3_h100_202412_torchtitan.md names
      * torch.compile in the tables (2, 4, 5, 6) and rows (1, 3) that ran it;
      * 9dec370 parallelize_llama.py applies activation checkpointing, then
      * (training.compile) apply_compile: torch.compile on each
      * TransformerBlock, fullgraph */
-    {"pytorch/torchtitan", "torch.compile",
+    {"pytorch/torchtitan", "torch.compile", false,
      "torchtitan's rows naming torch.compile compile each transformer block (training.compile)"},
 };
 
@@ -459,14 +471,16 @@ const stack_spec *run_stack_from_source(const char *source, const char *id, cons
     return NULL;
 }
 
-bool run_compiled_for_system(const run_system *r, const char **why)
+bool run_compiled_for_system(const run_system *r, bool *loss, const char **why)
 {
     *why = NULL;
+    *loss = false;
     for (size_t i = 0; i < sizeof k_compile_facts / sizeof k_compile_facts[0]; i++) {
         const run_compile_fact *f = &k_compile_facts[i];
         if (source_model_match(r, f->source_has, NULL) &&
             strstr(r->source, f->compiled_has) != NULL) {
             *why = f->why;
+            *loss = f->loss;
             return true;
         }
     }

@@ -323,6 +323,7 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
     size_t at = 0;
     run_model_variant var;
     double dropout;
+    bool loss_too;
     sys.source = json_is_string(src) ? json_string_value(src) : NULL;
     while ((st == NULL || json_is_null(st)) &&
            (rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
@@ -342,9 +343,11 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
         shape_note_add(r, "experts as a fused grouped MLP (the source's recipe)");
         r->m->fused_grouped_mlp = true;
     }
-    if (run_compiled_for_system(&sys, &why) && !r->m->torch_compile) {
-        shape_note_add(r, "blocks under torch.compile (the source's row)");
+    if (run_compiled_for_system(&sys, &loss_too, &why) && !r->m->torch_compile) {
+        shape_note_add(r, loss_too ? "blocks and loss under torch.compile (the source's row)"
+                                   : "blocks under torch.compile (the source's row)");
         r->m->torch_compile = true;
+        r->m->loss_compiled = loss_too;
     }
     sys.model = json_is_string(name) ? json_string_value(name) : NULL;
     dropout = run_hidden_dropout_for_system(&sys, &why);
