@@ -349,6 +349,33 @@ START_TEST(recipe_a2a_overlap_h100_qwen3_235b)
 }
 END_TEST
 
+/* The gpt-oss recipes' recompute where a row is its release's config
+ * (run_stacks.c): Megatron-Bridge v0.3.0's (26.02) B200 BF16_V2 config
+ * recomputes layernorm + moe_act; its B300 config nothing; v0.2.0's (25.11)
+ * modules were inert (no granularity), 26.02.01 is another release. */
+START_TEST(recipe_recompute_gptoss_b200_2602)
+{
+    static const char r2602[] = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md, "
+                                "26.02 NeMo container, pre-training table";
+    static const struct { const char *source, *model, *gpu, *prec; int sel; } cases[] = {
+        {r2602, "gpt-oss-120b", "B200", "bf16", 1},
+        {r2602, "gpt-oss-120b", "B300", "bf16", 0},
+        {r2602, "Qwen3-30B-A3B", "B200", "bf16", 0},
+        {"Megatron-Bridge, 25.11 NeMo container", "gpt-oss-120b", "B200", "bf16", 0},
+        {"Megatron-Bridge, 26.02.01 NeMo container", "gpt-oss-120b", "B200", "bf16", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_system sys = {cases[i].source, cases[i].model, cases[i].gpu, cases[i].prec};
+        const char *rec, *why;
+        size_t at = 0;
+        int sel = 0;
+        while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
+            sel += strstr(rec, "recompute=selective,recompute_modules=layernorm+moe_act") != NULL;
+        ck_assert_msg(sel == cases[i].sel, "case %zu: %d", i, sel);
+    }
+}
+END_TEST
+
 /* k_lib_run as a Megatron-Bridge row of container `release` on `gpu`. */
 static void bridge_row(char *buf, size_t size, const char *release, const char *gpu)
 {
@@ -1458,6 +1485,7 @@ int main(void)
     tcase_add_test(tc, recipe_cuda_graph_from_system);
     tcase_add_test(tc, recipe_facts_nvfp4_tp_overlap_and_dropout);
     tcase_add_test(tc, recipe_a2a_overlap_h100_qwen3_235b);
+    tcase_add_test(tc, recipe_recompute_gptoss_b200_2602);
     tcase_add_test(tc, recipe_opt_state_nemotron_340b_only);
     tcase_add_test(tc, gpt3_example_jan_2021_stack);
     tcase_add_test(tc, recipe_recompute_from_model);

@@ -195,6 +195,23 @@ static const run_recipe_fact k_facts[] = {
      "recompute=selective,recompute_modules=mla_up_proj",
      "Megatron-Bridge's DeepSeek-V3 recipes on GB200, B200 and B300 recompute MLA's "
      "up-projections (recompute_modules mla_up_proj)"},
+    /* Megatron-Bridge v0.3.0 (the 26.02 container) scripts/performance/
+     * configs/gpt_oss/gpt_oss_workload_base_configs.py: GPT_OSS_120B_
+     * PRETRAIN_CONFIG_B200_BF16_V2 (64 GPUs, ep 64, mbs 4, gbs 1280: the
+     * corpus's mbridge_2602_b200_gptoss120b_bf16_* row, knob for knob) sets
+     * recompute_modules ["layernorm", "moe_act"], which utils/overrides.py
+     * _set_recompute_overrides makes selective (recompute_granularity =
+     * "selective"; Megatron-Core core_v0.15.0 transformer_config.py reads
+     * recompute_modules only then).  v0.2.0 (25.11) set the modules without
+     * the granularity (scripts/performance/utils/helpers.py
+     * set_recompute_overrides, fixed in v0.2.1 by c9dd05869 "selective
+     * granularity recompute"): its gpt-oss recipes recomputed nothing but
+     * through --recompute_num_layers (full): no fact there.  The B300 and
+     * GB300 configs recompute nothing; the 26.02 B300 row has none. */
+    {"26.02 NeMo container", "gpt-oss", "B200", "bf16",
+     "recompute=selective,recompute_modules=layernorm+moe_act",
+     "Megatron-Bridge 26.02's gpt-oss-120b B200 BF16 recipe recomputes the pre-MLP norm and the "
+     "experts' activation (recompute_modules layernorm, moe_act)"},
     /* Megatron-Bridge v0.5.0 (the 26.06 container) scripts/performance/
      * configs/qwen/qwen3_workload_base_configs.py: QWEN3_30B_A3B_PRETRAIN_
      * CONFIG_H100_FP8_CS_V1 (16 GPUs, ep 16, gbs 1024) sets
