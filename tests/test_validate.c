@@ -376,6 +376,32 @@ START_TEST(recipe_recompute_gptoss_b200_2602)
 }
 END_TEST
 
+/* Megatron-Bridge 26.02.01's Qwen3-235B-A22B GB200/GB300 MXFP8 configs set
+ * no virtual pipeline size: those rows are not interleaved; the B300 row of
+ * the release (its vp 4 published), 26.08's rows and Qwen3-30B get no such
+ * fact. */
+START_TEST(recipe_no_interleave_260201_qwen3_235b)
+{
+    static const char r260201[] = "Megatron-Bridge, 26.02.01 NeMo container";
+    static const struct { const char *source, *model, *gpu; int vpp1; } cases[] = {
+        {r260201, "Qwen3-235B-A22B", "GB200", 1},
+        {r260201, "Qwen3-235B-A22B", "GB300", 1},
+        {r260201, "Qwen3-235B-A22B", "B300", 0},
+        {r260201, "Qwen3-30B-A3B", "GB200", 0},
+        {"Megatron-Bridge, 26.08 NeMo container", "Qwen3-235B-A22B", "GB200", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_system sys = {cases[i].source, cases[i].model, cases[i].gpu, "mxfp8"};
+        const char *rec, *why;
+        size_t at = 0;
+        int vpp1 = 0;
+        while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
+            vpp1 += strstr(rec, "vpp=1") != NULL;
+        ck_assert_msg(vpp1 == cases[i].vpp1, "case %zu: %d", i, vpp1);
+    }
+}
+END_TEST
+
 /* k_lib_run as a Megatron-Bridge row of container `release` on `gpu`. */
 static void bridge_row(char *buf, size_t size, const char *release, const char *gpu)
 {
@@ -1486,6 +1512,7 @@ int main(void)
     tcase_add_test(tc, recipe_facts_nvfp4_tp_overlap_and_dropout);
     tcase_add_test(tc, recipe_a2a_overlap_h100_qwen3_235b);
     tcase_add_test(tc, recipe_recompute_gptoss_b200_2602);
+    tcase_add_test(tc, recipe_no_interleave_260201_qwen3_235b);
     tcase_add_test(tc, recipe_opt_state_nemotron_340b_only);
     tcase_add_test(tc, gpt3_example_jan_2021_stack);
     tcase_add_test(tc, recipe_recompute_from_model);

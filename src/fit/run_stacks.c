@@ -249,6 +249,16 @@ static const run_recipe_fact k_facts[] = {
      "HybridEP"},
     {"26.06 NeMo container", "gpt-oss", "B300", "bf16 mxfp8", "flex_dispatcher=on",
      "Megatron-Bridge 26.06's B300 gpt-oss recipes run the flex token dispatcher with HybridEP"},
+    /* Megatron-Bridge v0.3.1 (the 26.02.01 container) scripts/performance/
+     * configs/qwen3/qwen3_workload_base_configs.py: QWEN3_235B_A22B_PRETRAIN_
+     * CONFIG_GB200_FP8_MX_V2 and _GB300_FP8_MX_V2 are the corpus's 26.02.01
+     * GB200 / GB300 rows knob for knob (pp 8 ep 32 mbs 1 / pp 4 ep 32 mbs 2,
+     * gbs 8192) and set no virtual_pipeline_model_parallel_size, which
+     * set_workload_base_configs writes over the recipe's: no interleaving,
+     * the table's vp n/a (docs/validation.md MoE) */
+    {"26.02.01 NeMo container", "Qwen3-235B", "GB200 GB300", "mxfp8", "vpp=1",
+     "Megatron-Bridge 26.02.01's Qwen3-235B-A22B GB200/GB300 MXFP8 configs set no virtual "
+     "pipeline size (the table's vp n/a): no interleaving"},
     /* Megatron-Bridge v0.2.0 (the 25.11 container) scripts/performance/
      * configs/qwen3/workload_base_configs.py: QWEN3_235B_A22B_H100_FP8_CS_
      * BASE_CONFIG (256 GPUs, tp 2, pp 8, vpp 4, ep 32, etp 1, gbs 2048,
