@@ -1083,6 +1083,62 @@ START_TEST(prior_fits_fewer_runs_than_parameters)
 }
 END_TEST
 
+/* The robust loss (calibrate.c robust_rho; Huber's): three runs of one
+ * configuration, two measured as the model predicts them at the defaults
+ * and one 1.5x slower, prior 0, hopper.gemm_eff fitted.  All three have
+ * the same predicted step time T, so with u = T / t - 1 the error of the
+ * two is u and the third's (1 + u) / 1.5 - 1.  Least squares: 2 (2 u) +
+ * (2 / 1.5) ((1 + u) / 1.5 - 1) = 0, u = 1/11.  Huber at k = 1.345 x 0.09
+ * = 0.12105 (the third beyond -k, its slope -2 k): 2 (2 u) - (2 k) / 1.5 =
+ * 0, u = k / 3 = 0.04035 (the third at -0.3064, beyond -k indeed), and its
+ * weight k / 0.3064 = 0.395 in the fit's note. */
+START_TEST(robust_loss_bounds_one_far_run)
+{
+    char text[8192], run[3][1400];
+    validation_set *v;
+    cost_params start;
+    calib_options opt;
+    calib_fit fit;
+    planner_error err = PLANNER_ERROR_INIT;
+    const double k = CALIB_HUBER_K_DEFAULT * CALIB_SCATTER_DEFAULT;
+    int i;
+    for (i = 0; i < 3; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "same_%d", i);
+        run_json(run[i], sizeof run[i], id, "one table", "H100-SXM", 64, 32, 4096, 32, 11008,
+                 4096, "swiglu", 4, 2, 8, 1, 512);
+    }
+    snprintf(text, sizeof text, "{\"runs\": [%s,\n%s,\n%s]}\n", run[0], run[1], run[2]);
+    v = load_runs(text);
+    cost_params_default(&start);
+    synthesize(v, &start, 1.0);
+    v->run[2].measured_tokens_per_s_per_gpu /= 1.5;
+    calib_options_default(&opt);
+    opt.params = "hopper.gemm_eff";
+    opt.prior = 0;
+    ck_assert_double_eq(opt.huber_k, 1.345);
+    ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_int_eq(fit.n_runs, 3);
+    ck_assert_double_eq_tol(fit.run[0].rel_error, k / 3, 1e-6);
+    ck_assert_double_eq_tol(fit.run[1].rel_error, k / 3, 1e-6);
+    ck_assert_double_eq_tol(fit.run[2].rel_error, (1 + k / 3) / 1.5 - 1, 1e-6);
+    /* slower measured: the efficiency comes down */
+    ck_assert_double_lt(fit.value[0], start.gen[GEN_HOPPER].gemm_eff);
+    ck_assert_msg(strstr(fit.notes, "same_2: its step-time error -30.6% is beyond the robust "
+                                    "loss's 12.1% (3 runs): it counts with weight 0.40") != NULL,
+                  "%s", fit.notes);
+    calib_fit_free(&fit);
+    /* least squares: the far run pulls the others 1/11 off */
+    opt.huber_k = 0;
+    ck_assert_msg(calibrate_fit(&fit, v, NULL, &start, &opt, &err) == PLANNER_OK, "%s", err.msg);
+    ck_assert_double_eq_tol(fit.run[0].rel_error, 1.0 / 11, 1e-6);
+    ck_assert_double_eq_tol(fit.run[2].rel_error, (1 + 1.0 / 11) / 1.5 - 1, 1e-6);
+    ck_assert_ptr_null(strstr(fit.notes, "robust"));
+    calib_fit_free(&fit);
+    validation_free(v);
+}
+END_TEST
+
 /* Leave one source out makes one fold per source; --calibrate-on picks the
  * middles of N equal slices of a source (8 runs, N = 3: positions 1, 4, 6)
  * and predicts its other runs better than the defaults when they are off
@@ -1231,6 +1287,7 @@ int main(void)
     tcase_add_test(tc, prior_moves_the_most_exercised_constant);
     tcase_add_test(tc, prior_fits_fewer_runs_than_parameters);
     tcase_add_test(tc, fit_never_raises_its_objective);
+    tcase_add_test(tc, robust_loss_bounds_one_far_run);
     tcase_add_test(tc, loso_and_calibrate_on_three);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

@@ -92,6 +92,13 @@ typedef struct calib_options {
                                errors (a ridge on the log-parameters);
                                0: none (plain least squares); default
                                CALIB_PRIOR_DEFAULT */
+    double huber_k;         /* a fit of fewer than CALIB_ROBUST_MAX_RUNS
+                               runs takes Huber's loss: a run whose
+                               relative step-time error is beyond huber_k x
+                               CALIB_SCATTER_DEFAULT pulls on the constants
+                               with a bounded force (docs/calibration.md,
+                               "The robust loss"); default
+                               CALIB_HUBER_K_DEFAULT, 0: least squares */
     progress_hook progress; /* told the runs re-predicted so far (each
                                prediction re-searches a run's strategies;
                                a fit makes hundreds), total unknown */
@@ -99,6 +106,13 @@ typedef struct calib_options {
 
 /* The default calib_options.prior (docs/calibration.md, "The prior"). */
 #define CALIB_PRIOR_DEFAULT 1.0
+/* The robust loss (docs/calibration.md, "The robust loss"): Huber's tuning
+ * constant (95% efficiency at normal errors), the scale it multiplies (the
+ * published corpus's within-source scatter of step times, in sample, RMS:
+ * "The prior"), and the fewest runs fitted by least squares instead. */
+#define CALIB_HUBER_K_DEFAULT 1.345
+#define CALIB_SCATTER_DEFAULT 0.09
+#define CALIB_ROBUST_MAX_RUNS 10
 
 void calib_options_default(calib_options *o);
 
