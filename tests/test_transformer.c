@@ -244,6 +244,51 @@ START_TEST(moe_layer_flops_topk_shared)
 }
 END_TEST
 
+/* What a MoE layer keeps for its backward, per token (16-bit, no TP, no
+ * recompute), gpt-oss-120b's shape (h 2880, 64 query heads and 8 KV heads
+ * of 64, 128 experts of ffn 2880, top-4, SwiGLU, residual dropout 0), by
+ * hand from Megatron-Core core_v0.15.0's saved tensors:
+ *   outside the TP region, 8 h: the two norms' inputs and outputs  23,040
+ *   attention 2 (2 qw + 2 kvw): Q, core attention's output, K, V   18,432
+ *   routed experts 6 k f: fc1's output 4 k f (the GLU's saved input)
+ *     and the activation output 2 k f (fc2's input)                69,120
+ *   the dispatched copies 2 k h (fc1's input, moe/experts.py
+ *     TEGroupedMLP: the permuted hidden states GroupedLinear saves)  23,040
+ *   gpt-oss's clamp (glu_limit 7): fc1's output again, 4 k f
+ *     (fused_bias_geglu.py weighted_bias_quick_geglu_impl: x.clamp
+ *     saves the chunked halves, the cat'd copy is the fused op's)    46,080
+ *   total                                                         179,712
+ * Without the clamp (or under TE's fused grouped MLP) 133,632; full
+ * recompute keeps the layer input, 2 h = 5,760. */
+START_TEST(moe_layer_activation_bytes_by_hand)
+{
+    model m;
+    layer_spec l = {2880, 64, 8, 64, 2880, true, 0, 0};
+    double s = 4096;
+    memset(&m, 0, sizeof m);
+    m.hidden = 2880;
+    m.act = ACT_SWIGLU;
+    m.has_hidden_dropout = true;
+    m.hidden_dropout = 0;
+    m.glu_limit = 7.0;
+    m.moe = (model_moe){128, 4, 2880, 0, 0, 0, 1};
+    ck_assert_rel(tf_layer_activation_bytes(&m, &l, 1, 4096, 1, 1, false, RECOMPUTE_NONE),
+                  179712.0 * s, 1e-12);
+    /* two sequences, cp 2: the same tokens per rank */
+    ck_assert_rel(tf_layer_activation_bytes(&m, &l, 2, 4096, 2, 1, false, RECOMPUTE_NONE),
+                  179712.0 * s, 1e-12);
+    m.fused_grouped_mlp = true;
+    ck_assert_rel(tf_layer_activation_bytes(&m, &l, 1, 4096, 1, 1, false, RECOMPUTE_NONE),
+                  133632.0 * s, 1e-12);
+    m.fused_grouped_mlp = false;
+    m.glu_limit = 0;
+    ck_assert_rel(tf_layer_activation_bytes(&m, &l, 1, 4096, 1, 1, false, RECOMPUTE_NONE),
+                  133632.0 * s, 1e-12);
+    ck_assert_rel(tf_layer_activation_bytes(&m, &l, 1, 4096, 1, 1, false, RECOMPUTE_FULL),
+                  5760.0 * s, 1e-12);
+}
+END_TEST
+
 START_TEST(attention_flops)
 {
     model m = gpt3();
@@ -290,6 +335,7 @@ int main(void)
     tcase_add_test(tc, dropout_masks_only_above_zero);
     tcase_add_test(tc, attention_flops);
     tcase_add_test(tc, moe_layer_flops_topk_shared);
+    tcase_add_test(tc, moe_layer_activation_bytes_by_hand);
     tcase_add_test(tc, mla_projections);
     tcase_add_test(tc, mla_attention_flops);
     suite_add_tcase(s, tc);
