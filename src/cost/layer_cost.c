@@ -323,18 +323,31 @@ double model_flops_per_step(const model *m, int gbs, int seq_len)
  * MXFP8 causal backward at head_dim 128 runs at the bf16 one's rate
  * (llama3.1/gb300: 1,404 against 1,435 TFLOP/s at s 8k); its forward is
  * ~1.4x faster, not modelled (a few tenths of a per cent of a gpt-oss
- * layer). */
+ * layer).  At head_dim 64 (gpt-oss, with its learnable sinks) the FP8
+ * backward is slower for the same FLOPs: at s 4096, b 2, the gpt_oss
+ * shape's every-tile backward (128 heads x 64) against llama3.1's causal
+ * one (64 heads x 128, the same FLOPs), MXFP8 2.080 / 1.305 ms on GB200
+ * and 1.871 / 1.203 on GB300 (1.59x, 1.56x), per-tensor FP8 1.731 / 1.167
+ * and 1.480 / 0.985 (1.48x, 1.50x), while llama3.1's MXFP8 backward is
+ * within 9% of its bf16 one (1.305 / 1.198 ms): FP8_SDPA_BWD_D64 scales
+ * the 16-bit-rate backward of an FP8 attention layer at head_dim <= 64
+ * (64 is the one measured). */
+#define FP8_SDPA_BWD_D64_MX 1.57
+#define FP8_SDPA_BWD_D64 1.49
 static double attention_bwd_s(const model *m, const layer_spec *l, const strategy *s,
                               const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
                               int cp, int tp, double attn_fwd)
 {
     layer_spec causal;
-    if (!m->fp8_attention || (fmt != PEAK_FP8 && fmt != PEAK_FP4) || l->window <= 0 ||
-        l->window >= s->seq_len)
+    double d64;
+    if (!m->fp8_attention || (fmt != PEAK_FP8 && fmt != PEAK_FP4))
         return ATTN_BWD_RATIO * attn_fwd;
+    d64 = l->head_dim > 64 ? 1.0 : m->prec == PREC_MXFP8 ? FP8_SDPA_BWD_D64_MX : FP8_SDPA_BWD_D64;
+    if (l->window <= 0 || l->window >= s->seq_len)
+        return d64 * ATTN_BWD_RATIO * attn_fwd;
     causal = *l;
     causal.window = 0;
-    return ATTN_BWD_RATIO *
+    return d64 * ATTN_BWD_RATIO *
            compute_attention_s(gpu, k, fmt,
                                tf_attention_flops(m, &causal, s->mbs, s->seq_len, cp, tp));
 }
