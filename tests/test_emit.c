@@ -330,16 +330,16 @@ START_TEST(gpt3_megatron_flags)
 END_TEST
 
 /* emit writes nothing for a kind that does not launch the stack
- * (emit_kind_supported): DeepSpeed has no kind, pytorch-fsdp2 no Megatron
- * arguments, the Megatron-LM stacks no torchtitan config; Megatron-LM 2022
+ * (emit_kind_supported): each stack has its own config kind (megatron,
+ * torchtitan, deepspeed) and no other; Megatron-LM 2022
  * and megatron-core emit the same flags for this plan (no knob of the plan
  * is one the 2022 stack lacks). */
 START_TEST(stack_not_megatron_refused)
 {
     static const struct { int stack; emit_kind kind; } refused[] = {
-        {STACK_DEEPSPEED, EMIT_MEGATRON}, {STACK_DEEPSPEED, EMIT_SLURM},
-        {STACK_DEEPSPEED, EMIT_TORCHRUN}, {STACK_DEEPSPEED, EMIT_TORCHTITAN},
-        {STACK_PYTORCH_FSDP2, EMIT_MEGATRON}, {STACK_MEGATRON_CORE, EMIT_TORCHTITAN},
+        {STACK_DEEPSPEED, EMIT_MEGATRON}, {STACK_DEEPSPEED, EMIT_TORCHTITAN},
+        {STACK_PYTORCH_FSDP2, EMIT_MEGATRON}, {STACK_PYTORCH_FSDP2, EMIT_DEEPSPEED},
+        {STACK_MEGATRON_CORE, EMIT_TORCHTITAN}, {STACK_MEGATRON_CORE, EMIT_DEEPSPEED},
         {STACK_MEGATRON_LM_2022, EMIT_TORCHTITAN}};
     fixture f;
     char *t = NULL, *core = NULL;
@@ -420,8 +420,9 @@ START_TEST(torchtitan_refusals)
 {
     static const char *const why_has[] = {
         "always shards the sequence", "only with compiled blocks", "DDP (zero=0) only",
-        "fp32 only", "wraps every block", "not in fp16", "no ZeRO-1"};
-    for (int c = 0; c < 7; c++) {
+        "fp32 only", "wraps every block", "not in fp16", "no ZeRO-1",
+        "wraps a model with expert parallelism in FSDP (ep=2)"};
+    for (int c = 0; c < 8; c++) {
         fixture f;
         char *t = NULL;
         size_t len = 0;
@@ -438,7 +439,17 @@ START_TEST(torchtitan_refusals)
         case 3: f.pl.s.grad_reduce_bf16 = true; break;
         case 4: f.pl.s.recompute = RECOMPUTE_FULL; f.pl.s.recompute_layers = 2; break;
         case 5: f.m.prec = PREC_FP16; break;
-        default: f.pl.s.zero = 1; break;
+        case 6: f.pl.s.zero = 1; break;
+        default:   /* MoE with ep 2 under ZeRO-0 */
+            f.m.moe.experts = 8;
+            f.m.moe.top_k = 2;
+            f.m.moe.expert_ffn = 14336;
+            for (int i = 0; i < f.m.layers; i++)
+                f.layer[i].moe = true;
+            f.pl.s.ep = 2;
+            f.pl.s.zero = 0;
+            f.pl.s.overlap_param_gather = false;
+            break;
         }
         first_layers(&f.m, &f.pl.s);
         fp = open_memstream(&t, &len);

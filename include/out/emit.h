@@ -15,16 +15,17 @@
 #include "model/strategy.h"
 
 typedef enum emit_kind {
-    EMIT_NONE, EMIT_MEGATRON, EMIT_SLURM, EMIT_TORCHRUN, EMIT_TORCHTITAN
+    EMIT_NONE, EMIT_MEGATRON, EMIT_SLURM, EMIT_TORCHRUN, EMIT_TORCHTITAN, EMIT_DEEPSPEED
 } emit_kind;
 
 /* Whether `kind` launches stack `st` (NULL: megatron-core): megatron on the
  * Megatron-LM stacks (inputs/stack.h stack_megatron_launch), torchtitan on
- * pytorch-fsdp2 (stack_torchtitan_launch), slurm and torchrun on both;
- * nothing on deepspeed.  The one rule: the tool and emit_write ask it. */
+ * pytorch-fsdp2 (stack_torchtitan_launch), deepspeed (the DeepSpeed config,
+ * out/emit_deepspeed.h) on deepspeed, slurm and torchrun on all of them.
+ * The one rule: the tool and emit_write ask it. */
 bool emit_kind_supported(emit_kind kind, const stack_spec *st);
 
-/* "megatron", "slurm", "torchrun", "torchtitan" ("none", "?"). */
+/* "megatron", "slurm", "torchrun", "torchtitan", "deepspeed" ("none", "?"). */
 const char *emit_kind_name(emit_kind kind);
 
 /* The Megatron-LM releases emit knows, oldest first. */

@@ -59,7 +59,11 @@
  * trainer (launch_map's target: title, command, the per-node step that
  * writes the job config of out/emit_torchtitan.c, no Megatron environment
  * rules); torchtitan's mesh is pp-outermost too (parallel_dims.py), so the
- * components and node ranks are the same.
+ * components and node ranks are the same.  On deepspeed they launch
+ * Megatron-DeepSpeed's pretrain_gpt.py (f4157be, megatron/arguments.py:
+ * build_ds_args, ds_model_check) with the DeepSpeed config of
+ * out/emit_deepspeed.c, written on each node the same way; its ranks are
+ * tp fastest, then dp, then pp (DeepSpeed's PipeModelDataParallelTopology).
  *
  * The architecture: every field of the model reaches a flag, or emit refuses
  * the model with the reason (model_check), never printing a different model:
@@ -99,6 +103,7 @@
 #include "model/knobs.h"
 #include "model/layout.h"
 #include "out/emit.h"
+#include "out/emit_deepspeed.h"
 #include "out/emit_torchtitan.h"
 
 #define EMIT_MAX_ARGS 128
@@ -779,6 +784,21 @@ static void moe_args(const model *m, arg_list *l)
     arg_switch(l, SEC_MODEL, "--moe-grouped-gemm");
 }
 
+/* --kv-channels (with `kv_channels`, when the head dimension is not
+ * hidden / heads), the sequence and position-table lengths, --swiglu: the
+ * flags Megatron-LM and Megatron-DeepSpeed share, in their order. */
+static void kv_seq_args(const model *m, int seq, bool kv_channels, arg_list *l)
+{
+    if (kv_channels && m->heads > 0 &&
+        (m->hidden % m->heads != 0 || m->head_dim != m->hidden / m->heads))
+        arg_int(l, SEC_MODEL, "--kv-channels", m->head_dim);
+    arg_int(l, SEC_MODEL, "--seq-length", seq);
+    arg_int(l, SEC_MODEL, "--max-position-embeddings",
+            m->max_position > seq ? m->max_position : seq);
+    if (m->act == ACT_SWIGLU)
+        arg_switch(l, SEC_MODEL, "--swiglu");
+}
+
 /* The model's flags: shape, attention, norms, MoE. */
 static void model_args(const model *m, int seq, arg_list *l)
 {
@@ -795,19 +815,11 @@ static void model_args(const model *m, int seq, arg_list *l)
         arg_int(l, SEC_MODEL, "--qk-head-dim", m->mla.qk_nope_head_dim);
         arg_int(l, SEC_MODEL, "--qk-pos-emb-head-dim", m->mla.qk_rope_head_dim);
         arg_int(l, SEC_MODEL, "--v-head-dim", m->mla.v_head_dim);
-    } else {
-        if (m->kv_heads > 0 && m->kv_heads < m->heads) {
-            arg_switch(l, SEC_MODEL, "--group-query-attention");
-            arg_int(l, SEC_MODEL, "--num-query-groups", m->kv_heads);
-        }
-        if (m->heads > 0 && (m->hidden % m->heads != 0 || m->head_dim != m->hidden / m->heads))
-            arg_int(l, SEC_MODEL, "--kv-channels", m->head_dim);
+    } else if (m->kv_heads > 0 && m->kv_heads < m->heads) {
+        arg_switch(l, SEC_MODEL, "--group-query-attention");
+        arg_int(l, SEC_MODEL, "--num-query-groups", m->kv_heads);
     }
-    arg_int(l, SEC_MODEL, "--seq-length", seq);
-    arg_int(l, SEC_MODEL, "--max-position-embeddings",
-            m->max_position > seq ? m->max_position : seq);
-    if (m->act == ACT_SWIGLU)
-        arg_switch(l, SEC_MODEL, "--swiglu");
+    kv_seq_args(m, seq, m->mla.kv_lora_rank == 0, l);
     arg_str(l, SEC_MODEL, "--normalization", m->norm == NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
     arg_str(l, SEC_MODEL, "--position-embedding-type",
             m->position == POS_ROPE ? "rope" : "learned_absolute");
@@ -1051,11 +1063,14 @@ static void precision_args(const model *m, const cluster *c, const strategy *s, 
         arg_str(l, SEC_PRECISION, "--attention-backend", "auto");
 }
 
-/* Data, tokenizer and checkpoint placeholders, typical hyper-parameters. */
-static void placeholder_args(arg_list *l)
+/* Data, tokenizer and checkpoint placeholders, typical hyper-parameters;
+ * `tokenizer` is the Hugging Face tokenizer's --tokenizer-type (Megatron-LM
+ * HuggingFaceTokenizer, Megatron-DeepSpeed HFTokenizer), which has
+ * --log-throughput or not. */
+static void placeholder_args(arg_list *l, const char *tokenizer, bool log_throughput)
 {
     arg_shell(l, SEC_DATA, "--data-path", "\"$DATA_PATH\"");
-    arg_str(l, SEC_DATA, "--tokenizer-type", "HuggingFaceTokenizer");
+    arg_str(l, SEC_DATA, "--tokenizer-type", tokenizer);
     arg_shell(l, SEC_DATA, "--tokenizer-model", "\"$TOKENIZER_MODEL\"");
     arg_shell(l, SEC_DATA, "--save", "\"$CHECKPOINT_DIR\"");
     arg_shell(l, SEC_DATA, "--load", "\"$CHECKPOINT_DIR\"");
@@ -1071,7 +1086,8 @@ static void placeholder_args(arg_list *l)
     arg_str(l, SEC_TRAINING, "--adam-beta2", "0.95");
     arg_str(l, SEC_TRAINING, "--clip-grad", "1.0");
     arg_int(l, SEC_TRAINING, "--log-interval", 1);
-    arg_switch(l, SEC_TRAINING, "--log-throughput");
+    if (log_throughput)
+        arg_switch(l, SEC_TRAINING, "--log-throughput");
     arg_int(l, SEC_TRAINING, "--eval-interval", 1000);
     arg_int(l, SEC_TRAINING, "--eval-iters", 10);
 }
@@ -1088,10 +1104,144 @@ static int build_args(const model *m, const cluster *c, const plan *pl, arg_list
     if (knob_args(m, s, KNOB_SEC_MEMORY, l) != 0)
         return -1;
     precision_args(m, c, s, l);
-    placeholder_args(l);
+    placeholder_args(l, "HuggingFaceTokenizer", true);
     if (m->vocab > 0)
         add_note(l, "vocabulary: %d entries, defined by the tokenizer (Megatron pads it to a "
                  "multiple of 128 x tp)", m->vocab);
+    return l->n < EMIT_MAX_ARGS ? 0 : -1;
+}
+
+/* ---- Megatron-DeepSpeed ------------------------------------------------ */
+
+/* The MoE layers are every k-th (1-based, Megatron-DeepSpeed's
+ * get_num_experts_per_layer: layer_num % expert_interval == 0): k, or 0. */
+static int ds_expert_interval(const model *m)
+{
+    int k = 0;
+    while (k < m->layers && !m->layer[k].moe)
+        k++;
+    k++;
+    for (int i = 0; k <= m->layers && i < m->layers; i++)
+        if (m->layer[i].moe != ((i + 1) % k == 0))
+            return 0;
+    return k <= m->layers ? k : 0;
+}
+
+/* What Megatron-DeepSpeed's flags (megatron/arguments.py, f4157be) cannot
+ * carry, on top of what no Megatron flag carries (model_not_carried,
+ * layers_check): per-head QK-norm, MLA, q/k/v-only biases, RoPE scaling,
+ * ChatGLM's interleaved rotation, shared experts, MoE layers that are not
+ * every k-th, a dense MLP wider or narrower than the experts (one
+ * --ffn-hidden-size), MTP; and what its pipeline (GPTModelPipe,
+ * partition_method type:transformer) cannot split: an uneven split, block
+ * recompute ("deepspeed's pipeline doesn't support the block recompute
+ * method", megatron/model/gpt_model.py). */
+static planner_status ds_model_check(const model *m, const strategy *s, planner_error *err)
+{
+    const char *missing = model_not_carried(m);
+    double theta = m->rope.theta > 0 ? m->rope.theta : MEG_ROTARY_BASE_DEFAULT;
+    bool moe = m->moe.experts > 0;
+    if (missing == NULL && m->qk_norm != QK_NORM_NONE)
+        missing = "its QK-norm";
+    if (missing == NULL && m->mla.kv_lora_rank > 0)
+        missing = "its multi-latent attention";
+    if (missing == NULL && (model_biases(m) & LINEAR_BIASES) == MODEL_BIAS_QKV)
+        missing = "its q/k/v-only biases";
+    if (missing == NULL && m->position == POS_ROPE &&
+        (m->rope.scaling != ROPE_SCALING_NONE || theta != floor(theta) || theta > 2147483647.0 ||
+         strcmp(m->family, "chatglm") == 0))
+        missing = "its RoPE scaling, base or interleaved rotation";
+    if (missing == NULL && moe && (m->moe.shared_experts > 0 || ds_expert_interval(m) == 0 ||
+                                   (ds_expert_interval(m) > 1 &&
+                                    m->ffn_hidden != m->moe.expert_ffn)))
+        missing = "its MoE layout (shared experts, MoE layers not every k-th, or dense and "
+                  "expert MLPs of different widths)";
+    if (missing == NULL && m->mtp_layers > 0)
+        missing = "its multi-token prediction layers";
+    if (missing != NULL)
+        return emit_fail(err, "the Megatron-DeepSpeed flags do not carry %s", missing);
+    if (layers_check(m, err) != PLANNER_OK)
+        return PLANNER_E_INPUT;
+    if (s->pp > 1 && !split_is_even(m, s))
+        return emit_fail(err, "Megatron-DeepSpeed's pipeline splits the %d layers evenly over "
+                         "pp=%d (partition_method type:transformer); the plan's split is not "
+                         "even", m->layers, s->pp);
+    if (s->pp > 1 && s->recompute == RECOMPUTE_FULL && s->recompute_layers > 0 &&
+        s->recompute_method == RECOMPUTE_BLOCK)
+        return emit_fail(err, "DeepSpeed's pipeline takes uniform recompute only, not block "
+                         "(recompute_layers=%d): plan with --fix recompute_method=uniform",
+                         s->recompute_layers);
+    return PLANNER_OK;
+}
+
+/* Megatron-DeepSpeed's model flags. */
+static void ds_model_args(const model *m, int seq, arg_list *l)
+{
+    bool moe = m->moe.experts > 0;
+    arg_int(l, SEC_MODEL, "--num-layers", m->layers);
+    arg_int(l, SEC_MODEL, "--hidden-size", m->hidden);
+    arg_int(l, SEC_MODEL, "--ffn-hidden-size",
+            moe && ds_expert_interval(m) == 1 ? m->moe.expert_ffn : m->ffn_hidden);
+    arg_int(l, SEC_MODEL, "--num-attention-heads", m->heads);
+    if (m->kv_heads > 0 && m->kv_heads < m->heads)
+        arg_int(l, SEC_MODEL, "--num-key-value-heads", m->kv_heads);
+    kv_seq_args(m, seq, true, l);
+    if (m->norm == NORM_RMSNORM)
+        arg_str(l, SEC_MODEL, "--normalization", "rmsnorm");
+    if (m->position == POS_ROPE) {
+        arg_switch(l, SEC_MODEL, "--use-rotary-position-embeddings");
+        arg_switch(l, SEC_MODEL, "--no-position-embedding");
+        if (m->rope.theta > 0 && m->rope.theta != MEG_ROTARY_BASE_DEFAULT)
+            arg_int(l, SEC_MODEL, "--rotary-position-embeddings-theta", (long)m->rope.theta);
+        if (rotary_percent(m) > 0)
+            arg_real(l, SEC_MODEL, "--rotary-percent", rotary_percent(m));
+    }
+    if (!m->tied_embeddings)
+        arg_switch(l, SEC_MODEL, "--untie-embeddings-and-output-weights");
+    if ((model_biases(m) & LINEAR_BIASES) == 0)
+        arg_switch(l, SEC_MODEL, "--disable-bias-linear");
+    if (model_hidden_dropout(m) != MODEL_DEFAULT_HIDDEN_DROPOUT)
+        arg_real(l, SEC_MODEL, "--hidden-dropout", model_hidden_dropout(m));
+    if (moe) {
+        arg_int(l, SEC_MODEL, "--num-experts", m->moe.experts);
+        arg_int(l, SEC_MODEL, "--topk", m->moe.top_k);
+        arg_int(l, SEC_MODEL, "--expert-interval", ds_expert_interval(m));
+    }
+}
+
+/* Megatron-DeepSpeed's whole argument list: the model, tp and pp (pp 1:
+ * --no-pipeline-parallel, the plain GPTModel), batch, ZeRO stage and full
+ * recompute, the 16-bit format, the DeepSpeed config; 0, or -1 when out of
+ * arguments.  No CUDA_DEVICE_MAX_CONNECTIONS rule: arguments.py asks for 1
+ * with sequence parallelism (the stack has none) or the async TP all-reduce,
+ * which it turns off under --deepspeed. */
+static int build_ds_args(const model *m, const cluster *c, const plan *pl, arg_list *l)
+{
+    const strategy *s = &pl->s;
+    precision p = emitted_precision(m, c, s);
+    ds_model_args(m, s->seq_len, l);
+    arg_int(l, SEC_PARALLEL, "--tensor-model-parallel-size", s->tp);
+    arg_int(l, SEC_PARALLEL, "--pipeline-model-parallel-size", s->pp);
+    if (s->pp == 1)
+        arg_switch(l, SEC_PARALLEL, "--no-pipeline-parallel");
+    if (m->moe.experts > 0 && s->ep > 1)
+        arg_int(l, SEC_PARALLEL, "--moe-expert-parallel-size", s->ep);
+    arg_int(l, SEC_BATCH, "--micro-batch-size", s->mbs);
+    /* "Create separate groups for MoE params. This is necessary for
+     * techniques like ZeRO." (arguments.py) */
+    if (m->moe.experts > 0 && s->zero >= 1)
+        arg_switch(l, SEC_MEMORY, "--create-moe-param-group");
+    arg_int(l, SEC_BATCH, "--global-batch-size", s->gbs);
+    arg_int(l, SEC_MEMORY, "--zero-stage", s->zero);
+    if (s->recompute == RECOMPUTE_FULL)
+        recompute_args(s, l);
+    if (p == PREC_BF16)
+        arg_switch(l, SEC_PRECISION, "--bf16");
+    else if (p == PREC_FP16)
+        arg_switch(l, SEC_PRECISION, "--fp16");
+    arg_switch(l, SEC_PRECISION, "--deepspeed");
+    arg_shell(l, SEC_PRECISION, "--deepspeed_config", "\"$DS_CONFIG\"");
+    placeholder_args(l, "HFTokenizer", false);
     return l->n < EMIT_MAX_ARGS ? 0 : -1;
 }
 
@@ -1163,6 +1313,8 @@ static void print_value(FILE *out, const emit_arg *a)
         shell_word(out, a->value);
 }
 
+typedef enum launch_target { LAUNCH_MEGATRON, LAUNCH_TORCHTITAN, LAUNCH_DEEPSPEED } launch_target;
+
 /* The launch components of a plan for its header and scripts. */
 typedef struct launch_map {
     emit_component comp[STRATEGY_MAX_STAGES];
@@ -1170,15 +1322,18 @@ typedef struct launch_map {
     int nodes;              /* all components */
     bool have_nodes;        /* node counts known (launch scripts) */
     megatron_version ver;   /* the release the flags are for */
-    /* what the scripts launch (launch_target): Megatron-LM's pretrain_gpt.py
-     * with MEGATRON_ARGS, or torchtitan's trainer with the job config */
-    bool torchtitan;
+    /* what the scripts launch: Megatron-LM's pretrain_gpt.py with
+     * MEGATRON_ARGS, torchtitan's trainer with the job config, or
+     * Megatron-DeepSpeed's pretrain_gpt.py with its arguments and the
+     * DeepSpeed config */
+    launch_target target;
     char title[64];         /* "Megatron-LM core_v0.19.0", "torchtitan v0.2.2" */
     const char *command;    /* the program and arguments torchrun runs */
     const char *node_prep;  /* run on each node before torchrun, inside srun's
                                bash -c '...' (no single quotes) */
     const char *node_prep_line;   /* the same as a script line */
     precision prec;         /* the format the GPUs train in */
+    const stack_spec *st;   /* the cluster's stack (NULL: megatron-core) */
     char description[512];  /* torchtitan's [job] description */
 } launch_map;
 
@@ -1245,8 +1400,9 @@ static void print_summary(FILE *out, const model *m, const cluster *c, const pla
         fputs(")\n", out);
         fprintf(out, "# stage map (%s, pp outermost: stage i "
                      "holds global ranks [i x %ld, (i+1) x %ld)):\n",
-                lm->torchtitan ? "torchtitan's mesh order tp-cp-dp-pp"
-                               : "Megatron rank order tp-cp-ep-dp-pp",
+                lm->target == LAUNCH_TORCHTITAN ? "torchtitan's mesh order tp-cp-dp-pp"
+                : lm->target == LAUNCH_DEEPSPEED ? "Megatron-DeepSpeed's order tp-dp-pp"
+                                                 : "Megatron rank order tp-cp-ep-dp-pp",
                 stage_ranks(s), stage_ranks(s));
         for (int j = 0; j < lm->n; j++) {
             const emit_component *k = &lm->comp[j];
@@ -1317,26 +1473,41 @@ static void print_args_array(FILE *out, const arg_list *l)
     fputs(")\n", out);
 }
 
-/* What the launch runs with: Megatron-LM's argument array, or torchtitan's
- * job config in a variable (a quoted here-document: nothing in it expands;
- * its lines start with a key, "[", "#" or a space, so none ends it) that
- * each node writes to $JOB_CONFIG before torchrun (node_prep), and a
- * refusal while the model is a placeholder. */
+/* A config file's text in a shell variable: a quoted here-document (nothing
+ * in it expands; its lines start with a key, "[", "{", "}", "#" or spaces,
+ * so none ends it) that each node writes to $FILE_VAR before torchrun
+ * (launch_map.node_prep). */
+static void print_heredoc_open(FILE *out, const char *what, const char *file_var,
+                               const char *default_path, const char *text_var)
+{
+    fprintf(out, "# the %s; each node writes it to %s, a\n"
+                 "# node-local path, before torchrun reads it\n"
+                 "%s=\"${%s:-%s}\"\n"
+                 "IFS= read -r -d '' %s <<'PLANNER_CONFIG' || true\n", what, file_var, file_var,
+            file_var, default_path, text_var);
+}
+
+/* What the launch runs with: Megatron-LM's argument array; torchtitan's job
+ * config, refused while the model is a placeholder; Megatron-DeepSpeed's
+ * argument array and the DeepSpeed config. */
 static void print_launch_body(FILE *out, const model *m, const plan *pl, const arg_list *l,
                               const launch_map *lm)
 {
-    if (!lm->torchtitan) {
+    if (lm->target != LAUNCH_TORCHTITAN)
         print_args_array(out, l);
-        return;
+    if (lm->target == LAUNCH_DEEPSPEED) {
+        print_heredoc_open(out, "DeepSpeed config", "DS_CONFIG",
+                           "/tmp/planner-deepspeed-$$.json", "DS_JSON");
+        emit_deepspeed_json(out, pl, lm->prec, lm->st);
+        fputs("PLANNER_CONFIG\nexport DS_CONFIG DS_JSON\n", out);
     }
-    fprintf(out, "# the torchtitan %s job config; each node writes it to JOB_CONFIG, a\n"
-                 "# node-local path, before torchrun reads it\n"
-                 "JOB_CONFIG=\"${JOB_CONFIG:-/tmp/planner-torchtitan-$$.toml}\"\n"
-                 "IFS= read -r -d '' JOB_TOML <<'PLANNER_JOB_TOML' || true\n"
-                 "# torchtitan %s job config, from planner\n", TORCHTITAN_RELEASE,
-            TORCHTITAN_RELEASE);
+    if (lm->target != LAUNCH_TORCHTITAN)
+        return;
+    print_heredoc_open(out, "torchtitan " TORCHTITAN_RELEASE " job config", "JOB_CONFIG",
+                       "/tmp/planner-torchtitan-$$.toml", "JOB_TOML");
+    fputs("# torchtitan " TORCHTITAN_RELEASE " job config, from planner\n", out);
     emit_torchtitan_toml(out, m, pl, lm->prec, lm->description);
-    fputs("PLANNER_JOB_TOML\n"
+    fputs("PLANNER_CONFIG\n"
           "case \"$JOB_TOML\" in\n"
           "    *'\"PLACEHOLDER-model\"'*)\n"
           "        echo \"$0: no torchtitan flavor has the plan's model: register one\" \\\n"
@@ -1354,8 +1525,14 @@ static void print_placeholders(FILE *out, const launch_map *lm)
         {"TOKENIZER_MODEL", "/path/to/tokenizer"}, {"CHECKPOINT_DIR", "/path/to/checkpoints"}};
     static const char *const torchtitan[][2] = {
         {"HF_ASSETS_PATH", "/path/to/hf-assets"}, {"DUMP_FOLDER", "/path/to/outputs"}};
-    const char *const (*v)[2] = lm->torchtitan ? torchtitan : megatron;
-    int n = lm->torchtitan ? 2 : 4;
+    static const char *const deepspeed[][2] = {
+        {"MEGATRON_DEEPSPEED_DIR", "/path/to/Megatron-DeepSpeed"},
+        {"DATA_PATH", "/path/to/dataset_text_document"},
+        {"TOKENIZER_MODEL", "/path/to/tokenizer"}, {"CHECKPOINT_DIR", "/path/to/checkpoints"}};
+    const char *const (*v)[2] = lm->target == LAUNCH_TORCHTITAN  ? torchtitan
+                                : lm->target == LAUNCH_DEEPSPEED ? deepspeed
+                                                                 : megatron;
+    int n = lm->target == LAUNCH_TORCHTITAN ? 2 : 4;
     fputs("# ---- PLACEHOLDERS: set these here or export them before launching ----\n", out);
     for (int i = 0; i < n; i++)
         fprintf(out, "%s=\"${%s:-%s}\"\n", v[i][0], v[i][0], v[i][1]);
@@ -1391,7 +1568,7 @@ static void print_max_connections(FILE *out, const cluster *c, const strategy *s
 static void print_environment(FILE *out, const cluster *c, const plan *pl,
                               const launch_map *lm)
 {
-    if (!lm->torchtitan)   /* Megatron-LM's validate_args rules */
+    if (lm->target == LAUNCH_MEGATRON)   /* Megatron-LM's validate_args rules */
         print_max_connections(out, c, &pl->s);
     fputs("export NCCL_DEBUG=\"${NCCL_DEBUG:-WARN}\"\n"
           "export NCCL_IB_TIMEOUT=\"${NCCL_IB_TIMEOUT:-22}\"\n"
@@ -1676,30 +1853,53 @@ bool emit_kind_supported(emit_kind kind, const stack_spec *st)
     if (kind == EMIT_NONE)
         return false;
     if (st != NULL && stack_torchtitan_launch(st))
-        return kind != EMIT_MEGATRON;
-    return (st == NULL || stack_megatron_launch(st)) && kind != EMIT_TORCHTITAN;
+        return kind == EMIT_TORCHTITAN || kind == EMIT_SLURM || kind == EMIT_TORCHRUN;
+    if (st != NULL && st->id == STACK_DEEPSPEED)
+        return kind == EMIT_DEEPSPEED || kind == EMIT_SLURM || kind == EMIT_TORCHRUN;
+    return (st == NULL || stack_megatron_launch(st)) &&
+           (kind == EMIT_MEGATRON || kind == EMIT_SLURM || kind == EMIT_TORCHRUN);
 }
 
 const char *emit_kind_name(emit_kind kind)
 {
     static const char *const names[] = {
         [EMIT_NONE] = "none", [EMIT_MEGATRON] = "megatron", [EMIT_SLURM] = "slurm",
-        [EMIT_TORCHRUN] = "torchrun", [EMIT_TORCHTITAN] = "torchtitan"};
-    return (int)kind >= 0 && kind <= EMIT_TORCHTITAN ? names[kind] : "?";
+        [EMIT_TORCHRUN] = "torchrun", [EMIT_TORCHTITAN] = "torchtitan",
+        [EMIT_DEEPSPEED] = "deepspeed"};
+    return (int)kind >= 0 && kind <= EMIT_DEEPSPEED ? names[kind] : "?";
+}
+
+/* The launch target of stack st (NULL: megatron-core). */
+static launch_target stack_target(const stack_spec *st)
+{
+    if (st != NULL && stack_torchtitan_launch(st))
+        return LAUNCH_TORCHTITAN;
+    return st != NULL && st->id == STACK_DEEPSPEED ? LAUNCH_DEEPSPEED : LAUNCH_MEGATRON;
 }
 
 /* The launch target's facts in lm (launch_map): what the scripts run. */
 static void set_target(launch_map *lm, const model *m, const cluster *c, const plan *pl,
-                       megatron_version ver, bool torchtitan)
+                       megatron_version ver)
 {
     lm->ver = ver;
-    lm->torchtitan = torchtitan;
+    lm->st = c != NULL ? stack_get(c->stack) : NULL;
+    lm->target = stack_target(lm->st);
     lm->prec = emitted_precision(m, c, &pl->s);
-    if (!torchtitan) {
+    lm->node_prep = lm->node_prep_line = "";
+    switch (lm->target) {
+    case LAUNCH_MEGATRON:
         snprintf(lm->title, sizeof lm->title, "Megatron-LM %s", megatron_version_tag(ver));
         lm->command = "\"$MEGATRON_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"";
-        lm->node_prep = lm->node_prep_line = "";
         return;
+    case LAUNCH_DEEPSPEED:
+        snprintf(lm->title, sizeof lm->title, "Megatron-DeepSpeed %s",
+                 MEGATRON_DEEPSPEED_COMMIT);
+        lm->command = "\"$MEGATRON_DEEPSPEED_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"";
+        lm->node_prep = "printf \"%s\" \"$DS_JSON\" > \"$DS_CONFIG\" && ";
+        lm->node_prep_line = "printf '%s' \"$DS_JSON\" > \"$DS_CONFIG\"\n";
+        return;
+    case LAUNCH_TORCHTITAN:
+        break;
     }
     snprintf(lm->title, sizeof lm->title, "torchtitan %s", TORCHTITAN_RELEASE);
     lm->command = "-m torchtitan.train --job.config_file \"$JOB_CONFIG\" \\\n"
@@ -1711,10 +1911,15 @@ static void set_target(launch_map *lm, const model *m, const cluster *c, const p
              m->name[0] ? m->name : "unnamed", c != NULL && c->name[0] ? c->name : "cluster");
 }
 
-/* --emit torchtitan: the job config alone, with the plan in comments. */
-static void print_torchtitan(FILE *out, const model *m, const cluster *c, const plan *pl,
-                             const arg_list *l, const launch_map *lm)
+/* --emit torchtitan / deepspeed: the config alone, the plan in comments
+ * (JSON has none: the DeepSpeed config is the object alone). */
+static void print_config(FILE *out, const model *m, const cluster *c, const plan *pl,
+                         const arg_list *l, const launch_map *lm)
 {
+    if (lm->target == LAUNCH_DEEPSPEED) {
+        emit_deepspeed_json(out, pl, lm->prec, lm->st);
+        return;
+    }
     fprintf(out, "# torchtitan %s job config, from planner: run it with\n"
                  "#   torchrun ... -m torchtitan.train --job.config_file FILE\n"
                  "# (--emit slurm or torchrun write the scripts that do)\n", TORCHTITAN_RELEASE);
@@ -1724,15 +1929,20 @@ static void print_torchtitan(FILE *out, const model *m, const cluster *c, const 
 
 /* The checks of the plan for its launcher, before anything is printed. */
 static planner_status launch_checks(const model *m, const cluster *c, const plan *pl,
-                                    megatron_version ver, bool torchtitan, planner_error *err)
+                                    megatron_version ver, planner_error *err)
 {
     planner_status rc;
+    launch_target t = stack_target(c != NULL ? stack_get(c->stack) : NULL);
     if ((rc = emit_check(m, c, pl, err)) != PLANNER_OK)
         return rc;
-    if (torchtitan) {
-        if ((rc = format_check(m, c, pl, err)) != PLANNER_OK)
-            return rc;
+    if (t != LAUNCH_MEGATRON && (rc = format_check(m, c, pl, err)) != PLANNER_OK)
+        return rc;
+    if (t == LAUNCH_TORCHTITAN)
         return emit_torchtitan_check(m, pl, emitted_precision(m, c, &pl->s), err);
+    if (t == LAUNCH_DEEPSPEED) {
+        if ((rc = ds_model_check(m, &pl->s, err)) != PLANNER_OK)
+            return rc;
+        return emit_deepspeed_check(pl, emitted_precision(m, c, &pl->s), err);
     }
     if ((rc = model_check(m, err)) != PLANNER_OK)
         return rc;
@@ -1744,7 +1954,6 @@ planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const
 {
     arg_list *l = NULL;
     launch_map *lm = NULL;
-    bool torchtitan;
     planner_status rc;
 
     if (out == NULL || m == NULL || pl == NULL)
@@ -1757,8 +1966,7 @@ planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const
         return emit_fail(err, "stack '%s' has no --emit %s launch material",
                          c != NULL ? stack_get(c->stack)->name : "megatron-core",
                          emit_kind_name(kind));
-    torchtitan = c != NULL && stack_torchtitan_launch(stack_get(c->stack));
-    if ((rc = launch_checks(m, c, pl, ver, torchtitan, err)) != PLANNER_OK)
+    if ((rc = launch_checks(m, c, pl, ver, err)) != PLANNER_OK)
         return rc;
     lm = pl_calloc(1, sizeof *lm);
     l = pl_calloc(1, sizeof *l);
@@ -1766,8 +1974,8 @@ planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const
         rc = error_oom(err);
         goto cleanup;
     }
-    set_target(lm, m, c, pl, ver, torchtitan);
-    if (kind == EMIT_MEGATRON || kind == EMIT_TORCHTITAN) {
+    set_target(lm, m, c, pl, ver);
+    if (kind == EMIT_MEGATRON || kind == EMIT_TORCHTITAN || kind == EMIT_DEEPSPEED) {
         lm->n = stage_runs(&pl->s, lm->comp, STRATEGY_MAX_STAGES);
     } else {
         if ((rc = emit_components(c, pl, lm->comp, STRATEGY_MAX_STAGES, &lm->n, err)) !=
@@ -1777,14 +1985,16 @@ planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const
         for (int j = 0; j < lm->n; j++)
             lm->nodes += lm->comp[j].nodes;
     }
-    if (!torchtitan && build_args(m, c, pl, l) != 0) {
+    if ((lm->target == LAUNCH_MEGATRON && build_args(m, c, pl, l) != 0) ||
+        (lm->target == LAUNCH_DEEPSPEED && build_ds_args(m, c, pl, l) != 0)) {
         rc = error_set(err, PLANNER_E_INTERNAL, NULL, 0, 0, NULL,
                        "out of memory or too many arguments");
         goto cleanup;
     }
     switch (kind) {
     case EMIT_MEGATRON: print_megatron(out, m, c, pl, l, lm); break;
-    case EMIT_TORCHTITAN: print_torchtitan(out, m, c, pl, l, lm); break;
+    case EMIT_TORCHTITAN:
+    case EMIT_DEEPSPEED: print_config(out, m, c, pl, l, lm); break;
     case EMIT_SLURM:
         if (lm->n > 1 && c != NULL)
             print_slurm_het(out, m, c, pl, l, lm);

@@ -18,7 +18,9 @@
  *   - models/llama3/infra/parallelize.py: TP always with sequence parallel
  *     norms (SequenceParallel, no option to leave it out); FSDP over
  *     dp_shard x cp whenever either is > 1 (so ZeRO 0 with cp > 1 cannot
- *     be had); DDP (dp_replicate alone) only when it is the whole world
+ *     be had), and whenever ep > 1 (llama4's and deepseek_v3's
+ *     parallelize.py: fsdp_enabled or ep_enabled); DDP (dp_replicate
+ *     alone) only when it is the whole world
  *     ("DDP has not supported > 1D parallelism"); reshard_after_forward
  *     "always" is ZeRO-3, "never" ZeRO-2 (the "default" policy picks by
  *     pp, so the config names it); mixed_precision_reduce only "float32";
@@ -138,7 +140,8 @@ static planner_status precision_check(const strategy *s, precision prec, planner
     return PLANNER_OK;
 }
 
-static planner_status data_parallel_check(const strategy *s, planner_error *err)
+static planner_status data_parallel_check(const model *m, const strategy *s,
+                                          planner_error *err)
 {
     int cp = s->cp > 1 ? s->cp : 1;
     if (s->zero == 1 || s->zero > 3)
@@ -147,6 +150,9 @@ static planner_status data_parallel_check(const strategy *s, planner_error *err)
     if (s->zero == 0 && cp > 1)
         return TT_FAIL("torchtitan shards the weights over the context-parallel ranks "
                        "(FSDP over dp_shard x cp): plan cp=%d with --fix zero=2 or 3", cp);
+    if (s->zero == 0 && m->moe.experts > 0 && s->ep > 1)   /* llama4 parallelize.py */
+        return TT_FAIL("torchtitan wraps a model with expert parallelism in FSDP (ep=%d): "
+                       "plan with --fix zero=2 or 3", s->ep);
     if (s->zero == 0 && s->dp > 1 && (s->tp > 1 || s->pp > 1))
         return TT_FAIL("torchtitan runs DDP (zero=0) only as the sole parallelism "
                        "(\"DDP has not supported > 1D parallelism\"): plan with --fix zero=2 "
@@ -165,7 +171,7 @@ planner_status emit_torchtitan_check(const model *m, const plan *pl, precision p
 {
     const strategy *s = &pl->s;
     int cp = s->cp > 1 ? s->cp : 1;
-    if (precision_check(s, prec, err) != PLANNER_OK || data_parallel_check(s, err) != PLANNER_OK)
+    if (precision_check(s, prec, err) != PLANNER_OK || data_parallel_check(m, s, err) != PLANNER_OK)
         return PLANNER_E_INPUT;
     if (s->tp > 1 && !s->sp)
         return TT_FAIL("torchtitan's tensor parallelism always shards the sequence "

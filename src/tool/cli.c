@@ -96,7 +96,7 @@ int cli_check_emit_stack(emit_kind kind, const cluster *c)
         if (emit_kind_supported(kind, stack_at(i)) && used < sizeof names)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
                                      used ? ", " : "", stack_at(i)->name);
-    for (int k = EMIT_MEGATRON; k <= EMIT_TORCHTITAN; k++)   /* the kinds this stack has */
+    for (int k = EMIT_MEGATRON; k <= EMIT_DEEPSPEED; k++)   /* the kinds this stack has */
         if (emit_kind_supported((emit_kind)k, st) && n_other < sizeof other)
             n_other += (size_t)snprintf(other + n_other, sizeof other - n_other, "%s%s",
                                         n_other ? ", " : "", emit_kind_name((emit_kind)k));

@@ -107,8 +107,9 @@ static void plan_usage(FILE *out)
         "      --format table|json report format (default table)\n"
         "      --emit KIND         print launch material for the best plan instead of the\n"
         "                          report: megatron (arguments; Megatron-LM stacks), torchtitan\n"
-        "                          (job config TOML; pytorch-fsdp2), slurm (sbatch script),\n"
-        "                          torchrun (script run on each node); not for deepspeed\n"
+        "                          (job config TOML; pytorch-fsdp2), deepspeed (DeepSpeed JSON;\n"
+        "                          deepspeed), slurm (sbatch script), torchrun (script run on\n"
+        "                          each node)\n"
         "      --megatron-version V  the Megatron-LM release to emit for: 0.15, 0.16, 0.17,\n"
         "                          0.18 or 0.19 (default 0.19)\n"
         "  -o, --output FILE       write the report or launch material to FILE (atomically)\n"
@@ -263,9 +264,11 @@ static int plan_output_option(int ch, const char *arg, plan_args *a)
             a->emit = EMIT_TORCHRUN;
         else if (strcmp(arg, "torchtitan") == 0)
             a->emit = EMIT_TORCHTITAN;
+        else if (strcmp(arg, "deepspeed") == 0)
+            a->emit = EMIT_DEEPSPEED;
         else
-            return cli_usage_error("", "--emit: expected megatron, slurm, torchrun or "
-                                   "torchtitan, got '%s'", arg);
+            return cli_usage_error("", "--emit: expected megatron, torchtitan, deepspeed, slurm "
+                                   "or torchrun, got '%s'", arg);
         return 0;
     case OPT_MEGATRON_VERSION:
         if (megatron_version_parse(arg, &a->megatron) != 0)

@@ -288,18 +288,20 @@ $P --model "$M" --cluster "$C" --trace "$T/none/t.json" > /dev/null 2>&1; rc=$?
 [ $rc -eq 4 ] || fail "--trace into a missing directory: exit $rc"
 # emit only the kinds that launch the stack (out/emit.h emit_kind_supported):
 # Megatron-LM's arguments on the Megatron-LM stacks, torchtitan's config on
-# pytorch-fsdp2 (tests/cli/torchtitan.sh), nothing on DeepSpeed: a usage error
+# pytorch-fsdp2 (tests/cli/torchtitan.sh), DeepSpeed's on deepspeed
+# (tests/cli/deepspeed.sh), the scripts on all: a usage error
 # naming the stack, the stacks the kind launches and the kinds the stack has,
 # before the search, no file
-for st in pytorch-fsdp2:megatron deepspeed:slurm; do
+for st in pytorch-fsdp2:megatron deepspeed:megatron; do
     kind=${st#*:} st=${st%:*}
     $P --model "$M" --cluster "$C" --stack $st --emit $kind -o "$T/refused.sh" > "$T/out" 2> "$T/err"
     rc=$?
     [ $rc -eq 2 ] || fail "--emit $kind on $st: exit $rc, expected 2"
     case $st in
-        deepspeed) launches="megatron-core, megatron-lm-2020, megatron-lm-2021, megatron-lm-2022, pytorch-fsdp2" has="no --emit launches this stack" ;;
-        *) launches="megatron-core, megatron-lm-2020, megatron-lm-2021, megatron-lm-2022" has="this stack has --emit slurm, torchrun, torchtitan" ;;
+        deepspeed) has="this stack has --emit slurm, torchrun, deepspeed" ;;
+        *) has="this stack has --emit slurm, torchrun, torchtitan" ;;
     esac
+    launches="megatron-core, megatron-lm-2020, megatron-lm-2021, megatron-lm-2022"
     grep -q "^planner: --emit $kind: cluster 'h100x512' runs stack '$st' (.*), which --emit $kind does not launch (it launches $launches); $has$" "$T/err" \
         || fail "--emit $kind on $st: message: $(cat "$T/err")"
     [ ! -e "$T/refused.sh" ] && [ ! -s "$T/out" ] || fail "--emit $kind on $st wrote output"
