@@ -639,6 +639,41 @@ static void moe_model(fixture *f, int n)
         f->layers[i] = (layer_spec){2048, 32, 4, 128, 6144, i == n - 1, 0, 0};
 }
 
+/* An FP8 recipe's MoE layer, by hand against its 16-bit count, on the
+ * Qwen3-30B-A3B-like MoE layer of moe_model (h 2048, 32 heads x 128: q 4096;
+ * top-8 of 128 experts of width 768), tp 1 without SP, ep 8, micro-batch 1,
+ * sequence 4096 (4096 tokens).  Per token: Transformer Engine keeps its
+ * GEMM inputs in FP8, the dense rule's -2 h + q (fp8_saved_activations:
+ * the two normed inputs, the projection's input; no dense MLP here); a MoE
+ * layer's pre-MLP norm feeds the router in 16 bits, + h back; GroupedLinear
+ * keeps FP8 copies of the k dispatched inputs, - k h, and of the k
+ * activation outputs, - k f_e: -4096 + 4096 + 2048 - 16384 - 6144 = -20,480
+ * B.  Under moe_act recompute neither count keeps fc2's input: -14,336 B. */
+START_TEST(fp8_moe_saved_activations)
+{
+    fixture f;
+    range_cost bf16, fp8;
+    strategy s = make(1, 1, 8, 1, 1, 32, false, RECOMPUTE_NONE, 1);
+    const double tokens = 4096;
+    setup(&f);
+    moe_model(&f, 1);
+    s.ep = 8;
+    s.seq_len = 4096;
+    s.stage[0] = (stage_spec){0, 0, 1, 1, 8};
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &bf16);
+    f.m.prec = PREC_FP8;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &fp8);
+    ck_assert_rel(fp8.act_bytes - bf16.act_bytes, -20480.0 * tokens, 1e-9);
+    s.recompute = RECOMPUTE_SELECTIVE;
+    s.recompute_modules = RC_MOD_MOE_ACT;
+    f.m.prec = PREC_BF16;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &bf16);
+    f.m.prec = PREC_FP8;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &fp8);
+    ck_assert_rel(fp8.act_bytes - bf16.act_bytes, -14336.0 * tokens, 1e-9);
+}
+END_TEST
+
 START_TEST(moe_host_time)
 {
     fixture f;
@@ -1839,6 +1874,7 @@ int main(void)
     tcase_add_test(tc, ranges_add_up);
     tcase_add_test(tc, evaluate_costs_unlike_stages_apart);
     tcase_add_test(tc, fp8_saved_activations);
+    tcase_add_test(tc, fp8_moe_saved_activations);
     tcase_add_test(tc, moe_host_time);
     tcase_add_test(tc, moe_host_time_under_a2a_overlap);
     tcase_add_test(tc, mtp_on_last_stage);

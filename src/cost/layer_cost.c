@@ -579,6 +579,36 @@ static double op_sac_rerun_s(const model *m, const layer_spec *l, const gpu_spec
            compute_gemms_s(gpu, k, m->prec, eb, g + 1, 1) + mlp + casts + elem + 0.5 * tpf;
 }
 
+/* An FP8/FP4 recipe's MoE layer against layer_act_bytes' dense rule, per
+ * micro-batch on one GPU: the routed experts' grouped GEMMs are
+ * Transformer Engine GroupedLinear (Megatron-Core core_v0.15.0
+ * moe/experts.py TEGroupedMLP), whose forward quantizes each expert's
+ * input (tex.split_quantize) and saves that FP8 copy, column-wise usage
+ * only, for the weight gradient (te.pytorch module/grouped_linear.py
+ * _GroupedLinear.forward: inputmat.update_usage(rowwise_usage=False)):
+ * fc1's input, the dispatched copies, k h bytes a token not 2 k h, and
+ * fc2's input, the activation output, k f_e not 2 k f_e -- but under
+ * moe_act recompute fc2 saves its original 16-bit input
+ * (set_save_original_input), which the checkpoint discards
+ * (selective_saved_bytes already drops it whole).  The layer's pre-MLP
+ * norm is no LayerNormLinear (the router and the permutation read its
+ * 16-bit output, which the router's GEMM saves): of the dense rule's two
+ * normed GEMM inputs in FP8 only the QKV one is, + h back.  Shared experts
+ * (TE Linear: their own FP8 copy of the normed input, fc2's input in FP8)
+ * are left at the dense count.  On a tp rank the routed copies are the
+ * ep x tp ranks' tokens' share (tf_layer_activation_bytes' / t). */
+static double moe_fp8_saved_delta(const model *m, const layer_spec *l, const strategy *s,
+                                  double sb, double t)
+{
+    double k = m->moe.top_k;
+    bool act_rerun = s->recompute == RECOMPUTE_SELECTIVE &&
+                     (selective_modules(s) & RC_MOD_MOE_ACT);
+    double d = l->hidden * sb / (s->sp ? t : 1.0) - k * l->hidden * sb / t;
+    if (!act_rerun)
+        d -= k * m->moe.expert_ffn * sb / t;
+    return d;
+}
+
 /* Activation bytes one layer keeps for its backward, per micro-batch on one
  * GPU: transformer.c's count (Korthikanti et al. 2022 with flash attention:
  * LN inputs, the QKV / proj / fc1 / fc2 GEMM inputs, Q K V and the
@@ -625,6 +655,8 @@ static double layer_act_bytes(const model *m, const layer_spec *l, const strateg
         double qw = (double)l->heads * l->head_dim;
         double f = l->moe && m->moe.experts > 0 ? 0 : l->ffn_hidden;   /* dense MLPs */
         double d = -2.0 * l->hidden * sb / (s->sp ? t : 1.0) + (qw - f) * sb / t;
+        if (l->moe && m->moe.experts > 0)
+            d += moe_fp8_saved_delta(m, l, s, sb, t);
         if (a + d > 0)
             a += d;
     }
