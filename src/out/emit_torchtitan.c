@@ -225,8 +225,9 @@ static void toml_string(FILE *out, const char *v)
     fputc('"', out);
 }
 
-/* [model]: a known flavor, or placeholders and the shape the user's
- * flavor must have; the converters of the FP8 recipes. */
+/* [model]: a known flavor, or placeholders and the shape and architecture
+ * (positions: RoPE's theta only with RoPE; MLP, norm, biases, tying) the
+ * user's flavor must have; the converters of the FP8 recipes. */
 static void model_section(FILE *out, const model *m, precision prec)
 {
     const tt_flavor *f = find_flavor(m);
@@ -243,9 +244,16 @@ static void model_section(FILE *out, const model *m, precision prec)
                     m->moe.expert_ffn);
         else
             fprintf(out, "FFN %d,", m->ffn_hidden);
-        fprintf(out, "\n# vocabulary %d, RoPE theta %g, and name its model and flavor here\n"
+        fprintf(out, "\n# vocabulary %d, ", m->vocab);
+        if (m->position == POS_ROPE)
+            fprintf(out, "RoPE theta %g", m->rope.theta > 0 ? m->rope.theta : 10000.0);
+        else
+            fputs("learned absolute positions", out);
+        fprintf(out, ", %s MLP, %s%s%s,\n# and name its model and flavor here\n"
                      "name = \"PLACEHOLDER-model\"\nflavor = \"PLACEHOLDER-flavor\"\n",
-                m->vocab, m->rope.theta > 0 ? m->rope.theta : 10000.0);
+                activation_name(m->act), m->norm == NORM_RMSNORM ? "RMSNorm" : "LayerNorm",
+                (model_biases(m) & ~(unsigned)MODEL_BIAS_SET) != 0 ? ", biases" : "",
+                m->tied_embeddings ? ", tied embeddings" : "");
     }
     fputs("hf_assets_path = \"PLACEHOLDER-hf-assets\"   # the tokenizer; the scripts set it\n",
           out);

@@ -125,6 +125,11 @@ assert (p["data_parallel_replicate_degree"], p["data_parallel_shard_degree"]) ==
 assert "fsdp_reshard_after_forward" not in p
 assert d["activation_checkpoint"] == {"mode": "selective", "selective_ac_option": "op"}'
 grep -qxF 'data_parallel_replicate_degree = 64' "$T/ddp.toml" || fail "ddp: replicate"
+# GPT-2 has no flavor and no RoPE: the placeholder names its learned positions,
+# GELU, LayerNorm, biases and tied embeddings, not a RoPE theta
+grep -qxF '# vocabulary 50257, learned absolute positions, gelu MLP, LayerNorm, biases, tied embeddings,' \
+    "$T/ddp.toml" || fail "ddp: the placeholder's architecture"
+grep -q 'RoPE' "$T/ddp.toml" && fail "ddp: a RoPE theta for a model without RoPE"
 
 # 4. The scripts, end to end with stand-ins: torchrun records its arguments
 # and the job config the node wrote; srun runs its command here as node 0;
@@ -186,6 +191,8 @@ $P -m configs/pythia-12b.json -c $H100 --stack pytorch-fsdp2 --fix tp=1,pp=1,zer
 grep -qxF 'name = "PLACEHOLDER-model"' "$T/pythia.sh" || fail "pythia: model placeholder"
 grep -q '^# 36 layers, dim 5120, 40 heads, 40 KV heads, FFN 20480,' "$T/pythia.sh" ||
     fail "pythia: the shape to register"
+grep -q '^# vocabulary 50688, RoPE theta 10000, gelu MLP, LayerNorm, biases,$' "$T/pythia.sh" ||
+    fail "pythia: the architecture to register"
 mkdir "$T/rec-pythia"
 env PATH="$T/bin:$PATH" REC="$T/rec-pythia" NODE_RANK=0 MASTER_ADDR=node0 \
     HF_ASSETS_PATH=/data/hf DUMP_FOLDER=/data/out JOB_CONFIG="$T/p.toml" \
