@@ -255,21 +255,14 @@ static int plan_output_option(int ch, const char *arg, plan_args *a)
         else
             return cli_usage_error("", "--format: expected table or json, got '%s'", arg);
         return 0;
-    case OPT_EMIT:
-        if (strcmp(arg, "megatron") == 0)
-            a->emit = EMIT_MEGATRON;
-        else if (strcmp(arg, "slurm") == 0)
-            a->emit = EMIT_SLURM;
-        else if (strcmp(arg, "torchrun") == 0)
-            a->emit = EMIT_TORCHRUN;
-        else if (strcmp(arg, "torchtitan") == 0)
-            a->emit = EMIT_TORCHTITAN;
-        else if (strcmp(arg, "deepspeed") == 0)
-            a->emit = EMIT_DEEPSPEED;
-        else
-            return cli_usage_error("", "--emit: expected megatron, torchtitan, deepspeed, slurm "
-                                   "or torchrun, got '%s'", arg);
-        return 0;
+    case OPT_EMIT:   /* the kinds by their names (emit_kind_name) */
+        for (int k = EMIT_MEGATRON; k <= EMIT_DEEPSPEED; k++)
+            if (strcmp(arg, emit_kind_name((emit_kind)k)) == 0) {
+                a->emit = (emit_kind)k;
+                return 0;
+            }
+        return cli_usage_error("", "--emit: expected megatron, torchtitan, deepspeed, slurm "
+                               "or torchrun, got '%s'", arg);
     case OPT_MEGATRON_VERSION:
         if (megatron_version_parse(arg, &a->megatron) != 0)
             return cli_usage_error("", "--megatron-version: expected 0.15, 0.16, 0.17, 0.18 or "
