@@ -124,7 +124,7 @@ int search_rank_cmp(double score_a, double peak_a, const strategy *a, double sco
                     double peak_b, const strategy *b);
 
 #define SEARCH_NOT_SEARCHED_MAX 14
-#define SEARCH_NOT_SEARCHED_LEN 160
+#define SEARCH_NOT_SEARCHED_LEN 224   /* the longest: the knobs a stack lacks */
 
 typedef struct search_result {
     plan *top;                        /* n_top plans, best first, owned */

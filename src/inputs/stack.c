@@ -36,7 +36,12 @@
  *   deepspeed: Megatron-DeepSpeed / DeepSpeed 2021-2022 (MT-NLG, BLOOM; the
  *     ZeRO-3 rows of SC21 Table 2): ZeRO stages 0-3 (Rajbhandari et al.
  *     2020) with overlap_comm (gradient reduce overlapped with the
- *     backward; ZeRO-3 prefetches parameters), its pipeline engine's 1F1B
+ *     backward; ZeRO-3 prefetches parameters), ZeRO-1/2's updated
+ *     parameters all-gathered inside the optimizer step, after the update
+ *     and before step() returns, so never under the next forward (no
+ *     overlap_param_gather: stage_1_and_2.py DeepSpeedZeroOptimizer.step,
+ *     dist.all_gather per shard in v0.6.0 of 2022, all_gather_dp_groups
+ *     at master of 2025-02, 38327e07f6), its pipeline engine's 1F1B
  *     TrainSchedule without interleaving (deepspeed/runtime/pipe/
  *     schedule.py), Megatron's tensor parallelism without SP or TP-comm
  *     overlap, activation checkpointing (full), DeepSpeed-MoE expert
@@ -151,7 +156,7 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      "optimizer, unfused attention", false, 0},
     {"deepspeed", "Megatron-DeepSpeed / DeepSpeed 2021-2022", STACK_DEEPSPEED,
      STACK_ATTN_UNFUSED, false, false,
-     {OFF, OFF, ALL, ALL, ALL, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF},
+     {OFF, OFF, ALL, ALL, OFF, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF},
      MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
      "TP without SP, full checkpointing, unfused attention", false, 5e8},

@@ -15,10 +15,10 @@
  *   - deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are
  *     incompatible with pipeline parallelism";
  *   - stage 0 all-reduces the gradients at the accumulation boundary, after
- *     the backward (engine.py allreduce_gradients), and stages 1/2 gather
- *     the updated weights inside the optimizer step
- *     (stage_1_and_2.py step: all_gather_dp_groups): no option overlaps
- *     either, so plans costed with that overlap are refused;
+ *     the backward (engine.py allreduce_gradients): no option overlaps it,
+ *     so plans costed with that overlap are refused (stages 1/2 gathering
+ *     the updated weights inside the optimizer step is the stack's: it has
+ *     no overlap_param_gather, inputs/stack.c);
  *   - no FP8 recipe (the stack has none).
  * Invariants: nothing is written for a plan emit_deepspeed_check refuses;
  * the JSON holds numbers and names of our own only. */
@@ -43,10 +43,6 @@ planner_status emit_deepspeed_check(const plan *pl, precision prec, planner_erro
         return DS_FAIL("DeepSpeed's ZeRO-0 all-reduces the gradients after the backward "
                        "(overlap_comm is a ZeRO-1..3 option): plan with --fix "
                        "overlap_grad_reduce=off");
-    if (s->dp > 1 && (s->zero == 1 || s->zero == 2) && s->overlap_param_gather)
-        return DS_FAIL("DeepSpeed's ZeRO-%d gathers the updated weights inside the optimizer "
-                       "step, not under the next forward: plan with --fix "
-                       "overlap_param_gather=off", s->zero);
     if (s->ep > 1 && s->etp > 1)
         return DS_FAIL("DeepSpeed-MoE splits no expert over tensor-parallel ranks as etp=%d "
                        "does", s->etp);

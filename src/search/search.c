@@ -199,7 +199,7 @@ typedef struct search_ctx {
     /* candidates Megatron's rules refused (invalid in all), by the rule's
      * knob ([KNOB_COUNT]: the layer split), with the first one's message */
     long refused[KNOB_COUNT + 1];
-    char refused_why[KNOB_COUNT + 1][SEARCH_NOT_SEARCHED_LEN / 2];
+    char refused_why[KNOB_COUNT + 1][80];   /* a rule's first message, cut */
     /* closest miss */
     bool have_miss;
     double miss_ratio, miss_score, miss_peak;
