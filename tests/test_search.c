@@ -1487,6 +1487,47 @@ static double critical_compute_s(const evaluation *e)
     return e->time.compute_s + e->time.recompute_s;
 }
 
+/* DeepSpeed (2021-2022) overlaps the gradient reduce only where its ZeRO
+ * optimizer runs with overlap_comm: not at stage 0 (engine.py backward ->
+ * allreduce_gradients after the backward), not at stage 1 (overlap_comm
+ * ignored, PR #1246) nor under its pipeline engine; ZeRO-2 without
+ * pipelining and ZeRO-3 do (stack_grad_reduce_overlaps).  GPT-2 (AMP's) on
+ * 64 H100s, dp 64: the search leaves the overlap off where the stack has none,
+ * megatron-core keeps it at zero 0, and a plan that sets it is refused. */
+START_TEST(deepspeed_grad_reduce_overlap_by_zero)
+{
+    run_spec rs;
+    model *m = tu_model_load("configs/amp-gpt2.json", &rs);
+    cluster *c = h100x512();
+    search_result r;
+    planner_error err;
+    char fix[96];
+    const bool want[4] = {false, false, true, true};
+    rs.global_batch = 128;
+    for (int z = 0; z <= 3; z++) {
+        c->stack = STACK_DEEPSPEED;
+        snprintf(fix, sizeof fix, "gpus=64,tp=1,pp=1,cp=1,mbs=1,recompute=full,zero=%d", z);
+        ck_assert_int_eq(tu_search(&r, m, &rs, c, fix, false, 1), PLANNER_OK);
+        ck_assert_msg(r.top[0].s.overlap_grad_reduce == want[z], "zero %d", z);
+        if (z == 0) {
+            r.top[0].s.overlap_grad_reduce = true;
+            ck_assert_int_eq(strategy_check(m, &r.top[0].s, tu_err(&err)), PLANNER_E_INPUT);
+            ck_assert_str_eq(err.msg, "the deepspeed stack does not overlap the gradient "
+                                      "reduce at zero 0");
+        }
+        search_result_free(&r);
+        c->stack = STACK_MEGATRON_CORE;
+        ck_assert_int_eq(tu_search(&r, m, &rs, c, fix, false, 1), PLANNER_OK);
+        ck_assert(r.top[0].s.overlap_grad_reduce);
+        search_result_free(&r);
+    }
+    ck_assert(!stack_grad_reduce_overlaps(stack_get(STACK_DEEPSPEED), 2, 4) &&
+              stack_grad_reduce_overlaps(stack_get(STACK_PYTORCH_FSDP2), 0, 4));
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 /* DeepSpeed's ZeRO-1/2 all-gather the updated parameters inside the
  * optimizer's step(), after the update (stage_1_and_2.py
  * DeepSpeedZeroOptimizer.step, v0.6.0 and master): nothing overlaps them
@@ -1511,7 +1552,7 @@ START_TEST(deepspeed_param_gather_in_step)
     ck_assert_int_eq(tu_search(&ds, m, &rs, c, fix, false, 1), PLANNER_OK);
     c->stack = STACK_MEGATRON_CORE;
     ck_assert_int_eq(tu_search(&mc, m, &rs, c, fix, false, 1), PLANNER_OK);
-    ck_assert(!ds.top[0].s.overlap_param_gather && ds.top[0].s.overlap_grad_reduce);
+    ck_assert(!ds.top[0].s.overlap_param_gather);
     ck_assert(mc.top[0].s.overlap_param_gather);
     search_result_free(&ds);
     search_result_free(&mc);
@@ -1767,6 +1808,7 @@ int main(void)
     tcase_add_test(ts, opt_state_only_when_fixed);
     tcase_add_test(ts, zero3_prefetch_by_stack);
     tcase_add_test(ts, deepspeed_param_gather_in_step);
+    tcase_add_test(ts, deepspeed_grad_reduce_overlap_by_zero);
     tcase_add_test(ts, too_many_gpus_is_usage);
     tcase_add_test(ts, advice_names_the_fix);
     tcase_add_test(ts, allocation_failures);

@@ -159,6 +159,20 @@ int stack_zero2_whole_chunks(const stack_spec *st, int vpp);
  * main gradients' (false). */
 bool stack_buckets_in_param_dtype(const stack_spec *st);
 
+/* Whether the stack can overlap the data-parallel gradient reduce with the
+ * backward (overlap_grad_reduce) at ZeRO stage `zero` and `pp` pipeline
+ * stages.  DeepSpeed (the stack's 2021-2022 releases) overlaps only where
+ * its ZeRO optimizer runs with overlap_comm: at stage 0 there is none, and
+ * the engine all-reduces after the backward (deepspeed/runtime/engine.py
+ * backward -> allreduce_gradients -> buffered_allreduce_fallback, v0.6.0
+ * and 2025's master; the pipeline engine's ReduceGrads likewise, after the
+ * last micro-batch); _configure_zero_optimizer sets overlap_comm False at
+ * stage 1 ("meaningless in stage 1", PR #1246 of 2021-07 to PR #4887 of
+ * 2024-01) and under the pipeline engine (a PipelineModule) at stages 1-2;
+ * ZeRO-2 without pipelining and ZeRO-3 overlap.  Every other stack: true
+ * (its mask says whether it has the knob at all). */
+bool stack_grad_reduce_overlaps(const stack_spec *st, int zero, int pp);
+
 /* Whether the stack's ZeRO-3 re-gathers and re-synchronizes every model
  * chunk in every micro-batch: Megatron-FSDP optim_grads_params (core_v0.15.0
  * megatron_fsdp.py) releases a layer's gathered parameters after its forward

@@ -36,7 +36,8 @@
  *   deepspeed: Megatron-DeepSpeed / DeepSpeed 2021-2022 (MT-NLG, BLOOM; the
  *     ZeRO-3 rows of SC21 Table 2): ZeRO stages 0-3 (Rajbhandari et al.
  *     2020) with overlap_comm (gradient reduce overlapped with the
- *     backward; ZeRO-3 prefetches parameters), ZeRO-1/2's updated
+ *     backward at ZeRO-2 without pipelining and at ZeRO-3:
+ *     stack_grad_reduce_overlaps; ZeRO-3 prefetches parameters), ZeRO-1/2's updated
  *     parameters all-gathered inside the optimizer step, after the update
  *     and before step() returns, so never under the next forward (no
  *     overlap_param_gather: stage_1_and_2.py DeepSpeedZeroOptimizer.step,
@@ -194,6 +195,13 @@ int stack_zero2_whole_chunks(const stack_spec *st, int vpp)
 bool stack_buckets_in_param_dtype(const stack_spec *st)
 {
     return st != NULL && st->id == STACK_DEEPSPEED;
+}
+
+bool stack_grad_reduce_overlaps(const stack_spec *st, int zero, int pp)
+{
+    if (st == NULL || st->id != STACK_DEEPSPEED)
+        return true;
+    return zero >= 3 || (zero == 2 && pp <= 1);
 }
 
 bool stack_zero3_syncs_each_backward(const stack_spec *st)

@@ -916,6 +916,12 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
     case KNOB_OVERLAP_PARAM_GATHER:
         PIN_FAIL_S(PIN_OPG);
         return PLANNER_OK;
+    case KNOB_OVERLAP_GRAD_REDUCE:
+        if (s->overlap_grad_reduce &&
+            !stack_grad_reduce_overlaps(stack_get(s->stack), s->zero, s->pp))
+            FAIL("the %s stack does not overlap the gradient reduce at zero %d%s",
+                 stack_get(s->stack)->name, s->zero, s->pp > 1 ? " with pipelining" : "");
+        return PLANNER_OK;
     default:
         return PLANNER_OK;
     }

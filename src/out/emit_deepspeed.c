@@ -14,11 +14,9 @@
  * The mechanisms it refuses to misrepresent:
  *   - deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are
  *     incompatible with pipeline parallelism";
- *   - stage 0 all-reduces the gradients at the accumulation boundary, after
- *     the backward (engine.py allreduce_gradients): no option overlaps it,
- *     so plans costed with that overlap are refused (stages 1/2 gathering
- *     the updated weights inside the optimizer step is the stack's: it has
- *     no overlap_param_gather, inputs/stack.c);
+ *   (stage 0's all-reduce after the backward and stages 1/2 gathering the
+ *     updated weights inside the optimizer step are the stack's: its plans
+ *     overlap neither, inputs/stack.c);
  *   - no FP8 recipe (the stack has none).
  * Invariants: nothing is written for a plan emit_deepspeed_check refuses;
  * the JSON holds numbers and names of our own only. */
@@ -39,10 +37,6 @@ planner_status emit_deepspeed_check(const plan *pl, precision prec, planner_erro
         return DS_FAIL("DeepSpeed's pipeline engine refuses ZeRO-%d (\"ZeRO-2 and ZeRO-3 are "
                        "incompatible with pipeline parallelism\"): plan pp=%d with --fix zero=0 "
                        "or 1", s->zero, s->pp);
-    if (s->dp > 1 && s->zero == 0 && s->overlap_grad_reduce)
-        return DS_FAIL("DeepSpeed's ZeRO-0 all-reduces the gradients after the backward "
-                       "(overlap_comm is a ZeRO-1..3 option): plan with --fix "
-                       "overlap_grad_reduce=off");
     if (s->ep > 1 && s->etp > 1)
         return DS_FAIL("DeepSpeed-MoE splits no expert over tensor-parallel ranks as etp=%d "
                        "does", s->etp);

@@ -800,6 +800,9 @@ static void set_derived(search_ctx *x)
     s->overlap_grad_reduce = f->overlap_grad_reduce >= 0
                                  ? f->overlap_grad_reduce != 0
                                  : shard > 1 && space_allows(x, KNOB_OVERLAP_GRAD_REDUCE, 1);
+    if (f->overlap_grad_reduce < 0 && s->overlap_grad_reduce &&
+        knob_rule(x->m, s, KNOB_OVERLAP_GRAD_REDUCE, NULL) != PLANNER_OK)
+        s->overlap_grad_reduce = false;   /* (the stack's, at this zero and pp) */
     s->overlap_param_gather =
         f->overlap_param_gather >= 0
             ? f->overlap_param_gather != 0
