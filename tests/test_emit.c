@@ -420,7 +420,7 @@ START_TEST(torchtitan_refusals)
 {
     static const char *const why_has[] = {
         "always shards the sequence", "only with compiled blocks", "DDP (zero=0) only",
-        "fp32 only", "wraps every block", "not in fp16", "no ZeRO-1",
+        "fp32 only", "wraps every block", "not in fp16", "has no zero=1",
         "wraps a model with expert parallelism in FSDP (ep=2)"};
     for (int c = 0; c < 8; c++) {
         fixture f;

@@ -560,6 +560,81 @@ static strategy one_stage(int tp, int dp, int ep, int etp, int layers)
     return s;
 }
 
+/* The pytorch-fsdp2 stack's rules on knobs together (inputs/stack.c
+ * stack_spec.rules, from torchtitan's parallelize_llama, tensor_parallel.py,
+ * apply_ac): each refused on pytorch-fsdp2 and allowed on megatron-core; the
+ * search's best plan of Llama 3 70B on 512 H100 keeps every rule (before
+ * the rules it ran DDP with TP or async TP without compile). */
+START_TEST(fsdp2_stack_rules)
+{
+    run_spec rs;
+    model *m = tu_model_load("configs/llama3-70b.json", &rs);
+    const stack_spec *tt = stack_get(STACK_PYTORCH_FSDP2), *mc = stack_get(STACK_MEGATRON_CORE);
+    planner_error err;
+    cluster *c = NULL;
+    search_result r;
+    struct { knob_id k; const char *why; } cases[] = {
+        {KNOB_SP, "always shards the sequence"}, {KNOB_ZERO, "DDP (zero=0) only as the sole"},
+        {KNOB_TP_COMM_OVERLAP, "only with compiled blocks"},
+        {KNOB_RECOMPUTE_LAYERS, "wraps every block; recompute_layers=2 (block)"},
+        {KNOB_OVERLAP_GRAD_REDUCE, "always overlaps its gradient reduce-scatter"},
+        {KNOB_ZERO, "over the context-parallel ranks"}};
+    for (int i = 0; i < 6; i++) {
+        strategy s = one_stage(8, 8, 1, 1, 80);
+        s.sp = true;
+        s.zero = 3;
+        s.overlap_grad_reduce = s.overlap_param_gather = true;
+        switch (i) {
+        case 0: s.sp = false; break;
+        case 1: s.zero = 0; s.overlap_param_gather = false; break;
+        case 2: s.tp_comm_overlap = true; break;
+        case 3: s.recompute = RECOMPUTE_FULL; s.recompute_layers = 2; break;
+        case 4: s.zero = 2; s.overlap_grad_reduce = false; break;
+        default: s.tp = 1; s.stage[0].tp = 1; s.dp = 1; s.stage[0].dp = 1; s.cp = 8;
+            s.zero = 0; s.overlap_param_gather = false; break;
+        }
+        s.stack = STACK_PYTORCH_FSDP2;
+        ck_assert_int_eq(knob_rule(m, &s, cases[i].k, tu_err(&err)), PLANNER_E_INPUT);
+        ck_assert_msg(strstr(err.msg, cases[i].why) != NULL, "case %d: %s", i, err.msg);
+        ck_assert_int_eq(knobs_stack_check(m, &s, tt, NULL), PLANNER_E_INPUT);
+        ck_assert_int_eq(knobs_stack_check(m, &s, mc, NULL), PLANNER_OK);
+        s.stack = STACK_MEGATRON_CORE;
+        ck_assert_int_eq(knob_rule(m, &s, cases[i].k, NULL), PLANNER_OK);
+        if (i == 2) {   /* compiled blocks run async TP */
+            m->torch_compile = true;
+            s.stack = STACK_PYTORCH_FSDP2;
+            ck_assert_int_eq(knob_rule(m, &s, KNOB_TP_COMM_OVERLAP, NULL), PLANNER_OK);
+            m->torch_compile = false;
+        }
+    }
+    /* full recompute of every layer (0, or a block covering the chunk) is torchtitan's "full" */
+    {
+        strategy s = one_stage(8, 8, 1, 1, 80);
+        s.sp = true; s.zero = 3; s.overlap_grad_reduce = s.overlap_param_gather = true;
+        s.stack = STACK_PYTORCH_FSDP2;
+        s.recompute = RECOMPUTE_FULL;
+        s.recompute_layers = 80;
+        ck_assert_int_eq(knobs_stack_check(m, &s, tt, NULL), PLANNER_OK);
+        s.recompute = RECOMPUTE_SELECTIVE;   /* Megatron's modules: not torchtitan's op policy */
+        s.recompute_layers = 0;
+        s.recompute_modules = RC_MOD_LAYERNORM;
+        ck_assert_int_eq(knobs_stack_check(m, &s, tt, tu_err(&err)), PLANNER_E_INPUT);
+        ck_assert_str_eq(err.msg, "the pytorch-fsdp2 stack has no recompute_modules=layernorm");
+        s.recompute_modules = RC_MOD_CORE_ATTN;
+        ck_assert_int_eq(knobs_stack_check(m, &s, tt, NULL), PLANNER_OK);
+    }
+    ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", tu_err(&err)), PLANNER_OK);
+    c->stack = STACK_PYTORCH_FSDP2;
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, "mbs=1", false, 5), PLANNER_OK);
+    for (int i = 0; i < r.n_top; i++)
+        ck_assert_msg(knobs_stack_check(m, &r.top[i].s, tt, tu_err(&err)) == PLANNER_OK,
+                      "plan %d: %s", i + 1, err.msg);
+    search_result_free(&r);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 START_TEST(emit_every_flag)
 {
     planner_error err = PLANNER_ERROR_INIT;
@@ -676,6 +751,7 @@ int main(void)
     tcase_add_test(tc, validate_json);
     tcase_add_test(tc, emit_every_flag);
     tcase_add_test(tc, moe_tp_needs_sp);
+    tcase_add_test(tc, fsdp2_stack_rules);
     tcase_add_test(tc, help_lists_fix_keys);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

@@ -50,8 +50,29 @@ typedef enum stack_attention {
  * registry onto these. */
 typedef struct stack_knobs {
     unsigned sp, tp_comm_overlap, zero, overlap_grad_reduce, overlap_param_gather, recompute,
-        cp, ep, vpp, ep_comm_overlap, cp_comm, grad_reduce_bf16, cuda_graph, opt_state;
+        cp, ep, vpp, ep_comm_overlap, cp_comm, grad_reduce_bf16, cuda_graph, opt_state,
+        recompute_modules;   /* bit per value of the RC_MOD_ set (0: the default) */
 } stack_knobs;
+
+/* The rules a stack's software puts on knobs together, beyond each knob's
+ * values (stack_spec.rules, bits).  model/knobs.c knob_rule applies them to
+ * every strategy on the stack, so the search returns only plans the stack
+ * runs, and out/emit_torchtitan.c refuses by the same rules
+ * (knobs_stack_check).  Sources: inputs/stack.c. */
+enum {
+    STACK_RULE_DDP_ALONE = 1u << 0,       /* replication without sharding (zero 0) only
+                                             as the sole parallelism: not with cp or
+                                             ep > 1, nor with tp or pp when dp > 1 */
+    STACK_RULE_SP_WITH_TP = 1u << 1,      /* tp > 1 always with sequence parallelism */
+    STACK_RULE_ASYNC_TP_COMPILED = 1u << 2, /* TP-comm overlap only with compiled blocks
+                                               (model.torch_compile) */
+    STACK_RULE_FULL_EVERY_BLOCK = 1u << 3, /* full recompute wraps every block of a
+                                              chunk: no first-N-layers form */
+    STACK_RULE_SHARD_OVERLAPS = 1u << 4,  /* sharded data parallelism (zero >= 2)
+                                             always overlaps the gradient reduce, and
+                                             zero 3 the parameter gather */
+    STACK_RULE_ETP_TP_OR_1 = 1u << 5      /* expert tensor parallelism is tp or 1 */
+};
 
 /* How the stack's software holds memory beyond the model states: each kind
  * is a mechanism cost/memory.c implements from the stack's source. */
@@ -139,6 +160,7 @@ typedef struct stack_spec {
     double dp_bucket_params;    /* the data-parallel gradient bucket, in
                                    parameters; 0: Megatron's max(40M, 1M x dp)
                                    (cost_dp_bucket_params) */
+    unsigned rules;             /* STACK_RULE_ bits */
 } stack_spec;
 
 /* Of a rank's vpp model chunks, those whose ZeRO-2 gradients the stack

@@ -124,6 +124,16 @@ typedef struct strategy_constraints {
  * restrict: always; NULL: every value).  The search tries only these
  * (search.c), and a --fix value must be one (constraints_stack_check). */
 bool knob_stack_allows(const stack_spec *st, knob_id k, int v);
+/* The rules of s's own stack on knobs together (stack_spec.rules) that knob
+ * k takes part in (knob_rule applies them; the search filters by them). */
+planner_status knob_stack_rule(const struct model *m, const strategy *s, knob_id k,
+                               planner_error *err);
+/* Whether strategy s (on model m) is one stack st runs: every knob's value
+ * one st has (knob_stack_allows) and st's rules on knobs together
+ * (stack_spec.rules, which knob_rule applies on s's own stack).  PLANNER_OK,
+ * or PLANNER_E_INPUT with the reason. */
+planner_status knobs_stack_check(const struct model *m, const strategy *s, const stack_spec *st,
+                                 planner_error *err);
 
 /* Checks that every knob f pins has its value in stack st
  * (knob_stack_allows: the stack's knob declarations in inputs/stack.c).

@@ -74,6 +74,31 @@
  *     pipeline stage's per-micro-batch buffers.  The other
  *     rows keep Megatron's selective recompute, fp32 logits and DeepSpeed's
  *     ZeRO-3 prefetch (MEM_MEGATRON).
+ *   Its rules on knobs together (stack_spec.rules; knobs.c knob_rule, the
+ *   same rules out/emit_torchtitan.c refuses by), read from torchtitan
+ *   v0.2.2 (the release --emit torchtitan writes for) and 9dec370 (Dec 2024,
+ *   the memory corpus's torchtitan rows):
+ *     DDP_ALONE: models/llama3/infra/parallelize.py parallelize_llama
+ *       (9dec370: parallelisms/parallelize_llama.py) applies FSDP/HSDP
+ *       whenever dp_shard or cp > 1 (fsdp_enabled; llama4 and deepseek_v3
+ *       also when ep > 1) and DDP otherwise, raising "DDP has not
+ *       supported > 1D parallelism" unless the replicate mesh is the world;
+ *     SP_WITH_TP: apply_tp's plan is SequenceParallel norms and
+ *       Rowwise/ColwiseParallel with Shard(1) layouts, no option without;
+ *     ASYNC_TP_COMPILED: v0.2.2 distributed/tensor_parallel.py
+ *       maybe_enable_async_tp raises "Async TP requires 'model' in
+ *       --compile.components and --compile.enable"; at 9dec370
+ *       --experimental.enable_async_tensor_parallel is "only effective
+ *       when compile is enabled" (torch._inductor's _micro_pipeline_tp);
+ *     FULL_EVERY_BLOCK: apply_ac / _apply_ac_to_transformer_block wrap
+ *       every TransformerBlock for mode "full" (its selective "N" option
+ *       fully checkpoints every N-th block, a form the planner does not
+ *       cost: recompute_layers counts a chunk's first layers);
+ *     SHARD_OVERLAPS: fully_shard's hooks always reduce-scatter in the
+ *       backward and prefetch the next block's all-gather (no option to
+ *       serialize them);
+ *     ETP_TP_OR_1: v0.2.2 distributed/parallel_dims.py ParallelDims
+ *       asserts "Currently we only support ETP=TP or ETP=1".
  *   Gradients reduced in bf16 (grad_reduce_bf16): megatron-core's
  *     --grad-reduce-in-bf16 (core_v0.15.0 arguments.py; the DDP config's
  *     grad_reduce_in_fp32 = False that NeMo and Megatron-Bridge recipes
@@ -124,6 +149,11 @@
  * context_parallel, set_rotate_method "alltoall" | "allgather"): a K/V ring
  * or the K/V all-gather; no head-scattering all-to-all (Ulysses) */
 #define CP_RING_AG ((1u << 0) | (1u << 2))   /* cp_comm_type p2p, all_gather */
+/* torchtitan's selective checkpointing is its op-level policy
+ * (stack_memory.selective), not Megatron's --recompute-modules: the
+ * modules' knob keeps its default, 0 or core_attn (RC_MOD_CORE_ATTN, bit
+ * value 1 of model/strategy.h) */
+#define RC_MOD_OP_POLICY ((1u << 0) | (1u << 1))
 #define MEM_MEGATRON \
     {STACK_SEL_MEGATRON, STACK_LOSS_FP32_LOGITS, STACK_GATHER_PREFETCH, STACK_CP_TE, \
      STACK_PIPE_MEGATRON}
@@ -134,41 +164,46 @@
 static const stack_spec k_stacks[STACK_COUNT] = {
     {"megatron-core", "core_v0.15.0..core_v0.19.0", STACK_MEGATRON_CORE, STACK_ATTN_FLASH, true,
      false,
-     {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL}, MEM_MEGATRON_CORE,
-     "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true, 0},
+     {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL},
+     MEM_MEGATRON_CORE,
+     "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true, 0,
+     0},
     {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020) to Jan 2021", STACK_MEGATRON_LM_2020,
      STACK_ATTN_UNFUSED, false, false,
      /* sp, tp_comm_overlap, zero, ogr, opg, recompute, cp, ep, vpp, ep_comm_overlap,
-      * cp_comm, grad_reduce_bf16, cuda_graph, opt_state */
-     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF},
+      * cp_comm, grad_reduce_bf16, cuda_graph, opt_state, recompute_modules */
+     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Megatron-LM README Sep 2020 to Jan 2021: TP, pipelining without interleaving or "
-     "scatter/gather, full recompute, local DDP (no overlap), unfused attention", false, 0},
+     "scatter/gather, full recompute, local DDP (no overlap), unfused attention", false, 0, 0},
     {"megatron-lm-2021", "Megatron-LM v2.x (SC21)", STACK_MEGATRON_LM_2021, STACK_ATTN_UNFUSED,
      false, false,
-     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF},
+     {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Narayanan et al. SC21: + interleaved 1F1B; full recompute, no SP, no distributed "
-     "optimizer, unfused attention", false, 0},
+     "optimizer, unfused attention", false, 0, 0},
     {"megatron-lm-2022", "Megatron-LM v3.0 (2022)", STACK_MEGATRON_LM_2022, STACK_ATTN_UNFUSED,
-     false, false, {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF},
+     false, false,
+     {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Korthikanti et al. 2022: + sequence parallelism, selective recompute; no distributed "
-     "optimizer, unfused attention", false, 0},
+     "optimizer, unfused attention", false, 0, 0},
     {"deepspeed", "Megatron-DeepSpeed / DeepSpeed 2021-2022", STACK_DEEPSPEED,
      STACK_ATTN_UNFUSED, false, false,
-     {OFF, OFF, ALL, ALL, OFF, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF},
+     {OFF, OFF, ALL, ALL, OFF, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
-     "TP without SP, full checkpointing, unfused attention", false, 5e8},
+     "TP without SP, full checkpointing, unfused attention", false, 5e8, 0},
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_SDPA_FA2, true,
      false,
      {ALL, ALL, (1u << 0) | (1u << 2) | (1u << 3), ALL, ALL, ALL, ALL, ALL, ALL, OFF,
-      CP_RING_AG, ALL, OFF, OFF},
+      CP_RING_AG, ALL, OFF, OFF, RC_MOD_OP_POLICY},
      {STACK_SEL_OP_POLICY, STACK_LOSS_EAGER_UPCAST, STACK_GATHER_FSDP2, STACK_CP_TORCH,
       STACK_PIPE_TORCH},
      "torchtitan: FSDP2 (ZeRO-2/3, DDP), DTensor TP + SP, async TP, pipelining incl. "
-     "interleaved, CP, float8, SDPA flash attention", true, 0},
+     "interleaved, CP, float8, SDPA flash attention", true, 0,
+     STACK_RULE_DDP_ALONE | STACK_RULE_SP_WITH_TP | STACK_RULE_ASYNC_TP_COMPILED |
+         STACK_RULE_FULL_EVERY_BLOCK | STACK_RULE_SHARD_OVERLAPS | STACK_RULE_ETP_TP_OR_1},
 };
 
 

@@ -184,6 +184,7 @@ static const size_t stack_mask[KNOB_COUNT] = {
     [KNOB_GRAD_REDUCE_BF16] = STACK_MASK(grad_reduce_bf16),
     [KNOB_CUDA_GRAPH] = STACK_MASK(cuda_graph),
     [KNOB_OPT_STATE] = STACK_MASK(opt_state),
+    [KNOB_RECOMPUTE_MODULES] = STACK_MASK(recompute_modules),
 };
 
 bool knob_stack_allows(const stack_spec *st, knob_id k, int v)
@@ -840,12 +841,101 @@ static planner_status flex_dispatcher_rule(const model *m, const strategy *s,
     return PLANNER_OK;
 }
 
+/* Whether full recompute re-makes every decoder layer of every chunk:
+ * recompute_layers 0, uniform groups of 1, or a block covering the largest
+ * chunk. */
+static bool full_covers_all(const model *m, const strategy *s)
+{
+    int most = 0, vpp = s->vpp > 1 ? s->vpp : 1;
+    if (s->recompute != RECOMPUTE_FULL || s->recompute_layers <= 0)
+        return true;
+    if (s->recompute_method == RECOMPUTE_UNIFORM)
+        return s->recompute_layers == 1;
+    for (int r = 0; r < s->pp && r < STRATEGY_MAX_STAGES; r++)
+        for (int c = 0; c < vpp; c++) {
+            int n = strategy_chunk_layers(s, m->layers, r, c, NULL);
+            most = n > most ? n : most;
+        }
+    return s->recompute_layers >= most;
+}
+
+/* Stack st's rules (stack_spec.rules, inputs/stack.h; sources in
+ * inputs/stack.c) that knob k takes part in; every rule for k ==
+ * KNOB_COUNT.  Messages name the stack's software and the --fix that
+ * avoids the rule. */
+static planner_status rule_stack(const model *m, const strategy *s, const stack_spec *st,
+                                 knob_id k, planner_error *err)
+{
+    bool all = k == KNOB_COUNT, moe = m != NULL && m->moe.experts > 0;
+    int cp = s->cp > 1 ? s->cp : 1, ep = moe && s->ep > 1 ? s->ep : 1;
+    unsigned r = st != NULL ? st->rules : 0;
+    if ((r & STACK_RULE_DDP_ALONE) && (all || k == KNOB_ZERO) && s->zero == 0) {
+        if (cp > 1)
+            FAIL("%s shards the weights over the context-parallel ranks (FSDP over "
+                 "dp_shard x cp): plan cp=%d with --fix zero=2 or 3", st->name, cp);
+        if (ep > 1)
+            FAIL("%s wraps a model with expert parallelism in FSDP (ep=%d): plan with "
+                 "--fix zero=2 or 3", st->name, ep);
+        if (s->dp > 1 && (s->tp > 1 || s->pp > 1))
+            FAIL("%s runs DDP (zero=0) only as the sole parallelism (\"DDP has not "
+                 "supported > 1D parallelism\"): plan with --fix zero=2 or 3", st->name);
+    }
+    if ((r & STACK_RULE_SP_WITH_TP) && (all || k == KNOB_SP) && s->tp > 1 && !s->sp)
+        FAIL("%s's tensor parallelism always shards the sequence (SequenceParallel "
+             "norms): plan tp=%d with --fix sp=on", st->name, s->tp);
+    if ((r & STACK_RULE_ASYNC_TP_COMPILED) && (all || k == KNOB_TP_COMM_OVERLAP) &&
+        s->tp_comm_overlap && !(m != NULL && m->torch_compile))
+        FAIL("%s's async tensor parallelism (the plan's tp_comm_overlap) runs only with "
+             "compiled blocks: plan with --torch-compile, or --fix tp_comm_overlap=off",
+             st->name);
+    if ((r & STACK_RULE_FULL_EVERY_BLOCK) && (all || k == KNOB_RECOMPUTE_LAYERS) &&
+        m != NULL && !full_covers_all(m, s))
+        FAIL("%s's full activation checkpointing wraps every block; recompute_layers=%d "
+             "(%s) has no option: plan with --fix recompute_layers=0", st->name,
+             s->recompute_layers, s->recompute_method == RECOMPUTE_UNIFORM ? "uniform" : "block");
+    if ((r & STACK_RULE_SHARD_OVERLAPS) && (all || k == KNOB_OVERLAP_GRAD_REDUCE ||
+                                             k == KNOB_OVERLAP_PARAM_GATHER) &&
+        (s->dp > 1 || cp > 1)) {
+        if (s->zero >= 2 && !s->overlap_grad_reduce)
+            FAIL("%s's FSDP2 always overlaps its gradient reduce-scatter with the backward: "
+                 "plan with --fix overlap_grad_reduce=on", st->name);
+        if (s->zero == 3 && !s->overlap_param_gather)
+            FAIL("%s's FSDP2 always prefetches the next block's all-gather: plan with "
+                 "--fix overlap_param_gather=on", st->name);
+    }
+    if ((r & STACK_RULE_ETP_TP_OR_1) && (all || k == KNOB_ETP) && ep > 1 && s->etp > 1 &&
+        s->etp != s->tp)
+        FAIL("%s's expert tensor parallelism is tp or 1, not etp=%d with tp=%d", st->name,
+             s->etp, s->tp);
+    return PLANNER_OK;
+}
+
+planner_status knob_stack_rule(const model *m, const strategy *s, knob_id k,
+                               planner_error *err)
+{
+    return rule_stack(m, s, stack_get(s->stack), k, err);
+}
+
+planner_status knobs_stack_check(const model *m, const strategy *s, const stack_spec *st,
+                                 planner_error *err)
+{
+    for (int k = 0; k < KNOB_COUNT; k++)
+        if (!knob_stack_allows(st, (knob_id)k, knob_value(s, (knob_id)k))) {
+            char v[64];
+            FAIL("the %s stack has no %s=%s", st->name, knobs[k].key,
+                 knob_text(s, (knob_id)k, false, v, sizeof v));
+        }
+    return rule_stack(m, s, st, KNOB_COUNT, err);
+}
+
 planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_error *err)
 {
     const knob_info *ki = &knobs[k];
     int v = knob_value(s, k);
     if (v < ki->min || v > ki->max)
         FAIL("%s %d is not in %d..%d", ki->key, v, ki->min, ki->max);
+    if (knob_stack_rule(m, s, k, err) != PLANNER_OK)
+        return PLANNER_E_INPUT;
     switch (k) {
     case KNOB_TP: case KNOB_CP: case KNOB_EP:
         return rule_degree(m, s, k, err);

@@ -51,6 +51,8 @@
 #include <string.h>
 #include "base/text.h"
 #include "cost/memory.h"
+#include "inputs/stack.h"
+#include "model/knobs.h"
 #include "out/emit_torchtitan.h"
 
 /* What the job config cannot carry: PLANNER_E_INPUT with the reason in
@@ -99,26 +101,7 @@ static const tt_flavor *find_flavor(const model *m)
     return NULL;
 }
 
-/* Whether full recompute checkpoints every decoder layer of every chunk
- * (torchtitan's "full" wraps each block; it has no "first N" form):
- * recompute_layers 0, uniform groups of 1, or a block covering the
- * largest chunk. */
-static bool full_covers_all(const model *m, const strategy *s)
-{
-    int most = 0, vpp = s->vpp > 1 ? s->vpp : 1;
-    if (s->recompute_layers <= 0)
-        return true;
-    if (s->recompute_method == RECOMPUTE_UNIFORM)
-        return s->recompute_layers == 1;
-    for (int r = 0; r < s->pp; r++)
-        for (int c = 0; c < vpp; c++) {
-            int n = strategy_chunk_layers(s, m->layers, r, c, NULL);
-            most = n > most ? n : most;
-        }
-    return s->recompute_layers >= most;
-}
-
-/* The precision and data-parallel rules (see the file comment). */
+/* The precision rules (see the file comment). */
 static planner_status precision_check(const strategy *s, precision prec, planner_error *err)
 {
     if (prec == PREC_FP16 || prec == PREC_NVFP4)
@@ -140,65 +123,19 @@ static planner_status precision_check(const strategy *s, precision prec, planner
     return PLANNER_OK;
 }
 
-static planner_status data_parallel_check(const model *m, const strategy *s,
-                                          planner_error *err)
-{
-    int cp = s->cp > 1 ? s->cp : 1;
-    if (s->zero == 1 || s->zero > 3)
-        return TT_FAIL("torchtitan has no ZeRO-%d: FSDP2 shards gradients and states "
-                       "(ZeRO-2, ZeRO-3) or DDP replicates them (ZeRO-0)", s->zero);
-    if (s->zero == 0 && cp > 1)
-        return TT_FAIL("torchtitan shards the weights over the context-parallel ranks "
-                       "(FSDP over dp_shard x cp): plan cp=%d with --fix zero=2 or 3", cp);
-    if (s->zero == 0 && m->moe.experts > 0 && s->ep > 1)   /* llama4 parallelize.py */
-        return TT_FAIL("torchtitan wraps a model with expert parallelism in FSDP (ep=%d): "
-                       "plan with --fix zero=2 or 3", s->ep);
-    if (s->zero == 0 && s->dp > 1 && (s->tp > 1 || s->pp > 1))
-        return TT_FAIL("torchtitan runs DDP (zero=0) only as the sole parallelism "
-                       "(\"DDP has not supported > 1D parallelism\"): plan with --fix zero=2 "
-                       "or 3");
-    if ((s->dp > 1 || cp > 1) && s->zero >= 2 && !s->overlap_grad_reduce)
-        return TT_FAIL("FSDP2 always overlaps its gradient reduce-scatter with the "
-                       "backward: plan with --fix overlap_grad_reduce=on");
-    if ((s->dp > 1 || cp > 1) && s->zero == 3 && !s->overlap_param_gather)
-        return TT_FAIL("FSDP2 always prefetches the next block's all-gather: plan with "
-                       "--fix overlap_param_gather=on");
-    return PLANNER_OK;
-}
-
 planner_status emit_torchtitan_check(const model *m, const plan *pl, precision prec,
                                      planner_error *err)
 {
     const strategy *s = &pl->s;
     int cp = s->cp > 1 ? s->cp : 1;
-    if (precision_check(s, prec, err) != PLANNER_OK || data_parallel_check(m, s, err) != PLANNER_OK)
+    /* the knobs torchtitan has and its rules on them: the pytorch-fsdp2
+     * stack's declarations, which the search plans by (inputs/stack.c) */
+    if (precision_check(s, prec, err) != PLANNER_OK ||
+        knobs_stack_check(m, s, stack_get(STACK_PYTORCH_FSDP2), err) != PLANNER_OK)
         return PLANNER_E_INPUT;
-    if (s->tp > 1 && !s->sp)
-        return TT_FAIL("torchtitan's tensor parallelism always shards the sequence "
-                       "(SequenceParallel norms): plan tp=%d with --fix sp=on", s->tp);
-    if (s->tp_comm_overlap && !m->torch_compile)
-        return TT_FAIL("torchtitan's async tensor parallelism (the plan's "
-                       "tp_comm_overlap) runs only with compiled blocks: plan with "
-                       "--torch-compile, or --fix tp_comm_overlap=off");
     if (s->seq_len % (s->tp * 2 * cp) != 0)
         return TT_FAIL("torchtitan needs the sequence (%d) divisible by tp x 2 cp = %d",
                        s->seq_len, s->tp * 2 * cp);
-    if (cp > 1 && s->cp_comm != CP_COMM_P2P && s->cp_comm != CP_COMM_ALLGATHER)
-        return TT_FAIL("torchtitan's context parallelism rotates K/V by all-gather or "
-                       "all-to-all, not %s", cp_comm_name(s->cp_comm));
-    if (s->recompute == RECOMPUTE_FULL && !full_covers_all(m, s))
-        return TT_FAIL("torchtitan's full activation checkpointing wraps every block; "
-                       "recompute_layers=%d (%s) has no option: plan with --fix "
-                       "recompute_layers=0", s->recompute_layers,
-                       s->recompute_method == RECOMPUTE_UNIFORM ? "uniform" : "block");
-    if (s->recompute == RECOMPUTE_SELECTIVE && m->moe.experts > 0 && s->recompute_modules != 0 &&
-        s->recompute_modules != RC_MOD_CORE_ATTN)
-        return TT_FAIL("the plan recomputes Megatron's modules in its MoE layers "
-                       "(recompute_modules); torchtitan's selective checkpointing is its "
-                       "op-level policy: plan with --fix recompute_modules=core_attn");
-    if (s->ep > 1 && s->etp > 1 && s->etp != s->tp)
-        return TT_FAIL("torchtitan's expert tensor parallelism is tp or 1, not etp=%d "
-                       "with tp=%d", s->etp, s->tp);
     if (m->mtp_layers > 0)
         return TT_FAIL("torchtitan %s has no multi-token prediction layers (%d)",
                        TORCHTITAN_RELEASE, m->mtp_layers);

@@ -757,6 +757,24 @@ static void stack_filter(const search_ctx *x, int_list *l, knob_id k, bool fixed
     l->n = n;
 }
 
+/* Drops from l the values of knob k that the stack's rules on knobs
+ * together refuse with x->s's other knobs (knob_stack_rule: stack_spec.rules,
+ * e.g. torchtitan's SP always with TP, DDP only alone); a --fix list is kept
+ * (strategy_check refuses it with the reason). */
+static void stack_rule_filter(const search_ctx *x, int_list *l, knob_id k, bool fixed)
+{
+    int n = 0;
+    strategy t = x->s;
+    if (fixed)
+        return;
+    for (int i = 0; i < l->n; i++) {
+        knob_set(&t, k, l->v[i]);
+        if (knob_stack_rule(x->m, &t, k, NULL) == PLANNER_OK)
+            l->v[n++] = l->v[i];
+    }
+    l->n = n;
+}
+
 /* The all-to-all level of hierarchical CP (a2a+p2p) for x->s: the --fix
  * value, else the largest divisor a of cp below cp whose a x tp ranks stay
  * in one NVLink domain of the first stage's node group (Megatron-Core's
@@ -810,6 +828,9 @@ static void set_derived(search_ctx *x)
     s->tp_comm_overlap = f->tp_comm_overlap >= 0
                              ? f->tp_comm_overlap != 0
                              : s->sp && s->tp > 1 && space_allows(x, KNOB_TP_COMM_OVERLAP, 1);
+    if (f->tp_comm_overlap < 0 &&
+        knob_stack_rule(x->m, s, KNOB_TP_COMM_OVERLAP, NULL) != PLANNER_OK)
+        s->tp_comm_overlap = false;   /* (torchtitan: async TP only when compiled) */
     s->cp_comm = f->cp_comm >= 0 ? (cp_comm_type)f->cp_comm
                  : f->cp_a2a > 0 ? CP_COMM_A2A_P2P : CP_COMM_P2P;
     s->cp_a2a = s->cp_comm == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
@@ -1069,6 +1090,8 @@ static void block_lists_make(const search_ctx *x, block_lists *b)
     stack_filter(x, &b->vpp, KNOB_VPP, f->vpp > 0);
     stack_filter(x, &b->sp, KNOB_SP, f->sp >= 0);
     stack_filter(x, &b->zero, KNOB_ZERO, f->zero >= 0);
+    stack_rule_filter(x, &b->sp, KNOB_SP, f->sp >= 0);
+    stack_rule_filter(x, &b->zero, KNOB_ZERO, f->zero >= 0);
 }
 
 /* Whether vpp v applies to micro-batch count mb (fixed values always do:
@@ -1210,11 +1233,13 @@ static int chunk_layers_max(const search_ctx *x)
 }
 
 /* Whether P7 searches block recompute's layer count (--fix leaves it free,
- * the method block, and the space has it: space_allows). */
+ * the method block, the space has it: space_allows, and the stack has a
+ * first-N-layers form: not STACK_RULE_FULL_EVERY_BLOCK). */
 static bool rc_layers_searched(const search_ctx *x)
 {
     return x->fix.recompute_layers < 0 && x->fix.recompute_method != RECOMPUTE_UNIFORM &&
-           space_allows(x, KNOB_RECOMPUTE_LAYERS, 1);
+           space_allows(x, KNOB_RECOMPUTE_LAYERS, 1) &&
+           !(stack_get(x->c->stack)->rules & STACK_RULE_FULL_EVERY_BLOCK);
 }
 
 /* Whether a plan of objective `score` or less cannot enter the top N. */

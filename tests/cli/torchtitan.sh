@@ -231,22 +231,24 @@ grep -q 'printf "%s" "$JOB_TOML" > "$JOB_CONFIG" && exec torchrun' "$T/het.sh" |
     fail "het: each node writes the config"
 
 # 8. Refusals, exit status and message, no output file
-# (a) a plan torchtitan has no option for: async TP without compiled blocks
+# (a) knobs torchtitan has no option for are outside the pytorch-fsdp2
+# stack's knob set (inputs/stack.c rules): the search refuses them under
+# --fix (exit 3, the rule in the advice), so --emit never sees them
 $P -m $M70 -c $H100 --stack pytorch-fsdp2 --fix $FIX --emit torchtitan -o "$T/no.toml" \
     > "$T/out" 2> "$T/err"
-[ $? -eq 1 ] || fail "async TP without compile: not refused"
-grep -q "^planner: cannot emit launch material: torchtitan's async tensor parallelism (the plan's tp_comm_overlap) runs only with compiled blocks: plan with --torch-compile, or --fix tp_comm_overlap=off$" \
+[ $? -eq 3 ] || fail "async TP without compile: not refused"
+grep -q "^advice: .*: pytorch-fsdp2's async tensor parallelism (the plan's tp_comm_overlap) runs only with compiled blocks: plan with --torch-compile, or --fix tp_comm_overlap=off$" \
     "$T/err" || fail "async TP message: $(cat "$T/err")"
 [ ! -e "$T/no.toml" ] || fail "refused plan left a file"
 # (b) full recompute of the first N layers only; ZeRO-0 with TP
 $P -m $M70 -c $H100 --stack pytorch-fsdp2 --torch-compile \
     --fix tp=8,pp=1,zero=3,recompute=full,recompute_layers=2 --emit slurm -o "$T/no.sh" \
     > /dev/null 2> "$T/err"
-[ $? -eq 1 ] && grep -q 'full activation checkpointing wraps every block; recompute_layers=2' \
+[ $? -eq 3 ] && grep -q 'full activation checkpointing wraps every block; recompute_layers=2' \
     "$T/err" && [ ! -e "$T/no.sh" ] || fail "partial full recompute: $(cat "$T/err")"
 $P -m configs/llama3-8b.json -c clusters/h200x64.yaml --stack pytorch-fsdp2 \
     --fix tp=2,pp=1,zero=0 --emit torchtitan > /dev/null 2> "$T/err"
-[ $? -eq 1 ] && grep -q 'torchtitan runs DDP (zero=0) only as the sole parallelism' "$T/err" ||
+[ $? -eq 3 ] && grep -q 'pytorch-fsdp2 runs DDP (zero=0) only as the sole parallelism' "$T/err" ||
     fail "DDP with TP: $(cat "$T/err")"
 # (c) kinds that do not launch the stack: usage errors before the search
 $P -m $M70 -c $H100 --stack pytorch-fsdp2 --emit megatron -o "$T/no.txt" > "$T/out" 2> "$T/err"
