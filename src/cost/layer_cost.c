@@ -331,7 +331,8 @@ double model_flops_per_step(const model *m, int gbs, int seq_len)
  * and 1.480 / 0.985 (1.48x, 1.50x), while llama3.1's MXFP8 backward is
  * within 9% of its bf16 one (1.305 / 1.198 ms): FP8_SDPA_BWD_D64 scales
  * the 16-bit-rate backward of an FP8 attention layer at head_dim <= 64
- * (64 is the one measured). */
+ * (64 is the one measured) on Blackwell and Blackwell Ultra, the GPUs the
+ * benchmark ran; elsewhere (Hopper's FP8 attention) no measurement: none. */
 #define FP8_SDPA_BWD_D64_MX 1.57
 #define FP8_SDPA_BWD_D64 1.49
 static double attention_bwd_s(const model *m, const layer_spec *l, const strategy *s,
@@ -342,7 +343,9 @@ static double attention_bwd_s(const model *m, const layer_spec *l, const strateg
     double d64;
     if (!m->fp8_attention || (fmt != PEAK_FP8 && fmt != PEAK_FP4))
         return ATTN_BWD_RATIO * attn_fwd;
-    d64 = l->head_dim > 64 ? 1.0 : m->prec == PREC_MXFP8 ? FP8_SDPA_BWD_D64_MX : FP8_SDPA_BWD_D64;
+    d64 = l->head_dim > 64 ||
+          (gpu->gen != GEN_BLACKWELL && gpu->gen != GEN_BLACKWELL_ULTRA) ? 1.0
+          : m->prec == PREC_MXFP8 ? FP8_SDPA_BWD_D64_MX : FP8_SDPA_BWD_D64;
     if (l->window <= 0 || l->window >= s->seq_len)
         return d64 * ATTN_BWD_RATIO * attn_fwd;
     causal = *l;
