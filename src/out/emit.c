@@ -1478,13 +1478,14 @@ static void print_args_array(FILE *out, const arg_list *l)
  * so none ends it) that each node writes to $FILE_VAR before torchrun
  * (launch_map.node_prep). */
 static void print_heredoc_open(FILE *out, const char *what, const char *file_var,
-                               const char *default_path, const char *text_var)
+                               const char *text_var)
 {
     fprintf(out, "# the %s; each node writes it to %s, a\n"
-                 "# node-local path, before torchrun reads it\n"
-                 "%s=\"${%s:-%s}\"\n"
+                 "# node-local path (unset: a private file mktemp makes), before torchrun\n"
+                 "# reads it\n"
+                 "%s=\"${%s:-}\"\n"
                  "IFS= read -r -d '' %s <<'PLANNER_CONFIG' || true\n", what, file_var, file_var,
-            file_var, default_path, text_var);
+            file_var, text_var);
 }
 
 /* What the launch runs with: Megatron-LM's argument array; torchtitan's job
@@ -1496,15 +1497,14 @@ static void print_launch_body(FILE *out, const model *m, const plan *pl, const a
     if (lm->target != LAUNCH_TORCHTITAN)
         print_args_array(out, l);
     if (lm->target == LAUNCH_DEEPSPEED) {
-        print_heredoc_open(out, "DeepSpeed config", "DS_CONFIG",
-                           "/tmp/planner-deepspeed-$$.json", "DS_JSON");
+        print_heredoc_open(out, "DeepSpeed config", "DS_CONFIG", "DS_JSON");
         emit_deepspeed_json(out, pl, lm->prec, lm->st);
         fputs("PLANNER_CONFIG\nexport DS_CONFIG DS_JSON\n", out);
     }
     if (lm->target != LAUNCH_TORCHTITAN)
         return;
     print_heredoc_open(out, "torchtitan " TORCHTITAN_RELEASE " job config", "JOB_CONFIG",
-                       "/tmp/planner-torchtitan-$$.toml", "JOB_TOML");
+                       "JOB_TOML");
     fputs("# torchtitan " TORCHTITAN_RELEASE " job config, from planner\n", out);
     emit_torchtitan_toml(out, m, pl, lm->prec, lm->description);
     fputs("PLANNER_CONFIG\n"
@@ -1877,6 +1877,13 @@ static launch_target stack_target(const stack_spec *st)
     return st != NULL && st->id == STACK_DEEPSPEED ? LAUNCH_DEEPSPEED : LAUNCH_MEGATRON;
 }
 
+/* A node's config file when the user set none: mktemp's, created mode 0600
+ * with O_EXCL under $TMPDIR (a fixed /tmp name could be a symlink another
+ * user planted); double quotes only, as it runs inside srun's bash -c '...'. */
+#define NODE_CONFIG_FILE(var, name, suffix)                                              \
+    ": \"${" var ":=$(mktemp --suffix=" suffix " \"${TMPDIR:-/tmp}/planner-" name         \
+    ".XXXXXX\")}\" && "
+
 /* The launch target's facts in lm (launch_map): what the scripts run. */
 static void set_target(launch_map *lm, const model *m, const cluster *c, const plan *pl,
                        megatron_version ver)
@@ -1895,8 +1902,10 @@ static void set_target(launch_map *lm, const model *m, const cluster *c, const p
         snprintf(lm->title, sizeof lm->title, "Megatron-DeepSpeed %s",
                  MEGATRON_DEEPSPEED_COMMIT);
         lm->command = "\"$MEGATRON_DEEPSPEED_DIR/pretrain_gpt.py\" \"${MEGATRON_ARGS[@]}\"";
-        lm->node_prep = "printf \"%s\" \"$DS_JSON\" > \"$DS_CONFIG\" && ";
-        lm->node_prep_line = "printf '%s' \"$DS_JSON\" > \"$DS_CONFIG\"\n";
+        lm->node_prep = NODE_CONFIG_FILE("DS_CONFIG", "deepspeed", ".json")
+                        "printf \"%s\" \"$DS_JSON\" > \"$DS_CONFIG\" && ";
+        lm->node_prep_line = NODE_CONFIG_FILE("DS_CONFIG", "deepspeed", ".json")
+                             "printf '%s' \"$DS_JSON\" > \"$DS_CONFIG\"\n";
         return;
     case LAUNCH_TORCHTITAN:
         break;
@@ -1905,8 +1914,10 @@ static void set_target(launch_map *lm, const model *m, const cluster *c, const p
     lm->command = "-m torchtitan.train --job.config_file \"$JOB_CONFIG\" \\\n"
                   "        --job.dump_folder \"$DUMP_FOLDER\" "
                   "--model.hf_assets_path \"$HF_ASSETS_PATH\"";
-    lm->node_prep = "printf \"%s\" \"$JOB_TOML\" > \"$JOB_CONFIG\" && ";
-    lm->node_prep_line = "printf '%s' \"$JOB_TOML\" > \"$JOB_CONFIG\"\n";
+    lm->node_prep = NODE_CONFIG_FILE("JOB_CONFIG", "torchtitan", ".toml")
+                    "printf \"%s\" \"$JOB_TOML\" > \"$JOB_CONFIG\" && ";
+    lm->node_prep_line = NODE_CONFIG_FILE("JOB_CONFIG", "torchtitan", ".toml")
+                         "printf '%s' \"$JOB_TOML\" > \"$JOB_CONFIG\"\n";
     snprintf(lm->description, sizeof lm->description, "planner: %s on %s",
              m->name[0] ? m->name : "unnamed", c != NULL && c->name[0] ? c->name : "cluster");
 }

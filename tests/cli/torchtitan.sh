@@ -180,6 +180,21 @@ for kind in slurm torchrun; do
     sed -n '/^\[job\]/,$p' "$T/rec-$kind/job.toml" | cmp -s - "$T/70b.body" ||
         fail "$kind: the node's job config differs from --emit torchtitan's"
 done
+# Without JOB_CONFIG each node writes a private mktemp file under $TMPDIR,
+# never a fixed /tmp name another user could have planted as a symlink
+grep -q '/tmp/planner-' "$T/70b.torchrun" "$T/70b.slurm" && fail "a fixed /tmp config path"
+mkdir "$T/rec-tmp" "$T/tmp"
+env PATH="$T/bin:$PATH" REC="$T/rec-tmp" NODE_RANK=0 MASTER_ADDR=node0 TMPDIR="$T/tmp" \
+    HF_ASSETS_PATH=/data/hf DUMP_FOLDER=/data/out bash "$T/70b.torchrun" > /dev/null 2> "$T/err" ||
+    fail "torchrun without JOB_CONFIG: $(cat "$T/err")"
+cfg=$(sed -n '/^--job.config_file$/{n;p;}' "$T/rec-tmp/args")
+case "$cfg" in
+    "$T/tmp/planner-torchtitan."*.toml) ;;
+    *) fail "torchrun without JOB_CONFIG: config at '$cfg', not a mktemp file in \$TMPDIR" ;;
+esac
+[ "$(stat -c %a "$cfg")" = 600 ] || fail "the node's config file is not private: $(stat -c %a "$cfg")"
+sed -n '/^\[job\]/,$p' "$T/rec-tmp/job.toml" | cmp -s - "$T/70b.body" ||
+    fail "torchrun without JOB_CONFIG: the job config differs from --emit torchtitan's"
 grep -q '^# sbatch script for torchtitan v0.2.2, from planner' "$T/70b.slurm" ||
     fail "slurm header"
 grep -q CUDA_DEVICE_MAX_CONNECTIONS "$T/70b.slurm" && fail "slurm: Megatron's env rule"
