@@ -57,8 +57,8 @@ typedef struct stack_knobs {
 /* The rules a stack's software puts on knobs together, beyond each knob's
  * values (stack_spec.rules, bits).  model/knobs.c knob_rule applies them to
  * every strategy on the stack, so the search returns only plans the stack
- * runs, and out/emit_torchtitan.c refuses by the same rules
- * (knobs_stack_check).  Sources: inputs/stack.c. */
+ * runs, and out/emit_torchtitan.c and emit_deepspeed.c refuse by the same
+ * rules (knobs_stack_check).  Sources: inputs/stack.c. */
 enum {
     STACK_RULE_DDP_ALONE = 1u << 0,       /* replication without sharding (zero 0) only
                                              as the sole parallelism: not with cp or
@@ -71,7 +71,9 @@ enum {
     STACK_RULE_SHARD_OVERLAPS = 1u << 4,  /* sharded data parallelism (zero >= 2)
                                              always overlaps the gradient reduce, and
                                              zero 3 the parameter gather */
-    STACK_RULE_ETP_TP_OR_1 = 1u << 5      /* expert tensor parallelism is tp or 1 */
+    STACK_RULE_ETP_TP_OR_1 = 1u << 5,     /* expert tensor parallelism is tp or 1 */
+    STACK_RULE_SHARD_NO_PIPE = 1u << 6    /* sharded gradients (zero >= 2) only without
+                                             pipelining */
 };
 
 /* How the stack's software holds memory beyond the model states: each kind

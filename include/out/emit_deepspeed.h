@@ -13,11 +13,12 @@
 
 #define MEGATRON_DEEPSPEED_COMMIT "f4157be"
 
-/* Checks what DeepSpeed's engine cannot run for plan `pl` trained in
- * `prec` (emit.c's emitted precision): PLANNER_OK, or PLANNER_E_INPUT with
- * the reason in *err (err may be NULL).  The plan has passed emit_check;
- * the model's flags are emit.c's to check. */
-planner_status emit_deepspeed_check(const plan *pl, precision prec, planner_error *err);
+/* Checks what DeepSpeed's engine cannot run for plan `pl` of model `m`
+ * trained in `prec` (emit.c's emitted precision): PLANNER_OK, or
+ * PLANNER_E_INPUT with the reason in *err (err may be NULL).  The plan has
+ * passed emit_check; the model's flags are emit.c's to check. */
+planner_status emit_deepspeed_check(const model *m, const plan *pl, precision prec,
+                                    planner_error *err);
 
 /* Writes the DeepSpeed config (one JSON object) of plan `pl` (checked by
  * emit_deepspeed_check) on stack `st` (its data-parallel bucket). */

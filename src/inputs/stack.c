@@ -131,6 +131,10 @@
  *     (the NeMo 24.07 rows run megatron-core); torchtitan's AdamW keeps
  *     fp32 state on FSDP2's fp32 shards, the 2020-2022 stacks and
  *     DeepSpeed (not modelled) fp32.
+ *   DeepSpeed's pipeline engine asserts ZeRO stage < 2 (deepspeed/runtime/
+ *     pipe/engine.py PipelineEngine.__init__, "ZeRO-2 and ZeRO-3 are
+ *     incompatible with pipeline parallelism", v0.6.0 to master):
+ *     STACK_RULE_SHARD_NO_PIPE.
  *   Only megatron-core overlaps the MoE all-to-alls with another micro-
  *     batch's compute (--overlap-moe-expert-parallel-comm, combined_1f1b.py,
  *     core_v0.15.0); the other stacks are costed with them exposed.
@@ -193,7 +197,8 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      {OFF, OFF, ALL, ALL, OFF, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
-     "TP without SP, full checkpointing, unfused attention", false, 5e8, 0},
+     "TP without SP, full checkpointing, unfused attention", false, 5e8,
+     STACK_RULE_SHARD_NO_PIPE},
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_SDPA_FA2, true,
      false,
      {ALL, ALL, (1u << 0) | (1u << 2) | (1u << 3), ALL, ALL, ALL, ALL, ALL, ALL, OFF,

@@ -903,6 +903,11 @@ static planner_status rule_stack(const model *m, const strategy *s, const stack_
             FAIL("%s's FSDP2 always prefetches the next block's all-gather: plan with "
                  "--fix overlap_param_gather=on", st->name);
     }
+    if ((r & STACK_RULE_SHARD_NO_PIPE) && (all || k == KNOB_ZERO || k == KNOB_PP) &&
+        s->pp > 1 && s->zero >= 2)
+        FAIL("%s's pipeline engine refuses ZeRO-%d (\"ZeRO-2 and ZeRO-3 are incompatible "
+             "with pipeline parallelism\"): plan pp=%d with --fix zero=0 or 1", st->name,
+             s->zero, s->pp);
     if ((r & STACK_RULE_ETP_TP_OR_1) && (all || k == KNOB_ETP) && ep > 1 && s->etp > 1 &&
         s->etp != s->tp)
         FAIL("%s's expert tensor parallelism is tp or 1, not etp=%d with tp=%d", st->name,

@@ -1953,7 +1953,7 @@ static planner_status launch_checks(const model *m, const cluster *c, const plan
     if (t == LAUNCH_DEEPSPEED) {
         if ((rc = ds_model_check(m, &pl->s, err)) != PLANNER_OK)
             return rc;
-        return emit_deepspeed_check(pl, emitted_precision(m, c, &pl->s), err);
+        return emit_deepspeed_check(m, pl, emitted_precision(m, c, &pl->s), err);
     }
     if ((rc = model_check(m, err)) != PLANNER_OK)
         return rc;

@@ -12,8 +12,9 @@
  * stack_spec.dp_bucket_params), bf16 / fp16 (dynamic loss scaling from
  * 2^16: loss_scale 0, initial_scale_power 16, as the Megatron launch).
  * The mechanisms it refuses to misrepresent:
- *   - deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are
- *     incompatible with pipeline parallelism";
+ *   - the deepspeed stack's rules (inputs/stack.c, knobs_stack_check, which
+ *     the search plans by): deepspeed/runtime/pipe/engine.py's "ZeRO-2 and
+ *     ZeRO-3 are incompatible with pipeline parallelism";
  *   (stage 0's all-reduce after the backward and stages 1/2 gathering the
  *     updated weights inside the optimizer step are the stack's: its plans
  *     overlap neither, inputs/stack.c);
@@ -22,21 +23,21 @@
  * the JSON holds numbers and names of our own only. */
 #include <stdbool.h>
 #include <stdio.h>
+#include "model/knobs.h"
 #include "out/emit_deepspeed.h"
 
 /* What the config cannot carry: PLANNER_E_INPUT with the reason in *err. */
 #define DS_FAIL(...) error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL, __VA_ARGS__)
 
-planner_status emit_deepspeed_check(const plan *pl, precision prec, planner_error *err)
+planner_status emit_deepspeed_check(const model *m, const plan *pl, precision prec,
+                                    planner_error *err)
 {
     const strategy *s = &pl->s;
     if (prec != PREC_BF16 && prec != PREC_FP16 && prec != PREC_FP32)
         return DS_FAIL("DeepSpeed's engine trains in bf16, fp16 or fp32, not %s",
                        precision_name(prec));
-    if (s->pp > 1 && s->zero >= 2)
-        return DS_FAIL("DeepSpeed's pipeline engine refuses ZeRO-%d (\"ZeRO-2 and ZeRO-3 are "
-                       "incompatible with pipeline parallelism\"): plan pp=%d with --fix zero=0 "
-                       "or 1", s->zero, s->pp);
+    if (knobs_stack_check(m, s, stack_get(STACK_DEEPSPEED), err) != PLANNER_OK)
+        return PLANNER_E_INPUT;
     if (s->ep > 1 && s->etp > 1)
         return DS_FAIL("DeepSpeed-MoE splits no expert over tensor-parallel ranks as etp=%d "
                        "does", s->etp);
