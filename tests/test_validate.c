@@ -280,6 +280,18 @@ START_TEST(recipe_cuda_graph_from_system)
 }
 END_TEST
 
+/* How many of the recipe facts for `sys` (run_stacks.c
+ * run_recipe_for_system) hold `setting` in their --fix text. */
+static int recipes_setting(const run_system *sys, const char *setting)
+{
+    const char *rec, *why;
+    size_t at = 0;
+    int n = 0;
+    while ((rec = run_recipe_for_system(sys, &at, &why)) != NULL)
+        n += strstr(rec, setting) != NULL;
+    return n;
+}
+
 /* Facts of fit/run_stacks.c a row's schema cannot say: Megatron-Bridge's
  * Llama 3.1 405B configs turn the TP overlap off for NVFP4 only
  * (llama31_llm_pretrain.py); the residual dropout of Megatron-Bridge's
@@ -309,11 +321,8 @@ START_TEST(recipe_facts_nvfp4_tp_overlap_and_dropout)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_system sys = {cases[i].source, cases[i].model, cases[i].gpu, cases[i].prec};
-        const char *rec, *why;
-        size_t at = 0;
-        int tp_off = 0;
-        while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
-            tp_off += strstr(rec, "tp_comm_overlap=off") != NULL;
+        const char *why;
+        int tp_off = recipes_setting(&sys, "tp_comm_overlap=off");
         ck_assert_msg(tp_off == cases[i].tp_off, "case %zu: %d", i, tp_off);
         ck_assert_msg(run_hidden_dropout_for_system(&sys, &why) == cases[i].drop, "case %zu", i);
         ck_assert(cases[i].drop < 0 ? why == NULL : why != NULL);
@@ -339,11 +348,7 @@ START_TEST(recipe_a2a_overlap_h100_qwen3_235b)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_system sys = {cases[i].source, cases[i].model, cases[i].gpu, cases[i].prec};
-        const char *rec, *why;
-        size_t at = 0;
-        int ovl = 0;
-        while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
-            ovl += strstr(rec, "ep_comm_overlap=on") != NULL;
+        int ovl = recipes_setting(&sys, "ep_comm_overlap=on");
         ck_assert_msg(ovl == cases[i].ovl, "case %zu: %d", i, ovl);
     }
 }
@@ -366,11 +371,7 @@ START_TEST(recipe_recompute_gptoss_b200_2602)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_system sys = {cases[i].source, cases[i].model, cases[i].gpu, cases[i].prec};
-        const char *rec, *why;
-        size_t at = 0;
-        int sel = 0;
-        while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
-            sel += strstr(rec, "recompute=selective,recompute_modules=layernorm+moe_act") != NULL;
+        int sel = recipes_setting(&sys, "recompute=selective,recompute_modules=layernorm+moe_act");
         ck_assert_msg(sel == cases[i].sel, "case %zu: %d", i, sel);
     }
 }
@@ -392,11 +393,7 @@ START_TEST(recipe_no_interleave_260201_qwen3_235b)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_system sys = {cases[i].source, cases[i].model, cases[i].gpu, "mxfp8"};
-        const char *rec, *why;
-        size_t at = 0;
-        int vpp1 = 0;
-        while ((rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
-            vpp1 += strstr(rec, "vpp=1") != NULL;
+        int vpp1 = recipes_setting(&sys, "vpp=1");
         ck_assert_msg(vpp1 == cases[i].vpp1, "case %zu: %d", i, vpp1);
     }
 }

@@ -241,13 +241,31 @@ static int ws_reserve(partition_ws *ws, size_t doubles, size_t ints)
     return 0;
 }
 
-/* Row f[s][0..L] with nothing placed (HUGE_VAL, arg -1). */
-static void row_init(double *fs, int *as, int L)
+/* Row s of the dynamic program as dp_row() and dp_row_lead() fill it: its
+ * values and arguments (fs, as), the row before (fp; NULL for stage 0), and
+ * the ends j it tries, [jlo, jhi] (every stage at least ml layers; the last
+ * stage only the whole model).  Starts with nothing placed (HUGE_VAL, arg
+ * -1). */
+typedef struct dp_row_frame {
+    double *fs;
+    const double *fp;
+    int *as;
+    int jlo, jhi;
+} dp_row_frame;
+
+static dp_row_frame row_frame(const partition_problem *pb, int s, int ml, size_t row,
+                              partition_ws *ws)
 {
+    const int L = pb->n_layers, P = pb->n_stages;
+    dp_row_frame f = {ws->buf + (size_t)s * row, s > 0 ? ws->buf + (size_t)(s - 1) * row : NULL,
+                      ws->arg + (size_t)s * row, (s + 1) * ml, L - (P - 1 - s) * ml};
     for (int j = 0; j <= L; j++) {
-        fs[j] = HUGE_VAL;
-        as[j] = -1;
+        f.fs[j] = HUGE_VAL;
+        f.as[j] = -1;
     }
+    if (s == P - 1)
+        f.jlo = L;
+    return f;
 }
 
 /* The starts of stage s's ranges ending at j, [*ilo, *ihi] (every stage
@@ -292,21 +310,15 @@ static bool offer(double t, double bytes, double cap, const double *fp, int i, d
 static partition_status dp_row(const partition_problem *pb, int s, int ml, size_t row,
                                partition_ws *ws, double *cut_s)
 {
-    const int L = pb->n_layers, P = pb->n_stages;
+    const int L = pb->n_layers;
     const size_t o = (size_t)pb->stage_class[s] * (size_t)L;
     const double *tt = pb->time_s + o, *sb = pb->state_bytes + o, *ab = pb->act_bytes + o;
     const double *peak = pb->peak_bytes != NULL ? pb->peak_bytes + o : NULL;
     const double ft = pb->fixed_time_s[s], fb = pb->fixed_bytes[s];
     const double inf = pb->inflight[s], cap = pb->capacity_bytes[s];
-    double *fs = ws->buf + (size_t)s * row;
-    const double *fp = s > 0 ? ws->buf + (size_t)(s - 1) * row : NULL;
-    int *as = ws->arg + (size_t)s * row;
-    int jlo = (s + 1) * ml, jhi = L - (P - 1 - s) * ml;
+    const dp_row_frame f = row_frame(pb, s, ml, row, ws);
 
-    row_init(fs, as, L);
-    if (s == P - 1)
-        jlo = L;   /* only the whole model matters for the last stage */
-    for (int j = jlo; j <= jhi; j++) {
+    for (int j = f.jlo; j <= f.jhi; j++) {
         /* sums over [i, j), grown one layer at a time as i decreases,
          * in partition_stage_time/bytes()'s order */
         double best = HUGE_VAL, tsum = 0, ssum = 0, asum = 0, runmax = 0;
@@ -329,11 +341,11 @@ static partition_status dp_row(const partition_problem *pb, int s, int ml, size_
             if (t >= best)
                 break;
             bytes = fb + ssum + inf * asum + runmax;
-            if (!offer(t, bytes, cap, fp, i, &best, &bi, cut_s))
+            if (!offer(t, bytes, cap, f.fp, i, &best, &bi, cut_s))
                 break;
         }
-        fs[j] = best;
-        as[j] = bi;
+        f.fs[j] = best;
+        f.as[j] = bi;
     }
     return PARTITION_OK;
 }
@@ -367,7 +379,7 @@ static void lead_windows(const partition_problem *pb, size_t o, double *wt, doub
 static partition_status dp_row_lead(const partition_problem *pb, int s, int ml, size_t row,
                                     partition_ws *ws, double *win, double *cut_s)
 {
-    const int L = pb->n_layers, P = pb->n_stages, N = pb->lead_layers;
+    const int L = pb->n_layers, N = pb->lead_layers;
     const size_t o = (size_t)pb->stage_class[s] * (size_t)L;
     const double *tt = pb->time_s + o, *sb = pb->state_bytes + o, *ab = pb->act_bytes + o;
     const double *peak = pb->peak_bytes != NULL ? pb->peak_bytes + o : NULL;
@@ -375,16 +387,11 @@ static partition_status dp_row_lead(const partition_problem *pb, int s, int ml, 
     const double *lp = pb->lead_peak_bytes + o, *fr = pb->freed_bytes + o;
     const double ft = pb->fixed_time_s[s], fb = pb->fixed_bytes[s];
     const double inf = pb->inflight[s], cap = pb->capacity_bytes[s];
-    double *fs = ws->buf + (size_t)s * row, *wt = win, *wa = win + L, *wp = win + 2 * L;
-    const double *fp = s > 0 ? ws->buf + (size_t)(s - 1) * row : NULL;
-    int *as = ws->arg + (size_t)s * row;
-    int jlo = (s + 1) * ml, jhi = L - (P - 1 - s) * ml;
+    double *wt = win, *wa = win + L, *wp = win + 2 * L;
+    const dp_row_frame f = row_frame(pb, s, ml, row, ws);
 
     lead_windows(pb, o, wt, wa, wp);
-    row_init(fs, as, L);
-    if (s == P - 1)
-        jlo = L;
-    for (int j = jlo; j <= jhi; j++) {
+    for (int j = f.jlo; j <= f.jhi; j++) {
         double best = HUGE_VAL, tsum = 0, ssum = 0, asum = 0, fsum = 0, kmax = 0;
         double lsum = 0, lasum = 0, lpmax = 0;
         int bi = -1, ilo, ihi, go = range_starts(ws, s, ml, j, &ilo, &ihi);
@@ -415,11 +422,11 @@ static partition_status dp_row_lead(const partition_problem *pb, int s, int ml, 
                 break;
             bytes = fb + ssum + inf * (asum + (lead ? lasum : wa[i])) +
                     (lead ? lpmax : fmax(wp[i] - fsum, kmax));
-            if (!offer(t, bytes, cap, fp, i, &best, &bi, cut_s))
+            if (!offer(t, bytes, cap, f.fp, i, &best, &bi, cut_s))
                 break;
         }
-        fs[j] = best;
-        as[j] = bi;
+        f.fs[j] = best;
+        f.as[j] = bi;
     }
     return PARTITION_OK;
 }
