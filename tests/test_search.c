@@ -1245,6 +1245,28 @@ START_TEST(rule_refusals_named)
     ck_assert_int_eq(tu_search(&r, m, &rs, c, "gpus=64", false, 2), PLANNER_OK);
     ck_assert_int_gt(r.invalid, 0);
     ck_assert_int_eq(refused_entries(&r, "sp"), r.invalid);
+    ck_assert_int_eq(r.invalid_stack, 0);
+    search_result_free(&r);
+    model_free(m);
+
+    /* a stack's own rule (stack_spec.rules) is named as the stack's
+     * software, not Megatron's: torchtitan runs DDP only as the sole
+     * parallelism, so zero 0 at tp 2 is refused by torchtitan's rules
+     * (it said "Megatron's rules") */
+    m = tu_model_load("configs/llama3-8b.json", &rs);
+    c->stack = STACK_PYTORCH_FSDP2;
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, "tp=2,zero=0", false, 1), PLANNER_E_INFEASIBLE);
+    ck_assert_int_gt(r.invalid, 0);
+    ck_assert_int_eq(r.invalid_stack, r.invalid);
+    ck_assert_str_eq(r.rules_by, "torchtitan");
+    ck_assert_msg(strncmp(r.advice, "no strategy satisfies torchtitan's rules under --fix; e.g. ",
+                          59) == 0, "%s", r.advice);
+    ck_assert_int_eq(refused_entries(&r, NULL), 0);
+    found = false;
+    for (int i = 0; i < r.n_not_searched; i++)
+        found = found || strstr(r.not_searched[i], " candidates torchtitan's rules refuse (zero: "
+                                "pytorch-fsdp2 runs DDP (zero=0) only as the sole") != NULL;
+    ck_assert(found);
     search_result_free(&r);
     model_free(m);
     cluster_free(c);

@@ -163,6 +163,10 @@ typedef struct stack_spec {
                                    parameters; 0: Megatron's max(40M, 1M x dp)
                                    (cost_dp_bucket_params) */
     unsigned rules;             /* STACK_RULE_ bits */
+    const char *rules_by;       /* the software whose rules `rules` are, as
+                                   messages name them ("torchtitan's
+                                   rules"); "Megatron" for the Megatron
+                                   rows, which have none of their own */
 } stack_spec;
 
 /* Of a rank's vpp model chunks, those whose ZeRO-2 gradients the stack

@@ -140,9 +140,13 @@ typedef struct search_result {
     plan miss;
     char advice[512];                 /* what would make it fit */
     long pruned;                      /* candidates skipped by a safe prune */
-    long invalid;                     /* candidates Megatron's rules refused
+    long invalid;                     /* candidates the rules refused
                                          (strategy_check, the placer, or a
                                          block's degrees: search.c refuse) */
+    long invalid_stack;               /* of those, the ones the stack's own
+                                         rules refused (stack_spec.rules) */
+    const char *rules_by;             /* whose those are (stack_spec.rules_by,
+                                         a constant) */
     int gbs, seq_len;                 /* the global batch and sequence planned */
     int gpus;                         /* GPUs each plan uses */
     char placement_note[512];         /* several node groups: the best plan

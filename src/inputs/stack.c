@@ -171,7 +171,7 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL},
      MEM_MEGATRON_CORE,
      "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true, 0,
-     0},
+     0, "Megatron"},
     {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020) to Jan 2021", STACK_MEGATRON_LM_2020,
      STACK_ATTN_UNFUSED, false, false,
      /* sp, tp_comm_overlap, zero, ogr, opg, recompute, cp, ep, vpp, ep_comm_overlap,
@@ -179,26 +179,27 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Megatron-LM README Sep 2020 to Jan 2021: TP, pipelining without interleaving or "
-     "scatter/gather, full recompute, local DDP (no overlap), unfused attention", false, 0, 0},
+     "scatter/gather, full recompute, local DDP (no overlap), unfused attention", false, 0, 0,
+     "Megatron"},
     {"megatron-lm-2021", "Megatron-LM v2.x (SC21)", STACK_MEGATRON_LM_2021, STACK_ATTN_UNFUSED,
      false, false,
      {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Narayanan et al. SC21: + interleaved 1F1B; full recompute, no SP, no distributed "
-     "optimizer, unfused attention", false, 0, 0},
+     "optimizer, unfused attention", false, 0, 0, "Megatron"},
     {"megatron-lm-2022", "Megatron-LM v3.0 (2022)", STACK_MEGATRON_LM_2022, STACK_ATTN_UNFUSED,
      false, false,
      {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Korthikanti et al. 2022: + sequence parallelism, selective recompute; no distributed "
-     "optimizer, unfused attention", false, 0, 0},
+     "optimizer, unfused attention", false, 0, 0, "Megatron"},
     {"deepspeed", "Megatron-DeepSpeed / DeepSpeed 2021-2022", STACK_DEEPSPEED,
      STACK_ATTN_UNFUSED, false, false,
      {OFF, OFF, ALL, ALL, OFF, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
      "TP without SP, full checkpointing, unfused attention", false, 5e8,
-     STACK_RULE_SHARD_NO_PIPE},
+     STACK_RULE_SHARD_NO_PIPE, "DeepSpeed"},
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_SDPA_FA2, true,
      false,
      {ALL, ALL, (1u << 0) | (1u << 2) | (1u << 3), ALL, ALL, ALL, ALL, ALL, ALL, OFF,
@@ -208,7 +209,8 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      "torchtitan: FSDP2 (ZeRO-2/3, DDP), DTensor TP + SP, async TP, pipelining incl. "
      "interleaved, CP, float8, SDPA flash attention", true, 0,
      STACK_RULE_DDP_ALONE | STACK_RULE_SP_WITH_TP | STACK_RULE_ASYNC_TP_COMPILED |
-         STACK_RULE_FULL_EVERY_BLOCK | STACK_RULE_SHARD_OVERLAPS | STACK_RULE_ETP_TP_OR_1},
+         STACK_RULE_FULL_EVERY_BLOCK | STACK_RULE_SHARD_OVERLAPS | STACK_RULE_ETP_TP_OR_1,
+     "torchtitan"},
 };
 
 

@@ -275,18 +275,31 @@ static void describe(const strategy *s, char *buf, size_t size)
              s->zero == 1 ? " (distributed optimizer)" : "");
 }
 
+/* ", N refused by Megatron's rules" and / or ", M by torchtitan's rules"
+ * (the stack's own, stack_spec.rules_by), or "" when nothing was refused. */
+static void refused_text(const search_result *res, char *buf, size_t size)
+{
+    char megatron[32], own[32];
+    long own_n = res->invalid_stack, megatron_n = res->invalid - own_n;
+    fmt_count((double)megatron_n, megatron, sizeof megatron);
+    fmt_count((double)own_n, own, sizeof own);
+    snprintf(buf, size, "%s%s%s%s%s%s%s%s", megatron_n > 0 ? ", " : "",
+             megatron_n > 0 ? megatron : "", megatron_n > 0 ? " refused by Megatron's rules" : "",
+             own_n > 0 ? ", " : "", own_n > 0 ? own : "",
+             own_n > 0 ? (megatron_n > 0 ? " by " : " refused by ") : "",
+             own_n > 0 && res->rules_by != NULL ? res->rules_by : "", own_n > 0 ? "'s rules" : "");
+}
+
 static void search_stats(FILE *out, const search_result *res)
 {
-    char cand[32], feas[32], pruned[32], refused[32], rate[32];
+    char cand[32], feas[32], pruned[32], refused[128], rate[32];
     fmt_count((double)res->candidates, cand, sizeof cand);
     fmt_count((double)res->feasible, feas, sizeof feas);
     fmt_count((double)res->pruned, pruned, sizeof pruned);
-    fmt_count((double)res->invalid, refused, sizeof refused);
+    refused_text(res, refused, sizeof refused);
     fmt_count(res->seconds > 0 ? (double)res->candidates / res->seconds : 0, rate, sizeof rate);
-    fprintf(out, "Search: %s candidates evaluated (%s feasible, %s pruned as unable to win%s%s%s), "
-            "%.3f s, %s candidates/s\n", cand, feas, pruned, res->invalid > 0 ? ", " : "",
-            res->invalid > 0 ? refused : "", res->invalid > 0 ? " refused by Megatron's rules" : "",
-            res->seconds, rate);
+    fprintf(out, "Search: %s candidates evaluated (%s feasible, %s pruned as unable to win%s), "
+            "%.3f s, %s candidates/s\n", cand, feas, pruned, refused, res->seconds, rate);
     if (res->limited) {
         char work[32];
         fmt_count(res->work, work, sizeof work);

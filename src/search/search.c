@@ -196,10 +196,13 @@ typedef struct search_ctx {
     int *order;
     int n_top, pool_cap;
     long candidates, feasible, invalid, pruned;
-    /* candidates Megatron's rules refused (invalid in all), by the rule's
+    /* candidates the rules refused (invalid in all), [0] Megatron's and [1]
+     * the stack's own (stack_spec.rules: knob_stack_rule), by the rule's
      * knob ([KNOB_COUNT]: the layer split), with the first one's message */
-    long refused[KNOB_COUNT + 1];
-    char refused_why[KNOB_COUNT + 1][80];   /* a rule's first message, cut */
+    long refused[2][KNOB_COUNT + 1];
+    char refused_why[2][KNOB_COUNT + 1][80];   /* a rule's first message, cut */
+    long invalid_stack;       /* of invalid, those the stack's rules refused */
+    bool first_by_stack;      /* first_invalid is a stack rule's refusal */
     /* closest miss */
     bool have_miss;
     double miss_ratio, miss_score, miss_peak;
@@ -601,14 +604,31 @@ static double miss_ratio(const evaluation *e)
     return e->peak_memory_bytes / cap;
 }
 
-/* Counts n candidates of x->s that the rule of knob k refused (KNOB_COUNT:
- * the layer split); msg: the rule's message, needed for the first refusal
- * of k and of the search (the advice's example, with vpp and mbs; mbs < 0:
- * without). */
-static void refuse(search_ctx *x, int k, long n, int mbs, int vpp, const char *msg)
+/* Whether the rule of knob k (KNOB_COUNT: the layer split) that refuses s
+ * is the stack's own (stack_spec.rules, which knob_rule checks first). */
+static bool refused_by_stack(const search_ctx *x, const strategy *s, int k)
 {
-    if (x->refused[k] == 0)
-        snprintf(x->refused_why[k], sizeof x->refused_why[k], "%s", msg);
+    return k < KNOB_COUNT && knob_stack_rule(x->m, s, (knob_id)k, NULL) != PLANNER_OK;
+}
+
+/* The software whose rules refused: the stack's (stack_spec.rules_by) or
+ * Megatron's. */
+static const char *refuser(const search_ctx *x, bool by_stack)
+{
+    return by_stack ? stack_get(x->c->stack)->rules_by : "Megatron";
+}
+
+/* Counts n candidates of x->s that the rule of knob k refused (KNOB_COUNT:
+ * the layer split), the stack's own rule when by_stack; msg: the rule's
+ * message, needed for the first refusal of k and of the search (the
+ * advice's example, with vpp and mbs; mbs < 0: without). */
+static void refuse(search_ctx *x, int k, bool by_stack, long n, int mbs, int vpp,
+                   const char *msg)
+{
+    if (x->refused[by_stack][k] == 0)
+        snprintf(x->refused_why[by_stack][k], sizeof x->refused_why[by_stack][k], "%s", msg);
+    if (x->first_invalid[0] == '\0')
+        x->first_by_stack = by_stack;
     if (x->first_invalid[0] == '\0' && mbs < 0)   /* placed before mbs matters */
         snprintf(x->first_invalid, sizeof x->first_invalid,
                  "tp %d, cp %d, pp %d, dp %d, vpp %d: %.191s", x->s.tp, x->s.cp, x->s.pp,
@@ -617,11 +637,13 @@ static void refuse(search_ctx *x, int k, long n, int mbs, int vpp, const char *m
         snprintf(x->first_invalid, sizeof x->first_invalid,
                  "tp %d, cp %d, pp %d, dp %d, vpp %d, mbs %d: %.191s", x->s.tp, x->s.cp,
                  x->s.pp, x->s.dp, vpp, mbs, msg);
-    x->refused[k] += n;
+    x->refused[by_stack][k] += n;
     x->invalid += n;
+    x->invalid_stack += by_stack ? n : 0;
 }
 
-/* Whether Megatron's rules refuse x->s; counted (refuse) when `count`. */
+/* Whether the rules (Megatron's, the stack's) refuse x->s; counted
+ * (refuse) when `count`. */
 static bool rules_refuse(search_ctx *x, bool count)
 {
     int k;
@@ -631,15 +653,16 @@ static bool rules_refuse(search_ctx *x, bool count)
         /* the message only for a first refusal: the others go without
          * formatting one */
         planner_error why;
+        bool by_stack = refused_by_stack(x, &x->s, k);
         error_clear(&why);
-        if (x->refused[k] == 0 || x->first_invalid[0] == '\0')
+        if (x->refused[by_stack][k] == 0 || x->first_invalid[0] == '\0')
             strategy_check(x->m, &x->s, &why);
-        refuse(x, k, 1, x->s.mbs, x->s.vpp, why.msg);
+        refuse(x, k, by_stack, 1, x->s.mbs, x->s.vpp, why.msg);
     }
     return true;
 }
 
-/* Checks x->s against Megatron's rules and evaluates it into x->e.
+/* Checks x->s against the rules and evaluates it into x->e.
  * Returns 1 fits, 0 does not fit, -1 invalid (counted when `count`). */
 static int check_eval(search_ctx *x, bool count)
 {
@@ -1107,7 +1130,7 @@ static bool vpp_applies(const search_ctx *x, int v, int mb)
 static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
 {
     /* the message only for a first refusal (as check_eval) */
-    bool first = x->first_invalid[0] == '\0' || x->refused[KNOB_COUNT] == 0;
+    bool first = x->first_invalid[0] == '\0' || x->refused[0][KNOB_COUNT] == 0;
     planner_error why;
     strategy *s = &x->s;
     s->mbs = mbs;
@@ -1120,7 +1143,7 @@ static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
     if (first)
         error_clear(&why);
     if (place(x, s, first ? &why : NULL) != PLANNER_OK) {
-        refuse(x, KNOB_COUNT, 1, -1, s->vpp, first ? why.msg : "");
+        refuse(x, KNOB_COUNT, false, 1, -1, s->vpp, first ? why.msg : "");
         return -1;
     }
     return 0;
@@ -1599,7 +1622,8 @@ static bool block_refused(search_ctx *x, const block_lists *b)
             planner_error why;
             error_clear(&why);
             knob_rule(x->m, &t, degrees[i], &why);
-            refuse(x, degrees[i], block_candidates(x, b), b->mbs.v[0],
+            refuse(x, degrees[i], refused_by_stack(x, &t, degrees[i]), block_candidates(x, b),
+                   b->mbs.v[0],
                    x->fix.vpp > 0 ? x->fix.vpp : 1, why.msg);
             return true;
         }
@@ -2125,8 +2149,8 @@ static void advice_no_candidate(const search_ctx *x, char *a, size_t n)
         return;
     }
     if (x->first_invalid[0] != '\0')
-        appendf(a, n, "no strategy satisfies Megatron's rules%s; e.g. %s",
-                fixed ? " under --fix" : "", x->first_invalid);
+        appendf(a, n, "no strategy satisfies %s's rules%s; e.g. %s",
+                refuser(x, x->first_by_stack), fixed ? " under --fix" : "", x->first_invalid);
     else
         appendf(a, n,
                 "no layout tp x cp x pp x dp = %d GPUs meets the rules (tp divides heads %d "
@@ -2333,11 +2357,13 @@ static void note_not_searched(const search_ctx *x, search_result *res)
     if (x->pruned > 0)
         not_searched(res, "%ld pruned candidates (a variant needing no more memory did not "
                      "fit, or a faster one did)", x->pruned);
-    for (int k = 0; k <= KNOB_COUNT; k++)
-        if (x->refused[k] > 0)
-            not_searched(res, "%ld candidates Megatron's rules refuse (%s: %s)", x->refused[k],
-                         k < KNOB_COUNT ? knob_get_info((knob_id)k)->key : "the layer split",
-                         x->refused_why[k]);
+    for (int by = 0; by < 2; by++)
+        for (int k = 0; k <= KNOB_COUNT; k++)
+            if (x->refused[by][k] > 0)
+                not_searched(res, "%ld candidates %s's rules refuse (%s: %s)", x->refused[by][k],
+                             refuser(x, by == 1),
+                             k < KNOB_COUNT ? knob_get_info((knob_id)k)->key : "the layer split",
+                             x->refused_why[by][k]);
     if (x->limited)
         not_searched(res, "the rest of the space (work limit; --search-limit N)");
 }
@@ -2438,6 +2464,8 @@ static planner_status search_run_on(const model *m, const cluster *c, const cost
     res->feasible = x->feasible;
     res->pruned = x->pruned;
     res->invalid = x->invalid;
+    res->invalid_stack = x->invalid_stack;
+    res->rules_by = refuser(x, true);
     res->gpus = x->gpus;
     note_not_searched(x, res);
 

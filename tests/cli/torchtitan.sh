@@ -262,9 +262,13 @@ $P -m $M70 -c $H100 --stack pytorch-fsdp2 --torch-compile \
 [ $? -eq 3 ] && grep -q 'full activation checkpointing wraps every block; recompute_layers=2' \
     "$T/err" && [ ! -e "$T/no.sh" ] || fail "partial full recompute: $(cat "$T/err")"
 $P -m configs/llama3-8b.json -c clusters/h200x64.yaml --stack pytorch-fsdp2 \
-    --fix tp=2,pp=1,zero=0 --emit torchtitan > /dev/null 2> "$T/err"
+    --fix tp=2,pp=1,zero=0 --emit torchtitan > "$T/out" 2> "$T/err"
 [ $? -eq 3 ] && grep -q 'pytorch-fsdp2 runs DDP (zero=0) only as the sole parallelism' "$T/err" ||
     fail "DDP with TP: $(cat "$T/err")"
+# the stack's own rule is named as torchtitan's, not Megatron's
+grep -q "^advice: no strategy satisfies torchtitan's rules under --fix; " "$T/err" &&
+    grep -q "^Search: .* [0-9,]* refused by torchtitan's rules)" "$T/out" "$T/err" &&
+    ! grep -q "Megatron's rules" "$T/out" "$T/err" || fail "DDP with TP: whose rules: $(cat "$T/err")"
 # (c) kinds that do not launch the stack: usage errors before the search
 $P -m $M70 -c $H100 --stack pytorch-fsdp2 --emit megatron -o "$T/no.txt" > "$T/out" 2> "$T/err"
 [ $? -eq 2 ] && [ ! -e "$T/no.txt" ] && [ ! -s "$T/out" ] || fail "--emit megatron on fsdp2"
