@@ -900,6 +900,39 @@ START_TEST(not_searched_names_what_was_skipped)
                   strstr(r.not_searched[i], "cp >") == NULL);
     search_result_free(&r);
     model_free(m);
+
+    /* every suggestion is one the stack runs: pytorch-fsdp2 has no
+     * Megatron recompute modules (torchtitan's op-level policy), wraps
+     * every block in full checkpointing (no uniform groups) and splits
+     * experts over tp or 1 ranks; megatron-lm-2020 has no cp.  Mixtral (MoE)
+     * on 8 nodes: each of those entries was there before */
+    m = tu_model_load("configs/mixtral-8x7b.json", &rs);
+    make_cluster(&t, "H100-SXM", 64, 0);
+    t.c.stack = STACK_PYTORCH_FSDP2;
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=4,pp=1", false, 1), PLANNER_OK);
+    for (int i = 0; i < r.n_not_searched; i++)
+        ck_assert_msg(strstr(r.not_searched[i], "recompute_modules=A+B") == NULL &&
+                          strstr(r.not_searched[i], "recompute_method=uniform") == NULL &&
+                          strstr(r.not_searched[i], "etp other than 1 and tp") == NULL,
+                      "%s", r.not_searched[i]);
+    ck_assert_str_eq(r.not_searched[1], "cp > 2 (under 2048 tokens per rank; --fix cp=N tries it)");
+    search_result_free(&r);
+    t.c.stack = STACK_MEGATRON_CORE;
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=4,pp=1", false, 1), PLANNER_OK);
+    ck_assert_str_eq(r.not_searched[2], "selective recompute of modules other than core_attn or "
+                                        "layernorm+moe_act (--fix recompute_modules=A+B tries "
+                                        "them)");
+    ck_assert_str_eq(r.not_searched[4], "etp other than 1 and tp (--fix etp=N tries it)");
+    search_result_free(&r);
+    model_free(m);
+    m = tu_model_load("configs/gpt3-175b.json", &rs);
+    t.c.stack = STACK_MEGATRON_LM_2020;
+    ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=8", false, 1), PLANNER_OK);
+    ck_assert_int_gt(r.n_not_searched, 1);
+    for (int i = 0; i < r.n_not_searched; i++)
+        ck_assert_msg(strstr(r.not_searched[i], "cp >") == NULL, "%s", r.not_searched[i]);
+    search_result_free(&r);
+    model_free(m);
 }
 END_TEST
 

@@ -2271,28 +2271,64 @@ static void space_lacks(const search_ctx *x, char *buf, size_t size)
     }
 }
 
+/* Whether the stack's rules on knobs together (knob_stack_rule) admit
+ * knob k with the values a Not-searched suggestion names, set on a
+ * one-GPU probe (every degree 1, zero 0, no recompute) by `set`.  The
+ * suggestions name only what the stack can run (stack_spec.rules, e.g.
+ * torchtitan's full checkpointing of every block, its etp of tp or 1). */
+static bool rules_admit(const search_ctx *x, knob_id k, int tp, int ep, int etp,
+                        recompute_method method, int layers)
+{
+    strategy t;
+    memset(&t, 0, sizeof t);
+    t.tp = tp;
+    t.pp = t.dp = t.cp = t.vpp = t.mbs = t.n_stages = 1;
+    t.ep = ep;
+    t.etp = etp;
+    t.stack = x->c->stack;
+    t.recompute = layers > 0 ? RECOMPUTE_FULL : RECOMPUTE_NONE;
+    t.recompute_method = method;
+    t.recompute_layers = layers;
+    return knob_stack_rule(x->m, &t, k, NULL) == PLANNER_OK;
+}
+
+/* Whether the space has selective recompute of modules beyond core_attn
+ * and `saved` (the searched sets): the stack's recompute_modules values
+ * (torchtitan's op-level policy has none). */
+static bool space_has_modules(const search_ctx *x, int saved)
+{
+    if (!space_allows(x, KNOB_RECOMPUTE, RECOMPUTE_SELECTIVE))
+        return false;
+    for (int v = 1; v <= RC_MOD_ALL; v++)
+        if (v != RC_MOD_CORE_ATTN && v != saved && space_allows(x, KNOB_RECOMPUTE_MODULES, v))
+            return true;
+    return false;
+}
+
 /* The space's limits on knobs --fix leaves free: tp beyond a node, cp's
  * tokens per rank, the placements' limits, the selective modules, cp_a2a,
- * uniform recompute, what the stack (or the validated-only space) lacks. */
+ * uniform recompute, what the stack (or the validated-only space) lacks.
+ * Each names a value the stack has (space_allows) and its rules admit
+ * (rules_admit). */
 static void note_limits(const search_ctx *x, search_result *res)
 {
     const strategy_constraints *f = &x->o->fix;
     char lacks[SEARCH_NOT_SEARCHED_LEN], v[64];
     int cp_max = cp_searched_max(x, SEARCH_CP_MIN_TOKENS), tp_max = 1;
+    bool cp = f->cp <= 0 && space_allows(x, KNOB_CP, 2);
     for (int g = 0; g < x->c->n_groups; g++)
         if (group_tp_limit(&x->c->group[g]) > tp_max)
             tp_max = group_tp_limit(&x->c->group[g]);
     if (f->tp <= 0)
         not_searched(res, "tp > %d (beyond a node's NVLink domain; --fix tp=N tries it)", tp_max);
-    if (f->cp <= 0)
+    if (cp)
         not_searched(res, "cp > %d (under %d tokens per rank; --fix cp=N tries it)", cp_max,
                      SEARCH_CP_MIN_TOKENS);
-    if (f->cp <= 0 && x->c->n_groups > 1 &&
-        cp_searched_max(x, SEARCH_PLACED_CP_MIN_TOKENS) < cp_max)
+    if (cp && x->c->n_groups > 1 && cp_searched_max(x, SEARCH_PLACED_CP_MIN_TOKENS) < cp_max)
         not_searched(res, "cp > %d on stages across node groups (under %d tokens per rank "
                      "there; --fix cp=N tries it)", cp_searched_max(x, SEARCH_PLACED_CP_MIN_TOKENS),
                      SEARCH_PLACED_CP_MIN_TOKENS);
-    if (f->vpp <= 0 && x->c->n_groups > 1)
+    if (f->vpp <= 0 && x->c->n_groups > 1 && space_allows(x, KNOB_VPP, 2))
         not_searched(res, "vpp > %d on stages across node groups (--fix vpp=N tries it)",
                      SEARCH_PLACED_VPP_MAX);
     if (f->cp_a2a < 0 && f->cp_comm < 0 && (f->cp >= 4 || (f->cp <= 0 && cp_max >= 4)) &&
@@ -2300,7 +2336,7 @@ static void note_limits(const search_ctx *x, search_result *res)
         not_searched(res, "a2a+p2p with an all-to-all level other than the largest in one "
                      "NVLink domain (--fix cp_a2a=N tries it)");
     if (f->recompute_modules < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_SELECTIVE) &&
-        space_allows(x, KNOB_RECOMPUTE, RECOMPUTE_SELECTIVE)) {
+        space_has_modules(x, rc_save_modules(x->m))) {
         strategy s;
         memset(&s, 0, sizeof s);
         s.recompute_modules = rc_save_modules(x->m);
@@ -2308,15 +2344,22 @@ static void note_limits(const search_ctx *x, search_result *res)
         not_searched(res, "selective recompute of modules other than core_attn or %s "
                      "(--fix recompute_modules=A+B tries them)", v);
     }
-    if (f->recompute_method < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_FULL))
+    if (f->recompute_method < 0 && (f->recompute < 0 || f->recompute == RECOMPUTE_FULL) &&
+        space_allows(x, KNOB_RECOMPUTE, RECOMPUTE_FULL) &&
+        rules_admit(x, KNOB_RECOMPUTE_LAYERS, 1, 1, 1, RECOMPUTE_UNIFORM, 2))
         not_searched(res, "uniform recompute in groups of N layers (no faster than full "
                      "recompute; --fix recompute_method=uniform,recompute_layers=N)");
-    if (x->c->n_groups > 1 && f->recompute_modules <= 0)
+    if (x->c->n_groups > 1 && f->recompute_modules <= 0 && space_has_modules(x, 0))
         not_searched(res, "selective recompute beyond core attention on stages across node "
                      "groups");
-    if (x->m->moe.experts > 0 && f->etp <= 0 && space_allows(x, KNOB_ETP, 2))
-        not_searched(res, "etp other than 1 and tp%s (--fix etp=N tries it)",
-                     x->c->n_groups > 1 ? ", and etp > 1 on stages across node groups" : "");
+    if (x->m->moe.experts > 0 && f->etp <= 0 && space_allows(x, KNOB_ETP, 2)) {
+        bool other = rules_admit(x, KNOB_ETP, 2, 2, 4, RECOMPUTE_UNIFORM, 0);
+        bool across = x->c->n_groups > 1 && rules_admit(x, KNOB_ETP, 2, 2, 2, RECOMPUTE_UNIFORM, 0);
+        if (other || across)
+            not_searched(res, "%s%s%s (--fix etp=N tries it)",
+                         other ? "etp other than 1 and tp" : "", other && across ? ", and " : "",
+                         across ? "etp > 1 on stages across node groups" : "");
+    }
     if (x->m->moe.shared_experts > 0 && f->shared_expert_overlap < 0 &&
         f->ep_comm_overlap != 1 && space_allows(x, KNOB_SHARED_EXPERT_OVERLAP, 1))
         not_searched(res, "the shared-expert overlap where the all-to-all overlap can run "
