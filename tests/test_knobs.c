@@ -565,14 +565,30 @@ static strategy one_stage(int tp, int dp, int ep, int etp, int layers)
  * apply_ac): each refused on pytorch-fsdp2 and allowed on megatron-core; the
  * search's best plan of Llama 3 70B on 512 H100 keeps every rule (before
  * the rules it ran DDP with TP or async TP without compile). */
+/* The top 5 plans of m on 64 H100 nodes running stack st under `fix` are
+ * all ones st runs (knobs_stack_check). */
+static void search_keeps_to(const model *m, const run_spec *rs, const stack_spec *st,
+                            const char *fix)
+{
+    planner_error err;
+    cluster *c = NULL;
+    search_result r;
+    ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", tu_err(&err)), PLANNER_OK);
+    c->stack = st->id;
+    ck_assert_int_eq(tu_search(&r, m, rs, c, fix, false, 5), PLANNER_OK);
+    for (int i = 0; i < r.n_top; i++)
+        ck_assert_msg(knobs_stack_check(m, &r.top[i].s, st, tu_err(&err)) == PLANNER_OK,
+                      "plan %d: %s", i + 1, err.msg);
+    search_result_free(&r);
+    cluster_free(c);
+}
+
 START_TEST(fsdp2_stack_rules)
 {
     run_spec rs;
     model *m = tu_model_load("configs/llama3-70b.json", &rs);
     const stack_spec *tt = stack_get(STACK_PYTORCH_FSDP2), *mc = stack_get(STACK_MEGATRON_CORE);
     planner_error err;
-    cluster *c = NULL;
-    search_result r;
     struct { knob_id k; const char *why; } cases[] = {
         {KNOB_SP, "always shards the sequence"}, {KNOB_ZERO, "DDP (zero=0) only as the sole"},
         {KNOB_TP_COMM_OVERLAP, "only with compiled blocks"},
@@ -623,14 +639,55 @@ START_TEST(fsdp2_stack_rules)
         s.recompute_modules = RC_MOD_CORE_ATTN;
         ck_assert_int_eq(knobs_stack_check(m, &s, tt, NULL), PLANNER_OK);
     }
+    search_keeps_to(m, &rs, tt, "mbs=1");
+    model_free(m);
+}
+END_TEST
+
+/* DeepSpeed-MoE's limits are the deepspeed stack's rules (inputs/stack.c:
+ * v0.6.0 groups.py, sharded_moe.py TopKGate), so the search never plans
+ * what only --emit deepspeed refused before (etp > 1), nor ep beyond the
+ * data-parallel ranks or routing beyond top-2; megatron-core runs all
+ * three.  Mixtral routes top-2; Qwen3-30B-A3B top-8. */
+START_TEST(deepspeed_moe_rules)
+{
+    run_spec rs, rq;
+    model *m = tu_model_load("configs/mixtral-8x7b.json", &rs);
+    model *q = tu_model_load("configs/qwen3-30b-a3b.json", &rq);
+    const stack_spec *ds = stack_get(STACK_DEEPSPEED), *mc = stack_get(STACK_MEGATRON_CORE);
+    planner_error err;
+    cluster *c = NULL;
+    search_result r;
+    strategy s = one_stage(2, 4, 2, 2, 32);   /* etp 2 = tp */
+    s.stack = STACK_DEEPSPEED;
+    ck_assert_int_eq(knob_rule(m, &s, KNOB_ETP, tu_err(&err)), PLANNER_E_INPUT);
+    ck_assert_str_eq(err.msg, "deepspeed's MoE keeps every expert whole on each tensor-parallel "
+                              "rank (no expert tensor parallelism): plan with --fix etp=1, not "
+                              "etp=2");
+    ck_assert_int_eq(knobs_stack_check(m, &s, ds, NULL), PLANNER_E_INPUT);
+    ck_assert_int_eq(knobs_stack_check(m, &s, mc, NULL), PLANNER_OK);
+    s.etp = 1;
+    ck_assert_int_eq(knobs_stack_check(m, &s, ds, NULL), PLANNER_OK);
+    s.ep = 8;   /* divides tp x dp = 8 (Megatron's rule), not dp = 4 */
+    ck_assert_int_eq(knob_rule(m, &s, KNOB_EP, tu_err(&err)), PLANNER_E_INPUT);
+    ck_assert_str_eq(err.msg, "deepspeed takes the expert-parallel ranks from the data-parallel "
+                              "ones: ep=8 does not divide dp=4");
+    s.stack = STACK_MEGATRON_CORE;
+    ck_assert_int_eq(knob_rule(m, &s, KNOB_EP, NULL), PLANNER_OK);
+    s.ep = 1;
+    ck_assert_int_eq(knobs_stack_check(q, &s, ds, tu_err(&err)), PLANNER_E_INPUT);
+    ck_assert_msg(strstr(err.msg, "routes top-1 or top-2 only") != NULL &&
+                      strstr(err.msg, "top-8") != NULL, "%s", err.msg);
+    ck_assert_int_eq(knobs_stack_check(q, &s, mc, NULL), PLANNER_OK);
+    search_keeps_to(m, &rs, ds, "tp=2,pp=1");   /* the search's plans keep to them */
     ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", tu_err(&err)), PLANNER_OK);
-    c->stack = STACK_PYTORCH_FSDP2;
-    ck_assert_int_eq(tu_search(&r, m, &rs, c, "mbs=1", false, 5), PLANNER_OK);
-    for (int i = 0; i < r.n_top; i++)
-        ck_assert_msg(knobs_stack_check(m, &r.top[i].s, tt, tu_err(&err)) == PLANNER_OK,
-                      "plan %d: %s", i + 1, err.msg);
+    c->stack = STACK_DEEPSPEED;
+    ck_assert_int_eq(tu_search(&r, q, &rq, c, NULL, false, 1), PLANNER_E_INFEASIBLE);
+    ck_assert_msg(strstr(r.advice, "no strategy satisfies DeepSpeed's rules") != NULL &&
+                      strstr(r.advice, "top-8") != NULL, "%s", r.advice);
     search_result_free(&r);
     cluster_free(c);
+    model_free(q);
     model_free(m);
 }
 END_TEST
@@ -752,6 +809,7 @@ int main(void)
     tcase_add_test(tc, emit_every_flag);
     tcase_add_test(tc, moe_tp_needs_sp);
     tcase_add_test(tc, fsdp2_stack_rules);
+    tcase_add_test(tc, deepspeed_moe_rules);
     tcase_add_test(tc, help_lists_fix_keys);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

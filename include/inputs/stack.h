@@ -72,8 +72,12 @@ enum {
                                              always overlaps the gradient reduce, and
                                              zero 3 the parameter gather */
     STACK_RULE_ETP_TP_OR_1 = 1u << 5,     /* expert tensor parallelism is tp or 1 */
-    STACK_RULE_SHARD_NO_PIPE = 1u << 6    /* sharded gradients (zero >= 2) only without
+    STACK_RULE_SHARD_NO_PIPE = 1u << 6,   /* sharded gradients (zero >= 2) only without
                                              pipelining */
+    STACK_RULE_ETP_1 = 1u << 7,           /* no expert tensor parallelism: etp 1 */
+    STACK_RULE_EP_IN_DP = 1u << 8,        /* the expert-parallel ranks are data-parallel
+                                             ranks: ep divides dp */
+    STACK_RULE_TOPK_2 = 1u << 9           /* MoE routing top-1 or top-2 only */
 };
 
 /* How the stack's software holds memory beyond the model states: each kind

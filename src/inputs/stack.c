@@ -135,6 +135,24 @@
  *     pipe/engine.py PipelineEngine.__init__, "ZeRO-2 and ZeRO-3 are
  *     incompatible with pipeline parallelism", v0.6.0 to master):
  *     STACK_RULE_SHARD_NO_PIPE.
+ *   DeepSpeed-MoE's limits (deepspeed/moe/layer.py MoE, sharded_moe.py
+ *   TopKGate, utils/groups.py; v0.6.0 of 2022-03, the stack's release,
+ *   checked against v0.16.0 and 2025's master):
+ *     ETP_1: each expert whole on every tensor-parallel rank: v0.6.0's
+ *       _create_expert_data_and_model_parallel builds the expert-parallel
+ *       groups of data-parallel ranks at one model-parallel rank; expert
+ *       tensor parallelism came with v0.7.0 (enable_expert_tensor_
+ *       parallelism, #2074, 2022-07-31), only as the TP group itself (etp
+ *       = tp, its tokens de-duplicated around the all-to-all: moe/
+ *       mappings.py drop_tokens / gather_tokens), a mechanism the planner
+ *       does not cost;
+ *     EP_IN_DP: ep divides dp (v0.6.0: dp_world_size // ep expert-parallel
+ *       groups of data-parallel ranks; v0.16.0 and master
+ *       _get_expert_parallel_ranks: _ensure_divisibility(dp_world_size,
+ *       expert_parallel_size_));
+ *     TOPK_2: TopKGate.__init__ raises "Only top-1 and top-2 gatings are
+ *       supported." (v0.6.0 to v0.14.x; v0.15.0 added topkgating for k > 2,
+ *       #5881, 2024-08).
  *   Only megatron-core overlaps the MoE all-to-alls with another micro-
  *     batch's compute (--overlap-moe-expert-parallel-comm, combined_1f1b.py,
  *     core_v0.15.0); the other stacks are costed with them exposed.
@@ -199,7 +217,8 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
      "TP without SP, full checkpointing, unfused attention", false, 5e8,
-     STACK_RULE_SHARD_NO_PIPE, "DeepSpeed"},
+     STACK_RULE_SHARD_NO_PIPE | STACK_RULE_ETP_1 | STACK_RULE_EP_IN_DP | STACK_RULE_TOPK_2,
+     "DeepSpeed"},
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_SDPA_FA2, true,
      false,
      {ALL, ALL, (1u << 0) | (1u << 2) | (1u << 3), ALL, ALL, ALL, ALL, ALL, ALL, OFF,

@@ -912,6 +912,15 @@ static planner_status rule_stack(const model *m, const strategy *s, const stack_
         s->etp != s->tp)
         FAIL("%s's expert tensor parallelism is tp or 1, not etp=%d with tp=%d", st->name,
              s->etp, s->tp);
+    if ((r & STACK_RULE_ETP_1) && (all || k == KNOB_ETP) && moe && s->etp > 1)
+        FAIL("%s's MoE keeps every expert whole on each tensor-parallel rank (no expert "
+             "tensor parallelism): plan with --fix etp=1, not etp=%d", st->name, s->etp);
+    if ((r & STACK_RULE_EP_IN_DP) && (all || k == KNOB_EP) && ep > 1 && s->dp % ep != 0)
+        FAIL("%s takes the expert-parallel ranks from the data-parallel ones: ep=%d does not "
+             "divide dp=%d", st->name, ep, s->dp);
+    if ((r & STACK_RULE_TOPK_2) && (all || k == KNOB_EP) && moe && m->moe.top_k > 2)
+        FAIL("%s's TopKGate routes top-1 or top-2 only (\"Only top-1 and top-2 gatings are "
+             "supported.\"), not the model's top-%d", st->name, m->moe.top_k);
     return PLANNER_OK;
 }
 

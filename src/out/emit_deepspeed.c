@@ -14,7 +14,9 @@
  * The mechanisms it refuses to misrepresent:
  *   - the deepspeed stack's rules (inputs/stack.c, knobs_stack_check, which
  *     the search plans by): deepspeed/runtime/pipe/engine.py's "ZeRO-2 and
- *     ZeRO-3 are incompatible with pipeline parallelism";
+ *     ZeRO-3 are incompatible with pipeline parallelism"; DeepSpeed-MoE's
+ *     experts whole on each TP rank (etp 1), ep dividing dp, top-1 or
+ *     top-2 routing;
  *   (stage 0's all-reduce after the backward and stages 1/2 gathering the
  *     updated weights inside the optimizer step are the stack's: its plans
  *     overlap neither, inputs/stack.c);
@@ -38,9 +40,6 @@ planner_status emit_deepspeed_check(const model *m, const plan *pl, precision pr
                        precision_name(prec));
     if (knobs_stack_check(m, s, stack_get(STACK_DEEPSPEED), err) != PLANNER_OK)
         return PLANNER_E_INPUT;
-    if (s->ep > 1 && s->etp > 1)
-        return DS_FAIL("DeepSpeed-MoE splits no expert over tensor-parallel ranks as etp=%d "
-                       "does", s->etp);
     return PLANNER_OK;
 }
 

@@ -1721,9 +1721,10 @@ static void ep_list(const search_ctx *x, int_list *out, long tcd)
  * per stage and expert parallelism ep: the --fix value; 1 on dense models;
  * on MoE models 1 and `limit` (the block's tp, within the node group's
  * NVLink domain) when etp's rule admits it (knob_rule: ep x etp divides
- * tcd, etp the expert ffn, no linear biases), within the space
- * (space_allows: the stack, and validate's validated values). */
-static void etp_list(const search_ctx *x, int_list *out, long tcd, int ep, int limit)
+ * tcd, etp the expert ffn, no linear biases; the stack's rules on the
+ * block's tp: torchtitan's etp of tp or 1, DeepSpeed's of 1), within the
+ * space (space_allows: the stack, and validate's validated values). */
+static void etp_list(const search_ctx *x, int_list *out, int tp, long tcd, int ep, int limit)
 {
     strategy t;
     out->n = 0;
@@ -1733,10 +1734,12 @@ static void etp_list(const search_ctx *x, int_list *out, long tcd, int ep, int l
     }
     list_push(out, 1);
     memset(&t, 0, sizeof t);
-    t.tp = t.cp = 1;
-    t.dp = (int)tcd;
+    t.tp = tp;
+    t.cp = 1;
+    t.dp = (int)(tcd / tp);
     t.ep = ep;
     t.etp = limit;
+    t.stack = x->c->stack;
     if (x->m->moe.experts > 0 && t.etp > 1 && knob_rule(x->m, &t, KNOB_ETP, NULL) == PLANNER_OK)
         list_push(out, t.etp);
     stack_filter(x, out, KNOB_ETP, false);
@@ -1785,7 +1788,7 @@ static void search_group(search_ctx *x)
                     continue;
                 ep_list(x, &eps, (long)tp * cp * dp);
                 for (int ei = 0; ei < eps.n && !stop(x); ei++) {
-                    etp_list(x, &etps, (long)tp * cp * dp, eps.v[ei],
+                    etp_list(x, &etps, tp, (long)tp * cp * dp, eps.v[ei],
                              tp < group_tp_limit(g) ? tp : group_tp_limit(g));
                     for (int xi = 0; xi < etps.n && !stop(x); xi++) {
                         memset(&x->s, 0, sizeof x->s);

@@ -119,6 +119,15 @@ for a in '--num-experts 8' '--topk 2' '--expert-interval 1' '--moe-expert-parall
     grep -qxF "    $a" "$T/mixtral.sh" || fail "mixtral: no '$a'"
 done
 
+# DeepSpeed-MoE splits no expert over TP ranks and takes ep from dp: the
+# stack's rules, so the search refuses them under --fix (exit 3, DeepSpeed's
+# rule in the advice) and --emit never sees them
+$P -m configs/mixtral-8x7b.json -c $H100 --stack deepspeed --fix tp=2,ep=8,etp=2,zero=1 \
+    --fix overlap_param_gather=off --emit deepspeed -o "$T/no.json" > /dev/null 2> "$T/err"
+[ $? -eq 3 ] && [ ! -e "$T/no.json" ] &&
+    grep -q "^advice: no strategy satisfies DeepSpeed's rules under --fix; .*: deepspeed's MoE keeps every expert whole on each tensor-parallel rank (no expert tensor parallelism): plan with --fix etp=1, not etp=2$" \
+    "$T/err" || fail "etp 2: $(cat "$T/err")"
+
 # 4. fp16 on T4s and V100s (no bf16): DeepSpeed's dynamic loss scaling from 2^16
 $P -m configs/amp-gpt2.json -c clusters/amp-4xg4dn.yaml --fix overlap_param_gather=off \
     --emit deepspeed > "$T/amp.json" || fail "amp exit $?"
