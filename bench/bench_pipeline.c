@@ -4,7 +4,8 @@
  * Usage: bench_pipeline [-r REPEATS] MODEL CLUSTER [MODEL CLUSTER]...
  * Linked with -Wl,--wrap=schedule_simulate_ex (bench/run.sh), so every call
  * evaluate() makes during one full search of each pair (default options, as
- * bench_search) is recorded: pp, vpp, micro-batches and the stage times.
+ * bench_search) is recorded: the stack's schedule, pp, vpp, micro-batches
+ * and the stage times.
  * Then the recorded calls are replayed REPEATS times (default 5) and the
  * best and median time of one replay are printed, with calls, calls per
  * second and the schedule operations per call (2 pp m vpp, what a full
@@ -20,6 +21,7 @@
 #include "schedule/pipeline.h"
 
 typedef struct call {
+    stack_pipe pipe;
     int pp, vpp, m;
     double wrap_s, span_s;
     double *t;          /* fwd[pp], bwd[pp], p2p[pp] */
@@ -35,18 +37,18 @@ typedef struct recorder {
  * global of this benchmark program (not of planner). */
 static recorder rec;
 
-double __real_schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
-                                   const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
-                                   double *rank_end_s, sched_events *out);
-double __wrap_schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
-                                   const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
-                                   double *rank_end_s, sched_events *out);
+double __real_schedule_simulate_ex(stack_pipe pipe, int pp, int vpp, int microbatches,
+                                   const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                                   double p2p_wrap_s, double *rank_end_s, sched_events *out);
+double __wrap_schedule_simulate_ex(stack_pipe pipe, int pp, int vpp, int microbatches,
+                                   const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                                   double p2p_wrap_s, double *rank_end_s, sched_events *out);
 
-double __wrap_schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
-                                   const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
-                                   double *rank_end_s, sched_events *out)
+double __wrap_schedule_simulate_ex(stack_pipe pipe, int pp, int vpp, int microbatches,
+                                   const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                                   double p2p_wrap_s, double *rank_end_s, sched_events *out)
 {
-    double span = __real_schedule_simulate_ex(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s,
+    double span = __real_schedule_simulate_ex(pipe, pp, vpp, microbatches, fwd_s, bwd_s, p2p_s,
                                               p2p_wrap_s, rank_end_s, out);
     call *c;
     int i;
@@ -74,6 +76,7 @@ double __wrap_schedule_simulate_ex(int pp, int vpp, int microbatches, const doub
         c->t[pp + i] = bwd_s[i];
         c->t[2 * pp + i] = p2p_s != NULL && i < pp - 1 ? p2p_s[i] : 0;
     }
+    c->pipe = pipe;
     c->pp = pp;
     c->vpp = vpp;
     c->m = microbatches;
@@ -122,8 +125,9 @@ static int bench_one(const char *model_path, const char *cluster_path, int repea
         double t0 = bench_now_s();
         for (i = 0; i < rec.n; i++) {
             const call *x = &rec.c[i];
-            double s = __real_schedule_simulate_ex(x->pp, x->vpp, x->m, x->t, x->t + x->pp,
-                                                   x->t + 2 * x->pp, x->wrap_s, end, NULL);
+            double s = __real_schedule_simulate_ex(x->pipe, x->pp, x->vpp, x->m, x->t,
+                                                   x->t + x->pp, x->t + 2 * x->pp, x->wrap_s,
+                                                   end, NULL);
             if (memcmp(&s, &x->span_s, sizeof s) != 0) {
                 fprintf(stderr, "bench_pipeline: call %zu (pp %d vpp %d m %d) gave %.17g, "
                         "recorded %.17g\n", i, x->pp, x->vpp, x->m, s, x->span_s);
@@ -142,8 +146,8 @@ static int bench_one(const char *model_path, const char *cluster_path, int repea
         sched_cache_init(cache);
         for (i = 0; i < rec.n; i++) {
             const call *x = &rec.c[i];
-            double s = schedule_simulate_cached(cache, x->pp, x->vpp, x->m, x->t, x->t + x->pp,
-                                                x->t + 2 * x->pp, x->wrap_s, end);
+            double s = schedule_simulate_cached(cache, x->pipe, x->pp, x->vpp, x->m, x->t,
+                                                x->t + x->pp, x->t + 2 * x->pp, x->wrap_s, end);
             if (memcmp(&s, &x->span_s, sizeof s) != 0) {
                 fprintf(stderr, "bench_pipeline: cached call %zu differs\n", i);
                 goto cleanup;

@@ -3,11 +3,15 @@
  *     in-pipeline-split (Llama 3.1 405B: (126 + 2) / (8 x 8) = 2 per chunk,
  *     1 in the first and the last), strategy_check accepting it and
  *     rejecting what Megatron rejects;
- *   - schedule_simulate_chunks: a hand-derived 2-rank 2-chunk case, equal
- *     chunks = schedule_simulate_ex, the allocation-free engine = the event
- *     engine on random uneven chunks, no allocation without events;
+ *   - schedule_simulate_chunks: a hand-derived 2-rank 2-chunk case per
+ *     stack's warm-up, equal chunks = schedule_simulate_ex, the
+ *     allocation-free engine = the event engine on random uneven chunks, no
+ *     allocation without events;
  *   - memory_inflight_chunks: hand-derived peak, equal chunks =
- *     memory_inflight x their sum. */
+ *     memory_inflight x their sum;
+ *   - time and memory simulate one schedule: each rank's order in the
+ *     simulation's events holds what memory_inflight_chunks and
+ *     memory_inflight count, on every stack. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,7 +137,8 @@ START_TEST(check_rejects)
 }
 END_TEST
 
-/* pp 2, vpp 2, m 2 (= pp: every forward first), no p2p.  Forwards
+/* pp 2, vpp 2, m 2 (= pp: Megatron-LM before core_r0.10.0 runs every
+ * forward first), no p2p.  Forwards
  * (rank, chunk): (0,0) 1 s, (0,1) 2 s, (1,0) 2 s, (1,1) 3 s; backwards
  * twice.  By hand: rank 0 F(0,c0) 0-1, F(1,c0) 1-2; rank 1 F(0,c0) 1-3,
  * F(1,c0) 3-5; rank 0 F(0,c1) 3-5, F(1,c1) 5-7; rank 1 F(0,c1) 5-8,
@@ -145,14 +150,47 @@ START_TEST(hand_two_ranks)
     const double f[4] = {1, 2, 2, 3}, b[4] = {2, 4, 4, 6}, p2p[2] = {0, 0};
     double end[2];
     sched_events ev = {0};
-    double span = schedule_simulate_chunks(2, 2, 2, f, b, p2p, 0, end, NULL);
+    double span = schedule_simulate_chunks(STACK_PIPE_MEGATRON, 2, 2, 2, f, b, p2p, 0, end, NULL);
     ck_assert_rel(span, 33.0, 1e-12);
     ck_assert_rel(end[0], 33.0, 1e-12);
     ck_assert_rel(end[1], 31.0, 1e-12);
-    span = schedule_simulate_chunks(2, 2, 2, f, b, p2p, 0, end, &ev);
+    span = schedule_simulate_chunks(STACK_PIPE_MEGATRON, 2, 2, 2, f, b, p2p, 0, end, &ev);
     ck_assert_rel(span, 33.0, 1e-12);
     ck_assert_int_eq(ev.n >= 16, 1);
     sched_events_free(&ev);
+}
+END_TEST
+
+/* The same pipeline with rank 0's chunk 1 slow (forward 5 s, backward 4 s),
+ * under each warm-up.  Megatron-LM before core_r0.10.0, every forward
+ * first: rank 0 F(0,c0) 0-1, F(1,c0) 1-2; rank 1 F(0,c0) 1-3, F(1,c0) 3-5;
+ * rank 0 F(0,c1) 3-8, F(1,c1) 8-13; rank 1 F(0,c1) 8-11, F(1,c1) 13-16,
+ * B(0,c1) 16-22, B(1,c1) 22-28; rank 0 B(0,c1) 22-26, B(1,c1) 28-32;
+ * rank 1 B(0,c0) 28-32, B(1,c0) 32-36; rank 0 B(0,c0) 32-34, B(1,c0)
+ * 36-38: span 38, rank 1 done at 36.  Megatron-Core from core_r0.10.0 and
+ * torch's ScheduleInterleaved1F1B: rank 0 warms up 2 (2 - 1) + 2 = 4, all
+ * of its forwards, rank 1 2 + 0 = 2, so rank 1 runs B(0,c1) 11-17 while
+ * rank 0's F(1,c1) is still under way, then F(1,c1) 17-20, B(1,c1) 20-26;
+ * rank 0 B(0,c1) 17-21, B(1,c1) 26-30; rank 1 B(0,c0) 26-30, B(1,c0)
+ * 30-34; rank 0 B(0,c0) 30-32, B(1,c0) 34-36: span 36, rank 1 done at 34. */
+START_TEST(hand_two_ranks_per_stack)
+{
+    const double f[4] = {1, 5, 2, 3}, b[4] = {2, 4, 4, 6}, p2p[2] = {0, 0};
+    double end[2];
+    ck_assert_rel(schedule_simulate_chunks(STACK_PIPE_MEGATRON, 2, 2, 2, f, b, p2p, 0, end, NULL),
+                  38.0, 1e-12);
+    ck_assert_rel(end[1], 36.0, 1e-12);
+    for (int k = STACK_PIPE_MEGATRON_CORE; k <= STACK_PIPE_TORCH; k++) {
+        sched_events ev = {0};
+        ck_assert_rel(
+            schedule_simulate_chunks((stack_pipe)k, 2, 2, 2, f, b, p2p, 0, end, NULL), 36.0,
+            1e-12);
+        ck_assert_rel(end[0], 36.0, 1e-12);
+        ck_assert_rel(end[1], 34.0, 1e-12);
+        ck_assert_rel(schedule_simulate_chunks((stack_pipe)k, 2, 2, 2, f, b, p2p, 0, end, &ev),
+                      36.0, 1e-12);
+        sched_events_free(&ev);
+    }
 }
 END_TEST
 
@@ -179,8 +217,9 @@ START_TEST(equal_chunks_match_per_rank)
                 bc[r * vpp + c] = bw[r] / vpp;
             }
         }
-        a = schedule_simulate_ex(pp, vpp, m, fw, bw, p2p, wrap, e1, NULL);
-        b = schedule_simulate_chunks(pp, vpp, m, fc, bc, p2p, wrap, e2, NULL);
+        a = schedule_simulate_ex((stack_pipe)(t % 3), pp, vpp, m, fw, bw, p2p, wrap, e1, NULL);
+        b = schedule_simulate_chunks((stack_pipe)(t % 3), pp, vpp, m, fc, bc, p2p, wrap, e2,
+                                     NULL);
         ck_assert_rel(b, a, 1e-12);
         for (int r = 0; r < pp; r++)
             ck_assert_rel(e2[r], e1[r], 1e-12);
@@ -208,9 +247,11 @@ START_TEST(engines_agree_uneven_chunks)
         fc[0] *= 0.3;
         fc[pp * vpp - 1] *= 1.8;
         alloc_fail_at(0);
-        a = schedule_simulate_chunks(pp, vpp, m, fc, bc, p2p, wrap, e1, NULL);
+        a = schedule_simulate_chunks((stack_pipe)(t % 3), pp, vpp, m, fc, bc, p2p, wrap, e1,
+                                     NULL);
         ck_assert_int_eq(alloc_count(), 0);
-        b = schedule_simulate_chunks(pp, vpp, m, fc, bc, p2p, wrap, e2, &ev);
+        b = schedule_simulate_chunks((stack_pipe)(t % 3), pp, vpp, m, fc, bc, p2p, wrap, e2,
+                                     &ev);
         ck_assert_rel(a, b, 1e-9);
         for (int r = 0; r < pp; r++)
             ck_assert_rel(e1[r], e2[r], 1e-9);
@@ -234,6 +275,52 @@ START_TEST(inflight_uneven_hand)
                       memory_inflight(STACK_PIPE_MEGATRON, 4, 3, 16, r) * 6.0, 1e-12);
     ck_assert_rel(memory_inflight_chunks(STACK_PIPE_MEGATRON, 4, 3, 4, 0, eq),
                   memory_inflight(STACK_PIPE_MEGATRON, 4, 3, 4, 0) * 6.0, 1e-12);
+}
+END_TEST
+
+/* Time and memory follow one schedule: for each stack's warm-up, each rank's
+ * forwards and backwards in the order the simulation ran them (its events)
+ * hold at most what memory_inflight_chunks' walk holds (1 per chunk), that
+ * is memory_inflight() whole stages; and as many forwards precede the
+ * rank's first backward as stack_pipe_warmup says, plus the steady state's
+ * first.  pp 2-8, vpp 1-3, m = pp (where the stacks differ) and 2 pp. */
+START_TEST(time_and_memory_same_warmup)
+{
+    const double ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    double f[8], b[8], p2p[8];
+    for (int r = 0; r < 8; r++) {
+        f[r] = 1.0 + 0.1 * r;
+        b[r] = 2.0 + 0.3 * (r % 3);
+        p2p[r] = 0.01;
+    }
+    for (int k = STACK_PIPE_MEGATRON; k <= STACK_PIPE_TORCH; k++)
+        for (int pp = 2; pp <= 8; pp++)
+            for (int vpp = 1; vpp <= 3; vpp++)
+                for (int m = pp; m <= 2 * pp; m += pp) {
+                    const stack_pipe pipe = (stack_pipe)k;
+                    sched_events ev = {0};
+                    ck_assert(schedule_simulate_ex(pipe, pp, vpp, m, f, b, p2p, 0.01, NULL,
+                                                   &ev) > 0);
+                    for (int r = 0; r < pp; r++) {
+                        int held = 0, peak = 0, before = -1;
+                        int warm = stack_pipe_warmup(pipe, pp, vpp, m, r);
+                        for (int i = 0; i < ev.n; i++) {
+                            const sched_event *x = &ev.ev[i];
+                            if (x->stage != r || x->kind == SCHED_SEND)
+                                continue;
+                            if (x->kind == SCHED_BACKWARD && before < 0)
+                                before = held;
+                            held += x->kind == SCHED_FORWARD ? 1 : -1;
+                            if (held > peak)
+                                peak = held;
+                        }
+                        ck_assert_int_eq(before, warm < m * vpp ? warm + 1 : m * vpp);
+                        ck_assert_rel(memory_inflight_chunks(pipe, pp, vpp, m, r, ones), peak,
+                                      1e-15);
+                        ck_assert_rel(memory_inflight(pipe, pp, vpp, m, r) * vpp, peak, 1e-12);
+                    }
+                    sched_events_free(&ev);
+                }
 }
 END_TEST
 
@@ -303,6 +390,8 @@ int main(void)
     tcase_add_test(tc, account_rule_405b);
     tcase_add_test(tc, check_rejects);
     tcase_add_test(tc, hand_two_ranks);
+    tcase_add_test(tc, hand_two_ranks_per_stack);
+    tcase_add_test(tc, time_and_memory_same_warmup);
     tcase_add_test(tc, equal_chunks_match_per_rank);
     tcase_add_test(tc, engines_agree_uneven_chunks);
     tcase_add_test(tc, inflight_uneven_hand);

@@ -4,7 +4,8 @@
  * against a plain reference simulation written here from the schedule's
  * definition (pipeline.c's top comment), in long double, on random instances
  * with uneven stages, p2p and wrap-around delays; the event engine (--trace)
- * against the same; events; no allocation for any pp; the cache. */
+ * against the same; events; no allocation for any pp; the cache; each
+ * stack's warm-up (stack_pipe_warmup) by hand from its source. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,9 @@
 #include "schedule/pipeline.h"
 #include "model/strategy.h"
 #include "testutil.h"
+
+/* The default stack's (megatron-core's) warm-up, where the stacks agree. */
+#define CORE STACK_PIPE_MEGATRON_CORE
 
 /* ---- reference: every operation's end time, ranks polled in turn -------- */
 
@@ -37,9 +41,11 @@ static void ref_decode(const ref_sim *x, int k, int backward, int *mb, int *c)
     *c = backward ? x->vpp - 1 - off / size : off / size;
 }
 
-/* Makespan (rank_end per rank), or -1 if the schedule deadlocks. */
-static long double ref_simulate(int pp, int vpp, int m, const double *f, const double *b,
-                                const double *p2p, double wrap, long double *rank_end)
+/* Makespan (rank_end per rank), or -1 if the schedule deadlocks; each rank
+ * warms up as `pipe` does (stack_pipe_warmup, checked by hand below). */
+static long double ref_simulate(stack_pipe pipe, int pp, int vpp, int m, const double *f,
+                                const double *b, const double *p2p, double wrap,
+                                long double *rank_end)
 {
     ref_sim x = {pp, vpp, m, NULL, NULL};
     int n = m * vpp, r, progress, done = 0;
@@ -59,9 +65,7 @@ static long double ref_simulate(int pp, int vpp, int m, const double *f, const d
     do {
         progress = 0;
         for (r = 0; r < pp; r++) {
-            int warm = vpp > 1 ? 2 * (pp - r - 1) + (vpp - 1) * pp : pp - r - 1;
-            if ((vpp > 1 && m == pp) || warm > n)
-                warm = n;
+            int warm = stack_pipe_warmup(pipe, pp, vpp, m, r);
             while (next[r] < 2 * n) {
                 int j = next[r], fwd, k, mb, c;
                 long double dep = 0, *end;
@@ -139,13 +143,13 @@ static double random_stages(unsigned *seed, int pp, double *f, double *b, double
 
 /* Fast engine vs reference on one instance; returns 1 if both found the
  * schedule impossible (interleaving with m % pp != 0 can deadlock). */
-static int check_instance(int pp, int vpp, int m, const double *f, const double *b,
-                          const double *p2p, double wrap)
+static int check_instance(stack_pipe pipe, int pp, int vpp, int m, const double *f,
+                          const double *b, const double *p2p, double wrap)
 {
     long double ref_end[STRATEGY_MAX_STAGES];
     double end[STRATEGY_MAX_STAGES];
-    long double want = ref_simulate(pp, vpp, m, f, b, p2p, wrap, ref_end);
-    double got = schedule_simulate_ex(pp, vpp, m, f, b, p2p, wrap, end, NULL);
+    long double want = ref_simulate(pipe, pp, vpp, m, f, b, p2p, wrap, ref_end);
+    double got = schedule_simulate_ex(pipe, pp, vpp, m, f, b, p2p, wrap, end, NULL);
     int r;
 
     if (want < 0) {
@@ -170,10 +174,13 @@ START_TEST(fast_matches_reference_random)
         double f[64], b[64], p2p[64], wrap;
         int pp = 1 + rand_r(&seed) % 64, vpp = 1 + rand_r(&seed) % 8;
         int m = 1 + rand_r(&seed) % 512;
+        stack_pipe pipe = (stack_pipe)(it % 3);
         if (rand_r(&seed) % 2)   /* Megatron interleaving needs m % pp == 0 */
             m = pp * (1 + rand_r(&seed) % (512 / pp));
+        if (it % 7 == 0)   /* one group: the stacks' warm-ups differ */
+            m = pp;
         wrap = random_stages(&seed, pp, f, b, p2p);
-        if (check_instance(pp, vpp, m, f, b, p2p, wrap) == 0 && vpp > 1)
+        if (check_instance(pipe, pp, vpp, m, f, b, p2p, wrap) == 0 && vpp > 1)
             interleaved++;
     }
     ck_assert_msg(interleaved > 150, "%d feasible interleaved instances", interleaved);
@@ -191,7 +198,7 @@ START_TEST(fast_matches_reference_long)
         int pp = 1 + rand_r(&seed) % 8, vpp = 1 + rand_r(&seed) % 8;
         int m = pp * (1000 / pp + rand_r(&seed) % (3000 / pp));
         wrap = random_stages(&seed, pp, f, b, p2p);
-        ck_assert(check_instance(pp, vpp, m, f, b, p2p, wrap) == 0);
+        ck_assert(check_instance((stack_pipe)(it % 3), pp, vpp, m, f, b, p2p, wrap) == 0);
     }
 }
 END_TEST
@@ -203,11 +210,11 @@ START_TEST(late_period)
 {
     double f[3] = {1.5, 1.75, 1.125}, b[3] = {2.5, 2.375, 2.625}, p2p[3] = {0.25, 0.125, 0};
     long double ref_end[3];
-    double t = schedule_simulate_ex(3, 1, 64, f, b, p2p, 0, NULL, NULL);
-    long double want = ref_simulate(3, 1, 64, f, b, p2p, 0, ref_end);
+    double t = schedule_simulate_ex(CORE, 3, 1, 64, f, b, p2p, 0, NULL, NULL);
+    long double want = ref_simulate(CORE, 3, 1, 64, f, b, p2p, 0, ref_end);
     ck_assert(fabsl(t - want) <= 1e-12L * want);
     ck_assert(fabs(t - 287.375) > 1);
-    check_instance(3, 1, 64, f, b, p2p, 0);
+    check_instance(CORE, 3, 1, 64, f, b, p2p, 0);
 }
 END_TEST
 
@@ -223,19 +230,21 @@ START_TEST(one_f_one_b_equal_stages)
         p2p[k] = 0;
     }
     for (i = 0; i < 5; i++)
-        for (j = 0; j < 5; j++) {
-            int p = ps[i], m = ms[j];
-            double t = schedule_simulate(p, 1, m, f, b, p2p, NULL);
-            ck_assert_rel(t, (m + p - 1) * 3.0, 1e-12);
-            /* bubble fraction (p - 1)/m */
-            ck_assert(fabs(t / (m * 3.0) - 1 - schedule_bubble_fraction(p, 1, m)) < 1e-9);
-        }
+        for (j = 0; j < 5; j++)
+            for (k = STACK_PIPE_MEGATRON; k <= STACK_PIPE_TORCH; k++) {
+                int p = ps[i], m = ms[j];
+                double t = schedule_simulate((stack_pipe)k, p, 1, m, f, b, p2p, NULL);
+                ck_assert_rel(t, (m + p - 1) * 3.0, 1e-12);
+                /* bubble fraction (p - 1)/m */
+                ck_assert(fabs(t / (m * 3.0) - 1 - schedule_bubble_fraction(p, 1, m)) < 1e-9);
+            }
 }
 END_TEST
 
 START_TEST(interleaved_equal_stages)
 {
-    static const int cfg[][3] = {{4, 2, 8}, {4, 2, 16}, {8, 3, 16}, {2, 4, 8}, {8, 2, 64}};
+    static const int cfg[][3] = {{4, 2, 8}, {4, 2, 16}, {8, 3, 16}, {2, 4, 8}, {8, 2, 64},
+                                 {4, 2, 4}, {8, 3, 8}};
     double f[8], b[8];
     size_t i;
     int k;
@@ -243,12 +252,13 @@ START_TEST(interleaved_equal_stages)
         f[k] = 1.0;
         b[k] = 2.0;
     }
-    for (i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
-        int p = cfg[i][0], v = cfg[i][1], m = cfg[i][2];
-        double t = schedule_simulate(p, v, m, f, b, NULL, NULL);
-        /* m (f + b) plus a bubble of (p - 1)(f + b)/v */
-        ck_assert_rel(t, m * 3.0 * (1 + schedule_bubble_fraction(p, v, m)), 1e-9);
-    }
+    for (i = 0; i < sizeof cfg / sizeof cfg[0]; i++)
+        for (k = STACK_PIPE_MEGATRON; k <= STACK_PIPE_TORCH; k++) {
+            int p = cfg[i][0], v = cfg[i][1], m = cfg[i][2];
+            double t = schedule_simulate((stack_pipe)k, p, v, m, f, b, NULL, NULL);
+            /* m (f + b) plus a bubble of (p - 1)(f + b)/v */
+            ck_assert_rel(t, m * 3.0 * (1 + schedule_bubble_fraction(p, v, m)), 1e-9);
+        }
 }
 END_TEST
 
@@ -273,11 +283,12 @@ START_TEST(interleaved_uneven_chunks)
         f1[r] = 3;
         b1[r] = 6;
     }
-    ck_assert_rel(schedule_simulate_chunks(5, 2, 20, f, b, NULL, 0, NULL, NULL), 219.0, 1e-12);
-    ck_assert_rel(schedule_simulate(5, 1, 20, f1, b1, NULL, NULL), 216.0, 1e-12);
-    ck_assert_rel(schedule_simulate(5, 2, 20, f1, b1, NULL, NULL), 198.0, 1e-12);
-    ck_assert_rel(schedule_simulate_chunks(2, 2, 128, f, b, NULL, 0, NULL, NULL) -
-                      schedule_simulate_chunks(2, 2, 64, f, b, NULL, 0, NULL, NULL),
+    ck_assert_rel(schedule_simulate_chunks(CORE, 5, 2, 20, f, b, NULL, 0, NULL, NULL), 219.0,
+                  1e-12);
+    ck_assert_rel(schedule_simulate(CORE, 5, 1, 20, f1, b1, NULL, NULL), 216.0, 1e-12);
+    ck_assert_rel(schedule_simulate(CORE, 5, 2, 20, f1, b1, NULL, NULL), 198.0, 1e-12);
+    ck_assert_rel(schedule_simulate_chunks(CORE, 2, 2, 128, f, b, NULL, 0, NULL, NULL) -
+                      schedule_simulate_chunks(CORE, 2, 2, 64, f, b, NULL, 0, NULL, NULL),
                   64 * 9.0, 1e-12);
 }
 END_TEST
@@ -305,13 +316,13 @@ START_TEST(long_runs)
     }
     for (i = 0; i < 2; i++) {
         int m = ms[i];
-        ck_assert_rel(schedule_simulate(8, 1, m, f, b, p2p, NULL), (m + 7) * 3.0, 1e-12);
-        ck_assert_rel(schedule_simulate(8, 2, m, f, b, p2p, NULL), m * 3.0 + 7 * 3.0 / 2,
+        ck_assert_rel(schedule_simulate(CORE, 8, 1, m, f, b, p2p, NULL), (m + 7) * 3.0, 1e-12);
+        ck_assert_rel(schedule_simulate(CORE, 8, 2, m, f, b, p2p, NULL), m * 3.0 + 7 * 3.0 / 2,
                       1e-12);
-        ck_assert_rel(schedule_simulate(8, 4, m, f, b, p2p, NULL), m * 3.0 + 7 * 3.0 / 4,
+        ck_assert_rel(schedule_simulate(CORE, 8, 4, m, f, b, p2p, NULL), m * 3.0 + 7 * 3.0 / 4,
                       1e-12);
-        ck_assert_rel(schedule_simulate(2, 1, m, fa, ba, p2p, NULL), 6.0 * m + 3, 1e-12);
-        ck_assert_rel(schedule_simulate(2, 1, m, fb, bb, p2p, NULL), 6.0 * m + 1, 1e-12);
+        ck_assert_rel(schedule_simulate(CORE, 2, 1, m, fa, ba, p2p, NULL), 6.0 * m + 3, 1e-12);
+        ck_assert_rel(schedule_simulate(CORE, 2, 1, m, fb, bb, p2p, NULL), 6.0 * m + 1, 1e-12);
     }
 }
 END_TEST
@@ -325,10 +336,11 @@ START_TEST(events_match_fast)
         double f[32], b[32], p2p[32], e1[32], e2[32], last[32] = {0}, wrap, t1, t2;
         int pp = 1 + rand_r(&seed) % 32, vpp = 1 + rand_r(&seed) % 4, k, nf = 0, nb = 0;
         int m = pp * (1 + rand_r(&seed) % 6);
+        stack_pipe pipe = (stack_pipe)(it % 3);
         sched_events ev = {NULL, 0, 0};
         wrap = random_stages(&seed, pp, f, b, p2p);
-        t1 = schedule_simulate_ex(pp, vpp, m, f, b, p2p, wrap, e1, NULL);
-        t2 = schedule_simulate_ex(pp, vpp, m, f, b, p2p, wrap, e2, &ev);
+        t1 = schedule_simulate_ex(pipe, pp, vpp, m, f, b, p2p, wrap, e1, NULL);
+        t2 = schedule_simulate_ex(pipe, pp, vpp, m, f, b, p2p, wrap, e2, &ev);
         ck_assert(t1 > 0 && t2 > 0);
         ck_assert_rel(t1, t2, 1e-12);
         for (k = 0; k < ev.n; k++) {
@@ -371,7 +383,7 @@ START_TEST(no_allocation)
             int p = ps[i], v = vs[j], m = 4 * p;
             double t;
             alloc_fail_at(1);
-            t = schedule_simulate_ex(p, v, m, f, b, p2p, 0, end, NULL);
+            t = schedule_simulate_ex(CORE, p, v, m, f, b, p2p, 0, end, NULL);
             ck_assert_int_eq(alloc_count(), 0);
             ck_assert(!alloc_failed());
             alloc_fail_at(0);
@@ -382,11 +394,11 @@ START_TEST(no_allocation)
         unsigned seed = 5;
         double wrap = random_stages(&seed, STRATEGY_MAX_STAGES, f, b, p2p);
         alloc_fail_at(1);
-        schedule_simulate_ex(STRATEGY_MAX_STAGES, 2, 512, f, b, p2p, wrap, end, NULL);
+        schedule_simulate_ex(CORE, STRATEGY_MAX_STAGES, 2, 512, f, b, p2p, wrap, end, NULL);
         ck_assert_int_eq(alloc_count(), 0);
         alloc_fail_at(0);
-        check_instance(STRATEGY_MAX_STAGES, 2, 512, f, b, p2p, wrap);
-        check_instance(STRATEGY_MAX_STAGES, 1, 300, f, b, p2p, wrap);
+        check_instance(CORE, STRATEGY_MAX_STAGES, 2, 512, f, b, p2p, wrap);
+        check_instance(CORE, STRATEGY_MAX_STAGES, 1, 300, f, b, p2p, wrap);
     }
 }
 END_TEST
@@ -407,29 +419,33 @@ START_TEST(cache)
     for (k = 0; k < 3; k++)   /* 8 inputs: misses once each, then hits */
         for (i = 0; i < 8; i++) {
             double e1[16], e2[16];
-            double t1 = schedule_simulate_cached(&c, pp, vpp, m, f[i], b[i], p2p[i], wrap[i], e1);
-            double t2 = schedule_simulate_ex(pp, vpp, m, f[i], b[i], p2p[i], wrap[i], e2, NULL);
+            double t1 =
+                schedule_simulate_cached(&c, CORE, pp, vpp, m, f[i], b[i], p2p[i], wrap[i], e1);
+            double t2 =
+                schedule_simulate_ex(CORE, pp, vpp, m, f[i], b[i], p2p[i], wrap[i], e2, NULL);
             ck_assert(memcmp(&t1, &t2, sizeof t1) == 0);
             ck_assert(memcmp(e1, e2, sizeof e1) == 0);
         }
     ck_assert_int_eq(c.misses, 8);
     ck_assert_int_eq(c.hits, 16);
     /* a ninth evicts the least recently used (input 0) */
-    schedule_simulate_cached(&c, pp, vpp, m, f[8], b[8], p2p[8], wrap[8], NULL);
-    schedule_simulate_cached(&c, pp, vpp, m, f[1], b[1], p2p[1], wrap[1], NULL);
+    schedule_simulate_cached(&c, CORE, pp, vpp, m, f[8], b[8], p2p[8], wrap[8], NULL);
+    schedule_simulate_cached(&c, CORE, pp, vpp, m, f[1], b[1], p2p[1], wrap[1], NULL);
     ck_assert_int_eq(c.misses, 9);
-    schedule_simulate_cached(&c, pp, vpp, m, f[0], b[0], p2p[0], wrap[0], NULL);
+    schedule_simulate_cached(&c, CORE, pp, vpp, m, f[0], b[0], p2p[0], wrap[0], NULL);
     ck_assert_int_eq(c.misses, 10);
-    /* any input that differs misses: one bit of one time, m, vpp */
+    /* any input that differs misses: one bit of one time, m, vpp, the stack's
+     * schedule */
     b[3][7] = nextafter(b[3][7], 10.0);
-    schedule_simulate_cached(&c, pp, vpp, m, f[3], b[3], p2p[3], wrap[3], NULL);
-    schedule_simulate_cached(&c, pp, vpp, m + pp, f[4], b[4], p2p[4], wrap[4], NULL);
-    schedule_simulate_cached(&c, pp, 1, m, f[5], b[5], p2p[5], wrap[5], NULL);
-    ck_assert_int_eq(c.misses, 13);
+    schedule_simulate_cached(&c, CORE, pp, vpp, m, f[3], b[3], p2p[3], wrap[3], NULL);
+    schedule_simulate_cached(&c, CORE, pp, vpp, m + pp, f[4], b[4], p2p[4], wrap[4], NULL);
+    schedule_simulate_cached(&c, CORE, pp, 1, m, f[5], b[5], p2p[5], wrap[5], NULL);
+    schedule_simulate_cached(&c, STACK_PIPE_TORCH, pp, vpp, m, f[6], b[6], p2p[6], wrap[6], NULL);
+    ck_assert_int_eq(c.misses, 14);
     ck_assert_int_eq(alloc_count(), 0);
     alloc_fail_at(0);
     /* no cache: a plain simulation */
-    ck_assert(schedule_simulate_cached(NULL, 4, 1, 8, f[0], b[0], p2p[0], 0, NULL) > 0);
+    ck_assert(schedule_simulate_cached(NULL, CORE, 4, 1, 8, f[0], b[0], p2p[0], 0, NULL) > 0);
 }
 END_TEST
 
@@ -438,7 +454,7 @@ START_TEST(events_and_bounds)
     double f[4] = {1, 1.5, 1, 1}, b[4] = {2, 3, 2, 2.5}, p2p[4] = {0.1, 0.1, 0.1, 0};
     sched_events ev = {NULL, 0, 0};
     int i, nf = 0, nb = 0, ns = 0;
-    double t = schedule_simulate(4, 2, 8, f, b, p2p, &ev);
+    double t = schedule_simulate(CORE, 4, 2, 8, f, b, p2p, &ev);
     for (i = 0; i < ev.n; i++) {
         ck_assert(ev.ev[i].end_s >= ev.ev[i].start_s);
         ck_assert(ev.ev[i].end_s <= t + 1e-9 || ev.ev[i].kind == SCHED_SEND);
@@ -460,11 +476,43 @@ START_TEST(p2p_delays_lengthen)
 {
     double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2};
     double z[4] = {0, 0, 0, 0}, d[4] = {0.5, 0.5, 0.5, 0.5};
-    double t0 = schedule_simulate(4, 1, 16, f, b, z, NULL);
-    double t1 = schedule_simulate(4, 1, 16, f, b, d, NULL);
+    double t0 = schedule_simulate(CORE, 4, 1, 16, f, b, z, NULL);
+    double t1 = schedule_simulate(CORE, 4, 1, 16, f, b, d, NULL);
     ck_assert(t1 > t0);
     /* fill and drain cross 3 boundaries each way at least */
     ck_assert(t1 >= t0 + 6 * 0.5 - 1e-9);
+}
+END_TEST
+
+/* Each stack's warm-up by hand from its source (inputs/stack.h).  pp 4,
+ * vpp 2, m 4 (one group, 8 chunk-forwards per rank): Megatron-LM before
+ * core_r0.10.0 runs all 8 first on every rank (num_microbatches ==
+ * pipeline_parallel_size); Megatron-Core from core_r0.10.0 and torch's
+ * ScheduleInterleaved1F1B 2 (4 - 1 - r) + (2 - 1) 4 = 10, 8, 6, 4, capped
+ * at 8.  m 8: every stack 10, 8, 6, 4 (of 16).  Without interleaving
+ * pp - 1 - r, at most m, on every stack (Megatron's 1F1B; torch's
+ * Schedule1F1B and DeepSpeed's TrainSchedule in the same order). */
+START_TEST(warmup_per_stack)
+{
+    static const int core4[4] = {8, 8, 6, 4}, m8[4] = {10, 8, 6, 4};
+    for (int r = 0; r < 4; r++) {
+        ck_assert_int_eq(stack_pipe_warmup(STACK_PIPE_MEGATRON, 4, 2, 4, r), 8);
+        ck_assert_int_eq(stack_pipe_warmup(CORE, 4, 2, 4, r), core4[r]);
+        ck_assert_int_eq(stack_pipe_warmup(STACK_PIPE_TORCH, 4, 2, 4, r), core4[r]);
+        for (int k = STACK_PIPE_MEGATRON; k <= STACK_PIPE_TORCH; k++) {
+            ck_assert_int_eq(stack_pipe_warmup((stack_pipe)k, 4, 2, 8, r), m8[r]);
+            ck_assert_int_eq(stack_pipe_warmup((stack_pipe)k, 4, 1, 8, r), 3 - r);
+            ck_assert_int_eq(stack_pipe_warmup((stack_pipe)k, 4, 1, 2, r), r < 2 ? 2 : 3 - r);
+        }
+    }
+    /* pp 8 vpp 3 m 8: the last rank (v - 1) pp = 16 of 24, the first capped */
+    ck_assert_int_eq(stack_pipe_warmup(CORE, 8, 3, 8, 7), 16);
+    ck_assert_int_eq(stack_pipe_warmup(CORE, 8, 3, 8, 0), 24);
+    ck_assert_int_eq(stack_pipe_warmup(STACK_PIPE_MEGATRON, 8, 3, 8, 7), 24);
+    /* the built-in stacks' schedules */
+    ck_assert_int_eq(stack_find("megatron-core")->memory.pipe, STACK_PIPE_MEGATRON_CORE);
+    ck_assert_int_eq(stack_find("megatron-lm-2021")->memory.pipe, STACK_PIPE_MEGATRON);
+    ck_assert_int_eq(stack_find("pytorch-fsdp2")->memory.pipe, STACK_PIPE_TORCH);
 }
 END_TEST
 
@@ -473,6 +521,7 @@ int main(void)
     Suite *s = suite_create("pipeline");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, warmup_per_stack);
     tcase_add_test(tc, one_f_one_b_equal_stages);
     tcase_add_test(tc, interleaved_equal_stages);
     tcase_add_test(tc, interleaved_uneven_chunks);

@@ -100,19 +100,13 @@ double memory_grad_transient_bytes(const stack_spec *st, precision prec, bool gr
                                    int zero, int dp, int vpp, double params);
 
 /* Micro-batches of a whole stage's activations held at once by pipeline rank
- * `rank` (0-based): 1F1B min(pp - rank, m); interleaved
+ * `rank` (0-based) under the stack's schedule `pipe`: its warm-up
+ * (stack_pipe_warmup, inputs/stack.h) and the steady state's first forward,
+ * in chunks, divided by vpp, at most m: 1F1B min(pp - rank, m); interleaved
  * min(((pp - rank - 1) 2 + (vpp - 1) pp + 1) / vpp, m) -- rank 0 holds
- * pp (1 + (pp - 1)/(pp vpp)) (Megatron theoretical_memory_usage.py).  At
- * m == pp Megatron-LM's interleaved schedule (2021 to core_r0.9.0, `pipe`
- * STACK_PIPE_MEGATRON) runs all forwards first on every rank
- * (megatron/core/pipeline_parallel/schedules.py: num_microbatches ==
- * pipeline_parallel_size, all_warmup_microbatches), m held; Megatron-Core
- * from core_r0.10.0 (STACK_PIPE_MEGATRON_CORE: 2 (pp - 1 - rank) + (v - 1)
- * microbatch_group_size_per_vp_stage (pp by default) warm-up forwards,
- * capped at v m) and PyTorch's ScheduleInterleaved1F1B (STACK_PIPE_TORCH;
- * torch 2.5-2.6 schedules.py get_rank_warmup_ops: (v - 1) x
- * microbatches_per_round (pp) + 2 (pp - 1 - rank), capped at v m) keep the
- * formula: their last rank warms up v - 1 chunks of one round. */
+ * pp (1 + (pp - 1)/(pp vpp)) (Megatron theoretical_memory_usage.py) -- or
+ * m where the warm-up runs all forwards first (Megatron-LM before
+ * core_r0.10.0 at m == pp). */
 double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int rank);
 
 /* Peak activation bytes held by pipeline rank `rank` under the interleaved
@@ -123,7 +117,8 @@ double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int r
  * forward adds its chunk's activations, each backward frees them.  The
  * running maximum over the warm-up and the first steady groups (the
  * pattern repeats per group).  Equal chunks: memory_inflight() x their sum.
- * `pipe`: whose warm-up at m == pp (memory_inflight). */
+ * `pipe`: the stack's schedule, whose warm-up (stack_pipe_warmup) the
+ * pipeline simulation runs too. */
 double memory_inflight_chunks(stack_pipe pipe, int pp, int vpp, int microbatches, int rank,
                               const double *chunk_act_bytes);
 

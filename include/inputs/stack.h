@@ -126,16 +126,15 @@ typedef enum stack_pipe {
                                megatron/core/pipeline_parallel/schedules.py)
                                and p2p buffers are made per transfer; the
                                interleaved one runs all forwards first at
-                               m == pp (Megatron-LM 2021 to core_r0.9.0) */
+                               m == pp (Megatron-LM 2021 to core_r0.9.0:
+                               stack_pipe_warmup) */
     STACK_PIPE_MEGATRON_CORE, /* the same from core_r0.10.0 (4295be1a6c,
-                               2024-11): at m == pp too, the warm-up is
-                               2 (pp - 1 - r) + (v - 1) pp chunk-forwards
-                               (schedules.py, get_pp_rank_microbatches
-                               since 2025), microbatch_group_size_per_vp_
-                               stage defaulting to pp */
+                               2024-11), without the m == pp special case
+                               (stack_pipe_warmup) */
     STACK_PIPE_TORCH        /* torch.distributed.pipelining's PipelineStage
                                keeps per-micro-batch buffers:
-                               memory_pipe_buffers_bytes */
+                               memory_pipe_buffers_bytes; its schedules'
+                               warm-up: stack_pipe_warmup */
 } stack_pipe;
 
 typedef struct stack_memory {
@@ -293,6 +292,47 @@ bool stack_p2p_splits_tp(const stack_spec *st, bool sp);
  * before the chunk that needs it; torch.distributed.pipelining likewise
  * (async P2P works, stream waits).  Stacks without interleaving: false. */
 bool stack_p2p_blocking(const stack_spec *st);
+
+/* The warm-up of pipeline rank `rank` (0-based) of `pp` under the stack's
+ * schedule `pipe`, with `vpp` model chunks per rank and `microbatches` (m)
+ * per step: the chunk-forwards it runs before its steady state of one
+ * forward then one backward (then the remaining backwards), at most m vpp
+ * (all forwards first), at least 0.  The rank holds warm-up + 1 chunks'
+ * activations at its first backward (m vpp if all forwards run first).
+ * One rule for the time (schedule/pipeline.c) and the memory
+ * (cost/memory.c) of the same schedule:
+ *   vpp 1, every stack: pp - rank - 1.  Megatron's
+ *     forward_backward_pipelining_without_interleaving (core_r0.9.0 to
+ *     main: get_pp_rank_microbatches); torch.distributed.pipelining's
+ *     Schedule1F1B warms up min(m, pp - stage_index) and then runs one
+ *     backward then one forward: the same order, its warm-up counting the
+ *     first steady forward; DeepSpeed's TrainSchedule (deepspeed/runtime/
+ *     pipe/schedule.py) runs stage s's forward i at step 2 i + s and its
+ *     backward i at 2 i + 2 pp - 1 - s: again pp - s forwards before the
+ *     first backward, then alternating.
+ *   vpp > 1: 2 (pp - 1 - rank) + (vpp - 1) pp, except
+ *     STACK_PIPE_MEGATRON at m == pp: all m vpp.  Megatron-LM's
+ *     forward_backward_pipelining_with_interleaving from its introduction
+ *     (dd88906264, 2020-12-12) to core_r0.9.0: `if num_microbatches ==
+ *     pipeline_parallel_size: num_warmup_microbatches =
+ *     total_num_microbatches; all_warmup_microbatches = True`, else the
+ *     formula capped at m vpp.  core_r0.10.0 (4295be1a6c, 2024-11-01,
+ *     "tunable schedule") dropped the special case: the formula with
+ *     microbatch_group_size_per_vp_stage (default pp) in place of pp, and
+ *     all forwards first only where it reaches m vpp (main's
+ *     get_pp_rank_microbatches alike).  torch.distributed.pipelining's
+ *     ScheduleInterleaved1F1B get_rank_warmup_ops: (n_local_stages - 1)
+ *     microbatches_per_round + 2 (pp - 1 - rank), capped at m vpp, the
+ *     round pp whenever pp divides m (number_of_rounds = max(1, m // pp);
+ *     the planner interleaves only then; an earlier version wrote
+ *     pp_group_size itself).
+ * Not modelled: with --overlap-moe-expert-parallel-comm Megatron-Core
+ * (core_v0.14.0 on, get_pp_rank_microbatches) warms up one chunk-forward
+ * more and then runs each steady forward together with a backward, layer
+ * by layer (combined_1f1b.py): the rank holds about warm-up + 1 chunks
+ * still, the pairing's timing is not simulated.
+ * Out-of-range pp, vpp, m count as 1; rank as given. */
+int stack_pipe_warmup(stack_pipe pipe, int pp, int vpp, int microbatches, int rank);
 
 /* The stack named `name` (case-insensitive), or NULL. */
 const stack_spec *stack_find(const char *name);

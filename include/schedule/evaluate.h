@@ -31,8 +31,10 @@ void evaluate_bound(const model *m, const cluster *c, const cost_params *p,
  * outputs that replay it (--trace, --svg): per-rank forward/backward times of
  * one micro-batch, or per-chunk times (fwd_s[r * vpp + c]) when the chunks
  * of a rank hold different layer counts (the embedding/loss-accounting
- * split), and the p2p time after each rank ([pp - 1]: the wrap-around). */
+ * split), the p2p time after each rank ([pp - 1]: the wrap-around), and
+ * the stack's schedule (its warm-up: stack_pipe_warmup). */
 typedef struct cost_schedule {
+    stack_pipe pipe;
     int pp, vpp, microbatches;
     bool chunked;
     double fwd_s[COST_CHUNKS_MAX], bwd_s[COST_CHUNKS_MAX];

@@ -3,6 +3,7 @@
 #ifndef PLANNER_PIPELINE_H
 #define PLANNER_PIPELINE_H
 
+#include "inputs/stack.h"
 #include "model/strategy.h"
 
 typedef enum sched_kind {
@@ -30,12 +31,15 @@ void sched_events_free(sched_events *e);   /* frees contents; NULL-safe */
  * (fwd_s[i], bwd_s[i] for pipeline rank i, all chunks together) and the p2p
  * time of one boundary crossing (p2p_s[i]: between rank i and i+1).  Returns
  * the time from the first forward to the last backward; when `out` is not
- * NULL, appends every forward, backward and send as an event.  Returns a
+ * NULL, appends every forward, backward and send as an event.  Each rank
+ * warms up as the stack's schedule `pipe` does (stack_pipe_warmup, the
+ * count memory_inflight holds activations by).  Returns a
  * negative value if the schedule cannot proceed (interleaving with
  * microbatches % pp != 0 can deadlock) or, with `out`, if out of memory.
  * Without `out` nothing is allocated (any pp <= STRATEGY_MAX_STAGES). */
-double schedule_simulate(int pp, int vpp, int microbatches, const double *fwd_s,
-                         const double *bwd_s, const double *p2p_s, sched_events *out);
+double schedule_simulate(stack_pipe pipe, int pp, int vpp, int microbatches,
+                         const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                         sched_events *out);
 
 /* The same, with the p2p time of the wrap-around crossing of an interleaved
  * schedule (rank pp-1 chunk c -> rank 0 chunk c+1; schedule_simulate uses
@@ -47,9 +51,9 @@ double schedule_simulate(int pp, int vpp, int microbatches, const double *fwd_s,
  * its 1F1B phase, checked, not assumed) the remaining repetitions are added
  * in one step, so long runs cost about O(pp^2 vpp).  Returns -1 if
  * microbatches * vpp > 2^28. */
-double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
-                            const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
-                            double *rank_end_s, sched_events *out);
+double schedule_simulate_ex(stack_pipe pipe, int pp, int vpp, int microbatches,
+                            const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                            double p2p_wrap_s, double *rank_end_s, sched_events *out);
 
 /* schedule_simulate_ex with per-chunk times: fwd_chunk_s[r vpp + c]
  * (bwd_chunk_s likewise) is one micro-batch's forward (backward) of virtual
@@ -58,9 +62,10 @@ double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd
  * layer counts per chunk).  Equal chunks give schedule_simulate_ex's times
  * for fwd_s[r] = the sum of rank r's chunks.  The same engines, exactness
  * and no-allocation guarantee without `out`; pp vpp entries each. */
-double schedule_simulate_chunks(int pp, int vpp, int microbatches, const double *fwd_chunk_s,
-                                const double *bwd_chunk_s, const double *p2p_s,
-                                double p2p_wrap_s, double *rank_end_s, sched_events *out);
+double schedule_simulate_chunks(stack_pipe pipe, int pp, int vpp, int microbatches,
+                                const double *fwd_chunk_s, const double *bwd_chunk_s,
+                                const double *p2p_s, double p2p_wrap_s, double *rank_end_s,
+                                sched_events *out);
 
 /* A few recent no-event simulations, for a caller that repeats them: in a
  * search, candidates that differ only in what the schedule does not see
@@ -71,6 +76,7 @@ double schedule_simulate_chunks(int pp, int vpp, int microbatches, const double 
 #define SCHED_CACHE_ENTRIES 8
 
 typedef struct sched_cache_entry {
+    stack_pipe pipe;
     int pp, vpp, m;             /* pp 0: unused */
     unsigned long used;         /* the cache's clock at the last use */
     double wrap_s, span_s;
@@ -86,13 +92,13 @@ typedef struct sched_cache {
 
 void sched_cache_init(sched_cache *c);
 
-/* schedule_simulate_ex(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s,
+/* schedule_simulate_ex(pipe, pp, vpp, microbatches, fwd_s, bwd_s, p2p_s,
  * p2p_wrap_s, rank_end_s, NULL), answered from `c` when the same inputs
  * (bit for bit) were simulated recently, then bit-identical; `c` may be
  * NULL (no cache). */
-double schedule_simulate_cached(sched_cache *c, int pp, int vpp, int microbatches,
-                                const double *fwd_s, const double *bwd_s, const double *p2p_s,
-                                double p2p_wrap_s, double *rank_end_s);
+double schedule_simulate_cached(sched_cache *c, stack_pipe pipe, int pp, int vpp,
+                                int microbatches, const double *fwd_s, const double *bwd_s,
+                                const double *p2p_s, double p2p_wrap_s, double *rank_end_s);
 
 /* Closed forms for equal stages (tests, reports): bubble time of 1F1B is
  * (pp - 1)(t_f + t_b); interleaving divides it by vpp. */

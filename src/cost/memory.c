@@ -100,17 +100,9 @@ double memory_grad_transient_bytes(const stack_spec *st, precision prec, bool gr
 
 double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int rank)
 {
-    double f;
-    if (pp < 1)
-        pp = 1;
-    if (vpp < 1)
-        vpp = 1;
-    if (vpp == 1)
-        f = pp - rank;
-    else if (microbatches == pp && pipe == STACK_PIPE_MEGATRON)
-        f = microbatches;   /* all forwards first */
-    else
-        f = ((pp - rank - 1) * 2.0 + (vpp - 1.0) * pp + 1.0) / vpp;
+    /* the warm-up's chunks and the steady state's first forward, as whole
+     * stages: at most the m micro-batches */
+    double f = (stack_pipe_warmup(pipe, pp, vpp, microbatches, rank) + 1.0) / (vpp > 1 ? vpp : 1);
     if (f > microbatches)
         f = microbatches;
     return f < 1 ? 1 : f;
@@ -141,17 +133,7 @@ double memory_schedule_peak_bytes(stack_pipe pipe, int pp, int vpp, int microbat
         microbatches = 1;
     n = microbatches * vpp;
     gs = microbatches < pp ? microbatches : pp;   /* the first group's size */
-    if (vpp == 1) {
-        warm = pp - rank - 1;
-    } else {
-        warm = (pp - rank - 1) * 2 + (vpp - 1) * pp;
-        if (microbatches == pp && pipe == STACK_PIPE_MEGATRON)
-            warm = n;   /* all forwards first */
-    }
-    if (warm > n)
-        warm = n;
-    if (warm < 0)
-        warm = 0;
+    warm = stack_pipe_warmup(pipe, pp, vpp, microbatches, rank);
     end = warm + 4 * pp * vpp + 2;   /* the warm-up and two steady groups */
     if (end > 2 * n || acc != NULL)  /* what accumulates: the whole step */
         end = 2 * n;

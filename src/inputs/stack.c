@@ -314,6 +314,24 @@ bool stack_p2p_blocking(const stack_spec *st)
     return st != NULL && (st->id == STACK_MEGATRON_LM_2021 || st->id == STACK_MEGATRON_LM_2022);
 }
 
+int stack_pipe_warmup(stack_pipe pipe, int pp, int vpp, int microbatches, int rank)
+{
+    int n, warm;
+    pp = pp > 0 ? pp : 1;
+    vpp = vpp > 0 ? vpp : 1;
+    microbatches = microbatches > 0 ? microbatches : 1;
+    n = microbatches * vpp;
+    if (vpp == 1)
+        warm = pp - rank - 1;
+    else if (pipe == STACK_PIPE_MEGATRON && microbatches == pp)
+        warm = n;   /* Megatron-LM to core_r0.9.0: all forwards first */
+    else
+        warm = 2 * (pp - rank - 1) + (vpp - 1) * pp;
+    if (warm > n)
+        warm = n;
+    return warm > 0 ? warm : 0;
+}
+
 size_t stack_count(void)
 {
     return STACK_COUNT;

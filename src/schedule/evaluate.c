@@ -152,10 +152,11 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
 double cost_schedule_simulate(const cost_schedule *in, double *rank_end_s, sched_events *events)
 {
     if (in->chunked)
-        return schedule_simulate_chunks(in->pp, in->vpp, in->microbatches, in->fwd_s, in->bwd_s,
-                                        in->p2p_s, in->p2p_wrap_s, rank_end_s, events);
-    return schedule_simulate_ex(in->pp, in->vpp, in->microbatches, in->fwd_s, in->bwd_s,
-                                in->p2p_s, in->p2p_wrap_s, rank_end_s, events);
+        return schedule_simulate_chunks(in->pipe, in->pp, in->vpp, in->microbatches, in->fwd_s,
+                                        in->bwd_s, in->p2p_s, in->p2p_wrap_s, rank_end_s,
+                                        events);
+    return schedule_simulate_ex(in->pipe, in->pp, in->vpp, in->microbatches, in->fwd_s,
+                                in->bwd_s, in->p2p_s, in->p2p_wrap_s, rank_end_s, events);
 }
 
 /* One layer range costed in this evaluation (rank_range): the range's
@@ -816,15 +817,17 @@ static void eval_rank(eval_state *x, int i)
 static double eval_schedule(eval_state *x, cost_schedule *sched)
 {
     const int pp = x->pp, v = x->v, mcount = x->mcount;
+    const stack_pipe pipe = stack_get(x->c->stack)->memory.pipe;   /* memory's schedule too */
     double span;
     if (x->chunked)
-        span = schedule_simulate_chunks(pp, v, mcount, x->fc, x->bc, x->p2p,
+        span = schedule_simulate_chunks(pipe, pp, v, mcount, x->fc, x->bc, x->p2p,
                                         pp > 1 ? x->p2p[pp - 1] : 0, x->rank_end, NULL);
     else
-        span = schedule_simulate_ex(pp, v, mcount, x->fwd, x->bwd, x->p2p,
+        span = schedule_simulate_ex(pipe, pp, v, mcount, x->fwd, x->bwd, x->p2p,
                                     pp > 1 ? x->p2p[pp - 1] : 0, x->rank_end, NULL);
     if (sched != NULL) {
         int n = x->chunked ? pp * v : pp;
+        sched->pipe = pipe;
         sched->pp = pp;
         sched->vpp = v;
         sched->microbatches = mcount;

@@ -5,8 +5,10 @@
  * the same sequence of forward "virtual micro-batches" k = 0 .. m v - 1, in
  * groups of pp micro-batches: within a group all micro-batches of chunk 0,
  * then of chunk 1, ... (backwards: chunks in reverse).  Rank r first runs
- * warm = min((pp - r - 1) * 2 + (vpp - 1) * pp, m v) forwards (without
- * interleaving: min(pp - r - 1, m)), then alternates one forward and one
+ * its stack's warm-up forwards (inputs/stack.h stack_pipe_warmup, the count
+ * memory.c holds activations by: min((pp - r - 1) * 2 + (vpp - 1) * pp,
+ * m v), without interleaving min(pp - r - 1, m), all m v on Megatron-LM
+ * before core_r0.10.0 at m == pp), then alternates one forward and one
  * backward, then drains the remaining backwards.  An operation starts when
  * its rank is free and its input has arrived:
  *   F(mb, c) on rank r    after F(mb, c) on r - 1 plus the p2p time
@@ -135,15 +137,6 @@ typedef struct ev_sim {
     double *fend, *bend;
 } ev_sim;
 
-/* Rank r's warm-up: the forwards it runs before its first backward. */
-static int warmup_ops(const ev_sim *x, int r)
-{
-    int warm = x->vpp > 1 ? (x->pp - r - 1) * 2 + (x->vpp - 1) * x->pp : x->pp - r - 1;
-    if (x->vpp > 1 && x->m == x->pp)   /* Megatron: all forwards first */
-        warm = x->n;
-    return warm > x->n ? x->n : warm;
-}
-
 /* The j-th operation of a rank with `warm` warm-up forwards: the forwards
  * first, then one forward and one backward alternately, then the remaining
  * backwards.  Whether it is a forward, and its index k in its kind's
@@ -232,9 +225,10 @@ static int op_events(const ev_sim *x, sched_events *out, int r, bool isf, int mb
 /* One full simulation with events; fend/bend hold pp * m * vpp doubles.
  * Polls the ranks in turn, each running while its inputs are there.  Returns
  * the makespan, -1 if out of memory, -2 if the schedule cannot proceed. */
-static double simulate_events(int pp, int vpp, int m, const double *fwd_s, const double *bwd_s,
-                       const double *p2p_s, double wrap_s, const double *fc, const double *bc,
-                       double *fend, double *bend, double *rank_end, sched_events *out)
+static double simulate_events(stack_pipe pipe, int pp, int vpp, int m, const double *fwd_s,
+                              const double *bwd_s, const double *p2p_s, double wrap_s,
+                              const double *fc, const double *bc, double *fend, double *bend,
+                              double *rank_end, sched_events *out)
 {
     const ev_sim x = {pp, vpp, m, m * vpp, fwd_s, bwd_s, p2p_s, wrap_s, fc, bc, fend, bend};
     int n = m * vpp, r, progress, done = 0;
@@ -251,7 +245,7 @@ static double simulate_events(int pp, int vpp, int m, const double *fwd_s, const
     do {
         progress = 0;
         for (r = 0; r < pp; r++) {
-            int warm = warmup_ops(&x, r);
+            int warm = stack_pipe_warmup(pipe, pp, vpp, m, r);
             while (jpos[r] < 2 * n) {
                 int k, mb, chunk, gs;
                 double dep, dur, start;
@@ -364,9 +358,9 @@ static double ring_pop(sim_state *st, sim_ring *q)
     return q->v[q->head++ % RING_CAP];
 }
 
-static void state_init(sim_state *st, int pp, int vpp, int m, const double *fwd_s,
-                       const double *bwd_s, const double *p2p_s, double wrap_s,
-                       const double *fc, const double *bc)
+static void state_init(sim_state *st, stack_pipe pipe, int pp, int vpp, int m,
+                       const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                       double wrap_s, const double *fc, const double *bc)
 {
     sim_pos d0;
     int r;
@@ -380,12 +374,7 @@ static void state_init(sim_state *st, int pp, int vpp, int m, const double *fwd_
     st->fc = fc;
     st->bc = bc;
     for (r = 0; r < pp; r++) {
-        int warm = vpp > 1 ? (pp - r - 1) * 2 + (vpp - 1) * pp : pp - r - 1;
-        if ((vpp > 1 && m == pp) || warm > st->n)   /* Megatron: m == pp
-                                                       interleaved runs all
-                                                       forwards first */
-            warm = st->n;
-        st->rk[r].warm = warm;
+        st->rk[r].warm = stack_pipe_warmup(pipe, pp, vpp, m, r);
         st->rk[r].busy = 0;
         st->rk[r].fdur = fwd_s[r] / vpp;
         st->rk[r].bdur = bwd_s[r] / vpp;
@@ -845,18 +834,18 @@ static int run_polling(sim_state *st)
 
 /* The no-event simulation.  Returns the makespan, or -1 if the schedule
  * cannot proceed. */
-static double simulate_fast(int pp, int vpp, int m, const double *fwd_s, const double *bwd_s,
-                            const double *p2p_s, double wrap_s, const double *fc,
-                            const double *bc, double *rank_end)
+static double simulate_fast(stack_pipe pipe, int pp, int vpp, int m, const double *fwd_s,
+                            const double *bwd_s, const double *p2p_s, double wrap_s,
+                            const double *fc, const double *bc, double *rank_end)
 {
     sim_state st;
     sim_snap snap;
     double span = 0;
     int r;
 
-    state_init(&st, pp, vpp, m, fwd_s, bwd_s, p2p_s, wrap_s, fc, bc);
+    state_init(&st, pipe, pp, vpp, m, fwd_s, bwd_s, p2p_s, wrap_s, fc, bc);
     if (run_positions(&st, &snap) != 0) {
-        state_init(&st, pp, vpp, m, fwd_s, bwd_s, p2p_s, wrap_s, fc, bc);
+        state_init(&st, pipe, pp, vpp, m, fwd_s, bwd_s, p2p_s, wrap_s, fc, bc);
         if (run_polling(&st) != 0)
             return -1;
     }
@@ -870,9 +859,10 @@ static double simulate_fast(int pp, int vpp, int m, const double *fwd_s, const d
 }
 
 /* Both entry points: per-rank times (fc, bc NULL) or per-chunk times. */
-static double simulate(int pp, int vpp, int m, const double *fwd_s, const double *bwd_s,
-                       const double *p2p_s, double p2p_wrap_s, const double *fc,
-                       const double *bc, double *rank_end_s, sched_events *out)
+static double simulate(stack_pipe pipe, int pp, int vpp, int m, const double *fwd_s,
+                       const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
+                       const double *fc, const double *bc, double *rank_end_s,
+                       sched_events *out)
 {
     double zero_p2p[MAX_PP];
     double *work, span;
@@ -888,29 +878,31 @@ static double simulate(int pp, int vpp, int m, const double *fwd_s, const double
     if (out == NULL) {
         if ((double)m * vpp > MAX_OPS)
             return -1;
-        return simulate_fast(pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, fc, bc, rank_end_s);
+        return simulate_fast(pipe, pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, fc, bc,
+                             rank_end_s);
     }
     /* events are allocated anyway: so is the workspace */
     work = pl_calloc(2 * (size_t)pp * (size_t)m, (size_t)vpp * sizeof *work);
     if (work == NULL)
         return -1;
-    span = simulate_events(pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, fc, bc, work,
+    span = simulate_events(pipe, pp, vpp, m, fwd_s, bwd_s, p2p_s, p2p_wrap_s, fc, bc, work,
                            work + (size_t)pp * m * vpp, rank_end_s, out);
     pl_free(work);
     return span < 0 ? -1 : span;
 }
 
-double schedule_simulate_ex(int pp, int vpp, int microbatches, const double *fwd_s,
-                            const double *bwd_s, const double *p2p_s, double p2p_wrap_s,
-                            double *rank_end_s, sched_events *out)
+double schedule_simulate_ex(stack_pipe pipe, int pp, int vpp, int microbatches,
+                            const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                            double p2p_wrap_s, double *rank_end_s, sched_events *out)
 {
-    return simulate(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, p2p_wrap_s, NULL, NULL,
+    return simulate(pipe, pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, p2p_wrap_s, NULL, NULL,
                     rank_end_s, out);
 }
 
-double schedule_simulate_chunks(int pp, int vpp, int microbatches, const double *fwd_chunk_s,
-                                const double *bwd_chunk_s, const double *p2p_s,
-                                double p2p_wrap_s, double *rank_end_s, sched_events *out)
+double schedule_simulate_chunks(stack_pipe pipe, int pp, int vpp, int microbatches,
+                                const double *fwd_chunk_s, const double *bwd_chunk_s,
+                                const double *p2p_s, double p2p_wrap_s, double *rank_end_s,
+                                sched_events *out)
 {
     double fwd[MAX_PP], bwd[MAX_PP];
     int r, c;
@@ -925,7 +917,7 @@ double schedule_simulate_chunks(int pp, int vpp, int microbatches, const double 
             bwd[r] += bwd_chunk_s[r * vpp + c];
         }
     }
-    return simulate(pp, vpp, microbatches, fwd, bwd, p2p_s, p2p_wrap_s, fwd_chunk_s,
+    return simulate(pipe, pp, vpp, microbatches, fwd, bwd, p2p_s, p2p_wrap_s, fwd_chunk_s,
                     bwd_chunk_s, rank_end_s, out);
 }
 
@@ -937,19 +929,20 @@ void sched_cache_init(sched_cache *c)
 }
 
 /* Whether entry e holds these inputs (compared bit for bit). */
-static int cache_has(const sched_cache_entry *e, int pp, int vpp, int m, const double *fwd_s,
-                     const double *bwd_s, const double *p2p_s, double wrap_s)
+static int cache_has(const sched_cache_entry *e, stack_pipe pipe, int pp, int vpp, int m,
+                     const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                     double wrap_s)
 {
     size_t n = (size_t)pp * sizeof(double);
-    return e->pp == pp && e->vpp == vpp && e->m == m &&
+    return e->pp == pp && e->vpp == vpp && e->m == m && e->pipe == pipe &&
            memcmp(&e->wrap_s, &wrap_s, sizeof wrap_s) == 0 &&
            memcmp(e->in_s, fwd_s, n) == 0 && memcmp(e->in_s + pp, bwd_s, n) == 0 &&
            (pp == 1 || memcmp(e->in_s + 2 * pp, p2p_s, n - sizeof(double)) == 0);
 }
 
-double schedule_simulate_cached(sched_cache *c, int pp, int vpp, int microbatches,
-                                const double *fwd_s, const double *bwd_s, const double *p2p_s,
-                                double p2p_wrap_s, double *rank_end_s)
+double schedule_simulate_cached(sched_cache *c, stack_pipe pipe, int pp, int vpp,
+                                int microbatches, const double *fwd_s, const double *bwd_s,
+                                const double *p2p_s, double p2p_wrap_s, double *rank_end_s)
 {
     double zero_p2p[MAX_PP], end[MAX_PP];
     sched_cache_entry *e, *old;
@@ -957,8 +950,8 @@ double schedule_simulate_cached(sched_cache *c, int pp, int vpp, int microbatche
     int i;
 
     if (c == NULL || pp < 1 || pp > MAX_PP || microbatches < 1)
-        return schedule_simulate_ex(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, p2p_wrap_s,
-                                    rank_end_s, NULL);
+        return schedule_simulate_ex(pipe, pp, vpp, microbatches, fwd_s, bwd_s, p2p_s,
+                                    p2p_wrap_s, rank_end_s, NULL);
     if (vpp < 1)
         vpp = 1;
     if (p2p_s == NULL) {
@@ -970,7 +963,7 @@ double schedule_simulate_cached(sched_cache *c, int pp, int vpp, int microbatche
     old = &c->e[0];
     for (i = 0; i < SCHED_CACHE_ENTRIES; i++) {
         e = &c->e[i];
-        if (cache_has(e, pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, p2p_wrap_s)) {
+        if (cache_has(e, pipe, pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, p2p_wrap_s)) {
             e->used = c->clock;
             c->hits++;
             if (rank_end_s != NULL)
@@ -982,8 +975,9 @@ double schedule_simulate_cached(sched_cache *c, int pp, int vpp, int microbatche
     }
     c->misses++;
     e = old;
-    e->span_s = schedule_simulate_ex(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, p2p_wrap_s,
-                                     end, NULL);
+    e->span_s = schedule_simulate_ex(pipe, pp, vpp, microbatches, fwd_s, bwd_s, p2p_s,
+                                     p2p_wrap_s, end, NULL);
+    e->pipe = pipe;
     e->pp = pp;
     e->vpp = vpp;
     e->m = microbatches;
@@ -999,11 +993,12 @@ double schedule_simulate_cached(sched_cache *c, int pp, int vpp, int microbatche
     return e->span_s;
 }
 
-double schedule_simulate(int pp, int vpp, int microbatches, const double *fwd_s,
-                         const double *bwd_s, const double *p2p_s, sched_events *out)
+double schedule_simulate(stack_pipe pipe, int pp, int vpp, int microbatches,
+                         const double *fwd_s, const double *bwd_s, const double *p2p_s,
+                         sched_events *out)
 {
     double wrap = p2p_s != NULL && pp > 1 ? p2p_s[0] : 0;
-    return schedule_simulate_ex(pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, wrap, NULL, out);
+    return schedule_simulate_ex(pipe, pp, vpp, microbatches, fwd_s, bwd_s, p2p_s, wrap, NULL, out);
 }
 
 double schedule_bubble_fraction(int pp, int vpp, int microbatches)
