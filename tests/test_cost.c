@@ -678,6 +678,17 @@ START_TEST(fp8_moe_saved_activations)
     f.m.prec = PREC_FP8;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &fp8);
     ck_assert_rel(fp8.act_bytes - bf16.act_bytes, -14336.0 * tokens, 1e-9);
+    /* torchtitan's float8 experts (torchao's grouped GEMM) save their 16-bit
+     * inputs: -4096 + 4096 + 2048 = +2048 B (it was -20,480 B: Transformer
+     * Engine's GroupedLinear copies) */
+    f.c.stack = STACK_PYTORCH_FSDP2;
+    s.recompute = RECOMPUTE_NONE;
+    s.recompute_modules = 0;
+    f.m.prec = PREC_BF16;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &bf16);
+    f.m.prec = PREC_FP8;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &fp8);
+    ck_assert_rel(fp8.act_bytes - bf16.act_bytes, 2048.0 * tokens, 1e-9);
 }
 END_TEST
 

@@ -451,7 +451,7 @@ bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec, int zero, in
  * keeps beside bf16 primary weights through the step (an FP8 recipe,
  * PREC_FP8 or PREC_MXFP8, without memory_fp8_primary_weights), on a stack
  * whose linear layers are TE modules that cache them
- * (stack_te_weight_cache): Megatron-Core's TELinear, TELayerNormColumn-
+ * (stack_fp8_te): Megatron-Core's TELinear, TELayerNormColumn-
  * ParallelLinear and TEGroupedLinear pass is_first_microbatch to TE unless
  * --disable-parameter-transpose-cache (core_v0.15.0 megatron/core/
  * extensions/transformer_engine.py), and TE's Linear then quantizes the

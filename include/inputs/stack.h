@@ -215,12 +215,21 @@ bool stack_grad_reduce_overlaps(const stack_spec *st, int zero, int pp);
 bool stack_zero3_syncs_each_backward(const stack_spec *st);
 
 /* Whether the stack's FP8 recipes run the linear layers as Transformer
- * Engine modules that cache the quantized weight across a step's
- * micro-batches (cost/memory.h memory_fp8_weight_cache_bytes):
- * megatron-core (TELinear and kin pass is_first_microbatch, core_v0.15.0
- * megatron/core/extensions/transformer_engine.py); torchtitan's float8 is
- * torchao's Float8Linear (no TE), the other stacks have no FP8 recipe. */
-bool stack_te_weight_cache(const stack_spec *st);
+ * Engine modules, with TE's memory mechanisms: the quantized weight cached
+ * across a step's micro-batches (cost/memory.h
+ * memory_fp8_weight_cache_bytes: TELinear and kin pass
+ * is_first_microbatch, core_v0.15.0 megatron/core/extensions/
+ * transformer_engine.py) and the FP8 copies of the routed experts' inputs
+ * GroupedLinear saves for the weight gradient (cost/layer_cost.c
+ * moe_fp8_saved_delta): megatron-core.  torchtitan's float8 is torchao's,
+ * not TE: Float8Linear, and for MoE experts (GroupedExperts'
+ * torch._grouped_mm) torchao's _Float8GroupedMM, whose forward saves the
+ * high-precision input A for the backward and quantizes it again there
+ * (torchao v0.13.0 to 2026's main prototype/moe_training
+ * scaled_grouped_mm.py / fp8_grouped_mm.py, ctx.save_for_backward(A, B_t,
+ * offs), A asserted bf16 or fp32; mxfp8_grouped_mm.py likewise); the other
+ * stacks have no FP8 recipe. */
+bool stack_fp8_te(const stack_spec *st);
 
 /* Whether the stack runs a decoder block's element-wise work as separate
  * eager PyTorch ops unless the block is compiled (model.torch_compile):

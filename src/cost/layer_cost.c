@@ -599,14 +599,20 @@ static double op_sac_rerun_s(const model *m, const layer_spec *l, const gpu_spec
  * normed GEMM inputs in FP8 only the QKV one is, + h back.  Shared experts
  * (TE Linear: their own FP8 copy of the normed input, fc2's input in FP8)
  * are left at the dense count.  On a tp rank the routed copies are the
- * ep x tp ranks' tokens' share (tf_layer_activation_bytes' / t). */
+ * ep x tp ranks' tokens' share (tf_layer_activation_bytes' / t).  The
+ * GroupedLinear copies are Transformer Engine's (stack_fp8_te): torchtitan's
+ * float8 experts run torchao's grouped GEMM, which saves the 16-bit inputs
+ * (inputs/stack.h), so there the routed experts keep the 16-bit count. */
 static double moe_fp8_saved_delta(const model *m, const layer_spec *l, const strategy *s,
-                                  double sb, double t)
+                                  const stack_spec *st, double sb, double t)
 {
     double k = m->moe.top_k;
     bool act_rerun = s->recompute == RECOMPUTE_SELECTIVE &&
                      (selective_modules(s) & RC_MOD_MOE_ACT);
-    double d = l->hidden * sb / (s->sp ? t : 1.0) - k * l->hidden * sb / t;
+    double d = l->hidden * sb / (s->sp ? t : 1.0);
+    if (!stack_fp8_te(st))
+        return d;
+    d -= k * l->hidden * sb / t;
     if (!act_rerun)
         d -= k * m->moe.expert_ffn * sb / t;
     return d;
@@ -659,7 +665,7 @@ static double layer_act_bytes(const model *m, const layer_spec *l, const strateg
         double f = l->moe && m->moe.experts > 0 ? 0 : l->ffn_hidden;   /* dense MLPs */
         double d = -2.0 * l->hidden * sb / (s->sp ? t : 1.0) + (qw - f) * sb / t;
         if (l->moe && m->moe.experts > 0)
-            d += moe_fp8_saved_delta(m, l, s, sb, t);
+            d += moe_fp8_saved_delta(m, l, s, stack_get(stack), sb, t);
         if (a + d > 0)
             a += d;
     }

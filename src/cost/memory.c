@@ -302,7 +302,7 @@ bool memory_fp8_weights_single(const gpu_spec *gpu, precision prec, int zero, in
 double memory_fp8_weight_cache_bytes(const stack_spec *st, const gpu_spec *gpu, precision prec,
                                      int zero, int opt_state)
 {
-    if (!stack_te_weight_cache(st) || (prec != PREC_FP8 && prec != PREC_MXFP8) ||
+    if (!stack_fp8_te(st) || (prec != PREC_FP8 && prec != PREC_MXFP8) ||
         memory_fp8_primary_weights(prec, zero, opt_state))
         return 0;
     /* the FP8 weight, and its transpose where the GEMMs need one (Hopper);

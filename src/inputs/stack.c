@@ -270,7 +270,7 @@ bool stack_zero3_syncs_each_backward(const stack_spec *st)
     return st != NULL && st->id == STACK_MEGATRON_CORE;
 }
 
-bool stack_te_weight_cache(const stack_spec *st)
+bool stack_fp8_te(const stack_spec *st)
 {
     return st != NULL && st->id == STACK_MEGATRON_CORE;
 }
