@@ -178,12 +178,18 @@ START_TEST(zero2_gradient_buckets)
                   1e-15);
     /* each stack's own bucket (stack.c dp_bucket_params): DeepSpeed's ZeRO
      * reduce_bucket_size, 5e8 elements by default (deepspeed/runtime/zero/
-     * config.py), at any dp; megatron-core and FSDP2 Megatron's rule */
-    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_DEEPSPEED), 8), 5e8, 0);
-    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_DEEPSPEED), 1024), 5e8, 0);
-    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_MEGATRON_CORE), 8), 40e6, 0);
-    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_MEGATRON_CORE), 64), 64e6, 0);
-    ck_assert_rel(cost_dp_bucket_params(NULL, 8), 40e6, 0);
+     * config.py), at any dp; megatron-core and FSDP2 Megatron's rule; at
+     * zero 0 torchtitan's DDP, torch DDP's bucket_cap_mb = 100 (replicate
+     * in parallelize.py apply_ddp): 100 x 2^20 B of gradients, 26,214,400
+     * fp32 ones, 52,428,800 bf16 ones (it was Megatron's 64 M at dp 64) */
+    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_DEEPSPEED), 8, 1, 2), 5e8, 0);
+    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_DEEPSPEED), 1024, 0, 2), 5e8, 0);
+    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_MEGATRON_CORE), 8, 0, 4), 40e6, 0);
+    ck_assert_rel(cost_dp_bucket_params(stack_get(STACK_MEGATRON_CORE), 64, 0, 4), 64e6, 0);
+    ck_assert_rel(cost_dp_bucket_params(NULL, 8, 0, 4), 40e6, 0);
+    ck_assert_rel(cost_dp_bucket_params(fsdp2, 64, 0, 4), 26214400, 0);
+    ck_assert_rel(cost_dp_bucket_params(fsdp2, 64, 0, 2), 52428800, 0);
+    ck_assert_rel(cost_dp_bucket_params(fsdp2, 64, 2, 4), 64e6, 0);
     /* DeepSpeed's two ipg buffers hold 16-bit gradients (stage_1_and_2.py
      * torch.empty(reduce_bucket_size, dtype=self.dtype)): 2 x 5e8 x 2 B for
      * a bf16 model, not its fp32 main gradients' 4; an fp32 model 4 */

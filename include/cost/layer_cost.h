@@ -254,10 +254,13 @@ double cost_boundary_p2p_s(const model *m, const cluster *c, const cost_params *
 #define COST_TIME_CAP_S 1e30
 double cost_cap_time(double t);
 
-/* The data-parallel bucket in parameters: stack st's (DeepSpeed's
- * reduce_bucket_size), else (st NULL or 0) Megatron's DDP bucket:
- * max(40M, 1M x dp) parameters (distributed.py). */
-double cost_dp_bucket_params(const stack_spec *st, int dp);
+/* The data-parallel bucket in parameters at ZeRO stage `zero`, of
+ * gradients of grad_bytes each: at zero 0 the stack's replicated-DDP bucket
+ * where it has one (stack_spec.ddp_bucket_bytes / grad_bytes: torchtitan's
+ * bucket_cap_mb), else stack st's (DeepSpeed's reduce_bucket_size), else
+ * (st NULL or 0) Megatron's DDP bucket: max(40M, 1M x dp) parameters
+ * (distributed.py). */
+double cost_dp_bucket_params(const stack_spec *st, int dp, int zero, double grad_bytes);
 
 /* Exposed part of a collective of `t` seconds overlapped with `window`
  * seconds of compute (what does not fit shows in full, what fits slows the

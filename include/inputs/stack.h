@@ -165,6 +165,9 @@ typedef struct stack_spec {
     double dp_bucket_params;    /* the data-parallel gradient bucket, in
                                    parameters; 0: Megatron's max(40M, 1M x dp)
                                    (cost_dp_bucket_params) */
+    double ddp_bucket_bytes;    /* at zero 0, the replicated (DDP) gradient
+                                   bucket in bytes of gradients, where the
+                                   stack's DDP is its own; 0: dp_bucket_params */
     unsigned rules;             /* STACK_RULE_ bits */
     const char *rules_by;       /* the software whose rules `rules` are, as
                                    messages name them ("torchtitan's

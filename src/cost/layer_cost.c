@@ -355,13 +355,16 @@ static double attention_bwd_s(const model *m, const layer_spec *l, const strateg
                                tf_attention_flops(m, &causal, s->mbs, s->seq_len, cp, tp));
 }
 
-/* The stack's data-parallel bucket (stack_spec.dp_bucket_params), else
- * Megatron's DDP bucket: max(40M, 1M x dp) parameters (distributed.py); the
- * last bucket's reduce cannot start before the backward ends, the first
- * bucket's gather must finish before the forward starts. */
-double cost_dp_bucket_params(const stack_spec *st, int dp)
+/* The stack's data-parallel bucket (stack_spec.ddp_bucket_bytes at zero 0,
+ * dp_bucket_params), else Megatron's DDP bucket: max(40M, 1M x dp)
+ * parameters (distributed.py); the last bucket's reduce cannot start before
+ * the backward ends, the first bucket's gather must finish before the
+ * forward starts. */
+double cost_dp_bucket_params(const stack_spec *st, int dp, int zero, double grad_bytes)
 {
     double b = 1e6 * dp;
+    if (st != NULL && zero == 0 && st->ddp_bucket_bytes > 0 && grad_bytes > 0)
+        return st->ddp_bucket_bytes / grad_bytes;
     if (st != NULL && st->dp_bucket_params > 0)
         return st->dp_bucket_params;
     return b > 4e7 ? b : 4e7;

@@ -87,12 +87,12 @@ void memory_state_bytes(precision prec, bool grads_bf16, int opt_state, int zero
 double memory_grad_transient_bytes(const stack_spec *st, precision prec, bool grads_bf16,
                                    int zero, int dp, int vpp, double params)
 {
-    double held = 2.0 * cost_dp_bucket_params(st, dp);
-    double bytes = memory_main_grad_bytes(prec, grads_bf16);
-    if (stack_zero2_whole_chunks(st, vpp) > 0 && params / vpp > held)
-        held = params / vpp;   /* a later chunk's one bucket */
+    double bytes = memory_main_grad_bytes(prec, grads_bf16), held;
     if (stack_buckets_in_param_dtype(st))
         bytes = precision_16bit_bytes(prec);   /* the 16-bit gradients */
+    held = 2.0 * cost_dp_bucket_params(st, dp, zero, bytes);
+    if (stack_zero2_whole_chunks(st, vpp) > 0 && params / vpp > held)
+        held = params / vpp;   /* a later chunk's one bucket */
     if (zero != 2 || dp <= 1)
         return 0;
     return (params < held ? params : held) * bytes;

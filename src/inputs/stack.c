@@ -123,7 +123,9 @@
  *     Megatron-FSDP max(40M, 1M x dp) parameters (0 here); DeepSpeed's
  *     ZeRO reduce_bucket_size, 5e8 elements by default (deepspeed/runtime/
  *     zero/config.py DeepSpeedZeroConfig.reduce_bucket_size); FSDP2
- *     reduces per fully_shard block (0: the rule as before).
+ *     reduces per fully_shard block (0: the rule as before); torchtitan's
+ *     DDP (zero 0) torch DDP's bucket_cap_mb = 100 MiB of gradients
+ *     (ddp_bucket_bytes: 26.2M fp32 gradients; Megatron's rule gave 40M).
  *   16-bit Adam state (opt_state bf16): megatron-core's precision-aware
  *     optimizer (core_v0.15.0 --use-precision-aware-optimizer with
  *     --exp-avg-dtype/--exp-avg-sq-dtype bf16: TE FusedAdam, distributed
@@ -165,6 +167,11 @@
 #include "inputs/stack.h"
 
 #define ALL (~0u)
+/* torchtitan's DDP: replicate(model, device_mesh=dp_mesh, bucket_cap_mb=100)
+ * (v0.2.2 models/llama3/infra/parallelize.py apply_ddp; 9dec370 alike);
+ * torch DDP's reducer caps a bucket at bucket_cap_mb x 2^20 bytes of
+ * gradients (torch/nn/parallel/distributed.py bucket_bytes_cap) */
+#define TORCHTITAN_DDP_BUCKET_BYTES (100.0 * 1024 * 1024)
 #define OFF (1u << 0)               /* bool knob: off only; degree: 1 only */
 #define RC_NONE_FULL ((1u << 0) | (1u << 2))
 /* PyTorch's context parallelism (torch.distributed.tensor.experimental
@@ -189,7 +196,7 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL},
      MEM_MEGATRON_CORE,
      "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true, 0,
-     0, "Megatron"},
+     0, 0, "Megatron"},
     {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020) to Jan 2021", STACK_MEGATRON_LM_2020,
      STACK_ATTN_UNFUSED, false, false,
      /* sp, tp_comm_overlap, zero, ogr, opg, recompute, cp, ep, vpp, ep_comm_overlap,
@@ -197,26 +204,26 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, OFF, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Megatron-LM README Sep 2020 to Jan 2021: TP, pipelining without interleaving or "
-     "scatter/gather, full recompute, local DDP (no overlap), unfused attention", false, 0, 0,
+     "scatter/gather, full recompute, local DDP (no overlap), unfused attention", false, 0, 0, 0,
      "Megatron"},
     {"megatron-lm-2021", "Megatron-LM v2.x (SC21)", STACK_MEGATRON_LM_2021, STACK_ATTN_UNFUSED,
      false, false,
      {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Narayanan et al. SC21: + interleaved 1F1B; full recompute, no SP, no distributed "
-     "optimizer, unfused attention", false, 0, 0, "Megatron"},
+     "optimizer, unfused attention", false, 0, 0, 0, "Megatron"},
     {"megatron-lm-2022", "Megatron-LM v3.0 (2022)", STACK_MEGATRON_LM_2022, STACK_ATTN_UNFUSED,
      false, false,
      {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Korthikanti et al. 2022: + sequence parallelism, selective recompute; no distributed "
-     "optimizer, unfused attention", false, 0, 0, "Megatron"},
+     "optimizer, unfused attention", false, 0, 0, 0, "Megatron"},
     {"deepspeed", "Megatron-DeepSpeed / DeepSpeed 2021-2022", STACK_DEEPSPEED,
      STACK_ATTN_UNFUSED, false, false,
      {OFF, OFF, ALL, ALL, OFF, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
-     "TP without SP, full checkpointing, unfused attention", false, 5e8,
+     "TP without SP, full checkpointing, unfused attention", false, 5e8, 0,
      STACK_RULE_SHARD_NO_PIPE | STACK_RULE_ETP_1 | STACK_RULE_EP_IN_DP | STACK_RULE_TOPK_2,
      "DeepSpeed"},
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_SDPA_FA2, true,
@@ -226,7 +233,7 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      {STACK_SEL_OP_POLICY, STACK_LOSS_EAGER_UPCAST, STACK_GATHER_FSDP2, STACK_CP_TORCH,
       STACK_PIPE_TORCH},
      "torchtitan: FSDP2 (ZeRO-2/3, DDP), DTensor TP + SP, async TP, pipelining incl. "
-     "interleaved, CP, float8, SDPA flash attention", true, 0,
+     "interleaved, CP, float8, SDPA flash attention", true, 0, TORCHTITAN_DDP_BUCKET_BYTES,
      STACK_RULE_DDP_ALONE | STACK_RULE_SP_WITH_TP | STACK_RULE_ASYNC_TP_COMPILED |
          STACK_RULE_FULL_EVERY_BLOCK | STACK_RULE_SHARD_OVERLAPS | STACK_RULE_ETP_TP_OR_1,
      "torchtitan"},

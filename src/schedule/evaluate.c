@@ -499,7 +499,7 @@ static double rank_dp_comm(eval_state *x, int i, int tp, const comm_link *dpl,
 {
     const int dp = x->dpcp;
     double dense = r->params - r->expert_params, ex = r->expert_params;
-    double bucket_max = cost_dp_bucket_params(stack_get(x->c->stack), dp);
+    double bucket_max = cost_dp_bucket_params(stack_get(x->c->stack), dp, x->s->zero, gb);
     double bucket = dense < bucket_max ? dense : bucket_max;
     double lead = rank_lead_bucket(x, i, tp, dense, bucket);
     double t_grad, t_param, last_grad, first_param = 0;
