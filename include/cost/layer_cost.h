@@ -31,6 +31,10 @@ void cost_params_unfitted(cost_params *p);
  * own (stack_spec.own_host_time; none of the built-in stacks). */
 void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_generation gen);
 
+/* Core attention's backward over its forward (16-bit, every key the forward
+ * scores): flash attention's five matmuls to two (layer_cost.c). */
+double cost_attention_bwd_ratio(void);
+
 /* Model FLOPs of one step (no recompute), the figure behind MFU. */
 double model_flops_per_step(const model *m, int gbs, int seq_len);
 

@@ -304,6 +304,11 @@ double model_flops_per_step(const model *m, int gbs, int seq_len)
  * (S, dP, dV, dQ, dK) to the forward's two (Dao 2023). */
 #define ATTN_BWD_RATIO 2.5
 
+double cost_attention_bwd_ratio(void)
+{
+    return ATTN_BWD_RATIO;
+}
+
 /* Core attention's backward, given its forward attn_fwd: ATTN_BWD_RATIO x
  * the forward over the keys the forward scores, but with the attention in
  * FP8 (model.fp8_attention, in an FP8-family recipe) a sliding-window
