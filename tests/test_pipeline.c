@@ -516,12 +516,40 @@ START_TEST(warmup_per_stack)
 }
 END_TEST
 
+/* The order every stack runs: Megatron-Core's model_parallel_config.py
+ * example for pp 2, vpp 2, a group of 2, m 4 ("rank 0 | 0 1 0 1 2 3 2 3"):
+ * forwards of micro-batches 0 1 0 1 2 3 2 3 on chunks 0 0 1 1 0 0 1 1, the
+ * backwards on chunks 1 1 0 0 1 1 0 0; rank 0 (warm-up 2 (2 - 1) + 2 = 4)
+ * runs F0-F3, then F4 B0 F5 B1 F6 B2 F7 B3, then B4-B7. */
+START_TEST(order_hand)
+{
+    static const int mb[8] = {0, 1, 0, 1, 2, 3, 2, 3}, fc[8] = {0, 0, 1, 1, 0, 0, 1, 1};
+    static const int fwd[16] = {1, 1, 1, 1, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0};
+    static const int idx[16] = {0, 1, 2, 3, 4, 0, 5, 1, 6, 2, 7, 3, 4, 5, 6, 7};
+    for (int k = 0; k < 8; k++) {
+        int m = -1, gs = -1;
+        ck_assert_int_eq(stack_pipe_chunk(k, 2, 2, 4, false, &m, &gs), fc[k]);
+        ck_assert_int_eq(m, mb[k]);
+        ck_assert_int_eq(gs, 2);
+        ck_assert_int_eq(stack_pipe_chunk(k, 2, 2, 4, true, &m, NULL), 1 - fc[k]);
+        ck_assert_int_eq(m, mb[k]);
+    }
+    ck_assert_int_eq(stack_pipe_warmup(CORE, 2, 2, 4, 0), 4);
+    for (int j = 0; j < 16; j++) {
+        int k = -1;
+        ck_assert_int_eq(stack_pipe_op(j, 4, 8, &k), fwd[j]);
+        ck_assert_int_eq(k, idx[j]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pipeline");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, warmup_per_stack);
+    tcase_add_test(tc, order_hand);
     tcase_add_test(tc, one_f_one_b_equal_stages);
     tcase_add_test(tc, interleaved_equal_stages);
     tcase_add_test(tc, interleaved_uneven_chunks);

@@ -113,7 +113,7 @@ double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int r
  * schedule when its vpp chunks keep different amounts (chunk_act_bytes[c]:
  * one micro-batch of chunk c): rank r runs its warm-up forwards, then one
  * forward and one backward alternately, then the remaining backwards
- * (pipeline.c's order: groups of pp micro-batches, chunk by chunk); each
+ * (stack_pipe_op, stack_pipe_chunk: the order pipeline.c simulates); each
  * forward adds its chunk's activations, each backward frees them.  The
  * running maximum over the warm-up and the first steady groups (the
  * pattern repeats per group).  Equal chunks: memory_inflight() x their sum.

@@ -346,6 +346,53 @@ bool stack_p2p_blocking(const stack_spec *st);
  * Out-of-range pp, vpp, m count as 1; rank as given. */
 int stack_pipe_warmup(stack_pipe pipe, int pp, int vpp, int microbatches, int rank);
 
+/* The order every stack's schedule runs a rank's operations in, after
+ * stack_pipe_warmup's `warm` forwards of the n = m vpp of each kind: one
+ * forward then one backward alternately, then the remaining backwards.
+ * Whether the rank's j-th operation (0-based, of 2 n) is a forward, and
+ * into *k (may be NULL) its index among its kind's.  Megatron's
+ * forward_backward_pipelining_with(out)_interleaving (warm-up loop, 1F1B
+ * loop of forward_k = k + num_warmup_microbatches then backward k,
+ * cool-down loop); torch's ScheduleInterleaved1F1B
+ * _calculate_single_rank_operations (warmup_ops, fwd_bwd_ops of a forward
+ * then a backward, cooldown_ops) and Schedule1F1B (the same order,
+ * stack_pipe_warmup); DeepSpeed's TrainSchedule likewise.  Inline: the
+ * schedule simulation's inner loop. */
+static inline bool stack_pipe_op(int j, int warm, int n, int *k)
+{
+    bool fwd = j < warm || (j < 2 * n - warm && (j - warm) % 2 == 0);
+    if (k != NULL)
+        *k = j < warm ? j : j < 2 * n - warm ? (fwd ? warm + (j - warm) / 2 : (j - warm) / 2)
+                                            : j - n;
+    return fwd;
+}
+
+/* The chunk of a rank's k-th chunk-forward (`backward`: chunk-backward)
+ * under every stack's interleaved order, with its micro-batch in *mb and its
+ * group's size in *group_size (either may be NULL): groups of pp
+ * micro-batches (the last m - g pp), each group's micro-batches chunk by
+ * chunk, the backwards from the last chunk.  Megatron-Core's
+ * get_model_chunk_id / get_microbatch_id_in_model_chunk
+ * (microbatch_group_size_per_vp_stage pp by default; Megatron-LM before
+ * core_r0.10.0 always pp); torch's ScheduleInterleaved1F1B
+ * forward_stage_index / backward_stage_index (microbatches_per_round pp
+ * when pp divides m).  vpp 1: chunk 0, micro-batch k. */
+static inline int stack_pipe_chunk(int k, int pp, int vpp, int microbatches, bool backward,
+                                   int *mb, int *group_size)
+{
+    int g = k / (pp * vpp);
+    int gs = microbatches - g * pp < pp ? microbatches - g * pp : pp;
+    int off = k - g * pp * vpp;
+    int c = gs > 0 ? off / gs : 0;
+    if (c >= vpp)
+        c = vpp - 1;
+    if (mb != NULL)
+        *mb = g * pp + (gs > 0 ? off % gs : 0);
+    if (group_size != NULL)
+        *group_size = gs;
+    return backward ? vpp - 1 - c : c;
+}
+
 /* The stack named `name` (case-insensitive), or NULL. */
 const stack_spec *stack_find(const char *name);
 /* Row i (the stack_id order), or NULL. */

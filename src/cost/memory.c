@@ -108,18 +108,6 @@ double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int r
     return f < 1 ? 1 : f;
 }
 
-/* Chunk of the k-th forward (backward) of a rank: groups of pp micro-batches
- * (the last one m % pp), vpp chunks each, backwards in reverse chunk order. */
-static int seq_chunk(int k, int pp, int vpp, int m, int backward)
-{
-    int g = k / (pp * vpp);
-    int gs = m - g * pp < pp ? m - g * pp : pp;
-    int c = gs > 0 ? (k - g * pp * vpp) / gs : 0;
-    if (c >= vpp)
-        c = vpp - 1;
-    return backward ? vpp - 1 - c : c;
-}
-
 double memory_schedule_peak_bytes(stack_pipe pipe, int pp, int vpp, int microbatches, int rank,
                                   const double *chunk_act_bytes, const schedule_held *acc)
 {
@@ -138,13 +126,14 @@ double memory_schedule_peak_bytes(stack_pipe pipe, int pp, int vpp, int microbat
     if (end > 2 * n || acc != NULL)  /* what accumulates: the whole step */
         end = 2 * n;
     for (j = 0; j < end; j++) {
-        bool fwd = j < warm || (j < 2 * n - warm && (j - warm) % 2 == 0);
+        bool fwd = stack_pipe_op(j, warm, n, NULL);
         double at;
         if (fwd) {
-            held += chunk_act_bytes[seq_chunk(nf++, pp, vpp, microbatches, 0)];
+            held += chunk_act_bytes[stack_pipe_chunk(nf++, pp, vpp, microbatches, false, NULL,
+                                                     NULL)];
             at = held;
         } else {
-            int c = seq_chunk(nb, pp, vpp, microbatches, 1);
+            int c = stack_pipe_chunk(nb, pp, vpp, microbatches, true, NULL, NULL);
             double before = held;
             held -= chunk_act_bytes[c];
             if (acc != NULL && acc->grad_bytes != NULL && nb < vpp * gs && nb % gs == 0)

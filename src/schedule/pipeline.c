@@ -112,20 +112,6 @@ static int push_event(sched_events *e, sched_kind kind, int stage, int mb, int c
     return 0;
 }
 
-/* Position k of the forward (or backward) sequence -> micro-batch, chunk,
- * and the size of its group. */
-static void seq_decode(int k, int pp, int vpp, int m, int backward, int *mb, int *chunk,
-                       int *group_size)
-{
-    int g = k / (pp * vpp);
-    int size = m - g * pp < pp ? m - g * pp : pp;
-    int off = k - g * pp * vpp;
-    int c = off / size;
-    *mb = g * pp + off % size;
-    *chunk = backward ? vpp - 1 - c : c;
-    *group_size = size;
-}
-
 /* The inputs and end times of one simulation with events (simulate_events):
  * fend/bend hold pp * m * vpp doubles, -1 until that operation ran. */
 typedef struct ev_sim {
@@ -136,26 +122,6 @@ typedef struct ev_sim {
     const double *fc, *bc;          /* per chunk, or NULL */
     double *fend, *bend;
 } ev_sim;
-
-/* The j-th operation of a rank with `warm` warm-up forwards: the forwards
- * first, then one forward and one backward alternately, then the remaining
- * backwards.  Whether it is a forward, and its index k in its kind's
- * sequence. */
-static bool op_at(const ev_sim *x, int j, int warm, int *k)
-{
-    const int n = x->n;
-    if (j < warm) {
-        *k = j;
-        return true;
-    }
-    if (j < warm + 2 * (n - warm)) {
-        int q = j - warm;
-        *k = q % 2 == 0 ? warm + q / 2 : q / 2;
-        return q % 2 == 0;
-    }
-    *k = (n - warm) + (j - warm - 2 * (n - warm));
-    return false;
-}
 
 /* When rank r's k-th forward (backward) may start as far as its input is
  * concerned (the previous rank's output plus the p2p time; the wrap-around
@@ -249,8 +215,8 @@ static double simulate_events(stack_pipe pipe, int pp, int vpp, int m, const dou
             while (jpos[r] < 2 * n) {
                 int k, mb, chunk, gs;
                 double dep, dur, start;
-                bool isf = op_at(&x, jpos[r], warm, &k);
-                seq_decode(k, pp, vpp, m, !isf, &mb, &chunk, &gs);
+                bool isf = stack_pipe_op(jpos[r], warm, n, &k);
+                chunk = stack_pipe_chunk(k, pp, vpp, m, !isf, &mb, &gs);
                 if (!op_ready(&x, r, isf, k, mb, chunk, gs, &dep, &dur))
                     break;
                 start = dep > freet[r] ? dep : freet[r];
@@ -390,20 +356,15 @@ static void state_init(sim_state *st, stack_pipe pipe, int pp, int vpp, int m,
 }
 
 /* Duration of rank r's k-th forward (backward) with per-chunk times: its
- * chunk from the position in the sequence (groups of pp micro-batches, the
- * last one m % pp, vpp chunks each; backwards run the chunks in reverse). */
-static double chunk_dur(const sim_state *st, int r, int k, int backward)
+ * chunk from the position in the sequence (stack_pipe_chunk). */
+static double chunk_dur(const sim_state *st, int r, int k, bool backward)
 {
-    int pv = st->pp * st->vpp, g = k / pv;
-    int gs = st->m - g * st->pp < st->pp ? st->m - g * st->pp : st->pp;
-    int c = gs > 0 ? (k - g * pv) / gs : 0;
-    if (c >= st->vpp)
-        c = st->vpp - 1;
-    return backward ? st->bc[r * st->vpp + st->vpp - 1 - c] : st->fc[r * st->vpp + c];
+    int c = stack_pipe_chunk(k, st->pp, st->vpp, st->m, backward, NULL, NULL);
+    return (backward ? st->bc : st->fc)[r * st->vpp + c];
 }
 
-#define FDUR(st, r, x) ((st)->fc != NULL ? chunk_dur(st, r, (x)->nf, 0) : (x)->fdur)
-#define BDUR(st, r, x) ((st)->bc != NULL ? chunk_dur(st, r, (x)->nb, 1) : (x)->bdur)
+#define FDUR(st, r, x) ((st)->fc != NULL ? chunk_dur(st, r, (x)->nf, false) : (x)->fdur)
+#define BDUR(st, r, x) ((st)->bc != NULL ? chunk_dur(st, r, (x)->nb, true) : (x)->bdur)
 
 /* Forward on rank 0 or pp - 1 (both when pp == 1): the chunk decides the
  * wrap-around input and output. */
@@ -508,13 +469,6 @@ static void bwd_range(sim_state *st, int lo, int hi, int step)
     }
     if (r == 0 && lo == 0)
         bwd_edge(st, 0);
-}
-
-/* Whether position j of rank r's sequence is a forward. */
-static inline int is_fwd(const sim_state *st, int r, int j)
-{
-    int w = st->rk[r].warm;
-    return j < w || (j < 2 * st->n - w && (j - w) % 2 == 0);
 }
 
 /* --- periodic steady state ------------------------------------------------ */
@@ -804,7 +758,7 @@ static int run_polling(sim_state *st)
                 int j = st->rk[r].nf + st->rk[r].nb;
                 if (j == 2 * st->n)
                     break;
-                if (is_fwd(st, r, j)) {
+                if (stack_pipe_op(j, st->rk[r].warm, st->n, NULL)) {
                     int in = r > 0 ? st->rk[r - 1].nf > st->rk[r].nf
                                    : st->f0.c == 0 || st->wf.tail != st->wf.head;
                     sim_ring *q = st->fl.c < vpp - 1 ? &st->wf : &st->sf;
