@@ -379,15 +379,22 @@ END_TEST
  * options (emit_torchtitan.c): the DP rank's batch 64 / 2 = 32 split into
  * micro-batches of 1 by Interleaved1F1B over 4 x 2 = 8 virtual stages of
  * 10 layers, stage k = chunk x 4 + rank; the llama3 70B flavor. */
+/* The llama70b fixture as torchtitan's llama3 70B flavor on pytorch-fsdp2,
+ * ZeRO-3 with its overlaps. */
+static void llama70b_fsdp2(fixture *f)
+{
+    llama70b(f);
+    f->m.rope.theta = 500000;
+    f->c.stack = STACK_PYTORCH_FSDP2;
+    f->pl.s.zero = 3;
+    f->pl.s.overlap_param_gather = true;
+}
+
 START_TEST(torchtitan_config)
 {
     fixture f;
     char *t = NULL;
-    llama70b(&f);
-    f.m.rope.theta = 500000;
-    f.c.stack = STACK_PYTORCH_FSDP2;
-    f.pl.s.zero = 3;
-    f.pl.s.overlap_param_gather = true;
+    llama70b_fsdp2(&f);
     ck_assert_int_eq(emit_to_string(EMIT_TORCHTITAN, &f, &t), 0);
     ck_assert_ptr_nonnull(strstr(t, "\n[model]\nname = \"llama3\"\nflavor = \"70B\"\n"));
     ck_assert_ptr_nonnull(strstr(t, "\n[training]\nlocal_batch_size = 32\n"
@@ -420,7 +427,7 @@ START_TEST(torchtitan_refusals)
 {
     static const char *const why_has[] = {
         "always shards the sequence", "only with compiled blocks", "DDP (zero=0) only",
-        "fp32 only", "wraps every block", "not in fp16", "has no zero=1",
+        "fp32 only", "recompute_layers=4 (block) is neither", "not in fp16", "has no zero=1",
         "wraps a model with expert parallelism in FSDP (ep=2)"};
     for (int c = 0; c < 8; c++) {
         fixture f;
@@ -437,7 +444,10 @@ START_TEST(torchtitan_refusals)
         case 1: f.pl.s.tp_comm_overlap = true; break;
         case 2: f.pl.s.zero = 0; f.pl.s.overlap_param_gather = false; break;
         case 3: f.pl.s.grad_reduce_bf16 = true; break;
-        case 4: f.pl.s.recompute = RECOMPUTE_FULL; f.pl.s.recompute_layers = 2; break;
+        case 4:   /* 4 of each 10-block chunk: no N (torchtitan_every_nth_block) */
+            f.pl.s.recompute = RECOMPUTE_FULL;
+            f.pl.s.recompute_layers = 4;
+            break;
         case 5: f.m.prec = PREC_FP16; break;
         case 6: f.pl.s.zero = 1; break;
         default:   /* MoE with ep 2 under ZeRO-0 */
@@ -459,6 +469,34 @@ START_TEST(torchtitan_refusals)
         fclose(fp);
         ck_assert_uint_eq(len, 0);
         ck_assert_msg(strstr(why.msg, why_has[c]) != NULL, "case %d: %s", c, why.msg);
+        free(t);
+    }
+}
+END_TEST
+
+/* Block recompute of 2 of each chunk's 10 blocks on the llama70b fixture
+ * (pp 4, vpp 2: a rank's chunks hold its blocks 1-10 and 11-20) is
+ * torchtitan's selective_ac_option 5, every 5th block counted over the
+ * rank's chunks (_apply_layer_sac's _layer_sac_count): 5, 10 | 15, 20; 4
+ * would take 4, 8 | 12, 16, 20.  3 of 10 is option 3 (3, 6, 9 | 12, 15,
+ * 18); 4 of 10 has no N (N 3 takes 3 a chunk, N 2 five) and is refused
+ * (torchtitan_refusals); every block is mode "full".  Before, every
+ * partial block recompute was refused. */
+START_TEST(torchtitan_every_nth_block)
+{
+    static const struct { int layers; const char *ac; } cases[] = {
+        {2, "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"5\"\n"},
+        {3, "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"3\"\n"},
+        {10, "[activation_checkpoint]\nmode = \"full\"\n\n"},
+        {0, "[activation_checkpoint]\nmode = \"full\"\n\n"}};
+    for (int c = 0; c < 4; c++) {
+        fixture f;
+        char *t = NULL;
+        llama70b_fsdp2(&f);
+        f.pl.s.recompute = RECOMPUTE_FULL;
+        f.pl.s.recompute_layers = cases[c].layers;
+        ck_assert_int_eq(emit_to_string(EMIT_TORCHTITAN, &f, &t), 0);
+        ck_assert_msg(strstr(t, cases[c].ac) != NULL, "case %d: %s", c, t);
         free(t);
     }
 }
@@ -1553,6 +1591,7 @@ int main(void)
     tcase_add_test(tc, stack_not_megatron_refused);
     tcase_add_test(tc, torchtitan_config);
     tcase_add_test(tc, torchtitan_refusals);
+    tcase_add_test(tc, torchtitan_every_nth_block);
     tcase_add_test(tc, uneven_first_last);
     tcase_add_test(tc, uneven_layout);
     tcase_add_test(tc, uneven_account_split);

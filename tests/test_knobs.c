@@ -592,7 +592,8 @@ START_TEST(fsdp2_stack_rules)
     struct { knob_id k; const char *why; } cases[] = {
         {KNOB_SP, "always shards the sequence"}, {KNOB_ZERO, "DDP (zero=0) only as the sole"},
         {KNOB_TP_COMM_OVERLAP, "only with compiled blocks"},
-        {KNOB_RECOMPUTE_LAYERS, "wraps every block; recompute_layers=2 (block)"},
+        {KNOB_RECOMPUTE_LAYERS, "every N-th one (selective_ac_option N); recompute_layers=30 "
+                                "(block) is neither"},
         {KNOB_OVERLAP_GRAD_REDUCE, "always overlaps its gradient reduce-scatter"},
         {KNOB_ZERO, "over the context-parallel ranks"}};
     for (int i = 0; i < 6; i++) {
@@ -604,7 +605,7 @@ START_TEST(fsdp2_stack_rules)
         case 0: s.sp = false; break;
         case 1: s.zero = 0; s.overlap_param_gather = false; break;
         case 2: s.tp_comm_overlap = true; break;
-        case 3: s.recompute = RECOMPUTE_FULL; s.recompute_layers = 2; break;
+        case 3: s.recompute = RECOMPUTE_FULL; s.recompute_layers = 30; break;
         case 4: s.zero = 2; s.overlap_grad_reduce = false; break;
         default: s.tp = 1; s.stage[0].tp = 1; s.dp = 1; s.stage[0].dp = 1; s.cp = 8;
             s.zero = 0; s.overlap_param_gather = false; break;
@@ -623,7 +624,10 @@ START_TEST(fsdp2_stack_rules)
             m->torch_compile = false;
         }
     }
-    /* full recompute of every layer (0, or a block covering the chunk) is torchtitan's "full" */
+    /* full recompute of every layer (0, or a block covering the chunk) is
+     * torchtitan's "full"; of 2 of the 80 blocks its selective_ac_option N
+     * for the smallest N with 80 / N = 2, 27 (blocks 27 and 54); 30 of 80
+     * no N (80 / 2 = 40, 80 / 3 = 26) */
     {
         strategy s = one_stage(8, 8, 1, 1, 80);
         s.sp = true; s.zero = 3; s.overlap_grad_reduce = s.overlap_param_gather = true;
@@ -631,6 +635,16 @@ START_TEST(fsdp2_stack_rules)
         s.recompute = RECOMPUTE_FULL;
         s.recompute_layers = 80;
         ck_assert_int_eq(knobs_stack_check(m, &s, tt, NULL), PLANNER_OK);
+        ck_assert_int_eq(knob_ac_every_nth(m, &s), 1);
+        s.recompute_layers = 2;
+        ck_assert_int_eq(knobs_stack_check(m, &s, tt, NULL), PLANNER_OK);
+        ck_assert_int_eq(knob_ac_every_nth(m, &s), 27);
+        s.recompute_layers = 30;
+        ck_assert_int_eq(knob_ac_every_nth(m, &s), 0);
+        s.recompute_layers = 2;
+        s.recompute_method = RECOMPUTE_UNIFORM;   /* groups of 2 blocks: no torchtitan form */
+        ck_assert_int_eq(knob_ac_every_nth(m, &s), 0);
+        s.recompute_method = RECOMPUTE_BLOCK;
         s.recompute = RECOMPUTE_SELECTIVE;   /* Megatron's modules: not torchtitan's op policy */
         s.recompute_layers = 0;
         s.recompute_modules = RC_MOD_LAYERNORM;
@@ -640,6 +654,40 @@ START_TEST(fsdp2_stack_rules)
         ck_assert_int_eq(knobs_stack_check(m, &s, tt, NULL), PLANNER_OK);
     }
     search_keeps_to(m, &rs, tt, "mbs=1");
+    model_free(m);
+}
+END_TEST
+
+/* The search plans torchtitan's every-N-th-block checkpointing on
+ * pytorch-fsdp2 (it searched only every block): GPT-3 175B on 64 H100
+ * nodes at tp 4, pp 4, mbs 3 under ZeRO-2 fits with 2 of each 4-block
+ * chunk (vpp 6) checkpointed, selective_ac_option 2, faster than every
+ * block; each of the top plans is one the stack runs. */
+START_TEST(fsdp2_every_nth_searched)
+{
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
+    const stack_spec *tt = stack_get(STACK_PYTORCH_FSDP2);
+    planner_error err;
+    cluster *c = NULL;
+    search_result r;
+    const strategy *best;
+    ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", tu_err(&err)), PLANNER_OK);
+    c->stack = STACK_PYTORCH_FSDP2;
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, "tp=4,pp=4,mbs=3,zero=2", false, 3), PLANNER_OK);
+    best = &r.top[0].s;
+    ck_assert_int_eq(best->recompute, RECOMPUTE_FULL);
+    ck_assert_int_eq(best->recompute_method, RECOMPUTE_BLOCK);
+    ck_assert_int_eq(best->vpp, 6);
+    ck_assert_int_eq(best->recompute_layers, 2);
+    ck_assert_int_eq(knob_ac_every_nth(m, best), 2);
+    for (int i = 0; i < r.n_top; i++) {
+        ck_assert_msg(knobs_stack_check(m, &r.top[i].s, tt, tu_err(&err)) == PLANNER_OK,
+                      "plan %d: %s", i + 1, err.msg);
+        ck_assert_int_gt(knob_ac_every_nth(m, &r.top[i].s), 1);
+    }
+    search_result_free(&r);
+    cluster_free(c);
     model_free(m);
 }
 END_TEST
@@ -810,6 +858,7 @@ int main(void)
     tcase_add_test(tc, moe_tp_needs_sp);
     tcase_add_test(tc, fsdp2_stack_rules);
     tcase_add_test(tc, deepspeed_moe_rules);
+    tcase_add_test(tc, fsdp2_every_nth_searched);
     tcase_add_test(tc, help_lists_fix_keys);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

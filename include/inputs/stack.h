@@ -66,8 +66,10 @@ enum {
     STACK_RULE_SP_WITH_TP = 1u << 1,      /* tp > 1 always with sequence parallelism */
     STACK_RULE_ASYNC_TP_COMPILED = 1u << 2, /* TP-comm overlap only with compiled blocks
                                                (model.torch_compile) */
-    STACK_RULE_FULL_EVERY_BLOCK = 1u << 3, /* full recompute wraps every block of a
-                                              chunk: no first-N-layers form */
+    STACK_RULE_FULL_EVERY_NTH = 1u << 3,  /* full recompute wraps every block, or
+                                             every N-th block counted over a rank's
+                                             chunks (knob_ac_every_nth): no
+                                             first-N-layers form */
     STACK_RULE_SHARD_OVERLAPS = 1u << 4,  /* sharded data parallelism (zero >= 2)
                                              always overlaps the gradient reduce, and
                                              zero 3 the parameter gather */

@@ -128,6 +128,17 @@ bool knob_stack_allows(const stack_spec *st, knob_id k, int v);
  * k takes part in (knob_rule applies them; the search filters by them). */
 planner_status knob_stack_rule(const struct model *m, const strategy *s, knob_id k,
                                planner_error *err);
+/* torchtitan's layer-selective activation checkpointing that is s's full
+ * recompute: 1 when it re-makes every block (mode "full"); N > 1 when, on
+ * every pipeline rank, its block recompute of recompute_layers per chunk
+ * checkpoints as many blocks in each chunk as torchtitan's selective_ac_option
+ * N, which fully checkpoints every N-th block counted over the rank's
+ * chunks in order (v0.2.2 distributed/activation_checkpoint.py
+ * _apply_layer_sac, its process-wide _layer_sac_count; the blocks' places
+ * differ, their count per chunk -- what the cost model reads -- does not);
+ * the smallest such N; 0 when none (or not full recompute). */
+int knob_ac_every_nth(const struct model *m, const strategy *s);
+
 /* Whether strategy s (on model m) is one stack st runs: every knob's value
  * one st has (knob_stack_allows) and st's rules on knobs together
  * (stack_spec.rules, which knob_rule applies on s's own stack).  PLANNER_OK,

@@ -90,10 +90,12 @@
  *       --compile.components and --compile.enable"; at 9dec370
  *       --experimental.enable_async_tensor_parallel is "only effective
  *       when compile is enabled" (torch._inductor's _micro_pipeline_tp);
- *     FULL_EVERY_BLOCK: apply_ac / _apply_ac_to_transformer_block wrap
- *       every TransformerBlock for mode "full" (its selective "N" option
- *       fully checkpoints every N-th block, a form the planner does not
- *       cost: recompute_layers counts a chunk's first layers);
+ *     FULL_EVERY_NTH: apply_ac / _apply_ac_to_transformer_block wrap
+ *       every TransformerBlock for mode "full"; mode "selective" with an
+ *       integer option N fully checkpoints every N-th block
+ *       (distributed/activation_checkpoint.py _apply_layer_sac), which the
+ *       planner costs as block recompute of the same count per chunk where
+ *       every chunk's count is one (model/knobs.c knob_ac_every_nth);
  *     SHARD_OVERLAPS: fully_shard's hooks always reduce-scatter in the
  *       backward and prefetch the next block's all-gather (no option to
  *       serialize them);
@@ -235,7 +237,7 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      "torchtitan: FSDP2 (ZeRO-2/3, DDP), DTensor TP + SP, async TP, pipelining incl. "
      "interleaved, CP, float8, SDPA flash attention", true, 0, TORCHTITAN_DDP_BUCKET_BYTES,
      STACK_RULE_DDP_ALONE | STACK_RULE_SP_WITH_TP | STACK_RULE_ASYNC_TP_COMPILED |
-         STACK_RULE_FULL_EVERY_BLOCK | STACK_RULE_SHARD_OVERLAPS | STACK_RULE_ETP_TP_OR_1,
+         STACK_RULE_FULL_EVERY_NTH | STACK_RULE_SHARD_OVERLAPS | STACK_RULE_ETP_TP_OR_1,
      "torchtitan"},
 };
 

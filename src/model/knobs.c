@@ -859,6 +859,52 @@ static bool full_covers_all(const model *m, const strategy *s)
     return s->recompute_layers >= most;
 }
 
+/* How many of the blocks rank r's chunk of n blocks holds that torchtitan's
+ * layer-selective checkpointing wraps, `before` blocks of the rank's
+ * earlier chunks counted (knob_ac_every_nth). */
+static int nth_blocks(int before, int n, int every)
+{
+    return (before + n) / every - before / every;
+}
+
+/* Whether every N-th block (`every`) is s's block recompute on every rank:
+ * each chunk's count of them is min(recompute_layers, its blocks). */
+static bool every_nth_matches(const model *m, const strategy *s, int every)
+{
+    int vpp = s->vpp > 1 ? s->vpp : 1;
+    for (int r = 0; r < s->pp && r < STRATEGY_MAX_STAGES; r++) {
+        int before = 0;
+        for (int c = 0; c < vpp; c++) {
+            int n = strategy_chunk_layers(s, m->layers, r, c, NULL);
+            int want = n < s->recompute_layers ? n : s->recompute_layers;
+            if (n < 0 || nth_blocks(before, n, every) != want)
+                return false;
+            before += n;
+        }
+    }
+    return true;
+}
+
+int knob_ac_every_nth(const model *m, const strategy *s)
+{
+    int n0, k0;
+    if (m == NULL || s->recompute != RECOMPUTE_FULL)
+        return 0;
+    if (full_covers_all(m, s))
+        return 1;
+    if (s->recompute_method == RECOMPUTE_UNIFORM)
+        return 0;
+    n0 = strategy_chunk_layers(s, m->layers, 0, 0, NULL);
+    k0 = n0 < s->recompute_layers ? n0 : s->recompute_layers;
+    if (n0 <= 0 || k0 <= 0)
+        return 0;
+    /* rank 0's first chunk: n0 / N = k0, so N in (n0 / (k0 + 1), n0 / k0] */
+    for (int every = n0 / (k0 + 1) + 1; every <= n0 / k0; every++)
+        if (every_nth_matches(m, s, every))
+            return every;
+    return 0;
+}
+
 /* Stack st's rules (stack_spec.rules, inputs/stack.h; sources in
  * inputs/stack.c) that knob k takes part in; every rule for k ==
  * KNOB_COUNT.  Messages name the stack's software and the --fix that
@@ -888,11 +934,12 @@ static planner_status rule_stack(const model *m, const strategy *s, const stack_
         FAIL("%s's async tensor parallelism (the plan's tp_comm_overlap) runs only with "
              "compiled blocks: plan with --torch-compile, or --fix tp_comm_overlap=off",
              st->name);
-    if ((r & STACK_RULE_FULL_EVERY_BLOCK) && (all || k == KNOB_RECOMPUTE_LAYERS) &&
-        m != NULL && !full_covers_all(m, s))
-        FAIL("%s's full activation checkpointing wraps every block; recompute_layers=%d "
-             "(%s) has no option: plan with --fix recompute_layers=0", st->name,
-             s->recompute_layers, s->recompute_method == RECOMPUTE_UNIFORM ? "uniform" : "block");
+    if ((r & STACK_RULE_FULL_EVERY_NTH) && (all || k == KNOB_RECOMPUTE_LAYERS) &&
+        m != NULL && s->recompute == RECOMPUTE_FULL && knob_ac_every_nth(m, s) == 0)
+        FAIL("%s's full activation checkpointing wraps every block or every N-th one "
+             "(selective_ac_option N); recompute_layers=%d (%s) is neither: plan with --fix "
+             "recompute_layers=0", st->name, s->recompute_layers,
+             s->recompute_method == RECOMPUTE_UNIFORM ? "uniform" : "block");
     if ((r & STACK_RULE_SHARD_OVERLAPS) && (all || k == KNOB_OVERLAP_GRAD_REDUCE ||
                                              k == KNOB_OVERLAP_PARAM_GATHER) &&
         (s->dp > 1 || cp > 1)) {

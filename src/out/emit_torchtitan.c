@@ -40,7 +40,10 @@
  *     bits).
  * The activation checkpointing the cost model gives this stack is
  * torchtitan's: "full" wraps every block, "selective" with option "op" is
- * the op-level policy (layer_cost.c op_sac_rerun_s, memory_op_sac_bytes).
+ * the op-level policy (layer_cost.c op_sac_rerun_s, memory_op_sac_bytes),
+ * "selective" with an integer N fully checkpoints every N-th block
+ * (distributed/activation_checkpoint.py _apply_layer_sac: the plan's block
+ * recompute of the same count per chunk, model/knobs.c knob_ac_every_nth).
  *
  * Invariants: emit_torchtitan_check refuses, with the reason, a plan whose
  * knobs torchtitan has no option for or would run with another mechanism
@@ -301,7 +304,11 @@ void emit_torchtitan_toml(FILE *out, const model *m, const plan *pl, precision p
     model_section(out, m, prec);
     training_section(out, s, prec);
     parallelism_section(out, m, s);
-    fprintf(out, "\n[activation_checkpoint]\nmode = \"%s\"\n", ac_mode[s->recompute]);
+    if (s->recompute == RECOMPUTE_FULL && knob_ac_every_nth(m, s) > 1)
+        fprintf(out, "\n[activation_checkpoint]\nmode = \"selective\"\n"
+                     "selective_ac_option = \"%d\"\n", knob_ac_every_nth(m, s));
+    else
+        fprintf(out, "\n[activation_checkpoint]\nmode = \"%s\"\n", ac_mode[s->recompute]);
     if (s->recompute == RECOMPUTE_SELECTIVE)
         fputs("selective_ac_option = \"op\"\n", out);
     if (m->torch_compile)   /* the blocks, as the cost model compiles them (not the loss) */

@@ -1256,13 +1256,21 @@ static int chunk_layers_max(const search_ctx *x)
 }
 
 /* Whether P7 searches block recompute's layer count (--fix leaves it free,
- * the method block, the space has it: space_allows, and the stack has a
- * first-N-layers form: not STACK_RULE_FULL_EVERY_BLOCK). */
+ * the method block, the space has it: space_allows). */
 static bool rc_layers_searched(const search_ctx *x)
 {
     return x->fix.recompute_layers < 0 && x->fix.recompute_method != RECOMPUTE_UNIFORM &&
-           space_allows(x, KNOB_RECOMPUTE_LAYERS, 1) &&
-           !(stack_get(x->c->stack)->rules & STACK_RULE_FULL_EVERY_BLOCK);
+           space_allows(x, KNOB_RECOMPUTE_LAYERS, 1);
+}
+
+/* Whether the stack's rules admit block recompute of k layers per chunk of
+ * `all` (knob_stack_rule: torchtitan checkpoints every block or every N-th,
+ * STACK_RULE_FULL_EVERY_NTH; the other stacks any k). */
+static bool rc_layers_admit(const search_ctx *x, const strategy *all, int k)
+{
+    strategy t = *all;
+    t.recompute_layers = k;
+    return knob_stack_rule(x->m, &t, KNOB_RECOMPUTE_LAYERS, NULL) == PLANNER_OK;
 }
 
 /* Whether a plan of objective `score` or less cannot enter the top N. */
@@ -1306,10 +1314,12 @@ static bool rc_layers_fit(search_ctx *x, const strategy *all, int n, double *sco
  * knobs without recompute (`bound`, its objective when evaluated, else
  * -1), full recompute's tokens/s / (1 - evaluation.recompute_share), or
  * evaluate_bound's.  The exhaustive search evaluates every N.  Only when
- * --fix leaves recompute_layers free and the method block. */
+ * --fix leaves recompute_layers free and the method block; only the N the
+ * stack's rules admit (rc_layers_admit: on torchtitan the fewest admitted
+ * at or above the bisection's). */
 static void search_rc_layers(search_ctx *x, double bound)
 {
-    int lo = 1, n, hi;
+    int lo = 1, n, hi, admitted = 0;
     double ub = -1;
     strategy all;
     if (!rc_layers_searched(x))
@@ -1325,13 +1335,19 @@ static void search_rc_layers(search_ctx *x, double bound)
         return;
     if (x->exhaustive) {
         for (int k = 1; k < n && !stop(x); k++) {
+            if (!rc_layers_admit(x, &all, k))
+                continue;
             x->s = all;
             x->s.recompute_layers = k;
             try_strategy(x);
         }
         return;
     }
-    x->pruned += n - 1;   /* less the one evaluated below */
+    for (int k = 1; k < n; k++)
+        admitted += rc_layers_admit(x, &all, k) ? 1 : 0;
+    if (admitted == 0)
+        return;
+    x->pruned += admitted;   /* less the one evaluated below */
     if (bound >= 0 && cannot_rank(x, bound))
         return;
     while (lo < hi && !stop(x)) {
@@ -1344,6 +1360,8 @@ static void search_rc_layers(search_ctx *x, double bound)
             lo = mid + 1;
         }
     }
+    while (lo < n && !rc_layers_admit(x, &all, lo))
+        lo++;   /* needs no more memory than the fewest that fit */
     if (stop(x) || lo >= n || (ub >= 0 && cannot_rank(x, ub)))
         return;
     x->pruned--;

@@ -255,12 +255,20 @@ $P -m $M70 -c $H100 --stack pytorch-fsdp2 --fix $FIX --emit torchtitan -o "$T/no
 grep -q "^advice: .*: pytorch-fsdp2's async tensor parallelism (the plan's tp_comm_overlap) runs only with compiled blocks: plan with --torch-compile, or --fix tp_comm_overlap=off$" \
     "$T/err" || fail "async TP message: $(cat "$T/err")"
 [ ! -e "$T/no.toml" ] || fail "refused plan left a file"
-# (b) full recompute of the first N layers only; ZeRO-0 with TP
+# (b) full recompute of N layers that no every-N-th block gives (30 of
+# 80: 80 / 2 = 40, 80 / 3 = 26); ZeRO-0 with TP
 $P -m $M70 -c $H100 --stack pytorch-fsdp2 --torch-compile \
-    --fix tp=8,pp=1,zero=3,recompute=full,recompute_layers=2 --emit slurm -o "$T/no.sh" \
+    --fix tp=8,pp=1,zero=3,recompute=full,recompute_layers=30 --emit slurm -o "$T/no.sh" \
     > /dev/null 2> "$T/err"
-[ $? -eq 3 ] && grep -q 'full activation checkpointing wraps every block; recompute_layers=2' \
+[ $? -eq 3 ] && grep -q "full activation checkpointing wraps every block or every N-th one (selective_ac_option N); recompute_layers=30 (block) is neither" \
     "$T/err" && [ ! -e "$T/no.sh" ] || fail "partial full recompute: $(cat "$T/err")"
+# 2 of 80 is torchtitan's every 27th block (27, 54): mode selective, option "27"
+$P -m $M70 -c $H100 --stack pytorch-fsdp2 --torch-compile \
+    --fix tp=8,pp=1,zero=3,recompute=full,recompute_layers=2 --emit torchtitan > "$T/nth.toml" ||
+    fail "every 27th block: exit $?"
+toml_check "$T/nth.toml" '
+assert d["activation_checkpoint"] == {"mode": "selective", "selective_ac_option": "27"}'
+grep -qxF 'selective_ac_option = "27"' "$T/nth.toml" || fail "every 27th block: option"
 $P -m configs/llama3-8b.json -c clusters/h200x64.yaml --stack pytorch-fsdp2 \
     --fix tp=2,pp=1,zero=0 --emit torchtitan > "$T/out" 2> "$T/err"
 [ $? -eq 3 ] && grep -q 'pytorch-fsdp2 runs DDP (zero=0) only as the sole parallelism' "$T/err" ||
