@@ -975,6 +975,52 @@ START_TEST(moe_alltoall_overlap_share_by_link)
 }
 END_TEST
 
+/* The recipes' Transformer Engine graphs of the router and the dispatch
+ * preprocessing (model.te_moe_graphs) leave 0.53 ms of host-paced time per
+ * MoE-layer forward with the flex dispatcher (NVIDIA's GB200 DeepSeek-V3
+ * write-up: removing the remaining sync is worth at least 10%, one tenth of
+ * the GPU time at its layout: layer_cost.c MOE_HOST_GRAPHED_S), whatever
+ * moe_host_s is; with the alltoall dispatcher the layer keeps moe_host_s;
+ * a full-iteration graph none.  The MoE layer of moe_host_time, ep 8, one
+ * micro-batch: forward 0.53 ms, backward 1.06 ms over the layer without
+ * host time. */
+START_TEST(moe_host_time_te_graphs)
+{
+    fixture f;
+    range_cost none, a2a, flex, full;
+    strategy s = make(1, 1, 8, 1, 1, 32, false, RECOMPUTE_NONE, 1);
+    setup(&f);
+    moe_model(&f, 1);
+    s.ep = 8;
+    s.seq_len = 4096;
+    s.stage[0] = (stage_spec){0, 0, 1, 1, 8};
+    f.m.te_moe_graphs = true;
+    s.cuda_graph = true;            /* no host time at all: the GPU work */
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &full);
+    s.cuda_graph = false;
+    f.p.gen[GEN_AMPERE].moe_host_s = 0;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &none);
+    f.p.gen[GEN_AMPERE].moe_host_s = 1.5e-3;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &a2a);
+    ck_assert_rel(a2a.fwd_s - none.fwd_s, 1.5e-3, 1e-9);     /* alltoall: moe_host_s */
+    ck_assert_rel(a2a.bwd_s - none.bwd_s, 3.0e-3, 1e-9);
+    ck_assert_double_eq(none.fwd_s, full.fwd_s);
+    s.flex_dispatcher = true;
+    s.cuda_graph = true;            /* the flex layer's GPU work */
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &none);
+    s.cuda_graph = false;
+    for (int i = 0; i < 2; i++) {   /* not moe_host_s: 1.5 ms and 4 ms alike */
+        f.p.gen[GEN_AMPERE].moe_host_s = i ? 4e-3 : 1.5e-3;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &flex);
+        ck_assert_rel(flex.fwd_s - none.fwd_s, 0.53e-3, 1e-9);
+        ck_assert_rel(flex.bwd_s - none.bwd_s, 1.06e-3, 1e-9);
+    }
+    f.m.te_moe_graphs = false;      /* flex without the graphs: moe_host_s */
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &flex);
+    ck_assert_rel(flex.fwd_s - none.fwd_s, 4e-3, 1e-9);
+}
+END_TEST
+
 /* Under the all-to-all overlap (layer_cost.c moe_host_paced: Megatron-Core's
  * combined 1F1B queues the other micro-batch's pass before the dispatcher's
  * sync) a MoE layer's host time hides under the other pass's GPU work: the
@@ -1895,6 +1941,7 @@ int main(void)
     tcase_add_test(tc, fp8_moe_saved_activations);
     tcase_add_test(tc, moe_host_time);
     tcase_add_test(tc, moe_host_time_under_a2a_overlap);
+    tcase_add_test(tc, moe_host_time_te_graphs);
     tcase_add_test(tc, mtp_on_last_stage);
     tcase_add_test(tc, moe_alltoall_volume_and_overlap);
     tcase_add_test(tc, moe_alltoall_overlap_share_by_link);

@@ -510,6 +510,50 @@ static validation_set *bridge_row_loaded(const char *release, const char *gpu, c
     return v;
 }
 
+/* The recipes' Transformer Engine graphs of the router and the dispatch
+ * preprocessing (run_stacks.c run_model_for_system, model.te_moe_graphs),
+ * per release, model and system as Megatron-Bridge's performance configs
+ * set them: 25.11's GB200/GB300 Qwen3 and DeepSeek-V3 configs, its B200
+ * Qwen3-30B-A3B and GB300 gpt-oss ones, 26.02's B200 Qwen3-30B-A3B and B300
+ * gpt-oss, 26.02.01's GB200/GB300 Qwen3-235B-A22B, 26.06's B300 gpt-oss;
+ * not 25.11's B200 DeepSeek-V3 or Qwen3-235B, GB200 gpt-oss or H100
+ * Qwen3-30B-A3B FP8, 26.04's B200/B300 DeepSeek-V3, 26.06's H100
+ * Qwen3-30B-A3B FP8, nor Llama. */
+START_TEST(model_fact_te_moe_graphs)
+{
+    static const struct { const char *release, *model, *gpu, *prec; bool want; } cases[] = {
+        {"25.11", "Qwen3-235B-A22B", "GB200", "bf16", true},
+        {"25.11", "Qwen3-30B-A3B", "GB300", "mxfp8", true},
+        {"25.11", "Qwen3-30B-A3B", "B200", "mxfp8", true},
+        {"25.11", "DeepSeek-V3", "GB300", "mxfp8", true},
+        {"25.11", "gpt-oss-120b", "GB300", "bf16", true},
+        {"26.02", "Qwen3-30B-A3B", "B200", "mxfp8", true},
+        {"26.02", "gpt-oss-120b", "B300", "bf16", true},
+        {"26.02.01", "Qwen3-235B-A22B", "GB200", "mxfp8", true},
+        {"26.06", "gpt-oss-120b", "B300", "mxfp8", true},
+        {"25.11", "DeepSeek-V3", "B200", "mxfp8", false},
+        {"25.11", "Qwen3-235B-A22B", "B200", "mxfp8", false},
+        {"25.11", "gpt-oss-120b", "GB200", "bf16", false},
+        {"25.11", "Qwen3-30B-A3B", "H100-SXM", "fp8", false},
+        {"26.04", "DeepSeek-V3", "B300", "mxfp8", false},
+        {"26.06", "Qwen3-30B-A3B", "H100-SXM", "fp8", false},
+        {"26.02", "gpt-oss-120b", "B200", "bf16", false},
+        {"25.11", "Llama 3.1 405B", "GB200", "fp8", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[160];
+        run_model_variant var;
+        snprintf(src, sizeof src,
+                 "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md, %s NeMo container, "
+                 "pre-training table", cases[i].release);
+        run_system sys = {src, cases[i].model, cases[i].gpu, cases[i].prec};
+        run_model_for_system(&sys, &var);
+        ck_assert_msg(var.te_moe_graphs == cases[i].want, "case %zu", i);
+        ck_assert_msg((var.te_moe_graphs_why != NULL) == cases[i].want, "case %zu", i);
+    }
+}
+END_TEST
+
 /* A model fact of one release, model, system and precision (run_stacks.c
  * run_model_for_system): Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300
  * MXFP8 recipes run attention in FP8 (fp8_dot_product_attention); the same
@@ -1172,9 +1216,13 @@ START_TEST(published_runs_moe_guard)
      * (layer_cost.c moe_fp8_saved_delta): 25.11's H100 Qwen3-30B-A3B row
      * (recompute unpublished) fits without recompute, where the model
      * predicts 8,865 tokens/s against the 5,275 measured (25.09's table:
-     * 10,494 at the same layout) */
+     * 10,494 at the same layout).  12.8% with the host time the recipes'
+     * Transformer Engine graphs of the router and the dispatch
+     * preprocessing leave with the flex dispatcher (layer_cost.c
+     * MOE_HOST_GRAPHED_S: the GB200/GB300 Qwen3 and DeepSeek-V3 rows of
+     * 25.11 and 26.02.01, GB200 Qwen3-235B 26.02.01 -30.1% -> -4.2%) */
     ck_assert_int_ge(n, 39);
-    ck_assert_msg(mape <= 0.180, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(mape <= 0.133, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.686, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST
@@ -1592,6 +1640,7 @@ int main(void)
     tcase_add_test(tc, published_runs_dense16_target);
     tcase_add_test(tc, published_runs_fp8_guard);
     tcase_add_test(tc, published_runs_moe_guard);
+    tcase_add_test(tc, model_fact_te_moe_graphs);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -37,8 +37,10 @@
  *     are transient memory; each MoE
  *     layer pays moe_host_s in its forward and twice in its backward (the
  *     dispatcher's device-to-host sync leaves the layer's launches on the
- *     critical path; under the all-to-all overlap only what exceeds the
- *     other pass's GPU work, moe_host_paced); on a stage spanning GPU types, each EP group's
+ *     critical path; MOE_HOST_GRAPHED_S under the recipes' TE graphs of the
+ *     router and preprocessing with the flex dispatcher; under the
+ *     all-to-all overlap only what exceeds the other pass's GPU work,
+ *     moe_host_paced); on a stage spanning GPU types, each EP group's
  *     all-to-all over the groups and links it spans (ep_mixed_a2a_s);
  *   memory: parameters held, activations kept for the backward (Korthikanti
  *     et al. 2022 with flash attention, corrected for FP8 recipes) and the
@@ -929,10 +931,36 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
  * device-to-host sync (static shapes: Megatron-Bridge 26.08's recipes bound
  * the dispatch by moe_expert_rank_capacity_factor and moe_paged_stash) and
  * no host launches to pace it. */
+/* Under Transformer Engine's per-module graphs of the router and the
+ * dispatch preprocessing (model.te_moe_graphs) with a fused dispatcher
+ * (DeepEP/HybridEP, the flex dispatcher), what stays host-paced is the
+ * routed experts' part after the sync.  NVIDIA's Megatron-LM write-up
+ * "Optimizing DeepSeek-V3 Training Performance on NVIDIA GB200 NVL72"
+ * (docs/discussions/deepseek-v3-gb200-optimization, Megatron-LM eb0783b6d3,
+ * 2025-11-03: DeepSeek-V3 MXFP8, EP 32 x PP 8, mbs 1, 970 TFLOP/s with
+ * HybridEP and --cuda-graph-scope attn moe_router moe_preprocess), 2.3:
+ * after the graphs "only the routed experts part still has some CPU
+ * overhead"; 3.1: removing the device-to-host sync, so that graphs cover
+ * the whole model, is estimated at "at least a 10% additional performance
+ * gain".  A 10% gain is host time one tenth of the GPU time: at the model's
+ * GPU time for that layout (the corpus's 25.11 GB200 DeepSeek-V3 MXFP8 row,
+ * pp 8 vpp 4 ep 32 mbs 1, 1,003 TFLOP/s measured: 14.87 s over 931
+ * MoE-layer forwards, each paying its host time three times) 0.53 ms per
+ * MoE-layer forward.  The write-up measured the graphs with the fused
+ * dispatchers only (it left the alltoall dispatcher before capturing
+ * them); Megatron-Core's MoEAlltoAllTokenDispatcher under a moe_preprocess
+ * graph issues its device-to-host copy at before_ep_alltoall, just before
+ * its sync (token_dispatcher.py, the Bridge 25.11 pin 0d8e0714cd), and
+ * launches its all-to-alls, chunk sorts and unpermutation from the host
+ * after it: it keeps moe_host_s. */
+#define MOE_HOST_GRAPHED_S 0.53e-3
+
 static double moe_host_fwd_s(const model *m, const layer_spec *l, const strategy *s,
                              const gen_constants *k)
 {
-    return l->moe && m->moe.experts > 0 && !s->cuda_graph ? k->moe_host_s : 0.0;
+    if (!l->moe || m->moe.experts <= 0 || s->cuda_graph)
+        return 0.0;
+    return m->te_moe_graphs && s->flex_dispatcher ? MOE_HOST_GRAPHED_S : k->moe_host_s;
 }
 
 /* Adds layer l's host-paced time to its forward (*fwd) and backward

@@ -295,7 +295,7 @@ static const run_recipe_fact k_facts[] = {
 typedef struct run_model_fact {
     const char *source_has, *model_has, *gpus, *precisions;
     int mtp_layers;
-    bool fp8_attention, fused_grouped_mlp;
+    bool fp8_attention, fused_grouped_mlp, te_moe_graphs;
     const char *why;
 } run_model_fact;
 
@@ -305,7 +305,7 @@ static const run_model_fact k_model_facts[] = {
      * (w/o MTP)", the B200 one "(w/ MTP)"; their Model TFLOP/s over
      * tokens/s agree: 249.7 GFLOP per token (961 / 3848) without, 260.4
      * (557 / 2139) with, as 26.04-26.08's rows (260.0) */
-    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0, false, false,
+    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0, false, false, false,
      "Megatron-Bridge 25.11's GB200/GB300 DeepSeek-V3 rows ran without MTP (\"DeepSeekV3 (w/o "
      "MTP)\")"},
     /* Megatron-Bridge v0.6.0 (the 26.08 container) src/megatron/bridge/
@@ -318,7 +318,7 @@ static const run_model_fact k_model_facts[] = {
      * DeepSeek-V3 GB300 full-iteration helpers set it too; their layers have
      * no window, where the model costs FP8 attention as 16-bit
      * (layer_cost.c attention_bwd_s): no fact needed. */
-    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true, false,
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true, false, false,
      "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run attention in FP8 "
      "(fp8_dot_product_attention = True)"},
     /* The same helper sets model.use_transformer_engine_op_fuser = True
@@ -330,9 +330,53 @@ static const run_model_fact k_model_facts[] = {
      * te.pytorch.ops.ScaledClampedQGeGLU), not the eager passes layer_cost.c
      * moe_eager_glu_bytes counts.  Its Qwen3 and DeepSeek-V3 helpers set it
      * too; their experts have neither clamp nor bias: no fact needed. */
-    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, false, true,
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, false, true, false,
      "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run Transformer Engine's "
      "fused grouped MLP (use_transformer_engine_op_fuser = True)"},
+    /* Per-module Transformer Engine CUDA graphs (cuda_graph_impl =
+     * "transformer_engine", cuda_graph_scope ["moe_router",
+     * "moe_preprocess"], some with "attn"), per Megatron-Bridge's
+     * scripts/performance/configs of each release: v0.2.0 (25.11)
+     * qwen3/workload_base_configs.py every GB200/GB300 Qwen3-235B-A22B and
+     * Qwen3-30B-A3B config and the B200 Qwen3-30B-A3B ones,
+     * deepseek/workload_base_configs.py DEEPSEEK_V3_GB200/GB300_BASE_CONFIG,
+     * gpt_oss/workload_base_configs.py GPT_OSS_120B_GB300_BF16_BASE_CONFIG;
+     * v0.3.0 (26.02) qwen/qwen3_workload_base_configs.py QWEN3_30B_A3B_
+     * PRETRAIN_CONFIG_B200_FP8_CS_V1 (= FP8_MX) and gpt_oss/gpt_oss_workload_
+     * base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_B300_BF16_V1/V2; v0.3.1
+     * (26.02.01) QWEN3_235B_A22B_PRETRAIN_CONFIG_GB200/GB300_FP8_MX_V2 (from
+     * their V1); v0.5.0 (26.06) GPT_OSS_120B_PRETRAIN_CONFIG_B300_BF16_V1
+     * (= FP8_MX_V1; V2 from V1).  None in the H100 Qwen3-30B-A3B FP8
+     * configs of any release, the B200/B300 DeepSeek-V3 ones (v0.2.0-v0.5.0),
+     * the GB200/B200/H100 gpt-oss ones or the B200/H100 Qwen3-235B-A22B ones.
+     * (The 26.08 GB200/GB300 MXFP8 rows capture the whole iteration:
+     * cuda_graph, above.) */
+    {"25.11 NeMo container", "Qwen3", "GB200 GB300", "bf16 fp8 mxfp8", -1, false, false, true,
+     "Megatron-Bridge 25.11's GB200/GB300 Qwen3 recipes capture the router and the dispatch "
+     "preprocessing in Transformer Engine CUDA graphs (cuda_graph_scope moe_router, "
+     "moe_preprocess)"},
+    {"25.11 NeMo container", "Qwen3-30B", "B200", "bf16 fp8 mxfp8", -1, false, false, true,
+     "Megatron-Bridge 25.11's B200 Qwen3-30B-A3B recipes capture the router and the dispatch "
+     "preprocessing in Transformer Engine CUDA graphs"},
+    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 fp8 mxfp8", -1, false, false,
+     true,
+     "Megatron-Bridge 25.11's GB200/GB300 DeepSeek-V3 recipes capture the router and the "
+     "dispatch preprocessing in Transformer Engine CUDA graphs"},
+    {"25.11 NeMo container", "gpt-oss", "GB300", "bf16", -1, false, false, true,
+     "Megatron-Bridge 25.11's GB300 gpt-oss-120b recipe captures attention, the router and the "
+     "dispatch preprocessing in Transformer Engine CUDA graphs"},
+    {"26.02 NeMo container", "Qwen3-30B", "B200", "bf16 fp8 mxfp8", -1, false, false, true,
+     "Megatron-Bridge 26.02's B200 Qwen3-30B-A3B recipes capture the router and the dispatch "
+     "preprocessing in Transformer Engine CUDA graphs"},
+    {"26.02 NeMo container", "gpt-oss", "B300", "bf16", -1, false, false, true,
+     "Megatron-Bridge 26.02's B300 gpt-oss-120b recipe captures attention, the router and the "
+     "dispatch preprocessing in Transformer Engine CUDA graphs"},
+    {"26.02.01 NeMo container", "Qwen3-235B", "GB200 GB300", "mxfp8", -1, false, false, true,
+     "Megatron-Bridge 26.02.01's GB200/GB300 Qwen3-235B-A22B MXFP8 recipes capture the router "
+     "and the dispatch preprocessing in Transformer Engine CUDA graphs"},
+    {"26.06 NeMo container", "gpt-oss", "B300", "bf16 mxfp8", -1, false, false, true,
+     "Megatron-Bridge 26.06's B300 gpt-oss-120b recipes capture attention, the router and the "
+     "dispatch preprocessing in Transformer Engine CUDA graphs"},
 };
 
 #define N_MODEL_FACTS (sizeof k_model_facts / sizeof k_model_facts[0])
@@ -444,7 +488,7 @@ const char *run_recipe_for_system(const run_system *r, size_t *at, const char **
 
 void run_model_for_system(const run_system *r, run_model_variant *out)
 {
-    *out = (run_model_variant){-1, false, false, NULL, NULL, NULL};
+    *out = (run_model_variant){-1, false, false, false, NULL, NULL, NULL, NULL};
     for (size_t i = 0; i < N_MODEL_FACTS; i++) {
         const run_model_fact *f = &k_model_facts[i];
         if (!fact_applies(r, f->source_has, f->model_has, f->gpus, f->precisions))
@@ -460,6 +504,10 @@ void run_model_for_system(const run_system *r, run_model_variant *out)
         if (f->fused_grouped_mlp && out->fused_grouped_mlp_why == NULL) {
             out->fused_grouped_mlp = true;
             out->fused_grouped_mlp_why = f->why;
+        }
+        if (f->te_moe_graphs && out->te_moe_graphs_why == NULL) {
+            out->te_moe_graphs = true;
+            out->te_moe_graphs_why = f->why;
         }
     }
 }

@@ -343,6 +343,10 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
         shape_note_add(r, "experts as a fused grouped MLP (the source's recipe)");
         r->m->fused_grouped_mlp = true;
     }
+    if (var.te_moe_graphs && !r->m->te_moe_graphs) {
+        shape_note_add(r, "router and dispatch preprocessing in CUDA graphs (the source's recipe)");
+        r->m->te_moe_graphs = true;
+    }
     if (run_compiled_for_system(&sys, &loss_too, &why) && !r->m->torch_compile) {
         shape_note_add(r, loss_too ? "blocks and loss under torch.compile (the source's row)"
                                    : "blocks under torch.compile (the source's row)");
