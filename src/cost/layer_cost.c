@@ -946,21 +946,31 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
  * GPU time for that layout (the corpus's 25.11 GB200 DeepSeek-V3 MXFP8 row,
  * pp 8 vpp 4 ep 32 mbs 1, 1,003 TFLOP/s measured: 14.87 s over 931
  * MoE-layer forwards, each paying its host time three times) 0.53 ms per
- * MoE-layer forward.  The write-up measured the graphs with the fused
- * dispatchers only (it left the alltoall dispatcher before capturing
- * them); Megatron-Core's MoEAlltoAllTokenDispatcher under a moe_preprocess
- * graph issues its device-to-host copy at before_ep_alltoall, just before
+ * MoE-layer forward at its 8 local experts (256 / EP 32).  The routed
+ * experts' host work is per local expert: Transformer Engine's
+ * GroupedLinear quantizes each expert's input (split_quantize) and launches
+ * one GEMM per expert (general_grouped_gemm) after the sync, and the
+ * write-up's outlook (3.1) names fewer local experts as what cuts those
+ * overheads: 0.53 ms x local experts / 8.  The write-up measured the
+ * graphs with the fused dispatchers only (it left the alltoall dispatcher
+ * before capturing them); Megatron-Core's MoEAlltoAllTokenDispatcher under
+ * a moe_preprocess graph issues its device-to-host copy at
+ * before_ep_alltoall, just before
  * its sync (token_dispatcher.py, the Bridge 25.11 pin 0d8e0714cd), and
  * launches its all-to-alls, chunk sorts and unpermutation from the host
  * after it: it keeps moe_host_s. */
 #define MOE_HOST_GRAPHED_S 0.53e-3
+#define MOE_HOST_GRAPHED_EXPERTS 8.0
 
 static double moe_host_fwd_s(const model *m, const layer_spec *l, const strategy *s,
                              const gen_constants *k)
 {
     if (!l->moe || m->moe.experts <= 0 || s->cuda_graph)
         return 0.0;
-    return m->te_moe_graphs && s->flex_dispatcher ? MOE_HOST_GRAPHED_S : k->moe_host_s;
+    if (m->te_moe_graphs && s->flex_dispatcher)
+        return MOE_HOST_GRAPHED_S * m->moe.experts / (s->ep > 0 ? s->ep : 1) /
+               MOE_HOST_GRAPHED_EXPERTS;
+    return k->moe_host_s;
 }
 
 /* Adds layer l's host-paced time to its forward (*fwd) and backward
