@@ -1573,6 +1573,17 @@ START_TEST(deepspeed_grad_reduce_overlap_by_zero)
             ck_assert_int_eq(strategy_check(m, &r.top[0].s, tu_err(&err)), PLANNER_E_INPUT);
             ck_assert_str_eq(err.msg, "the deepspeed stack does not overlap the gradient "
                                       "reduce at zero 0");
+            /* a stack rule (STACK_RULE_OVERLAP_BY_ZERO): --emit deepspeed
+             * refuses it too, and the search names it DeepSpeed's (it said
+             * Megatron's) */
+            ck_assert_int_eq(knobs_stack_check(m, &r.top[0].s, stack_get(STACK_DEEPSPEED),
+                                               NULL), PLANNER_E_INPUT);
+            search_result_free(&r);
+            ck_assert_int_eq(tu_search(&r, m, &rs, c, "gpus=64,tp=1,pp=1,cp=1,mbs=1,"
+                                       "recompute=full,zero=0,overlap_grad_reduce=on", false, 1),
+                             PLANNER_E_INFEASIBLE);
+            ck_assert_msg(strncmp(r.advice, "no strategy satisfies DeepSpeed's rules", 39) == 0,
+                          "%s", r.advice);
         }
         search_result_free(&r);
         c->stack = STACK_MEGATRON_CORE;

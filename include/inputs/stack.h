@@ -79,7 +79,10 @@ enum {
     STACK_RULE_ETP_1 = 1u << 7,           /* no expert tensor parallelism: etp 1 */
     STACK_RULE_EP_IN_DP = 1u << 8,        /* the expert-parallel ranks are data-parallel
                                              ranks: ep divides dp */
-    STACK_RULE_TOPK_2 = 1u << 9           /* MoE routing top-1 or top-2 only */
+    STACK_RULE_TOPK_2 = 1u << 9,          /* MoE routing top-1 or top-2 only */
+    STACK_RULE_OVERLAP_BY_ZERO = 1u << 10 /* the gradient reduce overlaps the backward
+                                             only where stack_grad_reduce_overlaps
+                                             says (the ZeRO stage, pipelining) */
 };
 
 /* How the stack's software holds memory beyond the model states: each kind

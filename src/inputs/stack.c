@@ -138,7 +138,9 @@
  *   DeepSpeed's pipeline engine asserts ZeRO stage < 2 (deepspeed/runtime/
  *     pipe/engine.py PipelineEngine.__init__, "ZeRO-2 and ZeRO-3 are
  *     incompatible with pipeline parallelism", v0.6.0 to master):
- *     STACK_RULE_SHARD_NO_PIPE.
+ *     STACK_RULE_SHARD_NO_PIPE.  Its gradient reduce overlaps the backward
+ *     only at ZeRO-2 without pipelining and ZeRO-3
+ *     (stack_grad_reduce_overlaps): STACK_RULE_OVERLAP_BY_ZERO.
  *   DeepSpeed-MoE's limits (deepspeed/moe/layer.py MoE, sharded_moe.py
  *   TopKGate, utils/groups.py; v0.6.0 of 2022-03, the stack's release,
  *   checked against v0.16.0 and 2025's master):
@@ -226,7 +228,8 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      MEM_MEGATRON,
      "DeepSpeed ZeRO 0-3 with overlap_comm, its 1F1B pipeline engine (no interleaving), "
      "TP without SP, full checkpointing, unfused attention", false, 5e8, 0,
-     STACK_RULE_SHARD_NO_PIPE | STACK_RULE_ETP_1 | STACK_RULE_EP_IN_DP | STACK_RULE_TOPK_2,
+     STACK_RULE_SHARD_NO_PIPE | STACK_RULE_ETP_1 | STACK_RULE_EP_IN_DP | STACK_RULE_TOPK_2 |
+         STACK_RULE_OVERLAP_BY_ZERO,
      "DeepSpeed"},
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_SDPA_FA2, true,
      false,

@@ -965,6 +965,10 @@ static planner_status rule_stack(const model *m, const strategy *s, const stack_
     if ((r & STACK_RULE_EP_IN_DP) && (all || k == KNOB_EP) && ep > 1 && s->dp % ep != 0)
         FAIL("%s takes the expert-parallel ranks from the data-parallel ones: ep=%d does not "
              "divide dp=%d", st->name, ep, s->dp);
+    if ((r & STACK_RULE_OVERLAP_BY_ZERO) && (all || k == KNOB_OVERLAP_GRAD_REDUCE) &&
+        s->overlap_grad_reduce && !stack_grad_reduce_overlaps(st, s->zero, s->pp))
+        FAIL("the %s stack does not overlap the gradient reduce at zero %d%s", st->name,
+             s->zero, s->pp > 1 ? " with pipelining" : "");
     if ((r & STACK_RULE_TOPK_2) && (all || k == KNOB_EP) && moe && m->moe.top_k > 2)
         FAIL("%s's TopKGate routes top-1 or top-2 only (\"Only top-1 and top-2 gatings are "
              "supported.\"), not the model's top-%d", st->name, m->moe.top_k);
@@ -1066,12 +1070,6 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
         return PLANNER_OK;
     case KNOB_OVERLAP_PARAM_GATHER:
         PIN_FAIL_S(PIN_OPG);
-        return PLANNER_OK;
-    case KNOB_OVERLAP_GRAD_REDUCE:
-        if (s->overlap_grad_reduce &&
-            !stack_grad_reduce_overlaps(stack_get(s->stack), s->zero, s->pp))
-            FAIL("the %s stack does not overlap the gradient reduce at zero %d%s",
-                 stack_get(s->stack)->name, s->zero, s->pp > 1 ? " with pipelining" : "");
         return PLANNER_OK;
     default:
         return PLANNER_OK;
