@@ -942,11 +942,16 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
  * after the graphs "only the routed experts part still has some CPU
  * overhead"; 3.1: removing the device-to-host sync, so that graphs cover
  * the whole model, is estimated at "at least a 10% additional performance
- * gain".  A 10% gain is host time one tenth of the GPU time: at the model's
- * GPU time for that layout (the corpus's 25.11 GB200 DeepSeek-V3 MXFP8 row,
- * pp 8 vpp 4 ep 32 mbs 1, 1,003 TFLOP/s measured: 14.87 s over 931
- * MoE-layer forwards, each paying its host time three times) 0.53 ms per
- * MoE-layer forward at its 8 local experts (256 / EP 32).  The routed
+ * gain" -- estimated "using a small proxy model", not measured at that
+ * layout, and a lower bound.  A 10% gain is host time one tenth of the GPU
+ * time: at the model's GPU time for that layout (the corpus's 25.11 GB200
+ * DeepSeek-V3 MXFP8 row, pp 8 vpp 4 ep 32 mbs 1, 1,003 TFLOP/s measured:
+ * 14.87 s over 931 MoE-layer forwards, each paying its host time three
+ * times) 0.53 ms per MoE-layer forward at its 8 local experts (256 / EP
+ * 32).  The write-up's own figures give 0.50-0.55 ms without the corpus:
+ * 970 TFLOP/s at GBS 2048 (249.7 GFLOP a token) is 8.44 s a step, of which
+ * 1 - 1/1.1 is 0.77 s, over 64 micro-batches x 8 MoE layers (its busiest
+ * ranks, layout Et|(tt|)*30L; 7.25 on average) x 3.  The routed
  * experts' host work is per local expert: Transformer Engine's
  * GroupedLinear quantizes each expert's input (split_quantize) and launches
  * one GEMM per expert (general_grouped_gemm) after the sync, and the
