@@ -976,7 +976,7 @@ START_TEST(moe_alltoall_overlap_share_by_link)
 END_TEST
 
 /* The recipes' Transformer Engine graphs of the router and the dispatch
- * preprocessing (model.te_moe_graphs) leave 0.53 ms of host-paced time per
+ * preprocessing (the te_moe_graphs knob) leave 0.53 ms of host-paced time per
  * MoE-layer forward at 8 local experts with the flex dispatcher (NVIDIA's
  * GB200 DeepSeek-V3 write-up: removing the remaining sync is worth at least
  * 10%, one tenth of the GPU time at its layout of 8 local experts:
@@ -996,7 +996,7 @@ START_TEST(moe_host_time_te_graphs)
     s.ep = 8;
     s.seq_len = 4096;
     s.stage[0] = (stage_spec){0, 0, 1, 1, 8};
-    f.m.te_moe_graphs = true;
+    s.te_moe_graphs = true;
     s.cuda_graph = true;            /* no host time at all: the GPU work */
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &full);
     s.cuda_graph = false;
@@ -1028,7 +1028,17 @@ START_TEST(moe_host_time_te_graphs)
         ck_assert_rel(g4.bwd_s - n4.bwd_s, 4.24e-3, 1e-9);
         s.ep = 8;
     }
-    f.m.te_moe_graphs = false;      /* flex without the graphs: moe_host_s */
+    /* the search's test (cost_te_moe_graphs_help): 1.06 ms at 16 local
+     * experts against moe_host_s 4 ms (helps) and 1 ms (does not); the
+     * alltoall dispatcher keeps moe_host_s (no help) */
+    ck_assert(cost_te_moe_graphs_help(&f.m, &f.p, &s, GEN_AMPERE));
+    f.p.gen[GEN_AMPERE].moe_host_s = 1e-3;
+    ck_assert(!cost_te_moe_graphs_help(&f.m, &f.p, &s, GEN_AMPERE));
+    f.p.gen[GEN_AMPERE].moe_host_s = 4e-3;
+    s.flex_dispatcher = false;
+    ck_assert(!cost_te_moe_graphs_help(&f.m, &f.p, &s, GEN_AMPERE));
+    s.flex_dispatcher = true;
+    s.te_moe_graphs = false;      /* flex without the graphs: moe_host_s */
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &flex);
     ck_assert_rel(flex.fwd_s - none.fwd_s, 4e-3, 1e-9);
 }

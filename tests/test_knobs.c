@@ -142,6 +142,9 @@ START_TEST(validation_rows)
     /* no corpus run says it overlapped the MoE all-to-alls */
     ck_assert(knob_value_validated(KNOB_EP_COMM_OVERLAP, 0));
     ck_assert(!knob_value_validated(KNOB_EP_COMM_OVERLAP, 1));
+    /* the recipes' router and preprocessing graphs: 15 MoE rows */
+    ck_assert(knob_value_validated(KNOB_TE_MOE_GRAPHS, 1));
+    ck_assert_ptr_nonnull(knob_validation_of(KNOB_TE_MOE_GRAPHS, 1));
     memset(&s, 0, sizeof s);
     s.zero = 1;
     ck_assert(knobs_validated(&s));
@@ -189,7 +192,8 @@ START_TEST(fix_from_registry)
                           "recompute_layers recompute_method recompute_modules zero "
                           "overlap_grad_reduce overlap_param_gather "
                           "tp_comm_overlap cp_comm ep_comm_overlap cp_a2a grad_reduce_bf16 "
-                          "cuda_graph shared_expert_overlap flex_dispatcher opt_state gpus)");
+                          "cuda_graph shared_expert_overlap flex_dispatcher opt_state "
+                          "te_moe_graphs gpus)");
     /* every knob but the split accounting is a --fix key */
     c = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
     ck_assert(!knobs_any_fixed(&c));
@@ -740,6 +744,68 @@ START_TEST(deepspeed_moe_rules)
 }
 END_TEST
 
+/* The Transformer Engine graphs of the MoE router and dispatch
+ * preprocessing (te_moe_graphs): --fix takes them; Megatron-Core only
+ * (megatron-core's CUDA graphs: not torchtitan, DeepSpeed or Megatron-LM
+ * 2020-2022); MoE models only; not with the full-iteration graph (one
+ * --cuda-graph-impl), as pins a usage error; the search turns them on with
+ * the flex dispatcher where they leave less host time (Qwen3-235B-A22B on
+ * GB200 NVL72, ep 64: 2 local experts, 0.13 ms against moe_host_s) and
+ * not with the alltoall dispatcher (no cost difference). */
+START_TEST(te_moe_graphs_knob)
+{
+    run_spec rs, rd;
+    model *m = tu_model_load("configs/qwen3-235b-a22b.json", &rs);
+    model *d = tu_model_load("configs/llama3-70b.json", &rd);
+    strategy_constraints f = STRATEGY_CONSTRAINTS_INIT;
+    planner_error err = PLANNER_ERROR_INIT;
+    strategy s = one_stage(1, 64, 64, 1, m->layers);
+    cluster *c = NULL;
+    search_result r, off;
+    ck_assert_int_eq(constraints_parse(&f, "te_moe_graphs=on", NULL), PLANNER_OK);
+    ck_assert_int_eq(f.te_moe_graphs, 1);
+    ck_assert_int_eq(constraints_parse(&f, "cuda_graph=on", tu_err(&err)), PLANNER_E_USAGE);
+    ck_assert_msg(strstr(err.msg, "cannot run with the full-iteration graph") != NULL, "%s",
+                  err.msg);
+    ck_assert_int_eq(f.cuda_graph, -1);   /* untouched on failure */
+    for (int st = 0; st < STACK_COUNT; st++)
+        ck_assert_int_eq(knob_stack_allows(stack_get(st), KNOB_TE_MOE_GRAPHS, 1),
+                         st == STACK_MEGATRON_CORE);
+    s.te_moe_graphs = true;
+    ck_assert_int_eq(knob_rule(m, &s, KNOB_TE_MOE_GRAPHS, NULL), PLANNER_OK);
+    ck_assert_int_eq(knob_rule(d, &s, KNOB_TE_MOE_GRAPHS, tu_err(&err)), PLANNER_E_INPUT);
+    ck_assert_msg(strstr(err.msg, "need an MoE model") != NULL, "%s", err.msg);
+    s.cuda_graph = true;
+    ck_assert_int_eq(knob_rule(m, &s, KNOB_TE_MOE_GRAPHS, NULL), PLANNER_E_INPUT);
+    ck_assert_int_eq(knobs_stack_check(m, &s, stack_get(STACK_PYTORCH_FSDP2), NULL),
+                     PLANNER_E_INPUT);
+    ck_assert_int_eq(cluster_load(&c, "clusters/gb200x576.yaml", tu_err(&err)), PLANNER_OK);
+    /* searched: on with the flex dispatcher, and faster than pinned off */
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, "flex_dispatcher=on", false, 1), PLANNER_OK);
+    ck_assert(r.top[0].s.te_moe_graphs);
+    ck_assert_int_eq(tu_search(&off, m, &rs, c, "flex_dispatcher=on,te_moe_graphs=off", false,
+                               1), PLANNER_OK);
+    ck_assert(!off.top[0].s.te_moe_graphs);
+    ck_assert_msg(r.top[0].e.step_time_s < 0.9 * off.top[0].e.step_time_s, "%g vs %g",
+                  r.top[0].e.step_time_s, off.top[0].e.step_time_s);
+    search_result_free(&r);
+    search_result_free(&off);
+    /* the alltoall dispatcher keeps moe_host_s: not turned on */
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, NULL, false, 1), PLANNER_OK);
+    ck_assert(!r.top[0].s.te_moe_graphs);
+    search_result_free(&r);
+    /* a pin refused on the other stacks (search_run's check) */
+    ck_assert_int_eq(constraints_stack_check(&f, stack_get(STACK_DEEPSPEED), tu_err(&err)),
+                     PLANNER_E_USAGE);
+    ck_assert_msg(strstr(err.msg, "te_moe_graphs=on") != NULL, "%s", err.msg);
+    ck_assert_int_eq(constraints_stack_check(&f, stack_get(STACK_MEGATRON_CORE), NULL),
+                     PLANNER_OK);
+    cluster_free(c);
+    model_free(d);
+    model_free(m);
+}
+END_TEST
+
 START_TEST(emit_every_flag)
 {
     planner_error err = PLANNER_ERROR_INIT;
@@ -818,8 +884,12 @@ START_TEST(emit_every_flag)
                      PLANNER_OK);
     g = one_stage(1, 8, 4, 1, q->layers);
     g.shared_expert_overlap = true;
+    g.te_moe_graphs = true;   /* the router and preprocessing graphs: three flags */
     emit_append(q, c, &g, &all);
     ck_assert_msg(strstr(all, "--moe-shared-expert-overlap") != NULL, "%s", all);
+    ck_assert_msg(strstr(all, "--cuda-graph-impl transformer_engine \\\n"
+                              "--cuda-graph-scope moe_router moe_preprocess \\\n"
+                              "--te-rng-tracker ") != NULL, "%s", all);
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         char flag[96];
@@ -858,6 +928,7 @@ int main(void)
     tcase_add_test(tc, moe_tp_needs_sp);
     tcase_add_test(tc, fsdp2_stack_rules);
     tcase_add_test(tc, deepspeed_moe_rules);
+    tcase_add_test(tc, te_moe_graphs_knob);
     tcase_add_test(tc, fsdp2_every_nth_searched);
     tcase_add_test(tc, help_lists_fix_keys);
     suite_add_tcase(s, tc);

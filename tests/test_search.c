@@ -133,6 +133,7 @@ static const struct bad_fix {
                                                      "with --overlap-moe-expert-parallel-comm"},
     {"flex_dispatcher=on,shared_expert_overlap=on", "needs the alltoall token dispatcher"},
     {"ep=1,flex_dispatcher=on", "the flex token dispatcher needs expert parallelism"},
+    {"cuda_graph=on,te_moe_graphs=on", "cannot run with the full-iteration graph"},
 };
 
 START_TEST(parse_rejects)
@@ -877,8 +878,8 @@ START_TEST(not_searched_names_what_was_skipped)
                   "%s", r.not_searched[r.n_not_searched - 1]);
     ck_assert_msg(strcmp(r.not_searched[r.n_not_searched - 3],
                          "values of cp, vpp, sp, recompute, overlap_param_gather, tp_comm_overlap, "
-                         "cp_comm, ep_comm_overlap, shared_expert_overlap that the deepspeed "
-                         "stack lacks "
+                         "cp_comm, ep_comm_overlap, shared_expert_overlap, te_moe_graphs that "
+                         "the deepspeed stack lacks "
                          "(--stack NAME or --fix)") == 0,
                   "%s", r.not_searched[r.n_not_searched - 3]);
     search_result_free(&r);

@@ -35,6 +35,14 @@ void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_gen
  * scores): flash attention's five matmuls to two (layer_cost.c). */
 double cost_attention_bwd_ratio(void);
 
+/* True when the Transformer Engine graphs of the MoE router and dispatch
+ * preprocessing (strategy.te_moe_graphs) leave an MoE layer of m under s
+ * (its dispatcher, ep, full-iteration graph) less host time on a GPU of
+ * generation gen than the uncaptured layer (moe_host_fwd_s): the search's
+ * test for turning the free knob on. */
+bool cost_te_moe_graphs_help(const model *m, const cost_params *p, const strategy *s,
+                             gpu_generation gen);
+
 /* Model FLOPs of one step (no recompute), the figure behind MFU. */
 double model_flops_per_step(const model *m, int gbs, int seq_len);
 

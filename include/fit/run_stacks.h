@@ -32,14 +32,13 @@ const char *run_recipe_for_system(const run_system *r, size_t *at, const char **
  * schema has no field for it: the multi-token-prediction layers where they
  * differ from the model's published config (a source's table naming "w/o
  * MTP"; -1: no fact says), whether its recipe runs core attention in FP8
- * (model.fp8_attention), the routed experts as Transformer Engine's
- * fused grouped MLP (model.fused_grouped_mlp) and the router and dispatch
- * preprocessing in Transformer Engine CUDA graphs (model.te_moe_graphs);
- * each with its evidence (NULL: none). */
+ * (model.fp8_attention) and the routed experts as Transformer Engine's
+ * fused grouped MLP (model.fused_grouped_mlp); each with its evidence
+ * (NULL: none). */
 typedef struct run_model_variant {
     int mtp_layers;
-    bool fp8_attention, fused_grouped_mlp, te_moe_graphs;
-    const char *mtp_why, *fp8_attention_why, *fused_grouped_mlp_why, *te_moe_graphs_why;
+    bool fp8_attention, fused_grouped_mlp;
+    const char *mtp_why, *fp8_attention_why, *fused_grouped_mlp_why;
 } run_model_variant;
 
 void run_model_for_system(const run_system *r, run_model_variant *out);

@@ -137,12 +137,6 @@ typedef struct model {
                              use_transformer_engine_op_fuser, a
                              TransformerConfig field Megatron-LM has no flag
                              for): set by validate's recipe facts only */
-    bool te_moe_graphs;   /* Transformer Engine CUDA graphs of each layer's
-                             router and token-dispatch preprocessing (and
-                             attention): Megatron-Core's --cuda-graph-impl
-                             transformer_engine --cuda-graph-scope moe_router
-                             moe_preprocess [attn]; set by validate's recipe
-                             facts only (no search knob yet) */
     bool torch_compile;   /* each transformer block compiled with torch.compile
                              (torchtitan's training.compile): what its
                              partitioner saves (memory_op_sac_bytes); set by

@@ -35,7 +35,7 @@ typedef enum knob_id {
     KNOB_OVERLAP_GRAD_REDUCE, KNOB_OVERLAP_PARAM_GATHER, KNOB_TP_COMM_OVERLAP,
     KNOB_ACCOUNT_EMBEDDING, KNOB_ACCOUNT_LOSS, KNOB_CP_COMM, KNOB_EP_COMM_OVERLAP,
     KNOB_CP_A2A, KNOB_GRAD_REDUCE_BF16, KNOB_CUDA_GRAPH, KNOB_SHARED_EXPERT_OVERLAP,
-    KNOB_FLEX_DISPATCHER, KNOB_OPT_STATE,
+    KNOB_FLEX_DISPATCHER, KNOB_OPT_STATE, KNOB_TE_MOE_GRAPHS,
     KNOB_COUNT
 } knob_id;
 
@@ -114,11 +114,15 @@ typedef struct strategy_constraints {
     int opt_state;          /* opt_state_type; free: fp32; not searched: 16-bit
                                Adam state trades numerics for memory, the
                                recipe's call */
+    int te_moe_graphs;      /* free: on where its rule and the space allow
+                               and the graphs leave less host time than
+                               the uncaptured layer (the flex dispatcher:
+                               cost_te_moe_graphs_help) */
 } strategy_constraints;
 
 #define STRATEGY_CONSTRAINTS_INIT \
     {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, \
-     -1, -1, -1}
+     -1, -1, -1, -1}
 
 /* True when software stack st has value v of knob k (knobs a stack does not
  * restrict: always; NULL: every value).  The search tries only these

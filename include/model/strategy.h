@@ -136,6 +136,12 @@ typedef struct strategy {
                                    --moe-enable-deepep; DeepEP / HybridEP):
                                    a token crosses to each other NVLink
                                    domain once, forwarded over NVLink there */
+    bool te_moe_graphs;         /* Transformer Engine CUDA graphs of each MoE
+                                   layer's router and dispatch preprocessing
+                                   (--cuda-graph-impl transformer_engine
+                                   --cuda-graph-scope moe_router
+                                   moe_preprocess; cost/layer_cost.c
+                                   moe_host_fwd_s) */
     /* Megatron --account-for-embedding-in-pipeline-split and
      * --account-for-loss-in-pipeline-split: the input embedding (the output
      * layer + loss) counts as one layer of the first (last) virtual chunk,

@@ -932,7 +932,7 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
  * the dispatch by moe_expert_rank_capacity_factor and moe_paged_stash) and
  * no host launches to pace it. */
 /* Under Transformer Engine's per-module graphs of the router and the
- * dispatch preprocessing (model.te_moe_graphs) with a fused dispatcher
+ * dispatch preprocessing (the te_moe_graphs knob) with a fused dispatcher
  * (DeepEP/HybridEP, the flex dispatcher), what stays host-paced is the
  * routed experts' part after the sync.  NVIDIA's Megatron-LM write-up
  * "Optimizing DeepSeek-V3 Training Performance on NVIDIA GB200 NVL72"
@@ -963,7 +963,9 @@ void cost_cp_exchange(const model *m, const layer_spec *l, const node_group *ng,
  * before_ep_alltoall, just before
  * its sync (token_dispatcher.py, the Bridge 25.11 pin 0d8e0714cd), and
  * launches its all-to-alls, chunk sorts and unpermutation from the host
- * after it: it keeps moe_host_s. */
+ * after it: it keeps moe_host_s.  Not modelled: the graphs' memory (their
+ * static input and output buffers and private memory pools; neither the
+ * write-up nor Megatron-Core gives a figure). */
 #define MOE_HOST_GRAPHED_S 0.53e-3
 #define MOE_HOST_GRAPHED_EXPERTS 8.0
 
@@ -972,10 +974,23 @@ static double moe_host_fwd_s(const model *m, const layer_spec *l, const strategy
 {
     if (!l->moe || m->moe.experts <= 0 || s->cuda_graph)
         return 0.0;
-    if (m->te_moe_graphs && s->flex_dispatcher)
+    if (s->te_moe_graphs && s->flex_dispatcher)
         return MOE_HOST_GRAPHED_S * m->moe.experts / (s->ep > 0 ? s->ep : 1) /
                MOE_HOST_GRAPHED_EXPERTS;
     return k->moe_host_s;
+}
+
+bool cost_te_moe_graphs_help(const model *m, const cost_params *p, const strategy *s,
+                             gpu_generation gen)
+{
+    gen_constants kc;
+    strategy on = *s, off = *s;
+    layer_spec l = {0};
+    l.moe = true;
+    on.te_moe_graphs = true;
+    off.te_moe_graphs = false;
+    cost_constants(&kc, p, s->stack, gen);
+    return moe_host_fwd_s(m, &l, &on, &kc) < moe_host_fwd_s(m, &l, &off, &kc);
 }
 
 /* Adds layer l's host-paced time to its forward (*fwd) and backward

@@ -282,57 +282,6 @@ static const run_recipe_fact k_facts[] = {
     {"Megatron-Bridge", "Llama 3.1 405B", "GB200 GB300 B200 B300", "nvfp4", "tp_comm_overlap=off",
      "Megatron-Bridge's Llama 3.1 405B NVFP4 recipes turn the TP communication overlap off "
      "(tp_comm_overlap = False if precision == \"nvfp4\")"},
-};
-
-#define N_FACTS (sizeof k_facts / sizeof k_facts[0])
-
-/* What a source says about the model variant a row ran that the runs
- * schema has no field for: the multi-token-prediction layers of its
- * published model (the library's definition carries them; -1: not said),
- * whether its recipe runs core attention in FP8 (model.fp8_attention) and
- * the routed experts as Transformer Engine's fused grouped MLP
- * (model.fused_grouped_mlp; false: not said). */
-typedef struct run_model_fact {
-    const char *source_has, *model_has, *gpus, *precisions;
-    int mtp_layers;
-    bool fp8_attention, fused_grouped_mlp, te_moe_graphs;
-    const char *why;
-} run_model_fact;
-
-static const run_model_fact k_model_facts[] = {
-    /* Megatron-Bridge docs/performance-summary-archive.md, "25.11 NeMo
-     * Container": the GB300 and GB200 DeepSeek-V3 rows are "DeepSeekV3
-     * (w/o MTP)", the B200 one "(w/ MTP)"; their Model TFLOP/s over
-     * tokens/s agree: 249.7 GFLOP per token (961 / 3848) without, 260.4
-     * (557 / 2139) with, as 26.04-26.08's rows (260.0) */
-    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0, false, false, false,
-     "Megatron-Bridge 25.11's GB200/GB300 DeepSeek-V3 rows ran without MTP (\"DeepSeekV3 (w/o "
-     "MTP)\")"},
-    /* Megatron-Bridge v0.6.0 (the 26.08 container) src/megatron/bridge/
-     * perf_recipes/gpt_oss/common.py _apply_gpt_oss_120b_full_iter_fp8mx_
-     * configs, which the GB200 and GB300 MXFP8 recipes of gpt-oss-120b
-     * apply (perf_recipes/gpt_oss/{gb200,gb300}/gpt_oss.py), sets
-     * mixed_precision.fp8_dot_product_attention = True (as v0.5.0's
-     * GPT_OSS_120B_PRETRAIN_CONFIG_GB200/GB300_FP8_MX_V2 do; its B300
-     * FP8_MX config is the BF16 one: none).  The same release's Qwen3 and
-     * DeepSeek-V3 GB300 full-iteration helpers set it too; their layers have
-     * no window, where the model costs FP8 attention as 16-bit
-     * (layer_cost.c attention_bwd_s): no fact needed. */
-    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true, false, false,
-     "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run attention in FP8 "
-     "(fp8_dot_product_attention = True)"},
-    /* The same helper sets model.use_transformer_engine_op_fuser = True
-     * after _benchmark_common (perf_recipes/_common.py), which turns it off
-     * for every other recipe of the release: Megatron-Core's TEGroupedMLP
-     * then runs the experts as Transformer Engine's fused grouped MLP
-     * (moe/experts.py _with_fused_impl: the GLU with its clamp, the
-     * probabilities and the biases inside the grouped kernels,
-     * te.pytorch.ops.ScaledClampedQGeGLU), not the eager passes layer_cost.c
-     * moe_eager_glu_bytes counts.  Its Qwen3 and DeepSeek-V3 helpers set it
-     * too; their experts have neither clamp nor bias: no fact needed. */
-    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, false, true, false,
-     "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run Transformer Engine's "
-     "fused grouped MLP (use_transformer_engine_op_fuser = True)"},
     /* Per-module Transformer Engine CUDA graphs (cuda_graph_impl =
      * "transformer_engine", cuda_graph_scope ["moe_router",
      * "moe_preprocess"], some with "attn"), per Megatron-Bridge's
@@ -350,33 +299,83 @@ static const run_model_fact k_model_facts[] = {
      * configs of any release, the B200/B300 DeepSeek-V3 ones (v0.2.0-v0.5.0),
      * the GB200/B200/H100 gpt-oss ones or the B200/H100 Qwen3-235B-A22B ones.
      * (The 26.08 GB200/GB300 MXFP8 rows capture the whole iteration:
-     * cuda_graph, above.) */
-    {"25.11 NeMo container", "Qwen3", "GB200 GB300", "bf16 fp8 mxfp8", -1, false, false, true,
+     * cuda_graph, above.)  The knob te_moe_graphs (model/knobs.c). */
+    {"25.11 NeMo container", "Qwen3", "GB200 GB300", "bf16 fp8 mxfp8", "te_moe_graphs=on",
      "Megatron-Bridge 25.11's GB200/GB300 Qwen3 recipes capture the router and the dispatch "
      "preprocessing in Transformer Engine CUDA graphs (cuda_graph_scope moe_router, "
      "moe_preprocess)"},
-    {"25.11 NeMo container", "Qwen3-30B", "B200", "bf16 fp8 mxfp8", -1, false, false, true,
+    {"25.11 NeMo container", "Qwen3-30B", "B200", "bf16 fp8 mxfp8", "te_moe_graphs=on",
      "Megatron-Bridge 25.11's B200 Qwen3-30B-A3B recipes capture the router and the dispatch "
      "preprocessing in Transformer Engine CUDA graphs"},
-    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 fp8 mxfp8", -1, false, false,
-     true,
+    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 fp8 mxfp8", "te_moe_graphs=on",
      "Megatron-Bridge 25.11's GB200/GB300 DeepSeek-V3 recipes capture the router and the "
      "dispatch preprocessing in Transformer Engine CUDA graphs"},
-    {"25.11 NeMo container", "gpt-oss", "GB300", "bf16", -1, false, false, true,
+    {"25.11 NeMo container", "gpt-oss", "GB300", "bf16", "te_moe_graphs=on",
      "Megatron-Bridge 25.11's GB300 gpt-oss-120b recipe captures attention, the router and the "
      "dispatch preprocessing in Transformer Engine CUDA graphs"},
-    {"26.02 NeMo container", "Qwen3-30B", "B200", "bf16 fp8 mxfp8", -1, false, false, true,
+    {"26.02 NeMo container", "Qwen3-30B", "B200", "bf16 fp8 mxfp8", "te_moe_graphs=on",
      "Megatron-Bridge 26.02's B200 Qwen3-30B-A3B recipes capture the router and the dispatch "
      "preprocessing in Transformer Engine CUDA graphs"},
-    {"26.02 NeMo container", "gpt-oss", "B300", "bf16", -1, false, false, true,
+    {"26.02 NeMo container", "gpt-oss", "B300", "bf16", "te_moe_graphs=on",
      "Megatron-Bridge 26.02's B300 gpt-oss-120b recipe captures attention, the router and the "
      "dispatch preprocessing in Transformer Engine CUDA graphs"},
-    {"26.02.01 NeMo container", "Qwen3-235B", "GB200 GB300", "mxfp8", -1, false, false, true,
+    {"26.02.01 NeMo container", "Qwen3-235B", "GB200 GB300", "mxfp8", "te_moe_graphs=on",
      "Megatron-Bridge 26.02.01's GB200/GB300 Qwen3-235B-A22B MXFP8 recipes capture the router "
      "and the dispatch preprocessing in Transformer Engine CUDA graphs"},
-    {"26.06 NeMo container", "gpt-oss", "B300", "bf16 mxfp8", -1, false, false, true,
+    {"26.06 NeMo container", "gpt-oss", "B300", "bf16 mxfp8", "te_moe_graphs=on",
      "Megatron-Bridge 26.06's B300 gpt-oss-120b recipes capture attention, the router and the "
      "dispatch preprocessing in Transformer Engine CUDA graphs"},
+};
+
+#define N_FACTS (sizeof k_facts / sizeof k_facts[0])
+
+/* What a source says about the model variant a row ran that the runs
+ * schema has no field for: the multi-token-prediction layers of its
+ * published model (the library's definition carries them; -1: not said),
+ * whether its recipe runs core attention in FP8 (model.fp8_attention) and
+ * the routed experts as Transformer Engine's fused grouped MLP
+ * (model.fused_grouped_mlp; false: not said). */
+typedef struct run_model_fact {
+    const char *source_has, *model_has, *gpus, *precisions;
+    int mtp_layers;
+    bool fp8_attention, fused_grouped_mlp;
+    const char *why;
+} run_model_fact;
+
+static const run_model_fact k_model_facts[] = {
+    /* Megatron-Bridge docs/performance-summary-archive.md, "25.11 NeMo
+     * Container": the GB300 and GB200 DeepSeek-V3 rows are "DeepSeekV3
+     * (w/o MTP)", the B200 one "(w/ MTP)"; their Model TFLOP/s over
+     * tokens/s agree: 249.7 GFLOP per token (961 / 3848) without, 260.4
+     * (557 / 2139) with, as 26.04-26.08's rows (260.0) */
+    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0, false, false,
+     "Megatron-Bridge 25.11's GB200/GB300 DeepSeek-V3 rows ran without MTP (\"DeepSeekV3 (w/o "
+     "MTP)\")"},
+    /* Megatron-Bridge v0.6.0 (the 26.08 container) src/megatron/bridge/
+     * perf_recipes/gpt_oss/common.py _apply_gpt_oss_120b_full_iter_fp8mx_
+     * configs, which the GB200 and GB300 MXFP8 recipes of gpt-oss-120b
+     * apply (perf_recipes/gpt_oss/{gb200,gb300}/gpt_oss.py), sets
+     * mixed_precision.fp8_dot_product_attention = True (as v0.5.0's
+     * GPT_OSS_120B_PRETRAIN_CONFIG_GB200/GB300_FP8_MX_V2 do; its B300
+     * FP8_MX config is the BF16 one: none).  The same release's Qwen3 and
+     * DeepSeek-V3 GB300 full-iteration helpers set it too; their layers have
+     * no window, where the model costs FP8 attention as 16-bit
+     * (layer_cost.c attention_bwd_s): no fact needed. */
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true, false,
+     "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run attention in FP8 "
+     "(fp8_dot_product_attention = True)"},
+    /* The same helper sets model.use_transformer_engine_op_fuser = True
+     * after _benchmark_common (perf_recipes/_common.py), which turns it off
+     * for every other recipe of the release: Megatron-Core's TEGroupedMLP
+     * then runs the experts as Transformer Engine's fused grouped MLP
+     * (moe/experts.py _with_fused_impl: the GLU with its clamp, the
+     * probabilities and the biases inside the grouped kernels,
+     * te.pytorch.ops.ScaledClampedQGeGLU), not the eager passes layer_cost.c
+     * moe_eager_glu_bytes counts.  Its Qwen3 and DeepSeek-V3 helpers set it
+     * too; their experts have neither clamp nor bias: no fact needed. */
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, false, true,
+     "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run Transformer Engine's "
+     "fused grouped MLP (use_transformer_engine_op_fuser = True)"},
 };
 
 #define N_MODEL_FACTS (sizeof k_model_facts / sizeof k_model_facts[0])
@@ -488,7 +487,7 @@ const char *run_recipe_for_system(const run_system *r, size_t *at, const char **
 
 void run_model_for_system(const run_system *r, run_model_variant *out)
 {
-    *out = (run_model_variant){-1, false, false, false, NULL, NULL, NULL, NULL};
+    *out = (run_model_variant){-1, false, false, NULL, NULL, NULL};
     for (size_t i = 0; i < N_MODEL_FACTS; i++) {
         const run_model_fact *f = &k_model_facts[i];
         if (!fact_applies(r, f->source_has, f->model_has, f->gpus, f->precisions))
@@ -504,10 +503,6 @@ void run_model_for_system(const run_system *r, run_model_variant *out)
         if (f->fused_grouped_mlp && out->fused_grouped_mlp_why == NULL) {
             out->fused_grouped_mlp = true;
             out->fused_grouped_mlp_why = f->why;
-        }
-        if (f->te_moe_graphs && out->te_moe_graphs_why == NULL) {
-            out->te_moe_graphs = true;
-            out->te_moe_graphs_why = f->why;
         }
     }
 }

@@ -329,6 +329,10 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
            (rec = run_recipe_for_system(&sys, &at, &why)) != NULL)
         if (load_recipe(j, rec, r) != 0)
             return -1;
+    /* the MoE router and preprocessing graphs are a recipe's (run_stacks.c
+     * te_moe_graphs=on facts): off where none sets them */
+    if (r->fix.te_moe_graphs < 0)
+        r->fix.te_moe_graphs = 0;
     run_model_for_system(&sys, &var);
     if (var.mtp_layers >= 0 && var.mtp_layers != r->m->mtp_layers) {
         shape_note_add(r, "mtp_layers %d -> %d (the source's row)", r->m->mtp_layers,
@@ -342,10 +346,6 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
     if (var.fused_grouped_mlp && !r->m->fused_grouped_mlp) {
         shape_note_add(r, "experts as a fused grouped MLP (the source's recipe)");
         r->m->fused_grouped_mlp = true;
-    }
-    if (var.te_moe_graphs && !r->m->te_moe_graphs) {
-        shape_note_add(r, "router and dispatch preprocessing in CUDA graphs (the source's recipe)");
-        r->m->te_moe_graphs = true;
     }
     if (run_compiled_for_system(&sys, &loss_too, &why) && !r->m->torch_compile) {
         shape_note_add(r, loss_too ? "blocks and loss under torch.compile (the source's row)"

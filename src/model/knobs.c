@@ -162,6 +162,13 @@ static const knob_info knobs[KNOB_COUNT] = {
                         "fp32) moments with 16-bit main-weight storage (precision-aware "
                         "optimizer)",
                         .names = opt_state_names},
+    [KNOB_TE_MOE_GRAPHS] = {"te_moe_graphs", KNOB_KIND_BOOL, 0, 1, FIELD(te_moe_graphs),
+                            FIX(te_moe_graphs), NULL, 0, false,
+                            "--cuda-graph-impl transformer_engine --cuda-graph-scope "
+                            "moe_router moe_preprocess --te-rng-tracker",
+                            MEG_EMIT, KNOB_SEC_MEMORY, 51,
+                            "each MoE layer's router and dispatch preprocessing replayed as "
+                            "Transformer Engine CUDA graphs", NULL},
 };
 
 /* The knobs a software stack restricts: the offset + 1 of the knob's mask in
@@ -183,6 +190,8 @@ static const size_t stack_mask[KNOB_COUNT] = {
     [KNOB_CP_COMM] = STACK_MASK(cp_comm),
     [KNOB_GRAD_REDUCE_BF16] = STACK_MASK(grad_reduce_bf16),
     [KNOB_CUDA_GRAPH] = STACK_MASK(cuda_graph),
+    /* the per-module graphs: Megatron-Core's CUDA graphs likewise */
+    [KNOB_TE_MOE_GRAPHS] = STACK_MASK(cuda_graph),
     [KNOB_OPT_STATE] = STACK_MASK(opt_state),
     [KNOB_RECOMPUTE_MODULES] = STACK_MASK(recompute_modules),
 };
@@ -277,7 +286,16 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * state and full recompute); the other NeMo 24.07 rows keep fp32 moments
  * and 16-bit main-weight remainders (opt_state fp32_rem: NeMo's
  * setup_optimization with the default fp32 optim.dtype and a bf16 model,
- * fit/run_stacks.c); every other run fp32 state. */
+ * fit/run_stacks.c); every other run fp32 state.
+ * Transformer Engine graphs of the router and dispatch preprocessing
+ * (te_moe_graphs): the Megatron-Bridge rows whose recipes set
+ * cuda_graph_impl "transformer_engine" with cuda_graph_scope moe_router
+ * and moe_preprocess (recipe facts of fit/run_stacks.c: 25.11 GB200/GB300
+ * Qwen3 and DeepSeek-V3, B200 Qwen3-30B-A3B, GB300 gpt-oss; 26.02 B200
+ * Qwen3-30B-A3B, B300 gpt-oss; 26.02.01 GB200/GB300 Qwen3-235B-A22B MXFP8;
+ * 26.06 B300 gpt-oss), all with the flex dispatcher but the B200 Qwen3
+ * ones (alltoall: the cost keeps moe_host_s there); validate leaves it off
+ * where no recipe sets it. */
 static const knob_validation validation[] = {
     /* recompute: the corpus publishes none, selective (core attention) and
      * full of every layer; no run recomputes part of the layers */
@@ -316,6 +334,11 @@ static const knob_validation validation[] = {
      "mbridge_2606_h100_qwen330ba3b_fp8_16gpu_* (ep across nodes), the GB200/GB300 Qwen3 and "
      "DeepSeek-V3 rows, mbridge_260[46]_b[23]00_deepseekv3_*, mbridge_2606_b300_*, "
      "mbridge_2608_gb*", false},
+    {KNOB_TE_MOE_GRAPHS, 1, true, "TE CUDA graphs of the MoE router and preprocessing",
+     "mbridge_2511_gb[23]00_{qwen3,deepseekv3}*, mbridge_2511_b200_qwen330ba3b_*, "
+     "mbridge_2511_gb300_gptoss120b_*, mbridge_2602_b200_qwen330ba3b_*, "
+     "mbridge_2602_b300_gptoss120b_*, mbridge_260201_gb[23]00_qwen3235b*, "
+     "mbridge_2606_b300_gptoss120b_*", false},
 };
 
 /* Whether validation row r covers knob value v. */
@@ -582,11 +605,12 @@ bool knob_tp_splits_heads(const model *m, int tp)
  * and breaks nothing. */
 typedef enum pin_rule {
     PIN_SP_TP, PIN_TPO_SP, PIN_VPP_PP, PIN_OPG, PIN_EPO_EP, PIN_EPO_FULL, PIN_SEO_EPO,
-    PIN_SEO_FLEX, PIN_FLEX_EP, PIN_CP_COMM_CP, PIN_CP_A2A, PIN_RULES
+    PIN_SEO_FLEX, PIN_FLEX_EP, PIN_TMG_CG, PIN_CP_COMM_CP, PIN_CP_A2A, PIN_RULES
 } pin_rule;
 
 typedef struct pin_vals {
-    int tp, sp, tpo, pp, vpp, zero, ogr, opg, ep, epo, rc, seo, flex, cp, cp_comm, cp_a2a;
+    int tp, sp, tpo, pp, vpp, zero, ogr, opg, ep, epo, rc, seo, flex, cp, cp_comm, cp_a2a, tmg,
+        cg;
 } pin_vals;
 
 static pin_vals pins_of_strategy(const strategy *s)
@@ -594,7 +618,7 @@ static pin_vals pins_of_strategy(const strategy *s)
     pin_vals v = {s->tp, s->sp, s->tp_comm_overlap, s->pp, s->vpp, s->zero,
                   s->overlap_grad_reduce, s->overlap_param_gather, s->ep, s->ep_comm_overlap,
                   (int)s->recompute, s->shared_expert_overlap, s->flex_dispatcher, s->cp,
-                  (int)s->cp_comm, s->cp_a2a};
+                  (int)s->cp_comm, s->cp_a2a, s->te_moe_graphs, s->cuda_graph};
     return v;
 }
 
@@ -603,7 +627,7 @@ static pin_vals pins_of_fix(const strategy_constraints *c)
     pin_vals v = {c->tp, c->sp, c->tp_comm_overlap, c->pp, c->vpp, c->zero,
                   c->overlap_grad_reduce, c->overlap_param_gather, c->ep, c->ep_comm_overlap,
                   c->recompute, c->shared_expert_overlap, c->flex_dispatcher, c->cp,
-                  c->cp_comm, c->cp_a2a};
+                  c->cp_comm, c->cp_a2a, c->te_moe_graphs, c->cuda_graph};
     return v;
 }
 
@@ -625,6 +649,7 @@ static bool pin_broken(pin_rule r, const pin_vals *v)
     case PIN_SEO_EPO: return v->seo > 0 && v->epo > 0;
     case PIN_SEO_FLEX: return v->seo > 0 && v->flex > 0;
     case PIN_FLEX_EP: return v->flex > 0 && pin_below2(v->ep);
+    case PIN_TMG_CG: return v->tmg > 0 && v->cg > 0;
     case PIN_CP_COMM_CP: return v->cp_comm > CP_COMM_P2P && pin_below2(v->cp);
     case PIN_CP_A2A: return v->cp_a2a > 0 && v->cp_comm >= 0 && v->cp_comm != CP_COMM_A2A_P2P;
     default: return false;
@@ -644,6 +669,8 @@ static const char *pin_message(pin_rule r, const pin_vals *v, char *buf, size_t 
         "--moe-shared-expert-overlap cannot run with --overlap-moe-expert-parallel-comm",
         "--moe-shared-expert-overlap needs the alltoall token dispatcher, not flex",
         "the flex token dispatcher needs expert parallelism (ep > 1)",
+        "the MoE router and preprocessing graphs (--cuda-graph-impl transformer_engine) "
+        "cannot run with the full-iteration graph (--cuda-graph-impl local)",
         NULL, NULL};
     if (r == PIN_CP_COMM_CP)
         snprintf(buf, n, "--cp-comm-type %s needs cp > 1", cp_comm_name((cp_comm_type)v->cp_comm));
@@ -838,6 +865,28 @@ static planner_status flex_dispatcher_rule(const model *m, const strategy *s,
     if (m == NULL || m->moe.experts <= 0)
         pv.ep = 1;   /* no experts: as ep 1 */
     PIN_FAIL(PIN_FLEX_EP, &pv);
+    return PLANNER_OK;
+}
+
+/* Transformer Engine graphs of the MoE router and dispatch preprocessing
+ * (core_v0.15.0 arguments.py validate_args): "moe cuda graph is only
+ * supported for MoE"; moe_preprocess "only supported with moe_router";
+ * scopes other than full_iteration "only supported with
+ * --cuda-graph-impl=transformer_engine", full_iteration only with "local":
+ * one --cuda-graph-impl, so not with the full-iteration graph (cuda_graph).
+ * Both dispatchers take them: the alltoall one refuses moe_preprocess only
+ * with a capacity factor or router padding for FP8 ("DtoH copies and
+ * synchronizations in the preprocess step"), which the planner's dropless
+ * MoE does not use; the cost model has a measured value with the flex
+ * dispatcher only (layer_cost.c moe_host_fwd_s). */
+static planner_status te_moe_graphs_rule(const model *m, const strategy *s,
+                                         planner_error *err)
+{
+    if (!s->te_moe_graphs)
+        return PLANNER_OK;
+    if (m == NULL || m->moe.experts <= 0)
+        FAIL("the MoE router and preprocessing graphs (te_moe_graphs) need an MoE model");
+    PIN_FAIL_S(PIN_TMG_CG);
     return PLANNER_OK;
 }
 
@@ -1051,6 +1100,8 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
         return shared_overlap_rule(m, s, err);
     case KNOB_FLEX_DISPATCHER:
         return flex_dispatcher_rule(m, s, err);
+    case KNOB_TE_MOE_GRAPHS:
+        return te_moe_graphs_rule(m, s, err);
     case KNOB_GRAD_REDUCE_BF16:
         /* arguments.py validate_args reads --grad-reduce-in-bf16 under
          * --bf16 only (FP8 recipes keep bf16 parameters); fp16 models

@@ -950,6 +950,17 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
             arg_str(l, SEC_MEMORY, "--cuda-graph-scope", "full_iteration");
         }
         return 0;
+    case KNOB_TE_MOE_GRAPHS:   /* core_v0.15.0 arguments.py: the router and
+                                * preprocessing scopes run under TE's
+                                * make_graphed_callables (moe_preprocess needs
+                                * moe_router); --te-rng-tracker, "Required for
+                                * CUDA graphs support" */
+        if (s->te_moe_graphs) {
+            arg_str(l, SEC_MEMORY, "--cuda-graph-impl", "transformer_engine");
+            arg_shell(l, SEC_MEMORY, "--cuda-graph-scope", "moe_router moe_preprocess");
+            arg_switch(l, SEC_MEMORY, "--te-rng-tracker");
+        }
+        return 0;
     case KNOB_OPT_STATE:   /* core_v0.15.0 arguments.py: the moments' dtypes
                             * (the main weights stay fp32: their 16-bit
                             * remainders, store_param_remainders' default) */

@@ -481,6 +481,9 @@ void report_table(FILE *out, const model *m, const cluster *c,
     fprintf(out, "  overlap: grad reduce %s, param gather %s, TP comm %s\n",
             best->s.overlap_grad_reduce ? "on" : "off",
             best->s.overlap_param_gather ? "on" : "off", best->s.tp_comm_overlap ? "on" : "off");
+    if (best->s.te_moe_graphs)
+        fprintf(out, "  CUDA graphs: each MoE layer's router and dispatch preprocessing "
+                     "(Transformer Engine; te_moe_graphs)\n");
     fprintf(out, "Time per step: %.3f s\n", e->step_time_s);
     {
         const struct { const char *name; double v; bool always; } rows[] = {

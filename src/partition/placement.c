@@ -349,7 +349,7 @@ typedef struct cost_key {
     unsigned long long span;
     int share;
     int ep, etp, cp_comm, cp_a2a, rmods;
-    bool flex, graph, seo;
+    bool flex, graph, seo, tmg;
     cost_ep_span eps;   /* a member's EP groups (cost_member_ep_span); n 0 otherwise */
 } cost_key;
 
@@ -484,7 +484,7 @@ static bool key_eq(const cost_key *a, const cost_key *b)
            a->span == b->span && a->share == b->share && a->epo == b->epo && a->ep == b->ep &&
            a->etp == b->etp && a->cp_comm == b->cp_comm && a->cp_a2a == b->cp_a2a &&
            a->rmods == b->rmods && a->flex == b->flex && a->graph == b->graph &&
-           a->seo == b->seo && a->eps.n == b->eps.n &&
+           a->seo == b->seo && a->tmg == b->tmg && a->eps.n == b->eps.n &&
            (a->eps.n == 0 || memcmp(&a->eps, &b->eps, sizeof a->eps) == 0);
 }
 
@@ -859,7 +859,7 @@ static void class_terms(placer *pc, const stage_mix *mx, int tp, int k, int from
                         s->tp_comm_overlap, s->ep_comm_overlap, span,
                         mx->n > 1 ? mx->gpus[j] : 0, s->ep, s->etp, (int)s->cp_comm, s->cp_a2a,
                         s->recompute_modules, s->flex_dispatcher, s->cuda_graph,
-                        s->shared_expert_overlap, {0}};
+                        s->shared_expert_overlap, s->te_moe_graphs, {0}};
         if (mx->n > 1) {
             cost_member_view(pc->c, mx, j, &view);
             cost_member_ep_span(mx, j, s, &key.eps);

@@ -875,6 +875,18 @@ static void set_derived(search_ctx *x)
     /* the flex dispatcher only when fixed: DeepEP/HybridEP are built into
      * a recipe's container for its hardware, not a free choice */
     s->flex_dispatcher = f->flex_dispatcher > 0;
+    /* the MoE router and preprocessing graphs where their rule and the
+     * space allow and they leave the first stage's GPUs less host time
+     * than the uncaptured layer (with the flex dispatcher:
+     * cost_te_moe_graphs_help) */
+    s->te_moe_graphs = f->te_moe_graphs > 0;
+    if (f->te_moe_graphs < 0 && x->m->moe.experts > 0 &&
+        space_allows(x, KNOB_TE_MOE_GRAPHS, 1)) {
+        int g = x->group >= 0 && x->group < x->c->n_groups ? x->group : 0;
+        s->te_moe_graphs = true;
+        s->te_moe_graphs = knob_rule(x->m, s, KNOB_TE_MOE_GRAPHS, NULL) == PLANNER_OK &&
+                           cost_te_moe_graphs_help(x->m, x->p, s, x->c->group[g].gpu.gen);
+    }
     /* 16-bit Adam state only when fixed: a numerics choice, the recipe's */
     s->opt_state = f->opt_state > 0 ? f->opt_state : OPT_STATE_FP32;
 }

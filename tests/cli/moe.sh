@@ -80,4 +80,27 @@ rc=$?
 [ $rc -eq 1 ] || fail "bad runs layout: exit $rc"
 grep -q "^planner: $T/runs.json:9:16: runs\[0\].parallel.pipeline_layout: character 12: 1 MTP layers (m) given, the model has 0" "$T/err" \
     || fail "bad runs layout: $(cat "$T/err")"
+
+# The Transformer Engine graphs of the MoE router and dispatch preprocessing
+# (te_moe_graphs): with the flex dispatcher the search turns them on for
+# Qwen3-235B-A22B on GB200 NVL72 and Megatron gets their flags; the text
+# report says so; megatron-core only (exit 2 on deepspeed), not with the
+# full-iteration graph (exit 2).
+Q="--model configs/qwen3-235b-a22b.json --cluster clusters/gb200x576.yaml"
+$P $Q --fix flex_dispatcher=on --emit megatron > "$T/args" 2> "$T/err" \
+    || fail "te_moe_graphs emit: exit $?: $(cat "$T/err")"
+grep -q -- '--cuda-graph-impl transformer_engine' "$T/args" \
+    || fail "no --cuda-graph-impl: $(cat "$T/args")"
+grep -q -- '--cuda-graph-scope moe_router moe_preprocess' "$T/args" || fail "no --cuda-graph-scope"
+grep -q -- '--te-rng-tracker' "$T/args" || fail "no --te-rng-tracker"
+$P $Q --fix flex_dispatcher=on > "$T/out" 2> "$T/err" || fail "te_moe_graphs plan: exit $?"
+grep -q "CUDA graphs: each MoE layer's router and dispatch preprocessing" "$T/out" \
+    || fail "te_moe_graphs report: $(sed -n 16,22p "$T/out")"
+$P $Q --fix te_moe_graphs=on --stack deepspeed > /dev/null 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] || fail "te_moe_graphs on deepspeed: exit $rc"
+grep -q "the deepspeed stack has no te_moe_graphs=on" "$T/err" || fail "deepspeed: $(cat "$T/err")"
+$P $Q --fix te_moe_graphs=on,cuda_graph=on > /dev/null 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] || fail "te_moe_graphs with cuda_graph: exit $rc"
 exit 0
