@@ -266,10 +266,11 @@ static void describe(const strategy *s, char *buf, size_t size)
              s->recompute_modules != RC_MOD_CORE_ATTN)
         snprintf(rc, sizeof rc, " (%s)",
                  knob_text(s, KNOB_RECOMPUTE_MODULES, false, mods, sizeof mods));
+    int mb = strategy_microbatches(s);
     snprintf(buf, size,
-             "tp %d, pp %d, dp %d, cp %d%s, vpp %d, mbs %d (%d micro-batches), sp %s, "
+             "tp %d, pp %d, dp %d, cp %d%s, vpp %d, mbs %d (%d micro-batch%s), sp %s, "
              "recompute %s%s, zero %d%s",
-             s->tp, s->pp, s->dp, s->cp, ep, s->vpp, s->mbs, strategy_microbatches(s),
+             s->tp, s->pp, s->dp, s->cp, ep, s->vpp, s->mbs, mb, mb == 1 ? "" : "es",
              s->sp ? "on" : "off",
              recompute_name(s->recompute), rc, s->zero,
              s->zero == 1 ? " (distributed optimizer)" : "");

@@ -39,6 +39,11 @@ done
 $P --model configs/amp-gpt2.json --cluster clusters/amp-3xp3-1xg4dn.yaml > "$T/out" 2> "$T/err" \
     || fail "AMP table: $(cat "$T/err")"
 grep -q '^  placement: best across groups' "$T/out" || fail "AMP: no placement line"
+# dp 16 x mbs 2 is AMP's global batch 32: one micro-batch, said in the singular
+$P --model configs/amp-gpt2.json --cluster clusters/amp-4xg4dn.yaml > "$T/out" 2> "$T/err" \
+    || fail "AMP 4xg4dn table: $(cat "$T/err")"
+grep -q '^Best plan: tp 1, pp 1, dp 16, cp 1, vpp 1, mbs 2 (1 micro-batch), ' "$T/out" \
+    || fail "AMP 4xg4dn: $(grep '^Best plan' "$T/out")"
 
 # 2. three GPU types, 1,024 GPUs, ILP partitions: the best plan spans groups
 $P --model configs/llama3-70b.json --cluster clusters/mixed3x1024.yaml --partition ilp \
