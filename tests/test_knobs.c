@@ -17,6 +17,7 @@
 #include "inputs/cluster.h"
 #include "inputs/model.h"
 #include "model/knobs.h"
+#include "model/layout.h"
 #include "out/emit.h"
 #include "testutil.h"
 
@@ -696,6 +697,43 @@ START_TEST(fsdp2_every_nth_searched)
 }
 END_TEST
 
+/* torchtitan's every-N-th-block count starts at a rank's first chunk that
+ * holds blocks: with a user's layout whose first virtual stage is the
+ * embedding alone (pp 2, vpp 2: "E|tttt|tttttt|ttttttL", rank 0's chunks 0
+ * and 6 blocks, rank 1's 4 and 6), one block per chunk is every 4th block
+ * (rank 0: block 4 of 6; rank 1: block 4 of its first 4, block 8 of the
+ * next 6) and 2 per chunk none (4 blocks: N 2; 6 more: 3 of them); before,
+ * rank 0's empty first chunk gave 0 (refused). */
+START_TEST(every_nth_first_chunk_empty)
+{
+    run_spec rs;
+    model *m = tu_model_load("configs/gpt3-175b.json", &rs);
+    const stack_spec *tt = stack_get(STACK_PYTORCH_FSDP2);
+    planner_error err;
+    strategy s = one_stage(1, 8, 1, 1, 16);
+    m->layers = 16;
+    s.pp = 2;
+    ck_assert_msg(strategy_layout_parse(&s, "E|tttt|tttttt|ttttttL", 16, 0, tu_err(&err)) ==
+                  PLANNER_OK, "%s", err.msg);
+    strategy_layout_stages(&s, 16, 0);
+    ck_assert_int_eq(s.vpp, 2);
+    ck_assert_int_eq(strategy_chunk_layers(&s, 16, 0, 0, NULL), 0);
+    s.stack = STACK_PYTORCH_FSDP2;
+    s.zero = 3;
+    s.overlap_grad_reduce = s.overlap_param_gather = true;
+    s.recompute = RECOMPUTE_FULL;
+    s.recompute_layers = 1;
+    ck_assert_int_eq(knob_ac_every_nth(m, &s), 4);
+    ck_assert_msg(knobs_stack_check(m, &s, tt, tu_err(&err)) == PLANNER_OK, "%s", err.msg);
+    s.recompute_layers = 2;
+    ck_assert_int_eq(knob_ac_every_nth(m, &s), 0);
+    ck_assert_int_eq(knobs_stack_check(m, &s, tt, NULL), PLANNER_E_INPUT);
+    s.recompute_layers = 6;   /* covers every chunk: mode "full" */
+    ck_assert_int_eq(knob_ac_every_nth(m, &s), 1);
+    model_free(m);
+}
+END_TEST
+
 /* DeepSpeed-MoE's limits are the deepspeed stack's rules (inputs/stack.c:
  * v0.6.0 groups.py, sharded_moe.py TopKGate), so the search never plans
  * what only --emit deepspeed refused before (etp > 1), nor ep beyond the
@@ -930,6 +968,7 @@ int main(void)
     tcase_add_test(tc, deepspeed_moe_rules);
     tcase_add_test(tc, te_moe_graphs_knob);
     tcase_add_test(tc, fsdp2_every_nth_searched);
+    tcase_add_test(tc, every_nth_first_chunk_empty);
     tcase_add_test(tc, help_lists_fix_keys);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

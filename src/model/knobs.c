@@ -934,6 +934,22 @@ static bool every_nth_matches(const model *m, const strategy *s, int every)
     return true;
 }
 
+/* The blocks of the first chunk, rank-major, that holds any (0 when none):
+ * the chunks before it on its rank hold none, so torchtitan's count starts
+ * there (a user's layout may leave rank 0's first chunk to the embedding
+ * alone). */
+static int first_blocks(const model *m, const strategy *s)
+{
+    int vpp = s->vpp > 1 ? s->vpp : 1;
+    for (int r = 0; r < s->pp && r < STRATEGY_MAX_STAGES; r++)
+        for (int c = 0; c < vpp; c++) {
+            int n = strategy_chunk_layers(s, m->layers, r, c, NULL);
+            if (n != 0)
+                return n > 0 ? n : 0;
+        }
+    return 0;
+}
+
 int knob_ac_every_nth(const model *m, const strategy *s)
 {
     int n0, k0;
@@ -943,11 +959,11 @@ int knob_ac_every_nth(const model *m, const strategy *s)
         return 1;
     if (s->recompute_method == RECOMPUTE_UNIFORM)
         return 0;
-    n0 = strategy_chunk_layers(s, m->layers, 0, 0, NULL);
+    n0 = first_blocks(m, s);
     k0 = n0 < s->recompute_layers ? n0 : s->recompute_layers;
     if (n0 <= 0 || k0 <= 0)
         return 0;
-    /* rank 0's first chunk: n0 / N = k0, so N in (n0 / (k0 + 1), n0 / k0] */
+    /* that chunk, none before it: n0 / N = k0, so N in (n0 / (k0 + 1), n0 / k0] */
     for (int every = n0 / (k0 + 1) + 1; every <= n0 / k0; every++)
         if (every_nth_matches(m, s, every))
             return every;
