@@ -427,7 +427,8 @@ START_TEST(torchtitan_refusals)
 {
     static const char *const why_has[] = {
         "always shards the sequence", "only with compiled blocks", "DDP (zero=0) only",
-        "fp32 only", "recompute_layers=4 (block) is neither", "not in fp16", "has no zero=1",
+        "fp32 only", "not recompute_layers=4: plan with --fix recompute_layers=0", "not in fp16",
+        "has no zero=1",
         "wraps a model with expert parallelism in FSDP (ep=2)"};
     for (int c = 0; c < 8; c++) {
         fixture f;

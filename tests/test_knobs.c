@@ -597,8 +597,8 @@ START_TEST(fsdp2_stack_rules)
     struct { knob_id k; const char *why; } cases[] = {
         {KNOB_SP, "always shards the sequence"}, {KNOB_ZERO, "DDP (zero=0) only as the sole"},
         {KNOB_TP_COMM_OVERLAP, "only with compiled blocks"},
-        {KNOB_RECOMPUTE_LAYERS, "every N-th one (selective_ac_option N); recompute_layers=30 "
-                                "(block) is neither"},
+        {KNOB_RECOMPUTE_LAYERS, "every N-th (selective_ac_option N), not recompute_layers=30: "
+                                "plan with --fix recompute_layers=0, 26 (N 3) or 40 (N 2)"},
         {KNOB_OVERLAP_GRAD_REDUCE, "always overlaps its gradient reduce-scatter"},
         {KNOB_ZERO, "over the context-parallel ranks"}};
     for (int i = 0; i < 6; i++) {

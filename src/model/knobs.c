@@ -890,22 +890,28 @@ static planner_status te_moe_graphs_rule(const model *m, const strategy *s,
     return PLANNER_OK;
 }
 
-/* Whether full recompute re-makes every decoder layer of every chunk:
- * recompute_layers 0, uniform groups of 1, or a block covering the largest
- * chunk. */
-static bool full_covers_all(const model *m, const strategy *s)
+/* The decoder layers of s's largest model chunk. */
+static int largest_chunk(const model *m, const strategy *s)
 {
     int most = 0, vpp = s->vpp > 1 ? s->vpp : 1;
-    if (s->recompute != RECOMPUTE_FULL || s->recompute_layers <= 0)
-        return true;
-    if (s->recompute_method == RECOMPUTE_UNIFORM)
-        return s->recompute_layers == 1;
     for (int r = 0; r < s->pp && r < STRATEGY_MAX_STAGES; r++)
         for (int c = 0; c < vpp; c++) {
             int n = strategy_chunk_layers(s, m->layers, r, c, NULL);
             most = n > most ? n : most;
         }
-    return s->recompute_layers >= most;
+    return most;
+}
+
+/* Whether full recompute re-makes every decoder layer of every chunk:
+ * recompute_layers 0, uniform groups of 1, or a block covering the largest
+ * chunk. */
+static bool full_covers_all(const model *m, const strategy *s)
+{
+    if (s->recompute != RECOMPUTE_FULL || s->recompute_layers <= 0)
+        return true;
+    if (s->recompute_method == RECOMPUTE_UNIFORM)
+        return s->recompute_layers == 1;
+    return s->recompute_layers >= largest_chunk(m, s);
 }
 
 /* How many of the blocks rank r's chunk of n blocks holds that torchtitan's
@@ -970,6 +976,36 @@ int knob_ac_every_nth(const model *m, const strategy *s)
     return 0;
 }
 
+/* The advice when s's full recompute is no every-N-th block of torchtitan
+ * (STACK_RULE_FULL_EVERY_NTH): 0 (mode "full", every block) and, for block
+ * recompute, the counts per chunk nearest s's below and above that are one
+ * (recompute_layers is Megatron's --recompute-num-layers; each with its
+ * selective_ac_option N, knob_ac_every_nth), into buf: "0, 26 (N 3) or 40
+ * (N 2)". */
+static void every_nth_advice(const model *m, const strategy *s, char *buf, size_t size)
+{
+    strategy t = *s;
+    int most = largest_chunk(m, s), near[2] = {0, 0}, nth[2] = {0, 0}, n = 0;
+    for (int k = 1; k < most && s->recompute_method != RECOMPUTE_UNIFORM; k++) {
+        int side = k < s->recompute_layers ? 0 : 1;
+        if (k == s->recompute_layers || (side == 1 && near[1] > 0))
+            continue;
+        t.recompute_layers = k;
+        n = knob_ac_every_nth(m, &t);
+        if (n > 1) {
+            near[side] = k;
+            nth[side] = n;
+        }
+    }
+    n = (near[0] > 0) + (near[1] > 0);
+    if (n == 0)
+        snprintf(buf, size, "0");
+    else if (n == 1)
+        snprintf(buf, size, "0 or %d (N %d)", near[0] + near[1], nth[0] + nth[1]);
+    else
+        snprintf(buf, size, "0, %d (N %d) or %d (N %d)", near[0], nth[0], near[1], nth[1]);
+}
+
 /* Stack st's rules (stack_spec.rules, inputs/stack.h; sources in
  * inputs/stack.c) that knob k takes part in; every rule for k ==
  * KNOB_COUNT.  Messages name the stack's software and the --fix that
@@ -1000,11 +1036,15 @@ static planner_status rule_stack(const model *m, const strategy *s, const stack_
              "compiled blocks: plan with --torch-compile, or --fix tp_comm_overlap=off",
              st->name);
     if ((r & STACK_RULE_FULL_EVERY_NTH) && (all || k == KNOB_RECOMPUTE_LAYERS) &&
-        m != NULL && s->recompute == RECOMPUTE_FULL && knob_ac_every_nth(m, s) == 0)
-        FAIL("%s's full activation checkpointing wraps every block or every N-th one "
-             "(selective_ac_option N); recompute_layers=%d (%s) is neither: plan with --fix "
-             "recompute_layers=0", st->name, s->recompute_layers,
-             s->recompute_method == RECOMPUTE_UNIFORM ? "uniform" : "block");
+        m != NULL && s->recompute == RECOMPUTE_FULL && knob_ac_every_nth(m, s) == 0) {
+        char fit[48] = "";
+        if (err != NULL)
+            every_nth_advice(m, s, fit, sizeof fit);
+        FAIL("%s's full activation checkpointing wraps every block or every N-th "
+             "(selective_ac_option N), not recompute_layers=%d%s: plan with --fix "
+             "recompute_layers=%s", st->name, s->recompute_layers,
+             s->recompute_method == RECOMPUTE_UNIFORM ? " (uniform)" : "", fit);
+    }
     if ((r & STACK_RULE_SHARD_OVERLAPS) && (all || k == KNOB_OVERLAP_GRAD_REDUCE ||
                                              k == KNOB_OVERLAP_PARAM_GATHER) &&
         (s->dp > 1 || cp > 1)) {

@@ -260,7 +260,7 @@ grep -q "^advice: .*: pytorch-fsdp2's async tensor parallelism (the plan's tp_co
 $P -m $M70 -c $H100 --stack pytorch-fsdp2 --torch-compile \
     --fix tp=8,pp=1,zero=3,recompute=full,recompute_layers=30 --emit slurm -o "$T/no.sh" \
     > /dev/null 2> "$T/err"
-[ $? -eq 3 ] && grep -q "full activation checkpointing wraps every block or every N-th one (selective_ac_option N); recompute_layers=30 (block) is neither" \
+[ $? -eq 3 ] && grep -q "full activation checkpointing wraps every block or every N-th (selective_ac_option N), not recompute_layers=30: plan with --fix recompute_layers=0, 26 (N 3) or 40 (N 2)$" \
     "$T/err" && [ ! -e "$T/no.sh" ] || fail "partial full recompute: $(cat "$T/err")"
 # 2 of 80 is torchtitan's every 27th block (27, 54): mode selective, option "27"
 $P -m $M70 -c $H100 --stack pytorch-fsdp2 --torch-compile \
