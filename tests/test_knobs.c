@@ -113,7 +113,8 @@ END_TEST
 /* Which knob values measured runs validate: one row per knob and value,
  * each inside its knob's range with a name and its corpus runs; ZeRO 0, 1
  * and 3 are exercised by ../shared/validation runs, ZeRO-2 (Megatron-FSDP
- * optim_grads) by none; a value without a row counts as validated. */
+ * optim_grads) by none, named by each stack (stack_spec.zero_names); a
+ * value without a row counts as validated. */
 START_TEST(validation_rows)
 {
     int n = 0;
@@ -124,7 +125,7 @@ START_TEST(validation_rows)
     for (int i = 0; i < n; i++) {
         const knob_info *ki = knob_get_info(rows[i].knob);
         ck_assert(rows[i].value >= ki->min && rows[i].value <= ki->max);
-        ck_assert(rows[i].name != NULL && rows[i].runs != NULL);
+        ck_assert((rows[i].name != NULL) == (rows[i].knob != KNOB_ZERO) && rows[i].runs != NULL);
         ck_assert_ptr_eq(knob_validation_of(rows[i].knob, rows[i].value), &rows[i]);
         ck_assert_msg(rows[i].validated == (strcmp(rows[i].runs, "none") != 0), "%s=%d", ki->key,
                       rows[i].value);
@@ -157,6 +158,14 @@ START_TEST(validation_rows)
     ck_assert_str_eq(buf, "zero=2");
     ck_assert_int_eq(knobs_unvalidated(&s, true, ", ", buf, sizeof buf), 1);
     ck_assert_str_eq(buf, "zero=2 (Megatron-FSDP optim_grads)");
+    /* each stack names its own ZeRO-2 (it was Megatron-FSDP's on every one) */
+    s.stack = STACK_PYTORCH_FSDP2;
+    ck_assert_int_eq(knobs_unvalidated(&s, true, ", ", buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "zero=2 (FSDP2 reshard_after_forward=False)");
+    s.stack = STACK_DEEPSPEED;
+    ck_assert_int_eq(knobs_unvalidated(&s, true, ", ", buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "zero=2 (ZeRO stage 2)");
+    s.stack = STACK_MEGATRON_CORE;
     s.recompute = RECOMPUTE_FULL;
     s.recompute_layers = 3;
     ck_assert_int_eq(knobs_unvalidated(&s, false, " ", buf, sizeof buf), 2);

@@ -178,6 +178,11 @@ typedef struct stack_spec {
                                    messages name them ("torchtitan's
                                    rules"); "Megatron" for the Megatron
                                    rows, which have none of their own */
+    const char *zero_names[4];  /* its data-parallel mechanism at each ZeRO
+                                   stage (the plan's zero 0..3), as the
+                                   outputs name it ("zero=2 (FSDP2
+                                   reshard_after_forward=False)"); NULL where
+                                   the stack has no such stage */
 } stack_spec;
 
 /* Of a rank's vpp model chunks, those whose ZeRO-2 gradients the stack

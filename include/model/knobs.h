@@ -219,7 +219,9 @@ typedef struct knob_validation {
     knob_id knob;
     int value;
     bool validated;
-    const char *name;       /* what the value is in Megatron's terms */
+    const char *name;       /* what the value is in Megatron's terms; NULL for
+                               the ZeRO stage, which each stack names
+                               (stack_spec.zero_names) */
     const char *runs;       /* the corpus runs that exercise it, or "none" */
     bool and_above;         /* the row covers every value >= value */
 } knob_validation;
@@ -237,8 +239,10 @@ const knob_validation *knob_validation_rows(int *n);
 bool knobs_validated(const strategy *s);
 
 /* Writes "zero=2 (Megatron-FSDP optim_grads)" for each unvalidated knob
- * value of s into buf, joined by `sep` (names=false: "zero=2" only); ""
- * when none.  Returns their count. */
+ * value of s into buf, the ZeRO stage named by s's stack ("zero=2 (FSDP2
+ * reshard_after_forward=False)" on pytorch-fsdp2, "(ZeRO stage 2)" on
+ * deepspeed), joined by `sep` (names=false: "zero=2" only); "" when none.
+ * Returns their count. */
 int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf, size_t size);
 
 /* Parses "tp=8,pp=16,mbs=1,sp=on,recompute=selective,zero=1,gpus=64" into

@@ -187,6 +187,19 @@
  * modules' knob keeps its default, 0 or core_attn (RC_MOD_CORE_ATTN, bit
  * value 1 of model/strategy.h) */
 #define RC_MOD_OP_POLICY ((1u << 0) | (1u << 1))
+/* The ZeRO stages' mechanisms (stack_spec.zero_names): Megatron-LM's
+ * DDP, its distributed optimizer (--use-distributed-optimizer) and
+ * Megatron-FSDP's --data-parallel-sharding-strategy optim_grads and
+ * optim_grads_params (core_v0.15.0); the 2020-2022 releases plain data
+ * parallelism only.  DeepSpeed's are its ZeRO stages (zero_optimization.
+ * stage), torchtitan's FSDP2 fully_shard with reshard_after_forward False
+ * (gradients and optimizer state sharded, parameters kept gathered
+ * between forward and backward: ZeRO-2-like) or True (ZeRO-3-like), and
+ * its DDP at zero 0. */
+#define ZERO_MEGATRON_CORE \
+    {"plain data parallelism", "distributed optimizer", "Megatron-FSDP optim_grads", \
+     "Megatron-FSDP optim_grads_params"}
+#define ZERO_MEGATRON_LM {"plain data parallelism", NULL, NULL, NULL}
 #define MEM_MEGATRON \
     {STACK_SEL_MEGATRON, STACK_LOSS_FP32_LOGITS, STACK_GATHER_PREFETCH, STACK_CP_TE, \
      STACK_PIPE_MEGATRON}
@@ -200,7 +213,7 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      {ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL, ALL},
      MEM_MEGATRON_CORE,
      "Megatron-LM core (the releases emit targets): every knob, TE FP8, flash attention", true, 0,
-     0, 0, "Megatron"},
+     0, 0, "Megatron", ZERO_MEGATRON_CORE},
     {"megatron-lm-2020", "Megatron-LM v1.1 (Sep 2020) to Jan 2021", STACK_MEGATRON_LM_2020,
      STACK_ATTN_UNFUSED, false, false,
      /* sp, tp_comm_overlap, zero, ogr, opg, recompute, cp, ep, vpp, ep_comm_overlap,
@@ -209,19 +222,21 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      MEM_MEGATRON,
      "Megatron-LM README Sep 2020 to Jan 2021: TP, pipelining without interleaving or "
      "scatter/gather, full recompute, local DDP (no overlap), unfused attention", false, 0, 0, 0,
-     "Megatron"},
+     "Megatron", ZERO_MEGATRON_LM},
     {"megatron-lm-2021", "Megatron-LM v2.x (SC21)", STACK_MEGATRON_LM_2021, STACK_ATTN_UNFUSED,
      false, false,
      {OFF, OFF, 1u << 0, OFF, OFF, RC_NONE_FULL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Narayanan et al. SC21: + interleaved 1F1B; full recompute, no SP, no distributed "
-     "optimizer, unfused attention", false, 0, 0, 0, "Megatron"},
+     "optimizer, unfused attention", false, 0, 0, 0, "Megatron",
+     ZERO_MEGATRON_LM},
     {"megatron-lm-2022", "Megatron-LM v3.0 (2022)", STACK_MEGATRON_LM_2022, STACK_ATTN_UNFUSED,
      false, false,
      {ALL, OFF, 1u << 0, OFF, OFF, ALL, OFF, OFF, ALL, OFF, OFF, OFF, OFF, OFF, ALL},
      MEM_MEGATRON,
      "Korthikanti et al. 2022: + sequence parallelism, selective recompute; no distributed "
-     "optimizer, unfused attention", false, 0, 0, 0, "Megatron"},
+     "optimizer, unfused attention", false, 0, 0, 0, "Megatron",
+     ZERO_MEGATRON_LM},
     {"deepspeed", "Megatron-DeepSpeed / DeepSpeed 2021-2022", STACK_DEEPSPEED,
      STACK_ATTN_UNFUSED, false, false,
      {OFF, OFF, ALL, ALL, OFF, RC_NONE_FULL, OFF, ALL, OFF, OFF, OFF, OFF, OFF, OFF, ALL},
@@ -230,7 +245,8 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      "TP without SP, full checkpointing, unfused attention", false, 5e8, 0,
      STACK_RULE_SHARD_NO_PIPE | STACK_RULE_ETP_1 | STACK_RULE_EP_IN_DP | STACK_RULE_TOPK_2 |
          STACK_RULE_OVERLAP_BY_ZERO,
-     "DeepSpeed"},
+     "DeepSpeed",
+     {"data parallelism without ZeRO", "ZeRO stage 1", "ZeRO stage 2", "ZeRO stage 3"}},
     {"pytorch-fsdp2", "torchtitan on PyTorch FSDP2", STACK_PYTORCH_FSDP2, STACK_ATTN_SDPA_FA2, true,
      false,
      {ALL, ALL, (1u << 0) | (1u << 2) | (1u << 3), ALL, ALL, ALL, ALL, ALL, ALL, OFF,
@@ -241,7 +257,8 @@ static const stack_spec k_stacks[STACK_COUNT] = {
      "interleaved, CP, float8, SDPA flash attention", true, 0, TORCHTITAN_DDP_BUCKET_BYTES,
      STACK_RULE_DDP_ALONE | STACK_RULE_SP_WITH_TP | STACK_RULE_ASYNC_TP_COMPILED |
          STACK_RULE_FULL_EVERY_NTH | STACK_RULE_SHARD_OVERLAPS | STACK_RULE_ETP_TP_OR_1,
-     "torchtitan"},
+     "torchtitan",
+     {"DDP", NULL, "FSDP2 reshard_after_forward=False", "FSDP2 reshard_after_forward=True"}},
 };
 
 

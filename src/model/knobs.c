@@ -305,12 +305,12 @@ static const knob_validation validation[] = {
      "none", false},
     {KNOB_RECOMPUTE_MODULES, RC_MOD_LAYERNORM, false,
      "selective recompute of modules beyond core attention", "none", true},
-    {KNOB_ZERO, 0, true, "plain data parallelism",
+    /* ZeRO: each stack names its own mechanism (stack_spec.zero_names) */
+    {KNOB_ZERO, 0, true, NULL,
      "sc21_t1_*, sc21_t2_ptd_*, megatron2020_*, megatron_readme2021_*, korthikanti_*", false},
-    {KNOB_ZERO, 1, true, "distributed optimizer", "mcore080_*, nemo2407_*, mbridge_* (FSDP 0)",
-     false},
-    {KNOB_ZERO, 2, false, "Megatron-FSDP optim_grads", "none", false},
-    {KNOB_ZERO, 3, true, "ZeRO-3 / Megatron-FSDP optim_grads_params",
+    {KNOB_ZERO, 1, true, NULL, "mcore080_*, nemo2407_*, mbridge_* (FSDP 0)", false},
+    {KNOB_ZERO, 2, false, NULL, "none", false},
+    {KNOB_ZERO, 3, true, NULL,
      "sc21_t2_zero3_*, mbridge_2511_gb300_llama370b_fp8cs_64gpu_*, "
      "mbridge_2511_gb200_llama370b_fp8cs_64gpu_*, mbridge_2511_h100_llama38b_fp8cs_8gpu_*", false},
     {KNOB_CP_COMM, CP_COMM_P2P, true, "ring attention",
@@ -376,6 +376,19 @@ bool knobs_validated(const strategy *s)
     return true;
 }
 
+/* What validation row r's value is on s's stack: the row's name, or for
+ * the ZeRO stage the stack's own mechanism (stack_spec.zero_names;
+ * megatron-core's where the stack has none of that stage). */
+static const char *validation_name(const knob_validation *r, const strategy *s)
+{
+    int v = knob_value(s, r->knob);
+    const char *name;
+    if (r->knob != KNOB_ZERO || v < 0 || v > 3)
+        return r->name;
+    name = stack_get(s->stack)->zero_names[v];
+    return name != NULL ? name : stack_get(STACK_MEGATRON_CORE)->zero_names[v];
+}
+
 int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf, size_t size)
 {
     size_t len = 0;
@@ -390,7 +403,7 @@ int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf,
             continue;
         w = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, "%s%s=%s%s%s%s",
                      n ? sep : "", knobs[r->knob].key, knob_text(s, r->knob, false, v, sizeof v),
-                     names ? " (" : "", names ? r->name : "", names ? ")" : "");
+                     names ? " (" : "", names ? validation_name(r, s) : "", names ? ")" : "");
         if (w > 0)
             len += (size_t)w;
         n++;
