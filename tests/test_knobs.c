@@ -760,7 +760,7 @@ START_TEST(deepspeed_moe_rules)
     strategy s = one_stage(2, 4, 2, 2, 32);   /* etp 2 = tp */
     s.stack = STACK_DEEPSPEED;
     ck_assert_int_eq(knob_rule(m, &s, KNOB_ETP, tu_err(&err)), PLANNER_E_INPUT);
-    ck_assert_str_eq(err.msg, "deepspeed's MoE keeps every expert whole on each tensor-parallel "
+    ck_assert_str_eq(err.msg, "DeepSpeed's MoE keeps every expert whole on each tensor-parallel "
                               "rank (no expert tensor parallelism): plan with --fix etp=1, not "
                               "etp=2");
     ck_assert_int_eq(knobs_stack_check(m, &s, ds, NULL), PLANNER_E_INPUT);
@@ -769,7 +769,7 @@ START_TEST(deepspeed_moe_rules)
     ck_assert_int_eq(knobs_stack_check(m, &s, ds, NULL), PLANNER_OK);
     s.ep = 8;   /* divides tp x dp = 8 (Megatron's rule), not dp = 4 */
     ck_assert_int_eq(knob_rule(m, &s, KNOB_EP, tu_err(&err)), PLANNER_E_INPUT);
-    ck_assert_str_eq(err.msg, "deepspeed takes the expert-parallel ranks from the data-parallel "
+    ck_assert_str_eq(err.msg, "DeepSpeed takes the expert-parallel ranks from the data-parallel "
                               "ones: ep=8 does not divide dp=4");
     s.stack = STACK_MEGATRON_CORE;
     ck_assert_int_eq(knob_rule(m, &s, KNOB_EP, NULL), PLANNER_OK);

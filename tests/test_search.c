@@ -1299,7 +1299,7 @@ START_TEST(rule_refusals_named)
     found = false;
     for (int i = 0; i < r.n_not_searched; i++)
         found = found || strstr(r.not_searched[i], " candidates torchtitan's rules refuse (zero: "
-                                "pytorch-fsdp2 runs DDP (zero=0) only as the sole") != NULL;
+                                "torchtitan runs DDP (zero=0) only as the sole") != NULL;
     ck_assert(found);
     search_result_free(&r);
     model_free(m);
@@ -1572,8 +1572,8 @@ START_TEST(deepspeed_grad_reduce_overlap_by_zero)
         if (z == 0) {
             r.top[0].s.overlap_grad_reduce = true;
             ck_assert_int_eq(strategy_check(m, &r.top[0].s, tu_err(&err)), PLANNER_E_INPUT);
-            ck_assert_str_eq(err.msg, "the deepspeed stack does not overlap the gradient "
-                                      "reduce at zero 0");
+            ck_assert_str_eq(err.msg, "DeepSpeed does not overlap the gradient reduce at "
+                                      "zero 0");
             /* a stack rule (STACK_RULE_OVERLAP_BY_ZERO): --emit deepspeed
              * refuses it too, and the search names it DeepSpeed's (it said
              * Megatron's) */
@@ -1585,6 +1585,9 @@ START_TEST(deepspeed_grad_reduce_overlap_by_zero)
                              PLANNER_E_INFEASIBLE);
             ck_assert_msg(strncmp(r.advice, "no strategy satisfies DeepSpeed's rules", 39) == 0,
                           "%s", r.advice);
+            /* and so does the rule's own message (it said "the deepspeed stack") */
+            ck_assert_msg(strstr(r.advice, ": DeepSpeed does not overlap the gradient reduce") !=
+                          NULL, "%s", r.advice);
         }
         search_result_free(&r);
         c->stack = STACK_MEGATRON_CORE;

@@ -1021,7 +1021,9 @@ static void every_nth_advice(const model *m, const strategy *s, char *buf, size_
 
 /* Stack st's rules (stack_spec.rules, inputs/stack.h; sources in
  * inputs/stack.c) that knob k takes part in; every rule for k ==
- * KNOB_COUNT.  Messages name the stack's software and the --fix that
+ * KNOB_COUNT.  Messages name the stack's software (stack_spec.rules_by,
+ * as the search's "refused by torchtitan's rules" does; the stack's own
+ * name only for an input value: knob_stack_allows) and the --fix that
  * avoids the rule. */
 static planner_status rule_stack(const model *m, const strategy *s, const stack_spec *st,
                                  knob_id k, planner_error *err)
@@ -1029,25 +1031,26 @@ static planner_status rule_stack(const model *m, const strategy *s, const stack_
     bool all = k == KNOB_COUNT, moe = m != NULL && m->moe.experts > 0;
     int cp = s->cp > 1 ? s->cp : 1, ep = moe && s->ep > 1 ? s->ep : 1;
     unsigned r = st != NULL ? st->rules : 0;
+    const char *by = st != NULL ? st->rules_by : "";
     if ((r & STACK_RULE_DDP_ALONE) && (all || k == KNOB_ZERO) && s->zero == 0) {
         if (cp > 1)
             FAIL("%s shards the weights over the context-parallel ranks (FSDP over "
-                 "dp_shard x cp): plan cp=%d with --fix zero=2 or 3", st->name, cp);
+                 "dp_shard x cp): plan cp=%d with --fix zero=2 or 3", by, cp);
         if (ep > 1)
             FAIL("%s wraps a model with expert parallelism in FSDP (ep=%d): plan with "
-                 "--fix zero=2 or 3", st->name, ep);
+                 "--fix zero=2 or 3", by, ep);
         if (s->dp > 1 && (s->tp > 1 || s->pp > 1))
             FAIL("%s runs DDP (zero=0) only as the sole parallelism (\"DDP has not "
-                 "supported > 1D parallelism\"): plan with --fix zero=2 or 3", st->name);
+                 "supported > 1D parallelism\"): plan with --fix zero=2 or 3", by);
     }
     if ((r & STACK_RULE_SP_WITH_TP) && (all || k == KNOB_SP) && s->tp > 1 && !s->sp)
         FAIL("%s's tensor parallelism always shards the sequence (SequenceParallel "
-             "norms): plan tp=%d with --fix sp=on", st->name, s->tp);
+             "norms): plan tp=%d with --fix sp=on", by, s->tp);
     if ((r & STACK_RULE_ASYNC_TP_COMPILED) && (all || k == KNOB_TP_COMM_OVERLAP) &&
         s->tp_comm_overlap && !(m != NULL && m->torch_compile))
         FAIL("%s's async tensor parallelism (the plan's tp_comm_overlap) runs only with "
              "compiled blocks: plan with --torch-compile, or --fix tp_comm_overlap=off",
-             st->name);
+             by);
     if ((r & STACK_RULE_FULL_EVERY_NTH) && (all || k == KNOB_RECOMPUTE_LAYERS) &&
         m != NULL && s->recompute == RECOMPUTE_FULL && knob_ac_every_nth(m, s) == 0) {
         char fit[48] = "";
@@ -1055,7 +1058,7 @@ static planner_status rule_stack(const model *m, const strategy *s, const stack_
             every_nth_advice(m, s, fit, sizeof fit);
         FAIL("%s's full activation checkpointing wraps every block or every N-th "
              "(selective_ac_option N), not recompute_layers=%d%s: plan with --fix "
-             "recompute_layers=%s", st->name, s->recompute_layers,
+             "recompute_layers=%s", by, s->recompute_layers,
              s->recompute_method == RECOMPUTE_UNIFORM ? " (uniform)" : "", fit);
     }
     if ((r & STACK_RULE_SHARD_OVERLAPS) && (all || k == KNOB_OVERLAP_GRAD_REDUCE ||
@@ -1063,33 +1066,33 @@ static planner_status rule_stack(const model *m, const strategy *s, const stack_
         (s->dp > 1 || cp > 1)) {
         if (s->zero >= 2 && !s->overlap_grad_reduce)
             FAIL("%s's FSDP2 always overlaps its gradient reduce-scatter with the backward: "
-                 "plan with --fix overlap_grad_reduce=on", st->name);
+                 "plan with --fix overlap_grad_reduce=on", by);
         if (s->zero == 3 && !s->overlap_param_gather)
             FAIL("%s's FSDP2 always prefetches the next block's all-gather: plan with "
-                 "--fix overlap_param_gather=on", st->name);
+                 "--fix overlap_param_gather=on", by);
     }
     if ((r & STACK_RULE_SHARD_NO_PIPE) && (all || k == KNOB_ZERO || k == KNOB_PP) &&
         s->pp > 1 && s->zero >= 2)
         FAIL("%s's pipeline engine refuses ZeRO-%d (\"ZeRO-2 and ZeRO-3 are incompatible "
-             "with pipeline parallelism\"): plan pp=%d with --fix zero=0 or 1", st->name,
+             "with pipeline parallelism\"): plan pp=%d with --fix zero=0 or 1", by,
              s->zero, s->pp);
     if ((r & STACK_RULE_ETP_TP_OR_1) && (all || k == KNOB_ETP) && ep > 1 && s->etp > 1 &&
         s->etp != s->tp)
-        FAIL("%s's expert tensor parallelism is tp or 1, not etp=%d with tp=%d", st->name,
+        FAIL("%s's expert tensor parallelism is tp or 1, not etp=%d with tp=%d", by,
              s->etp, s->tp);
     if ((r & STACK_RULE_ETP_1) && (all || k == KNOB_ETP) && moe && s->etp > 1)
         FAIL("%s's MoE keeps every expert whole on each tensor-parallel rank (no expert "
-             "tensor parallelism): plan with --fix etp=1, not etp=%d", st->name, s->etp);
+             "tensor parallelism): plan with --fix etp=1, not etp=%d", by, s->etp);
     if ((r & STACK_RULE_EP_IN_DP) && (all || k == KNOB_EP) && ep > 1 && s->dp % ep != 0)
         FAIL("%s takes the expert-parallel ranks from the data-parallel ones: ep=%d does not "
-             "divide dp=%d", st->name, ep, s->dp);
+             "divide dp=%d", by, ep, s->dp);
     if ((r & STACK_RULE_OVERLAP_BY_ZERO) && (all || k == KNOB_OVERLAP_GRAD_REDUCE) &&
         s->overlap_grad_reduce && !stack_grad_reduce_overlaps(st, s->zero, s->pp))
-        FAIL("the %s stack does not overlap the gradient reduce at zero %d%s", st->name,
+        FAIL("%s does not overlap the gradient reduce at zero %d%s", by,
              s->zero, s->pp > 1 ? " with pipelining" : "");
     if ((r & STACK_RULE_TOPK_2) && (all || k == KNOB_EP) && moe && m->moe.top_k > 2)
         FAIL("%s's TopKGate routes top-1 or top-2 only (\"Only top-1 and top-2 gatings are "
-             "supported.\"), not the model's top-%d", st->name, m->moe.top_k);
+             "supported.\"), not the model's top-%d", by, m->moe.top_k);
     return PLANNER_OK;
 }
 

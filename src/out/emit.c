@@ -1179,9 +1179,9 @@ static planner_status ds_model_check(const model *m, const strategy *s, planner_
                          "even", m->layers, s->pp);
     if (s->pp > 1 && s->recompute == RECOMPUTE_FULL && s->recompute_layers > 0 &&
         s->recompute_method == RECOMPUTE_BLOCK)
-        return emit_fail(err, "DeepSpeed's pipeline takes uniform recompute only, not block "
+        return emit_fail(err, "%s's pipeline takes uniform recompute only, not block "
                          "(recompute_layers=%d): plan with --fix recompute_method=uniform",
-                         s->recompute_layers);
+                         stack_get(STACK_DEEPSPEED)->rules_by, s->recompute_layers);
     return PLANNER_OK;
 }
 

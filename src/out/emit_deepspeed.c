@@ -35,10 +35,11 @@ planner_status emit_deepspeed_check(const model *m, const plan *pl, precision pr
                                     planner_error *err)
 {
     const strategy *s = &pl->s;
+    const stack_spec *ds = stack_get(STACK_DEEPSPEED);
     if (prec != PREC_BF16 && prec != PREC_FP16 && prec != PREC_FP32)
-        return DS_FAIL("DeepSpeed's engine trains in bf16, fp16 or fp32, not %s",
+        return DS_FAIL("%s's engine trains in bf16, fp16 or fp32, not %s", ds->rules_by,
                        precision_name(prec));
-    if (knobs_stack_check(m, s, stack_get(STACK_DEEPSPEED), err) != PLANNER_OK)
+    if (knobs_stack_check(m, s, ds, err) != PLANNER_OK)
         return PLANNER_E_INPUT;
     return PLANNER_OK;
 }

@@ -125,7 +125,7 @@ done
 $P -m configs/mixtral-8x7b.json -c $H100 --stack deepspeed --fix tp=2,ep=8,etp=2,zero=1 \
     --fix overlap_param_gather=off --emit deepspeed -o "$T/no.json" > /dev/null 2> "$T/err"
 [ $? -eq 3 ] && [ ! -e "$T/no.json" ] &&
-    grep -q "^advice: no strategy satisfies DeepSpeed's rules under --fix; .*: deepspeed's MoE keeps every expert whole on each tensor-parallel rank (no expert tensor parallelism): plan with --fix etp=1, not etp=2$" \
+    grep -q "^advice: no strategy satisfies DeepSpeed's rules under --fix; .*: DeepSpeed's MoE keeps every expert whole on each tensor-parallel rank (no expert tensor parallelism): plan with --fix etp=1, not etp=2$" \
     "$T/err" || fail "etp 2: $(cat "$T/err")"
 
 # 4. fp16 on T4s and V100s (no bf16): DeepSpeed's dynamic loss scaling from 2^16

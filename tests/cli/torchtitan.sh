@@ -252,7 +252,7 @@ grep -q 'printf "%s" "$JOB_TOML" > "$JOB_CONFIG" && exec torchrun' "$T/het.sh" |
 $P -m $M70 -c $H100 --stack pytorch-fsdp2 --fix $FIX --emit torchtitan -o "$T/no.toml" \
     > "$T/out" 2> "$T/err"
 [ $? -eq 3 ] || fail "async TP without compile: not refused"
-grep -q "^advice: .*: pytorch-fsdp2's async tensor parallelism (the plan's tp_comm_overlap) runs only with compiled blocks: plan with --torch-compile, or --fix tp_comm_overlap=off$" \
+grep -q "^advice: .*: torchtitan's async tensor parallelism (the plan's tp_comm_overlap) runs only with compiled blocks: plan with --torch-compile, or --fix tp_comm_overlap=off$" \
     "$T/err" || fail "async TP message: $(cat "$T/err")"
 [ ! -e "$T/no.toml" ] || fail "refused plan left a file"
 # (b) full recompute of N layers that no every-N-th block gives (30 of
@@ -271,7 +271,7 @@ assert d["activation_checkpoint"] == {"mode": "selective", "selective_ac_option"
 grep -qxF 'selective_ac_option = "27"' "$T/nth.toml" || fail "every 27th block: option"
 $P -m configs/llama3-8b.json -c clusters/h200x64.yaml --stack pytorch-fsdp2 \
     --fix tp=2,pp=1,zero=0 --emit torchtitan > "$T/out" 2> "$T/err"
-[ $? -eq 3 ] && grep -q 'pytorch-fsdp2 runs DDP (zero=0) only as the sole parallelism' "$T/err" ||
+[ $? -eq 3 ] && grep -q 'torchtitan runs DDP (zero=0) only as the sole parallelism' "$T/err" ||
     fail "DDP with TP: $(cat "$T/err")"
 # the stack's own rule is named as torchtitan's, not Megatron's
 grep -q "^advice: no strategy satisfies torchtitan's rules under --fix; " "$T/err" &&
