@@ -1355,6 +1355,125 @@ START_TEST(versions)
 }
 END_TEST
 
+/* architecture_flags' RoPE without MLA on f (Llama 3 70B): the base, Llama
+ * 3.1's scaling, linear interpolation, and what Megatron's flags refuse. */
+static void rope_flags(fixture *f)
+{
+    char *t = NULL;
+    planner_error rule;
+    f->m.rope.theta = 500000;
+    f->m.rope.beta_fast = f->m.rope.beta_slow = f->m.rope.mscale = f->m.rope.mscale_all_dim = -1;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), 0);
+    ck_flag(t, "--rotary-base", "500000");
+    ck_no_flag(t, "--use-rope-scaling");
+    ck_no_flag(t, "--rope-type");
+    free(t);
+
+    f->m.rope.scaling = ROPE_SCALING_LLAMA3;
+    f->m.rope.factor = 8; f->m.rope.low_freq_factor = 1; f->m.rope.high_freq_factor = 4;
+    f->m.rope.original_max_position = 8192;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), 0);
+    ck_flag(t, "--use-rope-scaling", "");
+    ck_flag(t, "--rope-scaling-factor", "8");
+    free(t);
+    f->m.rope.high_freq_factor = 2;   /* Megatron fixes 4 */
+    first_layers(&f->m, &f->pl.s);
+    ck_assert_int_eq(emit_check(&f->m, &f->c, &f->pl, tu_err(&rule)), 0);
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), PLANNER_E_INPUT);
+    free(t);
+
+    f->m.rope.scaling = ROPE_SCALING_LINEAR;
+    f->m.rope.factor = 4;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), 0);
+    ck_flag(t, "--rotary-seq-len-interpolation-factor", "4");
+    free(t);
+    f->m.rope.factor = 2.5;   /* the flag is an int */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), PLANNER_E_INPUT);
+    free(t);
+    f->m.rope.scaling = ROPE_SCALING_OTHER;
+    snprintf(f->m.rope.type, sizeof f->m.rope.type, "dynamic");
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), PLANNER_E_INPUT);
+    free(t);
+    f->m.rope.scaling = ROPE_SCALING_NONE;
+    f->m.rope.theta = 1000000.5;   /* --rotary-base is an int */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), PLANNER_E_INPUT);
+    free(t);
+    f->m.rope.theta = 0;           /* absent: HF's and Megatron's 10000, said explicitly */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), 0);
+    ck_flag(t, "--rotary-base", "10000");
+    free(t);
+    f->m.rope.scaling = ROPE_SCALING_YARN;   /* YaRN without MLA */
+    f->m.rope.factor = 4;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), PLANNER_E_INPUT);
+    free(t);
+}
+
+/* architecture_flags' YaRN on MLA: DeepSeek-V3's attention on f. */
+static void mla_yarn_flags(fixture *f)
+{
+    char *t = NULL;
+    /* MLA (DeepSeek-V3's attention on this fixture): YaRN as in its config */
+    f->m.mla.q_lora_rank = 1536; f->m.mla.kv_lora_rank = 512; f->m.mla.qk_nope_head_dim = 128;
+    f->m.mla.qk_rope_head_dim = 64; f->m.mla.v_head_dim = 128;
+    f->m.rope.theta = 10000; f->m.rope.factor = 40; f->m.rope.mscale = 1;
+    f->m.rope.mscale_all_dim = 1; f->m.rope.original_max_position = 4096;
+    f->m.rope.beta_fast = 32; f->m.rope.beta_slow = 1;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), 0);
+    ck_flag(t, "--rope-type", "yarn");
+    ck_flag(t, "--rotary-scaling-factor", "40");
+    ck_flag(t, "--mscale", "1");
+    ck_flag(t, "--mscale-all-dim", "1");   /* Megatron's default is 0 */
+    ck_assert_int_gt(check_flags_in(t, MEGATRON_0_15), 20);
+    free(t);
+    f->m.rope.beta_fast = 1;   /* Megatron's MLA fixes 32 */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), PLANNER_E_INPUT);
+    free(t);
+    f->m.rope.scaling = ROPE_SCALING_NONE;   /* MLA takes YaRN unless told */
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), 0);
+    ck_flag(t, "--rope-type", "rope");
+    ck_no_flag(t, "--rotary-scaling-factor");
+    free(t);
+}
+
+/* architecture_flags' layers of different shapes (uneven-gpt-13b's) on f:
+ * refused with the reason, nothing printed. */
+static void uneven_layers_refused(fixture *f)
+{
+    char *t = NULL;
+    planner_error why;
+    planner_error rule;
+    /* configs/uneven-gpt-13b.json's layers: 4 with a 4x MLP, 4 with 80 heads
+     * of 64 and 8 query groups (40 x 128 elsewhere) */
+    gpt3(f);
+    f->m.hidden = 5120; f->m.heads = 40; f->m.kv_heads = 40; f->m.ffn_hidden = 20480;
+    set_layers(f, 40);
+    for (int i = 0; i < 4; i++)
+        f->layer[i].ffn_hidden = 81920;
+    for (int i = 36; i < 40; i++) {
+        f->layer[i].heads = 80; f->layer[i].kv_heads = 8; f->layer[i].head_dim = 64;
+    }
+    f->pl.s.tp = 8; f->pl.s.pp = 4; f->pl.s.dp = 4; f->pl.s.gbs = 512;
+    even_stages(&f->pl.s, 40);
+    first_layers(&f->m, &f->pl.s);
+    ck_assert_int_eq(emit_check(&f->m, &f->c, &f->pl, tu_err(&rule)), 0);
+    {
+        size_t len = 0;
+        FILE *fp = open_memstream(&t, &len);
+        ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f->m, &f->c,
+                                    &f->pl, tu_err(&why)), PLANNER_E_INPUT);
+        fclose(fp);
+        ck_assert_uint_eq(len, 0);   /* nothing printed */
+        free(t);
+    }
+    ck_assert_ptr_nonnull(strstr(why.msg, "layers 0-3 have an MLP width of 81920 (the model's: "
+                                      "20480), layers 36-39 have 80 heads of 64"));
+    /* only the query groups differ: refused too */
+    set_layers(f, 40);
+    f->layer[39].kv_heads = 8;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, f, &t), PLANNER_E_INPUT);
+    free(t);
+}
+
 /* Every architectural field reaches a flag or emit refuses with the reason
  * (issue 14).  RoPE: Llama 3's base 500000 (its config.json rope_theta),
  * Llama 3.1's scaling (factor 8, low/high frequency factors 1/4 over 8192
@@ -1366,76 +1485,9 @@ START_TEST(architecture_flags)
 {
     fixture f;
     char *t = NULL;
-    planner_error why;
-    planner_error rule;
     llama70b(&f);
-    f.m.rope.theta = 500000;
-    f.m.rope.beta_fast = f.m.rope.beta_slow = f.m.rope.mscale = f.m.rope.mscale_all_dim = -1;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
-    ck_flag(t, "--rotary-base", "500000");
-    ck_no_flag(t, "--use-rope-scaling");
-    ck_no_flag(t, "--rope-type");
-    free(t);
-
-    f.m.rope.scaling = ROPE_SCALING_LLAMA3;
-    f.m.rope.factor = 8; f.m.rope.low_freq_factor = 1; f.m.rope.high_freq_factor = 4;
-    f.m.rope.original_max_position = 8192;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
-    ck_flag(t, "--use-rope-scaling", "");
-    ck_flag(t, "--rope-scaling-factor", "8");
-    free(t);
-    f.m.rope.high_freq_factor = 2;   /* Megatron fixes 4 */
-    first_layers(&f.m, &f.pl.s);
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), 0);
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
-    free(t);
-
-    f.m.rope.scaling = ROPE_SCALING_LINEAR;
-    f.m.rope.factor = 4;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
-    ck_flag(t, "--rotary-seq-len-interpolation-factor", "4");
-    free(t);
-    f.m.rope.factor = 2.5;   /* the flag is an int */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
-    free(t);
-    f.m.rope.scaling = ROPE_SCALING_OTHER;
-    snprintf(f.m.rope.type, sizeof f.m.rope.type, "dynamic");
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
-    free(t);
-    f.m.rope.scaling = ROPE_SCALING_NONE;
-    f.m.rope.theta = 1000000.5;   /* --rotary-base is an int */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
-    free(t);
-    f.m.rope.theta = 0;           /* absent: HF's and Megatron's 10000, said explicitly */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
-    ck_flag(t, "--rotary-base", "10000");
-    free(t);
-    f.m.rope.scaling = ROPE_SCALING_YARN;   /* YaRN without MLA */
-    f.m.rope.factor = 4;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
-    free(t);
-
-    /* MLA (DeepSeek-V3's attention on this fixture): YaRN as in its config */
-    f.m.mla.q_lora_rank = 1536; f.m.mla.kv_lora_rank = 512; f.m.mla.qk_nope_head_dim = 128;
-    f.m.mla.qk_rope_head_dim = 64; f.m.mla.v_head_dim = 128;
-    f.m.rope.theta = 10000; f.m.rope.factor = 40; f.m.rope.mscale = 1;
-    f.m.rope.mscale_all_dim = 1; f.m.rope.original_max_position = 4096;
-    f.m.rope.beta_fast = 32; f.m.rope.beta_slow = 1;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
-    ck_flag(t, "--rope-type", "yarn");
-    ck_flag(t, "--rotary-scaling-factor", "40");
-    ck_flag(t, "--mscale", "1");
-    ck_flag(t, "--mscale-all-dim", "1");   /* Megatron's default is 0 */
-    ck_assert_int_gt(check_flags_in(t, MEGATRON_0_15), 20);
-    free(t);
-    f.m.rope.beta_fast = 1;   /* Megatron's MLA fixes 32 */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
-    free(t);
-    f.m.rope.scaling = ROPE_SCALING_NONE;   /* MLA takes YaRN unless told */
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
-    ck_flag(t, "--rope-type", "rope");
-    ck_no_flag(t, "--rotary-scaling-factor");
-    free(t);
+    rope_flags(&f);
+    mla_yarn_flags(&f);
 
     /* learned positions: no RoPE flags */
     gpt3(&f);
@@ -1443,36 +1495,7 @@ START_TEST(architecture_flags)
     ck_no_flag(t, "--rotary-base");
     free(t);
 
-    /* configs/uneven-gpt-13b.json's layers: 4 with a 4x MLP, 4 with 80 heads
-     * of 64 and 8 query groups (40 x 128 elsewhere) */
-    gpt3(&f);
-    f.m.hidden = 5120; f.m.heads = 40; f.m.kv_heads = 40; f.m.ffn_hidden = 20480;
-    set_layers(&f, 40);
-    for (int i = 0; i < 4; i++)
-        f.layer[i].ffn_hidden = 81920;
-    for (int i = 36; i < 40; i++) {
-        f.layer[i].heads = 80; f.layer[i].kv_heads = 8; f.layer[i].head_dim = 64;
-    }
-    f.pl.s.tp = 8; f.pl.s.pp = 4; f.pl.s.dp = 4; f.pl.s.gbs = 512;
-    even_stages(&f.pl.s, 40);
-    first_layers(&f.m, &f.pl.s);
-    ck_assert_int_eq(emit_check(&f.m, &f.c, &f.pl, tu_err(&rule)), 0);
-    {
-        size_t len = 0;
-        FILE *fp = open_memstream(&t, &len);
-        ck_assert_int_eq(emit_write(fp, EMIT_SLURM, MEGATRON_VERSION_DEFAULT, &f.m, &f.c,
-                                    &f.pl, tu_err(&why)), PLANNER_E_INPUT);
-        fclose(fp);
-        ck_assert_uint_eq(len, 0);   /* nothing printed */
-        free(t);
-    }
-    ck_assert_ptr_nonnull(strstr(why.msg, "layers 0-3 have an MLP width of 81920 (the model's: "
-                                      "20480), layers 36-39 have 80 heads of 64"));
-    /* only the query groups differ: refused too */
-    set_layers(&f, 40);
-    f.layer[39].kv_heads = 8;
-    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
-    free(t);
+    uneven_layers_refused(&f);
 }
 END_TEST
 
