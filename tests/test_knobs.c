@@ -724,7 +724,7 @@ START_TEST(every_nth_first_chunk_empty)
     s.pp = 2;
     ck_assert_msg(strategy_layout_parse(&s, "E|tttt|tttttt|ttttttL", 16, 0, tu_err(&err)) ==
                   PLANNER_OK, "%s", err.msg);
-    strategy_layout_stages(&s, 16, 0);
+    strategy_stages_from_chunks(&s, 16, 0);
     ck_assert_int_eq(s.vpp, 2);
     ck_assert_int_eq(strategy_chunk_layers(&s, 16, 0, 0, NULL), 0);
     s.stack = STACK_PYTORCH_FSDP2;

@@ -63,7 +63,7 @@ START_TEST(bridge_layouts)
                       "%s", why.msg);
         ck_assert_int_eq(s.vpp, ok[i].vpp);
         ck_assert(s.layout);
-        strategy_layout_stages(&s, 61, 0);
+        strategy_stages_from_chunks(&s, 61, 0);
         for (int j = 0; j < 3; j++) {
             ck_assert_int_eq(s.layout_layers[ok[i].stage_idx[j]], ok[i].stage_n[j]);
             ck_assert_int_eq(s.stage[ok[i].rank_idx[j]].n_layers, ok[i].rank_n[j]);

@@ -33,16 +33,13 @@ int strategy_split_layout(strategy *s, int layers, int mtp, int group);
  * each once; the decoder and MTP counts; MTP after every decoder layer.
  * The planner also needs the MTP layers in the last virtual stage (with the
  * loss) and at most STRATEGY_MAX_CHUNKS stages.  Stages are not set (the
- * caller places them: strategy_layout_stages).  PLANNER_OK, or
+ * caller places them: strategy_stages_from_chunks).  PLANNER_OK, or
  * PLANNER_E_INPUT (PLANNER_E_INTERNAL out of memory) with the reason in
  * err->msg and in err->col the 1-based column of text it concerns (1 if
  * none; no line or file: the caller adds what the text is).  err may be
  * NULL. */
 planner_status strategy_layout_parse(strategy *s, const char *text, int layers, int mtp,
                                      planner_error *err);
-
-/* Sets s's stages (group, tp, dp as given) from its layout_layers. */
-void strategy_layout_stages(strategy *s, int layers, int group);
 
 /* Writes s's layout (s->layout) as Megatron's string into buf ("Et*4|t*4|
  * ...|t*2L": stages chunk-major, "t*n" for n > 1 decoder layers, "m"/"m*n"

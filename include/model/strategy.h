@@ -205,6 +205,11 @@ int strategy_chunk_layers(const strategy *s, int layers, int rank, int chunk, in
 void strategy_rank_chunks(const strategy *s, int layers, int rank, int from, int chunks, int *n,
                           int *first_layer);
 
+/* Sets s's pp stages from strategy_chunk_layers()'s rule: each on node
+ * group `group` at s's tp and dp, holding its chunks' layers from its first
+ * chunk's first layer.  0, or -1 when a chunk's count is -1 (none counted). */
+int strategy_stages_from_chunks(strategy *s, int layers, int group);
+
 /* Sets s's stages (group, tp, dp as given) to the account-for-embedding-
  * and-loss split of `layers` decoder layers over s->pp ranks and s->vpp
  * chunks, with both flags on.  0, or -1 when (layers + 2) % (pp vpp) != 0

@@ -81,25 +81,8 @@ int strategy_split_layout(strategy *s, int layers, int mtp, int group)
     }
     s->layout = true;
     s->account_embedding = s->account_loss = false;
-    strategy_layout_stages(s, layers, group);
+    strategy_stages_from_chunks(s, layers, group);
     return 0;
-}
-
-void strategy_layout_stages(strategy *s, int layers, int group)
-{
-    int pp = s->pp, vpp = s->vpp > 0 ? s->vpp : 1;
-    s->n_stages = pp;
-    for (int i = 0; i < pp && i < STRATEGY_MAX_STAGES; i++) {
-        stage_spec *st = &s->stage[i];
-        st->group = group;
-        st->tp = s->tp;
-        st->dp = s->dp;
-        st->n_layers = 0;
-        for (int c = 0; c < vpp; c++) {
-            int n = strategy_chunk_layers(s, layers, i, c, c == 0 ? &st->first_layer : NULL);
-            st->n_layers += n > 0 ? n : 0;
-        }
-    }
 }
 
 /* ---- parsing -------------------------------------------------------------- */

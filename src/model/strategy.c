@@ -187,28 +187,34 @@ void strategy_rank_chunks(const strategy *s, int layers, int rank, int from, int
     }
 }
 
-int strategy_split_account(strategy *s, int layers, int group)
+int strategy_stages_from_chunks(strategy *s, int layers, int group)
 {
-    int pp = s->pp, vpp = s->vpp > 0 ? s->vpp : 1, i, c;
-    if (pp < 1 || pp > STRATEGY_MAX_STAGES || (layers + 2) % (pp * vpp) != 0 ||
-        (layers + 2) / (pp * vpp) < 1)
-        return -1;
-    s->account_embedding = s->account_loss = true;
+    int pp = s->pp, vpp = s->vpp > 0 ? s->vpp : 1, rc = 0;
     s->n_stages = pp;
-    s->n_mixes = 0;
-    for (i = 0; i < pp; i++) {
+    for (int i = 0; i < pp && i < STRATEGY_MAX_STAGES; i++) {
         stage_spec *st = &s->stage[i];
         st->group = group;
         st->tp = s->tp;
         st->dp = s->dp;
         st->n_layers = 0;
-        for (c = 0; c < vpp; c++)
-            st->n_layers += strategy_chunk_layers(s, layers, i, c, c == 0 ? &st->first_layer
-                                                                          : NULL);
-        if (st->n_layers < 0)
-            return -1;
+        for (int c = 0; c < vpp; c++) {
+            int n = strategy_chunk_layers(s, layers, i, c, c == 0 ? &st->first_layer : NULL);
+            st->n_layers += n > 0 ? n : 0;
+            rc = n < 0 ? -1 : rc;
+        }
     }
-    return 0;
+    return rc;
+}
+
+int strategy_split_account(strategy *s, int layers, int group)
+{
+    int pp = s->pp, vpp = s->vpp > 0 ? s->vpp : 1;
+    if (pp < 1 || pp > STRATEGY_MAX_STAGES || (layers + 2) % (pp * vpp) != 0 ||
+        (layers + 2) / (pp * vpp) < 1)
+        return -1;
+    s->account_embedding = s->account_loss = true;
+    s->n_mixes = 0;
+    return strategy_stages_from_chunks(s, layers, group);
 }
 
 /* A broken rule: PLANNER_E_INPUT, message formatted only when err is non-NULL. */

@@ -319,7 +319,7 @@ static planner_status place_layout(search_ctx *x, strategy *s, planner_error *er
         PLACE_FAIL("the pinned layout is for pp %d vpp %d on one node group", lay->pp, lay->vpp);
     memcpy(s->layout_layers, lay->layout_layers, sizeof s->layout_layers);
     s->layout = true;
-    strategy_layout_stages(s, x->m->layers, x->group);
+    strategy_stages_from_chunks(s, x->m->layers, x->group);
     return PLANNER_OK;
 }
 
