@@ -12,6 +12,11 @@
  * the constants the file names change; *p is untouched on failure. */
 planner_status calibration_load(cost_params *p, const char *path, planner_error *err);
 
+/* The cost parameters a command plans with (its --calibration FILE): the
+ * defaults (cost_params_default), then the constants of the file at path
+ * (calibration_load) unless path is NULL. */
+planner_status calibration_params(cost_params *p, const char *path, planner_error *err);
+
 /* Writes the calibration file (atomically; "-" is std_out, the caller's
  * standard output): version, runs_file, params by name, fit statistics and
  * per-run residuals.  Nothing is written when it fails. */

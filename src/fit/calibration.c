@@ -303,3 +303,9 @@ cleanup:
     pl_free(text);
     return st;
 }
+
+planner_status calibration_params(cost_params *p, const char *path, planner_error *err)
+{
+    cost_params_default(p);
+    return path != NULL ? calibration_load(p, path, err) : PLANNER_OK;
+}

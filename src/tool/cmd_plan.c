@@ -457,9 +457,7 @@ int cmd_plan(int argc, char **argv)
 
     if ((rc = plan_files_register(&a, &files, &err)) != PLANNER_OK)
         goto cleanup;
-    cost_params_default(&params);
-    if (a.calibration_path != NULL &&
-        (rc = calibration_load(&params, a.calibration_path, &err)) != PLANNER_OK)
+    if ((rc = calibration_params(&params, a.calibration_path, &err)) != PLANNER_OK)
         goto cleanup;
     if ((rc = model_load(&m, &run, a.model_path, &a.ov, &err)) != PLANNER_OK)
         goto cleanup;

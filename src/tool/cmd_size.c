@@ -165,9 +165,7 @@ int cmd_size(int argc, char **argv)
     a.opts.report_goodput = true;
     if ((parsed = parse_size_args(argc, argv, &a)) != 0)
         return parsed > 0 ? parsed : PLANNER_OK;
-    cost_params_default(&params);
-    if (a.calibration_path != NULL &&
-        (rc = calibration_load(&params, a.calibration_path, &err)) != PLANNER_OK)
+    if ((rc = calibration_params(&params, a.calibration_path, &err)) != PLANNER_OK)
         goto cleanup;
     if ((rc = model_load(&m, &run, a.model_path, &a.ov, &err)) != PLANNER_OK ||
         (rc = cluster_load(&c, a.cluster_path, &err)) != PLANNER_OK)

@@ -98,9 +98,7 @@ int cmd_validate(int argc, char **argv)
 
     if (parsed >= 0)
         return parsed;
-    cost_params_default(&params);
-    if (a.calibration != NULL &&
-        (st = calibration_load(&params, a.calibration, &err)) != PLANNER_OK)
+    if ((st = calibration_params(&params, a.calibration, &err)) != PLANNER_OK)
         goto cleanup;
     if ((st = validation_load_library(&set, a.path,
                                       shipped_model_library(a.models, lib, sizeof lib), &err)) !=

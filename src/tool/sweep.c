@@ -353,9 +353,7 @@ int cmd_sweep(int argc, char **argv)
         goto cleanup;
     run.obj = a.gp.obj;
     run.goodput = a.gp.goodput;
-    cost_params_default(&run.params);
-    if (a.calibration != NULL &&
-        (rc = calibration_load(&run.params, a.calibration, &err)) != PLANNER_OK)
+    if ((rc = calibration_params(&run.params, a.calibration, &err)) != PLANNER_OK)
         goto cleanup;
     if ((rc = sweep_run_load(&run, &err)) != PLANNER_OK)
         goto cleanup;
