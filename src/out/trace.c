@@ -69,6 +69,30 @@ typedef struct step_sim {
     double elided_from_s[STRATEGY_MAX_STAGES], elided_to_s[STRATEGY_MAX_STAGES];
 } step_sim;
 
+/* The SVG's colours. */
+static const char *const col_f = "#4c78a8", *const col_b = "#54a24b",
+                         *const col_dp = "#e45756", *const col_opt = "#b279a2",
+                         *const col_over = "#9d755d", *const col_idle = "#ececec",
+                         *const col_elided = "#c9c9e8";
+
+/* The phases after the pipeline span, in their order on every rank: the
+ * Chrome trace's event name and category, the SVG's title and colour. */
+enum { TAIL_PHASES = 3 };
+typedef struct tail_phase {
+    const char *name, *cat, *title;
+    const char *const *fill;
+} tail_phase;
+static const tail_phase k_tail[TAIL_PHASES] = {
+    {"DP comm (exposed)", "dp-comm", "exposed data-parallel communication", &col_dp},
+    {"optimizer step", "optimizer", "optimizer step", &col_opt},
+    {"step overhead", "overhead", "fixed step overhead", &col_over}};
+
+/* Phase k's seconds (k_tail's order). */
+static double tail_s(const step_sim *sim, int k)
+{
+    return k == 0 ? sim->dp_s : k == 1 ? sim->opt_s : sim->overhead_s;
+}
+
 static int clamp_group(const cluster *c, int g)
 {
     return (g >= 0 && g < c->n_groups) ? g : 0;
@@ -361,20 +385,11 @@ static int chrome_events(FILE *out, const step_sim *sim, int pp, bool *first)
     }
     for (int i = 0; i < pp; i++) {
         double t = sim->span_s;
-        if (sim->dp_s > 0 &&
-            put_event(out, span_event("DP comm (exposed)", "dp-comm", i, TID_DP, t,
-                                      t + sim->dp_s, NULL), first) != 0)
-            return -1;
-        t += sim->dp_s;
-        if (sim->opt_s > 0 &&
-            put_event(out, span_event("optimizer step", "optimizer", i, TID_DP, t,
-                                      t + sim->opt_s, NULL), first) != 0)
-            return -1;
-        t += sim->opt_s;
-        if (sim->overhead_s > 0 &&
-            put_event(out, span_event("step overhead", "overhead", i, TID_DP, t,
-                                      t + sim->overhead_s, NULL), first) != 0)
-            return -1;
+        for (int k = 0; k < TAIL_PHASES; t += tail_s(sim, k), k++)
+            if (tail_s(sim, k) > 0 &&
+                put_event(out, span_event(k_tail[k].name, k_tail[k].cat, i, TID_DP, t,
+                                          t + tail_s(sim, k), NULL), first) != 0)
+                return -1;
     }
     return 0;
 }
@@ -460,11 +475,6 @@ cleanup:
 #define SVG_LEFT 110
 #define SVG_RIGHT 30
 #define PLOT_W (SVG_W - SVG_LEFT - SVG_RIGHT)
-
-static const char *const col_f = "#4c78a8", *const col_b = "#54a24b",
-                         *const col_dp = "#e45756", *const col_opt = "#b279a2",
-                         *const col_over = "#9d755d", *const col_idle = "#ececec",
-                         *const col_elided = "#c9c9e8";
 
 static void xml_text(FILE *out, const char *s)
 {
@@ -686,16 +696,10 @@ static int svg_timeline(FILE *out, const step_sim *sim, const svg_layout *l)
         draw_rows_events(out, sim, scale, tl_top, row_h);
     else if (draw_rows_raster(out, sim, scale, tl_top, row_h) != 0)
         return -1;
-    if (sim->dp_s > 0)
-        rect(out, x, tl_top + 1, sim->dp_s * scale, tl_h - 2, col_dp,
-             "exposed data-parallel communication");
-    x += sim->dp_s * scale;
-    if (sim->opt_s > 0)
-        rect(out, x, tl_top + 1, sim->opt_s * scale, tl_h - 2, col_opt, "optimizer step");
-    x += sim->opt_s * scale;
-    if (sim->overhead_s > 0)
-        rect(out, x, tl_top + 1, sim->overhead_s * scale, tl_h - 2, col_over,
-             "fixed step overhead");
+    for (int k = 0; k < TAIL_PHASES; x += tail_s(sim, k) * scale, k++)
+        if (tail_s(sim, k) > 0)
+            rect(out, x, tl_top + 1, tail_s(sim, k) * scale, tl_h - 2, *k_tail[k].fill,
+                 k_tail[k].title);
     /* time axis */
     step = nice_step(sim->end_s, 8);
     fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#444\"/>\n",
