@@ -321,8 +321,10 @@ START_TEST(fix_derived_knobs)
      * recomputed.  Before moe_host_s went 2.25 -> 1.5 ms (the MoE rows on
      * their models' configs) the ep 1 ZeRO-3 plan ranked first and the same
      * with 31 of 32 layers recomputed second; before ZeRO-3 was costed as
-     * Megatron-FSDP runs it: zero 2, ep 8, 31 first */
-    text = run(PLAN " --fix recompute=full --format json 2>/dev/null");
+     * Megatron-FSDP runs it: zero 2, ep 8, 31 first.  (The alltoall
+     * dispatcher pinned: the flex one, searched since 2026-11-25, wins
+     * otherwise.) */
+    text = run(PLAN " --fix recompute=full,flex_dispatcher=off --format json 2>/dev/null");
     d = parse(text);
     const json_t *o = json_array_get(json_object_get(d, "strategies"), 0);
     ck_assert(json_is_true(json_object_get(o, "overlap_grad_reduce")));
@@ -838,7 +840,7 @@ START_TEST(te_moe_graphs_knob)
     search_result_free(&r);
     search_result_free(&off);
     /* the alltoall dispatcher keeps moe_host_s: not turned on */
-    ck_assert_int_eq(tu_search(&r, m, &rs, c, NULL, false, 1), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, "flex_dispatcher=off", false, 1), PLANNER_OK);
     ck_assert(!r.top[0].s.te_moe_graphs);
     search_result_free(&r);
     /* a pin refused on the other stacks (search_run's check) */
@@ -849,6 +851,84 @@ START_TEST(te_moe_graphs_knob)
                      PLANNER_OK);
     cluster_free(c);
     model_free(d);
+    model_free(m);
+}
+END_TEST
+
+/* The flex token dispatcher in the default search (P10): its backends by
+ * release and GPU (knob_flex_backend: HybridEP from core_v0.16.0 on Ampere
+ * to Blackwell, GB200 NVL72 included; core_v0.15.0's DeepEP not on a
+ * multi-node NVLink domain; none on V100 or AMD GPUs); Qwen3-235B-A22B on
+ * GB200 NVL72 now runs it with the router graphs (te_moe_graphs) and is
+ * faster than the best alltoall plan (1.98 s against 3.52 s a step at
+ * moe_host_s 1.75 ms: the graphs leave 0.53 ms x 2 local experts / 8 of
+ * host time); core_v0.15.0 (no HybridEP) never gets it there, and the
+ * Not-searched list says why; DeepSpeed's stack never gets it; a tie goes
+ * to the alltoall dispatcher. */
+START_TEST(flex_dispatcher_searched)
+{
+    run_spec rs, rx;
+    model *m = tu_model_load("configs/qwen3-235b-a22b.json", &rs);
+    model *x = tu_model_load("configs/mixtral-8x7b.json", &rx);
+    planner_error err = PLANNER_ERROR_INIT;
+    cluster *gb = NULL, *h = NULL;
+    search_result r, off;
+    search_options o;
+    cost_params p;
+    node_group v;
+    strategy a, b;
+    bool named = false;
+    ck_assert_int_eq(cluster_load(&gb, "clusters/gb200x576.yaml", tu_err(&err)), PLANNER_OK);
+    ck_assert_int_eq(cluster_load(&h, "clusters/h100x512.yaml", tu_err(&err)), PLANNER_OK);
+    ck_assert_ptr_null(knob_flex_backend(MEGATRON_0_15, &gb->group[0]));
+    ck_assert_str_eq(knob_flex_backend(MEGATRON_0_16, &gb->group[0]), "hybridep");
+    ck_assert_str_eq(knob_flex_backend(MEGATRON_0_19, &gb->group[0]), "hybridep");
+    ck_assert_str_eq(knob_flex_backend(MEGATRON_0_15, &h->group[0]), "deepep");
+    ck_assert_str_eq(knob_flex_backend(MEGATRON_0_19, &h->group[0]), "hybridep");
+    v = h->group[0];
+    v.gpu = *catalog_find("V100-SXM2-32GB");
+    ck_assert_ptr_null(knob_flex_backend(MEGATRON_0_19, &v));
+    v.gpu = *catalog_find("MI300X");
+    ck_assert_ptr_null(knob_flex_backend(MEGATRON_0_19, &v));
+    ck_assert_str_eq(knob_flex_backend_missing(MEGATRON_0_19, &h->group[0]), "");
+    /* the default search: flex with the graphs, faster than alltoall */
+    ck_assert_int_eq(tu_search(&r, m, &rs, gb, NULL, false, 1), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&off, m, &rs, gb, "flex_dispatcher=off", false, 1), PLANNER_OK);
+    ck_assert(r.top[0].s.flex_dispatcher && r.top[0].s.te_moe_graphs);
+    ck_assert(!off.top[0].s.flex_dispatcher && !off.top[0].s.te_moe_graphs);
+    ck_assert_msg(r.top[0].e.step_time_s < 0.7 * off.top[0].e.step_time_s, "%g vs %g",
+                  r.top[0].e.step_time_s, off.top[0].e.step_time_s);
+    search_result_free(&r);
+    search_result_free(&off);
+    /* core_v0.15.0: DeepEP only, not on NVL72 */
+    tu_search_options(&o, &rs, NULL, 10);
+    o.megatron = MEGATRON_0_15;
+    cost_params_default(&p);
+    ck_assert_int_eq(search_run(&r, m, gb, &p, &o, tu_err(&err)), PLANNER_OK);
+    for (int i = 0; i < r.n_top; i++)
+        ck_assert_msg(!r.top[i].s.flex_dispatcher, "plan %d runs flex on core_v0.15.0", i + 1);
+    for (int i = 0; i < r.n_not_searched; i++)
+        named |= strstr(r.not_searched[i], "the flex token dispatcher on GB200 (core_v0.15.0 "
+                                           "has only DeepEP") != NULL;
+    ck_assert(named);
+    search_result_free(&r);
+    /* DeepSpeed has no flex dispatcher */
+    h->stack = STACK_DEEPSPEED;
+    ck_assert_int_eq(tu_search(&r, x, &rx, h, "ep=8,etp=1", false, 10), PLANNER_OK);
+    for (int i = 0; i < r.n_top; i++)
+        ck_assert(!r.top[i].s.flex_dispatcher);
+    search_result_free(&r);
+    /* a tie goes to the alltoall dispatcher */
+    memset(&a, 0, sizeof a);
+    a.tp = a.pp = a.dp = a.cp = a.vpp = a.mbs = 1;
+    a.ep = 8;
+    b = a;
+    b.flex_dispatcher = true;
+    ck_assert_int_lt(search_rank_cmp(1.0, 1.0, &a, 1.0, 1.0, &b), 0);
+    ck_assert_int_gt(search_rank_cmp(1.0, 1.0, &b, 1.0, 1.0, &a), 0);
+    cluster_free(h);
+    cluster_free(gb);
+    model_free(x);
     model_free(m);
 }
 END_TEST
@@ -921,8 +1001,12 @@ START_TEST(emit_every_flag)
     ck_assert_msg(strstr(all, "--expert-tensor-parallel-size 1 ") != NULL, "%s", all);
     ck_assert_msg(strstr(all, "--cuda-graph-impl local \\\n--cuda-graph-scope full_iteration ")
                   != NULL, "%s", all);
-    ck_assert_msg(strstr(all, "--moe-token-dispatcher-type flex \\\n--moe-enable-deepep ")
+    /* the flex dispatcher: its type with the experts' flags, the newest
+     * release's backend (HybridEP) with the parallel ones */
+    ck_assert_msg(strstr(all, "--moe-token-dispatcher-type flex \\\n--moe-grouped-gemm ")
                   != NULL, "%s", all);
+    ck_assert_msg(strstr(all, "--moe-flex-dispatcher-backend hybridep ") != NULL, "%s", all);
+    ck_assert_msg(strstr(all, "--moe-enable-deepep") == NULL, "%s", all);
     ck_assert_msg(strstr(all, "--use-precision-aware-optimizer \\\n--exp-avg-dtype bf16 \\\n"
                               "--exp-avg-sq-dtype bf16 ") != NULL, "%s", all);
     /* G: the shared-expert overlap, on a model with shared experts
@@ -976,6 +1060,7 @@ int main(void)
     tcase_add_test(tc, fsdp2_stack_rules);
     tcase_add_test(tc, deepspeed_moe_rules);
     tcase_add_test(tc, te_moe_graphs_knob);
+    tcase_add_test(tc, flex_dispatcher_searched);
     tcase_add_test(tc, fsdp2_every_nth_searched);
     tcase_add_test(tc, every_nth_first_chunk_empty);
     tcase_add_test(tc, help_lists_fix_keys);

@@ -627,6 +627,7 @@ static const struct prune_case {
     bool ep_overlap;        /* the winner overlaps the MoE all-to-alls */
     int etp;                /* the winner's expert tensor parallelism (0: 1) */
     bool shared_overlap;    /* the winner overlaps the shared experts */
+    bool flex;              /* the winner runs the flex token dispatcher */
     bool masks;             /* Megatron's default residual dropout 0.1: the
                                model keeps its dropout masks (the case's
                                premise; the HF config's 0 keeps none) */
@@ -684,32 +685,40 @@ static const struct prune_case {
      * Since the MoE layers' host time hides under the overlap's other pass
      * (layer_cost.c moe_host_paced, 2026-11-25) the overlapped plans win
      * both, Mixtral's at etp 2 */
-    {.model = "configs/qwen3-30b-a3b.json", .nodes = 2, .ep_overlap = true},
+    {.model = "configs/qwen3-30b-a3b.json", .nodes = 2, .ep_overlap = true, .flex = true},
     {.model = "configs/mixtral-8x7b.json", .nodes = 4, .fix = "tp=2", .ep_overlap = true,
-     .etp = 2},
+     .etp = 2, .flex = true},
     /* memory to spare: the overlapped plan wins */
     {.model = "configs/qwen3-30b-a3b.json", .nodes = 2, .usable_gib = 200, .fix = "ep=8",
-     .ep_overlap = true},
+     .ep_overlap = true, .flex = true},
     /* etp searched with ep (1 and tp where ep x etp divides tp cp dp):
      * Mixtral on 8 nodes at pp 1, where ep 8 x etp 2
      * (expert weights / 16) won; at the round-6 constants (2026-11: a DP
      * reduce over the NICs at its own overlap share, ZeRO-2 cheaper) tp 2
      * ep 8 etp 1 zero 2 wins, ahead of tp 1 ep 8 etp 2 */
     {.model = "configs/mixtral-8x7b.json", .nodes = 8, .fix = "pp=1", .ep_overlap = true},
+    /* (the flex token dispatcher is searched on every MoE block with ep >
+     * 1, P10: the winner above keeps alltoall, its 8 experts on 8 GPUs of
+     * one node; the flex dispatcher wins the others with the host time its
+     * router graphs save, te_moe_graphs) */
     /* and at tp 2 on 4 nodes, etp 2 beside 1: etp 2 (= tp,
      * Megatron's default) won; at the round-6 constants etp 1; with the
      * host time hidden under the overlap (moe_host_paced) etp 2 again */
     {.model = "configs/mixtral-8x7b.json", .nodes = 4, .fix = "tp=2,pp=1", .ep_overlap = true,
-     .etp = 2},
+     .etp = 2, .flex = true},
     /* shared experts (Qwen1.5-MoE-A2.7B): the shared-expert overlap tried
      * beside the all-to-all overlap and the plan without either (P9); it
      * wins where the all-to-all overlap may not run: pp 2 without virtual
      * stages.  On one node it won with block recompute until the MoE
      * layers' host time hid under the all-to-all overlap (moe_host_paced):
      * the overlap with selective recompute wins there now */
+    {.model = "tests/data/qwen1.5-moe-a2.7b.json", .nodes = 2,
+     .fix = "pp=2,vpp=1,flex_dispatcher=off", .shared_overlap = true},
+    {.model = "tests/data/qwen1.5-moe-a2.7b.json", .nodes = 1, .ep_overlap = true, .flex = true},
+    /* the dispatcher free: the flex one (which Megatron-Bridge runs without
+     * the shared-expert overlap) beats the shared-expert overlap there */
     {.model = "tests/data/qwen1.5-moe-a2.7b.json", .nodes = 2, .fix = "pp=2,vpp=1",
-     .shared_overlap = true},
-    {.model = "tests/data/qwen1.5-moe-a2.7b.json", .nodes = 1, .ep_overlap = true},
+     .flex = true},
 };
 
 START_TEST(pruned_search_finds_the_exhaustive_winner)
@@ -749,6 +758,9 @@ START_TEST(pruned_search_finds_the_exhaustive_winner)
         ck_assert_msg(a.top[0].s.shared_expert_overlap == pc->shared_overlap,
                       "%s: the winner's shared-expert overlap is %s", pc->model,
                       a.top[0].s.shared_expert_overlap ? "on" : "off");
+        ck_assert_msg(a.top[0].s.flex_dispatcher == pc->flex,
+                      "%s %s: the winner's dispatcher is %s", pc->model, pc->fix ? pc->fix : "",
+                      a.top[0].s.flex_dispatcher ? "flex" : "alltoall");
         if (pc->block)
             ck_assert_msg(a.top[0].s.recompute == RECOMPUTE_FULL &&
                               a.top[0].s.recompute_layers > 0 &&
@@ -878,7 +890,8 @@ START_TEST(not_searched_names_what_was_skipped)
                   "%s", r.not_searched[r.n_not_searched - 1]);
     ck_assert_msg(strcmp(r.not_searched[r.n_not_searched - 3],
                          "values of cp, vpp, sp, recompute, overlap_param_gather, tp_comm_overlap, "
-                         "cp_comm, ep_comm_overlap, shared_expert_overlap, te_moe_graphs that "
+                         "cp_comm, ep_comm_overlap, shared_expert_overlap, flex_dispatcher, "
+                         "te_moe_graphs that "
                          "the deepspeed stack lacks "
                          "(--stack NAME or --fix)") == 0,
                   "%s", r.not_searched[r.n_not_searched - 3]);
@@ -1180,6 +1193,72 @@ START_TEST(cost_model_properties_the_prunes_use)
     pl_free(e0);
     pl_free(e1);
     model_free(m);
+}
+END_TEST
+
+/* P10's premise: the token dispatcher changes no memory.  Qwen3-30B-A3B
+ * and Mixtral plans over ep, mbs, recompute and ZeRO on 4 H100 nodes (ep 32
+ * crosses nodes), each evaluated with the alltoall and the flex dispatcher
+ * (with the router graphs, te_moe_graphs, as the search sets them): the
+ * same peak memory on every stage. */
+START_TEST(flex_dispatcher_keeps_memory)
+{
+    static const char *const models[] = {"configs/qwen3-30b-a3b.json",
+                                         "configs/mixtral-8x7b.json"};
+    static const int eps[] = {2, 8, 32}, mbss[] = {1, 2};
+    test_cluster t;
+    cost_params p;
+    evaluation *e0 = pl_malloc(sizeof *e0), *e1 = pl_malloc(sizeof *e1);
+    int checked = 0;
+    make_cluster(&t, "H100-SXM", 4, 0);
+    cost_params_default(&p);
+    ck_assert_ptr_nonnull(e0);
+    ck_assert_ptr_nonnull(e1);
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        run_spec rs;
+        model *m = tu_model_load(models[mi], &rs);
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 2; b++)
+                for (int rc = 0; rc < 3; rc++)
+                    for (int z = 0; z < 3; z++) {
+                        strategy s, f;
+                        memset(&s, 0, sizeof s);
+                        s.tp = s.cp = s.etp = s.vpp = 1;
+                        s.pp = 1;
+                        s.dp = 32;
+                        s.ep = eps[a];
+                        s.mbs = mbss[b];
+                        s.gbs = 256;
+                        s.seq_len = 4096;
+                        s.zero = z;
+                        s.recompute = (recompute_mode)rc;
+                        s.overlap_grad_reduce = true;
+                        s.overlap_param_gather = z >= 1;
+                        if (m->moe.experts % s.ep != 0)
+                            continue;
+                        ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, NULL), PLANNER_OK);
+                        f = s;
+                        f.flex_dispatcher = f.te_moe_graphs = true;
+                        ck_assert_int_eq(strategy_check(m, &s, NULL), 0);
+                        ck_assert_int_eq(strategy_check(m, &f, NULL), 0);
+                        evaluate(m, &t.c, &p, &s, e0);
+                        evaluate(m, &t.c, &p, &f, e1);
+                        ck_assert(e0->step_time_s != e1->step_time_s);   /* a cost differs */
+                        for (int i = 0; i < e0->n_stages; i++)
+                            ck_assert_msg(e0->stage_memory[i].total_bytes ==
+                                              e1->stage_memory[i].total_bytes,
+                                          "%s ep%d mbs%d rc%d z%d stage %d: %.6g vs %.6g",
+                                          models[mi], s.ep, s.mbs, rc, z, i,
+                                          e0->stage_memory[i].total_bytes,
+                                          e1->stage_memory[i].total_bytes);
+                        ck_assert(e0->peak_memory_bytes == e1->peak_memory_bytes);
+                        checked++;
+                    }
+        model_free(m);
+    }
+    ck_assert(checked >= 60);
+    pl_free(e0);
+    pl_free(e1);
 }
 END_TEST
 
@@ -1889,6 +1968,7 @@ int main(void)
     tcase_add_loop_test(ts, pruned_search_finds_the_exhaustive_winner, 0,
                         (int)(sizeof prune_cases / sizeof prune_cases[0]));
     tcase_add_test(ts, cost_model_properties_the_prunes_use);
+    tcase_add_test(ts, flex_dispatcher_keeps_memory);
     tcase_add_test(ts, no_full_recompute_where_a_block_fits);
     tcase_add_test(ts, near_miss_70b_takes_block_recompute);
     tcase_add_test(ts, mem_headroom_refuses_a_plan_its_peak_exceeds);

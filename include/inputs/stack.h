@@ -403,6 +403,21 @@ static inline int stack_pipe_chunk(int k, int pp, int vpp, int microbatches, boo
     return backward ? vpp - 1 - c : c;
 }
 
+/* The Megatron-LM releases of the megatron-core stack, oldest first: what
+ * emit writes flags for and the search plans for (--megatron-version). */
+typedef enum megatron_version {
+    MEGATRON_0_15, MEGATRON_0_16, MEGATRON_0_17, MEGATRON_0_18, MEGATRON_0_19,
+    MEGATRON_VERSION_COUNT
+} megatron_version;
+
+#define MEGATRON_VERSION_DEFAULT MEGATRON_0_19   /* the newest */
+
+/* "0.15" .. "0.19" (or "core_v0.15.0" ..): 0 and *out, or -1. */
+int megatron_version_parse(const char *text, megatron_version *out);
+
+/* The release's git tag, "core_v0.15.0" ..; "?" for an unknown value. */
+const char *megatron_version_tag(megatron_version v);
+
 /* The stack named `name` (case-insensitive), or NULL. */
 const stack_spec *stack_find(const char *name);
 /* Row i (the stack_id order), or NULL. */

@@ -108,9 +108,9 @@ typedef struct strategy_constraints {
     int shared_expert_overlap;  /* free: tried on MoE models with shared
                                    experts and dispatcher traffic, as the
                                    alternative to ep_comm_overlap */
-    int flex_dispatcher;    /* free: off (the alltoall dispatcher); not
-                               searched: DeepEP/HybridEP are a recipe's
-                               build and hardware choice */
+    int flex_dispatcher;    /* free: searched off (the alltoall
+                               dispatcher) and on (DeepEP/HybridEP) on MoE
+                               blocks with ep > 1 whose stack has it */
     int opt_state;          /* opt_state_type; free: fp32; not searched: 16-bit
                                Adam state trades numerics for memory, the
                                recipe's call */
@@ -128,6 +128,15 @@ typedef struct strategy_constraints {
  * restrict: always; NULL: every value).  The search tries only these
  * (search.c), and a --fix value must be one (constraints_stack_check). */
 bool knob_stack_allows(const stack_spec *st, knob_id k, int v);
+struct node_group;
+/* The flex token dispatcher's backend on node group g's GPUs for Megatron-LM
+ * release ver: "deepep" or "hybridep", or NULL when neither runs there
+ * (model/knobs.c: the releases' and the GPUs' rules; g NULL: GPUs unknown,
+ * the release's backend).  The search tries the flex dispatcher only where
+ * there is one, emit writes it. */
+const char *knob_flex_backend(megatron_version ver, const struct node_group *g);
+/* The reason knob_flex_backend(ver, g) is NULL ("" when it is not). */
+const char *knob_flex_backend_missing(megatron_version ver, const struct node_group *g);
 /* The rules of s's own stack on knobs together (stack_spec.rules) that knob
  * k takes part in (knob_rule applies them; the search filters by them). */
 planner_status knob_stack_rule(const struct model *m, const strategy *s, knob_id k,

@@ -28,19 +28,7 @@ bool emit_kind_supported(emit_kind kind, const stack_spec *st);
 /* "megatron", "slurm", "torchrun", "torchtitan", "deepspeed" ("none", "?"). */
 const char *emit_kind_name(emit_kind kind);
 
-/* The Megatron-LM releases emit knows, oldest first. */
-typedef enum megatron_version {
-    MEGATRON_0_15, MEGATRON_0_16, MEGATRON_0_17, MEGATRON_0_18, MEGATRON_0_19,
-    MEGATRON_VERSION_COUNT
-} megatron_version;
-
-#define MEGATRON_VERSION_DEFAULT MEGATRON_0_19   /* the newest */
-
-/* "0.15" .. "0.19" (or "core_v0.15.0" ..): 0 and *out, or -1. */
-int megatron_version_parse(const char *text, megatron_version *out);
-
-/* The release's git tag, "core_v0.15.0" ..; "?" for an unknown value. */
-const char *megatron_version_tag(megatron_version v);
+/* The Megatron-LM releases (megatron_version) are inputs/stack.h's. */
 
 /* Writes the launch material of `kind` for plan `pl`, for Megatron-LM release
  * `ver` (on pytorch-fsdp2: for torchtitan TORCHTITAN_RELEASE, `ver` unused).

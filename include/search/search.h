@@ -68,6 +68,12 @@ typedef struct search_options {
                                          validate predicts a run on what
                                          it can have run, not on a knob its
                                          source does not mention */
+    megatron_version megatron;        /* the Megatron-LM release planned
+                                         for (--megatron-version; default
+                                         the newest): the search tries the
+                                         flex token dispatcher only where
+                                         it has a backend
+                                         (knob_flex_backend) */
     const strategy *layout;           /* borrowed: a pinned --pipeline-model-
                                          parallel-layout (its pp, vpp and
                                          layout_layers: strategy_layout_parse);

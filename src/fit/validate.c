@@ -333,6 +333,10 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
      * te_moe_graphs=on facts): off where none sets them */
     if (r->fix.te_moe_graphs < 0)
         r->fix.te_moe_graphs = 0;
+    /* so is the token dispatcher (the flex_dispatcher=on facts): alltoall
+     * where none sets it, as the search would otherwise choose it */
+    if (r->fix.flex_dispatcher < 0)
+        r->fix.flex_dispatcher = 0;
     run_model_for_system(&sys, &var);
     if (var.mtp_layers >= 0 && var.mtp_layers != r->m->mtp_layers) {
         shape_note_add(r, "mtp_layers %d -> %d (the source's row)", r->m->mtp_layers,

@@ -162,6 +162,9 @@
  *   Only megatron-core overlaps the MoE all-to-alls with another micro-
  *     batch's compute (--overlap-moe-expert-parallel-comm, combined_1f1b.py,
  *     core_v0.15.0); the other stacks are costed with them exposed.
+ * The megatron-core stack's releases (megatron_version, --megatron-version):
+ *   the tags emit writes flags for and the search plans for (the flex
+ *   dispatcher's backends differ between them: model/knobs.c).
  * Invariants: names unique, the id equals the row index.
  */
 #include <stdio.h>
@@ -384,4 +387,26 @@ void stack_unknown_hint(const char *name, char *hint, size_t hint_size, char *na
     for (size_t i = 0; i < STACK_COUNT && used < names_size; i++)
         used += (size_t)snprintf(names + used, names_size - used, "%s%s", i ? ", " : "",
                                  list[i]);
+}
+
+static const char *const version_tag[MEGATRON_VERSION_COUNT] = {
+    "core_v0.15.0", "core_v0.16.0", "core_v0.17.0", "core_v0.18.0", "core_v0.19.0"};
+
+int megatron_version_parse(const char *text, megatron_version *out)
+{
+    for (int v = 0; v < MEGATRON_VERSION_COUNT; v++) {
+        const char *tag = version_tag[v], *number = tag + strlen("core_v");
+        size_t minor = strlen(number) - strlen(".0");   /* "0.15" */
+        if (strcmp(text, tag) == 0 || strcmp(text, number) == 0 ||
+            (strncmp(text, number, minor) == 0 && text[minor] == '\0')) {
+            *out = (megatron_version)v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *megatron_version_tag(megatron_version v)
+{
+    return (int)v >= 0 && v < MEGATRON_VERSION_COUNT ? version_tag[v] : "?";
 }

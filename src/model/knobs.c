@@ -150,8 +150,8 @@ static const knob_info knobs[KNOB_COUNT] = {
                                     "communication", NULL},
     [KNOB_FLEX_DISPATCHER] = {"flex_dispatcher", KNOB_KIND_BOOL, 0, 1, FIELD(flex_dispatcher),
                               FIX(flex_dispatcher), NULL, 0, false,
-                              "--moe-token-dispatcher-type flex --moe-enable-deepep", MEG_EMIT,
-                              KNOB_SEC_PARALLEL, 77,
+                              "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend",
+                              MEG_EMIT, KNOB_SEC_PARALLEL, 77,
                               "MoE tokens cross to each other NVLink domain once (DeepEP, "
                               "HybridEP)", NULL},
     [KNOB_OPT_STATE] = {"opt_state", KNOB_KIND_NAMED, 0, 2, FIELD(opt_state), FIX(opt_state), NULL,
@@ -879,6 +879,52 @@ static planner_status flex_dispatcher_rule(const model *m, const strategy *s,
         pv.ep = 1;   /* no experts: as ep 1 */
     PIN_FAIL(PIN_FLEX_EP, &pv);
     return PLANNER_OK;
+}
+
+/* The flex dispatcher's backends, by release and GPU:
+ *   DeepEP: core_v0.12.0 and later (CHANGELOG "DeepEP support"; up to
+ *     core_v0.15.0 the only backend, --moe-enable-deepep).  Megatron-Bridge's
+ *     apply_flex_dispatcher_backend (training/flex_dispatcher_backend.py)
+ *     applies it on compute capability 8 and 9 and on B200/B300 only:
+ *     "DeepEP is only applicable to Ampere, Hopper, and Blackwell
+ *     (B200/B300) GPUs", not GB200/GB300's multi-node NVLink domain;
+ *   HybridEP: core_v0.16.0 and later (Megatron-LM 3df200905e "Add the
+ *     Hybrid-EP backend to the Flex Dispatcher", #2176;
+ *     --moe-flex-dispatcher-backend), "Currently only "hybridep" backend
+ *     supports the MNNVL case" (transformer_config.py), on compute
+ *     capability 8 to 10: "GB200, GB300 with NVL72 and ... Ampere, Hopper,
+ *     B200 and B300 GPUs" (apply_flex_dispatcher_backend), the backend of
+ *     every Megatron-Bridge recipe the corpus ran with flex (fit/
+ *     run_stacks.c: H100, B200, B300, GB200, GB300).
+ * So: NVIDIA Ampere to Blackwell Ultra; HybridEP from core_v0.16.0;
+ * core_v0.15.0 DeepEP, but not on an NVLink domain spanning nodes. */
+static bool flex_gpu(const node_group *g)
+{
+    return g->gpu.gen >= GEN_AMPERE && g->gpu.gen <= GEN_BLACKWELL_ULTRA;
+}
+
+static bool mnnvl(const node_group *g)
+{
+    return g->gpu.nvlink_domain > g->gpus_per_node;
+}
+
+const char *knob_flex_backend(megatron_version ver, const node_group *g)
+{
+    if (g != NULL && !flex_gpu(g))
+        return NULL;
+    if (ver >= MEGATRON_0_16)
+        return "hybridep";
+    return g != NULL && mnnvl(g) ? NULL : "deepep";
+}
+
+const char *knob_flex_backend_missing(megatron_version ver, const node_group *g)
+{
+    if (g != NULL && !flex_gpu(g))
+        return "DeepEP and HybridEP run on NVIDIA Ampere to Blackwell GPUs only";
+    if (knob_flex_backend(ver, g) == NULL)
+        return "core_v0.15.0 has only DeepEP, which does not run across a multi-node "
+               "NVLink domain; HybridEP, from core_v0.16.0, does";
+    return "";
 }
 
 /* Transformer Engine graphs of the MoE router and dispatch preprocessing

@@ -133,6 +133,8 @@ typedef struct arg_list {
     char moe_freq[1024];    /* --moe-layer-freq value */
     char notes[4][160];     /* comment lines for the header */
     int n_notes;
+    const char *flex_backend;   /* the flex dispatcher's backend for the
+                                   release and GPUs (knob_flex_backend) */
 } arg_list;
 
 /* What the launch material cannot express: PLANNER_E_INPUT with the reason
@@ -760,8 +762,9 @@ static void moe_layer_freq(const model *m, char *buf, size_t size)
         snprintf(buf + len, size - len, ")");
 }
 
-/* The routed and shared experts. */
-static void moe_args(const model *m, arg_list *l)
+/* The routed and shared experts, and the token dispatcher: alltoall, or
+ * flex (its backend: the knob's flags). */
+static void moe_args(const model *m, bool flex, arg_list *l)
 {
     arg_int(l, SEC_MODEL, "--num-experts", m->moe.experts);
     arg_int(l, SEC_MODEL, "--moe-router-topk", m->moe.top_k);
@@ -777,7 +780,7 @@ static void moe_args(const model *m, arg_list *l)
         if (a != NULL)
             a->value = l->moe_freq;
     }
-    arg_str(l, SEC_MODEL, "--moe-token-dispatcher-type", "alltoall");
+    arg_str(l, SEC_MODEL, "--moe-token-dispatcher-type", flex ? "flex" : "alltoall");
     /* the cost model runs the routed experts as grouped GEMMs
      * (transformer.c), in every precision (Transformer Engine's
      * GroupedLinear takes FP8 recipes) */
@@ -800,7 +803,7 @@ static void kv_seq_args(const model *m, int seq, bool kv_channels, arg_list *l)
 }
 
 /* The model's flags: shape, attention, norms, MoE. */
-static void model_args(const model *m, int seq, arg_list *l)
+static void model_args(const model *m, int seq, bool flex, arg_list *l)
 {
     arg_int(l, SEC_MODEL, "--num-layers", m->layers);
     arg_int(l, SEC_MODEL, "--hidden-size", m->hidden);
@@ -847,7 +850,7 @@ static void model_args(const model *m, int seq, arg_list *l)
     if (model_hidden_dropout(m) != MODEL_DEFAULT_HIDDEN_DROPOUT)
         arg_real(l, SEC_MODEL, "--hidden-dropout", model_hidden_dropout(m));
     if (m->moe.experts > 0)
-        moe_args(m, l);
+        moe_args(m, flex, l);
     if (m->mtp_layers > 0) {
         arg_int(l, SEC_MODEL, "--mtp-num-layers", m->mtp_layers);
     }
@@ -972,11 +975,15 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
             arg_str(l, SEC_MEMORY, "--exp-avg-sq-dtype", "bf16");
         }
         return 0;
-    case KNOB_FLEX_DISPATCHER:   /* core_v0.15.0 arguments.py: DeepEP under the
-                                  * flex dispatcher */
-        if (s->flex_dispatcher) {
-            arg_str(l, SEC_PARALLEL, "--moe-token-dispatcher-type", "flex");
-            arg_switch(l, SEC_PARALLEL, "--moe-enable-deepep");
+    case KNOB_FLEX_DISPATCHER:   /* its backend (the type: moe_args): core_v0.15.0
+                                  * --moe-enable-deepep, from core_v0.16.0
+                                  * --moe-flex-dispatcher-backend (which deprecates
+                                  * it: transformer_config.py) */
+        if (s->flex_dispatcher && l->flex_backend != NULL) {
+            if (strcmp(l->flex_backend, "deepep") == 0)
+                arg_switch(l, SEC_PARALLEL, "--moe-enable-deepep");
+            else
+                arg_str(l, SEC_PARALLEL, "--moe-flex-dispatcher-backend", l->flex_backend);
         }
         return 0;
     case KNOB_CP_COMM:   /* p2p is Megatron's default */
@@ -1108,7 +1115,7 @@ static void placeholder_args(arg_list *l, const char *tokenizer, bool log_throug
 static int build_args(const model *m, const cluster *c, const plan *pl, arg_list *l)
 {
     const strategy *s = &pl->s;
-    model_args(m, s->seq_len, l);
+    model_args(m, s->seq_len, s->flex_dispatcher, l);
     if (knob_args(m, s, KNOB_SEC_PARALLEL, l) != 0 || knob_args(m, s, KNOB_SEC_BATCH, l) != 0)
         return -1;
     arg_int(l, SEC_BATCH, "--global-batch-size", s->gbs);
@@ -1833,30 +1840,16 @@ static planner_status release_check(const model *m, const cluster *c, const plan
         return emit_fail(err, "Megatron-LM core_v0.15.0 does not train expert parallelism "
                          "(ep=%d) in fp16; core_v0.16.0 and later do (--megatron-version 0.16)",
                          s->ep);
-    return PLANNER_OK;
-}
-
-
-static const char *const version_tag[MEGATRON_VERSION_COUNT] = {
-    "core_v0.15.0", "core_v0.16.0", "core_v0.17.0", "core_v0.18.0", "core_v0.19.0"};
-
-int megatron_version_parse(const char *text, megatron_version *out)
-{
-    for (int v = 0; v < MEGATRON_VERSION_COUNT; v++) {
-        const char *tag = version_tag[v], *number = tag + strlen("core_v");
-        size_t minor = strlen(number) - strlen(".0");   /* "0.15" */
-        if (strcmp(text, tag) == 0 || strcmp(text, number) == 0 ||
-            (strncmp(text, number, minor) == 0 && text[minor] == '\0')) {
-            *out = (megatron_version)v;
-            return 0;
-        }
+    if (s->flex_dispatcher) {   /* a backend on every GPU of the plan */
+        const node_group *gs[PLAN_GROUPS_MAX];
+        int n = plan_groups(c, s, gs, PLAN_GROUPS_MAX);
+        for (int i = 0; i < n; i++)
+            if (knob_flex_backend(ver, gs[i]) == NULL)
+                return emit_fail(err, "Megatron-LM %s cannot run the flex token dispatcher on "
+                                 "%s: %s", megatron_version_tag(ver), gs[i]->gpu.name,
+                                 knob_flex_backend_missing(ver, gs[i]));
     }
-    return -1;
-}
-
-const char *megatron_version_tag(megatron_version v)
-{
-    return (int)v >= 0 && v < MEGATRON_VERSION_COUNT ? version_tag[v] : "?";
+    return PLANNER_OK;
 }
 
 bool emit_kind_supported(emit_kind kind, const stack_spec *st)
@@ -1997,6 +1990,7 @@ planner_status emit_write(FILE *out, emit_kind kind, megatron_version ver, const
         goto cleanup;
     }
     set_target(lm, m, c, pl, ver);
+    l->flex_backend = knob_flex_backend(ver, stage_group(c, &pl->s, 0));
     if (kind == EMIT_MEGATRON || kind == EMIT_TORCHTITAN || kind == EMIT_DEEPSPEED) {
         lm->n = stage_runs(&pl->s, lm->comp, STRATEGY_MAX_STAGES);
     } else {

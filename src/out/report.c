@@ -463,6 +463,8 @@ void report_table(FILE *out, const model *m, const cluster *c,
             layer_split(s, buf, sizeof buf);
             fprintf(out, "  layers %s", buf);
         }
+        if (s->flex_dispatcher)   /* not a column: MoE plans only */
+            fputs("  flex dispatcher", out);
         if (knobs_unvalidated(s, false, " ", buf, sizeof buf) > 0)
             fprintf(out, "  unvalidated: %s", buf);
         fputc('\n', out);
@@ -482,6 +484,9 @@ void report_table(FILE *out, const model *m, const cluster *c,
     fprintf(out, "  overlap: grad reduce %s, param gather %s, TP comm %s\n",
             best->s.overlap_grad_reduce ? "on" : "off",
             best->s.overlap_param_gather ? "on" : "off", best->s.tp_comm_overlap ? "on" : "off");
+    if (best->s.flex_dispatcher)
+        fprintf(out, "  token dispatcher: flex (DeepEP/HybridEP: a token crosses to each other "
+                     "NVLink domain once; flex_dispatcher)\n");
     if (best->s.te_moe_graphs)
         fprintf(out, "  CUDA graphs: each MoE layer's router and dispatch preprocessing "
                      "(Transformer Engine; te_moe_graphs)\n");

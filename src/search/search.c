@@ -41,6 +41,9 @@
  *   zero 3, 2, 1, 0 (dp * cp > 1; otherwise 0 only, see P5)
  *   cp_comm p2p, a2a, all_gather, a2a+p2p with cp > 1 (the rules and the
  *   stack allowing; P6); a2a+p2p's cp_a2a the largest in one NVLink domain
+ *   flex_dispatcher off (alltoall) and, on MoE blocks where its rule (ep > 1)
+ *   and the stack allow it, on (DeepEP/HybridEP: search_block; P10);
+ *   te_moe_graphs follows it (set_derived: on where it saves host time)
  *   overlap_grad_reduce when dp * cp > 1; overlap_param_gather when also
  *   zero >= 1; tp_comm_overlap when sp (unless --fix pins them; recompute_layers
  *   and recompute_method: their --fix values with full recompute).
@@ -112,6 +115,11 @@
  *      the plan with the overlap is evaluated first; the same plan without
  *      it (no faster, the same memory) only when the first fits and could
  *      rank within the near-tie margin (overlap_off_cannot_rank).
+ *   P10 the token dispatcher: each MoE block runs once with the alltoall
+ *      dispatcher and once with the flex one (search_block: no cost
+ *      ordering between them is guaranteed); the dispatcher changes no
+ *      memory, so when P1 finds that no variant fits under the first, the
+ *      second is skipped.
  *   P8 selective recompute of the memory-saving modules is slower than no
  *      recompute: not tried when that variant's objective cannot rank (no
  *      recompute's miss, unless on the placer's memory-balanced split for a
@@ -127,7 +135,9 @@
  * (search.h) -- then the deterministic
  * tie-break, in this order: lower peak memory per GPU, then the simpler plan:
  * smaller pp, smaller tp, smaller cp, smaller ep, smaller etp, smaller vpp, larger mbs,
- * sp on before off, less recompute, lower zero stage, lower group index.
+ * sp on before off, less recompute, lower zero stage, the alltoall token
+ * dispatcher before flex (Megatron's recipes' default: a flex plan must be
+ * faster to rank first), lower group index.
  * The top N are kept as strategies and evaluated again at the end
  * (evaluate() is deterministic), so a search holds N strategies, not N
  * evaluations; that final evaluation also keeps the schedule it simulated
@@ -187,6 +197,8 @@ typedef struct search_ctx {
     int gbs, seq_len;
     int gpus;                 /* N, GPUs per plan */
     int group;                /* node group being planned on */
+    bool flex;                /* the block's token dispatcher is flex
+                                 (search_block's pass; set_derived) */
     bool exhaustive;
     bool stop_at_feasible;    /* advice: any feasible plan ends the search */
     bool found;               /* stop_at_feasible: one was found */
@@ -260,6 +272,7 @@ void search_options_default(search_options *opts)
     opts->partition = PARTITION_DP;
     opts->ilp_time_limit_s = 10;
     opts->work_limit = SEARCH_WORK_LIMIT_DEFAULT;
+    opts->megatron = MEGATRON_VERSION_DEFAULT;
 }
 
 void search_result_free(search_result *res)
@@ -502,6 +515,7 @@ int search_rank_cmp(double score_a, double peak_a, const strategy *a, double sco
     if ((r = cmp_int(b->sp, a->sp)) != 0) return r;
     if ((r = cmp_int((int)a->recompute, (int)b->recompute)) != 0) return r;
     if ((r = cmp_int(a->zero, b->zero)) != 0) return r;
+    if ((r = cmp_int(a->flex_dispatcher, b->flex_dispatcher)) != 0) return r;
     return cmp_int(a->n_stages > 0 ? a->stage[0].group : 0,
                    b->n_stages > 0 ? b->stage[0].group : 0);
 }
@@ -872,9 +886,8 @@ static void set_derived(search_ctx *x)
     /* a full-iteration CUDA graph only when fixed: its static shapes are
      * the recipe's (capacity-bounded MoE dispatch), not a free choice */
     s->cuda_graph = f->cuda_graph > 0;
-    /* the flex dispatcher only when fixed: DeepEP/HybridEP are built into
-     * a recipe's container for its hardware, not a free choice */
-    s->flex_dispatcher = f->flex_dispatcher > 0;
+    /* the token dispatcher of the block's pass (search_block) */
+    s->flex_dispatcher = x->flex;
     /* the MoE router and preprocessing graphs where their rule and the
      * space allow and they leave the first stage's GPUs less host time
      * than the uncaptured layer (with the flex dispatcher:
@@ -1660,9 +1673,12 @@ static bool block_refused(search_ctx *x, const block_lists *b)
     return false;
 }
 
-/* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P9: P1
- * first (block_may_fit), then every cell in the order mbs, vpp, sp, zero. */
-static void search_block(search_ctx *x)
+/* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P9 under
+ * the token dispatcher x->flex: P1 first (block_may_fit), then every cell
+ * in the order mbs, vpp, sp, zero.  `miss`: the block's other dispatcher
+ * found by P1 that no variant fits (P10); returns whether P1 found so here
+ * (false in the exhaustive search). */
+static bool search_block_at(search_ctx *x, bool miss)
 {
     block_lists b;
     dead_table *dead;   /* dead[vpp index][sp][zero][rc]: did not fit at a smaller mbs (P2) */
@@ -1671,15 +1687,19 @@ static void search_block(search_ctx *x)
 
     block_lists_make(x, &b);
     if (b.mbs.n == 0 || block_refused(x, &b))
-        return;
+        return false;
+    if (!x->exhaustive && miss) {
+        x->pruned += block_candidates(x, &b);   /* P10 */
+        return true;
+    }
     if (!x->exhaustive && !block_may_fit(x, &b, probe, &n_probe)) {
         x->pruned += block_candidates(x, &b) - n_probe;
-        return;
+        return true;
     }
     dead = pl_calloc((size_t)b.vpp.n, sizeof *dead);
     if (dead == NULL) {
         x->oom = true;
-        return;
+        return false;
     }
     for (int mi = 0; mi < b.mbs.n && !stop(x); mi++) {
         int mb = x->gbs / (x->s.dp * b.mbs.v[mi]);
@@ -1699,6 +1719,58 @@ static void search_block(search_ctx *x)
         }
     }
     pl_free(dead);
+    return false;
+}
+
+/* Whether the release planned for has a flex dispatcher backend on the
+ * GPUs of the block (x->group, or each part of x->placement). */
+static bool flex_backend_here(const search_ctx *x)
+{
+    if (x->placement == NULL)
+        return knob_flex_backend(x->o->megatron, &x->c->group[x->group]) != NULL;
+    for (int q = 0; q < x->placement->n_parts; q++)
+        if (knob_flex_backend(x->o->megatron, &x->c->group[x->placement->part[q].group]) == NULL)
+            return false;
+    return true;
+}
+
+/* Whether the block x->s (its degrees set) is searched with the flex token
+ * dispatcher too: --fix leaves it free, the model has experts, its rule
+ * (knob_rule: ep > 1), the space (space_allows: the stack) and the release
+ * and GPUs (flex_backend_here) allow it. */
+static bool flex_searched(search_ctx *x)
+{
+    bool ok;
+    if (x->fix.flex_dispatcher >= 0 || x->m->moe.experts <= 0 ||
+        !space_allows(x, KNOB_FLEX_DISPATCHER, 1) || !flex_backend_here(x))
+        return false;
+    x->s.flex_dispatcher = true;
+    ok = knob_rule(x->m, &x->s, KNOB_FLEX_DISPATCHER, NULL) == PLANNER_OK;
+    x->s.flex_dispatcher = false;
+    return ok;
+}
+
+/* One (group, tp, cp, pp, dp, ep, etp) block under each token dispatcher
+ * it may run: the --fix value, else the alltoall dispatcher and, where
+ * flex_searched, the flex one (DeepEP/HybridEP).  The cost model does not
+ * make the flex dispatcher never slower (it sends a token once per
+ * destination rank and NVLink domain, but forwards it over NVLink inside
+ * each domain it reaches: comm.c), so both are evaluated; they need the
+ * same memory (no cost of memory.c reads the dispatcher: test_search
+ * flex_dispatcher_keeps_memory), so P10: when P1 finds no variant of the
+ * block fits under one, none fits under the other.  A tie goes to
+ * alltoall, Megatron's recipes' default (RANKING). */
+static void search_block(search_ctx *x)
+{
+    int passes = flex_searched(x) ? 2 : 1;
+    bool miss = false;
+    strategy degrees = x->s;
+    for (int i = 0; i < passes && !stop(x); i++) {
+        x->s = degrees;
+        x->flex = passes == 2 ? i == 1 : x->fix.flex_dispatcher > 0;
+        miss = search_block_at(x, miss);
+    }
+    x->flex = false;
 }
 
 /* The cp degrees to search on n GPUs: the --fix value, else powers of two
@@ -2293,8 +2365,7 @@ static void space_lacks(const search_ctx *x, char *buf, size_t size)
         if (ki->fix_offset != KNOB_NOT_FIXABLE &&
             *(const int *)(const void *)((const char *)&x->o->fix + ki->fix_offset) >= 0)
             continue;
-        if (k == KNOB_GRAD_REDUCE_BF16 || k == KNOB_CUDA_GRAPH || k == KNOB_FLEX_DISPATCHER ||
-            k == KNOB_OPT_STATE)
+        if (k == KNOB_GRAD_REDUCE_BF16 || k == KNOB_CUDA_GRAPH || k == KNOB_OPT_STATE)
             continue;   /* never searched on any stack: only --fix sets them */
         for (int v = ki->min; v <= hi; v++)
             if (!space_allows(x, (knob_id)k, v)) {
@@ -2397,6 +2468,15 @@ static void note_limits(const search_ctx *x, search_result *res)
         f->ep_comm_overlap != 1 && space_allows(x, KNOB_SHARED_EXPERT_OVERLAP, 1))
         not_searched(res, "the shared-expert overlap where the all-to-all overlap can run "
                      "(--fix shared_expert_overlap=on tries it)");
+    if (x->m->moe.experts > 0 && f->flex_dispatcher < 0 &&
+        space_allows(x, KNOB_FLEX_DISPATCHER, 1))
+        for (int g = 0; g < x->c->n_groups; g++)
+            if (knob_flex_backend(x->o->megatron, &x->c->group[g]) == NULL) {
+                not_searched(res, "the flex token dispatcher on %s (%s; --fix "
+                             "flex_dispatcher=on tries it)", x->c->group[g].gpu.name,
+                             knob_flex_backend_missing(x->o->megatron, &x->c->group[g]));
+                break;
+            }
     space_lacks(x, lacks, sizeof lacks);
     if (lacks[0])
         not_searched(res, "values of %s that the %s stack%s lacks (--stack NAME or --fix)",

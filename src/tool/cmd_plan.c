@@ -110,8 +110,8 @@ static void plan_usage(FILE *out)
         "                          (job config TOML; pytorch-fsdp2), deepspeed (DeepSpeed JSON;\n"
         "                          deepspeed), slurm (sbatch script), torchrun (script run on\n"
         "                          each node)\n"
-        "      --megatron-version V  the Megatron-LM release to emit for: 0.15, 0.16, 0.17,\n"
-        "                          0.18 or 0.19 (default 0.19)\n"
+        "      --megatron-version V  the Megatron-LM release to plan and emit for: 0.15,\n"
+        "                          0.16, 0.17, 0.18 or 0.19 (default 0.19)\n"
         "  -o, --output FILE       write the report or launch material to FILE (atomically)\n"
         "      --trace FILE        write the best plan's simulated schedule (Chrome trace JSON)\n"
         "      --svg FILE          write the best plan's timeline and memory as SVG\n"
@@ -267,6 +267,7 @@ static int plan_output_option(int ch, const char *arg, plan_args *a)
         if (megatron_version_parse(arg, &a->megatron) != 0)
             return cli_usage_error("", "--megatron-version: expected 0.15, 0.16, 0.17, 0.18 or "
                                    "0.19, got '%s'", arg);
+        a->opts.megatron = a->megatron;   /* the search plans for it too */
         return 0;
     default:
         return 1;

@@ -96,6 +96,24 @@ grep -q -- '--te-rng-tracker' "$T/args" || fail "no --te-rng-tracker"
 $P $Q --fix flex_dispatcher=on > "$T/out" 2> "$T/err" || fail "te_moe_graphs plan: exit $?"
 grep -q "CUDA graphs: each MoE layer's router and dispatch preprocessing" "$T/out" \
     || fail "te_moe_graphs report: $(sed -n 16,22p "$T/out")"
+# The flex token dispatcher, searched: the default plan runs it (HybridEP on
+# the newest release; the report says so); core_v0.15.0 has only DeepEP,
+# which does not run across NVL72's multi-node NVLink domain: its plan keeps
+# alltoall, and a pinned flex plan is refused at emit (exit 1).
+$P $Q > "$T/out" 2> "$T/err" || fail "flex plan: exit $?"
+grep -q "token dispatcher: flex (DeepEP/HybridEP" "$T/out" || fail "flex report: $(sed -n 16,22p "$T/out")"
+$P $Q --emit megatron > "$T/args" 2> "$T/err" || fail "flex emit: exit $?"
+grep -q -- '--moe-token-dispatcher-type flex' "$T/args" || fail "no flex type: $(cat "$T/args")"
+grep -q -- '--moe-flex-dispatcher-backend hybridep' "$T/args" || fail "no hybridep backend"
+[ "$(grep -c -- '--moe-token-dispatcher-type' "$T/args")" -eq 1 ] || fail "two dispatcher types"
+$P $Q --megatron-version 0.15 --emit megatron > "$T/args" 2> "$T/err" || fail "0.15: exit $?"
+grep -q -- '--moe-token-dispatcher-type alltoall' "$T/args" || fail "0.15: $(cat "$T/args")"
+$P $Q --megatron-version 0.15 --fix flex_dispatcher=on --emit megatron > "$T/args" 2> "$T/err"
+rc=$?
+[ $rc -eq 1 ] || fail "flex on core_v0.15.0 GB200: exit $rc"
+[ -s "$T/args" ] && fail "flex on core_v0.15.0: wrote to stdout"
+grep -q "core_v0.15.0 cannot run the flex token dispatcher on GB200" "$T/err" \
+    || fail "flex on core_v0.15.0: $(cat "$T/err")"
 $P $Q --fix te_moe_graphs=on --stack deepspeed > /dev/null 2> "$T/err"
 rc=$?
 [ $rc -eq 2 ] || fail "te_moe_graphs on deepspeed: exit $rc"
