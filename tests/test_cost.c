@@ -1791,6 +1791,46 @@ END_TEST
  * (4 B each), full recompute of the one layer (its working set ws).  The
  * loss is smaller than the gathered K/V: the range holds ws + the buffers;
  * with 64 x the tokens' logits (a vocabulary 64 x larger) ws + the loss. */
+/* The first stage's embedding backward on the pytorch-fsdp2 stack at tp 8
+ * (memory_fsdp2_embedding_bwd_bytes): the output's gradient gathered over
+ * the whole sequence (2 B x 2,048 tokens x 12,288), the replicated V x h
+ * weight gradient (2 B x 51,200 x 12,288) and ATen's fp32 per-index
+ * partial sums (4 B x 2,048 x 12,288) = 1,409,286,144 B; it runs after the
+ * layers' backwards: the range's transient is the larger of it and one
+ * layer's recompute, not their sum; none on Megatron-Core's stack or at
+ * tp 1 (a plain tensor's gradient is its own shard). */
+START_TEST(embedding_backward_apart_from_layers)
+{
+    fixture f;
+    strategy s = make(8, 1, 4, 1, 1, 64, true, RECOMPUTE_FULL, 1);
+    range_cost r, none;
+    const double e = 2.0 * 2048 * 12288 + 2.0 * 51200 * 12288 + 4.0 * 2048 * 12288;
+    setup(&f);
+    f.c.stack = STACK_PYTORCH_FSDP2;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 0, 1, true, false, &r);
+    ck_assert_double_eq(r.embed_bwd_bytes, e);
+    ck_assert_double_eq(e, 1409286144.0);
+    ck_assert(r.act_peak_extra_bytes > 0);
+    ck_assert_double_eq(cost_range_transient_bytes(&r),
+                        r.act_peak_extra_bytes > e ? r.act_peak_extra_bytes : e);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 1, 1, false, false, &none);
+    ck_assert_double_eq(none.embed_bwd_bytes, 0);   /* not the first stage */
+    f.c.stack = STACK_MEGATRON_CORE;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 0, 1, true, false, &none);
+    ck_assert_double_eq(none.embed_bwd_bytes, 0);
+    f.c.stack = STACK_PYTORCH_FSDP2;
+    s = make(1, 1, 4, 1, 1, 64, false, RECOMPUTE_FULL, 1);
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, true, false, &none);
+    ck_assert_double_eq(none.embed_bwd_bytes, 0);
+    /* larger than the layer's working set: it alone */
+    r.act_peak_extra_bytes = 0.5 * e;
+    r.layer_buf_bytes = 0.25 * e;
+    ck_assert_double_eq(cost_range_transient_bytes(&r), e);
+    r.layer_buf_bytes = e;   /* 1.5 e at the layer's attention */
+    ck_assert_double_eq(cost_range_transient_bytes(&r), 1.5 * e);
+}
+END_TEST
+
 START_TEST(layer_buffers_apart_from_loss)
 {
     fixture f;
@@ -1981,6 +2021,7 @@ int main(void)
     tcase_add_test(tc, eager_blocks_by_hand);
     tcase_add_test(tc, op_sac_rerun_by_hand);
     tcase_add_test(tc, layer_buffers_apart_from_loss);
+    tcase_add_test(tc, embedding_backward_apart_from_layers);
     tcase_add_test(tc, overlap_share_by_link);
     tcase_add_test(tc, megatron_rules);
     tcase_add_test(tc, alike_ranges_cost_alike);

@@ -459,7 +459,38 @@ END_TEST
  * on B200 FP8, 4 x 0.525e9 for fp32; the embedding as the unit stays 16-bit
  * (0.1e9 layers: 2 x (0.26e9 + 0.125e9)). */
 /* ZeRO-3's gathered bytes per parameter with fp32 Adam state */
-#define GW(kind, gpu, prec) memory_gathered_weight_bytes(kind, gpu, prec, 3, OPT_STATE_FP32)
+#define GW(kind, gpu, prec) memory_gathered_weight_bytes(kind, gpu, prec, 3, OPT_STATE_FP32, false)
+
+/* The first pipeline stage's row-wise TP-sharded embedding under FSDP2
+ * (memory_fsdp2_embedding_grad_bytes): its accumulated fp32 gradient is
+ * the whole V x h, (tp - 1) x its shard more -- Llama 3.1 405B at tp 8:
+ * 128,256 x 16,384 / 8 = 262,668,288 parameters per GPU, 4 B x 7 x that =
+ * 7,354,712,064 B (6.85 GiB, what the 405B first-stage emulations of
+ * tests/data/allocator-runs.json hold beyond the model's from the first
+ * backward on); nothing without accumulation (pp 1), at tp 1 or on
+ * another stack's gather.  Its backward's working set
+ * (memory_fsdp2_embedding_bwd_bytes) at 32,768 tokens: 2 x 32,768 x
+ * 16,384 + 2 x 128,256 x 16,384 + 4 x 32,768 x 16,384 = 7,423,918,080 B. */
+START_TEST(fsdp2_embedding_grad)
+{
+    const double shard = 128256.0 * 16384 / 8;
+    ck_assert_double_eq(shard, 262668288.0);
+    ck_assert_double_eq(memory_fsdp2_embedding_grad_bytes(STACK_GATHER_FSDP2, 8, 8, shard),
+                        7354712064.0);
+    ck_assert_double_eq(memory_fsdp2_embedding_grad_bytes(STACK_GATHER_FSDP2, 1, 8, shard), 0);
+    ck_assert_double_eq(memory_fsdp2_embedding_grad_bytes(STACK_GATHER_FSDP2, 8, 1, shard), 0);
+    ck_assert_double_eq(memory_fsdp2_embedding_grad_bytes(STACK_GATHER_PREFETCH, 8, 8, shard), 0);
+    ck_assert_double_eq(memory_fsdp2_embedding_bwd_bytes(STACK_GATHER_FSDP2, 8, 32768, 128256,
+                                                         16384),
+                        7423918080.0);
+    ck_assert_double_eq(memory_fsdp2_embedding_bwd_bytes(STACK_GATHER_FSDP2, 1, 32768, 128256,
+                                                         16384),
+                        0);
+    ck_assert_double_eq(memory_fsdp2_embedding_bwd_bytes(STACK_GATHER_PREFETCH, 8, 32768, 128256,
+                                                         16384),
+                        0);
+}
+END_TEST
 
 START_TEST(zero3_gathered_weight_bytes)
 {
@@ -473,10 +504,21 @@ START_TEST(zero3_gathered_weight_bytes)
     ck_assert_double_eq(GW(STACK_GATHER_PREFETCH, h100, PREC_FP32), 4);
     ck_assert_double_eq(GW(STACK_GATHER_FSDP2, h100, PREC_FP8), 2);
     ck_assert_double_eq(GW(STACK_GATHER_FSDP2, h100, PREC_FP32), 4);
+    /* torchao's FP8 all-gather (model.fsdp_fp8_gather, dp > 1): 1 B in an
+     * FP8 model, nothing else moves */
+    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_FSDP2, h100, PREC_FP8, 3,
+                                                     OPT_STATE_FP32, true),
+                        1);
+    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_FSDP2, h100, PREC_BF16, 3,
+                                                     OPT_STATE_FP32, true),
+                        2);
+    ck_assert_double_eq(memory_gathered_weight_bytes(STACK_GATHER_PREFETCH, h100, PREC_FP8, 3,
+                                                     OPT_STATE_FP32, true),
+                        2);
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_FP8,
                                               memory_gathered_weight_bytes(
                                                   STACK_GATHER_PREFETCH, b200, PREC_FP8, 3,
-                                                  OPT_STATE_FP32),
+                                                  OPT_STATE_FP32, false),
                                               4, 8, 5e9, 0.4e9, 0.26e9, 0),
                   0.525e9, 1e-15);
     ck_assert_rel(memory_zero3_gathered_bytes(STACK_GATHER_PREFETCH, PREC_FP32, 4, 4, 8, 5e9, 0.4e9,
@@ -598,6 +640,7 @@ int main(void)
     tcase_add_test(tc, fsdp2_unsharded);
     tcase_add_test(tc, zero3_gathered_one_rule);
     tcase_add_test(tc, zero3_gathered_weight_bytes);
+    tcase_add_test(tc, fsdp2_embedding_grad);
     tcase_add_test(tc, pipe_buffers);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

@@ -1450,14 +1450,14 @@ START_TEST(memory_corpus)
     }
     memory_corpus_tables(v, res);
     /* issue 12's target: mean <= 5%, none under-predicted by more than 5%,
-     * none refused.  Met by all but two 405B 1F1B pipeline rows (Table 5
-     * 1F1B -5.6%, Table 6 FSDP 1 CP 8 -5.7%, at vpp 1 as their schedule
-     * ran: docs/validation.md "Memory" says what is believed missing);
-     * bounded at what the model reaches: MAPE 3.4% over the 18 torchtitan
-     * runs (3.3% over all 26), the
-     * most under-predicted -5.7% (3.1%, -7.6% before the last FSDP group's
-     * reduce-scatter input kept through the step under torch's pipelining,
-     * memory_fsdp2_unsharded_bytes; 4.5%
+     * none refused -- met since the first stage's embedding holds its whole
+     * V x h gradient (memory_fsdp2_embedding_grad_bytes) and its backward's
+     * working set (memory_fsdp2_embedding_bwd_bytes), with llama3_405b.toml's
+     * FP8 all-gather (model.fsdp_fp8_gather): MAPE 3.1% over all 26, the
+     * most under-predicted -4.0% (Table 5 1F1B; 3.3%, -5.7% before, with
+     * Table 5 1F1B -5.6% and Table 6 FSDP 1 CP 8 -5.7%; 3.1%, -7.6% before
+     * the last FSDP group's reduce-scatter input kept through the step
+     * under torch's pipelining, memory_fsdp2_unsharded_bytes; 4.5%
      * before the compiled blocks' saved set, memory_op_sac_bytes), the
      * most under-predicted -7.6% (3.5%, -10.7% before FSDP2's all-gather
      * outputs in the copy-in stream's pool, memory_fsdp2_unsharded_bytes;
@@ -1468,17 +1468,22 @@ START_TEST(memory_corpus)
      * gradients followed through the schedule (memory_schedule_peak_bytes;
      * MAPE 4.0%, Table 5 1F1B -13.3% before) */
     ck_assert_int_eq(v->n, 26);
-    for (i = 0; i < v->n; i++) {
-        bool known = strcmp(v->run[i].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_1f1b") == 0 ||
-                     strcmp(v->run[i].id,
-                            "torchtitan_h100_llama31_405b_fsdp1_cp8_tp8_pp8_seq262144") == 0;
-        ck_assert_msg(res[i].mem_error > (known ? -0.06 : -0.05), "%s under-predicted %.1f%%",
+    for (i = 0; i < v->n; i++)
+        ck_assert_msg(res[i].mem_error > -0.05 && res[i].mem_error < 0.07, "%s %+.1f%%",
                       v->run[i].id, 100 * res[i].mem_error);
-    }
     /* the 1F1B rows run one stage per rank (vpp 1, as the corpus says) */
     ck_assert_str_eq(v->run[12].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_1f1b");
     ck_assert_int_eq(v->run[12].fix.vpp, 1);
     ck_assert_int_eq(res[12].pl.s.vpp, 1);
+    /* its peak is now rank 0 (the embedding's stage: 79.2 GiB), not the
+     * last rank's kept logits (77.9 GiB before) */
+    ck_assert_int_eq(res[12].pl.e.peak_stage, 0);
+    /* the FP8 all-gather: the 405B tables' config and the Trainy runs', not
+     * the 8B / 70B rows of Tables 1-4 (their configs do not say) */
+    ck_assert(v->run[12].m->fsdp_fp8_gather && v->run[17].m->fsdp_fp8_gather);
+    ck_assert(v->run[24].m->fsdp_fp8_gather && v->run[25].m->fsdp_fp8_gather);
+    ck_assert(!v->run[8].m->fsdp_fp8_gather && !v->run[11].m->fsdp_fp8_gather);
+    ck_assert_ptr_nonnull(strstr(v->run[12].shape_note, "FSDP all-gathers Float8Linear"));
     ck_assert_int_eq(sum.mem_refused, 0);
     /* Table 5 Interleaved 1F1B at m == pp: PyTorch's warm-up, not
      * Megatron's all forwards first (memory_inflight's pipe): its last rank
@@ -1486,12 +1491,12 @@ START_TEST(memory_corpus)
      * ranks' first chunks get their FSDP2 gradients after the warm-up's
      * peak and its last rank's working set is the chunk's at work
      * (memory_schedule_peak_bytes); +5.0% with the kept reduce-scatter
-     * input */
+     * input; +2.9% with the embedding's terms and the FP8 all-gather */
     ck_assert_str_eq(v->run[13].id, "torchtitan_h100_llama31_405b_fsdp8_tp8_pp8_interleaved");
-    ck_assert_msg(res[13].mem_error < 0.0505, "interleaved %+.1f%%", 100 * res[13].mem_error);
-    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.0340, "memory MAPE %.1f%%",
+    ck_assert_msg(res[13].mem_error < 0.035, "interleaved %+.1f%%", 100 * res[13].mem_error);
+    ck_assert_msg(sum.mem_sum / sum.mem_cnt <= 0.0315, "memory MAPE %.1f%%",
                   100 * sum.mem_sum / sum.mem_cnt);
-    ck_assert_msg(sum.mem_min_signed >= -0.0575, "most under %.1f%%", 100 * sum.mem_min_signed);
+    ck_assert_msg(sum.mem_min_signed >= -0.0405, "most under %.1f%%", 100 * sum.mem_min_signed);
     memory_corpus_megatron(v, res);
     memory_corpus_trainy(v, res, &p);
     pl_free(res);

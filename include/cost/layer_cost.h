@@ -80,6 +80,9 @@ typedef struct range_cost {
                                        runs (CP exchange, MoE all-to-all) */
     double loss_bytes;              /* the loss's working set (last stage; part
                                        of act_peak_extra_bytes) */
+    double embed_bwd_bytes;         /* the embedding's backward working set
+                                       (first stage; memory_fsdp2_embedding_
+                                       bwd_bytes), after every layer's */
     int n_tensors;                  /* weight tensors (ZeRO-3 collectives) */
 } range_cost;
 
@@ -104,7 +107,9 @@ int cost_recompute_group_layers(const strategy *s);
  * recompute plus the loss's) with the layer-time buffers in place of the
  * loss's working set where larger -- they live inside a layer's attention
  * or dispatch, the loss between the last layer's forward and its backward,
- * never at once: ws + max(layer_buf, loss). */
+ * never at once: ws + max(layer_buf, loss); the embedding's backward
+ * (embed_bwd_bytes) runs after the stage's last layer has finished its
+ * own: the larger of the two. */
 double cost_range_transient_bytes(const range_cost *r);
 
 void cost_layer_range(const model *m, const cluster *c, const cost_params *p,

@@ -194,6 +194,43 @@ double memory_pipe_input_grad_bytes(stack_pipe kind, double boundary_bytes);
  * where each block's gradients are reduce-scattered in its backward. */
 double memory_fsdp2_accum_grad_bytes(int pp, double params);
 
+/* The accumulated gradient of torchtitan's row-wise TP-sharded token
+ * embedding beyond its shard, on the first pipeline stage (FSDP2, pp > 1,
+ * tp > 1): torchtitan 9dec370 parallelize_llama.py apply_tp shards
+ * tok_embeddings with RowwiseParallel (weight Shard(0) over tp); DTensor
+ * has no row-wise rule for the embedding's backward (torch/distributed/
+ * tensor/_ops/_embedding_ops.py embedding_dense_backward_strategy, torch
+ * 2.4 to 2.11: replicate, column-wise, batch-sharded and partial only;
+ * Redistribute.backward turns the output's partial into Replicate), so the
+ * weight's gradient is the whole V x h on every TP rank, and FSDP2's
+ * FSDPParam.to_accumulated_grad_if_needed upcasts that DTensor as it is to
+ * the fp32 reduce dtype; it is redistributed to the parameter's Shard(0)
+ * only when the last backward's reduce reads it (_get_grad_inner_tensor,
+ * PR #136237, Sep 2024).  `embed_params`: the embedding's parameters per
+ * GPU (V x h / tp); 4 B x (tp - 1) x that, 6.85 GiB at Llama 3.1 405B
+ * tp 8 (measured: tests/data/allocator-runs.json's 405B first-stage rows
+ * hold it from the first backward to the last). */
+double memory_fsdp2_embedding_grad_bytes(stack_gather gather, int pp, int tp,
+                                         double embed_params);
+
+/* The working set of that embedding's backward (FSDP2, tp > 1; any pp),
+ * `tokens` one micro-batch's on this GPU, the vocabulary and hidden
+ * width: Redistribute.backward all-gathers the output's gradient to the
+ * whole sequence (Replicate, 2 B x tokens x h); embedding_dense_backward
+ * runs on it with the replicated indices and returns the whole V x h
+ * gradient (2 B); past 3072 indices ATen's embedding_backward_cuda_kernel
+ * (aten/src/ATen/native/cuda/EmbeddingBackwardKernel.cu, read at
+ * 01b9dc5) sums each run of equal indices into grad_weight_per_segment,
+ * allocated at {numel, stride} in the fp32 accumulation type because the
+ * segment count stays on the device (4 B x tokens x h, whatever the data).
+ * 6.9 GiB at Llama 3.1 405B, 32,768 tokens; it runs after the stage's
+ * layers' backwards (cost_range_transient_bytes takes the larger).
+ * Measured: the 1-layer 405B first-stage emulation (bench/gpu/alloc_gap.py
+ * q_405b_first, 4,096 tokens) peaks about 4.1 GiB over its held memory
+ * where this gives 4.3. */
+double memory_fsdp2_embedding_bwd_bytes(stack_gather gather, int tp, double tokens,
+                                        double vocab, double hidden);
+
 /* torchtitan's op-level selective activation checkpointing (stack memory
  * kind STACK_SEL_OP_POLICY; torchtitan 9dec370 torchtitan/parallelisms/
  * parallelize_llama.py _apply_ac_to_transformer_block, selective_ac_option
@@ -294,19 +331,18 @@ double memory_zero3_gathered_bytes(stack_gather gather, precision prec, double l
  *     memory_fp8_primary_weights): the FP8 weight (1 B) and the transpose
  *     Transformer Engine makes of it on Hopper (1 B), 1 where it keeps none
  *     (memory_fp8_weights_single);
- *   FSDP2 (STACK_GATHER_FSDP2): param_dtype bf16, 2.  Not applied: under
- *     torchao's float8 training torchtitan casts each Float8Linear weight
- *     to FP8 before the all-gather (--float8.enable_fsdp_float8_all_gather,
- *     docs/float8.md; set in train_configs/llama3_405b.toml) and holds the
+ *   FSDP2 (STACK_GATHER_FSDP2): param_dtype bf16, 2; 1 with `fp8_gather`
+ *     in an FP8 model: under torchao's float8 training torchtitan casts each
+ *     Float8Linear weight to FP8 before the all-gather
+ *     (--float8.enable_fsdp_float8_all_gather, docs/float8.md; set in
+ *     train_configs/llama3_405b.toml: model.fsdp_fp8_gather) and holds the
  *     gathered FP8 data (torchao WeightWithDynamicFloat8CastTensor
- *     fsdp_post_all_gather wraps it in a Float8Tensor), 1 B, where FSDP
- *     shards over data parallelism (torchtitan 9dec370 float8.py:
- *     parallel_dims.dp_shard_enabled, dp > 1) -- it moves the 405B
- *     pipelined rows of the memory corpus 5-6 GiB further under their
- *     measurements (docs/validation.md, "Memory"), so it waits for the
- *     mass those rows miss. */
+ *     fsdp_post_all_gather wraps it in a Float8Tensor), 1 B, only where
+ *     FSDP shards over data parallelism (torchtitan 9dec370 float8.py:
+ *     parallel_dims.dp_shard_enabled): the caller passes
+ *     model.fsdp_fp8_gather && dp > 1. */
 double memory_gathered_weight_bytes(stack_gather gather, const gpu_spec *gpu, precision prec,
-                                    int zero, int opt_state);
+                                    int zero, int opt_state, bool fp8_gather);
 
 /* Whether ZeRO-`zero` gathers weights at all: stage 3 over more than one
  * data-parallel rank (dp x cp). */

@@ -142,6 +142,10 @@ typedef struct model {
                              partitioner saves (memory_op_sac_bytes); set by
                              --torch-compile (plan, size, sweep) and
                              validate's run facts */
+    bool fsdp_fp8_gather;   /* FSDP2 all-gathers the Float8Linear weights in
+                             FP8 (torchtitan's enable_fsdp_float8_all_gather):
+                             memory_gathered_weight_bytes; set by validate's
+                             run facts only */
     bool loss_compiled;   /* the loss function compiled with torch.compile too
                              (torchtitan from bbb1b616e, 2025-04, with
                              training.compile): memory_loss_bytes; set by

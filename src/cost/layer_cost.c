@@ -1544,7 +1544,8 @@ static bool recomputed(const strategy *s, int p)
 double cost_range_transient_bytes(const range_cost *r)
 {
     double over = r->layer_buf_bytes - r->loss_bytes;
-    return r->act_peak_extra_bytes + (over > 0 ? over : 0);
+    double ws = r->act_peak_extra_bytes + (over > 0 ? over : 0);
+    return ws > r->embed_bwd_bytes ? ws : r->embed_bwd_bytes;
 }
 
 void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
@@ -1556,9 +1557,12 @@ void cost_layer_range(const model *m, const cluster *c, const cost_params *p,
 }
 
 /* The first stage's embedding lookup: a memory-bound pass forward, twice its
- * time backward, and the embedding table's parameters, sharded over tp. */
+ * time backward, the embedding table's parameters, sharded over tp, and its
+ * backward's working set where the stack has one of its own
+ * (memory_fsdp2_embedding_bwd_bytes). */
 static void add_embedding_cost(const model *m, const gpu_spec *gpu, const gen_constants *k,
-                               const strategy *s, int tp, double tokens, range_cost *out)
+                               const strategy *s, int tp, int stack, double tokens,
+                               range_cost *out)
 {
     double emb = compute_memory_s(gpu, k, tokens * m->hidden * 2.0 * 2.0, 1);
     out->fwd_s += emb;
@@ -1567,6 +1571,8 @@ static void add_embedding_cost(const model *m, const gpu_spec *gpu, const gen_co
     out->params += model_embedding_params(m, s->seq_len) / tp;
     out->vocab_params += model_embedding_params(m, s->seq_len) / tp;
     out->n_tensors += 1;
+    out->embed_bwd_bytes = memory_fsdp2_embedding_bwd_bytes(stack_get(stack)->memory.gather, tp,
+                                                            tokens, m->vocab, m->hidden);
 }
 
 /* The last stage's output head and loss (and each MTP layer's own head):
@@ -1693,7 +1699,7 @@ static void range_on(const model *m, const node_group *ng, const ep_mixed *em,
     out->act_peak_extra_bytes = max_layer_act;
     out->layer_buf_bytes = a2a_buf > cp_buf ? a2a_buf : cp_buf;
     if (first_stage)
-        add_embedding_cost(m, gpu, k, s, tp, tokens, out);
+        add_embedding_cost(m, gpu, k, s, tp, stack, tokens, out);
     if (last_stage) {
         add_output_cost(m, gpu, k, s, tp, stack, tokens, first_stage, out);
         if (m->mtp_layers > 0)

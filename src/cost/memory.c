@@ -20,7 +20,9 @@
  * upcast logits and FSDP2's gathered root and blocks are implemented here
  * from their source (memory.h says which file each follows), and
  * torch.distributed.pipelining's per-micro-batch stage buffers
- * (memory_pipe_buffers_bytes).
+ * (memory_pipe_buffers_bytes), and the whole V x h gradient of its
+ * row-wise TP-sharded embedding (memory_fsdp2_embedding_grad_bytes,
+ * memory_fsdp2_embedding_bwd_bytes).
  * Invariant: every figure is >= 0 and grows with its inputs.
  */
 #include "cost/compute.h"
@@ -176,6 +178,24 @@ double memory_fsdp2_accum_grad_bytes(int pp, double params)
     return pp > 1 ? 4.0 * params : 0;
 }
 
+double memory_fsdp2_embedding_grad_bytes(stack_gather gather, int pp, int tp,
+                                         double embed_params)
+{
+    if (gather != STACK_GATHER_FSDP2 || pp <= 1 || tp <= 1)
+        return 0;
+    return memory_fsdp2_accum_grad_bytes(pp, embed_params * (tp - 1));
+}
+
+double memory_fsdp2_embedding_bwd_bytes(stack_gather gather, int tp, double tokens,
+                                        double vocab, double hidden)
+{
+    if (gather != STACK_GATHER_FSDP2 || tp <= 1)
+        return 0;
+    /* the output's gradient gathered to the whole sequence, the weight's
+     * whole V x h gradient, the per-index fp32 partial sums */
+    return 2.0 * tokens * hidden + 2.0 * vocab * hidden + 4.0 * tokens * hidden;
+}
+
 double memory_op_sac_bytes(const model *m, const layer_spec *l, double tokens, int tp, bool sp)
 {
     double t = tp > 0 ? tp : 1, h = l->hidden;
@@ -217,12 +237,12 @@ double memory_zero3_unit_params(double layer_params, double vocab_params)
 }
 
 double memory_gathered_weight_bytes(stack_gather gather, const gpu_spec *gpu, precision prec,
-                                    int zero, int opt_state)
+                                    int zero, int opt_state, bool fp8_gather)
 {
     if (prec == PREC_FP32)
         return 4.0;
     if (gather == STACK_GATHER_FSDP2)
-        return 2.0;
+        return fp8_gather && prec == PREC_FP8 ? 1.0 : 2.0;
     return memory_fp8_weights_single(gpu, prec, zero, opt_state) ? 1.0 : 2.0;
 }
 

@@ -334,11 +334,13 @@ static const run_recipe_fact k_facts[] = {
  * published model (the library's definition carries them; -1: not said),
  * whether its recipe runs core attention in FP8 (model.fp8_attention) and
  * the routed experts as Transformer Engine's fused grouped MLP
- * (model.fused_grouped_mlp; false: not said). */
+ * (model.fused_grouped_mlp; false: not said) and whether its config
+ * all-gathers the Float8Linear weights in FP8 under FSDP2
+ * (model.fsdp_fp8_gather; false: not said). */
 typedef struct run_model_fact {
     const char *source_has, *model_has, *gpus, *precisions;
     int mtp_layers;
-    bool fp8_attention, fused_grouped_mlp;
+    bool fp8_attention, fused_grouped_mlp, fsdp_fp8_gather;
     const char *why;
 } run_model_fact;
 
@@ -348,7 +350,7 @@ static const run_model_fact k_model_facts[] = {
      * (w/o MTP)", the B200 one "(w/ MTP)"; their Model TFLOP/s over
      * tokens/s agree: 249.7 GFLOP per token (961 / 3848) without, 260.4
      * (557 / 2139) with, as 26.04-26.08's rows (260.0) */
-    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0, false, false,
+    {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0, false, false, false,
      "Megatron-Bridge 25.11's GB200/GB300 DeepSeek-V3 rows ran without MTP (\"DeepSeekV3 (w/o "
      "MTP)\")"},
     /* Megatron-Bridge v0.6.0 (the 26.08 container) src/megatron/bridge/
@@ -361,7 +363,7 @@ static const run_model_fact k_model_facts[] = {
      * DeepSeek-V3 GB300 full-iteration helpers set it too; their layers have
      * no window, where the model costs FP8 attention as 16-bit
      * (layer_cost.c attention_bwd_s): no fact needed. */
-    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true, false,
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true, false, false,
      "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run attention in FP8 "
      "(fp8_dot_product_attention = True)"},
     /* The same helper sets model.use_transformer_engine_op_fuser = True
@@ -373,9 +375,31 @@ static const run_model_fact k_model_facts[] = {
      * te.pytorch.ops.ScaledClampedQGeGLU), not the eager passes layer_cost.c
      * moe_eager_glu_bytes counts.  Its Qwen3 and DeepSeek-V3 helpers set it
      * too; their experts have neither clamp nor bias: no fact needed. */
-    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, false, true,
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, false, true, false,
      "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run Transformer Engine's "
      "fused grouped MLP (use_transformer_engine_op_fuser = True)"},
+    /* torchtitan 9dec370 train_configs/llama3_405b.toml, [float8]:
+     * enable_fsdp_float8_all_gather = true (with precompute_float8_dynamic_
+     * scale_for_fsdp), the config of the benchmark's 405B tables (5 and 6
+     * of llama3_h100_202412_torchtitan.md, the only ones with PP; matched
+     * by their titles, as a row without the library's definition has no
+     * model name here); float8.py applies it only where FSDP shards over
+     * data parallelism (parallel_dims.dp_shard_enabled:
+     * memory_gathered_weight_bytes) */
+    {"Table 5 (FSDP + TP + PP + torch.compile + Float8", NULL, "H100-SXM-96GB-500W", "fp8", -1,
+     false, false, true,
+     "torchtitan's llama3_405b.toml all-gathers the Float8Linear weights in FP8 "
+     "(enable_fsdp_float8_all_gather = true)"},
+    {"Table 6 (FSDP + TP + PP + CP + torch.compile + Float8", NULL, "H100-SXM-96GB-500W", "fp8",
+     -1, false, false, true,
+     "torchtitan's llama3_405b.toml all-gathers the Float8Linear weights in FP8 "
+     "(enable_fsdp_float8_all_gather = true)"},
+    /* torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md: the
+     * runs' config sets enable_fsdp_float8_all_gather (with precomputed
+     * scales and force_recompute_fp8_weight_in_bwd) */
+    {"llama3-8b_h200_202506_trainy-whitefiber", NULL, "H200-SXM", "fp8", -1, false, false, true,
+     "the Trainy runs all-gather the Float8Linear weights in FP8 "
+     "(enable_fsdp_float8_all_gather)"},
 };
 
 #define N_MODEL_FACTS (sizeof k_model_facts / sizeof k_model_facts[0])
@@ -487,7 +511,7 @@ const char *run_recipe_for_system(const run_system *r, size_t *at, const char **
 
 void run_model_for_system(const run_system *r, run_model_variant *out)
 {
-    *out = (run_model_variant){-1, false, false, NULL, NULL, NULL};
+    *out = (run_model_variant){-1, false, false, false, NULL, NULL, NULL, NULL};
     for (size_t i = 0; i < N_MODEL_FACTS; i++) {
         const run_model_fact *f = &k_model_facts[i];
         if (!fact_applies(r, f->source_has, f->model_has, f->gpus, f->precisions))
@@ -503,6 +527,10 @@ void run_model_for_system(const run_system *r, run_model_variant *out)
         if (f->fused_grouped_mlp && out->fused_grouped_mlp_why == NULL) {
             out->fused_grouped_mlp = true;
             out->fused_grouped_mlp_why = f->why;
+        }
+        if (f->fsdp_fp8_gather && out->fsdp_fp8_gather_why == NULL) {
+            out->fsdp_fp8_gather = true;
+            out->fsdp_fp8_gather_why = f->why;
         }
     }
 }

@@ -351,6 +351,11 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
         shape_note_add(r, "experts as a fused grouped MLP (the source's recipe)");
         r->m->fused_grouped_mlp = true;
     }
+    if (var.fsdp_fp8_gather && !r->m->fsdp_fp8_gather) {
+        shape_note_add(r, "FSDP all-gathers Float8Linear weights in FP8 where it shards over dp "
+                          "(the source's config)");
+        r->m->fsdp_fp8_gather = true;
+    }
     if (run_compiled_for_system(&sys, &loss_too, &why) && !r->m->torch_compile) {
         shape_note_add(r, loss_too ? "blocks and loss under torch.compile (the source's row)"
                                    : "blocks under torch.compile (the source's row)");

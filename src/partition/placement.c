@@ -518,7 +518,8 @@ static void ext_costs(placer *pc, const cost_key *k, const node_group *ng, const
          * = (ws + buf) + max(0, loss - buf)), against the least buffers of
          * any layer: exact on uniform layers, never below evaluate() */
         e->ext_peak[x] = rc.act_peak_extra_bytes - rc.loss_bytes +
-                         (rc.loss_bytes > e->buf_min ? rc.loss_bytes - e->buf_min : 0);
+                         (rc.loss_bytes > e->buf_min ? rc.loss_bytes - e->buf_min : 0) +
+                         rc.embed_bwd_bytes;   /* summed: never below evaluate()'s larger */
     }
 }
 
@@ -767,7 +768,8 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
     const gather_terms gt = {memory_zero3_gathers(s->zero, s->dp * cp), kind, pc->m->prec, s->pp,
                             tp, (double)pc->m->vocab * pc->m->hidden / tp,
                             memory_gathered_weight_bytes(kind, &g->gpu, pc->m->prec, s->zero,
-                                                         s->opt_state)};
+                                                         s->opt_state,
+                                                         pc->m->fsdp_fp8_gather && s->dp > 1)};
     stage_memory_in base = {pc->m->prec, s->zero, s->dp * cp, strategy_expert_dp(s, tp), 0, 0, 0,
                             0, 0, 0, pc->p->frag_fraction, g->gpu.usable_mem_bytes, 0,
                             s->grad_reduce_bf16,
@@ -797,7 +799,9 @@ static void member_terms(placer *pc, const node_group *g, const cost_key *key, s
         in.params = e->ext_params[x];
         in.vocab_params = e->ext_vocab[x];
         in.extra_bytes =
-            e->ext_peak[x] + gathered(&gt, e->ext_params[x], 0, 0, e->ext_params[x]);
+            e->ext_peak[x] + gathered(&gt, e->ext_params[x], 0, 0, e->ext_params[x]) +
+            (gt.on && x == 0 ? memory_fsdp2_embedding_grad_bytes(gt.kind, gt.pp, gt.tp, gt.vocab)
+                             : 0);   /* the embedding's whole gradient */
         memory_stage(&in, &mb);
         if (keep || e->ext_t[x] > ext_t[x])
             ext_t[x] = e->ext_t[x];

@@ -104,6 +104,13 @@ static double stage_block_params(const model *m, const stage_spec *st)
     return block;
 }
 
+/* The first stage's row-wise embedding gradient beyond its shard
+ * (memory_fsdp2_embedding_grad_bytes). */
+static double embedding_grad_bytes(const model *m, stack_gather kind, int pp, int tp)
+{
+    return memory_fsdp2_embedding_grad_bytes(kind, pp, tp, (double)m->vocab * m->hidden / tp);
+}
+
 /* ZeRO-3's gathered weights on pipeline rank `rank` of a pp-stage pipeline
  * (memory_zero3_gathered_bytes, the partitioner's rule too): its largest
  * decoder layer, the embedding matrix, the root parameters it holds -- the
@@ -123,8 +130,12 @@ static double stage_gather_bytes(const model *m, const cluster *c, const strateg
     if (rank == pp - 1)
         root += m->hidden + (m->tied_embeddings ? 0 : (double)m->vocab * m->hidden);
     return memory_zero3_gathered_bytes(
-        kind, m->prec, memory_gathered_weight_bytes(kind, gpu, m->prec, s->zero, s->opt_state), pp,
-        tp, params, block / tp, (double)m->vocab * m->hidden / tp, root / tp);
+               kind, m->prec,
+               memory_gathered_weight_bytes(kind, gpu, m->prec, s->zero, s->opt_state,
+                                            m->fsdp_fp8_gather && s->dp > 1),
+               pp, tp,
+               params, block / tp, (double)m->vocab * m->hidden / tp, root / tp) +
+           (rank == 0 ? embedding_grad_bytes(m, kind, pp, tp) : 0);
 }
 
 static const char *binding_of(const time_breakdown *t)
@@ -616,7 +627,9 @@ static void rank_times(eval_state *x, int i, range_cost *r)
  * r->act_peak_extra_bytes) and, where FSDP2
  * gathers the stage, its accumulated fp32 gradients per chunk
  * (memory_fsdp2_accum_grad_bytes of cparams[], each chunk's parameters per
- * GPU), taken out of the gathered figure; the peak becomes in->inflight
+ * GPU; rank 0's first chunk with the embedding's whole gradient,
+ * memory_fsdp2_embedding_grad_bytes), taken out of the gathered figure;
+ * the peak becomes in->inflight
  * whole-rank micro-batches. */
 static void rank_torch_schedule_memory(const eval_state *x, int i, int tp, bool gathers,
                                        const double *ca, const double *cparams,
@@ -632,10 +645,13 @@ static void rank_torch_schedule_memory(const eval_state *x, int i, int tp, bool 
                                memory_pipe_input_grad_bytes(
                                    STACK_PIPE_TORCH,
                                    cost_boundary_bytes(x->m, s, tp, x->c->stack))};
+    const double eg = i == 0 ? embedding_grad_bytes(x->m, stack_get(x->c->stack)->memory.gather,
+                                                    x->pp, tp)
+                             : 0;   /* chunk 0 of rank 0 holds the embedding */
     for (int j = 0; j < x->v; j++)
-        cg[j] = memory_fsdp2_accum_grad_bytes(x->pp, cparams[j]);
+        cg[j] = memory_fsdp2_accum_grad_bytes(x->pp, cparams[j]) + (j == 0 ? eg : 0);
     if (fsdp2)
-        in->extra_bytes -= memory_fsdp2_accum_grad_bytes(x->pp, in->params);
+        in->extra_bytes -= memory_fsdp2_accum_grad_bytes(x->pp, in->params) + eg;
     in->extra_bytes -= r->act_peak_extra_bytes;
     in->inflight =
         memory_schedule_peak_bytes(STACK_PIPE_TORCH, x->pp, x->v, x->mcount, i, ca, &acc) /
