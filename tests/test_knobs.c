@@ -864,7 +864,7 @@ END_TEST
  * moe_host_s 1.75 ms: the graphs leave 0.53 ms x 2 local experts / 8 of
  * host time); core_v0.15.0 (no HybridEP) never gets it there, and the
  * Not-searched list says why; DeepSpeed's stack never gets it; a tie goes
- * to the alltoall dispatcher. */
+ * to the alltoall dispatcher, and the tied flex plan is not listed. */
 START_TEST(flex_dispatcher_searched)
 {
     run_spec rs, rx;
@@ -911,6 +911,23 @@ START_TEST(flex_dispatcher_searched)
         named |= strstr(r.not_searched[i], "the flex token dispatcher on GB200 (core_v0.15.0 "
                                            "has only DeepEP") != NULL;
     ck_assert(named);
+    search_result_free(&r);
+    /* Mixtral on 64 H100 nodes: ep 8 (its 8 experts in one node) with the
+     * host time under the all-to-all overlap costs the same with either
+     * dispatcher: the alltoall plan ranks first, its flex twin is not kept */
+    ck_assert_int_eq(tu_search(&r, x, &rx, h, NULL, false, 10), PLANNER_OK);
+    ck_assert(!r.top[0].s.flex_dispatcher);
+    for (int i = 0; i < r.n_top; i++)
+        for (int j = 0; j < r.n_top; j++) {
+            const strategy *u = &r.top[i].s, *w = &r.top[j].s;
+            ck_assert_msg(!(u->flex_dispatcher && !w->flex_dispatcher && u->tp == w->tp &&
+                            u->pp == w->pp && u->dp == w->dp && u->cp == w->cp &&
+                            u->ep == w->ep && u->etp == w->etp && u->vpp == w->vpp &&
+                            u->mbs == w->mbs && u->zero == w->zero &&
+                            u->recompute == w->recompute &&
+                            r.top[i].e.tokens_per_s == r.top[j].e.tokens_per_s),
+                          "plan %d is plan %d's flex twin", i + 1, j + 1);
+        }
     search_result_free(&r);
     /* DeepSpeed has no flex dispatcher */
     h->stack = STACK_DEEPSPEED;

@@ -137,7 +137,8 @@
  * smaller pp, smaller tp, smaller cp, smaller ep, smaller etp, smaller vpp, larger mbs,
  * sp on before off, less recompute, lower zero stage, the alltoall token
  * dispatcher before flex (Megatron's recipes' default: a flex plan must be
- * faster to rank first), lower group index.
+ * faster to rank first; one that only ties its alltoall twin is not kept,
+ * flex_twin_kept), lower group index.
  * The top N are kept as strategies and evaluated again at the end
  * (evaluate() is deterministic), so a search holds N strategies, not N
  * evaluations; that final evaluation also keeps the schedule it simulated
@@ -557,10 +558,37 @@ int objective_from_name(const char *name, objective *out)
     return -1;
 }
 
-/* Keeps s if it ranks among the top N. */
+/* Whether s runs the flex dispatcher and a kept plan is its alltoall twin
+ * at the same objective and peak memory: every knob but the dispatcher and
+ * the router graphs, and the layer split, the same (search_block offers
+ * the alltoall pass of a block first). */
+static bool flex_twin_kept(const search_ctx *x, const strategy *s, double score, double peak)
+{
+    if (!s->flex_dispatcher)
+        return false;
+    for (int i = 0; i < x->n_top; i++) {
+        const top_entry *t = &x->pool[x->order[i]];
+        bool same = t->score == score && t->peak_bytes == peak && !t->s.flex_dispatcher &&
+                    t->s.n_stages == s->n_stages;
+        for (int k = 0; k < KNOB_COUNT && same; k++)
+            same = k == KNOB_FLEX_DISPATCHER || k == KNOB_TE_MOE_GRAPHS ||
+                   knob_value(&t->s, (knob_id)k) == knob_value(s, (knob_id)k);
+        for (int j = 0; j < s->n_stages && j < STRATEGY_MAX_STAGES && same; j++)
+            same = t->s.stage[j].n_layers == s->stage[j].n_layers &&
+                   t->s.stage[j].group == s->stage[j].group;
+        if (same)
+            return true;
+    }
+    return false;
+}
+
+/* Keeps s if it ranks among the top N; a flex plan that costs exactly what
+ * its kept alltoall twin costs is that plan to the user, not kept again. */
 static void top_offer(search_ctx *x, const strategy *s, double score, double peak)
 {
     int slot, lo, hi;
+    if (flex_twin_kept(x, s, score, peak))
+        return;
     if (x->n_top == x->top_cap) {
         top_entry *w = &x->pool[x->order[x->n_top - 1]];
         if (search_rank_cmp(score, peak, s, w->score, w->peak_bytes, &w->s) >= 0)
