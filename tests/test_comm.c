@@ -204,11 +204,38 @@ START_TEST(collectives_monotone_in_bandwidth)
 }
 END_TEST
 
+/* boundary_p2p_intra_inter_wrap_hetero's stages on two node groups (c's
+ * groups[0] and [1], h100_group(4) each), one micro-batch's activations
+ * `bytes` per TP rank. */
+static void boundary_p2p_hetero(const model *m, cluster *c, const cost_params *p,
+                                node_group *groups, double bytes)
+{
+    group_link link = {0, 1, 12.5e9, 20e-6};
+    strategy s;
+    /* heterogeneous: stage 0 on group 0, stage 1 on group 1 joined by a
+     * 12.5 GB/s, 20 us link; x inter_eff 0.5 = 6.25 GB/s: 5,388.7 us */
+    c->n_groups = 2;
+    c->n_links = 1;
+    c->link = &link;
+    s = pipeline(4, 2, 1, 1, 8);
+    s.sp = true;
+    s.stage[1].group = 1;
+    ck_assert_rel(cost_boundary_p2p_s(m, c, p, &s, 0), bytes / 6.25e9 + 20e-6, 1e-9);
+    /* no explicit link: the slower of the two groups' NICs, the larger
+     * latency */
+    c->n_links = 0;
+    groups[1].inter_bytes_per_s = 20e9;
+    groups[1].inter_latency_s = 15e-6;
+    ck_assert_rel(cost_boundary_p2p_s(m, c, p, &s, 0), bytes / 10e9 + 15e-6, 1e-9);
+    /* more bandwidth never slower */
+    groups[1].inter_bytes_per_s = 40e9;
+    ck_assert(cost_boundary_p2p_s(m, c, p, &s, 0) <= bytes / 10e9 + 15e-6);
+}
+
 START_TEST(boundary_p2p_intra_inter_wrap_hetero)
 {
     node_group groups[2];
     cluster c;
-    group_link link = {0, 1, 12.5e9, 20e-6};
     model m;
     layer_spec layers[8];
     cost_params p;
@@ -296,24 +323,7 @@ START_TEST(boundary_p2p_intra_inter_wrap_hetero)
     ck_assert(cost_boundary_p2p_s(&m, &c, &p, &s, 4) == 0);
     ck_assert(cost_boundary_p2p_s(&m, &c, &p, &s, -1) == 0);
 
-    /* heterogeneous: stage 0 on group 0, stage 1 on group 1 joined by a
-     * 12.5 GB/s, 20 us link; x inter_eff 0.5 = 6.25 GB/s: 5,388.7 us */
-    c.n_groups = 2;
-    c.n_links = 1;
-    c.link = &link;
-    s = pipeline(4, 2, 1, 1, 8);
-    s.sp = true;
-    s.stage[1].group = 1;
-    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), bytes / 6.25e9 + 20e-6, 1e-9);
-    /* no explicit link: the slower of the two groups' NICs, the larger
-     * latency */
-    c.n_links = 0;
-    groups[1].inter_bytes_per_s = 20e9;
-    groups[1].inter_latency_s = 15e-6;
-    ck_assert_rel(cost_boundary_p2p_s(&m, &c, &p, &s, 0), bytes / 10e9 + 15e-6, 1e-9);
-    /* more bandwidth never slower */
-    groups[1].inter_bytes_per_s = 40e9;
-    ck_assert(cost_boundary_p2p_s(&m, &c, &p, &s, 0) <= bytes / 10e9 + 15e-6);
+    boundary_p2p_hetero(&m, &c, &p, groups, bytes);
 }
 END_TEST
 
