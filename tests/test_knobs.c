@@ -950,6 +950,30 @@ START_TEST(flex_dispatcher_searched)
 }
 END_TEST
 
+/* emit_every_flag's plan A on m (Mixtral 8x7B): every knob but the
+ * embedding/loss accounting off its minimum. */
+static void every_flag_plan_a(strategy *a, const model *m)
+{
+    memset(a, 0, sizeof *a);
+    a->tp = 8; a->pp = 4; a->dp = 2; a->cp = 2; a->ep = 2; a->etp = 1; a->vpp = 2; a->mbs = 2;
+    a->gbs = 128; a->seq_len = 4096;
+    a->sp = true; a->tp_comm_overlap = true;
+    a->recompute = RECOMPUTE_FULL; a->recompute_layers = 2;
+    a->recompute_method = RECOMPUTE_UNIFORM;   /* 32 layers / (pp 4 x vpp 2): groups of 2 */
+    a->zero = 1; a->overlap_grad_reduce = true; a->overlap_param_gather = true;
+    a->grad_reduce_bf16 = true;
+    a->opt_state = OPT_STATE_BF16;   /* the precision-aware optimizer: three flags */
+    a->cp_comm = CP_COMM_ALLGATHER;   /* a2a: 1 K/V head per TP rank, not / cp 2 */
+    a->n_stages = a->pp;
+    for (int i = 0; i < a->pp; i++) {
+        a->stage[i].n_layers = m->layers / a->pp;
+        a->stage[i].tp = a->tp;
+        a->stage[i].dp = a->dp;
+    }
+    for (int i = 0; i < a->pp; i++)
+        strategy_chunk_layers(a, m->layers, i, 0, &a->stage[i].first_layer);
+}
+
 START_TEST(emit_every_flag)
 {
     planner_error err = PLANNER_ERROR_INIT;
@@ -960,25 +984,7 @@ START_TEST(emit_every_flag)
     bool set[KNOB_COUNT] = {false};
     ck_assert_int_eq(model_load(&m, NULL, "configs/mixtral-8x7b.json", NULL, &err), PLANNER_OK);
     ck_assert_int_eq(cluster_load(&c, "clusters/h100x512.yaml", &err), PLANNER_OK);
-    /* A: every knob but the embedding/loss accounting off its minimum */
-    memset(&a, 0, sizeof a);
-    a.tp = 8; a.pp = 4; a.dp = 2; a.cp = 2; a.ep = 2; a.etp = 1; a.vpp = 2; a.mbs = 2;
-    a.gbs = 128; a.seq_len = 4096;
-    a.sp = true; a.tp_comm_overlap = true;
-    a.recompute = RECOMPUTE_FULL; a.recompute_layers = 2;
-    a.recompute_method = RECOMPUTE_UNIFORM;   /* 32 layers / (pp 4 x vpp 2): groups of 2 */
-    a.zero = 1; a.overlap_grad_reduce = true; a.overlap_param_gather = true;
-    a.grad_reduce_bf16 = true;
-    a.opt_state = OPT_STATE_BF16;   /* the precision-aware optimizer: three flags */
-    a.cp_comm = CP_COMM_ALLGATHER;   /* a2a: 1 K/V head per TP rank, not / cp 2 */
-    a.n_stages = a.pp;
-    for (int i = 0; i < a.pp; i++) {
-        a.stage[i].n_layers = m->layers / a.pp;
-        a.stage[i].tp = a.tp;
-        a.stage[i].dp = a.dp;
-    }
-    for (int i = 0; i < a.pp; i++)
-        strategy_chunk_layers(&a, m->layers, i, 0, &a.stage[i].first_layer);
+    every_flag_plan_a(&a, m);
     emit_append(m, c, &a, &all);
     /* B: the embedding and the loss counted as layers ((32 + 2) / 2 each) */
     memset(&b, 0, sizeof b);
