@@ -855,6 +855,41 @@ START_TEST(te_moe_graphs_knob)
 }
 END_TEST
 
+/* Megatron-Core refuses the router and preprocessing graphs under full
+ * recompute ("full recompute is only supported with full iteration CUDA
+ * graph", transformer_config.py, core_v0.16.0 to core_v0.19.0): the rule
+ * refuses the pair, --fix refuses it as a usage error, and a search with
+ * full recompute pinned leaves the graphs off where it would have turned
+ * them on (Qwen3-235B-A22B on GB200 NVL72 with the flex dispatcher). */
+START_TEST(te_moe_graphs_not_with_full_recompute)
+{
+    run_spec rs;
+    model *m = tu_model_load("configs/qwen3-235b-a22b.json", &rs);
+    strategy_constraints f = STRATEGY_CONSTRAINTS_INIT;
+    planner_error err = PLANNER_ERROR_INIT;
+    strategy s = one_stage(1, 64, 64, 1, m->layers);
+    cluster *c = NULL;
+    search_result r;
+    s.te_moe_graphs = true;
+    s.recompute = RECOMPUTE_SELECTIVE;
+    ck_assert_int_eq(knob_rule(m, &s, KNOB_TE_MOE_GRAPHS, NULL), PLANNER_OK);
+    s.recompute = RECOMPUTE_FULL;
+    ck_assert_int_eq(knob_rule(m, &s, KNOB_TE_MOE_GRAPHS, tu_err(&err)), PLANNER_E_INPUT);
+    ck_assert_msg(strstr(err.msg, "cannot run with full recomputation") != NULL, "%s", err.msg);
+    ck_assert_int_eq(constraints_parse(&f, "te_moe_graphs=on,recompute=full", tu_err(&err)),
+                     PLANNER_E_USAGE);
+    ck_assert_int_eq(cluster_load(&c, "clusters/gb200x576.yaml", tu_err(&err)), PLANNER_OK);
+    ck_assert_int_eq(tu_search(&r, m, &rs, c, "flex_dispatcher=on,recompute=full", false, 1),
+                     PLANNER_OK);
+    ck_assert_int_eq(r.n_top >= 1, 1);
+    ck_assert_int_eq(r.top[0].s.recompute, RECOMPUTE_FULL);
+    ck_assert(r.top[0].s.flex_dispatcher && !r.top[0].s.te_moe_graphs);
+    search_result_free(&r);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 /* The flex token dispatcher in the default search (P10): its backends by
  * release and GPU (knob_flex_backend: HybridEP from core_v0.16.0 on Ampere
  * to Blackwell, GB200 NVL72 included; core_v0.15.0's DeepEP not on a
@@ -1083,6 +1118,7 @@ int main(void)
     tcase_add_test(tc, fsdp2_stack_rules);
     tcase_add_test(tc, deepspeed_moe_rules);
     tcase_add_test(tc, te_moe_graphs_knob);
+    tcase_add_test(tc, te_moe_graphs_not_with_full_recompute);
     tcase_add_test(tc, flex_dispatcher_searched);
     tcase_add_test(tc, fsdp2_every_nth_searched);
     tcase_add_test(tc, every_nth_first_chunk_empty);

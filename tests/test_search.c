@@ -1238,12 +1238,14 @@ START_TEST(flex_dispatcher_keeps_memory)
                             continue;
                         ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, NULL), PLANNER_OK);
                         f = s;
-                        f.flex_dispatcher = f.te_moe_graphs = true;
+                        f.flex_dispatcher = true;   /* the graphs: not with full recompute */
+                        f.te_moe_graphs = s.recompute != RECOMPUTE_FULL;
                         ck_assert_int_eq(strategy_check(m, &s, NULL), 0);
                         ck_assert_int_eq(strategy_check(m, &f, NULL), 0);
                         evaluate(m, &t.c, &p, &s, e0);
                         evaluate(m, &t.c, &p, &f, e1);
-                        ck_assert(e0->step_time_s != e1->step_time_s);   /* a cost differs */
+                        if (f.te_moe_graphs)   /* a cost differs (the graphs' host time) */
+                            ck_assert(e0->step_time_s != e1->step_time_s);
                         for (int i = 0; i < e0->n_stages; i++)
                             ck_assert_msg(e0->stage_memory[i].total_bytes ==
                                               e1->stage_memory[i].total_bytes,

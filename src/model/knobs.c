@@ -618,7 +618,7 @@ bool knob_tp_splits_heads(const model *m, int tp)
  * and breaks nothing. */
 typedef enum pin_rule {
     PIN_SP_TP, PIN_TPO_SP, PIN_VPP_PP, PIN_OPG, PIN_EPO_EP, PIN_EPO_FULL, PIN_SEO_EPO,
-    PIN_SEO_FLEX, PIN_FLEX_EP, PIN_TMG_CG, PIN_CP_COMM_CP, PIN_CP_A2A, PIN_RULES
+    PIN_SEO_FLEX, PIN_FLEX_EP, PIN_TMG_CG, PIN_TMG_FULL, PIN_CP_COMM_CP, PIN_CP_A2A, PIN_RULES
 } pin_rule;
 
 typedef struct pin_vals {
@@ -663,6 +663,7 @@ static bool pin_broken(pin_rule r, const pin_vals *v)
     case PIN_SEO_FLEX: return v->seo > 0 && v->flex > 0;
     case PIN_FLEX_EP: return v->flex > 0 && pin_below2(v->ep);
     case PIN_TMG_CG: return v->tmg > 0 && v->cg > 0;
+    case PIN_TMG_FULL: return v->tmg > 0 && v->rc == RECOMPUTE_FULL;
     case PIN_CP_COMM_CP: return v->cp_comm > CP_COMM_P2P && pin_below2(v->cp);
     case PIN_CP_A2A: return v->cp_a2a > 0 && v->cp_comm >= 0 && v->cp_comm != CP_COMM_A2A_P2P;
     default: return false;
@@ -684,6 +685,8 @@ static const char *pin_message(pin_rule r, const pin_vals *v, char *buf, size_t 
         "the flex token dispatcher needs expert parallelism (ep > 1)",
         "the MoE router and preprocessing graphs (--cuda-graph-impl transformer_engine) "
         "cannot run with the full-iteration graph (--cuda-graph-impl local)",
+        "the MoE router and preprocessing graphs (--cuda-graph-impl transformer_engine) "
+        "cannot run with full recomputation",
         NULL, NULL};
     if (r == PIN_CP_COMM_CP)
         snprintf(buf, n, "--cp-comm-type %s needs cp > 1", cp_comm_name((cp_comm_type)v->cp_comm));
@@ -937,7 +940,9 @@ const char *knob_flex_backend_missing(megatron_version ver, const node_group *g)
  * with a capacity factor or router padding for FP8 ("DtoH copies and
  * synchronizations in the preprocess step"), which the planner's dropless
  * MoE does not use; the cost model has a measured value with the flex
- * dispatcher only (layer_cost.c moe_host_fwd_s). */
+ * dispatcher only (layer_cost.c moe_host_fwd_s).  Not with full recompute:
+ * "full recompute is only supported with full iteration CUDA graph"
+ * (transformer_config.py __post_init__, core_v0.16.0 to core_v0.19.0). */
 static planner_status te_moe_graphs_rule(const model *m, const strategy *s,
                                          planner_error *err)
 {
@@ -946,6 +951,7 @@ static planner_status te_moe_graphs_rule(const model *m, const strategy *s,
     if (m == NULL || m->moe.experts <= 0)
         FAIL("the MoE router and preprocessing graphs (te_moe_graphs) need an MoE model");
     PIN_FAIL_S(PIN_TMG_CG);
+    PIN_FAIL_S(PIN_TMG_FULL);
     return PLANNER_OK;
 }
 
