@@ -137,6 +137,11 @@ struct node_group;
 const char *knob_flex_backend(megatron_version ver, const struct node_group *g);
 /* The reason knob_flex_backend(ver, g) is NULL ("" when it is not). */
 const char *knob_flex_backend_missing(megatron_version ver, const struct node_group *g);
+/* Whether Megatron-LM release ver has the MoE router and preprocessing
+ * graphs (te_moe_graphs: --cuda-graph-scope moe_router moe_preprocess):
+ * from core_v0.16.0 (model/knobs.c).  The search tries them only there,
+ * emit refuses them elsewhere. */
+bool knob_te_moe_graphs_release(megatron_version ver);
 /* The rules of s's own stack on knobs together (stack_spec.rules) that knob
  * k takes part in (knob_rule applies them; the search filters by them). */
 planner_status knob_stack_rule(const struct model *m, const strategy *s, knob_id k,

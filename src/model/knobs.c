@@ -930,8 +930,17 @@ const char *knob_flex_backend_missing(megatron_version ver, const node_group *g)
     return "";
 }
 
+/* The router and preprocessing scopes came with core_v0.16.0 (its
+ * --cuda-graph-scope takes a list of CudaGraphScope names, moe_router and
+ * moe_preprocess among them); core_v0.15.0's takes one of full, attn and
+ * full_iteration (arguments.py). */
+bool knob_te_moe_graphs_release(megatron_version ver)
+{
+    return ver >= MEGATRON_0_16;
+}
+
 /* Transformer Engine graphs of the MoE router and dispatch preprocessing
- * (core_v0.15.0 arguments.py validate_args): "moe cuda graph is only
+ * (core_v0.16.0 transformer_config.py __post_init__): "moe cuda graph is only
  * supported for MoE"; moe_preprocess "only supported with moe_router";
  * scopes other than full_iteration "only supported with
  * --cuda-graph-impl=transformer_engine", full_iteration only with "local":

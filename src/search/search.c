@@ -922,7 +922,7 @@ static void set_derived(search_ctx *x)
      * cost_te_moe_graphs_help) */
     s->te_moe_graphs = f->te_moe_graphs > 0;
     if (f->te_moe_graphs < 0 && x->m->moe.experts > 0 &&
-        space_allows(x, KNOB_TE_MOE_GRAPHS, 1)) {
+        space_allows(x, KNOB_TE_MOE_GRAPHS, 1) && knob_te_moe_graphs_release(x->o->megatron)) {
         int g = x->group >= 0 && x->group < x->c->n_groups ? x->group : 0;
         s->te_moe_graphs = true;
         s->te_moe_graphs = knob_rule(x->m, s, KNOB_TE_MOE_GRAPHS, NULL) == PLANNER_OK &&
