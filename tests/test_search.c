@@ -696,10 +696,13 @@ static const struct prune_case {
      * (expert weights / 16) won; at the round-6 constants (2026-11: a DP
      * reduce over the NICs at its own overlap share, ZeRO-2 cheaper) tp 2
      * ep 8 etp 1 zero 2 wins, ahead of tp 1 ep 8 etp 2 */
-    {.model = "configs/mixtral-8x7b.json", .nodes = 8, .fix = "pp=1", .ep_overlap = true},
+    {.model = "configs/mixtral-8x7b.json", .nodes = 8, .fix = "pp=1", .ep_overlap = true,
+     .flex = true},
     /* (the flex token dispatcher is searched on every MoE block with ep >
-     * 1, P10: the winner above keeps alltoall, its 8 experts on 8 GPUs of
-     * one node; the flex dispatcher wins the others with the host time its
+     * 1, P10: the winner above kept alltoall, its 8 experts on 8 GPUs of
+     * one node, until the router graphs kept the MoE layers' pre-MLP norm
+     * that selective recompute of layernorm re-ran (moe_norm_recomputed):
+     * flex with the graphs now, as the others, with the host time its
      * router graphs save, te_moe_graphs) */
     /* and at tp 2 on 4 nodes, etp 2 beside 1: etp 2 (= tp,
      * Megatron's default) won; at the round-6 constants etp 1; with the
@@ -1196,7 +1199,10 @@ START_TEST(cost_model_properties_the_prunes_use)
 }
 END_TEST
 
-/* P10's premise: the token dispatcher changes no memory.  Qwen3-30B-A3B
+/* P10's premise: the token dispatcher changes no memory but where the
+ * router graphs keep an MoE layer's pre-MLP norm (moe_norm_recomputed, and
+ * then the flex plan needs more, so a block that does not fit under the
+ * alltoall dispatcher does not fit under flex either).  Qwen3-30B-A3B
  * and Mixtral plans over ep, mbs, recompute and ZeRO on 4 H100 nodes (ep 32
  * crosses nodes), each evaluated with the alltoall and the flex dispatcher
  * (with the router graphs, te_moe_graphs, as the search sets them): the
@@ -1261,6 +1267,57 @@ START_TEST(flex_dispatcher_keeps_memory)
     ck_assert(checked >= 60);
     pl_free(e0);
     pl_free(e1);
+}
+END_TEST
+
+/* Megatron-Core drops its recompute of an MoE layer's pre-MLP norm under
+ * the router and preprocessing graphs with the flex dispatcher
+ * (transformer_layer.py can_recompute_pre_mlp_layernorm_for_cudagraph,
+ * core_v0.16.0 .. core_v0.19.0): the norm's output, 2 B x s x h a layer, is
+ * kept.  Qwen3-30B-A3B (48 MoE layers, h 2048), tp 1 pp 1 dp 32 ep 8, mbs 1,
+ * seq 4096 on 4 H100 nodes, selective recompute of layernorm and moe_act:
+ * the flex plan with the graphs keeps what it keeps with moe_act alone;
+ * the alltoall plan with the graphs, and the flex plan without them, keep
+ * whole layers' norms (2 x 4096 x 2048 B each) less. */
+START_TEST(router_graphs_keep_moe_norm)
+{
+    test_cluster t;
+    cost_params p;
+    run_spec rs;
+    model *m = tu_model_load("configs/qwen3-30b-a3b.json", &rs);
+    evaluation *e = pl_malloc(4 * sizeof *e);
+    const double norm = 2.0 * 4096 * 2048, *a;
+    double k;
+    ck_assert_ptr_nonnull(e);
+    make_cluster(&t, "H100-SXM", 4, 0);
+    cost_params_default(&p);
+    for (int i = 0; i < 4; i++) {   /* flex+graphs, alltoall+graphs, flex; flex+graphs moe_act */
+        strategy s;
+        memset(&s, 0, sizeof s);
+        s.tp = s.cp = s.etp = s.vpp = s.pp = s.mbs = 1;
+        s.dp = 32;
+        s.ep = 8;
+        s.gbs = 256;
+        s.seq_len = 4096;
+        s.zero = 1;
+        s.overlap_grad_reduce = s.overlap_param_gather = true;
+        s.recompute = RECOMPUTE_SELECTIVE;
+        s.recompute_modules = RC_MOD_MOE_ACT | (i < 3 ? RC_MOD_LAYERNORM : 0);
+        s.flex_dispatcher = i != 1;
+        s.te_moe_graphs = i != 2;
+        ck_assert_int_eq(search_place_stages(m, &t.c, 0, &s, NULL), PLANNER_OK);
+        ck_assert_int_eq(strategy_check(m, &s, NULL), 0);
+        evaluate(m, &t.c, &p, &s, &e[i]);
+    }
+    a = &e[0].stage_memory[0].activations_bytes;
+    ck_assert(*a == e[3].stage_memory[0].activations_bytes);
+    ck_assert(e[0].peak_memory_bytes == e[3].peak_memory_bytes);
+    ck_assert(e[1].stage_memory[0].activations_bytes == e[2].stage_memory[0].activations_bytes);
+    k = (*a - e[1].stage_memory[0].activations_bytes) / norm;
+    ck_assert_msg(k >= 40 && k <= 48 && k == (double)(long)k, "%g layers' norms", k);
+    ck_assert(e[0].peak_memory_bytes > e[1].peak_memory_bytes);
+    pl_free(e);
+    model_free(m);
 }
 END_TEST
 
@@ -1971,6 +2028,7 @@ int main(void)
                         (int)(sizeof prune_cases / sizeof prune_cases[0]));
     tcase_add_test(ts, cost_model_properties_the_prunes_use);
     tcase_add_test(ts, flex_dispatcher_keeps_memory);
+    tcase_add_test(ts, router_graphs_keep_moe_norm);
     tcase_add_test(ts, no_full_recompute_where_a_block_fits);
     tcase_add_test(ts, near_miss_70b_takes_block_recompute);
     tcase_add_test(ts, mem_headroom_refuses_a_plan_its_peak_exceeds);

@@ -117,9 +117,10 @@
  *      rank within the near-tie margin (overlap_off_cannot_rank).
  *   P10 the token dispatcher: each MoE block runs once with the alltoall
  *      dispatcher and once with the flex one (search_block: no cost
- *      ordering between them is guaranteed); the dispatcher changes no
- *      memory, so when P1 finds that no variant fits under the first, the
- *      second is skipped.
+ *      ordering between them is guaranteed); the flex one needs no less
+ *      memory (the same, but where the router graphs keep the MoE layers'
+ *      pre-MLP norm: layer_cost.c moe_norm_recomputed), so when P1 finds
+ *      that no variant fits under the first, the second is skipped.
  *   P8 selective recompute of the memory-saving modules is slower than no
  *      recompute: not tried when that variant's objective cannot rank (no
  *      recompute's miss, unless on the placer's memory-balanced split for a
@@ -1783,10 +1784,11 @@ static bool flex_searched(search_ctx *x)
  * flex_searched, the flex one (DeepEP/HybridEP).  The cost model does not
  * make the flex dispatcher never slower (it sends a token once per
  * destination rank and NVLink domain, but forwards it over NVLink inside
- * each domain it reaches: comm.c), so both are evaluated; they need the
- * same memory (no cost of memory.c reads the dispatcher: test_search
- * flex_dispatcher_keeps_memory), so P10: when P1 finds no variant of the
- * block fits under one, none fits under the other.  A tie goes to
+ * each domain it reaches: comm.c), so both are evaluated; the flex pass
+ * needs no less memory (the same, test_search flex_dispatcher_keeps_memory,
+ * or more where the router graphs keep the MoE norm, router_graphs_keep_
+ * moe_norm), so P10: when P1 finds no variant of the block fits under the
+ * alltoall dispatcher, none fits under flex.  A tie goes to
  * alltoall, Megatron's recipes' default (RANKING). */
 static void search_block(search_ctx *x)
 {
