@@ -34,7 +34,6 @@ typedef struct plan_args {
     bool show_inputs;
     output_format format;
     emit_kind emit;
-    megatron_version megatron;
     run_spec ov;
     search_options opts;
     int stack;                  /* --stack's stack_id, -1: the cluster file's */
@@ -264,10 +263,9 @@ static int plan_output_option(int ch, const char *arg, plan_args *a)
         return cli_usage_error("", "--emit: expected megatron, torchtitan, deepspeed, slurm "
                                "or torchrun, got '%s'", arg);
     case OPT_MEGATRON_VERSION:
-        if (megatron_version_parse(arg, &a->megatron) != 0)
+        if (megatron_version_parse(arg, &a->opts.megatron) != 0)
             return cli_usage_error("", "--megatron-version: expected 0.15, 0.16, 0.17, 0.18 or "
                                    "0.19, got '%s'", arg);
-        a->opts.megatron = a->megatron;   /* the search plans for it too */
         return 0;
     default:
         return 1;
@@ -371,7 +369,7 @@ static planner_status write_main_output(const plan_args *a, plan_files *f, const
     if (rc != PLANNER_OK)
         return rc;
     if (a->emit != EMIT_NONE) {
-        if (emit_write(out, a->emit, a->megatron, m, c, &res->top[0], &why) != PLANNER_OK &&
+        if (emit_write(out, a->emit, a->opts.megatron, m, c, &res->top[0], &why) != PLANNER_OK &&
             (rc = output_set_stream_error(&f->set, f->main, err)) == PLANNER_OK)
             rc = error_set(err, PLANNER_E_INPUT, NULL, 0, 0, NULL,
                            "cannot emit launch material: %.511s", why.msg);
@@ -451,7 +449,6 @@ int cmd_plan(int argc, char **argv)
     output_set_init(&files.set, stdout);
     search_options_default(&a.opts);
     a.stack = -1;
-    a.megatron = MEGATRON_VERSION_DEFAULT;
     int parsed = parse_plan_args(argc, argv, &a);   /* -1: --help/--version done */
     if (parsed != 0)
         return parsed > 0 ? parsed : PLANNER_OK;
