@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/text.h"
 #include "model/knobs.h"
 #include "search/search.h"
 #include "testutil.h"
@@ -869,7 +870,7 @@ START_TEST(not_searched_names_what_was_skipped)
     model *m = tu_model_load("configs/gpt3-175b.json", &rs);
     test_cluster t;
     search_result r;
-    char want[64];
+    char want[64], count[32];
     make_cluster(&t, "H100-SXM", 64, 0);
     ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "tp=8", false, 1), PLANNER_OK);
     ck_assert_int_eq(r.n_not_searched, 5);
@@ -878,8 +879,11 @@ START_TEST(not_searched_names_what_was_skipped)
     ck_assert_str_eq(r.not_searched[2], "selective recompute of modules other than core_attn or "
                                         "mlp (--fix recompute_modules=A+B tries them)");
     ck_assert(strstr(r.not_searched[3], "recompute_layers") != NULL);
-    snprintf(want, sizeof want, "%ld pruned candidates", r.pruned);
-    ck_assert(r.pruned > 0 && strncmp(r.not_searched[4], want, strlen(want)) == 0);
+    /* the count as the "Search:" line writes it: thousands separated */
+    text_count((double)r.pruned, count, sizeof count);
+    snprintf(want, sizeof want, "%s pruned candidates", count);
+    ck_assert_msg(r.pruned >= 1000 && strchr(count, ',') != NULL, "%ld pruned", r.pruned);
+    ck_assert_msg(strncmp(r.not_searched[4], want, strlen(want)) == 0, "%s", r.not_searched[4]);
     search_result_free(&r);
     ck_assert_int_eq(tu_search(&r, m, &rs, &t.c, "pp=8", false, 1), PLANNER_OK);
     ck_assert_str_eq(r.not_searched[1], "tp > 8 (beyond a node's NVLink domain; --fix tp=N "
@@ -1377,10 +1381,13 @@ static long refused_entries(const search_result *r, const char *rule)
 {
     long total = 0;
     for (int i = 0; i < r->n_not_searched; i++) {
-        long n;
-        char key[64];
-        if (sscanf(r->not_searched[i], "%ld candidates Megatron's rules refuse (%63[^:]", &n,
-                   key) == 2) {
+        long n = 0;
+        char key[64], count[32];
+        /* the count thousands-separated (text_count) */
+        if (sscanf(r->not_searched[i], "%31[0-9,] candidates Megatron's rules refuse (%63[^:]",
+                   count, key) == 2) {
+            for (const char *p = count; *p != '\0'; p++)
+                n = *p == ',' ? n : 10 * n + (*p - '0');
             total += n;
             if (rule != NULL)
                 ck_assert_str_eq(key, rule);
@@ -1395,7 +1402,7 @@ START_TEST(rule_refusals_named)
     cluster *c = tu_cluster_load("clusters/h100x512.yaml");
     model *m = tu_model_load("configs/llama3-70b.json", &rs);
     search_result r, ex;
-    char want[SEARCH_NOT_SEARCHED_LEN];
+    char want[SEARCH_NOT_SEARCHED_LEN], count[32];
     bool found = false;
     ck_assert_int_eq(tu_search(&r, m, &rs, c, "tp=16", false, 10), PLANNER_E_INFEASIBLE);
     ck_assert_int_eq(tu_search(&ex, m, &rs, c, "tp=16", true, 10), PLANNER_E_INFEASIBLE);
@@ -1403,8 +1410,9 @@ START_TEST(rule_refusals_named)
     ck_assert_int_eq(r.pruned, 0);
     ck_assert_int_gt(r.invalid, 0);
     ck_assert_int_eq(ex.invalid, r.invalid);
-    snprintf(want, sizeof want, "%ld candidates Megatron's rules refuse (tp: 8 query groups are "
-             "not divisible by tp=16)", r.invalid);
+    text_count((double)r.invalid, count, sizeof count);
+    snprintf(want, sizeof want, "%s candidates Megatron's rules refuse (tp: 8 query groups are "
+             "not divisible by tp=16)", count);
     for (int i = 0; i < r.n_not_searched; i++)
         found = found || strcmp(r.not_searched[i], want) == 0;
     ck_assert_msg(found, "no '%s' in not_searched", want);

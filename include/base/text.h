@@ -1,4 +1,5 @@
-/* text.h: what a name read from an input may contain.
+/* text.h: what a name read from an input may contain (and the format of a
+ * printed count, text_count).
  *
  * Names (of a model, a cluster, a node group, a validation run) are data
  * that the planner prints: on terminals, in CSV, JSON, SVG, traces and
@@ -32,5 +33,11 @@ void text_vappendf(char *buf, size_t size, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 void text_appendf(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* A non-negative count with thousands separators and no decimals
+ * ("863,199"), "-" when negative or past 9e18, "inf" when not finite: the
+ * one format of the counts the report prints (search statistics, the "Not
+ * searched" list, tokens/s). */
+void text_count(double v, char *buf, size_t size);
 
 #endif

@@ -2,8 +2,10 @@
  * UTF-8 (text.h says why).  UTF-8 is decoded by RFC 3629's table: a lead
  * byte C2..F4, continuation bytes 80..BF, with E0 needing A0..BF, ED
  * 80..9F (no surrogates), F0 90..BF and F4 80..8F (nothing past U+10FFFF)
- * as its second byte. */
+ * as its second byte.  And the one format of the counts the report prints
+ * (text_count). */
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,4 +87,29 @@ void text_appendf(char *buf, size_t size, const char *fmt, ...)
     va_start(ap, fmt);
     text_vappendf(buf, size, fmt, ap);
     va_end(ap);
+}
+
+void text_count(double v, char *buf, size_t size)
+{
+    char digits[32], out[48];
+    int n, o = 0;
+    if (!isfinite(v) || v < 0 || v > 9e18) {
+        snprintf(buf, size, "%s", isfinite(v) ? "-" : "inf");
+        return;
+    }
+    snprintf(digits, sizeof digits, "%.0f", v);
+    n = (int)strlen(digits);
+    if (n > 20)
+        n = 20;
+    for (int i = 0; i < n; i++) {
+        out[o++] = digits[i];
+        if ((n - 1 - i) % 3 == 0 && i != n - 1)
+            out[o++] = ',';
+    }
+    out[o] = '\0';
+    if (size > 0) {
+        size_t len = strlen(out) < size - 1 ? strlen(out) : size - 1;
+        memcpy(buf, out, len);
+        buf[len] = '\0';
+    }
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/jsonout.h"
+#include "base/text.h"
 #include "base/units.h"
 #include "cost/layer_cost.h"
 #include "model/knobs.h"
@@ -25,32 +26,6 @@
 
 
 /* ---- helpers -------------------------------------------------------------- */
-
-/* Formats a non-negative number with thousands separators, no decimals. */
-static void fmt_count(double v, char *buf, size_t size)
-{
-    char digits[32], out[48];
-    int n, o = 0;
-    if (!isfinite(v) || v < 0 || v > 9e18) {
-        snprintf(buf, size, "%s", isfinite(v) ? "-" : "inf");
-        return;
-    }
-    snprintf(digits, sizeof digits, "%.0f", v);
-    n = (int)strlen(digits);
-    if (n > 20)
-        n = 20;
-    for (int i = 0; i < n; i++) {
-        out[o++] = digits[i];
-        if ((n - 1 - i) % 3 == 0 && i != n - 1)
-            out[o++] = ',';
-    }
-    out[o] = '\0';
-    if (size > 0) {
-        size_t len = strlen(out) < size - 1 ? strlen(out) : size - 1;
-        memcpy(buf, out, len);
-        buf[len] = '\0';
-    }
-}
 
 /* The plan table's knob columns (model/knobs.c: those with a table_head;
  * ep only for MoE models): the headers when s is NULL, else s's values. */
@@ -282,8 +257,8 @@ static void refused_text(const search_result *res, char *buf, size_t size)
 {
     char megatron[32], own[32];
     long own_n = res->invalid_stack, megatron_n = res->invalid - own_n;
-    fmt_count((double)megatron_n, megatron, sizeof megatron);
-    fmt_count((double)own_n, own, sizeof own);
+    text_count((double)megatron_n, megatron, sizeof megatron);
+    text_count((double)own_n, own, sizeof own);
     snprintf(buf, size, "%s%s%s%s%s%s%s%s", megatron_n > 0 ? ", " : "",
              megatron_n > 0 ? megatron : "", megatron_n > 0 ? " refused by Megatron's rules" : "",
              own_n > 0 ? ", " : "", own_n > 0 ? own : "",
@@ -294,16 +269,16 @@ static void refused_text(const search_result *res, char *buf, size_t size)
 static void search_stats(FILE *out, const search_result *res)
 {
     char cand[32], feas[32], pruned[32], refused[128], rate[32];
-    fmt_count((double)res->candidates, cand, sizeof cand);
-    fmt_count((double)res->feasible, feas, sizeof feas);
-    fmt_count((double)res->pruned, pruned, sizeof pruned);
+    text_count((double)res->candidates, cand, sizeof cand);
+    text_count((double)res->feasible, feas, sizeof feas);
+    text_count((double)res->pruned, pruned, sizeof pruned);
     refused_text(res, refused, sizeof refused);
-    fmt_count(res->seconds > 0 ? (double)res->candidates / res->seconds : 0, rate, sizeof rate);
+    text_count(res->seconds > 0 ? (double)res->candidates / res->seconds : 0, rate, sizeof rate);
     fprintf(out, "Search: %s candidates evaluated (%s feasible, %s pruned as unable to win%s), "
             "%.3f s, %s candidates/s\n", cand, feas, pruned, refused, res->seconds, rate);
     if (res->limited) {
         char work[32];
-        fmt_count(res->work, work, sizeof work);
+        text_count(res->work, work, sizeof work);
         fprintf(out, "Search stopped at its work limit (%s steps): %s %s candidates evaluated, "
                 "not the whole space (--search-limit raises the limit)\n", work,
                 res->n_top > 0 ? "the plans above are the best of the" : "nothing fit among the",
@@ -367,9 +342,9 @@ static void time_to_train_lines(FILE *out, const goodput *g, double tokens)
     fmt_duration(g->time_to_train_s, a, sizeof a);
     fmt_duration(g->time_failure_free_s, b, sizeof b);
     fprintf(out, "Time to train %.4g tokens: %s (%s without failures)\n", tokens, a, b);
-    fmt_count(g->gpu_hours, a, sizeof a);
+    text_count(g->gpu_hours, a, sizeof a);
     fprintf(out, "  GPU-hours           %s on %d GPUs\n", a, g->gpus);
-    fmt_count(g->cost, a, sizeof a);
+    text_count(g->cost, a, sizeof a);
     fprintf(out, "  cost                %s at %.2f per GPU-hour%s\n", a, g->gpu_hour_price,
             g->price_default ? " (the GPU generation's reference price in USD; "
                                "--gpu-hour-price)" : "");
@@ -408,7 +383,7 @@ static void goodput_lines(FILE *out, const model *m, const cluster *c,
     fmt_duration(g.restart_s, a, sizeof a);
     fmt_duration(g.checkpoint_load_s, b, sizeof b);
     fprintf(out, "  restart             %s (loading the checkpoint: %s)\n", a, b);
-    fmt_count(g.goodput_tokens_per_s, a, sizeof a);
+    text_count(g.goodput_tokens_per_s, a, sizeof a);
     fprintf(out, "  ETTR                %.3f: goodput %s tokens/s\n", g.ettr, a);
     if (o->tokens > 0) {
         if (rc != PLANNER_OK)
@@ -448,8 +423,8 @@ void report_table(FILE *out, const model *m, const cluster *c,
     for (int i = 0; i < res->n_top; i++) {
         const strategy *s = &res->top[i].s;
         const evaluation *ev = &res->top[i].e;
-        fmt_count(ev->tokens_per_s, tps, sizeof tps);
-        fmt_count(ev->tokens_per_s_per_gpu, tpg, sizeof tpg);
+        text_count(ev->tokens_per_s, tps, sizeof tps);
+        text_count(ev->tokens_per_s_per_gpu, tpg, sizeof tpg);
         fprintf(out, "%5d", i + 1);
         table_knobs(out, s, moe);
         fprintf(out, " %8.3f %12s %9s %7.1f %5.1f%%  %5.1f GiB (%d)", ev->step_time_s, tps, tpg,
@@ -905,11 +880,11 @@ void report_size_table(FILE *out, const model *m, const cluster *c,
             fprintf(out, "%6d %7d  no plan fits\n", w->nodes, w->nodes * g->gpus_per_node);
             continue;
         }
-        fmt_count(w->best.e.tokens_per_s, a, sizeof a);
+        text_count(w->best.e.tokens_per_s, a, sizeof a);
         fprintf(out, "%6d %7d %3d %3d %6d %12s %6.3f", w->nodes, w->gpus, w->best.s.tp,
                 w->best.s.pp, w->best.s.dp, a, w->g.ettr);
         fmt_duration(w->g.time_to_train_s, b, sizeof b);
-        fmt_count(w->g.cost, d, sizeof d);
+        text_count(w->g.cost, d, sizeof d);
         if (w->finishes)
             fprintf(out, " %14s %16s", b, d);
         else
@@ -926,7 +901,7 @@ void report_size_table(FILE *out, const model *m, const cluster *c,
     if (res->choice >= 0) {
         const size_row *w = &res->row[res->choice];
         fmt_duration(w->g.time_to_train_s, a, sizeof a);
-        fmt_count(w->g.cost, b, sizeof b);
+        text_count(w->g.cost, b, sizeof b);
         fprintf(out, "For the deadline: %d nodes (%d GPUs), tp %d pp %d dp %d: %s, ETTR %.3f, "
                 "cost %s at %.2f per GPU-hour\n", w->nodes, w->gpus, w->best.s.tp,
                 w->best.s.pp, w->best.s.dp, a, w->g.ettr, b, w->g.gpu_hour_price);

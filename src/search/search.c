@@ -167,6 +167,7 @@
 #include "model/layout.h"
 #include "search/search.h"
 #include "base/suggest.h"
+#include "base/text.h"
 
 #define MAX_LIST 128          /* values of one knob in one block */
 /* The recompute levels, by the memory they need (most first; levels hold
@@ -2520,7 +2521,7 @@ static void note_limits(const search_ctx *x, search_result *res)
 static void note_not_searched(const search_ctx *x, search_result *res)
 {
     const strategy_constraints *f = &x->o->fix;
-    char fixed[SEARCH_NOT_SEARCHED_LEN] = "", v[32];
+    char fixed[SEARCH_NOT_SEARCHED_LEN] = "", v[32], count[32];
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         strategy s;
@@ -2540,16 +2541,20 @@ static void note_not_searched(const search_ctx *x, search_result *res)
     if (fixed[0])
         not_searched(res, "other values of %s (--fix)", fixed);
     note_limits(x, res);
+    /* counts as the report's "Search:" line writes them (text_count) */
+    text_count((double)x->pruned, count, sizeof count);
     if (x->pruned > 0)
-        not_searched(res, "%ld pruned candidates (a variant needing no more memory did not "
-                     "fit, or a faster one did)", x->pruned);
+        not_searched(res, "%s pruned candidates (a variant needing no more memory did not "
+                     "fit, or a faster one did)", count);
     for (int by = 0; by < 2; by++)
-        for (int k = 0; k <= KNOB_COUNT; k++)
+        for (int k = 0; k <= KNOB_COUNT; k++) {
+            text_count((double)x->refused[by][k], count, sizeof count);
             if (x->refused[by][k] > 0)
-                not_searched(res, "%ld candidates %s's rules refuse (%s: %s)", x->refused[by][k],
+                not_searched(res, "%s candidates %s's rules refuse (%s: %s)", count,
                              refuser(x, by == 1),
                              k < KNOB_COUNT ? knob_get_info((knob_id)k)->key : "the layer split",
                              x->refused_why[by][k]);
+        }
     if (x->limited)
         not_searched(res, "the rest of the space (work limit; --search-limit N)");
 }
