@@ -38,6 +38,11 @@ int cli_apply_torch_compile(const char *cmd, bool on, model *m, const cluster *c
  * the kinds the stack has (PLANNER_E_USAGE). */
 int cli_check_emit_stack(emit_kind kind, const cluster *c);
 
+/* What the model reader assumed or left out (model.notes), one line each on
+ * stderr: "planner: PATH: warning: NOTE".  Every command that plans from a
+ * model file (plan, size) prints them. */
+void cli_model_warnings(const char *path, const model *m);
+
 /* --models ARG of validate, calibrate and crossval: PLANNER_OK for NULL,
  * "none" or a folder; else prints why ARG cannot be the model library and
  * returns PLANNER_E_IO (a missing folder is never read as "no library"). */

@@ -107,6 +107,12 @@ int cli_check_emit_stack(emit_kind kind, const cluster *c)
                            other);
 }
 
+void cli_model_warnings(const char *path, const model *m)
+{
+    for (int i = 0; i < m->n_notes; i++)
+        fprintf(stderr, "planner: %s: warning: %s\n", path, m->notes[i]);
+}
+
 int cli_check_models(const char *arg)
 {
     struct stat st;

@@ -459,8 +459,7 @@ int cmd_plan(int argc, char **argv)
         goto cleanup;
     if ((rc = model_load(&m, &run, a.model_path, &a.ov, &err)) != PLANNER_OK)
         goto cleanup;
-    for (int i = 0; i < m->n_notes; i++)   /* what the reader assumed or left out */
-        fprintf(stderr, "planner: %s: warning: %s\n", a.model_path, m->notes[i]);
+    cli_model_warnings(a.model_path, m);
     if ((rc = cluster_load(&c, a.cluster_path, &err)) != PLANNER_OK)
         goto cleanup;
     if (a.stack >= 0)

@@ -167,8 +167,10 @@ int cmd_size(int argc, char **argv)
         return parsed > 0 ? parsed : PLANNER_OK;
     if ((rc = calibration_params(&params, a.calibration_path, &err)) != PLANNER_OK)
         goto cleanup;
-    if ((rc = model_load(&m, &run, a.model_path, &a.ov, &err)) != PLANNER_OK ||
-        (rc = cluster_load(&c, a.cluster_path, &err)) != PLANNER_OK)
+    if ((rc = model_load(&m, &run, a.model_path, &a.ov, &err)) != PLANNER_OK)
+        goto cleanup;
+    cli_model_warnings(a.model_path, m);
+    if ((rc = cluster_load(&c, a.cluster_path, &err)) != PLANNER_OK)
         goto cleanup;
     if (a.stack >= 0)
         c->stack = a.stack;

@@ -61,6 +61,11 @@ echo "$out" | grep -q 'precision fp8 (runs at the fp8 peak)' || fail "--precisio
 echo "$out" | grep -q 'seq_len 32768, max_position 8192' || fail "--seq past max_position"
 grep -q '^planner: configs/llama3-8b.json: warning: sequence length 32768 (from --seq) exceeds max_position 8192' \
     "$T/err" || fail "--seq past max_position: no warning"
+# planner size prints the model file's warnings as planning does
+$P size --model configs/llama3-8b.json --cluster clusters/h200x64.yaml --seq 16384 \
+    > /dev/null 2> "$T/err" || fail "size --seq past max_position: exit $?"
+grep -q '^planner: configs/llama3-8b.json: warning: sequence length 16384 (from --seq) exceeds' \
+    "$T/err" || fail "size --seq past max_position: no warning"
 $P --model configs/llama3-8b.json --cluster clusters/h100x512.yaml --precision fp32 \
     --show-inputs 2> /dev/null
 [ $? -eq 2 ] || fail "--precision fp32: expected exit 2"
