@@ -1556,6 +1556,52 @@ START_TEST(precision_per_gpu)
 }
 END_TEST
 
+/* The flex token dispatcher's backend flag by release (knob_flex_backend):
+ * core_v0.15.0 has DeepEP only, switched on by --moe-enable-deepep;
+ * core_v0.16.0 and later name the backend, HybridEP, with
+ * --moe-flex-dispatcher-backend (which deprecates --moe-enable-deepep),
+ * each flag in its release's arguments.py (check_flags_in).  DeepEP does not
+ * span a multi-node NVLink domain: a 0.15 flex plan on GB200 is refused,
+ * 0.16's HybridEP runs there.  The alltoall dispatcher names no backend. */
+START_TEST(flex_backend_flags)
+{
+    fixture f;
+    char *t = NULL;
+    llama70b(&f);   /* as an MoE model: 8 experts, top-2, ep 2 */
+    f.m.moe.experts = 8; f.m.moe.top_k = 2; f.m.moe.expert_ffn = 14336; f.m.moe.layer_freq = 1;
+    for (int i = 0; i < f.m.layers; i++)
+        f.layer[i].moe = true;
+    f.pl.s.ep = 2;
+    f.pl.s.flex_dispatcher = true;
+    for (int v = 0; v < MEGATRON_VERSION_COUNT; v++) {
+        ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, (megatron_version)v, &f, &t), 0);
+        ck_flag(t, "--moe-token-dispatcher-type", "flex");
+        if (v == MEGATRON_0_15) {
+            ck_flag(t, "--moe-enable-deepep", "");
+            ck_no_flag(t, "--moe-flex-dispatcher-backend");
+        } else {
+            ck_flag(t, "--moe-flex-dispatcher-backend", "hybridep");
+            ck_no_flag(t, "--moe-enable-deepep");
+        }
+        ck_assert_int_gt(check_flags_in(t, (megatron_version)v), 20);
+        free(t);
+    }
+    make_cluster(&f, "GB200", 8);
+    f.group[0].gpu.nvlink_domain = 72;   /* NVL72: one domain over the nodes */
+    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_15, &f, &t), PLANNER_E_INPUT);
+    free(t);
+    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_16, &f, &t), 0);
+    ck_flag(t, "--moe-flex-dispatcher-backend", "hybridep");
+    free(t);
+    f.pl.s.flex_dispatcher = false;
+    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_15, &f, &t), 0);
+    ck_flag(t, "--moe-token-dispatcher-type", "alltoall");
+    ck_no_flag(t, "--moe-enable-deepep");
+    ck_no_flag(t, "--moe-flex-dispatcher-backend");
+    free(t);
+}
+END_TEST
+
 /* The HF families' fields (model.h): biases as Megatron-LM can build them
  * (all linear layers, none, or q/k/v only: Qwen2), partial rotary
  * (--rotary-percent: ChatGLM rotates 64 of 128), per-head QK-norm (Qwen3);
@@ -1631,6 +1677,7 @@ int main(void)
     tcase_add_test(tc, max_connections);
     tcase_add_test(tc, hostile_names);
     tcase_add_test(tc, versions);
+    tcase_add_test(tc, flex_backend_flags);
     tcase_add_test(tc, architecture_flags);
     tcase_add_test(tc, precision_per_gpu);
     tcase_add_test(tc, hf_fields);
