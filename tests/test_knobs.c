@@ -111,7 +111,8 @@ START_TEST(registry_consistent)
 END_TEST
 
 /* Which knob values measured runs validate: one row per knob and value,
- * each inside its knob's range with a name and its corpus runs; ZeRO 0, 1
+ * each inside its knob's range (but the flex dispatcher with DeepEP,
+ * FLEX_DEEPEP) with a name and its corpus runs; ZeRO 0, 1
  * and 3 are exercised by ../shared/validation runs, ZeRO-2 (Megatron-FSDP
  * optim_grads) by none, named by each stack (stack_spec.zero_names); a
  * value without a row counts as validated. */
@@ -124,7 +125,8 @@ START_TEST(validation_rows)
     ck_assert_int_gt(n, 0);
     for (int i = 0; i < n; i++) {
         const knob_info *ki = knob_get_info(rows[i].knob);
-        ck_assert(rows[i].value >= ki->min && rows[i].value <= ki->max);
+        bool deepep = rows[i].knob == KNOB_FLEX_DISPATCHER && rows[i].value == FLEX_DEEPEP;
+        ck_assert(deepep || (rows[i].value >= ki->min && rows[i].value <= ki->max));
         ck_assert((rows[i].name != NULL) == (rows[i].knob != KNOB_ZERO) && rows[i].runs != NULL);
         ck_assert_ptr_eq(knob_validation_of(rows[i].knob, rows[i].value), &rows[i]);
         ck_assert_msg(rows[i].validated == (strcmp(rows[i].runs, "none") != 0), "%s=%d", ki->key,
@@ -173,6 +175,23 @@ START_TEST(validation_rows)
     s.ep_comm_overlap = true;
     ck_assert_int_eq(knobs_unvalidated(&s, false, " ", buf, sizeof buf), 3);
     ck_assert_str_eq(buf, "recompute_layers=3 zero=2 ep_comm_overlap=on");
+    /* the flex dispatcher: HybridEP validated, DeepEP (core_v0.15.0's
+     * backend, costed as HybridEP) not */
+    memset(&s, 0, sizeof s);
+    s.zero = 1;
+    s.flex_dispatcher = true;
+    ck_assert(knobs_validated(&s));
+    s.flex_deepep = true;
+    ck_assert(!knobs_validated(&s));
+    ck_assert(!knob_value_validated(KNOB_FLEX_DISPATCHER, FLEX_DEEPEP));
+    ck_assert_int_eq(knobs_unvalidated(&s, false, " ", buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "flex_dispatcher=deepep");
+    ck_assert_int_eq(knobs_unvalidated(&s, true, ", ", buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "flex_dispatcher=deepep (flex token dispatcher with DeepEP "
+                          "(core_v0.15.0), costed as HybridEP)");
+    s.flex_dispatcher = false;   /* the backend of no dispatcher */
+    ck_assert(knobs_validated(&s));
+    ck_assert(knob_flex_deepep(MEGATRON_0_15) && !knob_flex_deepep(MEGATRON_0_16));
 }
 END_TEST
 

@@ -1843,6 +1843,57 @@ START_TEST(zero3_prefetch_by_stack)
 }
 END_TEST
 
+/* DeepEP, core_v0.15.0's flex backend, is costed as HybridEP, the backend
+ * of every validating run: the search marks a 0.15 flex plan
+ * (strategy.flex_deepep), which then counts as unvalidated and loses a
+ * near-tie to a validated plan; on core_v0.16.0 and later the same plans
+ * run HybridEP, validated.  Mixtral 8x7B on 64 H100 nodes searches both
+ * dispatchers on either release. */
+START_TEST(deepep_plans_unvalidated)
+{
+    run_spec rs;
+    model *m = tu_model_load("configs/mixtral-8x7b.json", &rs);
+    cluster *c = tu_cluster_load("clusters/h100x512.yaml");
+    search_options o;
+    search_result r;
+    cost_params p;
+    strategy a, b;
+    int flex[2] = {0, 0};
+    cost_params_default(&p);
+    for (int v = 0; v < 2; v++) {
+        planner_error err = PLANNER_ERROR_INIT;
+        tu_search_options(&o, &rs, NULL, 10);
+        o.megatron = v == 0 ? MEGATRON_0_15 : MEGATRON_0_16;
+        ck_assert_int_eq(search_run(&r, m, c, &p, &o, &err), PLANNER_OK);
+        for (int i = 0; i < r.n_top; i++) {
+            const strategy *s = &r.top[i].s;
+            char buf[256];
+            flex[v] += s->flex_dispatcher;
+            ck_assert(s->flex_deepep == (v == 0 && s->flex_dispatcher));
+            knobs_unvalidated(s, false, " ", buf, sizeof buf);
+            ck_assert((strstr(buf, "flex_dispatcher=deepep") != NULL) == s->flex_deepep);
+        }
+        search_result_free(&r);
+    }
+    ck_assert_int_gt(flex[0], 0);
+    ck_assert_int_gt(flex[1], 0);
+    /* a DeepEP plan 0.5% faster than a validated alltoall one ranks after it */
+    memset(&a, 0, sizeof a);
+    a.tp = a.pp = a.cp = a.vpp = a.mbs = a.etp = 1;
+    a.dp = 8;
+    a.ep = 8;
+    a.zero = 1;
+    b = a;
+    a.flex_dispatcher = a.flex_deepep = true;
+    ck_assert(!knobs_validated(&a) && knobs_validated(&b));
+    ck_assert_int_gt(search_rank_cmp(100.5, 50e9, &a, 100.0, 50e9, &b), 0);
+    a.flex_deepep = false;   /* HybridEP: the faster first */
+    ck_assert_int_lt(search_rank_cmp(100.5, 50e9, &a, 100.0, 50e9, &b), 0);
+    cluster_free(c);
+    model_free(m);
+}
+END_TEST
+
 /* "Don't recommend what you can't predict": a plan using a knob value no
  * measured run validates (ZeRO-2, model/knobs.c) ranks as if its objective
  * were SEARCH_VALIDATED_TIE (1%) lower against a validated plan.  Hand-made
@@ -2046,6 +2097,7 @@ int main(void)
     tcase_add_test(ts, work_limit_stops_and_says_so);
     tcase_add_test(ts, nonfinite_prediction_is_an_error);
     tcase_add_test(ts, validated_plans_win_near_ties);
+    tcase_add_test(ts, deepep_plans_unvalidated);
     tcase_add_test(ts, cp_comm_searched);
     tcase_add_test(ts, zero2_reduces_every_microbatch);
     tcase_add_test(ts, zero2_waits_each_chunk);

@@ -135,6 +135,11 @@ struct node_group;
  * the release's backend).  The search tries the flex dispatcher only where
  * there is one, emit writes it. */
 const char *knob_flex_backend(megatron_version ver, const struct node_group *g);
+/* Whether release ver's flex dispatcher is DeepEP (core_v0.15.0, its only
+ * backend), not HybridEP (core_v0.16.0 and later).  The cost model takes
+ * both as HybridEP, the backend of every validating run: the search marks
+ * a DeepEP plan (strategy.flex_deepep), which then ranks as unvalidated. */
+bool knob_flex_deepep(megatron_version ver);
 /* The reason knob_flex_backend(ver, g) is NULL ("" when it is not). */
 const char *knob_flex_backend_missing(megatron_version ver, const struct node_group *g);
 /* Whether Megatron-LM release ver has the MoE router and preprocessing
@@ -239,6 +244,10 @@ typedef struct knob_validation {
     const char *runs;       /* the corpus runs that exercise it, or "none" */
     bool and_above;         /* the row covers every value >= value */
 } knob_validation;
+
+/* The validation rows' value of the flex dispatcher with DeepEP
+ * (strategy.flex_deepep): a value of its own, which no run validates. */
+#define FLEX_DEEPEP 2
 
 /* The row of knob k's value v, or NULL (then it is validated). */
 const knob_validation *knob_validation_of(knob_id k, int v);

@@ -279,7 +279,11 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * moe_flex_dispatcher_backend "hybridep"), and 24 inside one NVLink domain
  * (the GB200/GB300 Qwen3 and DeepSeek-V3 rows, 26.04/26.06's B200/B300
  * DeepSeek-V3 rows, 26.06's B300 Qwen3-30B and gpt-oss rows, the 26.08
- * GB200/GB300 MXFP8 rows), from the recipe facts of fit/run_stacks.c.
+ * GB200/GB300 MXFP8 rows), from the recipe facts of fit/run_stacks.c --
+ * every one with HybridEP (moe_flex_dispatcher_backend "hybridep"): DeepEP,
+ * core_v0.15.0's only backend (knob_flex_deepep), is exercised by no run,
+ * and the cost takes it as HybridEP, so a DeepEP plan (strategy.flex_deepep)
+ * is unvalidated (the FLEX_DEEPEP row).
  * 16-bit Adam state (opt_state bf16): the NeMo 24.07 Nemotron-4 340B row
  * (nemotron_340b.yaml: optim.dtype bf16, a rule of fit/run_stacks.c), which
  * fits without recompute with it and predicts within 1% (-20.9% with fp32
@@ -334,6 +338,8 @@ static const knob_validation validation[] = {
      "mbridge_2606_h100_qwen330ba3b_fp8_16gpu_* (ep across nodes), the GB200/GB300 Qwen3 and "
      "DeepSeek-V3 rows, mbridge_260[46]_b[23]00_deepseekv3_*, mbridge_2606_b300_*, "
      "mbridge_2608_gb*", false},
+    {KNOB_FLEX_DISPATCHER, FLEX_DEEPEP, false,
+     "flex token dispatcher with DeepEP (core_v0.15.0), costed as HybridEP", "none", false},
     {KNOB_TE_MOE_GRAPHS, 1, true, "TE CUDA graphs of the MoE router and preprocessing",
      "mbridge_2511_gb[23]00_{qwen3,deepseekv3}*, mbridge_2511_b200_qwen330ba3b_*, "
      "mbridge_2511_gb300_gptoss120b_*, mbridge_2602_b200_qwen330ba3b_*, "
@@ -345,6 +351,15 @@ static const knob_validation validation[] = {
 static bool row_covers(const knob_validation *r, int v)
 {
     return r->and_above ? v >= r->value : v == r->value;
+}
+
+/* Knob k's value in s as the validation rows read it: the flex dispatcher
+ * with DeepEP (strategy.flex_deepep) is FLEX_DEEPEP, a row of its own. */
+static int validation_value(const strategy *s, knob_id k)
+{
+    if (k == KNOB_FLEX_DISPATCHER && s->flex_dispatcher && s->flex_deepep)
+        return FLEX_DEEPEP;
+    return knob_value(s, k);
 }
 
 const knob_validation *knob_validation_of(knob_id k, int v)
@@ -371,7 +386,7 @@ bool knobs_validated(const strategy *s)
 {
     for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++)
         if (!validation[i].validated &&
-            row_covers(&validation[i], knob_value(s, validation[i].knob)))
+            row_covers(&validation[i], validation_value(s, validation[i].knob)))
             return false;
     return true;
 }
@@ -399,10 +414,14 @@ int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf,
     for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++) {
         const knob_validation *r = &validation[i];
         int w;
-        if (r->validated || !row_covers(r, knob_value(s, r->knob)))
+        if (r->validated || !row_covers(r, validation_value(s, r->knob)))
             continue;
+        if (r->knob == KNOB_FLEX_DISPATCHER && r->value == FLEX_DEEPEP)
+            snprintf(v, sizeof v, "deepep");
+        else
+            knob_text(s, r->knob, false, v, sizeof v);
         w = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, "%s%s=%s%s%s%s",
-                     n ? sep : "", knobs[r->knob].key, knob_text(s, r->knob, false, v, sizeof v),
+                     n ? sep : "", knobs[r->knob].key, v,
                      names ? " (" : "", names ? validation_name(r, s) : "", names ? ")" : "");
         if (w > 0)
             len += (size_t)w;
@@ -911,11 +930,16 @@ static bool mnnvl(const node_group *g)
     return g->gpu.nvlink_domain > g->gpus_per_node;
 }
 
+bool knob_flex_deepep(megatron_version ver)
+{
+    return ver < MEGATRON_0_16;
+}
+
 const char *knob_flex_backend(megatron_version ver, const node_group *g)
 {
     if (g != NULL && !flex_gpu(g))
         return NULL;
-    if (ver >= MEGATRON_0_16)
+    if (!knob_flex_deepep(ver))
         return "hybridep";
     return g != NULL && mnnvl(g) ? NULL : "deepep";
 }

@@ -916,8 +916,10 @@ static void set_derived(search_ctx *x)
     /* a full-iteration CUDA graph only when fixed: its static shapes are
      * the recipe's (capacity-bounded MoE dispatch), not a free choice */
     s->cuda_graph = f->cuda_graph > 0;
-    /* the token dispatcher of the block's pass (search_block) */
+    /* the token dispatcher of the block's pass (search_block); DeepEP on
+     * core_v0.15.0, which no run validates (knob_flex_deepep) */
     s->flex_dispatcher = x->flex;
+    s->flex_deepep = x->flex && knob_flex_deepep(x->o->megatron);
     /* the MoE router and preprocessing graphs where their rule and the
      * space allow and they leave the first stage's GPUs less host time
      * than the uncaptured layer (with the flex dispatcher:

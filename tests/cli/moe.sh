@@ -120,6 +120,10 @@ grep -q "core_v0.15.0 cannot run the flex token dispatcher on GB200" "$T/err" \
 Q15="--model configs/qwen3-30b-a3b.json --cluster clusters/h800x2048.yaml --megatron-version 0.15"
 $P $Q15 --emit megatron > "$T/args" 2> "$T/err" || fail "0.15 DeepEP: exit $?: $(cat "$T/err")"
 grep -q -- '--moe-enable-deepep' "$T/args" || fail "0.15 DeepEP: $(cat "$T/args")"
+# ... costed as HybridEP, which every validating run used: unvalidated
+$P $Q15 > "$T/out" 2> "$T/err" || fail "0.15 DeepEP plan: exit $?"
+grep -q '^Unvalidated: .*flex_dispatcher=deepep (flex token dispatcher with DeepEP' "$T/out" \
+    || fail "0.15 DeepEP not unvalidated: $(grep -i unvalidated "$T/out")"
 grep -q -- 'moe_router' "$T/args" && fail "0.15: router graphs emitted: $(cat "$T/args")"
 $P $Q15 --fix te_moe_graphs=on --emit megatron > "$T/args" 2> "$T/err"
 rc=$?
