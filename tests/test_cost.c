@@ -310,30 +310,39 @@ END_TEST
  * 0.470), MXFP8, tp 8, micro-batch 2 x 2048: full causal 4 x 2 x 2048 x
  * 2048 x 12288 / 8 = 51,539,607,552 FLOP, the window's 2 x 128 - 128^2 /
  * 2048 = 248 keys 6,241,124,352; the backward grows by 2.5 x 0.5 x their
- * difference / (2.5e15 x 0.47) = 48.19 us, the forward not at all; in bf16,
- * or on a layer without a window, the flag changes nothing. */
+ * difference / (2.5e15 x 0.47) = 48.19 us; and at head_dim 128 both
+ * passes scale by cuDNN's MXFP8 over bf16 time for llama3.1's shape on GB300
+ * (cost_fp8_attention_ratio: forward 0.242 / 0.323, backward 1.203 /
+ * 1.101), the windowed forward over its 248 keys, the backward over all;
+ * a layer without a window scales alike; in bf16 the flag changes
+ * nothing. */
 START_TEST(fp8_attention_window_backward_full)
 {
     fixture f;
     range_cost off, on;
     const gpu_spec *gpu = catalog_find("GB300");
     strategy s = make(8, 1, 8, 1, 2, 64, true, RECOMPUTE_NONE, 1);
+    double rate = 2.5e15 * 0.47, ks, rf = 0.242 / 0.323, rb = 1.203 / 1.101;
+    double win, full;
     setup(&f);
     ck_assert_ptr_nonnull(gpu);
     f.g.gpu = *gpu;
+    ks = f.p.gen[GEN_BLACKWELL_ULTRA].kernel_s;
+    win = 0.5 * 6241124352.0 / rate + ks;
+    full = 0.5 * 51539607552.0 / rate + ks;
     f.m.prec = PREC_MXFP8;
     f.layers[11].window = 128;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 11, 1, false, false, &off);
     f.m.fp8_attention = true;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 11, 1, false, false, &on);
-    ck_assert_rel(on.fwd_s, off.fwd_s, 1e-12);
-    ck_assert_rel(on.bwd_s - off.bwd_s,
-                  2.5 * 0.5 * (51539607552.0 - 6241124352.0) / (2.5e15 * 0.47), 1e-9);
+    ck_assert_rel(on.fwd_s - off.fwd_s, (rf - 1.0) * win, 1e-9);
+    ck_assert_rel(on.bwd_s - off.bwd_s, 2.5 * (rb * full - win), 1e-9);
     /* a layer without a window */
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 10, 1, false, false, &on);
     f.m.fp8_attention = false;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 10, 1, false, false, &off);
-    ck_assert_rel(on.bwd_s, off.bwd_s, 1e-12);
+    ck_assert_rel(on.fwd_s - off.fwd_s, (rf - 1.0) * full, 1e-9);
+    ck_assert_rel(on.bwd_s - off.bwd_s, 2.5 * (rb - 1.0) * full, 1e-9);
     /* 16-bit: no FP8 attention */
     f.m.prec = PREC_BF16;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 11, 1, false, false, &off);
@@ -349,7 +358,8 @@ END_TEST
  * FLOPs unchanged, 51,539,607,552 at tp 8, micro-batch 2 x 2048) on GB300,
  * no window: the backward without the flag 2.5 x (0.5 x F / (2.5e15 x
  * 0.47) + kernel_s); with it 1.57 x that in MXFP8, 1.49 x in per-tensor
- * FP8; at head_dim 128 nothing changes, nor on H100 (the benchmark ran
+ * FP8; at head_dim 128 the llama3.1 shape's MXFP8 backward, 1.203 / 1.101 x
+ * (cost_fp8_attention_ratio); on H100 nothing changes (the benchmark ran
  * Blackwell only). */
 START_TEST(fp8_attention_d64_backward)
 {
@@ -365,7 +375,7 @@ START_TEST(fp8_attention_d64_backward)
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 10, 1, false, false, &off);
     f.m.fp8_attention = true;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 10, 1, false, false, &on);
-    ck_assert_rel(on.bwd_s, off.bwd_s, 1e-12);   /* head_dim 128 */
+    ck_assert_rel(on.bwd_s - off.bwd_s, (1.203 / 1.101 - 1.0) * bwd, 1e-9);   /* head_dim 128 */
     for (int i = 0; i < 96; i++)
         f.layers[i] = (layer_spec){12288, 192, 192, 64, 49152, false, 0, 0};
     f.m.fp8_attention = false;
@@ -386,6 +396,39 @@ START_TEST(fp8_attention_d64_backward)
     f.m.fp8_attention = true;
     cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 10, 1, false, false, &on);
     ck_assert_rel(on.bwd_s, off.bwd_s, 1e-12);
+}
+END_TEST
+
+/* FP8 attention's time over the 16-bit one's above head_dim 64
+ * (cost_fp8_attention_ratio), cudnn-frontend's published SDPA benchmark
+ * at b 2, s 4096, causal: DeepSeek-V3's multi-latent attention (qk 192)
+ * on GB300 in MXFP8, forward 0.546 / 0.864 = 0.632 and backward 2.348 /
+ * 3.127 = 0.751 of bf16; head_dim 128 on GB200 (B200 alike) in per-tensor
+ * FP8, 0.305 / 0.391 = 0.780 and 1.167 / 1.198 = 0.974; 1 on H100, in
+ * bf16, without the flag, and at head_dim 64 (FP8_SDPA_BWD_D64's). */
+START_TEST(fp8_attention_shape_ratio)
+{
+    fixture f;
+    layer_spec mla = {7168, 128, 128, 192, 18432, true, 0, 0};
+    layer_spec d128 = {12288, 96, 96, 128, 49152, false, 0, 0};
+    layer_spec d64 = {12288, 192, 192, 64, 49152, false, 0, 0};
+    const gpu_spec *gb300 = catalog_find("GB300"), *b200 = catalog_find("B200");
+    const gpu_spec *h100 = catalog_find("H100-SXM");
+    setup(&f);
+    f.m.prec = PREC_MXFP8;
+    f.m.fp8_attention = true;
+    ck_assert_rel(cost_fp8_attention_ratio(&f.m, &mla, gb300, false), 0.546 / 0.864, 1e-12);
+    ck_assert_rel(cost_fp8_attention_ratio(&f.m, &mla, gb300, true), 2.348 / 3.127, 1e-12);
+    ck_assert_rel(cost_fp8_attention_ratio(&f.m, &d64, gb300, true), 1.0, 1e-12);
+    ck_assert_rel(cost_fp8_attention_ratio(&f.m, &mla, h100, true), 1.0, 1e-12);
+    f.m.prec = PREC_FP8;
+    ck_assert_rel(cost_fp8_attention_ratio(&f.m, &d128, b200, false), 0.305 / 0.391, 1e-12);
+    ck_assert_rel(cost_fp8_attention_ratio(&f.m, &d128, b200, true), 1.167 / 1.198, 1e-12);
+    f.m.fp8_attention = false;
+    ck_assert_rel(cost_fp8_attention_ratio(&f.m, &d128, b200, false), 1.0, 1e-12);
+    f.m.fp8_attention = true;
+    f.m.prec = PREC_BF16;
+    ck_assert_rel(cost_fp8_attention_ratio(&f.m, &mla, gb300, true), 1.0, 1e-12);
 }
 END_TEST
 
@@ -2028,6 +2071,7 @@ int main(void)
     tcase_add_test(tc, window_layers_costed_apart);
     tcase_add_test(tc, fp8_attention_window_backward_full);
     tcase_add_test(tc, fp8_attention_d64_backward);
+    tcase_add_test(tc, fp8_attention_shape_ratio);
     tcase_add_test(tc, interleaved_chunk_p2p_by_hand);
     tcase_add_test(tc, mxfp8_wgrad_regather_by_hand);
     tcase_add_test(tc, mxfp8_wgrad_regather_moe_layer);

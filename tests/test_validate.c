@@ -1225,9 +1225,13 @@ START_TEST(published_runs_moe_guard)
      * preprocessing leave with the flex dispatcher (layer_cost.c
      * MOE_HOST_GRAPHED_S: the GB200/GB300 Qwen3 and DeepSeek-V3 rows of
      * 25.11 and 26.02.01, GB200 Qwen3-235B 26.02.01 -30.1% -> -4.2%); 12.4%
-     * with it in proportion to the local experts (0.53 ms at 8) */
+     * with it in proportion to the local experts (0.53 ms at 8); 11.7%
+     * with moe_host_s refitted 1.5 -> 1.75 ms; 11.4% with FP8 attention at
+     * cuDNN's measured rate for its shape where the recipes set it
+     * (layer_cost.c cost_fp8_attention_ratio: GB300 DeepSeek-V3 26.08
+     * -14.3% -> -10.0%, 26.06 -15.2% -> -10.9%) */
     ck_assert_int_ge(n, 39);
-    ck_assert_msg(mape <= 0.118, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(mape <= 0.116, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.620, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST

@@ -35,6 +35,14 @@ void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_gen
  * scores): flash attention's five matmuls to two (layer_cost.c). */
 double cost_attention_bwd_ratio(void);
 
+/* An FP8 attention layer's (model.fp8_attention, FP8-family recipe) time
+ * over the 16-bit one's, forward or backward, above head_dim 64: cuDNN's
+ * published SDPA benchmark at the nearer shape (multi-latent attention,
+ * head_dim 128) on Blackwell and Blackwell Ultra; 1 elsewhere
+ * (layer_cost.c). */
+double cost_fp8_attention_ratio(const model *m, const layer_spec *l, const gpu_spec *gpu,
+                                bool backward);
+
 /* True when the Transformer Engine graphs of the MoE router and dispatch
  * preprocessing (strategy.te_moe_graphs) leave an MoE layer of m under s
  * (its dispatcher, ep, full-iteration graph) less host time on a GPU of

@@ -335,11 +335,10 @@ double cost_attention_bwd_ratio(void)
  * gpt-oss's learnable sinks and windows in cuDNN on sm100 from cuDNN 9.21
  * (NVIDIA/TransformerEngine v2.15-v2.18 dot_product_attention/utils.py
  * get_attention_backend; v2.14 and earlier refused FP8 with either).
- * The rate stays the 16-bit one (compute_attention_s): the same benchmark's
- * MXFP8 causal backward at head_dim 128 runs at the bf16 one's rate
- * (llama3.1/gb300: 1,404 against 1,435 TFLOP/s at s 8k); its forward is
- * ~1.4x faster, not modelled (a few tenths of a per cent of a gpt-oss
- * layer).  At head_dim 64 (gpt-oss, with its learnable sinks) the FP8
+ * Above head_dim 64 the FP8 kernel's time over the 16-bit one's at the
+ * nearer published shape scales both passes (cost_fp8_attention_ratio);
+ * at 64 the windowed forward is not rescaled (a few tenths of a per cent
+ * of a gpt-oss layer).  At head_dim 64 (gpt-oss, with its learnable sinks) the FP8
  * backward is slower for the same FLOPs: at s 4096, b 2, the gpt_oss
  * shape's every-tile backward (128 heads x 64) against llama3.1's causal
  * one (64 heads x 128, the same FLOPs), MXFP8 2.080 / 1.305 ms on GB200
@@ -351,6 +350,57 @@ double cost_attention_bwd_ratio(void)
  * benchmark ran; elsewhere (Hopper's FP8 attention) no measurement: none. */
 #define FP8_SDPA_BWD_D64_MX 1.57
 #define FP8_SDPA_BWD_D64 1.49
+
+/* cuDNN's FP8 attention against its 16-bit kernel above head_dim 64, as
+ * cuDNN's published SDPA benchmark times it: NVIDIA/cudnn-frontend
+ * benchmark/sdpa_benchmark_training/results/{dsv3,llama3.1}/{gb200,gb300}
+ * CSVs (cuDNN 9.22, 2026-04-24; causal "top_left", b 2, s 4096 -- the
+ * sequence of every corpus row that runs FP8 attention --, the
+ * non-deterministic backward), milliseconds, bf16 / per-tensor FP8 / MXFP8:
+ *   dsv3, multi-latent attention (128 heads, qk 192, v 128): GB200 forward
+ *     0.977 / 0.656 / 0.714, backward 3.383 / 2.112 / 2.620; GB300 0.864 /
+ *     0.493 / 0.546, 3.127 / 1.803 / 2.348;
+ *   llama3.1 (64 query heads, 8 K/V heads, head_dim 128): GB200 0.391 /
+ *     0.305 / 0.326, 1.198 / 1.167 / 1.305; GB300 0.323 / 0.217 / 0.242,
+ *     1.101 / 0.985 / 1.203.
+ * So FP8 pays at MLA's shape in both passes (MXFP8: 0.63 / 0.75 of the
+ * bf16 time on GB300) and at head_dim 128 only in the forward (its MXFP8
+ * backward is 9% slower).  An FP8 attention layer (model.fp8_attention in
+ * an FP8-family recipe) costs the 16-bit time times the FP8 kernel's over
+ * the bf16 one's of the nearer shape: head_dim above 128 dsv3's, 65 .. 128
+ * llama3.1's (64 and below: FP8_SDPA_BWD_D64, the backward only); per-tensor
+ * FP8 (and NVFP4's FP8 attention) the fp8 column, MXFP8 the mxfp8 one;
+ * Blackwell from GB200, Blackwell Ultra from GB300, no measurement
+ * elsewhere (1). */
+typedef struct fp8_sdpa_times {
+    double fwd[3], bwd[3];   /* bf16, per-tensor FP8, MXFP8 */
+} fp8_sdpa_times;
+static const fp8_sdpa_times k_sdpa_mla[2] = {
+    {{0.977, 0.656, 0.714}, {3.383, 2.112, 2.620}},   /* GB200 */
+    {{0.864, 0.493, 0.546}, {3.127, 1.803, 2.348}},   /* GB300 */
+};
+static const fp8_sdpa_times k_sdpa_d128[2] = {
+    {{0.391, 0.305, 0.326}, {1.198, 1.167, 1.305}},   /* GB200 */
+    {{0.323, 0.217, 0.242}, {1.101, 0.985, 1.203}},   /* GB300 */
+};
+
+double cost_fp8_attention_ratio(const model *m, const layer_spec *l, const gpu_spec *gpu,
+                                bool backward)
+{
+    peak_format fmt = precision_peak(m->prec);
+    const fp8_sdpa_times *t;
+    int g, col = m->prec == PREC_MXFP8 ? 2 : 1;
+    if (!m->fp8_attention || (fmt != PEAK_FP8 && fmt != PEAK_FP4) || l->head_dim <= 64)
+        return 1.0;
+    if (gpu->gen == GEN_BLACKWELL)
+        g = 0;
+    else if (gpu->gen == GEN_BLACKWELL_ULTRA)
+        g = 1;
+    else
+        return 1.0;
+    t = l->head_dim > 128 ? &k_sdpa_mla[g] : &k_sdpa_d128[g];
+    return backward ? t->bwd[col] / t->bwd[0] : t->fwd[col] / t->fwd[0];
+}
 static double attention_bwd_s(const model *m, const layer_spec *l, const strategy *s,
                               const gpu_spec *gpu, const gen_constants *k, peak_format fmt,
                               int cp, int tp, double attn_fwd)
@@ -359,8 +409,8 @@ static double attention_bwd_s(const model *m, const layer_spec *l, const strateg
     double d64;
     if (!m->fp8_attention || (fmt != PEAK_FP8 && fmt != PEAK_FP4))
         return ATTN_BWD_RATIO * attn_fwd;
-    d64 = l->head_dim > 64 ||
-          (gpu->gen != GEN_BLACKWELL && gpu->gen != GEN_BLACKWELL_ULTRA) ? 1.0
+    d64 = l->head_dim > 64 ? cost_fp8_attention_ratio(m, l, gpu, true)
+          : gpu->gen != GEN_BLACKWELL && gpu->gen != GEN_BLACKWELL_ULTRA ? 1.0
           : m->prec == PREC_MXFP8 ? FP8_SDPA_BWD_D64_MX : FP8_SDPA_BWD_D64;
     if (l->window <= 0 || l->window >= s->seq_len)
         return d64 * ATTN_BWD_RATIO * attn_fwd;
@@ -1293,7 +1343,8 @@ static void layer_cost(const model *m, const layer_spec *l, const node_group *ng
                     ? 1.0
                     : compute_attention_exp_factor(gpu, tf_attention_score_flops(m, l));
     double attn_tc = compute_attention_s(gpu, k, fmt, attn_flops);   /* the tensor cores' pace */
-    double attn = xf > 1.0 ? compute_attention_s(gpu, k, fmt, attn_flops * xf) : attn_tc;
+    double attn = (xf > 1.0 ? compute_attention_s(gpu, k, fmt, attn_flops * xf) : attn_tc) *
+                  cost_fp8_attention_ratio(m, l, gpu, false);
     double elem = compute_memory_s(gpu, k,
                                    tf_layer_elementwise_bytes(m, l, tokens, tp, s->sp), 6) +
                   moe_sort_chunks_s(m, l, gpu, k, s, tokens, tp, ep, etp);

@@ -360,12 +360,39 @@ static const run_model_fact k_model_facts[] = {
      * mixed_precision.fp8_dot_product_attention = True (as v0.5.0's
      * GPT_OSS_120B_PRETRAIN_CONFIG_GB200/GB300_FP8_MX_V2 do; its B300
      * FP8_MX config is the BF16 one: none).  The same release's Qwen3 and
-     * DeepSeek-V3 GB300 full-iteration helpers set it too; their layers have
-     * no window, where the model costs FP8 attention as 16-bit
-     * (layer_cost.c attention_bwd_s): no fact needed. */
+     * DeepSeek-V3 GB300 full-iteration helpers set it too (the facts
+     * below). */
     {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true, false, false,
      "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run attention in FP8 "
      "(fp8_dot_product_attention = True)"},
+    /* FP8 attention where no window makes it slower (layer_cost.c
+     * cost_fp8_attention_ratio: cuDNN's published SDPA benchmark at the
+     * layer's shape).  Megatron-Bridge v0.6.0 perf_recipes/deepseek/gb300/
+     * deepseek_v3.py deepseek_v3_pretrain_256gpu_gb300_fp8mx_config calls
+     * common.py _enable_deepseek_full_iteration_mxfp8(cfg,
+     * fp8_dot_product_attention=True, ...) (the GB200 one leaves the
+     * default, False); v0.5.0 (26.06) scripts/performance/configs/deepseek/
+     * deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_
+     * FP8_MX_V1 sets fp8_dot_product_attention=True, and its _V2 and
+     * _GBS15360 (the 26.06 row) derive from it; v0.6.0 perf_recipes/qwen/
+     * common.py _enable_hybridep_full_iteration_mxfp8, which the GB200 and
+     * GB300 Qwen3-30B-A3B and Qwen3-235B-A22B MXFP8 recipes call after
+     * _benchmark_common (qwen/{gb200,gb300}/qwen3_moe.py), sets
+     * mixed_precision.fp8_dot_product_attention = True; v0.5.0
+     * qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_B300_
+     * FP8_MX_V1 (the 26.06 B300 row) sets it too. */
+    {"26.08 NeMo container", "DeepSeek-V3", "GB300", "mxfp8", -1, true, false, false,
+     "Megatron-Bridge 26.08's DeepSeek-V3 GB300 MXFP8 recipe runs attention in FP8 "
+     "(fp8_dot_product_attention=True)"},
+    {"26.06 NeMo container", "DeepSeek-V3", "GB300", "mxfp8", -1, true, false, false,
+     "Megatron-Bridge 26.06's DeepSeek-V3 GB300 MXFP8 config runs attention in FP8 "
+     "(fp8_dot_product_attention=True)"},
+    {"26.08 NeMo container", "Qwen3", "GB200 GB300", "mxfp8", -1, true, false, false,
+     "Megatron-Bridge 26.08's Qwen3 GB200/GB300 MXFP8 recipes run attention in FP8 "
+     "(fp8_dot_product_attention = True)"},
+    {"26.06 NeMo container", "Qwen3-30B", "B300", "mxfp8", -1, true, false, false,
+     "Megatron-Bridge 26.06's Qwen3-30B-A3B B300 MXFP8 config runs attention in FP8 "
+     "(fp8_dot_product_attention=True)"},
     /* The same helper sets model.use_transformer_engine_op_fuser = True
      * after _benchmark_common (perf_recipes/_common.py), which turns it off
      * for every other recipe of the release: Megatron-Core's TEGroupedMLP
