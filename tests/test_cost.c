@@ -432,6 +432,50 @@ START_TEST(fp8_attention_shape_ratio)
 }
 END_TEST
 
+/* The output layer in MXFP8 (model.fp8_output_proj, layer_cost.c
+ * add_output_cost): by hand, the GPT-3 fixture's last stage on GB300 at tp
+ * 8, micro-batch 2 x 2048 (4,096 tokens), its vocabulary GEMM 4,096 x 6,400
+ * (51,200 / 8) x 12,288, 644,245,094,400 FLOP.  16-bit: / (2.5e15 x
+ * gemm_eff) + (4,096 x 12,288 + 12,288 x 6,400 + 4,096 x 6,400) x 2 B /
+ * (8e12 x hbm_eff) + kernel_s; MXFP8: / (5e15 x fp8_gemm_eff x 0.951) + the
+ * same operands at 1 B + kernel_s, with the quantization of the input
+ * forward (4 B x 4,096 x 12,288) and of the logits' gradient backward (4 B
+ * x 4,096 x 6,400), one kernel each.  The forward changes by MXFP8 GEMM +
+ * input cast - 16-bit GEMM, the backward by twice the GEMMs' difference +
+ * the gradient's cast; in per-tensor FP8 or bf16 the flag changes nothing
+ * (Megatron-Core's is_mxfp8_output_proj_active). */
+START_TEST(fp8_output_proj_mxfp8_head)
+{
+    fixture f;
+    range_cost off, on;
+    const gen_constants *k;
+    strategy s = make(8, 1, 8, 1, 2, 64, true, RECOMPUTE_NONE, 1);
+    double flops = 2.0 * 4096 * 6400 * 12288;
+    double opnd = 4096.0 * 12288 + 12288.0 * 6400 + 4096.0 * 6400;
+    double hbm, bf, mx, cf, cb;
+    setup(&f);
+    f.g.gpu = *catalog_find("GB300");
+    k = &f.p.gen[GEN_BLACKWELL_ULTRA];
+    hbm = 8e12 * k->hbm_eff;
+    bf = flops / (2.5e15 * k->gemm_eff) + 2.0 * opnd / hbm + k->kernel_s;
+    mx = flops / (5e15 * k->fp8_gemm_eff * 0.951) + opnd / hbm + k->kernel_s;
+    cf = 4.0 * 4096 * 12288 / hbm + k->kernel_s;
+    cb = 4.0 * 4096 * 6400 / hbm + k->kernel_s;
+    f.m.prec = PREC_MXFP8;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 95, 1, false, true, &off);
+    f.m.fp8_output_proj = true;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 95, 1, false, true, &on);
+    ck_assert_rel(on.fwd_s - off.fwd_s, mx + cf - bf, 1e-9);
+    ck_assert_rel(on.bwd_s - off.bwd_s, 2.0 * (mx - bf) + cb, 1e-9);
+    f.m.prec = PREC_FP8;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 95, 1, false, true, &on);
+    f.m.fp8_output_proj = false;
+    cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 8, 95, 1, false, true, &off);
+    ck_assert_rel(on.fwd_s, off.fwd_s, 1e-12);
+    ck_assert_rel(on.bwd_s, off.bwd_s, 1e-12);
+}
+END_TEST
+
 /* Activations kept per layer, FP8 vs BF16, by hand for one Llama 3 70B
  * layer (h 8192, 64 heads x 128, 8 KV heads, f 28672 SwiGLU) at tp 4 with
  * SP, micro-batch 1, sequence 8192 (sb = 8192 tokens, / tp 4):
@@ -2072,6 +2116,7 @@ int main(void)
     tcase_add_test(tc, fp8_attention_window_backward_full);
     tcase_add_test(tc, fp8_attention_d64_backward);
     tcase_add_test(tc, fp8_attention_shape_ratio);
+    tcase_add_test(tc, fp8_output_proj_mxfp8_head);
     tcase_add_test(tc, interleaved_chunk_p2p_by_hand);
     tcase_add_test(tc, mxfp8_wgrad_regather_by_hand);
     tcase_add_test(tc, mxfp8_wgrad_regather_moe_layer);

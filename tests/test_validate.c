@@ -1229,9 +1229,12 @@ START_TEST(published_runs_moe_guard)
      * with moe_host_s refitted 1.5 -> 1.75 ms; 11.4% with FP8 attention at
      * cuDNN's measured rate for its shape where the recipes set it
      * (layer_cost.c cost_fp8_attention_ratio: GB300 DeepSeek-V3 26.08
-     * -14.3% -> -10.0%, 26.06 -15.2% -> -10.9%) */
+     * -14.3% -> -10.0%, 26.06 -15.2% -> -10.9%); 11.3% with the output
+     * layer in MXFP8 where the recipes set fp8_output_proj (layer_cost.c
+     * add_output_cost: DeepSeek-V3 GB200/GB300 26.06/26.08 4-5 points
+     * faster, gpt-oss GB200/GB300 26.08 +20.5% -> +24.2%, +14.3% -> +19.4%) */
     ck_assert_int_ge(n, 39);
-    ck_assert_msg(mape <= 0.116, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(mape <= 0.115, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.620, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST

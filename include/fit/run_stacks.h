@@ -33,13 +33,15 @@ const char *run_recipe_for_system(const run_system *r, size_t *at, const char **
  * differ from the model's published config (a source's table naming "w/o
  * MTP"; -1: no fact says), whether its recipe runs core attention in FP8
  * (model.fp8_attention) and the routed experts as Transformer Engine's
- * fused grouped MLP (model.fused_grouped_mlp) and whether FSDP2 gathers its
- * Float8Linear weights in FP8 (model.fsdp_fp8_gather); each with its
+ * fused grouped MLP (model.fused_grouped_mlp), whether FSDP2 gathers its
+ * Float8Linear weights in FP8 (model.fsdp_fp8_gather) and whether the
+ * output layer runs in MXFP8 (model.fp8_output_proj); each with its
  * evidence (NULL: none). */
 typedef struct run_model_variant {
     int mtp_layers;
-    bool fp8_attention, fused_grouped_mlp, fsdp_fp8_gather;
+    bool fp8_attention, fused_grouped_mlp, fsdp_fp8_gather, fp8_output_proj;
     const char *mtp_why, *fp8_attention_why, *fused_grouped_mlp_why, *fsdp_fp8_gather_why;
+    const char *fp8_output_proj_why;
 } run_model_variant;
 
 void run_model_for_system(const run_system *r, run_model_variant *out);

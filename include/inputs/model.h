@@ -129,6 +129,10 @@ typedef struct model {
                              (Transformer Engine's fp8_dot_product_attention, a
                              TransformerConfig field Megatron-LM has no flag
                              for): set by validate's recipe facts only */
+    bool fp8_output_proj; /* in an MXFP8 recipe, the output layer (LM head) in
+                             MXFP8 too (Megatron-Core's fp8_output_proj, a
+                             TransformerConfig field Megatron-LM has no flag
+                             for): set by validate's recipe facts only */
     double glu_limit;     /* a gated MLP clamps its two halves' input at this
                              value (HF swiglu_limit, gpt-oss 7.0; Megatron-Core's
                              activation_func_clamp_value); 0: no clamp */

@@ -1647,21 +1647,31 @@ static void add_embedding_cost(const model *m, const gpu_spec *gpu, const gen_co
 
 /* The last stage's output head and loss (and each MTP layer's own head):
  * the vocabulary GEMM, the cross-entropy, the output weights unless tied to
- * the embedding on this same stage, and the loss's working set. */
+ * the embedding on this same stage, and the loss's working set.  The GEMM
+ * runs in 16 bits even in FP8 recipes, but in MXFP8 under Megatron-Core's
+ * fp8_output_proj (model.fp8_output_proj, MXFP8 recipes only:
+ * fp8_utils.py is_mxfp8_output_proj_active; gpt_model.py builds the output
+ * layer as TELMHeadColumnParallelLinear, a TE Linear under the recipe's
+ * autocast): the MXFP8 GEMM rate and 1-byte operands, and Transformer
+ * Engine's quantization of its input forward and of the logits' gradient
+ * backward (compute_fp8_cast_s), as a decoder layer's Linear. */
 static void add_output_cost(const model *m, const gpu_spec *gpu, const gen_constants *k,
                             const strategy *s, int tp, int stack, double tokens,
                             bool first_stage, range_cost *out)
 {
     tf_gemm lg = {tokens, (double)m->vocab / tp, m->hidden, 1};
-    /* the output GEMM runs in 16 bits even in FP8 recipes */
-    double gemm = compute_gemms_s(gpu, k, precision_bytes(m->prec) == 1 ? PREC_BF16 : m->prec,
-                                  2, &lg, 1);
+    bool mx = m->fp8_output_proj && m->prec == PREC_MXFP8;
+    double gemm = mx ? compute_gemms_s(gpu, k, m->prec, 1, &lg, 1)
+                     : compute_gemms_s(gpu, k, precision_bytes(m->prec) == 1 ? PREC_BF16 : m->prec,
+                                       2, &lg, 1);
+    double cast_f = mx ? compute_fp8_cast_s(gpu, k, m->prec, &lg, 1, false) : 0;
+    double cast_b = mx ? compute_fp8_cast_s(gpu, k, m->prec, &lg, 1, true) : 0;
     /* cross-entropy over fp32 logits: about three passes of 4 bytes */
     double ce = compute_memory_s(gpu, k, 12.0 * tokens * m->vocab / tp, 3);
     int heads = 1 + (m->mtp_layers > 0 ? m->mtp_layers : 0);   /* each MTP layer's own */
-    out->fwd_s += heads * (gemm + ce);
-    out->bwd_s += heads * (2.0 * gemm + ce);
-    out->compute_s += heads * (3.0 * gemm + 2.0 * ce);
+    out->fwd_s += heads * (gemm + cast_f + ce);
+    out->bwd_s += heads * (2.0 * gemm + cast_b + ce);
+    out->compute_s += heads * (3.0 * gemm + cast_f + cast_b + 2.0 * ce);
     if (!m->tied_embeddings || !first_stage) {
         out->params += (double)m->vocab * m->hidden / tp;
         out->vocab_params += (double)m->vocab * m->hidden / tp;

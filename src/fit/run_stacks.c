@@ -334,13 +334,14 @@ static const run_recipe_fact k_facts[] = {
  * published model (the library's definition carries them; -1: not said),
  * whether its recipe runs core attention in FP8 (model.fp8_attention) and
  * the routed experts as Transformer Engine's fused grouped MLP
- * (model.fused_grouped_mlp; false: not said) and whether its config
+ * (model.fused_grouped_mlp; false: not said), whether its config
  * all-gathers the Float8Linear weights in FP8 under FSDP2
- * (model.fsdp_fp8_gather; false: not said). */
+ * (model.fsdp_fp8_gather; false: not said) and whether it runs the output
+ * layer in MXFP8 (model.fp8_output_proj; false: not said). */
 typedef struct run_model_fact {
     const char *source_has, *model_has, *gpus, *precisions;
     int mtp_layers;
-    bool fp8_attention, fused_grouped_mlp, fsdp_fp8_gather;
+    bool fp8_attention, fused_grouped_mlp, fsdp_fp8_gather, fp8_output_proj;
     const char *why;
 } run_model_fact;
 
@@ -351,6 +352,7 @@ static const run_model_fact k_model_facts[] = {
      * tokens/s agree: 249.7 GFLOP per token (961 / 3848) without, 260.4
      * (557 / 2139) with, as 26.04-26.08's rows (260.0) */
     {"25.11 NeMo container", "DeepSeek-V3", "GB200 GB300", "bf16 mxfp8", 0, false, false, false,
+     false,
      "Megatron-Bridge 25.11's GB200/GB300 DeepSeek-V3 rows ran without MTP (\"DeepSeekV3 (w/o "
      "MTP)\")"},
     /* Megatron-Bridge v0.6.0 (the 26.08 container) src/megatron/bridge/
@@ -362,7 +364,7 @@ static const run_model_fact k_model_facts[] = {
      * FP8_MX config is the BF16 one: none).  The same release's Qwen3 and
      * DeepSeek-V3 GB300 full-iteration helpers set it too (the facts
      * below). */
-    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true, false, false,
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, true, false, false, false,
      "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run attention in FP8 "
      "(fp8_dot_product_attention = True)"},
     /* FP8 attention where no window makes it slower (layer_cost.c
@@ -381,16 +383,16 @@ static const run_model_fact k_model_facts[] = {
      * mixed_precision.fp8_dot_product_attention = True; v0.5.0
      * qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_B300_
      * FP8_MX_V1 (the 26.06 B300 row) sets it too. */
-    {"26.08 NeMo container", "DeepSeek-V3", "GB300", "mxfp8", -1, true, false, false,
+    {"26.08 NeMo container", "DeepSeek-V3", "GB300", "mxfp8", -1, true, false, false, false,
      "Megatron-Bridge 26.08's DeepSeek-V3 GB300 MXFP8 recipe runs attention in FP8 "
      "(fp8_dot_product_attention=True)"},
-    {"26.06 NeMo container", "DeepSeek-V3", "GB300", "mxfp8", -1, true, false, false,
+    {"26.06 NeMo container", "DeepSeek-V3", "GB300", "mxfp8", -1, true, false, false, false,
      "Megatron-Bridge 26.06's DeepSeek-V3 GB300 MXFP8 config runs attention in FP8 "
      "(fp8_dot_product_attention=True)"},
-    {"26.08 NeMo container", "Qwen3", "GB200 GB300", "mxfp8", -1, true, false, false,
+    {"26.08 NeMo container", "Qwen3", "GB200 GB300", "mxfp8", -1, true, false, false, false,
      "Megatron-Bridge 26.08's Qwen3 GB200/GB300 MXFP8 recipes run attention in FP8 "
      "(fp8_dot_product_attention = True)"},
-    {"26.06 NeMo container", "Qwen3-30B", "B300", "mxfp8", -1, true, false, false,
+    {"26.06 NeMo container", "Qwen3-30B", "B300", "mxfp8", -1, true, false, false, false,
      "Megatron-Bridge 26.06's Qwen3-30B-A3B B300 MXFP8 config runs attention in FP8 "
      "(fp8_dot_product_attention=True)"},
     /* The same helper sets model.use_transformer_engine_op_fuser = True
@@ -402,9 +404,31 @@ static const run_model_fact k_model_facts[] = {
      * te.pytorch.ops.ScaledClampedQGeGLU), not the eager passes layer_cost.c
      * moe_eager_glu_bytes counts.  Its Qwen3 and DeepSeek-V3 helpers set it
      * too; their experts have neither clamp nor bias: no fact needed. */
-    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, false, true, false,
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, false, true, false, false,
      "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run Transformer Engine's "
      "fused grouped MLP (use_transformer_engine_op_fuser = True)"},
+    /* The output layer (LM head) in MXFP8: Megatron-Core's fp8_output_proj
+     * (transformer_config.py, "run the LM-head output projection with a TE
+     * ColumnParallelLinear under the MXFP8 autocast context", active only
+     * with fp8_recipe mxfp8: fp8_utils.py is_mxfp8_output_proj_active;
+     * Megatron-LM 3f6a2ed844, #4825, 2026-05-31).  Megatron-Bridge v0.6.0
+     * (26.08) perf_recipes/deepseek/{gb200,gb300}/deepseek_v3.py call
+     * common.py _enable_deepseek_full_iteration_mxfp8(cfg, ...,
+     * fp8_output_proj=True) in their MXFP8 recipes, and gpt_oss/common.py
+     * _apply_gpt_oss_120b_full_iter_fp8mx_configs sets model.fp8_output_proj
+     * = True for the GB200/GB300 gpt-oss-120b MXFP8 ones; v0.5.0 (26.06)
+     * scripts/performance/configs/deepseek/deepseek_llm_pretrain.py
+     * deepseek_v3_pretrain_config_gb300 sets it when the recipe is mxfp8 (its
+     * B300 one does not; no 26.06 gpt-oss GB row). */
+    {"26.08 NeMo container", "DeepSeek-V3", "GB200 GB300", "mxfp8", -1, false, false, false, true,
+     "Megatron-Bridge 26.08's DeepSeek-V3 GB200/GB300 MXFP8 recipes run the output layer in "
+     "MXFP8 (fp8_output_proj=True)"},
+    {"26.06 NeMo container", "DeepSeek-V3", "GB300", "mxfp8", -1, false, false, false, true,
+     "Megatron-Bridge 26.06's DeepSeek-V3 GB300 MXFP8 config runs the output layer in MXFP8 "
+     "(fp8_output_proj = True)"},
+    {"26.08 NeMo container", "gpt-oss", "GB200 GB300", "mxfp8", -1, false, false, false, true,
+     "Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300 MXFP8 recipes run the output layer in "
+     "MXFP8 (fp8_output_proj = True)"},
     /* torchtitan 9dec370 train_configs/llama3_405b.toml, [float8]:
      * enable_fsdp_float8_all_gather = true (with precompute_float8_dynamic_
      * scale_for_fsdp), the config of the benchmark's 405B tables (5 and 6
@@ -414,17 +438,18 @@ static const run_model_fact k_model_facts[] = {
      * data parallelism (parallel_dims.dp_shard_enabled:
      * memory_gathered_weight_bytes) */
     {"Table 5 (FSDP + TP + PP + torch.compile + Float8", NULL, "H100-SXM-96GB-500W", "fp8", -1,
-     false, false, true,
+     false, false, true, false,
      "torchtitan's llama3_405b.toml all-gathers the Float8Linear weights in FP8 "
      "(enable_fsdp_float8_all_gather = true)"},
     {"Table 6 (FSDP + TP + PP + CP + torch.compile + Float8", NULL, "H100-SXM-96GB-500W", "fp8",
-     -1, false, false, true,
+     -1, false, false, true, false,
      "torchtitan's llama3_405b.toml all-gathers the Float8Linear weights in FP8 "
      "(enable_fsdp_float8_all_gather = true)"},
     /* torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md: the
      * runs' config sets enable_fsdp_float8_all_gather (with precomputed
      * scales and force_recompute_fp8_weight_in_bwd) */
     {"llama3-8b_h200_202506_trainy-whitefiber", NULL, "H200-SXM", "fp8", -1, false, false, true,
+     false,
      "the Trainy runs all-gather the Float8Linear weights in FP8 "
      "(enable_fsdp_float8_all_gather)"},
 };
@@ -538,7 +563,7 @@ const char *run_recipe_for_system(const run_system *r, size_t *at, const char **
 
 void run_model_for_system(const run_system *r, run_model_variant *out)
 {
-    *out = (run_model_variant){-1, false, false, false, NULL, NULL, NULL, NULL};
+    *out = (run_model_variant){-1, false, false, false, false, NULL, NULL, NULL, NULL, NULL};
     for (size_t i = 0; i < N_MODEL_FACTS; i++) {
         const run_model_fact *f = &k_model_facts[i];
         if (!fact_applies(r, f->source_has, f->model_has, f->gpus, f->precisions))
@@ -558,6 +583,10 @@ void run_model_for_system(const run_system *r, run_model_variant *out)
         if (f->fsdp_fp8_gather && out->fsdp_fp8_gather_why == NULL) {
             out->fsdp_fp8_gather = true;
             out->fsdp_fp8_gather_why = f->why;
+        }
+        if (f->fp8_output_proj && out->fp8_output_proj_why == NULL) {
+            out->fp8_output_proj = true;
+            out->fp8_output_proj_why = f->why;
         }
     }
 }

@@ -351,6 +351,10 @@ static int load_system_recipes(jctx *j, json_t *o, const gpu_spec *gpu, const ch
         shape_note_add(r, "experts as a fused grouped MLP (the source's recipe)");
         r->m->fused_grouped_mlp = true;
     }
+    if (var.fp8_output_proj && !r->m->fp8_output_proj) {
+        shape_note_add(r, "output layer in MXFP8 (the source's recipe)");
+        r->m->fp8_output_proj = true;
+    }
     if (var.fsdp_fp8_gather && !r->m->fsdp_fp8_gather) {
         shape_note_add(r, "FSDP all-gathers Float8Linear weights in FP8 where it shards over dp "
                           "(the source's config)");
