@@ -1062,6 +1062,42 @@ START_TEST(moe_alltoall_overlap_share_by_link)
 }
 END_TEST
 
+/* HybridEP's overlapped all-to-all (layer_cost.c ep_overlap_constants): the
+ * flex dispatcher on Blackwell inside the NVLink domain holds 32 SMs
+ * (HYBRIDEP_SMS) of the GPU's, so its hidden part costs 32 / 148 of itself
+ * on GB200 and 32 / 160 on GB300 (compute_sm_count), not overlap_exposed;
+ * the alltoall dispatcher keeps overlap_exposed.  The layer of
+ * moe_layer_case at ep 8 (one 8-GPU node of the fixture, every all-to-all
+ * far shorter than the compute it hides under): the overlapped EP time over
+ * the plain one is exactly the share. */
+START_TEST(hybridep_overlap_sm_share)
+{
+    const char *gpus[2] = {"GB200", "GB300"};
+    const double sms[2] = {148.0, 160.0};
+    for (int g = 0; g < 2; g++) {
+        fixture f;
+        strategy s = moe_layer_case(&f, 8);
+        range_cost off, on;
+        f.g.gpu = *catalog_find(gpus[g]);
+        ck_assert_int_eq(compute_sm_count(&f.g.gpu), (int)sms[g]);
+        s.flex_dispatcher = true;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &off);
+        s.ep_comm_overlap = true;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
+        ck_assert_rel(on.ep_comm_s, 32.0 / sms[g] * off.ep_comm_s, 1e-9);
+        s.flex_dispatcher = false;
+        s.ep_comm_overlap = false;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &off);
+        s.ep_comm_overlap = true;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
+        ck_assert_rel(on.ep_comm_s,
+                      f.p.gen[f.g.gpu.gen].overlap_exposed * off.ep_comm_s, 1e-9);
+    }
+    ck_assert_int_eq(compute_sm_count(catalog_find("H100-SXM")), 132);
+    ck_assert_int_eq(compute_sm_count(catalog_find("A100-SXM-80GB")), 0);
+}
+END_TEST
+
 /* The recipes' Transformer Engine graphs of the router and the dispatch
  * preprocessing (the te_moe_graphs knob) leave 0.53 ms of host-paced time per
  * MoE-layer forward at 8 local experts with the flex dispatcher (NVIDIA's
@@ -2095,6 +2131,7 @@ int main(void)
     tcase_add_test(tc, mtp_on_last_stage);
     tcase_add_test(tc, moe_alltoall_volume_and_overlap);
     tcase_add_test(tc, moe_alltoall_overlap_share_by_link);
+    tcase_add_test(tc, hybridep_overlap_sm_share);
     tcase_add_test(tc, moe_etp_by_hand);
     tcase_add_test(tc, moe_alltoall_sort_chunks_by_hand);
     tcase_add_test(tc, moe_eager_glu_by_hand);

@@ -1232,9 +1232,12 @@ START_TEST(published_runs_moe_guard)
      * -14.3% -> -10.0%, 26.06 -15.2% -> -10.9%); 11.3% with the output
      * layer in MXFP8 where the recipes set fp8_output_proj (layer_cost.c
      * add_output_cost: DeepSeek-V3 GB200/GB300 26.06/26.08 4-5 points
-     * faster, gpt-oss GB200/GB300 26.08 +20.5% -> +24.2%, +14.3% -> +19.4%) */
+     * faster, gpt-oss GB200/GB300 26.08 +20.5% -> +24.2%, +14.3% -> +19.4%);
+     * 11.1% with HybridEP's overlapped all-to-all costing the compute the
+     * share of its 32 SMs (layer_cost.c ep_overlap_constants: the 10
+     * overlapped flex rows 3.5-5.5 points faster) */
     ck_assert_int_ge(n, 39);
-    ck_assert_msg(mape <= 0.115, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
+    ck_assert_msg(mape <= 0.113, "MoE MAPE %.2f%% (max %.1f%%)", 100 * mape, 100 * worst);
     ck_assert_msg(worst <= 0.620, "MoE max %.1f%% (MAPE %.2f%%)", 100 * worst, 100 * mape);
 }
 END_TEST

@@ -47,6 +47,10 @@ double compute_attention_s(const gpu_spec *gpu, const gen_constants *k, peak_for
  * either pipe; 1 where the generation's ratio is not known here. */
 double compute_attention_exp_factor(const gpu_spec *gpu, double score_flops);
 
+/* Streaming multiprocessors of the generation's SXM part (Hopper 132,
+ * Blackwell 148, Blackwell Ultra 160); 0 where not known here. */
+int compute_sm_count(const gpu_spec *gpu);
+
 /* FP8/FP4 recipes: Transformer Engine's quantization of each GEMM's
  * 16-bit input (forward: the activation A, m x k; backward: the output
  * gradient, m x n) into the low-precision copies its forward and backward

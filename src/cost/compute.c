@@ -120,6 +120,24 @@ static double tensor_flops_per_exp(gpu_generation gen)
     return 0;
 }
 
+/* SMs per GPU, the SXM parts of a generation: H100/H800/H200 SXM 132 (NVIDIA
+ * H100 Tensor Core GPU Architecture whitepaper; 989 TFLOP/s = 132 x 4,096
+ * FLOPs per clock x 1.83 GHz); B200 and GB200's GPUs 148 (2.25 PFLOP/s =
+ * 148 x 8,192 x 1.86 GHz); B300 and GB300's 160 (NVIDIA technical blog
+ * "Inside NVIDIA Blackwell Ultra: The Chip Powering the AI Factory Era",
+ * 2025: 160 SMs).  The PCIe H100 (114) is not told apart. */
+int compute_sm_count(const gpu_spec *gpu)
+{
+    switch (gpu->gen) {
+    case GEN_HOPPER: return 132;
+    case GEN_BLACKWELL: return 148;
+    case GEN_BLACKWELL_ULTRA: return 160;
+    case GEN_VOLTA: case GEN_TURING: case GEN_AMPERE: case GEN_ADA: case GEN_CDNA2:
+    case GEN_CDNA3: case GEN_COUNT: break;
+    }
+    return 0;
+}
+
 double compute_attention_exp_factor(const gpu_spec *gpu, double score_flops)
 {
     double r = tensor_flops_per_exp(gpu->gen);

@@ -1177,6 +1177,33 @@ static double ep_mixed_a2a_s(const model *m, const ep_mixed *em, int etp, double
  *     all-to-alls.  So the shared experts' GEMMs and activation (forward
  *     S, backward 2 S) hide the dispatcher's traffic at overlap_exposed;
  *     their own TP collectives stay in the layer's TP time. */
+/* The SMs HybridEP's dispatch and combine kernels hold (DeepEP hybrid-ep
+ * deep_ep/hybrid_ep_buffer.py HybridEPBuffer: num_sms_dispatch_api and
+ * num_sms_combine_api default to 32 inside one NVLink domain, 8 across
+ * domains, from 83e0d15 (2025-12-03) until a0d27f1 (2026-03-31, 24);
+ * Megatron-Core passes moe_hybridep_num_sms, and Megatron-Bridge v0.6.0's
+ * DeepSeek-V3 and gpt-oss full-iteration helpers set it to 32:
+ * perf_recipes/deepseek/common.py _enable_deepseek_full_iteration_mxfp8,
+ * gpt_oss/common.py _apply_gpt_oss_120b_full_iter_fp8mx_configs). */
+#define HYBRIDEP_SMS 32.0
+
+/* What an overlapped all-to-all's hidden part costs the compute it runs
+ * under, as a share of itself: HybridEP (the flex dispatcher on Blackwell
+ * and Blackwell Ultra, Megatron-Bridge's apply_flex_dispatcher_backend)
+ * inside the NVLink domain holds HYBRIDEP_SMS of the GPU's SMs for the
+ * exchange, so the other micro-batch's kernels run on the rest: that
+ * share; anything else overlap_exposed (or overlap_exposed_net over the
+ * NICs, cost_overlapped_on). */
+static void ep_overlap_constants(const node_group *ng, const strategy *s, bool net,
+                                 const gen_constants *k, gen_constants *out)
+{
+    int sms = compute_sm_count(&ng->gpu);
+    *out = *k;
+    if (s->flex_dispatcher && !net && sms > 0 &&
+        (ng->gpu.gen == GEN_BLACKWELL || ng->gpu.gen == GEN_BLACKWELL_ULTRA))
+        out->overlap_exposed = HYBRIDEP_SMS / sms;
+}
+
 static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
                      const gen_constants *k, const ep_mixed *em, const strategy *s, int tp,
                      const tf_gemm *g, double f_comp, double *epf, double *epb)
@@ -1202,8 +1229,10 @@ static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
          * part slows the compute at the network share (cost_overlapped_on,
          * as the DP collectives over the NICs) */
         bool net = (long)ep * etp > comm_nvlink_domain(ng);
-        *epf = cost_overlapped_on(t, 2.0 * f_comp, k, net);
-        *epb = cost_overlapped_on(t, f_comp, k, net);
+        gen_constants ko;
+        ep_overlap_constants(ng, s, net, k, &ko);
+        *epf = cost_overlapped_on(t, 2.0 * f_comp, &ko, net);
+        *epb = cost_overlapped_on(t, f_comp, &ko, net);
     } else if (s->shared_expert_overlap && tf_shared_ffn(m) > 0) {
         /* the shared fc1 and fc2 follow the router's GEMM (tf_layer_gemms_ep) */
         double sh = compute_gemms_s(&ng->gpu, k, m->prec, precision_bytes(m->prec),

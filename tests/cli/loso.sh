@@ -16,7 +16,8 @@
 # time the recipes' TE graphs of the router and dispatch preprocessing
 # leave with the flex dispatcher, 12.3% in proportion to the local
 # experts, 12.2% with FP8 attention at cuDNN's rate for its shape, 12.1%
-# with the output layer in MXFP8 where the recipes set fp8_output_proj).  Bounds: the
+# with the output layer in MXFP8 where the recipes set fp8_output_proj,
+# 12.0% with HybridEP's SM share under the all-to-all overlap).  Bounds: the
 # figures plus half a point, and a majority of sources (4 of 7).  How the figures moved is in the
 # commit messages that moved them.
 # docs/validation.md, "Leave one source out", and docs/calibration.md,
@@ -58,8 +59,8 @@ line=$(grep "^MoE " "$T/moe")
 n=$(printf '%s\n' "$line" | awk '{print $2}')
 v=$(printf '%s\n' "$line" | awk '{ sub(/%/, "", $4); print $4 }')
 [ "$n" = 39 ] || fail "MoE: '$n' runs, expected 39: $(cat "$T/moe")"
-awk -v v="$v" 'BEGIN { exit !(v <= 12.6) }' || fail "MoE: leave-one-source-out MAPE $v% above 12.6%"
-echo "MoE: MAPE $v% (bound 12.6%)"
+awk -v v="$v" 'BEGIN { exit !(v <= 12.5) }' || fail "MoE: leave-one-source-out MAPE $v% above 12.5%"
+echo "MoE: MAPE $v% (bound 12.5%)"
 better=$(sed -n 's/^calibrated beats its start .* on \([0-9]*\) of 7 sources$/\1/p' "$T/cv")
 [ -n "$better" ] && [ "$better" -ge 4 ] ||
     fail "calibrated on 3 runs beats the fit on the other sources on '$better' of 7 sources"
