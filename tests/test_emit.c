@@ -1562,7 +1562,8 @@ END_TEST
  * --moe-flex-dispatcher-backend (which deprecates --moe-enable-deepep),
  * each flag in its release's arguments.py (check_flags_in).  DeepEP does not
  * span a multi-node NVLink domain: a 0.15 flex plan on GB200 is refused,
- * 0.16's HybridEP runs there.  The alltoall dispatcher names no backend. */
+ * 0.16's HybridEP runs there.  The alltoall dispatcher names no backend.
+ * The shared-expert overlap runs with flex from core_v0.18.0 only. */
 START_TEST(flex_backend_flags)
 {
     fixture f;
@@ -1586,6 +1587,25 @@ START_TEST(flex_backend_flags)
         ck_assert_int_gt(check_flags_in(t, (megatron_version)v), 20);
         free(t);
     }
+    /* the shared-expert overlap with flex: from core_v0.18.0 (before, alltoall only) */
+    f.m.moe.shared_experts = 1;
+    f.pl.s.shared_expert_overlap = true;
+    for (int v = 0; v < MEGATRON_VERSION_COUNT; v++) {
+        planner_status want = v >= MEGATRON_0_18 ? PLANNER_OK : PLANNER_E_INPUT;
+        ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, (megatron_version)v, &f, &t), want);
+        if (want == PLANNER_OK) {
+            ck_flag(t, "--moe-shared-expert-overlap", "");
+            ck_flag(t, "--moe-token-dispatcher-type", "flex");
+        }
+        free(t);
+    }
+    f.pl.s.flex_dispatcher = false;   /* with alltoall: every release */
+    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_15, &f, &t), 0);
+    ck_flag(t, "--moe-shared-expert-overlap", "");
+    free(t);
+    f.pl.s.flex_dispatcher = true;
+    f.pl.s.shared_expert_overlap = false;
+    f.m.moe.shared_experts = 0;
     make_cluster(&f, "GB200", 8);
     f.group[0].gpu.nvlink_domain = 72;   /* NVL72: one domain over the nodes */
     ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_15, &f, &t), PLANNER_E_INPUT);

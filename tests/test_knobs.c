@@ -195,6 +195,28 @@ START_TEST(validation_rows)
 }
 END_TEST
 
+/* The shared-expert overlap with the flex dispatcher: refused up to
+ * core_v0.17 ("only works with alltoall token dispatcher"), taken from
+ * core_v0.18.0 ("alltoall or flex"): no release-free rule, --fix takes the
+ * pair, and the release check (knob_shared_overlap_flex_release,
+ * knob_release_fix_conflict) tells the releases apart. */
+START_TEST(shared_overlap_flex_by_release)
+{
+    strategy_constraints c = STRATEGY_CONSTRAINTS_INIT;
+    planner_error err = PLANNER_ERROR_INIT;
+    ck_assert_int_eq(constraints_parse(&c, "flex_dispatcher=on,shared_expert_overlap=on", &err),
+                     PLANNER_OK);
+    for (int v = 0; v < MEGATRON_VERSION_COUNT; v++) {
+        bool has = v >= MEGATRON_0_18;
+        ck_assert(knob_shared_overlap_flex_release((megatron_version)v) == has);
+        ck_assert((knob_release_fix_conflict(&c, (megatron_version)v) == NULL) == has);
+    }
+    ck_assert_ptr_nonnull(strstr(knob_release_fix_conflict(&c, MEGATRON_0_17), "core_v0.18.0"));
+    c.flex_dispatcher = 0;   /* with alltoall: every release */
+    ck_assert_ptr_null(knob_release_fix_conflict(&c, MEGATRON_0_15));
+}
+END_TEST
+
 START_TEST(fix_from_registry)
 {
     strategy_constraints c = STRATEGY_CONSTRAINTS_INIT;
@@ -1130,6 +1152,7 @@ int main(void)
     tcase_add_test(tc, registry_consistent);
     tcase_add_test(tc, validation_rows);
     tcase_add_test(tc, fix_from_registry);
+    tcase_add_test(tc, shared_overlap_flex_by_release);
     tcase_add_test(tc, plan_json_and_table);
     tcase_add_test(tc, fix_derived_knobs);
     tcase_add_test(tc, fix_reaches_the_plan);

@@ -132,7 +132,6 @@ static const struct bad_fix {
     {"recompute=full,ep_comm_overlap=on", "cannot run with full recomputation"},
     {"ep_comm_overlap=on,shared_expert_overlap=on", "--moe-shared-expert-overlap cannot run "
                                                      "with --overlap-moe-expert-parallel-comm"},
-    {"flex_dispatcher=on,shared_expert_overlap=on", "needs the alltoall token dispatcher"},
     {"ep=1,flex_dispatcher=on", "the flex token dispatcher needs expert parallelism"},
     {"cuda_graph=on,te_moe_graphs=on", "cannot run with the full-iteration graph"},
 };
@@ -720,9 +719,11 @@ static const struct prune_case {
      .fix = "pp=2,vpp=1,flex_dispatcher=off", .shared_overlap = true},
     {.model = "tests/data/qwen1.5-moe-a2.7b.json", .nodes = 1, .ep_overlap = true, .flex = true},
     /* the dispatcher free: the flex one (which Megatron-Bridge runs without
-     * the shared-expert overlap) beats the shared-expert overlap there */
+     * the shared-expert overlap) beat the shared-expert overlap there; from
+     * core_v0.18.0 (the default release) the flex dispatcher takes the
+     * overlap too (knob_shared_overlap_flex_release), and flex with it wins */
     {.model = "tests/data/qwen1.5-moe-a2.7b.json", .nodes = 2, .fix = "pp=2,vpp=1",
-     .flex = true},
+     .shared_overlap = true, .flex = true},
 };
 
 START_TEST(pruned_search_finds_the_exhaustive_winner)
@@ -1843,6 +1844,44 @@ START_TEST(zero3_prefetch_by_stack)
 }
 END_TEST
 
+/* The shared-expert overlap with the flex dispatcher, by release: Qwen1.5-
+ * MoE-A2.7B on 2 nodes at pp 2 without virtual stages (the all-to-all
+ * overlap cannot run) wins with flex and the shared-expert overlap from
+ * core_v0.18.0; on core_v0.17 the search does not try the pair (Megatron-Core
+ * refuses it, knob_shared_overlap_flex_release): no plan has both, and with
+ * the overlap pinned it keeps the alltoall dispatcher. */
+START_TEST(shared_overlap_flex_from_0_18)
+{
+    run_spec rs;
+    model *m = tu_model_load("tests/data/qwen1.5-moe-a2.7b.json", &rs);
+    test_cluster t;
+    search_options o;
+    search_result r;
+    cost_params p;
+    cost_params_default(&p);
+    make_cluster(&t, "H100-SXM", 2, 0);
+    for (int pin = 0; pin < 2; pin++)
+        for (int v = MEGATRON_0_17; v <= MEGATRON_0_18; v++) {
+            planner_error err = PLANNER_ERROR_INIT;
+            tu_search_options(&o, &rs, pin ? "pp=2,vpp=1,shared_expert_overlap=on" : "pp=2,vpp=1",
+                              5);
+            o.megatron = (megatron_version)v;
+            ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, &err), PLANNER_OK);
+            for (int i = 0; i < r.n_top; i++)
+                ck_assert_msg(v == MEGATRON_0_18 || !(r.top[i].s.flex_dispatcher &&
+                                                      r.top[i].s.shared_expert_overlap),
+                              "core_v0.17 plan %d: flex with the shared-expert overlap", i);
+            if (v == MEGATRON_0_18)
+                ck_assert(r.top[0].s.flex_dispatcher && r.top[0].s.shared_expert_overlap);
+            if (pin)
+                ck_assert(r.top[0].s.shared_expert_overlap &&
+                          r.top[0].s.flex_dispatcher == (v == MEGATRON_0_18));
+            search_result_free(&r);
+        }
+    model_free(m);
+}
+END_TEST
+
 /* DeepEP, core_v0.15.0's flex backend, is costed as HybridEP, the backend
  * of every validating run: the search marks a 0.15 flex plan
  * (strategy.flex_deepep), which then counts as unvalidated and loses a
@@ -2098,6 +2137,7 @@ int main(void)
     tcase_add_test(ts, nonfinite_prediction_is_an_error);
     tcase_add_test(ts, validated_plans_win_near_ties);
     tcase_add_test(ts, deepep_plans_unvalidated);
+    tcase_add_test(ts, shared_overlap_flex_from_0_18);
     tcase_add_test(ts, cp_comm_searched);
     tcase_add_test(ts, zero2_reduces_every_microbatch);
     tcase_add_test(ts, zero2_waits_each_chunk);

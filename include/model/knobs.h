@@ -142,6 +142,16 @@ const char *knob_flex_backend(megatron_version ver, const struct node_group *g);
 bool knob_flex_deepep(megatron_version ver);
 /* The reason knob_flex_backend(ver, g) is NULL ("" when it is not). */
 const char *knob_flex_backend_missing(megatron_version ver, const struct node_group *g);
+/* Whether Megatron-LM release ver runs the shared-expert overlap
+ * (--moe-shared-expert-overlap) with the flex token dispatcher: from
+ * core_v0.18.0; earlier ones with the alltoall dispatcher only
+ * (model/knobs.c).  The search tries the pair only there, emit refuses it
+ * elsewhere. */
+bool knob_shared_overlap_flex_release(megatron_version ver);
+/* What --fix pins that release ver cannot run (both the shared-expert
+ * overlap and the flex dispatcher before core_v0.18.0), or NULL: a usage
+ * error once the release is known. */
+const char *knob_release_fix_conflict(const strategy_constraints *f, megatron_version ver);
 /* Whether Megatron-LM release ver has the MoE router and preprocessing
  * graphs (te_moe_graphs: --cuda-graph-scope moe_router moe_preprocess):
  * from core_v0.16.0 (model/knobs.c).  The search tries them only there,

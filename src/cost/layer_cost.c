@@ -1176,7 +1176,11 @@ static double ep_mixed_a2a_s(const model *m, const ep_mixed *em, int etp, double
  *     first (set_tensor_grad_fn_sequence_sr) under the backward's
  *     all-to-alls.  So the shared experts' GEMMs and activation (forward
  *     S, backward 2 S) hide the dispatcher's traffic at overlap_exposed;
- *     their own TP collectives stay in the layer's TP time. */
+ *     their own TP collectives stay in the layer's TP time.  From
+ *     core_v0.18.0 the flex dispatcher takes the overlap too
+ *     (MoEFlexTokenDispatcher: fc1 after the dispatch, fc2 in
+ *     combine_postprocess, the shared stream as above; Megatron-LM
+ *     ebfa13852f): costed the same over its own traffic. */
 /* The SMs HybridEP's dispatch and combine kernels hold (DeepEP hybrid-ep
  * deep_ep/hybrid_ep_buffer.py HybridEPBuffer: num_sms_dispatch_api and
  * num_sms_combine_api default to 32 inside one NVLink domain, 8 across

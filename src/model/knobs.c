@@ -637,7 +637,7 @@ bool knob_tp_splits_heads(const model *m, int tp)
  * and breaks nothing. */
 typedef enum pin_rule {
     PIN_SP_TP, PIN_TPO_SP, PIN_VPP_PP, PIN_OPG, PIN_EPO_EP, PIN_EPO_FULL, PIN_SEO_EPO,
-    PIN_SEO_FLEX, PIN_FLEX_EP, PIN_TMG_CG, PIN_TMG_FULL, PIN_CP_COMM_CP, PIN_CP_A2A, PIN_RULES
+    PIN_FLEX_EP, PIN_TMG_CG, PIN_TMG_FULL, PIN_CP_COMM_CP, PIN_CP_A2A, PIN_RULES
 } pin_rule;
 
 typedef struct pin_vals {
@@ -679,7 +679,6 @@ static bool pin_broken(pin_rule r, const pin_vals *v)
     case PIN_EPO_EP: return v->epo > 0 && pin_below2(v->ep);
     case PIN_EPO_FULL: return v->epo > 0 && v->rc == RECOMPUTE_FULL;
     case PIN_SEO_EPO: return v->seo > 0 && v->epo > 0;
-    case PIN_SEO_FLEX: return v->seo > 0 && v->flex > 0;
     case PIN_FLEX_EP: return v->flex > 0 && pin_below2(v->ep);
     case PIN_TMG_CG: return v->tmg > 0 && v->cg > 0;
     case PIN_TMG_FULL: return v->tmg > 0 && v->rc == RECOMPUTE_FULL;
@@ -700,7 +699,6 @@ static const char *pin_message(pin_rule r, const pin_vals *v, char *buf, size_t 
         "--overlap-moe-expert-parallel-comm needs expert parallelism (ep > 1)",
         "--overlap-moe-expert-parallel-comm cannot run with full recomputation",
         "--moe-shared-expert-overlap cannot run with --overlap-moe-expert-parallel-comm",
-        "--moe-shared-expert-overlap needs the alltoall token dispatcher, not flex",
         "the flex token dispatcher needs expert parallelism (ep > 1)",
         "the MoE router and preprocessing graphs (--cuda-graph-impl transformer_engine) "
         "cannot run with the full-iteration graph (--cuda-graph-impl local)",
@@ -871,11 +869,11 @@ static planner_status ep_overlap_rule(const model *m, const strategy *s, planner
 }
 
 /* --moe-shared-expert-overlap (TransformerConfig.__post_init__,
- * core_v0.15.0): shared experts (moe_shared_expert_intermediate_size); the
- * alltoall token dispatcher (the one the planner costs); not with
- * --overlap-moe-expert-parallel-comm ("disable moe_shared_expert_overlap
+ * core_v0.15.0): shared experts (moe_shared_expert_intermediate_size); not
+ * with --overlap-moe-expert-parallel-comm ("disable moe_shared_expert_overlap
  * when enabling overlap_moe_expert_parallel_comm"); shared_experts
- * recompute, which it also excludes, is not a planner module. */
+ * recompute, which it also excludes, is not a planner module.  Its token
+ * dispatcher depends on the release (knob_shared_overlap_flex_release). */
 static planner_status shared_overlap_rule(const model *m, const strategy *s, planner_error *err)
 {
     if (!s->shared_expert_overlap)
@@ -883,16 +881,41 @@ static planner_status shared_overlap_rule(const model *m, const strategy *s, pla
     if (m == NULL || m->moe.experts <= 0 || m->moe.shared_experts <= 0)
         FAIL("--moe-shared-expert-overlap needs shared experts");
     PIN_FAIL_S(PIN_SEO_EPO);
-    PIN_FAIL_S(PIN_SEO_FLEX);
     return PLANNER_OK;
+}
+
+/* The shared-expert overlap's token dispatchers: core_v0.15.0 .. core_v0.17.x
+ * alltoall only (transformer_config.py __post_init__: "moe_shared_expert_
+ * overlap only works with alltoall token dispatcher"; moe/token_dispatcher.py
+ * MoEFlexTokenDispatcher.set_shared_experts raises "Shared expert overlap is
+ * not supported in Flex Token Dispatcher"); core_v0.18.0 and later alltoall
+ * or flex ("... only works with alltoall or flex token dispatcher": Megatron-LM
+ * ebfa13852f, #2207 "support shared expert overlap for FlexDispatcher", whose
+ * MoEFlexTokenDispatcher launches the shared experts' fc1 after the dispatch
+ * and their fc2 in combine_postprocess, as the alltoall dispatcher does). */
+bool knob_shared_overlap_flex_release(megatron_version ver)
+{
+    return ver >= MEGATRON_0_18;
+}
+
+const char *knob_release_fix_conflict(const strategy_constraints *f, megatron_version ver)
+{
+    if (f->shared_expert_overlap > 0 && f->flex_dispatcher > 0 &&
+        !knob_shared_overlap_flex_release(ver))
+        return "--moe-shared-expert-overlap runs with the flex token dispatcher from "
+               "core_v0.18.0 (--megatron-version 0.18); earlier releases take it with the "
+               "alltoall dispatcher only";
+    return NULL;
 }
 
 /* The flex token dispatcher (core_v0.15.0 moe/token_dispatcher.py
  * MoEFlexTokenDispatcher, --moe-enable-deepep): MoE layers split over
  * tp x ep > 1 ranks ("Flex token dispatcher requires TPxEP > 1"); the
- * planner costs its node-aware dispatch, which needs ep > 1.
- * Megatron-Bridge's apply_flex_dispatcher_backend turns the shared-expert
- * overlap off with it (shared_overlap_rule). */
+ * planner costs its node-aware dispatch, which needs ep > 1.  The
+ * shared-expert overlap runs with it from core_v0.18.0
+ * (knob_shared_overlap_flex_release; Megatron-Bridge's
+ * apply_flex_dispatcher_backend turns the overlap off with it, a recipe's
+ * choice). */
 static planner_status flex_dispatcher_rule(const model *m, const strategy *s,
                                            planner_error *err)
 {

@@ -1829,8 +1829,10 @@ static planner_status format_check(const model *m, const cluster *c, const plan 
  * emit_check: format_check, and core_v0.15.0's validate_args refuses expert
  * parallelism in fp16 ("Expert parallelism is not supported with fp16
  * training"; gone from core_v0.16.0) and has no MoE router graphs
- * (knob_te_moe_graphs_release); the flex dispatcher needs a backend on
- * every GPU of the plan (knob_flex_backend). */
+ * (knob_te_moe_graphs_release); the shared-expert overlap runs with the
+ * flex dispatcher from core_v0.18.0 (knob_shared_overlap_flex_release); the
+ * flex dispatcher needs a backend on every GPU of the plan
+ * (knob_flex_backend). */
 static planner_status release_check(const model *m, const cluster *c, const plan *pl,
                                     megatron_version ver, planner_error *err)
 {
@@ -1846,6 +1848,11 @@ static planner_status release_check(const model *m, const cluster *c, const plan
         return emit_fail(err, "Megatron-LM %s has no MoE router and preprocessing CUDA graphs "
                          "(--cuda-graph-scope moe_router moe_preprocess, from core_v0.16.0; "
                          "--megatron-version 0.16)", megatron_version_tag(ver));
+    if (s->flex_dispatcher && s->shared_expert_overlap &&
+        !knob_shared_overlap_flex_release(ver))
+        return emit_fail(err, "Megatron-LM %s runs --moe-shared-expert-overlap with the alltoall "
+                         "token dispatcher only, not flex (from core_v0.18.0; --megatron-version "
+                         "0.18)", megatron_version_tag(ver));
     if (s->flex_dispatcher) {   /* a backend on every GPU of the plan */
         const node_group *gs[PLAN_GROUPS_MAX];
         int n = plan_groups(c, s, gs, PLAN_GROUPS_MAX);

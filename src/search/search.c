@@ -1520,7 +1520,9 @@ static bool rc_level_pruned(search_ctx *x, const block_cell *c, int rc)
  * try_comm_types: bit 0 the all-to-all overlap (x->s has it where its rule
  * and the space allow: build), bit 1 the shared-expert overlap where the
  * all-to-all overlap cannot run (a model with shared experts, dispatcher
- * traffic -- ep or etp > 1 -- and the space allowing it; its rule checked).
+ * traffic -- ep or etp > 1 -- and the space allowing it; its rule checked;
+ * with the flex dispatcher from core_v0.18.0,
+ * knob_shared_overlap_flex_release).
  * Where both could run the all-to-all overlap is the one searched: it hides
  * the same traffic under the other pass's whole layer, the shared overlap
  * under the shared experts alone (the search's limit; --fix
@@ -1530,7 +1532,8 @@ static int moe_overlap_modes(search_ctx *x)
     int modes = x->s.ep_comm_overlap && x->fix.ep_comm_overlap < 0 ? 1 : 0;
     if (x->fix.shared_expert_overlap < 0 && !x->s.ep_comm_overlap &&
         x->m->moe.shared_experts > 0 && (x->s.ep > 1 || x->s.etp > 1) &&
-        space_allows(x, KNOB_SHARED_EXPERT_OVERLAP, 1)) {
+        space_allows(x, KNOB_SHARED_EXPERT_OVERLAP, 1) &&
+        (!x->s.flex_dispatcher || knob_shared_overlap_flex_release(x->o->megatron))) {
         bool epo = x->s.ep_comm_overlap;
         x->s.ep_comm_overlap = false;
         x->s.shared_expert_overlap = true;
@@ -1769,12 +1772,14 @@ static bool flex_backend_here(const search_ctx *x)
 /* Whether the block x->s (its degrees set) is searched with the flex token
  * dispatcher too: --fix leaves it free, the model has experts, its rule
  * (knob_rule: ep > 1), the space (space_allows: the stack) and the release
- * and GPUs (flex_backend_here) allow it. */
+ * and GPUs (flex_backend_here) allow it, and a pinned shared-expert overlap
+ * runs with it (knob_shared_overlap_flex_release). */
 static bool flex_searched(search_ctx *x)
 {
     bool ok;
     if (x->fix.flex_dispatcher >= 0 || x->m->moe.experts <= 0 ||
-        !space_allows(x, KNOB_FLEX_DISPATCHER, 1) || !flex_backend_here(x))
+        !space_allows(x, KNOB_FLEX_DISPATCHER, 1) || !flex_backend_here(x) ||
+        (x->fix.shared_expert_overlap > 0 && !knob_shared_overlap_flex_release(x->o->megatron)))
         return false;
     x->s.flex_dispatcher = true;
     ok = knob_rule(x->m, &x->s, KNOB_FLEX_DISPATCHER, NULL) == PLANNER_OK;

@@ -285,6 +285,9 @@ static int plan_args_finish(int argc, char **argv, plan_args *a)
         return cli_usage_error("", "missing --cluster FILE");
     if (a->layout_text != NULL && a->opts.fix.pp < 1)
         return cli_usage_error("", "--pipeline-layout needs --fix pp=N (the layout's ranks)");
+    if (knob_release_fix_conflict(&a->opts.fix, a->opts.megatron) != NULL)
+        return cli_usage_error("", "--fix: %s: %s", megatron_version_tag(a->opts.megatron),
+                               knob_release_fix_conflict(&a->opts.fix, a->opts.megatron));
     a->model_path = shipped_resolve(a->model_path, "configs", ".json", a->model_buf,
                                     sizeof a->model_buf);
     a->cluster_path = shipped_resolve(a->cluster_path, "clusters", ".yaml", a->cluster_buf,

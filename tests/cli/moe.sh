@@ -114,6 +114,20 @@ rc=$?
 [ -s "$T/args" ] && fail "flex on core_v0.15.0: wrote to stdout"
 grep -q "core_v0.15.0 cannot run the flex token dispatcher on GB200" "$T/err" \
     || fail "flex on core_v0.15.0: $(cat "$T/err")"
+# The shared-expert overlap with the flex dispatcher: Megatron-Core takes the
+# pair from core_v0.18.0 ("only works with alltoall or flex token
+# dispatcher"); pinned on an earlier release it is a usage error (exit 2).
+Q18="--model tests/data/qwen1.5-moe-a2.7b.json --cluster clusters/h100x512.yaml"
+Q18="$Q18 --fix shared_expert_overlap=on,flex_dispatcher=on"
+$P $Q18 --megatron-version 0.18 --emit megatron > "$T/args" 2> "$T/err" \
+    || fail "shared overlap + flex on 0.18: exit $?: $(cat "$T/err")"
+grep -q -- '--moe-shared-expert-overlap' "$T/args" || fail "0.18: no --moe-shared-expert-overlap"
+grep -q -- '--moe-token-dispatcher-type flex' "$T/args" || fail "0.18: no flex dispatcher"
+$P $Q18 --megatron-version 0.17 > /dev/null 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] || fail "shared overlap + flex on 0.17: exit $rc"
+grep -q "core_v0.17.0: --moe-shared-expert-overlap runs with the flex token dispatcher from" \
+    "$T/err" || fail "shared overlap + flex on 0.17: $(cat "$T/err")"
 # core_v0.15.0's --cuda-graph-scope has no moe_router/moe_preprocess (from
 # core_v0.16.0): its DeepEP plan on H800 keeps the flex dispatcher without
 # the router graphs, and a pinned graphs plan is refused at emit (exit 1).
