@@ -142,6 +142,13 @@ const char *knob_flex_backend(megatron_version ver, const struct node_group *g);
 bool knob_flex_deepep(megatron_version ver);
 /* The reason knob_flex_backend(ver, g) is NULL ("" when it is not). */
 const char *knob_flex_backend_missing(megatron_version ver, const struct node_group *g);
+/* Whether Megatron-Core re-runs an MoE layer's pre-MLP norm when selective
+ * recompute names layernorm: not under the router graphs (te_moe_graphs)
+ * with the flex dispatcher or the shared-expert overlap (model/knobs.c,
+ * cited).  The rules refuse layernorm there (it would be claimed for
+ * nothing), the search leaves it out of its memory-saving set, and the
+ * cost (layer_cost.c) saves and re-runs the norm only where this holds. */
+bool knob_moe_norm_recomputed(const struct model *m, const strategy *s);
 /* Whether Megatron-LM release ver runs the shared-expert overlap
  * (--moe-shared-expert-overlap) with the flex token dispatcher: from
  * core_v0.18.0; earlier ones with the alltoall dispatcher only

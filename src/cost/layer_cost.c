@@ -58,6 +58,7 @@
 #include "cost/compute.h"
 #include "cost/layer_cost.h"
 #include "cost/memory.h"
+#include "model/knobs.h"
 #include "model/transformer.h"
 
 #define GIB (1073741824.0)
@@ -525,24 +526,6 @@ static int selective_modules(const strategy *s)
     return s->recompute_modules > 0 ? s->recompute_modules : RC_MOD_CORE_ATTN;
 }
 
-/* Whether Megatron-Core recomputes an MoE layer's pre-MLP norm when
- * selective recompute names layernorm: not under the router graphs
- * (te_moe_graphs, scopes moe_router and moe_preprocess) with the flex
- * dispatcher, nor with the shared-expert overlap -- the norm's output leaves
- * the graph as one of its outputs, a static buffer that cannot be freed, so
- * Megatron logs "Disabling pre_mlp_layernorm recompute" and keeps it
- * (core_v0.16.0 .. core_v0.19.0 transformer_layer.py TransformerLayer
- * __init__, can_recompute_pre_mlp_layernorm_for_cudagraph: only the
- * alltoall dispatcher, or latent MoE, keeps it). */
-static bool moe_norm_recomputed(const model *m, const strategy *s)
-{
-    if (!s->te_moe_graphs)
-        return true;
-    if (m->moe.shared_experts > 0 && s->shared_expert_overlap)
-        return false;
-    return !s->flex_dispatcher;
-}
-
 /* Bytes selective recompute's modules do not keep, per micro-batch on one
  * GPU, from Korthikanti et al. 2022's terms as transformer.c counts them
  * (Megatron-Core core_v0.15.0 TransformerLayer / MLP with the Transformer
@@ -553,7 +536,8 @@ static bool moe_norm_recomputed(const model *m, const strategy *s)
  *     (input_layernorm / pre_mlp_layernorm are IdentityOp, nothing to
  *     drop); an MoE layer's pre-MLP norm is separate: its output, the
  *     router / shared-expert / dispatch input, 2 s b h (/ t with SP),
- *     unless the router graphs keep it (moe_norm_recomputed);
+ *     unless the router graphs keep it (knob_moe_norm_recomputed, model/
+ *     knobs.c);
  *   mlp (dense layers; Megatron skips MoELayer): the MLP runs under a
  *     checkpoint keeping only its input (the residual, kept anyway): fc1's
  *     input 2 s b h (/ t with SP), its output 4 s b f (SwiGLU) or 2 s b f,
@@ -579,7 +563,7 @@ static double selective_saved_bytes(const model *m, const layer_spec *l, const s
     double sb = (double)s->mbs * s->seq_len / (s->cp > 0 ? s->cp : 1);
     double outside = s->sp ? t : 1.0, saved = 0;
     bool moe = l->moe && m->moe.experts > 0;
-    if ((mods & RC_MOD_LAYERNORM) && moe && moe_norm_recomputed(m, s))
+    if ((mods & RC_MOD_LAYERNORM) && moe && knob_moe_norm_recomputed(m, s))
         saved += 2.0 * sb * l->hidden / outside;
     if ((mods & RC_MOD_MLP) && !moe)
         saved += gin * sb * l->hidden / outside +
@@ -616,7 +600,7 @@ static double selective_rerun_s(const model *m, const layer_spec *l, const strat
     double rec = 0;
     if (mods & RC_MOD_CORE_ATTN)
         rec += attn;
-    if ((mods & RC_MOD_LAYERNORM) && moe && moe_norm_recomputed(m, s))
+    if ((mods & RC_MOD_LAYERNORM) && moe && knob_moe_norm_recomputed(m, s))
         rec += compute_memory_s(gpu, k, 2.0 * 2.0 * tokens * l->hidden / (s->sp ? t : 1.0), 1);
     if ((mods & RC_MOD_MLP) && !moe)
         rec += compute_gemms_s(gpu, k, m->prec, eb, g + tf_attention_gemm_count(m), 2) +

@@ -637,12 +637,12 @@ bool knob_tp_splits_heads(const model *m, int tp)
  * and breaks nothing. */
 typedef enum pin_rule {
     PIN_SP_TP, PIN_TPO_SP, PIN_VPP_PP, PIN_OPG, PIN_EPO_EP, PIN_EPO_FULL, PIN_SEO_EPO,
-    PIN_FLEX_EP, PIN_TMG_CG, PIN_TMG_FULL, PIN_CP_COMM_CP, PIN_CP_A2A, PIN_RULES
+    PIN_FLEX_EP, PIN_TMG_CG, PIN_TMG_FULL, PIN_TMG_LN, PIN_CP_COMM_CP, PIN_CP_A2A, PIN_RULES
 } pin_rule;
 
 typedef struct pin_vals {
     int tp, sp, tpo, pp, vpp, zero, ogr, opg, ep, epo, rc, seo, flex, cp, cp_comm, cp_a2a, tmg,
-        cg;
+        cg, rcm;
 } pin_vals;
 
 static pin_vals pins_of_strategy(const strategy *s)
@@ -650,7 +650,8 @@ static pin_vals pins_of_strategy(const strategy *s)
     pin_vals v = {s->tp, s->sp, s->tp_comm_overlap, s->pp, s->vpp, s->zero,
                   s->overlap_grad_reduce, s->overlap_param_gather, s->ep, s->ep_comm_overlap,
                   (int)s->recompute, s->shared_expert_overlap, s->flex_dispatcher, s->cp,
-                  (int)s->cp_comm, s->cp_a2a, s->te_moe_graphs, s->cuda_graph};
+                  (int)s->cp_comm, s->cp_a2a, s->te_moe_graphs, s->cuda_graph,
+                  s->recompute_modules};
     return v;
 }
 
@@ -659,8 +660,29 @@ static pin_vals pins_of_fix(const strategy_constraints *c)
     pin_vals v = {c->tp, c->sp, c->tp_comm_overlap, c->pp, c->vpp, c->zero,
                   c->overlap_grad_reduce, c->overlap_param_gather, c->ep, c->ep_comm_overlap,
                   c->recompute, c->shared_expert_overlap, c->flex_dispatcher, c->cp,
-                  c->cp_comm, c->cp_a2a, c->te_moe_graphs, c->cuda_graph};
+                  c->cp_comm, c->cp_a2a, c->te_moe_graphs, c->cuda_graph, c->recompute_modules};
     return v;
+}
+
+/* Whether the router graphs keep each MoE layer's pre-MLP norm output, so
+ * that selective recompute of layernorm re-runs nothing there: the graphs
+ * (te_moe_graphs, scopes moe_router and moe_preprocess) with the flex
+ * dispatcher, or with the shared-expert overlap -- the norm's output leaves
+ * the graph as one of its outputs, a static buffer that cannot be freed, so
+ * Megatron-Core logs "Disabling pre_mlp_layernorm recompute" and keeps it
+ * (core_v0.16.0 .. core_v0.19.0 transformer_layer.py TransformerLayer
+ * __init__, can_recompute_pre_mlp_layernorm_for_cudagraph: only the
+ * alltoall dispatcher, or latent MoE, keeps the recompute).  Values > 0
+ * are on (pins: < 0 free); seo only counts with shared experts. */
+static bool graphs_keep_moe_norm(int tmg, int flex, int seo)
+{
+    return tmg > 0 && (flex > 0 || seo > 0);
+}
+
+bool knob_moe_norm_recomputed(const model *m, const strategy *s)
+{
+    return !graphs_keep_moe_norm(s->te_moe_graphs, s->flex_dispatcher,
+                                 m->moe.shared_experts > 0 && s->shared_expert_overlap);
 }
 
 /* a pinned degree below 2 */
@@ -682,6 +704,10 @@ static bool pin_broken(pin_rule r, const pin_vals *v)
     case PIN_FLEX_EP: return v->flex > 0 && pin_below2(v->ep);
     case PIN_TMG_CG: return v->tmg > 0 && v->cg > 0;
     case PIN_TMG_FULL: return v->tmg > 0 && v->rc == RECOMPUTE_FULL;
+    case PIN_TMG_LN:
+        return v->rcm > 0 && (v->rcm & RC_MOD_LAYERNORM) &&
+               (v->rc < 0 || v->rc == RECOMPUTE_SELECTIVE) &&
+               graphs_keep_moe_norm(v->tmg, v->flex, v->seo);
     case PIN_CP_COMM_CP: return v->cp_comm > CP_COMM_P2P && pin_below2(v->cp);
     case PIN_CP_A2A: return v->cp_a2a > 0 && v->cp_comm >= 0 && v->cp_comm != CP_COMM_A2A_P2P;
     default: return false;
@@ -704,6 +730,10 @@ static const char *pin_message(pin_rule r, const pin_vals *v, char *buf, size_t 
         "cannot run with the full-iteration graph (--cuda-graph-impl local)",
         "the MoE router and preprocessing graphs (--cuda-graph-impl transformer_engine) "
         "cannot run with full recomputation",
+        "selective recompute of layernorm re-runs nothing under the MoE router graphs "
+        "(te_moe_graphs) with the flex dispatcher or the shared-expert overlap: "
+        "Megatron-Core keeps each MoE layer's pre-MLP norm output there; leave layernorm "
+        "out of recompute_modules or the graphs off",
         NULL, NULL};
     if (r == PIN_CP_COMM_CP)
         snprintf(buf, n, "--cp-comm-type %s needs cp > 1", cp_comm_name((cp_comm_type)v->cp_comm));
@@ -881,6 +911,7 @@ static planner_status shared_overlap_rule(const model *m, const strategy *s, pla
     if (m == NULL || m->moe.experts <= 0 || m->moe.shared_experts <= 0)
         FAIL("--moe-shared-expert-overlap needs shared experts");
     PIN_FAIL_S(PIN_SEO_EPO);
+    PIN_FAIL_S(PIN_TMG_LN);
     return PLANNER_OK;
 }
 
@@ -1008,6 +1039,7 @@ static planner_status te_moe_graphs_rule(const model *m, const strategy *s,
         FAIL("the MoE router and preprocessing graphs (te_moe_graphs) need an MoE model");
     PIN_FAIL_S(PIN_TMG_CG);
     PIN_FAIL_S(PIN_TMG_FULL);
+    PIN_FAIL_S(PIN_TMG_LN);
     return PLANNER_OK;
 }
 
@@ -1273,6 +1305,7 @@ planner_status knob_rule(const model *m, const strategy *s, knob_id k, planner_e
             FAIL("moe_act recompute needs MoE layers");
         if ((s->recompute_modules & RC_MOD_MLA_UP_PROJ) && m->mla.kv_lora_rank <= 0)
             FAIL("mla_up_proj recompute needs multi-latent attention");
+        PIN_FAIL_S(PIN_TMG_LN);
         return PLANNER_OK;
     case KNOB_EP_COMM_OVERLAP:
         return ep_overlap_rule(m, s, err);

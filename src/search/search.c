@@ -119,7 +119,7 @@
  *      dispatcher and once with the flex one (search_block: no cost
  *      ordering between them is guaranteed); the flex one needs no less
  *      memory (the same, but where the router graphs keep the MoE layers'
- *      pre-MLP norm: layer_cost.c moe_norm_recomputed), so when P1 finds
+ *      pre-MLP norm: knobs.c knob_moe_norm_recomputed), so when P1 finds
  *      that no variant fits under the first, the second is skipped.
  *   P8 selective recompute of the memory-saving modules is slower than no
  *      recompute: not tried when that variant's objective cannot rank (no
@@ -865,6 +865,24 @@ static int hcp_a2a(const search_ctx *x)
     return 0;
 }
 
+static int rc_save_modules(const model *m);
+
+/* The searched memory-saving selective set (RC_LEVEL_SEL_SAVE, the modules
+ * not pinned) under x->s's dispatcher, graphs and overlaps: rc_save_modules
+ * less layernorm where Megatron-Core keeps the MoE norm
+ * (knob_moe_norm_recomputed; the rules refuse it there, the plan would claim
+ * a re-run that does not happen).  Other sets as they are. */
+static void fit_save_modules(search_ctx *x)
+{
+    strategy *s = &x->s;
+    if (x->fix.recompute_modules > 0 || s->recompute != RECOMPUTE_SELECTIVE ||
+        s->recompute_modules == RC_MOD_CORE_ATTN)
+        return;
+    s->recompute_modules = rc_save_modules(x->m);
+    if (!knob_moe_norm_recomputed(x->m, s))
+        s->recompute_modules &= ~RC_MOD_LAYERNORM;
+}
+
 /* Fills the knobs of x->s that follow from the others: the overlap flags
  * are on where the rules and the space (space_allows) allow. */
 static void set_derived(search_ctx *x)
@@ -929,9 +947,11 @@ static void set_derived(search_ctx *x)
         space_allows(x, KNOB_TE_MOE_GRAPHS, 1) && knob_te_moe_graphs_release(x->o->megatron)) {
         int g = x->group >= 0 && x->group < x->c->n_groups ? x->group : 0;
         s->te_moe_graphs = true;
+        fit_save_modules(x);   /* (a pinned layernorm keeps them off: the rule) */
         s->te_moe_graphs = knob_rule(x->m, s, KNOB_TE_MOE_GRAPHS, NULL) == PLANNER_OK &&
                            cost_te_moe_graphs_help(x->m, x->p, s, x->c->group[g].gpu.gen);
     }
+    fit_save_modules(x);
     /* 16-bit Adam state only when fixed: a numerics choice, the recipe's */
     s->opt_state = f->opt_state > 0 ? f->opt_state : OPT_STATE_FP32;
 }
@@ -1537,10 +1557,12 @@ static int moe_overlap_modes(search_ctx *x)
         bool epo = x->s.ep_comm_overlap;
         x->s.ep_comm_overlap = false;
         x->s.shared_expert_overlap = true;
+        fit_save_modules(x);
         if (knob_rule(x->m, &x->s, KNOB_SHARED_EXPERT_OVERLAP, NULL) == PLANNER_OK)
             modes |= 2;
         x->s.ep_comm_overlap = epo;
         x->s.shared_expert_overlap = false;
+        fit_save_modules(x);
     }
     return modes;
 }
@@ -1575,6 +1597,7 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
         if (mo >= 0) {
             x->s.ep_comm_overlap = mo == 1;
             x->s.shared_expert_overlap = mo == 2;
+            fit_save_modules(x);
         }
         x->s.recompute_layers = layers;
         if (mo == 0 && overlap_off_cannot_rank(x, f1_on)) {

@@ -114,6 +114,14 @@ rc=$?
 [ -s "$T/args" ] && fail "flex on core_v0.15.0: wrote to stdout"
 grep -q "core_v0.15.0 cannot run the flex token dispatcher on GB200" "$T/err" \
     || fail "flex on core_v0.15.0: $(cat "$T/err")"
+# Selective recompute's layernorm re-runs nothing under the router graphs
+# with the flex dispatcher (Megatron-Core keeps the MoE pre-MLP norm): Mixtral's
+# default plan on h100x512 (flex + graphs) emits moe_act alone.
+$P --model configs/mixtral-8x7b.json --cluster clusters/h100x512.yaml --emit megatron \
+    > "$T/args" 2> "$T/err" || fail "Mixtral emit: exit $?"
+grep -q -- '--cuda-graph-scope moe_router moe_preprocess' "$T/args" || fail "Mixtral: no graphs"
+grep -q -- '--recompute-modules moe_act \\$' "$T/args" \
+    || fail "Mixtral: $(grep -- --recompute-modules "$T/args")"
 # The shared-expert overlap with the flex dispatcher: Megatron-Core takes the
 # pair from core_v0.18.0 ("only works with alltoall or flex token
 # dispatcher"); pinned on an earlier release it is a usage error (exit 2).
