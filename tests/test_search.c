@@ -1376,6 +1376,41 @@ START_TEST(search_leaves_out_idle_layernorm)
 }
 END_TEST
 
+/* A rule's message is quoted whole: in the advice when no candidate passes
+ * the rules (it was cut at 191 characters) and in the "Not searched" entry
+ * that counts the rule's refusals (cut at 79).  The longest rule message,
+ * layernorm recompute under the router graphs with flex (PIN_TMG_LN, 270
+ * characters), is every candidate's refusal when all three are pinned past
+ * constraints_parse (which refuses the triple itself: parse_rejects). */
+START_TEST(rule_message_quoted_whole)
+{
+    run_spec rs;
+    model *m = tu_model_load("configs/mixtral-8x7b.json", &rs);
+    test_cluster t;
+    search_options o;
+    search_result r;
+    cost_params p;
+    planner_error err = PLANNER_ERROR_INIT;
+    const char *tail = "leave layernorm out of recompute_modules or the graphs off";
+    bool listed = false;
+    cost_params_default(&p);
+    make_cluster(&t, "H100-SXM", 8, 0);
+    tu_search_options(&o, &rs, "recompute=selective,recompute_modules=layernorm+moe_act", 5);
+    o.fix.te_moe_graphs = 1;
+    o.fix.flex_dispatcher = 1;
+    ck_assert_int_eq(search_run(&r, m, &t.c, &p, &o, &err), PLANNER_E_INFEASIBLE);
+    ck_assert_msg(strstr(r.advice, "; e.g. tp ") != NULL, "%s", r.advice);
+    ck_assert_msg(strstr(r.advice, ": selective recompute of layernorm re-runs nothing") != NULL &&
+                  strstr(r.advice, tail) != NULL, "advice: %s", r.advice);
+    for (int i = 0; i < r.n_not_searched; i++)
+        listed = listed || (strstr(r.not_searched[i], "rules refuse (") != NULL &&
+                            strstr(r.not_searched[i], tail) != NULL);
+    ck_assert_msg(listed, "no whole rule message in not_searched");
+    search_result_free(&r);
+    model_free(m);
+}
+END_TEST
+
 /* The exposed DP time of the best plan m gets on c for rs under the --fix
  * spec `base` followed by `knobs` (a plan asserted). */
 static double fixed_dp_comm_s(const model *m, const run_spec *rs, const cluster *c,
@@ -2178,6 +2213,7 @@ int main(void)
     tcase_add_test(ts, flex_dispatcher_keeps_memory);
     tcase_add_test(ts, router_graphs_keep_moe_norm);
     tcase_add_test(ts, search_leaves_out_idle_layernorm);
+    tcase_add_test(ts, rule_message_quoted_whole);
     tcase_add_test(ts, no_full_recompute_where_a_block_fits);
     tcase_add_test(ts, near_miss_70b_takes_block_recompute);
     tcase_add_test(ts, mem_headroom_refuses_a_plan_its_peak_exceeds);

@@ -10,6 +10,7 @@
 #define PLANNER_SEARCH_H
 
 #include <stdbool.h>
+#include "base/error.h"
 #include "base/progress.h"
 #include "model/knobs.h"
 #include "schedule/evaluate.h"
@@ -130,7 +131,11 @@ int search_rank_cmp(double score_a, double peak_a, const strategy *a, double sco
                     double peak_b, const strategy *b);
 
 #define SEARCH_NOT_SEARCHED_MAX 14
-#define SEARCH_NOT_SEARCHED_LEN 224   /* the longest: the knobs a stack lacks */
+/* An entry holds a rule's whole message (ERROR_MSG_MAX) and its count. */
+#define SEARCH_NOT_SEARCHED_LEN (ERROR_MSG_MAX + 128)
+/* The advice holds the first refusal's whole rule message with its plan
+ * ("no strategy satisfies ...; e.g. tp 8, ...: MESSAGE"). */
+#define SEARCH_ADVICE_LEN (ERROR_MSG_MAX + 256)
 
 typedef struct search_result {
     plan *top;                        /* n_top plans, best first, owned */
@@ -144,7 +149,7 @@ typedef struct search_result {
     double seconds;                   /* wall time of the search */
     bool have_miss;                   /* no feasible plan: the closest one */
     plan miss;
-    char advice[512];                 /* what would make it fit */
+    char advice[SEARCH_ADVICE_LEN];   /* what would make it fit */
     long pruned;                      /* candidates skipped by a safe prune */
     long invalid;                     /* candidates the rules refused
                                          (strategy_check, the placer, or a

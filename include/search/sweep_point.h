@@ -50,7 +50,7 @@ typedef struct sweep_row {
     const char *status;          /* ok, infeasible, invalid */
     const plan *best;            /* NULL unless ok; in res */
     goodput g;                   /* best under failures (schedule/goodput.h) */
-    char reason[ERROR_MSG_MAX + 64];   /* why not ok, one line */
+    char reason[SEARCH_ADVICE_LEN];   /* why not ok, one line (the advice, or a message) */
     const model *m;              /* the point's model (borrowed from the run) */
     /* owned: what the point planned */
     cluster pc;

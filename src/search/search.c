@@ -215,14 +215,14 @@ typedef struct search_ctx {
      * the stack's own (stack_spec.rules: knob_stack_rule), by the rule's
      * knob ([KNOB_COUNT]: the layer split), with the first one's message */
     long refused[2][KNOB_COUNT + 1];
-    char refused_why[2][KNOB_COUNT + 1][80];   /* a rule's first message, cut */
+    char refused_why[2][KNOB_COUNT + 1][ERROR_MSG_MAX];   /* a rule's first message */
     long invalid_stack;       /* of invalid, those the stack's rules refused */
     bool first_by_stack;      /* first_invalid is a stack rule's refusal */
     /* closest miss */
     bool have_miss;
     double miss_ratio, miss_score, miss_peak;
     strategy miss;
-    char first_invalid[448];
+    char first_invalid[ERROR_MSG_MAX + 64];   /* the plan and its rule's whole message */
     /* placement seam: the placement of the block being searched (NULL:
      * every stage on x->group), the placer (per-layer cost cache, partition
      * workspace; made on first use), the best plan on one group [0] and
@@ -675,11 +675,11 @@ static void refuse(search_ctx *x, int k, bool by_stack, long n, int mbs, int vpp
         x->first_by_stack = by_stack;
     if (x->first_invalid[0] == '\0' && mbs < 0)   /* placed before mbs matters */
         snprintf(x->first_invalid, sizeof x->first_invalid,
-                 "tp %d, cp %d, pp %d, dp %d, vpp %d: %.191s", x->s.tp, x->s.cp, x->s.pp,
+                 "tp %d, cp %d, pp %d, dp %d, vpp %d: %s", x->s.tp, x->s.cp, x->s.pp,
                  x->s.dp, vpp, msg);
     else if (x->first_invalid[0] == '\0')
         snprintf(x->first_invalid, sizeof x->first_invalid,
-                 "tp %d, cp %d, pp %d, dp %d, vpp %d, mbs %d: %.191s", x->s.tp, x->s.cp,
+                 "tp %d, cp %d, pp %d, dp %d, vpp %d, mbs %d: %s", x->s.tp, x->s.cp,
                  x->s.pp, x->s.dp, vpp, mbs, msg);
     x->refused[by_stack][k] += n;
     x->invalid += n;

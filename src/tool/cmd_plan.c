@@ -202,7 +202,7 @@ static int plan_search_option(int ch, const char *arg, plan_args *a)
     switch (ch) {
     case OPT_FIX:
         if (constraints_parse(&a->opts.fix, arg, &perr) != PLANNER_OK)
-            return cli_usage_error("", "--fix: %.255s", perr.msg);
+            return cli_usage_error("", "--fix: %s", perr.msg);
         return 0;
     case OPT_TOP:
         if (cli_parse_int(arg, 1, 10000, &a->opts.top_n) != 0)

@@ -97,7 +97,7 @@ static int parse_size_args(int argc, char **argv, size_args *a)
             break;
         case OPT_S_FIX:
             if (constraints_parse(&a->opts.fix, optarg, &perr) != PLANNER_OK)
-                return cli_usage_error("size ", "--fix: %.255s", perr.msg);
+                return cli_usage_error("size ", "--fix: %s", perr.msg);
             break;
         case OPT_S_DEADLINE:
             if (units_parse(&a->deadline_s, optarg, UNIT_TIME, false, NULL) != PLANNER_OK ||

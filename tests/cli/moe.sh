@@ -122,6 +122,15 @@ $P --model configs/mixtral-8x7b.json --cluster clusters/h100x512.yaml --emit meg
 grep -q -- '--cuda-graph-scope moe_router moe_preprocess' "$T/args" || fail "Mixtral: no graphs"
 grep -q -- '--recompute-modules moe_act \\$' "$T/args" \
     || fail "Mixtral: $(grep -- --recompute-modules "$T/args")"
+# ... and pinned there with the graphs and flex it is a usage error whose
+# message (the longest rule message) is printed whole (it was cut at 255)
+$P --model configs/mixtral-8x7b.json --cluster clusters/h100x512.yaml \
+    --fix recompute_modules=layernorm+moe_act,te_moe_graphs=on,flex_dispatcher=on \
+    > /dev/null 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] || fail "layernorm under flex graphs pinned: exit $rc"
+grep -q "re-runs nothing under .*; leave layernorm out of recompute_modules or the graphs off$" \
+    "$T/err" || fail "layernorm pin message cut: $(cat "$T/err")"
 # The shared-expert overlap with the flex dispatcher: Megatron-Core takes the
 # pair from core_v0.18.0 ("only works with alltoall or flex token
 # dispatcher"); pinned on an earlier release it is a usage error (exit 2).
