@@ -191,6 +191,12 @@ START_TEST(validation_rows)
                           "(core_v0.15.0), costed as HybridEP)");
     s.flex_dispatcher = false;   /* the backend of no dispatcher */
     ck_assert(knobs_validated(&s));
+    /* the longest value whole (it was cut at 31 characters) */
+    s.recompute = RECOMPUTE_SELECTIVE;
+    s.recompute_modules = RC_MOD_ALL;
+    ck_assert_int_eq(knobs_unvalidated(&s, false, " ", buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "recompute_modules=core_attn+layernorm+mlp+moe_act+mla_up_proj");
+    ck_assert_int_lt(strlen(buf + strlen("recompute_modules=")), KNOB_TEXT_MAX);
     ck_assert(knob_flex_deepep(MEGATRON_0_15) && !knob_flex_deepep(MEGATRON_0_16));
 }
 END_TEST

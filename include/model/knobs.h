@@ -211,7 +211,9 @@ int knob_value(const strategy *s, knob_id k);
 void knob_set(strategy *s, knob_id k, int v);
 
 /* Text of knob k's value in s: the number, on/off, or the recompute mode's
- * name (short: "sel" for the table).  Returns buf. */
+ * name (short: "sel" for the table).  Returns buf, which KNOB_TEXT_MAX
+ * bytes hold whole. */
+#define KNOB_TEXT_MAX 48   /* the longest: "core_attn+layernorm+mlp+moe_act+mla_up_proj" */
 const char *knob_text(const strategy *s, knob_id k, bool short_form, char *buf, size_t size);
 
 /* A new JSON value for knob k in s (integer, boolean or string), NULL when

@@ -408,7 +408,7 @@ int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf,
 {
     size_t len = 0;
     int n = 0;
-    char v[32];
+    char v[KNOB_TEXT_MAX];
     if (size > 0)
         buf[0] = '\0';
     for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++) {
@@ -566,7 +566,7 @@ static void stack_values_text(const stack_spec *st, knob_id k, char *buf, size_t
     buf[0] = '\0';
     for (int v = degree ? 1 : knobs[k].min; v <= last && len < size; v++) {
         strategy s;
-        char t[32];
+        char t[KNOB_TEXT_MAX];
         if (!knob_stack_allows(st, k, v))
             continue;
         memset(&s, 0, sizeof s);
@@ -585,7 +585,7 @@ planner_status constraints_stack_check(const strategy_constraints *f, const stac
     for (int k = 0; k < KNOB_COUNT; k++) {
         const int *v = fix_slot(f, (knob_id)k);
         strategy s;
-        char text[32], offered[128];
+        char text[KNOB_TEXT_MAX], offered[128];
         if (v == NULL || *v < knobs[k].min || knob_stack_allows(st, (knob_id)k, *v))
             continue;
         memset(&s, 0, sizeof s);
@@ -1247,7 +1247,7 @@ planner_status knobs_stack_check(const model *m, const strategy *s, const stack_
 {
     for (int k = 0; k < KNOB_COUNT; k++)
         if (!knob_stack_allows(st, (knob_id)k, knob_value(s, (knob_id)k))) {
-            char v[64];
+            char v[KNOB_TEXT_MAX];
             FAIL("the %s stack has no %s=%s", st->name, knobs[k].key,
                  knob_text(s, (knob_id)k, false, v, sizeof v));
         }

@@ -899,7 +899,7 @@ static void recompute_args(const strategy *s, arg_list *l)
         arg_str(l, SEC_MEMORY, "--recompute-granularity", "selective");
         if (s->recompute_modules > 0 && s->recompute_modules != RC_MOD_CORE_ATTN) {
             /* Megatron's list (nargs '*'), space-separated words */
-            char mods[48];
+            char mods[KNOB_TEXT_MAX];
             size_t n = 0;
             knob_text(s, KNOB_RECOMPUTE_MODULES, false, mods, sizeof mods);
             for (; mods[n] != '\0'; n++)

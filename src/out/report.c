@@ -31,7 +31,7 @@
  * ep only for MoE models): the headers when s is NULL, else s's values. */
 static void table_knobs(FILE *out, const strategy *s, bool moe)
 {
-    char v[32];
+    char v[KNOB_TEXT_MAX];
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         if (ki->table_head == NULL || (ki->table_moe_only && !moe))
@@ -229,7 +229,7 @@ static void stage_map(FILE *out, const model *m, const cluster *c, const plan *p
 /* "tp 8, pp 16, dp 4, ..." for one strategy. */
 static void describe(const strategy *s, char *buf, size_t size)
 {
-    char ep[24] = "", rc[96] = "", mods[64];
+    char ep[24] = "", rc[96] = "", mods[KNOB_TEXT_MAX];
     if (s->ep > 1)
         snprintf(ep, sizeof ep, ", ep %d", s->ep);
     if (s->recompute == RECOMPUTE_FULL && s->recompute_layers > 0)

@@ -62,7 +62,7 @@ static void write_row_csv(FILE *out, long k, long points, const sweep_row *r)
     if (r->best != NULL) {
         const strategy *s = &r->best->s;
         const evaluation *e = &r->best->e;
-        char v[32];
+        char v[KNOB_TEXT_MAX];
         for (int kn = 0; kn < KNOB_COUNT; kn++)   /* the knobs (model/knobs.c) */
             fprintf(out, "%s,", knob_text(s, (knob_id)kn, false, v, sizeof v));
         fprintf(out, "%.6g,%.6g,%.6g,%.6g,%.0f,", e->step_time_s, e->tokens_per_s,

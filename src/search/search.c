@@ -2478,7 +2478,7 @@ static bool space_has_modules(const search_ctx *x, int saved)
 static void note_limits(const search_ctx *x, search_result *res)
 {
     const strategy_constraints *f = &x->o->fix;
-    char lacks[SEARCH_NOT_SEARCHED_LEN], v[64];
+    char lacks[SEARCH_NOT_SEARCHED_LEN], v[KNOB_TEXT_MAX];
     int cp_max = cp_searched_max(x, SEARCH_CP_MIN_TOKENS), tp_max = 1;
     bool cp = f->cp <= 0 && space_allows(x, KNOB_CP, 2);
     for (int g = 0; g < x->c->n_groups; g++)
@@ -2551,7 +2551,7 @@ static void note_limits(const search_ctx *x, search_result *res)
 static void note_not_searched(const search_ctx *x, search_result *res)
 {
     const strategy_constraints *f = &x->o->fix;
-    char fixed[SEARCH_NOT_SEARCHED_LEN] = "", v[32], count[32];
+    char fixed[SEARCH_NOT_SEARCHED_LEN] = "", v[KNOB_TEXT_MAX], count[32];
     for (int k = 0; k < KNOB_COUNT; k++) {
         const knob_info *ki = knob_get_info((knob_id)k);
         strategy s;
