@@ -1069,7 +1069,8 @@ END_TEST
  * the alltoall dispatcher keeps overlap_exposed.  The layer of
  * moe_layer_case at ep 8 (one 8-GPU node of the fixture, every all-to-all
  * far shorter than the compute it hides under): the overlapped EP time over
- * the plain one is exactly the share. */
+ * the plain one is exactly the share.  The shared-expert overlap takes the
+ * same share (one rule): overlap_exposed does not move it under HybridEP. */
 START_TEST(hybridep_overlap_sm_share)
 {
     const char *gpus[2] = {"GB200", "GB300"};
@@ -1092,6 +1093,22 @@ START_TEST(hybridep_overlap_sm_share)
         cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
         ck_assert_rel(on.ep_comm_s,
                       f.p.gen[f.g.gpu.gen].overlap_exposed * off.ep_comm_s, 1e-9);
+        /* the shared-expert overlap (flex from core_v0.18.0) hides HybridEP's
+         * traffic at the same SM share: overlap_exposed no longer counts */
+        s.ep_comm_overlap = false;
+        s.flex_dispatcher = true;
+        s.shared_expert_overlap = true;
+        f.m.moe.shared_experts = 1;
+        f.m.moe.shared_expert_ffn = 1536;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
+        f.p.gen[f.g.gpu.gen].overlap_exposed = 0.9;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &off);
+        ck_assert_double_eq(on.ep_comm_s, off.ep_comm_s);
+        s.flex_dispatcher = false;  /* alltoall: overlap_exposed as before */
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &off);
+        f.p.gen[f.g.gpu.gen].overlap_exposed = 0.408;
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
+        ck_assert_double_lt(on.ep_comm_s, off.ep_comm_s);
     }
     ck_assert_int_eq(compute_sm_count(catalog_find("H100-SXM")), 132);
     ck_assert_int_eq(compute_sm_count(catalog_find("A100-SXM-80GB")), 0);

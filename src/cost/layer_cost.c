@@ -1212,13 +1212,15 @@ static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
              2.0 * k->kernel_s;
     }
     *epf = *epb = t;
+    /* Either overlap hides the dispatcher's traffic under other compute, at
+     * one cost for both (ep_overlap_constants): an EP group beyond the
+     * NVLink domain is NIC-bound, its hidden part slowing the compute at the
+     * network share (cost_overlapped_on, as the DP collectives over the
+     * NICs); HybridEP's kernels inside the domain at their SMs' share. */
+    bool net = (long)ep * etp > comm_nvlink_domain(ng);
+    gen_constants ko;
+    ep_overlap_constants(ng, s, net, k, &ko);
     if (s->ep_comm_overlap) {
-        /* an EP group beyond the NVLink domain is NIC-bound: its hidden
-         * part slows the compute at the network share (cost_overlapped_on,
-         * as the DP collectives over the NICs) */
-        bool net = (long)ep * etp > comm_nvlink_domain(ng);
-        gen_constants ko;
-        ep_overlap_constants(ng, s, net, k, &ko);
         *epf = cost_overlapped_on(t, 2.0 * f_comp, &ko, net);
         *epb = cost_overlapped_on(t, f_comp, &ko, net);
     } else if (s->shared_expert_overlap && tf_shared_ffn(m) > 0) {
@@ -1227,8 +1229,8 @@ static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
                                     g + tf_attention_gemm_count(m) + 1, 2) +
                     compute_memory_s(&ng->gpu, k,
                                      tf_mlp_activation_bytes(m, tokens, tf_shared_ffn(m), tp), 1);
-        *epf = cost_overlapped(t, sh, k);
-        *epb = cost_overlapped(t, 2.0 * sh, k);
+        *epf = cost_overlapped_on(t, sh, &ko, net);
+        *epb = cost_overlapped_on(t, 2.0 * sh, &ko, net);
     }
 }
 
