@@ -1064,7 +1064,7 @@ END_TEST
 
 /* HybridEP's overlapped all-to-all (layer_cost.c ep_overlap_constants): the
  * flex dispatcher on Blackwell inside the NVLink domain holds 32 SMs
- * (HYBRIDEP_SMS) of the GPU's, so its hidden part costs 32 / 148 of itself
+ * (COST_HYBRIDEP_SMS) of the GPU's, so its hidden part costs 32 / 148 of itself
  * on GB200 and 32 / 160 on GB300 (compute_sm_count), not overlap_exposed;
  * the alltoall dispatcher keeps overlap_exposed.  The layer of
  * moe_layer_case at ep 8 (one 8-GPU node of the fixture, every all-to-all

@@ -1580,8 +1580,12 @@ START_TEST(flex_backend_flags)
         if (v == MEGATRON_0_15) {
             ck_flag(t, "--moe-enable-deepep", "");
             ck_no_flag(t, "--moe-flex-dispatcher-backend");
+            ck_no_flag(t, "--moe-hybridep-num-sms");
         } else {
             ck_flag(t, "--moe-flex-dispatcher-backend", "hybridep");
+            /* the SMs the cost gives HybridEP (layer_cost.h), not the
+             * release's default (16 on core_v0.16/0.17) */
+            ck_flag(t, "--moe-hybridep-num-sms", "32");
             ck_no_flag(t, "--moe-enable-deepep");
         }
         ck_assert_int_gt(check_flags_in(t, (megatron_version)v), 20);

@@ -35,6 +35,15 @@ void cost_constants(gen_constants *out, const cost_params *p, int stack, gpu_gen
  * scores): flash attention's five matmuls to two (layer_cost.c). */
 double cost_attention_bwd_ratio(void);
 
+/* The SMs HybridEP's dispatch and combine kernels hold, as every validating
+ * run set them (Megatron-Bridge's benchmark setup, layer_cost.c): the cost's
+ * share of an overlapped HybridEP all-to-all, and the emitted
+ * --moe-hybridep-num-sms.  Megatron-Core's own default differs by release
+ * (core_v0.16.0/0.17.x moe_hybridep_num_sms 16; from core_v0.18.0 None,
+ * DeepEP's HybridEPBuffer default: 32 inside one NVLink domain until DeepEP
+ * a0d27f1, 24 after). */
+#define COST_HYBRIDEP_SMS 32
+
 /* An FP8 attention layer's (model.fp8_attention, FP8-family recipe) time
  * over the 16-bit one's, forward or backward, above head_dim 64: cuDNN's
  * published SDPA benchmark at the nearer shape (multi-latent attention,

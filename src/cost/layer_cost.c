@@ -1165,20 +1165,19 @@ static double ep_mixed_a2a_s(const model *m, const ep_mixed *em, int etp, double
  *     (MoEFlexTokenDispatcher: fc1 after the dispatch, fc2 in
  *     combine_postprocess, the shared stream as above; Megatron-LM
  *     ebfa13852f): costed the same over its own traffic. */
-/* The SMs HybridEP's dispatch and combine kernels hold (DeepEP hybrid-ep
- * deep_ep/hybrid_ep_buffer.py HybridEPBuffer: num_sms_dispatch_api and
- * num_sms_combine_api default to 32 inside one NVLink domain, 8 across
- * domains, from 83e0d15 (2025-12-03) until a0d27f1 (2026-03-31, 24);
- * Megatron-Core passes moe_hybridep_num_sms, and Megatron-Bridge v0.6.0's
- * DeepSeek-V3 and gpt-oss full-iteration helpers set it to 32:
- * perf_recipes/deepseek/common.py _enable_deepseek_full_iteration_mxfp8,
- * gpt_oss/common.py _apply_gpt_oss_120b_full_iter_fp8mx_configs). */
-#define HYBRIDEP_SMS 32.0
+/* HybridEP's SMs (COST_HYBRIDEP_SMS, layer_cost.h): every validating
+ * HybridEP run held 32 -- Megatron-Bridge's benchmark setup sets
+ * moe_hybridep_num_sms = 32 wherever moe_flex_dispatcher_backend is
+ * "hybridep" (v0.2.0 scripts/performance/utils/helpers.py, v0.3.0-v0.5.0
+ * scripts/performance/utils/overrides.py, v0.6.0 perf_recipes/_common.py
+ * _benchmark_common, which every perf recipe calls); Megatron-Core passes
+ * it to DeepEP's HybridEPBuffer as num_sms_dispatch_api and
+ * num_sms_combine_api (moe/token_dispatcher.py _HybridEPManager). */
 
 /* What an overlapped all-to-all's hidden part costs the compute it runs
  * under, as a share of itself: HybridEP (the flex dispatcher on Blackwell
  * and Blackwell Ultra, Megatron-Bridge's apply_flex_dispatcher_backend)
- * inside the NVLink domain holds HYBRIDEP_SMS of the GPU's SMs for the
+ * inside the NVLink domain holds COST_HYBRIDEP_SMS of the GPU's SMs for the
  * exchange, so the other micro-batch's kernels run on the rest: that
  * share; anything else overlap_exposed (or overlap_exposed_net over the
  * NICs, cost_overlapped_on). */
@@ -1189,7 +1188,7 @@ static void ep_overlap_constants(const node_group *ng, const strategy *s, bool n
     *out = *k;
     if (s->flex_dispatcher && !net && sms > 0 &&
         (ng->gpu.gen == GEN_BLACKWELL || ng->gpu.gen == GEN_BLACKWELL_ULTRA))
-        out->overlap_exposed = HYBRIDEP_SMS / sms;
+        out->overlap_exposed = COST_HYBRIDEP_SMS / (double)sms;
 }
 
 static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,

@@ -978,12 +978,17 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
     case KNOB_FLEX_DISPATCHER:   /* its backend (the type: moe_args): core_v0.15.0
                                   * --moe-enable-deepep, from core_v0.16.0
                                   * --moe-flex-dispatcher-backend (which deprecates
-                                  * it: transformer_config.py) */
+                                  * it: transformer_config.py); HybridEP with the SMs
+                                  * the cost and every validating run give it
+                                  * (COST_HYBRIDEP_SMS: Megatron-Core's default is
+                                  * 16 on core_v0.16/0.17, DeepEP's after) */
         if (s->flex_dispatcher && l->flex_backend != NULL) {
-            if (strcmp(l->flex_backend, "deepep") == 0)
+            if (strcmp(l->flex_backend, "deepep") == 0) {
                 arg_switch(l, SEC_PARALLEL, "--moe-enable-deepep");
-            else
+            } else {
                 arg_str(l, SEC_PARALLEL, "--moe-flex-dispatcher-backend", l->flex_backend);
+                arg_int(l, SEC_PARALLEL, "--moe-hybridep-num-sms", COST_HYBRIDEP_SMS);
+            }
         }
         return 0;
     case KNOB_CP_COMM:   /* p2p is Megatron's default */

@@ -105,6 +105,7 @@ grep -q "token dispatcher: flex (DeepEP/HybridEP" "$T/out" || fail "flex report:
 $P $Q --emit megatron > "$T/args" 2> "$T/err" || fail "flex emit: exit $?"
 grep -q -- '--moe-token-dispatcher-type flex' "$T/args" || fail "no flex type: $(cat "$T/args")"
 grep -q -- '--moe-flex-dispatcher-backend hybridep' "$T/args" || fail "no hybridep backend"
+grep -q -- '--moe-hybridep-num-sms 32' "$T/args" || fail "HybridEP's SMs not pinned"
 [ "$(grep -c -- '--moe-token-dispatcher-type' "$T/args")" -eq 1 ] || fail "two dispatcher types"
 $P $Q --megatron-version 0.15 --emit megatron > "$T/args" 2> "$T/err" || fail "0.15: exit $?"
 grep -q -- '--moe-token-dispatcher-type alltoall' "$T/args" || fail "0.15: $(cat "$T/args")"
