@@ -357,6 +357,8 @@ int cmd_sweep(int argc, char **argv)
         goto cleanup;
     if ((rc = sweep_run_load(&run, &err)) != PLANNER_OK)
         goto cleanup;
+    for (int j = 0; j < run.grid.axis[SWEEP_MODEL].n; j++)   /* as planning does */
+        cli_model_warnings(run.grid.axis[SWEEP_MODEL].str[j], run.models[j]);
     for (int i = 0; i < run.grid.axis[SWEEP_CLUSTER].n; i++)   /* every point's pair */
         for (int j = 0; j < run.grid.axis[SWEEP_MODEL].n; j++)
             if ((rc = cli_apply_torch_compile("sweep ", a.torch_compile, run.models[j],

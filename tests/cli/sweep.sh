@@ -98,6 +98,14 @@ PY
 $P sweep --model "$M" --cluster "$C" --nodes 1 > "$T/inf.csv" || fail "infeasible sweep exit $?"
 sed -n 2p "$T/inf.csv" | grep -q ',infeasible,' || fail "infeasible status"
 
+# the model file's warnings are printed once, as planning prints them
+sed 's/"num_attention_heads": 32,/"num_attention_heads": 32, "head_dim": 64,/' "$L" > "$T/hd.json"
+$P sweep --model "$T/hd.json" --cluster "$C" --nodes 1,2 > "$T/hd.csv" 2> "$T/err" ||
+    fail "sweep with a model warning: exit $?"
+[ "$(grep -c "^planner: $T/hd.json: warning: head_dim 64 is not hidden_size / num_attention_heads" \
+    "$T/err")" -eq 1 ] || fail "sweep: the model's warning not printed once: $(cat "$T/err")"
+[ "$(wc -l < "$T/hd.csv")" -eq 3 ] || fail "sweep with a model warning: rows"
+
 # errors: bad grid file (exit 1, FILE:LINE:COL), bad options (exit 2), bad files (exit 1)
 printf 'model = %s\ncluster = %s\nnodes = 4, x\n' "$M" "$C" > "$T/bad.txt"
 $P sweep --grid "$T/bad.txt" > "$T/out" 2> "$T/err"; rc=$?
