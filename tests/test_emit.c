@@ -1623,6 +1623,14 @@ START_TEST(flex_backend_flags)
     ck_no_flag(t, "--moe-enable-deepep");
     ck_no_flag(t, "--moe-flex-dispatcher-backend");
     free(t);
+    /* the MoE router graphs: from core_v0.16.0 (emit's own check; a --fix
+     * pin is refused before planning, knob_release_fix_conflict) */
+    f.pl.s.te_moe_graphs = true;
+    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_15, &f, &t), PLANNER_E_INPUT);
+    free(t);
+    ck_assert_int_eq(emit_to_string_ver(EMIT_MEGATRON, MEGATRON_0_16, &f, &t), 0);
+    ck_flag(t, "--cuda-graph-impl", "transformer_engine");
+    free(t);
 }
 END_TEST
 

@@ -220,6 +220,13 @@ START_TEST(shared_overlap_flex_by_release)
     ck_assert_ptr_nonnull(strstr(knob_release_fix_conflict(&c, MEGATRON_0_17), "core_v0.18.0"));
     c.flex_dispatcher = 0;   /* with alltoall: every release */
     ck_assert_ptr_null(knob_release_fix_conflict(&c, MEGATRON_0_15));
+    /* the router graphs pinned: from core_v0.16.0, as the search and emit
+     * have them (knob_te_moe_graphs_release) */
+    ck_assert_int_eq(constraints_parse(&c, "te_moe_graphs=on", &err), PLANNER_OK);
+    for (int v = 0; v < MEGATRON_VERSION_COUNT; v++)
+        ck_assert((knob_release_fix_conflict(&c, (megatron_version)v) == NULL) ==
+                  (v >= MEGATRON_0_16));
+    ck_assert_ptr_nonnull(strstr(knob_release_fix_conflict(&c, MEGATRON_0_15), "core_v0.16.0"));
 }
 END_TEST
 

@@ -155,14 +155,16 @@ bool knob_moe_norm_recomputed(const struct model *m, const strategy *s);
  * (model/knobs.c).  The search tries the pair only there, emit refuses it
  * elsewhere. */
 bool knob_shared_overlap_flex_release(megatron_version ver);
-/* What --fix pins that release ver cannot run (both the shared-expert
+/* What --fix pins that release ver cannot run (the MoE router graphs
+ * before core_v0.16.0, knob_te_moe_graphs_release; both the shared-expert
  * overlap and the flex dispatcher before core_v0.18.0), or NULL: a usage
  * error once the release is known. */
 const char *knob_release_fix_conflict(const strategy_constraints *f, megatron_version ver);
 /* Whether Megatron-LM release ver has the MoE router and preprocessing
  * graphs (te_moe_graphs: --cuda-graph-scope moe_router moe_preprocess):
  * from core_v0.16.0 (model/knobs.c).  The search tries them only there,
- * emit refuses them elsewhere. */
+ * a --fix pin elsewhere is a usage error (knob_release_fix_conflict), emit
+ * refuses them elsewhere. */
 bool knob_te_moe_graphs_release(megatron_version ver);
 /* The rules of s's own stack on knobs together (stack_spec.rules) that knob
  * k takes part in (knob_rule applies them; the search filters by them). */

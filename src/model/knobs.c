@@ -931,6 +931,9 @@ bool knob_shared_overlap_flex_release(megatron_version ver)
 
 const char *knob_release_fix_conflict(const strategy_constraints *f, megatron_version ver)
 {
+    if (f->te_moe_graphs > 0 && !knob_te_moe_graphs_release(ver))
+        return "te_moe_graphs=on: the MoE router and preprocessing graphs (--cuda-graph-scope "
+               "moe_router moe_preprocess) come with core_v0.16.0 (--megatron-version 0.16)";
     if (f->shared_expert_overlap > 0 && f->flex_dispatcher > 0 &&
         !knob_shared_overlap_flex_release(ver))
         return "--moe-shared-expert-overlap runs with the flex token dispatcher from "
