@@ -1209,6 +1209,70 @@ START_TEST(cost_model_properties_the_prunes_use)
 }
 END_TEST
 
+/* P11: the flex pass skips a level of a block when a bound from its
+ * alltoall twins cannot rank (search.c twin_skips).  The search's whole top
+ * 10 is the same plan for plan (strategies, tokens/s, memory) with and
+ * without it (search_options.flex_twins_off), with fewer candidates
+ * evaluated, on MoE cases where flex plans fill the lists: the rules'
+ * splits (Qwen3-30B-A3B's 48 layers, Mixtral's 32), the placer's
+ * (Qwen1.5-MoE's 24 layers at pp 16 on 2 nodes), the shared-expert overlap
+ * beside flex.  (The exhaustive search's top 10 differs from the pruned
+ * search's beyond the winner with or without P11: the other prunes keep
+ * the winner, test pruned_search_finds_the_exhaustive_winner.)  A bound
+ * that undercut a flex plan (share 0 in twin_note: the twin's own
+ * tokens/s) loses flex plans from these lists. */
+START_TEST(flex_pass_skips_exactly)
+{
+    static const struct {
+        const char *model;
+        int nodes;
+        const char *fix;
+    } cases[] = {
+        {"configs/qwen3-30b-a3b.json", 2, NULL},
+        {"configs/mixtral-8x7b.json", 4, "tp=2"},
+        {"tests/data/qwen1.5-moe-a2.7b.json", 2, NULL},
+        {"tests/data/qwen1.5-moe-a2.7b.json", 1, NULL},
+    };
+    int flex_kept = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run_spec rs;
+        model *m = tu_model_load(cases[k].model, &rs);
+        test_cluster t;
+        search_result a, b;
+        search_options o;
+        cost_params p;
+        planner_error err = PLANNER_ERROR_INIT;
+        make_cluster(&t, "H100-SXM", cases[k].nodes, 0);
+        cost_params_default(&p);
+        tu_search_options(&o, &rs, cases[k].fix, 10);
+        ck_assert_int_eq(search_run(&a, m, &t.c, &p, &o, &err), PLANNER_OK);
+        o.flex_twins_off = true;
+        ck_assert_int_eq(search_run(&b, m, &t.c, &p, &o, &err), PLANNER_OK);
+        ck_assert_msg(a.candidates < b.candidates, "%s: %ld candidates with P11, %ld without",
+                      cases[k].model, a.candidates, b.candidates);
+        ck_assert_int_eq(a.n_top, b.n_top);
+        for (int i = 0; i < a.n_top; i++) {
+            ck_assert_msg(memcmp(&a.top[i].s, &b.top[i].s, sizeof a.top[i].s) == 0,
+                          "%s on %d nodes, rank %d: %s tp%d pp%d vpp%d mbs%d zero%d (%.1f) "
+                          "with P11, %s tp%d pp%d vpp%d mbs%d zero%d (%.1f) without",
+                          cases[k].model, cases[k].nodes, i + 1,
+                          a.top[i].s.flex_dispatcher ? "flex" : "a2a", a.top[i].s.tp,
+                          a.top[i].s.pp, a.top[i].s.vpp, a.top[i].s.mbs, a.top[i].s.zero,
+                          a.top[i].e.tokens_per_s, b.top[i].s.flex_dispatcher ? "flex" : "a2a",
+                          b.top[i].s.tp, b.top[i].s.pp, b.top[i].s.vpp, b.top[i].s.mbs,
+                          b.top[i].s.zero, b.top[i].e.tokens_per_s);
+            ck_assert(a.top[i].e.tokens_per_s == b.top[i].e.tokens_per_s);
+            ck_assert(a.top[i].e.peak_memory_bytes == b.top[i].e.peak_memory_bytes);
+            flex_kept += a.top[i].s.flex_dispatcher ? 1 : 0;
+        }
+        search_result_free(&a);
+        search_result_free(&b);
+        model_free(m);
+    }
+    ck_assert_int_ge(flex_kept, 20);   /* the flex pass's plans are in the lists */
+}
+END_TEST
+
 /* P10's premise: the token dispatcher changes no memory but where the
  * router graphs keep an MoE layer's pre-MLP norm (moe_norm_recomputed, and
  * then the flex plan needs more, so a block that does not fit under the
@@ -2211,6 +2275,7 @@ int main(void)
                         (int)(sizeof prune_cases / sizeof prune_cases[0]));
     tcase_add_test(ts, cost_model_properties_the_prunes_use);
     tcase_add_test(ts, flex_dispatcher_keeps_memory);
+    tcase_add_test(ts, flex_pass_skips_exactly);
     tcase_add_test(ts, router_graphs_keep_moe_norm);
     tcase_add_test(ts, search_leaves_out_idle_layernorm);
     tcase_add_test(ts, rule_message_quoted_whole);

@@ -50,6 +50,9 @@ typedef struct search_options {
                                          256 (total unknown); none by default */
     bool exhaustive;                  /* evaluate every candidate, no pruning
                                          (tests compare it with the pruned search) */
+    bool flex_twins_off;              /* no P11 (search.c twin_skips): the flex
+                                         pass not bounded by its alltoall twins
+                                         (tests compare the two) */
     double work_limit;                /* at most this much work, in DP steps:
                                          the layer partitions' steps and cost
                                          tables (placer_work) and 256 steps per

@@ -34,7 +34,9 @@
  *        126 layers at pp 8: vpp 2, 4, 8, 16); on placements across node
  *        groups powers of two up to SEARCH_PLACED_VPP_MAX and layers / pp
  *        (place_interleaved)
- *   sp   on, off (tp > 1 only)   recompute none, selective (core_attn; then the
+ *   sp   on, off (tp > 1 only; with MoE layers on only: Megatron's rule,
+ *        its candidates counted refused, sp_refused)
+ *   recompute none, selective (core_attn; then the
  *        memory-saving modules of the model, rc_save_modules), full; with full
  *        recompute_layers 0 (every layer) and the fewest layers per chunk N
  *        of Megatron's block recompute that fit (P7); uniform only fixed
@@ -121,6 +123,20 @@
  *      memory (the same, but where the router graphs keep the MoE layers'
  *      pre-MLP norm: knobs.c knob_moe_norm_recomputed), so when P1 finds
  *      that no variant fits under the first, the second is skipped.
+ *   P11 the flex pass of an MoE block (P10) bounded by its alltoall pass:
+ *      a flex plan is no faster than its alltoall twin / (1 - share), share
+ *      the largest fraction of a decoder layer's forward or backward the
+ *      flex twin saves, on the same layer split (the argument of P7's
+ *      recompute_share); a level of a cell whose bound (or no recompute's)
+ *      cannot rank is skipped -- before it is placed where the split is the
+ *      rules', after where the placer's matches its twin's -- and what it
+ *      would have told P2-P8 comes from its twin (twin_skips); a level
+ *      whose twin missed misses too (P10's premise) and is skipped unplaced
+ *      once N plans fit (no miss is reported then).  Throughput,
+ *      one node group.  tests/test_search.c flex_pass_skips_exactly: the
+ *      same top 10 without it.  Before any bound, a level whose every K/V
+ *      type and MoE overlap the rules refuse is not screened by
+ *      evaluate_bound (level_refused: nothing there is evaluated).
  *   P8 selective recompute of the memory-saving modules is slower than no
  *      recompute: not tried when that variant's objective cannot rank (no
  *      recompute's miss, unless on the placer's memory-balanced split for a
@@ -181,6 +197,26 @@ enum { RC_LEVEL_NONE, RC_LEVEL_SEL_ATTN, RC_LEVEL_SEL_SAVE, RC_LEVEL_FULL, RC_CO
 #define ZERO_FAMILIES 3       /* prune families: zero 0-1, 2, 3 */
 
 
+/* P11: what the alltoall pass of a block found at one recompute level of
+ * one (mbs, vpp, sp, zero) cell, for the block's flex pass (twin_skips). */
+typedef struct twin_level {
+    bool evaluated;           /* try_comm_types ran there */
+    signed char fit;          /* its result: 1 a candidate fits, 0 none, -1 none valid */
+    double ub;                /* a bound on the tokens/s of every flex twin of the
+                                 level's candidates on its split (0: none found) */
+} twin_level;
+
+/* P11: the alltoall pass's levels of one block, [mbs][vpp][sp][zero][rc]
+ * by list index, and each level's layer split (pp stages). */
+typedef struct twin_table {
+    int n_mbs, n_vpp, n_sp, n_zero, pp;
+    twin_level *lv;
+    short *split;
+    double *share;            /* flex_share by [mbs][sp][rc][cp_comm][overlaps]
+                                 (what a layer's cost reads of the cell), -1
+                                 until found */
+} twin_table;
+
 /* One kept strategy and its ranking keys. */
 typedef struct top_entry {
     strategy s;
@@ -202,6 +238,12 @@ typedef struct search_ctx {
     int group;                /* node group being planned on */
     bool flex;                /* the block's token dispatcher is flex
                                  (search_block's pass; set_derived) */
+    bool twins_on;            /* P11: the block keeps its alltoall pass's levels */
+    twin_table *twins;        /* ... here (NULL: none) */
+    bool twin_tmg;            /* P11: the router graphs of x->s's flex twin */
+    double twin_ub;           /* P11: the level's bound so far (try_comm_types) */
+    const struct block_cell *twin_cell;   /* P11: the cell and level searched */
+    int twin_rc;
     bool exhaustive;
     bool stop_at_feasible;    /* advice: any feasible plan ends the search */
     bool found;               /* stop_at_feasible: one was found */
@@ -386,6 +428,21 @@ static planner_status place_interleaved(search_ctx *x, strategy *s, const placem
     return PLANNER_OK;
 }
 
+/* Whether place() splits the layers of a plan with pp stages and vpp
+ * chunks each by rules alone -- a pinned layout, the even split, or with
+ * interleaving Megatron's embedding/loss accounting or a layout of
+ * layout.c -- whatever its other knobs and the layers' costs; else by the
+ * placer, whose split depends on them. */
+static bool split_by_rules(const search_ctx *x, int pp, int vpp)
+{
+    int L = x->m->layers;
+    if (x->o->layout != NULL)
+        return true;
+    if (x->placement != NULL || x->m->uneven || pp < 1)
+        return false;
+    return (L % pp == 0 && (vpp <= 1 || (L / pp) % vpp == 0)) || (pp > 1 && vpp > 1);
+}
+
 /* Places x->s's stages: the even split (search_place_stages) for a uniform
  * model on one group when pp divides the layers, as Megatron does by
  * default; otherwise the placer (placement.c): stages on the groups of
@@ -400,24 +457,23 @@ static planner_status place(search_ctx *x, strategy *s, planner_error *err)
     x->shaped = x->placed_balanced = false;
     if (x->o->layout != NULL)
         return place_layout(x, s, err);
-    if (pl == NULL) {
+    if (pl == NULL && split_by_rules(x, s->pp, s->vpp)) {
         int L = x->m->layers;
-        if (!x->m->uneven && s->pp > 0 && L % s->pp == 0 &&
-            (s->vpp <= 1 || (L / s->pp) % s->vpp == 0))
+        if (L % s->pp == 0 && (s->vpp <= 1 || (L / s->pp) % s->vpp == 0))
             return search_place_stages(x->m, x->c, x->group, s, err);
-        if (!x->m->uneven && s->pp > 1 && s->vpp > 1) {
-            /* interleaving over an uneven split: Megatron's
-             * --account-for-embedding/loss-in-pipeline-split rule */
-            if (strategy_split_account(s, L, x->group) == 0)
-                return PLANNER_OK;
-            s->account_embedding = s->account_loss = false;
-            /* else a --pipeline-model-parallel-layout (layout.c) */
-            if (strategy_split_layout(s, L, x->m->mtp_layers, x->group) == 0)
-                return PLANNER_OK;
-            s->layout = false;
-            PLACE_FAIL("pp %d x vpp %d virtual stages: more than the %d layers with the "
-                       "embedding and loss", s->pp, s->vpp, L + 2 + x->m->mtp_layers);
-        }
+        /* interleaving over an uneven split: Megatron's
+         * --account-for-embedding/loss-in-pipeline-split rule */
+        if (strategy_split_account(s, L, x->group) == 0)
+            return PLANNER_OK;
+        s->account_embedding = s->account_loss = false;
+        /* else a --pipeline-model-parallel-layout (layout.c) */
+        if (strategy_split_layout(s, L, x->m->mtp_layers, x->group) == 0)
+            return PLANNER_OK;
+        s->layout = false;
+        PLACE_FAIL("pp %d x vpp %d virtual stages: more than the %d layers with the "
+                   "embedding and loss", s->pp, s->vpp, L + 2 + x->m->mtp_layers);
+    }
+    if (pl == NULL) {
         memset(&one, 0, sizeof one);
         one.n_parts = 1;
         one.part[0].group = x->group;
@@ -868,19 +924,38 @@ static int hcp_a2a(const search_ctx *x)
 static int rc_save_modules(const model *m);
 
 /* The searched memory-saving selective set (RC_LEVEL_SEL_SAVE, the modules
- * not pinned) under x->s's dispatcher, graphs and overlaps: rc_save_modules
+ * not pinned) under s's dispatcher, graphs and overlaps: rc_save_modules
  * less layernorm where Megatron-Core keeps the MoE norm
  * (knob_moe_norm_recomputed; the rules refuse it there, the plan would claim
  * a re-run that does not happen).  Other sets as they are. */
-static void fit_save_modules(search_ctx *x)
+static void fit_save_modules(const search_ctx *x, strategy *s)
 {
-    strategy *s = &x->s;
     if (x->fix.recompute_modules > 0 || s->recompute != RECOMPUTE_SELECTIVE ||
         s->recompute_modules == RC_MOD_CORE_ATTN)
         return;
     s->recompute_modules = rc_save_modules(x->m);
     if (!knob_moe_norm_recomputed(x->m, s))
         s->recompute_modules &= ~RC_MOD_LAYERNORM;
+}
+
+/* The MoE router and preprocessing graphs of s (its dispatcher and other
+ * knobs set) where their rule and the space allow and they leave the first
+ * stage's GPUs less host time than the uncaptured layer (with the flex
+ * dispatcher: cost_te_moe_graphs_help), and the memory-saving set that
+ * follows (fit_save_modules): set_derived's, and P11's for a flex twin. */
+static void derive_graphs(const search_ctx *x, strategy *s)
+{
+    const strategy_constraints *f = &x->fix;
+    s->te_moe_graphs = f->te_moe_graphs > 0;
+    if (f->te_moe_graphs < 0 && x->m->moe.experts > 0 &&
+        space_allows(x, KNOB_TE_MOE_GRAPHS, 1) && knob_te_moe_graphs_release(x->o->megatron)) {
+        int g = x->group >= 0 && x->group < x->c->n_groups ? x->group : 0;
+        s->te_moe_graphs = true;
+        fit_save_modules(x, s);   /* (a pinned layernorm keeps them off: the rule) */
+        s->te_moe_graphs = knob_rule(x->m, s, KNOB_TE_MOE_GRAPHS, NULL) == PLANNER_OK &&
+                           cost_te_moe_graphs_help(x->m, x->p, s, x->c->group[g].gpu.gen);
+    }
+    fit_save_modules(x, s);
 }
 
 /* Fills the knobs of x->s that follow from the others: the overlap flags
@@ -938,20 +1013,7 @@ static void set_derived(search_ctx *x)
      * core_v0.15.0, which no run validates (knob_flex_deepep) */
     s->flex_dispatcher = x->flex;
     s->flex_deepep = x->flex && knob_flex_deepep(x->o->megatron);
-    /* the MoE router and preprocessing graphs where their rule and the
-     * space allow and they leave the first stage's GPUs less host time
-     * than the uncaptured layer (with the flex dispatcher:
-     * cost_te_moe_graphs_help) */
-    s->te_moe_graphs = f->te_moe_graphs > 0;
-    if (f->te_moe_graphs < 0 && x->m->moe.experts > 0 &&
-        space_allows(x, KNOB_TE_MOE_GRAPHS, 1) && knob_te_moe_graphs_release(x->o->megatron)) {
-        int g = x->group >= 0 && x->group < x->c->n_groups ? x->group : 0;
-        s->te_moe_graphs = true;
-        fit_save_modules(x);   /* (a pinned layernorm keeps them off: the rule) */
-        s->te_moe_graphs = knob_rule(x->m, s, KNOB_TE_MOE_GRAPHS, NULL) == PLANNER_OK &&
-                           cost_te_moe_graphs_help(x->m, x->p, s, x->c->group[g].gpu.gen);
-    }
-    fit_save_modules(x);
+    derive_graphs(x, s);
     /* 16-bit Adam state only when fixed: a numerics choice, the recipe's */
     s->opt_state = f->opt_state > 0 ? f->opt_state : OPT_STATE_FP32;
 }
@@ -1217,6 +1279,13 @@ static int build(search_ctx *x, int mbs, int vpp, int sp, int zero, int rc)
     s->recompute = rc_level_mode(rc);
     s->recompute_modules = rc == RC_LEVEL_SEL_SAVE ? rc_save_modules(x->m) : RC_MOD_CORE_ATTN;
     set_derived(x);
+    if (x->twins != NULL && !x->flex) {   /* P11: the flex twin's graphs, as its build sets them */
+        strategy f = *s;
+        f.flex_dispatcher = true;
+        f.flex_deepep = knob_flex_deepep(x->o->megatron);
+        derive_graphs(x, &f);
+        x->twin_tmg = f.te_moe_graphs;
+    }
     if (first)
         error_clear(&why);
     if (place(x, s, first ? &why : NULL) != PLANNER_OK) {
@@ -1394,6 +1463,8 @@ static bool rc_layers_fit(search_ctx *x, const strategy *all, int n, double *sco
  * --fix leaves recompute_layers free and the method block; only the N the
  * stack's rules admit (rc_layers_admit: on torchtitan the fewest admitted
  * at or above the bisection's). */
+static void twin_note(search_ctx *x, double tokens);
+
 static void search_rc_layers(search_ctx *x, double bound)
 {
     int lo = 1, n, hi, admitted = 0;
@@ -1425,8 +1496,10 @@ static void search_rc_layers(search_ctx *x, double bound)
     if (admitted == 0)
         return;
     x->pruned += admitted;   /* less the one evaluated below */
-    if (bound >= 0 && cannot_rank(x, bound))
+    if (bound >= 0 && cannot_rank(x, bound)) {
+        twin_note(x, bound);   /* P11: every N's tokens/s is below it */
         return;
+    }
     while (lo < hi && !stop(x)) {
         int mid = lo + (hi - lo) / 2;
         double u;
@@ -1439,12 +1512,17 @@ static void search_rc_layers(search_ctx *x, double bound)
     }
     while (lo < n && !rc_layers_admit(x, &all, lo))
         lo++;   /* needs no more memory than the fewest that fit */
-    if (stop(x) || lo >= n || (ub >= 0 && cannot_rank(x, ub)))
+    if (stop(x) || lo >= n)
         return;
+    if (ub >= 0 && cannot_rank(x, ub)) {
+        twin_note(x, ub);   /* P11: N = lo's tokens/s is below it */
+        return;
+    }
     x->pruned--;
     x->s = all;
     x->s.recompute_layers = lo;
-    try_strategy(x);
+    if (try_strategy(x) >= 0)
+        twin_note(x, x->e.tokens_per_s);
 }
 
 /* P9: whether the plan without the MoE all-to-all overlap cannot enter the
@@ -1476,6 +1554,7 @@ typedef struct block_cell {
     bool fitted_shaped;                     /* ... on a split memory may have shaped
                                                (x->fit_split) */
     double bound;                           /* P7: the fastest evaluated miss, or -1 */
+    int mi, si, zi;                         /* P11: the cell's list indices */
 } block_cell;
 
 /* P4: whether a level of cell c that fits (and may rank ahead of level
@@ -1557,14 +1636,243 @@ static int moe_overlap_modes(search_ctx *x)
         bool epo = x->s.ep_comm_overlap;
         x->s.ep_comm_overlap = false;
         x->s.shared_expert_overlap = true;
-        fit_save_modules(x);
+        fit_save_modules(x, &x->s);
         if (knob_rule(x->m, &x->s, KNOB_SHARED_EXPERT_OVERLAP, NULL) == PLANNER_OK)
             modes |= 2;
         x->s.ep_comm_overlap = epo;
         x->s.shared_expert_overlap = false;
-        fit_save_modules(x);
+        fit_save_modules(x, &x->s);
     }
     return modes;
+}
+
+/* ---- P11: the flex pass bounded by the alltoall pass ------------------
+ *
+ * search_block runs a block with the alltoall dispatcher, then with the
+ * flex one (P10).  A flex plan and its alltoall twin (every knob the same
+ * but the dispatcher, the router graphs it derives and the memory-saving set
+ * that follows, derive_graphs)
+ * differ only in their decoder layers' time: every dispatcher term of
+ * layer_cost.c (moe_comm, moe_sort_chunks_s, moe_host_fwd_s) is an MoE
+ * layer's, and where Megatron-Core keeps the MoE norm the memory-saving set
+ * loses layernorm (fit_save_modules: no layer re-runs it), and their memory
+ * is the same (test_search flex_dispatcher_keeps_memory) but there
+ * (RC_LEVEL_SEL_SAVE; knob_moe_norm_recomputed), where flex needs more.
+ * Let `share` be the largest fraction of a decoder layer's forward or
+ * backward that the flex twin saves (flex_share; each kind of layer costed
+ * with and without its recompute).  On the same layer split every forward and
+ * backward of the flex plan's schedule keeps >= 1 - share of its alltoall
+ * time (the rest of a rank's pass -- embedding, loss, ZeRO-3 and ZeRO-2
+ * collectives hidden under it -- is the same, or grows as less hides), so
+ * its step, a longest path through those operations plus the same
+ * after-pipeline parts, is >= (1 - share) x the twin's (the argument of
+ * evaluation.recompute_share, P7): tokens/s <= twin / (1 - share).
+ * The alltoall pass notes, per recompute level of a cell (twin_note), the
+ * largest such bound over the level's candidates, which covers the flex
+ * candidates it did not evaluate as the prunes' premises make them no
+ * faster: the plan without an MoE overlap (P9, bounded from the overlapped
+ * plan's tokens/s), a slower K/V exchange type (P6), block recompute's N
+ * (P7's own bounds on it, or its evaluation), a level P8 screens with
+ * evaluate_bound (its bound); and
+ * every later level of the cell is no faster than no recompute on the same
+ * split (P4, P8), so no recompute's bound covers them.  The flex pass
+ * skips a level whose bound cannot rank (twin_skips): before placing it
+ * when the split is the rules' (split_by_rules: the twin's), after placing
+ * it when the placer's split is the twin's.  What the skipped level would
+ * have told the prunes comes from the twin: a miss stays a miss (flex
+ * needs no less memory), a fit is a fit where the memory is the same (not
+ * RC_LEVEL_SEL_SAVE), and no recompute's miss bounds P7 and P8 with its
+ * bound.  A level whose twin missed is skipped unplaced whatever its
+ * bound once the top N is full (a miss is reported only when nothing
+ * fits).  Throughput objective, one node group, not the exhaustive search
+ * (twins_apply); test_search flex_pass_skips_exactly. */
+
+/* Whether search_block keeps the alltoall pass's levels for the flex pass:
+ * throughput (the bound is on tokens/s), one node group (the placement
+ * note's best on one group is every plan's), not the exhaustive search nor
+ * the advice's search for any feasible plan. */
+static bool twins_apply(const search_ctx *x)
+{
+    return !x->exhaustive && !x->o->flex_twins_off && !x->stop_at_feasible &&
+           x->o->obj == OBJECTIVE_THROUGHPUT &&
+           x->c->n_groups == 1 && x->placement == NULL;
+}
+
+static size_t twin_index(const twin_table *t, const block_cell *c, int rc)
+{
+    return ((((size_t)c->mi * (size_t)t->n_vpp + (size_t)c->vi) * (size_t)t->n_sp +
+             (size_t)c->si) * (size_t)t->n_zero + (size_t)c->zi) * RC_COUNT + (size_t)rc;
+}
+
+/* The table for block lists b (x->s.pp stages); NULL when out of memory. */
+static twin_table *twin_new(const block_lists *b, int pp)
+{
+    twin_table *t = pl_calloc(1, sizeof *t);
+    size_t n = (size_t)b->mbs.n * (size_t)b->vpp.n * (size_t)b->sp.n * (size_t)b->zero.n *
+               RC_COUNT;
+    size_t ns = (size_t)b->mbs.n * (size_t)b->sp.n * RC_COUNT * CP_COMM_COUNT * 4;
+    if (t == NULL)
+        return NULL;
+    *t = (twin_table){b->mbs.n, b->vpp.n, b->sp.n, b->zero.n, pp, NULL, NULL, NULL};
+    t->lv = pl_calloc(n, sizeof *t->lv);
+    t->split = pl_calloc(n * (size_t)pp, sizeof *t->split);
+    t->share = pl_calloc(ns, sizeof *t->share);
+    if (t->lv == NULL || t->split == NULL || t->share == NULL) {
+        pl_free(t->lv);
+        pl_free(t->split);
+        pl_free(t->share);
+        pl_free(t);
+        return NULL;
+    }
+    for (size_t i = 0; i < ns; i++)
+        t->share[i] = -1;
+    return t;
+}
+
+static void twin_free(search_ctx *x)
+{
+    if (x->twins != NULL) {
+        pl_free(x->twins->lv);
+        pl_free(x->twins->split);
+        pl_free(x->twins->share);
+        pl_free(x->twins);
+    }
+    x->twins = NULL;
+}
+
+/* The largest fraction of a decoder layer's forward or backward (one layer
+ * of each kind, with x->s's recompute and, under full recompute, without:
+ * block recompute's kept layers) that x->s's flex twin saves; >= 0. */
+static double flex_share(search_ctx *x)
+{
+    const strategy *a = &x->s;
+    int g = a->n_stages > 0 ? a->stage[0].group : x->group;
+    double share = 0;
+    for (int kept = 0; kept < (a->recompute == RECOMPUTE_FULL ? 2 : 1); kept++) {
+        strategy sa = *a, sf;
+        if (kept) {
+            sa.recompute = RECOMPUTE_NONE;
+            sa.recompute_layers = 0;
+        }
+        sf = sa;
+        sf.flex_dispatcher = true;
+        sf.flex_deepep = knob_flex_deepep(x->o->megatron);
+        sf.te_moe_graphs = x->twin_tmg;
+        fit_save_modules(x, &sf);   /* as the flex pass fits them to its overlaps */
+        for (int i = 0; i < x->m->layers; i++) {
+            range_cost ra, rf;
+            if (i > 0 && layer_spec_same(&x->m->layer[i], &x->m->layer[i - 1]))
+                continue;
+            cost_layer_range(x->m, x->c, x->p, &sa, g, sa.tp, i, 1, false, false, &ra);
+            cost_layer_range(x->m, x->c, x->p, &sf, g, sf.tp, i, 1, false, false, &rf);
+            x->eval_work += 2;   /* two layers costed: about two DP steps */
+            if (!(ra.fwd_s > 0 && ra.bwd_s > 0))
+                return 1;
+            share = fmax(share, fmax(1 - rf.fwd_s / ra.fwd_s, 1 - rf.bwd_s / ra.bwd_s));
+        }
+    }
+    return share;
+}
+
+/* The alltoall pass: notes that the flex twin of x->s (as its candidate
+ * stands, evaluated or covered; at x->twin_cell's level x->twin_rc) is no
+ * faster than `tokens` / (1 - share) on the same split.  flex_share is kept per
+ * (mbs, sp, level, K/V type, overlaps): a layer's cost reads no other knob
+ * of the block's cells (zero, vpp: layer_cost.c), and the graphs of the
+ * flex twin follow the same (derive_graphs). */
+static void twin_note(search_ctx *x, double tokens)
+{
+    twin_table *t = x->twins;
+    const struct block_cell *c = x->twin_cell;
+    int rc = x->twin_rc;
+    double share;
+    size_t at;
+    if (t == NULL || x->flex)
+        return;
+    at = ((((size_t)c->mi * (size_t)t->n_sp + (size_t)c->si) * RC_COUNT + (size_t)rc) *
+              CP_COMM_COUNT + (size_t)x->s.cp_comm) * 4 +
+         (size_t)x->s.ep_comm_overlap + 2 * (size_t)x->s.shared_expert_overlap;
+    if (t->share[at] < 0)
+        t->share[at] = flex_share(x);
+    share = t->share[at];
+    x->twin_ub = fmax(x->twin_ub, share < 1 && isfinite(tokens)
+                                      ? tokens / (1 - share) * (1 + 1e-9) : HUGE_VAL);
+}
+
+/* The alltoall pass: keeps what level rc of cell c gave (try_comm_types's
+ * fit) and its split. */
+static void twin_record(search_ctx *x, const block_cell *c, int rc, int fit)
+{
+    twin_table *t = x->twins;
+    size_t at;
+    if (t == NULL || x->flex || x->s.n_stages != t->pp)
+        return;
+    at = twin_index(t, c, rc);
+    t->lv[at] = (twin_level){true, (signed char)(fit > 0 ? 1 : fit), x->twin_ub};
+    for (int i = 0; i < t->pp; i++)
+        t->split[at * (size_t)t->pp + (size_t)i] = (short)x->s.stage[i].n_layers;
+}
+
+/* Whether the flex pass's x->s (placed) has the split of level rc. */
+static bool twin_same_split(const search_ctx *x, const block_cell *c, int rc)
+{
+    const twin_table *t = x->twins;
+    size_t at = twin_index(t, c, rc);
+    if (x->s.n_stages != t->pp)
+        return false;
+    for (int i = 0; i < t->pp; i++)
+        if (x->s.stage[i].n_layers != t->split[at * (size_t)t->pp + (size_t)i])
+            return false;
+    return true;
+}
+
+/* The flex pass: whether level rc of cell c is skipped -- `placed` false
+ * before it is built (a split of the rules), true after (the placer's) --
+ * because its twin's bound, or no recompute's, cannot rank (counted
+ * pruned); *fit then the level's result for search_cell as its twin
+ * gives it (1, 0, or -2: nothing to record). */
+static bool twin_skips(search_ctx *x, block_cell *c, int rc, bool placed, int *fit)
+{
+    const twin_table *t = x->twins;
+    const twin_level *lv, *none;
+    bool own, cover, rules;
+    double ub = HUGE_VAL;
+    if (t == NULL || !x->flex)
+        return false;
+    rules = split_by_rules(x, x->s.pp, c->vpp);
+    lv = &t->lv[twin_index(t, c, rc)];
+    none = &t->lv[twin_index(t, c, RC_LEVEL_NONE)];
+    if (!placed && lv->evaluated && lv->fit == 0 && x->n_top == x->top_cap) {
+        /* the twin level missed, so does this one (flex needs no less
+         * memory: P10's premise), and plans fit: no miss is reported */
+        x->pruned++;
+        *fit = 0;
+        x->shaped = false;
+        if (rules && rc == RC_LEVEL_NONE && lv->ub > c->bound)
+            c->bound = lv->ub;   /* P7, P8: no recompute's miss, bounded */
+        return true;
+    }
+    if (rules == placed)
+        return false;
+    own = lv->evaluated && (!placed || twin_same_split(x, c, rc));
+    cover = none->evaluated && (!placed || twin_same_split(x, c, RC_LEVEL_NONE));
+    if (own && lv->fit >= 0 && lv->ub > 0)
+        ub = lv->ub;
+    if (cover && none->fit >= 0 && none->ub > 0 && none->ub < ub)
+        ub = none->ub;
+    if (!(ub < HUGE_VAL) || !cannot_rank(x, ub * (1 + SEARCH_VALIDATED_TIE)))
+        return false;
+    x->pruned++;
+    *fit = -2;
+    if (own && lv->fit == 0)
+        *fit = 0;
+    else if (own && lv->fit == 1 && rc != RC_LEVEL_SEL_SAVE)
+        *fit = 1;
+    if (!placed)
+        x->shaped = false;   /* a split of the rules: as place() leaves it (note_fit) */
+    if (*fit == 0 && rc == RC_LEVEL_NONE && (!placed || !x->placed_balanced) && ub > c->bound)
+        c->bound = ub;   /* P7, P8: no recompute's miss, bounded */
+    return true;
 }
 
 /* Evaluates the built strategy x->s (recompute level rc) with each K/V
@@ -1584,6 +1892,7 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
     int nt = cp_comm_list(x, types, layer_s);
     int fit = -1, layers = x->s.recompute_layers, f1_on = -1;
     int modes = moe_overlap_modes(x), mode[3], nm = 0;
+    double on_tokens = 0;   /* P11: the overlapped plan's tokens/s */
 
     if (modes & 1)
         mode[nm++] = 1;
@@ -1597,11 +1906,12 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
         if (mo >= 0) {
             x->s.ep_comm_overlap = mo == 1;
             x->s.shared_expert_overlap = mo == 2;
-            fit_save_modules(x);
+            fit_save_modules(x, &x->s);
         }
         x->s.recompute_layers = layers;
         if (mo == 0 && overlap_off_cannot_rank(x, f1_on)) {
             x->pruned++;   /* P9 */
+            twin_note(x, on_tokens);   /* no faster than the overlapped plan */
             continue;
         }
         if (ti / nm > 0 && layer_s[ti / nm] > 0 && layer_s[ti / nm] >= fit_s) {
@@ -1612,8 +1922,12 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
             fit = f1;
         if (f1 == 1 && layer_s[ti / nm] > 0 && layer_s[ti / nm] < fit_s)
             fit_s = layer_s[ti / nm];
-        if (mo > 0)
+        if (mo > 0) {
             f1_on = f1;
+            on_tokens = x->e.tokens_per_s;
+        }
+        if (f1 >= 0)
+            twin_note(x, x->e.tokens_per_s);
         /* P7, P8's bound: no recompute's miss, unless on the placer's
          * memory-balanced split for a miss (slower than the fastest) */
         if (f1 == 0 && rc == RC_LEVEL_NONE && !x->placed_balanced &&
@@ -1628,6 +1942,32 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
     return fit;
 }
 
+/* Whether the rules refuse x->s (built) with every K/V exchange type and
+ * MoE overlap try_comm_types could give it: its one type (cp_comm_single)
+ * or each, with each combination of the two overlaps. */
+static bool level_refused(search_ctx *x)
+{
+    strategy built = x->s;
+    bool all = true;
+    int k;
+    if (strategy_check_rule(x->m, &x->s, &k, NULL) == PLANNER_OK)
+        return false;   /* (the built plan itself: the common case) */
+    for (int t = 0; t < CP_COMM_COUNT && all; t++) {
+        if (cp_comm_single(x) ? t != (int)built.cp_comm : false)
+            continue;
+        x->s.cp_comm = (cp_comm_type)t;
+        x->s.cp_a2a = t == (int)built.cp_comm ? built.cp_a2a
+                      : t == CP_COMM_A2A_P2P ? hcp_a2a(x) : 0;
+        for (int mo = 0; mo < 4 && all; mo++) {
+            x->s.ep_comm_overlap = (mo & 1) != 0;
+            x->s.shared_expert_overlap = (mo & 2) != 0;
+            all = strategy_check_rule(x->m, &x->s, &k, NULL) != PLANNER_OK;
+        }
+    }
+    x->s = built;
+    return all;
+}
+
 /* P8 (and P4 on the placer's split): whether evaluate_bound screens out
  * x->s, built at level rc of cell c: a miss, or (`rank`) a fit whose bound
  * cannot rank (counted pruned: a miss is recorded dead, a fit as the cell's
@@ -1637,11 +1977,20 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
 static bool screened_out(search_ctx *x, block_cell *c, int rc, bool rank)
 {
     double ub;
+    if (level_refused(x)) {   /* no bound needed: nothing would be evaluated */
+        rules_refuse(x, true);
+        return true;
+    }
     if (bound_fits(x, &ub) && !(rank && ub >= 0 && cannot_rank(x, ub)))
         return false;
     if (rules_refuse(x, true))
         return true;
     x->pruned++;
+    if (cp_comm_single(x)) {   /* P11: the level's one type, bounded */
+        x->twin_ub = 0;
+        twin_note(x, ub >= 0 ? ub : HUGE_VAL);
+        twin_record(x, c, rc, x->e.feasible ? 1 : 0);
+    }
     if (!x->e.feasible)
         c->dead[c->vi][c->sp][c->zero][rc] = 1;
     else if (!c->fitted)
@@ -1656,11 +2005,18 @@ static bool screened_out(search_ctx *x, block_cell *c, int rc, bool rank)
  * is nothing to record. */
 static int eval_rc_level(search_ctx *x, block_cell *c, int rc)
 {
+    int fit;
+    x->twin_cell = c;
+    x->twin_rc = rc;
     for (int q = 0; q < c->n_probe; q++)
         if (key_eq(&c->probe[q], c->mbs, c->vpp, c->sp, c->zero, rc))
             return 0;
+    if (twin_skips(x, c, rc, false, &fit))
+        return fit;   /* P11 */
     if (build(x, c->mbs, c->vpp, c->sp, c->zero, rc) != 0)
         return -2;
+    if (twin_skips(x, c, rc, true, &fit))
+        return fit;   /* P11 */
     if (later_level_redundant(x, c, rc)) {
         /* P4 on the placer's split: pruned on the fit's split; on another
          * (the fit's only where memory skewed it) screened like P8, on
@@ -1675,7 +2031,10 @@ static int eval_rc_level(search_ctx *x, block_cell *c, int rc)
     }
     if (!x->exhaustive && rc == RC_LEVEL_SEL_SAVE && screened_out(x, c, rc, true))
         return -2;   /* P8 */
-    return try_comm_types(x, c, rc);
+    x->twin_ub = 0;
+    fit = try_comm_types(x, c, rc);
+    twin_record(x, c, rc, fit);
+    return fit;
 }
 
 /* The recompute levels of cell c, in the list's order (none first): each
@@ -1731,6 +2090,40 @@ static bool block_refused(search_ctx *x, const block_lists *b)
     return false;
 }
 
+/* Drops from block b's sp list of an MoE model the values Megatron's rule
+ * on sp refuses at the block's degrees (knob_rule reads tp, sp and the
+ * model of them: MoE layers with tp > 1 need sequence parallelism; not the
+ * stack's rules, knob_stack_rule), counting their candidates
+ * under that rule (refuse) as block_refused does: none of them would be
+ * valid, and placing each (the placer's DP) before the rules refused it
+ * cost as much as a valid one.  A --fix sp is kept (strategy_check names
+ * the rule). */
+static void sp_refused(search_ctx *x, block_lists *b)
+{
+    strategy t = x->s;
+    int n = 0;
+    long each = b->sp.n > 0 ? block_candidates(x, b) / b->sp.n : 0;
+    if (x->fix.sp >= 0 || x->m->moe.experts <= 0)
+        return;
+    t.seq_len = x->seq_len;
+    t.gbs = x->gbs;
+    t.stack = x->c->stack;
+    for (int i = 0; i < b->sp.n; i++) {
+        planner_error why;
+        t.sp = b->sp.v[i] != 0;
+        if (knob_rule(x->m, &t, KNOB_SP, NULL) == PLANNER_OK ||
+            refused_by_stack(x, &t, KNOB_SP)) {   /* (the stack's rules: left as they were) */
+            b->sp.v[n++] = b->sp.v[i];
+            continue;
+        }
+        error_clear(&why);
+        knob_rule(x->m, &t, KNOB_SP, &why);
+        refuse(x, KNOB_SP, refused_by_stack(x, &t, KNOB_SP), each, b->mbs.v[0],
+               x->fix.vpp > 0 ? x->fix.vpp : 1, why.msg);
+    }
+    b->sp.n = n;
+}
+
 /* Evaluates one (group, tp, cp, pp, dp, ep) block with prunes P1-P9 under
  * the token dispatcher x->flex: P1 first (block_may_fit), then every cell
  * in the order mbs, vpp, sp, zero.  `miss`: the block's other dispatcher
@@ -1746,6 +2139,9 @@ static bool search_block_at(search_ctx *x, bool miss)
     block_lists_make(x, &b);
     if (b.mbs.n == 0 || block_refused(x, &b))
         return false;
+    sp_refused(x, &b);
+    if (b.sp.n == 0)
+        return false;
     if (!x->exhaustive && miss) {
         x->pruned += block_candidates(x, &b);   /* P10 */
         return true;
@@ -1753,6 +2149,14 @@ static bool search_block_at(search_ctx *x, bool miss)
     if (!x->exhaustive && !block_may_fit(x, &b, probe, &n_probe)) {
         x->pruned += block_candidates(x, &b) - n_probe;
         return true;
+    }
+    if (x->twins_on && !x->flex) {   /* P11: kept for the flex pass */
+        twin_free(x);
+        x->twins = twin_new(&b, x->s.pp);
+    } else if (x->twins != NULL &&
+               (x->twins->n_mbs != b.mbs.n || x->twins->n_vpp != b.vpp.n ||
+                x->twins->n_sp != b.sp.n || x->twins->n_zero != b.zero.n)) {
+        twin_free(x);   /* (the passes share the lists) */
     }
     dead = pl_calloc((size_t)b.vpp.n, sizeof *dead);
     if (dead == NULL) {
@@ -1771,7 +2175,7 @@ static bool search_block_at(search_ctx *x, bool miss)
                 for (int zi = 0; zi < b.zero.n && !stop(x); zi++) {
                     block_cell c = {&b, dead, flat, probe, n_probe, b.mbs.v[mi], vi,
                                     b.vpp.v[vi], b.sp.v[si], b.zero.v[zi], false, false,
-                                    false, -1};
+                                    false, -1, mi, si, zi};
                     search_cell(x, &c);
                 }
         }
@@ -1826,12 +2230,15 @@ static void search_block(search_ctx *x)
     int passes = flex_searched(x) ? 2 : 1;
     bool miss = false;
     strategy degrees = x->s;
+    x->twins_on = passes == 2 && twins_apply(x);
     for (int i = 0; i < passes && !stop(x); i++) {
         x->s = degrees;
         x->flex = passes == 2 ? i == 1 : x->fix.flex_dispatcher > 0;
         miss = search_block_at(x, miss);
     }
     x->flex = false;
+    x->twins_on = false;
+    twin_free(x);
 }
 
 /* The cp degrees to search on n GPUs: the --fix value, else powers of two
