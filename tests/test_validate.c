@@ -557,6 +557,54 @@ START_TEST(recipe_fact_te_moe_graphs)
 }
 END_TEST
 
+/* The FP8 attention and MXFP8 output-layer facts of the DeepSeek-V3 and
+ * Qwen3 rows, row by row, as Megatron-Bridge's recipes set them
+ * (run_stacks.c k_model_facts): v0.6.0 (26.08) perf_recipes/deepseek
+ * gb300/deepseek_v3.py fp8mx _enable_deepseek_full_iteration_mxfp8(cfg,
+ * fp8_dot_product_attention=True, fp8_output_proj=True), gb200's
+ * (cfg, fp8_output_proj=True) only; qwen/common.py
+ * _enable_hybridep_full_iteration_mxfp8 sets fp8_dot_product_attention and
+ * no fp8_output_proj; v0.5.0 (26.06) DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_
+ * MX_V1 FP8 attention and deepseek_v3_pretrain_config_gb300 the MXFP8 head,
+ * its B300 one neither (v0.5.1 added both); QWEN3_30B_A3B_PRETRAIN_CONFIG_
+ * B300_FP8_MX_V1 FP8 attention; 26.04 (v0.4.x) neither anywhere. */
+START_TEST(model_facts_by_row)
+{
+    static const struct {
+        const char *release, *model, *gpu, *prec;
+        bool attn, head;
+    } cases[] = {
+        {"26.08", "DeepSeek-V3 (671B total / 37B active)", "GB300", "mxfp8", true, true},
+        {"26.08", "DeepSeek-V3 (671B total / 37B active)", "GB200", "mxfp8", false, true},
+        {"26.06", "DeepSeek-V3 (671B total / 37B active)", "GB300", "mxfp8", true, true},
+        {"26.06", "DeepSeek-V3 (671B total / 37B active)", "B300", "mxfp8", false, false},
+        {"26.04", "DeepSeek-V3 (671B total / 37B active)", "B300", "mxfp8", false, false},
+        {"26.04", "DeepSeek-V3 (671B total / 37B active)", "B200", "mxfp8", false, false},
+        {"26.08", "Qwen3-30B-A3B", "GB300", "mxfp8", true, false},
+        {"26.08", "Qwen3-30B-A3B", "GB200", "mxfp8", true, false},
+        {"26.08", "Qwen3-235B-A22B", "GB300", "mxfp8", true, false},
+        {"26.08", "Qwen3-235B-A22B", "GB200", "mxfp8", true, false},
+        {"26.06", "Qwen3-30B-A3B", "B300", "mxfp8", true, false},
+        {"26.06", "Qwen3-30B-A3B", "H100-SXM", "fp8", false, false},
+        {"26.08", "DeepSeek-V3 (671B total / 37B active)", "GB300", "bf16", false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char source[256];
+        run_model_variant var;
+        run_system r;
+        snprintf(source, sizeof source,
+                 "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md + "
+                 "docs/performance-summary-archive.md, %s NeMo container, pre-training table",
+                 cases[i].release);
+        r = (run_system){source, cases[i].model, cases[i].gpu, cases[i].prec};
+        run_model_for_system(&r, &var);
+        ck_assert_msg(var.fp8_attention == cases[i].attn, "case %zu: fp8_attention", i);
+        ck_assert_msg(var.fp8_output_proj == cases[i].head, "case %zu: fp8_output_proj", i);
+        ck_assert_msg((var.fp8_output_proj_why != NULL) == cases[i].head, "case %zu", i);
+    }
+}
+END_TEST
+
 /* A model fact of one release, model, system and precision (run_stacks.c
  * run_model_for_system): Megatron-Bridge 26.08's gpt-oss-120b GB200/GB300
  * MXFP8 recipes run attention in FP8 (fp8_dot_product_attention); the same
@@ -1653,6 +1701,7 @@ int main(void)
     tcase_add_test(tc, model_facts_whatever_the_stack);
     tcase_add_test(tc, recipe_flex_dispatcher);
     tcase_add_test(tc, model_fact_fp8_attention_gptoss);
+    tcase_add_test(tc, model_facts_by_row);
     tcase_add_test(tc, recipe_full_iteration_b300_qwen3);
     tcase_add_test(tc, recipe_recompute_megatron2020);
     tcase_add_test(tc, bad_inputs_located);
