@@ -260,6 +260,61 @@ START_TEST(engines_agree_uneven_chunks)
 }
 END_TEST
 
+/* The chunk of each operation, which the fast engine (chunk_dur) and the
+ * memory walk (memory_schedule_peak_bytes) follow op by op without
+ * stack_pipe_chunk's divisions: the same as stack_pipe_chunk of the
+ * operation's number, with a last group short of pp micro-batches (m % pp)
+ * and fewer micro-batches than ranks too.  The events engine numbers the
+ * operations (stack_pipe_chunk) and agrees with the fast one, per-chunk times
+ * all different, over windows the fast engine jumps (m up to 12 pp); the
+ * memory walk equals a walk that numbers them, bit for bit. */
+START_TEST(chunk_positions_follow_numbering)
+{
+    unsigned seed = 23;
+    int ran = 0;   /* short last groups the engines ran */
+    for (int t = 0; t < 120; t++) {
+        int pp = 2 + (int)(rnd(&seed) * 7), vpp = 2 + (int)(rnd(&seed) * 4);
+        int m = 1 + (int)(rnd(&seed) * 12 * pp);
+        const stack_pipe pipe = (stack_pipe)(t % 3);
+        double p2p[16], fc[128], bc[128], wrap = rnd(&seed) * 0.01;
+        double e1[16], e2[16], a, b;
+        sched_events ev = {0};
+        for (int r = 0; r < pp; r++) {
+            p2p[r] = rnd(&seed) * 0.02;
+            for (int c = 0; c < vpp; c++) {
+                fc[r * vpp + c] = 0.1 + rnd(&seed);
+                bc[r * vpp + c] = 2 * fc[r * vpp + c] + rnd(&seed) * 0.3;
+            }
+        }
+        a = schedule_simulate_chunks(pipe, pp, vpp, m, fc, bc, p2p, wrap, e1, NULL);
+        b = schedule_simulate_chunks(pipe, pp, vpp, m, fc, bc, p2p, wrap, e2, &ev);
+        ck_assert((a > 0) == (b > 0));   /* -1: a schedule that cannot proceed */
+        ran += a > 0 && m % pp != 0;
+        if (a > 0) {
+            ck_assert_rel(a, b, 1e-9);
+            for (int r = 0; r < pp; r++)
+                ck_assert_rel(e1[r], e2[r], 1e-9);
+        }
+        sched_events_free(&ev);
+        for (int r = 0; r < pp; r++) {
+            int n = m * vpp, warm = stack_pipe_warmup(pipe, pp, vpp, m, r), nf = 0, nb = 0;
+            int end = warm + 4 * pp * vpp + 2 < 2 * n ? warm + 4 * pp * vpp + 2 : 2 * n;
+            double held = 0, peak = 0;
+            for (int j = 0; j < end; j++) {   /* the walk's window: warm-up, 2 groups */
+                if (stack_pipe_op(j, warm, n, NULL))
+                    held += fc[stack_pipe_chunk(nf++, pp, vpp, m, false, NULL, NULL)];
+                else
+                    held -= fc[stack_pipe_chunk(nb++, pp, vpp, m, true, NULL, NULL)];
+                if (held > peak)
+                    peak = held;
+            }
+            ck_assert(memory_inflight_chunks(pipe, pp, vpp, m, r, fc) == peak);
+        }
+    }
+    ck_assert_int_ge(ran, 20);
+}
+END_TEST
+
 /* pp 2, vpp 2, m 4, rank 0 (warm-up (2 - 0 - 1) 2 + (2 - 1) 2 = 4), chunk
  * activations 1 and 2: forwards c0 c0 c1 c1 -> 1 2 4 6, then F(c0) 7,
  * B(c1) 5, F(c0) 6, B(c1) 4, F(c1) 6, B(c0) 5, F(c1) 7, B(c0) 6, ...:
@@ -394,6 +449,7 @@ int main(void)
     tcase_add_test(tc, time_and_memory_same_warmup);
     tcase_add_test(tc, equal_chunks_match_per_rank);
     tcase_add_test(tc, engines_agree_uneven_chunks);
+    tcase_add_test(tc, chunk_positions_follow_numbering);
     tcase_add_test(tc, inflight_uneven_hand);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

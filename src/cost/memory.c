@@ -110,10 +110,34 @@ double memory_inflight(stack_pipe pipe, int pp, int vpp, int microbatches, int r
     return f < 1 ? 1 : f;
 }
 
+/* A place in a rank's forward (or backward) sequence: micro-batch i of
+ * chunk c of group g. */
+typedef struct pipe_pos {
+    int i, c, g;
+} pipe_pos;
+
+/* The chunk (counted in the forward order) of the operation at *d, and *d
+ * moved to the next one: stack_pipe_chunk's groups (pp micro-batches, the
+ * last one the rest; vpp chunks each) followed op by op without its
+ * divisions, the chunk it gives each operation's number. */
+static int pipe_chunk_next(pipe_pos *d, int pp, int vpp, int microbatches)
+{
+    int c = d->c, gs = microbatches - d->g * pp < pp ? microbatches - d->g * pp : pp;
+    if (++d->i < gs)
+        return c;
+    d->i = 0;
+    if (++d->c == vpp) {
+        d->c = 0;
+        d->g++;
+    }
+    return c;
+}
+
 double memory_schedule_peak_bytes(stack_pipe pipe, int pp, int vpp, int microbatches, int rank,
                                   const double *chunk_act_bytes, const schedule_held *acc)
 {
     int n, warm, j, nf = 0, nb = 0, end, gs;
+    pipe_pos fpos = {0, 0, 0}, bpos = {0, 0, 0};
     double held = 0, peak = 0;
     if (pp < 1)
         pp = 1;
@@ -131,11 +155,11 @@ double memory_schedule_peak_bytes(stack_pipe pipe, int pp, int vpp, int microbat
         bool fwd = stack_pipe_op(j, warm, n, NULL);
         double at;
         if (fwd) {
-            held += chunk_act_bytes[stack_pipe_chunk(nf++, pp, vpp, microbatches, false, NULL,
-                                                     NULL)];
+            held += chunk_act_bytes[pipe_chunk_next(&fpos, pp, vpp, microbatches)];
+            nf++;
             at = held;
         } else {
-            int c = stack_pipe_chunk(nb, pp, vpp, microbatches, true, NULL, NULL);
+            int c = vpp - 1 - pipe_chunk_next(&bpos, pp, vpp, microbatches);
             double before = held;
             held -= chunk_act_bytes[c];
             if (acc != NULL && acc->grad_bytes != NULL && nb < vpp * gs && nb % gs == 0)

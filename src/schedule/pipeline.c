@@ -280,6 +280,7 @@ typedef struct sim_rank {
     double fin[SLOTS], bin[SLOTS];
     int nf, nb;                 /* forwards / backwards done */
     int warm;
+    sim_pos fpos, bpos;         /* per-chunk times: positions nf, nb (chunk_dur) */
 } sim_rank;
 
 typedef struct sim_state {
@@ -353,18 +354,25 @@ static void state_init(sim_state *st, stack_pipe pipe, int pp, int vpp, int m,
     d0.i = d0.c = d0.g = 0;
     d0.gs = m < pp ? m : pp;
     st->f0 = st->b0 = st->fl = st->bl = d0;
+    for (r = 0; r < pp; r++)
+        st->rk[r].fpos = st->rk[r].bpos = d0;
 }
 
-/* Duration of rank r's k-th forward (backward) with per-chunk times: its
- * chunk from the position in the sequence (stack_pipe_chunk). */
-static double chunk_dur(const sim_state *st, int r, int k, bool backward)
+/* Duration of rank r's next forward (backward) with per-chunk times: its
+ * chunk from the position in the sequence, followed op by op (pos_next:
+ * stack_pipe_chunk's groups without its divisions; pos_set after a jump),
+ * and the position moved on. */
+static double chunk_dur(sim_state *st, int r, bool backward)
 {
-    int c = stack_pipe_chunk(k, st->pp, st->vpp, st->m, backward, NULL, NULL);
+    sim_rank *x = &st->rk[r];
+    sim_pos *d = backward ? &x->bpos : &x->fpos;
+    int c = backward ? st->vpp - 1 - d->c : d->c;
+    pos_next(d, st->pp, st->vpp, st->m);
     return (backward ? st->bc : st->fc)[r * st->vpp + c];
 }
 
-#define FDUR(st, r, x) ((st)->fc != NULL ? chunk_dur(st, r, (x)->nf, false) : (x)->fdur)
-#define BDUR(st, r, x) ((st)->bc != NULL ? chunk_dur(st, r, (x)->nb, true) : (x)->bdur)
+#define FDUR(st, r, x) ((st)->fc != NULL ? chunk_dur(st, r, false) : (x)->fdur)
+#define BDUR(st, r, x) ((st)->bc != NULL ? chunk_dur(st, r, true) : (x)->bdur)
 
 /* Forward on rank 0 or pp - 1 (both when pp == 1): the chunk decides the
  * wrap-around input and output. */
@@ -660,6 +668,10 @@ static void state_jump(sim_state *st, int ops, double shift)
     pos_set(&st->b0, st->rk[0].nb, st->pp, st->vpp, st->m);
     pos_set(&st->fl, st->rk[last].nf, st->pp, st->vpp, st->m);
     pos_set(&st->bl, st->rk[last].nb, st->pp, st->vpp, st->m);
+    for (r = 0; r < st->pp; r++) {
+        pos_set(&st->rk[r].fpos, st->rk[r].nf, st->pp, st->vpp, st->m);
+        pos_set(&st->rk[r].bpos, st->rk[r].nb, st->pp, st->vpp, st->m);
+    }
 }
 
 /* --- the two evaluation orders --------------------------------------------- */
