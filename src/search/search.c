@@ -2940,9 +2940,21 @@ static void note_limits(const search_ctx *x, search_result *res)
         space_allows(x, KNOB_FLEX_DISPATCHER, 1))
         for (int g = 0; g < x->c->n_groups; g++)
             if (knob_flex_backend(x->o->megatron, &x->c->group[g]) == NULL) {
-                not_searched(res, "the flex token dispatcher on %s (%s; --fix "
-                             "flex_dispatcher=on tries it)", x->c->group[g].gpu.name,
-                             knob_flex_backend_missing(x->o->megatron, &x->c->group[g]));
+                /* the way to it: a release with a backend there (a pinned
+                 * flex plan on this one is a plan emit refuses), else none */
+                int rel = x->o->megatron + 1;
+                while (rel < MEGATRON_VERSION_COUNT &&
+                       knob_flex_backend((megatron_version)rel, &x->c->group[g]) == NULL)
+                    rel++;
+                if (rel < MEGATRON_VERSION_COUNT)   /* "core_v0.16.0": --megatron-version 0.16 */
+                    not_searched(res, "the flex token dispatcher on %s (%s; --megatron-version "
+                                 "%.4s plans it)", x->c->group[g].gpu.name,
+                                 knob_flex_backend_missing(x->o->megatron, &x->c->group[g]),
+                                 megatron_version_tag((megatron_version)rel) + 6);
+                else
+                    not_searched(res, "the flex token dispatcher on %s (%s)",
+                                 x->c->group[g].gpu.name,
+                                 knob_flex_backend_missing(x->o->megatron, &x->c->group[g]));
                 break;
             }
     space_lacks(x, lacks, sizeof lacks);
