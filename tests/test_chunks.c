@@ -200,6 +200,20 @@ static double rnd(unsigned *seed)
     return ((*seed >> 8) & 0xffff) / 65536.0;
 }
 
+/* Random per-rank p2p times and per-chunk forward times (0.1-1.1) with
+ * backwards about twice them: chunks of every rank all different. */
+static void random_chunk_times(unsigned *seed, int pp, int vpp, double *p2p, double *fc,
+                               double *bc)
+{
+    for (int r = 0; r < pp; r++) {
+        p2p[r] = rnd(seed) * 0.02;
+        for (int c = 0; c < vpp; c++) {
+            fc[r * vpp + c] = 0.1 + rnd(seed);
+            bc[r * vpp + c] = 2 * fc[r * vpp + c] + rnd(seed) * 0.3;
+        }
+    }
+}
+
 START_TEST(equal_chunks_match_per_rank)
 {
     unsigned seed = 7;
@@ -236,13 +250,7 @@ START_TEST(engines_agree_uneven_chunks)
         double p2p[16], fc[128], bc[128], wrap = rnd(&seed) * 0.01;
         double e1[16], e2[16], a, b;
         sched_events ev = {0};
-        for (int r = 0; r < pp; r++) {
-            p2p[r] = rnd(&seed) * 0.02;
-            for (int c = 0; c < vpp; c++) {
-                fc[r * vpp + c] = 0.1 + rnd(&seed);
-                bc[r * vpp + c] = 2 * fc[r * vpp + c] + rnd(&seed) * 0.3;
-            }
-        }
+        random_chunk_times(&seed, pp, vpp, p2p, fc, bc);
         /* the first chunk light (the embedding), the last heavy (the loss) */
         fc[0] *= 0.3;
         fc[pp * vpp - 1] *= 1.8;
@@ -279,13 +287,7 @@ START_TEST(chunk_positions_follow_numbering)
         double p2p[16], fc[128], bc[128], wrap = rnd(&seed) * 0.01;
         double e1[16], e2[16], a, b;
         sched_events ev = {0};
-        for (int r = 0; r < pp; r++) {
-            p2p[r] = rnd(&seed) * 0.02;
-            for (int c = 0; c < vpp; c++) {
-                fc[r * vpp + c] = 0.1 + rnd(&seed);
-                bc[r * vpp + c] = 2 * fc[r * vpp + c] + rnd(&seed) * 0.3;
-            }
-        }
+        random_chunk_times(&seed, pp, vpp, p2p, fc, bc);
         a = schedule_simulate_chunks(pipe, pp, vpp, m, fc, bc, p2p, wrap, e1, NULL);
         b = schedule_simulate_chunks(pipe, pp, vpp, m, fc, bc, p2p, wrap, e2, &ev);
         ck_assert((a > 0) == (b > 0));   /* -1: a schedule that cannot proceed */
