@@ -2067,10 +2067,15 @@ static long block_candidates(const search_ctx *x, const block_lists *b)
     return total;
 }
 
+static const char *flex_backend_missing_here(const search_ctx *x);
+static bool flex_backend_here(const search_ctx *x);
+
 /* Whether a rule on the block's own degrees (tp, cp, ep, etp: knob_rule
- * reads nothing else of them) refuses every candidate of block b; counts
- * them under that rule (refuse).  Reached under --fix (the search's own
- * lists keep to degrees the rules admit). */
+ * reads nothing else of them) refuses every candidate of block b, or a
+ * pinned flex dispatcher has no backend in the release on the block's GPUs
+ * (knob_flex_backend: emit.c refuses such a plan); counts them under that
+ * rule (refuse).  Reached under --fix (the search's own lists keep to
+ * degrees the rules admit, and to flex where it runs: flex_searched). */
 static bool block_refused(search_ctx *x, const block_lists *b)
 {
     static const knob_id degrees[] = {KNOB_TP, KNOB_CP, KNOB_EP, KNOB_ETP};
@@ -2087,6 +2092,11 @@ static bool block_refused(search_ctx *x, const block_lists *b)
                    x->fix.vpp > 0 ? x->fix.vpp : 1, why.msg);
             return true;
         }
+    if (x->flex && !flex_backend_here(x)) {   /* pinned: a plan --emit refuses */
+        refuse(x, KNOB_FLEX_DISPATCHER, false, block_candidates(x, b), b->mbs.v[0],
+               x->fix.vpp > 0 ? x->fix.vpp : 1, flex_backend_missing_here(x));
+        return true;
+    }
     return false;
 }
 
@@ -2184,16 +2194,23 @@ static bool search_block_at(search_ctx *x, bool miss)
     return false;
 }
 
-/* Whether the release planned for has a flex dispatcher backend on the
- * GPUs of the block (x->group, or each part of x->placement). */
+/* Why the release planned for has no flex dispatcher backend on the GPUs
+ * of the block (x->group, or a part of x->placement): knob_flex_backend_
+ * missing's reason; NULL when it has one on all of them. */
+static const char *flex_backend_missing_here(const search_ctx *x)
+{
+    for (int q = 0; q < (x->placement == NULL ? 1 : x->placement->n_parts); q++) {
+        const node_group *g =
+            &x->c->group[x->placement == NULL ? x->group : x->placement->part[q].group];
+        if (knob_flex_backend(x->o->megatron, g) == NULL)
+            return knob_flex_backend_missing(x->o->megatron, g);
+    }
+    return NULL;
+}
+
 static bool flex_backend_here(const search_ctx *x)
 {
-    if (x->placement == NULL)
-        return knob_flex_backend(x->o->megatron, &x->c->group[x->group]) != NULL;
-    for (int q = 0; q < x->placement->n_parts; q++)
-        if (knob_flex_backend(x->o->megatron, &x->c->group[x->placement->part[q].group]) == NULL)
-            return false;
-    return true;
+    return flex_backend_missing_here(x) == NULL;
 }
 
 /* Whether the block x->s (its degrees set) is searched with the flex token
