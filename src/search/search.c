@@ -2068,7 +2068,6 @@ static long block_candidates(const search_ctx *x, const block_lists *b)
 }
 
 static const char *flex_backend_missing_here(const search_ctx *x);
-static bool flex_backend_here(const search_ctx *x);
 
 /* Whether a rule on the block's own degrees (tp, cp, ep, etp: knob_rule
  * reads nothing else of them) refuses every candidate of block b, or a
@@ -2092,9 +2091,10 @@ static bool block_refused(search_ctx *x, const block_lists *b)
                    x->fix.vpp > 0 ? x->fix.vpp : 1, why.msg);
             return true;
         }
-    if (x->flex && !flex_backend_here(x)) {   /* pinned: a plan --emit refuses */
+    const char *no_backend = x->flex ? flex_backend_missing_here(x) : NULL;
+    if (no_backend != NULL) {   /* pinned: a plan --emit refuses */
         refuse(x, KNOB_FLEX_DISPATCHER, false, block_candidates(x, b), b->mbs.v[0],
-               x->fix.vpp > 0 ? x->fix.vpp : 1, flex_backend_missing_here(x));
+               x->fix.vpp > 0 ? x->fix.vpp : 1, no_backend);
         return true;
     }
     return false;
