@@ -13,8 +13,10 @@ int cli_parse_int(const char *text, long min, long max, int *out);
 /* Parses a finite double in [min, max]; -1 if not. */
 int cli_parse_double(const char *text, double min, double max, double *out);
 
-/* Usage error: prints "planner: MESSAGE" and "Try 'planner --help'." and
- * returns PLANNER_E_USAGE. */
+/* Usage error of subcommand `cmd` (its bare name, "size"; "" or NULL for
+ * plan, the main command): prints "planner: MESSAGE" and "Try 'planner CMD
+ * --help' for more information." ("Try 'planner --help' ..." for plan) on
+ * stderr and returns PLANNER_E_USAGE.  The spacing is this function's. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

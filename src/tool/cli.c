@@ -137,8 +137,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'planner %s--help' for more information.\n",
-            cmd != NULL && cmd[0] != '\0' ? cmd : "");
+    if (cmd != NULL && cmd[0] != '\0')
+        fprintf(stderr, "\nTry 'planner %s --help' for more information.\n", cmd);
+    else
+        fprintf(stderr, "\nTry 'planner --help' for more information.\n");
     return PLANNER_E_USAGE;
 }
 

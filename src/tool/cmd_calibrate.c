@@ -80,7 +80,7 @@ static void calibrate_usage(FILE *out)
  * then its own); parse_calib_args parses them all, the cases of the other
  * command's never come up. */
 typedef struct calib_args {
-    const char *cmd;        /* "calibrate " or "crossval ": messages' prefix */
+    const char *cmd;        /* "calibrate" or "crossval": usage errors name it */
     const char *runs;       /* --runs FILE (required) */
     const char *output;     /* calibrate: -o, --output FILE; NULL if absent */
     int folds;              /* crossval: --folds K (default 5) */
@@ -197,7 +197,7 @@ int cmd_calibrate(int argc, char **argv)
     int ch;
 
     memset(&fit, 0, sizeof fit);
-    calib_args_default(&a, "calibrate ");
+    calib_args_default(&a, "calibrate");
     if ((ch = parse_calib_args(&a, argc, argv, ":o:h", longopts, calibrate_usage)) >= 0)
         return ch;
     openblas_set_num_threads(1);
@@ -234,7 +234,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (st != PLANNER_OK) {
         if (st == PLANNER_E_USAGE) {
-            cli_usage_error("calibrate ", "%s", err.msg);
+            cli_usage_error("calibrate", "%s", err.msg);
             error_clear(&err);
         }
         goto cleanup;
@@ -306,7 +306,7 @@ static planner_status calibrate_source(crossval *cv, const validation_set *set,
     st = crossval_source(r, cv, set, &opt, start, k, a->calibrate_on, err);
     progress_finish(&pr);
     if (st == PLANNER_E_USAGE) {
-        cli_usage_error("crossval ", "%s", err->msg);
+        cli_usage_error("crossval", "%s", err->msg);
         error_clear(err);
     }
     return st;
@@ -369,7 +369,7 @@ static planner_status run_folds(crossval *cv, const validation_set *set, const c
         st = crossval_fold(&r, cv, set, &opt, f, err);
         progress_finish(&pr);
         if (st == PLANNER_E_USAGE) {
-            cli_usage_error("crossval ", "%s", err->msg);
+            cli_usage_error("crossval", "%s", err->msg);
             error_clear(err);
         }
         if (st == PLANNER_OK) {
@@ -403,7 +403,7 @@ int cmd_crossval(int argc, char **argv)
     int ch;
 
     memset(&cv, 0, sizeof cv);
-    calib_args_default(&a, "crossval ");
+    calib_args_default(&a, "crossval");
     if ((ch = parse_calib_args(&a, argc, argv, ":h", longopts, crossval_usage)) >= 0)
         return ch;
     openblas_set_num_threads(1);

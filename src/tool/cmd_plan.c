@@ -67,7 +67,7 @@ static void plan_usage(FILE *out)
 {
     fprintf(out,
         "Usage: planner --model FILE --cluster FILE [OPTION]...\n"
-        "       planner validate|sweep|calibrate|crossval ... (see 'planner CMD --help')\n"
+        "       planner size|validate|sweep|calibrate|crossval ... (see 'planner CMD --help')\n"
         "Plan the parallel layout of a transformer training run on a GPU cluster:\n"
         "search data/tensor/pipeline/sequence parallelism, micro-batch, recompute and\n"
         "optimizer sharding, rank feasible plans by predicted throughput.\n"

@@ -87,57 +87,57 @@ static int parse_size_args(int argc, char **argv, size_args *a)
         case 'h': size_usage(stdout); return -1;
         case OPT_S_GBS:
             if (cli_parse_int(optarg, 1, 100000000, &a->ov.global_batch) != 0)
-                return cli_usage_error("size ", "--gbs: expected an integer in 1..1e8, got '%s'",
+                return cli_usage_error("size", "--gbs: expected an integer in 1..1e8, got '%s'",
                                        optarg);
             break;
         case OPT_S_SEQ:
             if (cli_parse_int(optarg, 1, 16777216, &a->ov.seq_len) != 0)
-                return cli_usage_error("size ", "--seq: expected an integer in 1..16777216, "
+                return cli_usage_error("size", "--seq: expected an integer in 1..16777216, "
                                                "got '%s'", optarg);
             break;
         case OPT_S_FIX:
             if (constraints_parse(&a->opts.fix, optarg, &perr) != PLANNER_OK)
-                return cli_usage_error("size ", "--fix: %s", perr.msg);
+                return cli_usage_error("size", "--fix: %s", perr.msg);
             break;
         case OPT_S_DEADLINE:
             if (units_parse(&a->deadline_s, optarg, UNIT_TIME, false, NULL) != PLANNER_OK ||
                 a->deadline_s > 1e9)
-                return cli_usage_error("size ", "--deadline: expected a time such as 90d or "
+                return cli_usage_error("size", "--deadline: expected a time such as 90d or "
                                                "2000h (at most 1e9 s), got '%s'", optarg);
             break;
         case OPT_S_FORMAT:
             if (strcmp(optarg, "table") != 0 && strcmp(optarg, "json") != 0)
-                return cli_usage_error("size ", "--format: expected table or json, got '%s'",
+                return cli_usage_error("size", "--format: expected table or json, got '%s'",
                                        optarg);
             a->json = strcmp(optarg, "json") == 0;
             break;
         case OPT_S_CAL: a->calibration_path = optarg; break;
         case OPT_S_STACK:
-            if (cli_parse_stack("size ", optarg, &a->stack) != 0)
+            if (cli_parse_stack("size", optarg, &a->stack) != 0)
                 return PLANNER_E_USAGE;
             break;
         case OPT_S_COMPILE: a->torch_compile = true; break;
         case OPT_S_HEADROOM:
             if (cli_parse_double(optarg, 0, 0.99, &a->opts.mem_headroom) != 0)
-                return cli_usage_error("size ", "--mem-headroom: expected a fraction in 0..0.99, "
+                return cli_usage_error("size", "--mem-headroom: expected a fraction in 0..0.99, "
                                                "got '%s'", optarg);
             break;
         case ':':
-            return cli_usage_error("size ", "option '%s' needs an argument", argv[optind - 1]);
+            return cli_usage_error("size", "option '%s' needs an argument", argv[optind - 1]);
         default:
             if ((rc = cli_goodput_option(ch, optarg, &a->opts)) == 0)
                 break;
             if (rc != 1)
                 return rc;
-            return cli_usage_error("size ", "unknown option '%s'", argv[optind - 1]);
+            return cli_usage_error("size", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return cli_usage_error("size ", "unexpected argument '%s'", argv[optind]);
+        return cli_usage_error("size", "unexpected argument '%s'", argv[optind]);
     if (a->model_path == NULL || a->cluster_path == NULL)
-        return cli_usage_error("size ", "missing --%s FILE", a->model_path ? "cluster" : "model");
+        return cli_usage_error("size", "missing --%s FILE", a->model_path ? "cluster" : "model");
     if (a->deadline_s > 0 && !(a->opts.goodput.tokens > 0))
-        return cli_usage_error("size ", "--deadline needs --tokens N (the tokens to train)");
+        return cli_usage_error("size", "--deadline needs --tokens N (the tokens to train)");
     a->model_path = shipped_resolve(a->model_path, "configs", ".json", a->model_buf,
                                     sizeof a->model_buf);
     a->cluster_path = shipped_resolve(a->cluster_path, "clusters", ".yaml", a->cluster_buf,
@@ -174,7 +174,7 @@ int cmd_size(int argc, char **argv)
         goto cleanup;
     if (a.stack >= 0)
         c->stack = a.stack;
-    if ((rc = (planner_status)cli_apply_torch_compile("size ", a.torch_compile, m, c)) !=
+    if ((rc = (planner_status)cli_apply_torch_compile("size", a.torch_compile, m, c)) !=
         PLANNER_OK)
         goto cleanup;
     a.opts.gbs = run.global_batch;

@@ -175,24 +175,24 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
             else if (strcmp(optarg, "jsonl") == 0)
                 a->format = SWEEP_JSONL;
             else
-                return cli_usage_error("sweep ", "--format: expected csv or jsonl, got '%s'",
+                return cli_usage_error("sweep", "--format: expected csv or jsonl, got '%s'",
                                        optarg);
             break;
         case OPT_SHARD:
             if (sweep_shard_parse(&a->shard_i, &a->shard_n, optarg, &perr) != PLANNER_OK)
-                return cli_usage_error("sweep ", "--shard: %s", perr.msg);
+                return cli_usage_error("sweep", "--shard: %s", perr.msg);
             a->shard = true;
             break;
         case OPT_MERGE: a->merge = true; break;
         case OPT_TORCH_COMPILE: a->torch_compile = true; break;
         case ':':
-            return cli_usage_error("sweep ", "option '%s' needs an argument", argv[optind - 1]);
+            return cli_usage_error("sweep", "option '%s' needs an argument", argv[optind - 1]);
         default:        /* the time-to-train options (tool/cli_goodput.h) */
             if ((gp = cli_goodput_option(ch, optarg, &a->gp)) == 0)
                 break;
             if (gp != 1)
                 return gp;
-            return cli_usage_error("sweep ", "unknown option '%s'", argv[optind - 1]);
+            return cli_usage_error("sweep", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (a->merge) {
@@ -200,13 +200,13 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
         for (int k = 0; k < SWEEP_DIM_COUNT; k++)
             other = other || a->axis_text[k] != NULL;
         if (other)
-            return cli_usage_error("sweep ", "--merge takes only shard files and -o FILE");
+            return cli_usage_error("sweep", "--merge takes only shard files and -o FILE");
         if (optind >= argc)
-            return cli_usage_error("sweep ", "--merge needs at least one shard file");
+            return cli_usage_error("sweep", "--merge needs at least one shard file");
         return 0;
     }
     if (optind < argc)
-        return cli_usage_error("sweep ", "unexpected argument '%s'", argv[optind]);
+        return cli_usage_error("sweep", "unexpected argument '%s'", argv[optind]);
     return 0;
 }
 
@@ -274,7 +274,7 @@ static int sweep_grid_build(sweep_run *run, const sweep_args *a, planner_error *
         sweep_axis_free(&run->grid.axis[d]);
         if (sweep_axis_parse(&run->grid.axis[d], &off, (sweep_dim)d, a->axis_text[d],
                              &perr) != PLANNER_OK)
-            return cli_usage_error("sweep ", "--%.511s", perr.msg);
+            return cli_usage_error("sweep", "--%.511s", perr.msg);
     }
     if (a->fix != NULL) {
         pl_free(run->grid.fix);
@@ -284,15 +284,15 @@ static int sweep_grid_build(sweep_run *run, const sweep_args *a, planner_error *
     }
     run->fix = (strategy_constraints)STRATEGY_CONSTRAINTS_INIT;
     if (run->grid.fix != NULL && constraints_parse(&run->fix, run->grid.fix, &perr) != PLANNER_OK)
-        return cli_usage_error("sweep ", "--fix: %.511s", perr.msg);
+        return cli_usage_error("sweep", "--fix: %.511s", perr.msg);
     if (run->grid.axis[SWEEP_MODEL].n == 0 || run->grid.axis[SWEEP_CLUSTER].n == 0)
-        return cli_usage_error("sweep ", "missing %s (give --%s FILE or a grid file with '%s = "
+        return cli_usage_error("sweep", "missing %s (give --%s FILE or a grid file with '%s = "
                                "FILE')",
                                run->grid.axis[SWEEP_MODEL].n == 0 ? "the model" : "the cluster",
                                run->grid.axis[SWEEP_MODEL].n == 0 ? "model" : "cluster",
                                run->grid.axis[SWEEP_MODEL].n == 0 ? "model" : "cluster");
     if (sweep_grid_points(&run->grid) > (double)SWEEP_MAX_POINTS)
-        return cli_usage_error("sweep ", "the grid has %.0f points, more than the limit of %ld",
+        return cli_usage_error("sweep", "the grid has %.0f points, more than the limit of %ld",
                                sweep_grid_points(&run->grid), SWEEP_MAX_POINTS);
     return PLANNER_OK;
 }
@@ -361,7 +361,7 @@ int cmd_sweep(int argc, char **argv)
         cli_model_warnings(run.grid.axis[SWEEP_MODEL].str[j], run.models[j]);
     for (int i = 0; i < run.grid.axis[SWEEP_CLUSTER].n; i++)   /* every point's pair */
         for (int j = 0; j < run.grid.axis[SWEEP_MODEL].n; j++)
-            if ((rc = cli_apply_torch_compile("sweep ", a.torch_compile, run.models[j],
+            if ((rc = cli_apply_torch_compile("sweep", a.torch_compile, run.models[j],
                                               run.clusters[i])) != PLANNER_OK)
                 goto cleanup;
     if ((rc = sweep_output_add(&os, &a, &out, &err)) != PLANNER_OK ||

@@ -18,8 +18,21 @@ grep -q "70  internal error" /tmp/planner-main.$$.out || { echo "FAIL: --help la
 check 0 "planner --version" "$P" --version
 grep -q "^planner [0-9]" /tmp/planner-main.$$.out || { echo "FAIL: --version output"; fail=1; }
 grep -q "^License GPL-3.0-or-later" /tmp/planner-main.$$.out || { echo "FAIL: --version licence"; fail=1; }
-for cmd in validate sweep calibrate crossval; do
+# the subcommands, from the second usage line: "planner size|validate|... ..."
+subs=$("$P" --help | sed -n 's/^ *planner \([a-z|]*\) \.\.\..*/\1/p' | tr '|' ' ')
+for cmd in size validate sweep calibrate crossval; do
+    case " $subs " in *" $cmd "*) ;; *) echo "FAIL: --help's usage lacks $cmd ($subs)"; fail=1;; esac
+done
+for cmd in $subs; do
     check 0 "planner $cmd --help" "$P" "$cmd" --help
+done
+# a usage error's hint names the subcommand, one space on each side
+for cmd in "" plan $subs; do
+    check 2 "planner $cmd --bogus" "$P" $cmd --bogus
+    hint="planner ${cmd:+$cmd }--help"
+    [ "$cmd" = plan ] && hint="planner --help"   # plan is the main command
+    grep -qx "Try '$hint' for more information." /tmp/planner-main.$$.err ||
+        { echo "FAIL: planner $cmd --bogus: hint $(tail -n 1 /tmp/planner-main.$$.err)"; fail=1; }
 done
 check 2 "unknown option" "$P" --bogus
 grep -q "^planner: unknown option '--bogus'" /tmp/planner-main.$$.err || { echo "FAIL: unknown option message"; fail=1; }
