@@ -287,6 +287,11 @@ START_TEST(fix_from_registry)
                             "'mlp+shared_experts' (known: core_attn+layernorm+mlp+moe_act+"
                             "mla_up_proj, joined by +)");
     error_clear(&e);
+    ck_assert_int_eq(constraints_parse(&c, "recompute_modules=layernorm+mlp+layernorm", &e),
+                     PLANNER_E_USAGE);
+    ck_assert_str_eq(e.msg, "recompute_modules: duplicate name 'layernorm' in "
+                            "'layernorm+mlp+layernorm'");
+    error_clear(&e);
     ck_assert_int_eq(constraints_parse(&c, "tp=8,tp=4", &e), PLANNER_E_USAGE);
     ck_assert_str_eq(e.msg, "duplicate key 'tp'");
 }

@@ -1394,7 +1394,8 @@ static planner_status parse_named(const knob_info *ki, const char *val, int *out
                     hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
 }
 
-/* A KNOB_KIND_SET value: names of ki->names joined by '+'. */
+/* A KNOB_KIND_SET value: names of ki->names joined by '+', each at most once
+ * (a repeated name is refused as a duplicate key is: a set names a member once). */
 static planner_status parse_set(const knob_info *ki, const char *val, int *out,
                                 planner_error *err)
 {
@@ -1418,6 +1419,8 @@ static planner_status parse_set(const knob_info *ki, const char *val, int *out,
                             ki->key, word, val, known, hint ? " (did you mean '" : "",
                             hint ? hint : "", hint ? "'?)" : "");
         }
+        if (v & (1 << i))
+            return fix_fail(err, "%s: duplicate name '%s' in '%s'", ki->key, word, val);
         v |= 1 << i;
         if (end == NULL)
             break;
