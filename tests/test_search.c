@@ -128,6 +128,14 @@ static const struct bad_fix {
     {"tp=1,sp=on", "'tp=1,sp=on': sequence parallelism needs tp > 1"},
     {"cp=1,cp_comm=a2a", "--cp-comm-type a2a needs cp > 1"},
     {"cp_comm=p2p,cp_a2a=2", "cp_a2a 2 needs --cp-comm-type a2a+p2p"},
+    /* ... and through the value a free knob must take: a pinned cp_a2a
+     * makes cp_comm a2a+p2p, a pinned tp 1 turns sp off (exit 3 before) */
+    {"cp=1,cp_a2a=2", "'cp=1,cp_a2a=2': --cp-comm-type a2a+p2p needs cp > 1"},
+    {"cp=4,cp_a2a=4", "--cp-comm-type a2a+p2p needs cp_a2a in 2..cp/2 dividing cp 4, got 4"},
+    {"cp=8,cp_comm=a2a+p2p,cp_a2a=3", "in 2..cp/2 dividing cp 8, got 3"},
+    {"cp_a2a=1", "'cp_a2a=1': --cp-comm-type a2a+p2p needs cp_a2a of at least 2, got 1"},
+    {"tp=1,tp_comm_overlap=on", "'tp=1,tp_comm_overlap=on': --tp-comm-overlap needs sequence "
+                                "parallelism, which needs tp > 1"},
     {"ep=1,ep_comm_overlap=on", "--overlap-moe-expert-parallel-comm needs expert parallelism"},
     {"recompute=full,ep_comm_overlap=on", "cannot run with full recomputation"},
     {"ep_comm_overlap=on,shared_expert_overlap=on", "--moe-shared-expert-overlap cannot run "

@@ -637,7 +637,8 @@ bool knob_tp_splits_heads(const model *m, int tp)
  * and breaks nothing. */
 typedef enum pin_rule {
     PIN_SP_TP, PIN_TPO_SP, PIN_VPP_PP, PIN_OPG, PIN_EPO_EP, PIN_EPO_FULL, PIN_SEO_EPO,
-    PIN_FLEX_EP, PIN_TMG_CG, PIN_TMG_FULL, PIN_TMG_LN, PIN_CP_COMM_CP, PIN_CP_A2A, PIN_RULES
+    PIN_FLEX_EP, PIN_TMG_CG, PIN_TMG_FULL, PIN_TMG_LN, PIN_CP_COMM_CP, PIN_CP_A2A,
+    PIN_CP_A2A_SIZE, PIN_RULES
 } pin_rule;
 
 typedef struct pin_vals {
@@ -691,11 +692,25 @@ static bool pin_below2(int v)
     return v >= 0 && v < 2;
 }
 
+/* The --cp-comm-type the values give: cp_comm, or with it free a pinned
+ * cp_a2a's a2a+p2p (the search's: cp_a2a is that type's a2a level); < 0 free. */
+static int pin_cp_comm(const pin_vals *v)
+{
+    return v->cp_comm >= 0 ? v->cp_comm : v->cp_a2a > 0 ? (int)CP_COMM_A2A_P2P : -1;
+}
+
+/* sequence parallelism off: pinned off, or free under a pinned tp below 2
+ * (which refuses it, PIN_SP_TP) */
+static bool pin_sp_off(const pin_vals *v)
+{
+    return v->sp == 0 || (v->sp < 0 && pin_below2(v->tp));
+}
+
 static bool pin_broken(pin_rule r, const pin_vals *v)
 {
     switch (r) {
     case PIN_SP_TP: return v->sp > 0 && pin_below2(v->tp);
-    case PIN_TPO_SP: return v->tpo > 0 && v->sp == 0;
+    case PIN_TPO_SP: return v->tpo > 0 && pin_sp_off(v);
     case PIN_VPP_PP: return v->vpp > 1 && pin_below2(v->pp);
     case PIN_OPG: return v->opg > 0 && ((v->zero >= 0 && v->zero < 1) || v->ogr == 0);
     case PIN_EPO_EP: return v->epo > 0 && pin_below2(v->ep);
@@ -708,8 +723,11 @@ static bool pin_broken(pin_rule r, const pin_vals *v)
         return v->rcm > 0 && (v->rcm & RC_MOD_LAYERNORM) &&
                (v->rc < 0 || v->rc == RECOMPUTE_SELECTIVE) &&
                graphs_keep_moe_norm(v->tmg, v->flex, v->seo);
-    case PIN_CP_COMM_CP: return v->cp_comm > CP_COMM_P2P && pin_below2(v->cp);
+    case PIN_CP_COMM_CP: return pin_cp_comm(v) > CP_COMM_P2P && pin_below2(v->cp);
     case PIN_CP_A2A: return v->cp_a2a > 0 && v->cp_comm >= 0 && v->cp_comm != CP_COMM_A2A_P2P;
+    case PIN_CP_A2A_SIZE:   /* both levels > 1, their product cp (rule_cp_comm) */
+        return pin_cp_comm(v) == CP_COMM_A2A_P2P && v->cp_a2a >= 0 &&
+               (v->cp_a2a < 2 || (v->cp >= 0 && (v->cp_a2a >= v->cp || v->cp % v->cp_a2a != 0)));
     default: return false;
     }
 }
@@ -734,11 +752,19 @@ static const char *pin_message(pin_rule r, const pin_vals *v, char *buf, size_t 
         "(te_moe_graphs) with the flex dispatcher or the shared-expert overlap: "
         "Megatron-Core keeps each MoE layer's pre-MLP norm output there; leave layernorm "
         "out of recompute_modules or the graphs off",
-        NULL, NULL};
-    if (r == PIN_CP_COMM_CP)
-        snprintf(buf, n, "--cp-comm-type %s needs cp > 1", cp_comm_name((cp_comm_type)v->cp_comm));
+        NULL, NULL, NULL};
+    if (r == PIN_TPO_SP && v->sp < 0)
+        snprintf(buf, n, "%s, which needs tp > 1", msg[r]);
+    else if (r == PIN_CP_COMM_CP)
+        snprintf(buf, n, "--cp-comm-type %s needs cp > 1",
+                 cp_comm_name((cp_comm_type)pin_cp_comm(v)));
     else if (r == PIN_CP_A2A)
         snprintf(buf, n, "cp_a2a %d needs --cp-comm-type a2a+p2p", v->cp_a2a);
+    else if (r == PIN_CP_A2A_SIZE && v->cp >= 0)
+        snprintf(buf, n, "--cp-comm-type a2a+p2p needs cp_a2a in 2..cp/2 dividing cp %d, got %d",
+                 v->cp, v->cp_a2a);
+    else if (r == PIN_CP_A2A_SIZE)
+        snprintf(buf, n, "--cp-comm-type a2a+p2p needs cp_a2a of at least 2, got %d", v->cp_a2a);
     else
         return msg[r];
     return buf;
@@ -825,10 +851,7 @@ static planner_status rule_cp_comm(const model *m, const strategy *s, planner_er
     int a = s->cp_comm == CP_COMM_A2A ? s->cp : s->cp_a2a;
     PIN_FAIL_S(PIN_CP_COMM_CP);
     PIN_FAIL_S(PIN_CP_A2A);
-    if (s->cp_comm == CP_COMM_A2A_P2P && (s->cp_a2a < 2 || s->cp_a2a >= s->cp ||
-                                          s->cp % s->cp_a2a != 0))
-        FAIL("--cp-comm-type a2a+p2p needs cp_a2a in 2..cp/2 dividing cp %d, got %d", s->cp,
-             s->cp_a2a);
+    PIN_FAIL_S(PIN_CP_A2A_SIZE);
     if ((s->cp_comm == CP_COMM_A2A || s->cp_comm == CP_COMM_A2A_P2P) &&
         ((m->heads / tp) % a != 0 || (kv / tp) % a != 0))
         FAIL("--cp-comm-type %s needs the %d heads and %d K/V heads per TP rank divisible by "
