@@ -1281,6 +1281,114 @@ START_TEST(flex_pass_skips_exactly)
 }
 END_TEST
 
+/* The memo of layer-range costs across candidates (evaluate_with; its key:
+ * evaluate.c memo_knobs) changes no result: the same search with and
+ * without it (search_options.eval_memo_off) evaluates, prunes and refuses
+ * the same candidates and ranks the same top 10, strategy for strategy,
+ * bit for bit: MoE models on the rules' and the placer's splits (DeepSeek-V3
+ * with its MTP layer and dense first layers, Qwen3-30B-A3B, Mixtral pinned
+ * to tp 2), interleaved GPT-3 175B, and the uneven GPT on two GPU types
+ * (stages across groups, which are not memoized).  And every knob of
+ * two plans changed in turn (memo_matches_evaluate). */
+/* The best plan of `model` on 512 H100 under `fix`, then each knob but the
+ * layout's (tp, pp, dp, vpp) changed in turn to a value next to it: each
+ * variant's evaluation through a memo that holds the plan's ranges (and
+ * the variants' before it) is evaluate()'s, bit for bit -- a knob a layer's
+ * cost reads and the memo's key lacked would take the plan's cost -- and the
+ * knobs the key leaves out that keep the ranges (the ZeRO stage, the DP
+ * overlaps) take them from the memo. */
+static void memo_matches_evaluate(const char *path, const char *fix)
+{
+    run_spec rs;
+    model *m = tu_model_load(path, &rs);
+    cluster *c = tu_cluster_load("clusters/h100x512.yaml");
+    search_result r;
+    search_options o;
+    cost_params p;
+    planner_error err = PLANNER_ERROR_INIT;
+    eval_memo *memo = eval_memo_new();
+    evaluation *e = pl_calloc(2, sizeof *e);
+    int from_memo = 0;
+    ck_assert_ptr_nonnull(memo);
+    ck_assert_ptr_nonnull(e);
+    cost_params_default(&p);
+    tu_search_options(&o, &rs, fix, 1);
+    ck_assert_int_eq(search_run(&r, m, c, &p, &o, &err), PLANNER_OK);
+    evaluate_with(m, c, &p, &r.top[0].s, &e[0], memo);
+    for (int k = 0; k < KNOB_COUNT; k++) {
+        strategy s = r.top[0].s;
+        int v = knob_value(&s, (knob_id)k);
+        long hits = eval_memo_hits(memo);
+        if (k == KNOB_TP || k == KNOB_PP || k == KNOB_DP || k == KNOB_VPP)
+            continue;
+        knob_set(&s, (knob_id)k, knob_get_info((knob_id)k)->kind == KNOB_KIND_BOOL ? !v
+                                 : k == KNOB_EP || k == KNOB_CP_A2A ? (v > 1 ? v / 2 : 2)
+                                 : k == KNOB_RECOMPUTE_MODULES      ? v ^ 1
+                                                                    : v > 1 ? v - 1 : v + 1);
+        ck_assert_int_ne(knob_value(&s, (knob_id)k), v);
+        evaluate_with(m, c, &p, &s, &e[0], memo);
+        evaluate(m, c, &p, &s, &e[1]);
+        ck_assert_msg(memcmp(&e[0], &e[1], sizeof e[0]) == 0, "%s: %s %d -> %d with the memo",
+                      path, knob_get_info((knob_id)k)->key, v, knob_value(&s, (knob_id)k));
+        if (k == KNOB_ZERO || k == KNOB_OVERLAP_GRAD_REDUCE || k == KNOB_OVERLAP_PARAM_GATHER) {
+            ck_assert_int_gt(eval_memo_hits(memo), hits);
+            from_memo++;
+        }
+    }
+    ck_assert_int_eq(from_memo, 3);
+    pl_free(e);
+    eval_memo_free(memo);
+    search_result_free(&r);
+    cluster_free(c);
+    model_free(m);
+}
+
+START_TEST(eval_memo_changes_nothing)
+{
+    static const struct {
+        const char *model, *cluster, *fix;
+    } cases[] = {
+        {"configs/deepseek-v3.json", "clusters/h100x512.yaml", "tp=2"},
+        {"configs/qwen3-30b-a3b.json", "clusters/h100x512.yaml", NULL},
+        {"configs/mixtral-8x7b.json", "clusters/h200x64.yaml", "tp=2"},
+        {"configs/gpt3-175b.json", "clusters/h100x512.yaml", NULL},
+        {"configs/uneven-gpt-13b.json", "clusters/h100-a100-mixed.yaml", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run_spec rs;
+        model *m = tu_model_load(cases[k].model, &rs);
+        cluster *c = tu_cluster_load(cases[k].cluster);
+        search_result a, b;
+        search_options o;
+        cost_params p;
+        planner_error err = PLANNER_ERROR_INIT;
+        cost_params_default(&p);
+        tu_search_options(&o, &rs, cases[k].fix, 10);
+        ck_assert_int_eq(search_run(&a, m, c, &p, &o, &err), PLANNER_OK);
+        o.eval_memo_off = true;
+        ck_assert_int_eq(search_run(&b, m, c, &p, &o, &err), PLANNER_OK);
+        ck_assert_int_eq(a.candidates, b.candidates);
+        ck_assert_int_eq(a.feasible, b.feasible);
+        ck_assert_int_eq(a.pruned, b.pruned);
+        ck_assert_int_eq(a.invalid, b.invalid);
+        ck_assert(a.work == b.work);
+        ck_assert_int_ge(a.n_top, 5);
+        ck_assert_int_eq(a.n_top, b.n_top);
+        for (int i = 0; i < a.n_top; i++) {
+            ck_assert_msg(memcmp(&a.top[i].s, &b.top[i].s, sizeof a.top[i].s) == 0,
+                          "%s, rank %d: another plan with the memo", cases[k].model, i + 1);
+            ck_assert(memcmp(&a.top[i].e, &b.top[i].e, sizeof a.top[i].e) == 0);
+        }
+        search_result_free(&a);
+        search_result_free(&b);
+        cluster_free(c);
+        model_free(m);
+    }
+    memo_matches_evaluate("configs/deepseek-v3.json", "tp=2,pp=4,cp=2");
+    memo_matches_evaluate("configs/gpt3-175b.json", "tp=4,cp=2");
+}
+END_TEST
+
 /* P10's premise: the token dispatcher changes no memory but where the
  * router graphs keep an MoE layer's pre-MLP norm (moe_norm_recomputed, and
  * then the flex plan needs more, so a block that does not fit under the
@@ -2284,6 +2392,7 @@ int main(void)
     tcase_add_test(ts, cost_model_properties_the_prunes_use);
     tcase_add_test(ts, flex_dispatcher_keeps_memory);
     tcase_add_test(ts, flex_pass_skips_exactly);
+    tcase_add_test(ts, eval_memo_changes_nothing);
     tcase_add_test(ts, router_graphs_keep_moe_norm);
     tcase_add_test(ts, search_leaves_out_idle_layernorm);
     tcase_add_test(ts, rule_message_quoted_whole);

@@ -24,6 +24,24 @@ void evaluate(const model *m, const cluster *c, const cost_params *p,
 void evaluate_bound(const model *m, const cluster *c, const cost_params *p,
                     const strategy *s, evaluation *out);
 
+/* Layer-range costs kept across evaluations, for the search: a range's
+ * cost (cost_layer_range_on) is a function of the model, the parameters,
+ * its node group, TP degree, layers and end-stage flags and the knobs a
+ * layer's cost reads, so candidates that differ only in other knobs (the
+ * ZeRO stage, the DP overlaps, vpp or pp where a range recurs) share it.
+ * evaluate_with() and evaluate_bound_with() give the same results as
+ * evaluate() and evaluate_bound(), bit for bit; a memo serves one model,
+ * cluster and parameter set, which must not change while it is in use (it
+ * starts over when it is given others).  NULL: none. */
+typedef struct eval_memo eval_memo;
+eval_memo *eval_memo_new(void);         /* NULL when out of memory */
+void eval_memo_free(eval_memo *memo);
+long eval_memo_hits(const eval_memo *memo);   /* ranges it gave back */
+void evaluate_with(const model *m, const cluster *c, const cost_params *p,
+                   const strategy *s, evaluation *out, eval_memo *memo);
+void evaluate_bound_with(const model *m, const cluster *c, const cost_params *p,
+                         const strategy *s, evaluation *out, eval_memo *memo);
+
 /* Most pp x vpp chunks evaluate() simulates per chunk. */
 #define COST_CHUNKS_MAX 2048
 

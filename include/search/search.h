@@ -53,6 +53,9 @@ typedef struct search_options {
     bool flex_twins_off;              /* no P11 (search.c twin_skips): the flex
                                          pass not bounded by its alltoall twins
                                          (tests compare the two) */
+    bool eval_memo_off;               /* the evaluations cost every layer range
+                                         anew, no memo across candidates
+                                         (evaluate_with; tests compare the two) */
     double work_limit;                /* at most this much work, in DP steps:
                                          the layer partitions' steps and cost
                                          tables (placer_work) and 256 steps per

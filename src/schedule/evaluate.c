@@ -28,8 +28,11 @@
  * the schedule simulation.
  */
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "base/alloc.h"
 #include "cost/comm.h"
 #include "cost/compute.h"
 #include "cost/memory.h"
@@ -183,6 +186,83 @@ typedef struct range_memo {
     range_cost rc;
 } range_memo;
 
+/* The memo across evaluations (evaluate_with).  Its key is a range's
+ * node group, TP degree, layers and end-stage flags, and the strategy's
+ * knobs as bytes (memo_knobs): every field before its layout arrays --
+ * so a knob added later is in the key unless it is taken out here -- less
+ * those cost_layer_range_on() never reads, zeroed.  range_on (layer_cost.c)
+ * and the strategy helpers it calls (knob_moe_norm_recomputed,
+ * strategy_expert_split, cost_recompute_group/lead_layers) read tp, cp,
+ * ep, etp, mbs, seq_len, stack, sp, the recompute fields, the overlaps of
+ * TP, EP and the shared experts, the K/V exchange, the CUDA graphs and
+ * the flex dispatcher; the ZeRO stage, the DP overlaps, dp, pp, vpp, gbs
+ * and the pipeline-split flags only evaluate.c reads (the range's layers
+ * carry the split).  The stages, the layout and the mixes lie past the
+ * key; a member of a stage spanning groups is never memoized (rank_range).
+ * Direct-mapped: a slot's new range replaces the old one.  The same range
+ * gets the same bits from the memo as from cost_layer_range_on, so the
+ * memo changes no result (tests/test_search.c eval_memo_changes_nothing). */
+#define MEMO_KNOB_BYTES offsetof(strategy, layout_layers)
+#define MEMO_SLOTS 4096
+typedef struct memo_slot {
+    bool used;
+    const node_group *ng;
+    int tp, first, n;
+    bool first_stage, last_stage;
+    unsigned char knobs[MEMO_KNOB_BYTES];
+    range_cost rc;
+} memo_slot;
+
+struct eval_memo {
+    const model *m;
+    const cluster *c;
+    const cost_params *p;
+    long hits;
+    memo_slot slot[MEMO_SLOTS];
+};
+
+eval_memo *eval_memo_new(void)
+{
+    return pl_calloc(1, sizeof(eval_memo));
+}
+
+void eval_memo_free(eval_memo *memo)
+{
+    pl_free(memo);
+}
+
+long eval_memo_hits(const eval_memo *memo)
+{
+    return memo != NULL ? memo->hits : 0;
+}
+
+/* s's knobs as the memo's key (see above). */
+static void memo_knobs(const strategy *s, unsigned char *k)
+{
+    memcpy(k, s, MEMO_KNOB_BYTES);
+#define MEMO_DROP(f) memset(k + offsetof(strategy, f), 0, sizeof s->f)
+    MEMO_DROP(pp);
+    MEMO_DROP(dp);
+    MEMO_DROP(vpp);
+    MEMO_DROP(gbs);
+    MEMO_DROP(zero);
+    MEMO_DROP(overlap_grad_reduce);
+    MEMO_DROP(overlap_param_gather);
+    MEMO_DROP(account_embedding);
+    MEMO_DROP(account_loss);
+    MEMO_DROP(layout);
+#undef MEMO_DROP
+}
+
+/* FNV-1a over n bytes, from h. */
+static uint64_t memo_hash(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
 /* The state of one evaluation (on the caller's stack, about 80 KiB): the
  * inputs, each rank's costs as they are found, and the step-wide maxima. */
 typedef struct eval_state {
@@ -207,11 +287,25 @@ typedef struct eval_state {
                                    groups: its EP groups (else NULL) */
     range_memo memo[RANGE_MEMO_MAX];
     int n_memo, next_memo;      /* entries filled; the one to replace next */
+    eval_memo *across;          /* the memo across evaluations, or NULL */
+    unsigned char knobs[MEMO_KNOB_BYTES];   /* its key's knobs (memo_knobs) */
+    uint64_t knob_hash;         /* their hash */
 } eval_state;
 
 static void eval_init(eval_state *x, const model *m, const cluster *c, const cost_params *p,
-                      const strategy *s, evaluation *out)
+                      const strategy *s, evaluation *out, eval_memo *memo)
 {
+    x->across = memo;
+    if (memo != NULL) {
+        if (memo->m != m || memo->c != c || memo->p != p) {   /* another search's */
+            memset(memo->slot, 0, sizeof memo->slot);
+            memo->m = m;
+            memo->c = c;
+            memo->p = p;
+        }
+        memo_knobs(s, x->knobs);
+        x->knob_hash = memo_hash(14695981039346656037ull, x->knobs, MEMO_KNOB_BYTES);
+    }
     x->m = m;
     x->c = c;
     x->p = p;
@@ -250,8 +344,42 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
     out->gpus = strategy_gpus(s);
 }
 
+/* cost_layer_range_on() of layers [first, first + n) on ng at TP degree
+ * tp, through the memo across evaluations when there is one. */
+static void memo_range(eval_state *x, const node_group *ng, int tp, int first, int n,
+                       bool first_stage, bool last_stage, range_cost *part)
+{
+    int key[4] = {tp, first, n, (first_stage ? 1 : 0) + (last_stage ? 2 : 0)};
+    memo_slot *q;
+    if (x->across == NULL) {
+        cost_layer_range_on(x->m, ng, x->p, x->c->stack, x->s, tp, first, n, first_stage,
+                            last_stage, part);
+        return;
+    }
+    q = &x->across->slot[memo_hash(memo_hash(x->knob_hash, &ng, sizeof ng), key, sizeof key) %
+                         MEMO_SLOTS];
+    if (q->used && q->ng == ng && q->tp == tp && q->first == first && q->n == n &&
+        q->first_stage == first_stage && q->last_stage == last_stage &&
+        memcmp(q->knobs, x->knobs, MEMO_KNOB_BYTES) == 0) {
+        *part = q->rc;
+        x->across->hits++;
+        return;
+    }
+    cost_layer_range_on(x->m, ng, x->p, x->c->stack, x->s, tp, first, n, first_stage,
+                        last_stage, part);
+    q->used = true;
+    q->ng = ng;
+    q->tp = tp;
+    q->first = first;
+    q->n = n;
+    q->first_stage = first_stage;
+    q->last_stage = last_stage;
+    memcpy(q->knobs, x->knobs, MEMO_KNOB_BYTES);
+    q->rc = *part;
+}
+
 /* Layers [first, first + n) on node group ng at TP degree tp into *part
- * (cost_layer_range_on; a member of a stage spanning groups:
+ * (cost_layer_range_on, memo_range; a member of a stage spanning groups:
  * cost_layer_range_member), or a like range's cost already found in this
  * evaluation (range_memo). */
 static void rank_range(eval_state *x, const node_group *ng, int tp, int first, int n,
@@ -271,8 +399,7 @@ static void rank_range(eval_state *x, const node_group *ng, int tp, int first, i
             return;
         }
     }
-    cost_layer_range_on(x->m, ng, x->p, x->c->stack, x->s, tp, first, n, first_stage,
-                        last_stage, part);
+    memo_range(x, ng, tp, first, n, first_stage, last_stage, part);
     e = &x->memo[x->next_memo];
     *e = (range_memo){ng, tp, first, n, first_stage, last_stage, *part};
     x->next_memo = (x->next_memo + 1) % RANGE_MEMO_MAX;
@@ -959,9 +1086,15 @@ static double eval_after_pipeline(const eval_state *x)
 void evaluate_bound(const model *m, const cluster *c, const cost_params *p,
                     const strategy *s, evaluation *out)
 {
+    evaluate_bound_with(m, c, p, s, out, NULL);
+}
+
+void evaluate_bound_with(const model *m, const cluster *c, const cost_params *p,
+                         const strategy *s, evaluation *out, eval_memo *memo)
+{
     eval_state x;
     double steady = 0;
-    eval_init(&x, m, c, p, s, out);
+    eval_init(&x, m, c, p, s, out, memo);
     for (int i = 0; i < x.pp; i++) {
         eval_rank(&x, i);
         if (x.mcount * (x.fwd[i] + x.bwd[i]) > steady)
@@ -974,14 +1107,16 @@ void evaluate_bound(const model *m, const cluster *c, const cost_params *p,
     eval_feasible(&x);
 }
 
-void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
-                       const strategy *s, evaluation *out, cost_schedule *sched)
+/* evaluate_schedule() with a memo across evaluations (or NULL). */
+static void evaluate_memo(const model *m, const cluster *c, const cost_params *p,
+                          const strategy *s, evaluation *out, cost_schedule *sched,
+                          eval_memo *memo)
 {
     eval_state x;
     double span, done = 0;
     int worst = 0;
 
-    eval_init(&x, m, c, p, s, out);
+    eval_init(&x, m, c, p, s, out, memo);
     for (int i = 0; i < x.pp; i++)
         eval_rank(&x, i);
     span = eval_schedule(&x, sched);
@@ -998,4 +1133,16 @@ void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
     eval_breakdown(&x, worst, span, done);
     eval_rates(&x);
     eval_feasible(&x);
+}
+
+void evaluate_schedule(const model *m, const cluster *c, const cost_params *p,
+                       const strategy *s, evaluation *out, cost_schedule *sched)
+{
+    evaluate_memo(m, c, p, s, out, sched, NULL);
+}
+
+void evaluate_with(const model *m, const cluster *c, const cost_params *p,
+                   const strategy *s, evaluation *out, eval_memo *memo)
+{
+    evaluate_memo(m, c, p, s, out, NULL, memo);
 }

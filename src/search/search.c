@@ -292,6 +292,9 @@ typedef struct search_ctx {
     bool limited;             /* the work limit stopped the search */
     bool broken;              /* a prediction was not finite (first_invalid) */
     double eval_work;         /* the evaluations' share of the work */
+    eval_memo *memo;          /* layer-range costs across the candidates
+                                 (evaluate_with; made on first use, NULL
+                                 with search_options.eval_memo_off) */
 } search_ctx;
 
 /* The search's work in DP steps (search_options.work_limit). */
@@ -742,6 +745,15 @@ static void refuse(search_ctx *x, int k, bool by_stack, long n, int mbs, int vpp
     x->invalid_stack += by_stack ? n : 0;
 }
 
+/* The memo of layer-range costs the search's evaluations share (NULL:
+ * none, or no memory for one: the evaluations cost every range). */
+static eval_memo *memo(search_ctx *x)
+{
+    if (x->memo == NULL && !x->o->eval_memo_off)
+        x->memo = eval_memo_new();
+    return x->memo;
+}
+
 /* Whether the rules (Megatron's, the stack's) refuse x->s; counted
  * (refuse) when `count`. */
 static bool rules_refuse(search_ctx *x, bool count)
@@ -768,7 +780,7 @@ static int check_eval(search_ctx *x, bool count)
 {
     if (rules_refuse(x, count))
         return -1;
-    evaluate(x->m, x->c, x->p, &x->s, &x->e);
+    evaluate_with(x->m, x->c, x->p, &x->s, &x->e, memo(x));
     if (!(isfinite(x->e.step_time_s) && x->e.step_time_s > 0 &&
           x->e.step_time_s < COST_TIME_CAP_S && isfinite(x->e.tokens_per_s) &&
           x->e.tokens_per_s > 0 && isfinite(x->e.peak_memory_bytes))) {
@@ -1435,7 +1447,7 @@ static bool cannot_rank(const search_ctx *x, double score)
  * bound's tokens/s; other objectives: -1, no bound). */
 static bool bound_fits(search_ctx *x, double *score_ub)
 {
-    evaluate_bound(x->m, x->c, x->p, &x->s, &x->e);
+    evaluate_bound_with(x->m, x->c, x->p, &x->s, &x->e, memo(x));
     x->eval_work += SEARCH_EVAL_WORK_PER_LAYER * x->m->layers;
     if (x->o->work_limit > 0 && search_work(x) >= x->o->work_limit)
         x->limited = true;
@@ -2626,6 +2638,8 @@ static void ctx_free(search_ctx *x)
 {
     placer_free(x->placer);
     x->placer = NULL;
+    eval_memo_free(x->memo);
+    x->memo = NULL;
     pl_free(x->pool);
     pl_free(x->order);
     x->pool = NULL;
