@@ -1063,19 +1063,20 @@ START_TEST(moe_alltoall_overlap_share_by_link)
 END_TEST
 
 /* HybridEP's overlapped all-to-all (layer_cost.c ep_overlap_constants): the
- * flex dispatcher on Blackwell inside the NVLink domain holds 32 SMs
- * (COST_HYBRIDEP_SMS) of the GPU's, so its hidden part costs 32 / 148 of itself
- * on GB200 and 32 / 160 on GB300 (compute_sm_count), not overlap_exposed;
- * the alltoall dispatcher keeps overlap_exposed.  The layer of
+ * flex dispatcher inside the NVLink domain holds 32 SMs (COST_HYBRIDEP_SMS)
+ * of the GPU's, so its hidden part costs 32 / 148 of itself on GB200,
+ * 32 / 160 on GB300 and 32 / 132 on H100 (compute_sm_count), not
+ * overlap_exposed; core_v0.15.0's DeepEP (flex_deepep) 20 / the SMs
+ * (COST_DEEPEP_SMS); the alltoall dispatcher keeps overlap_exposed.  The layer of
  * moe_layer_case at ep 8 (one 8-GPU node of the fixture, every all-to-all
  * far shorter than the compute it hides under): the overlapped EP time over
  * the plain one is exactly the share.  The shared-expert overlap takes the
  * same share (one rule): overlap_exposed does not move it under HybridEP. */
 START_TEST(hybridep_overlap_sm_share)
 {
-    const char *gpus[2] = {"GB200", "GB300"};
-    const double sms[2] = {148.0, 160.0};
-    for (int g = 0; g < 2; g++) {
+    const char *gpus[3] = {"GB200", "GB300", "H100-SXM"};
+    const double sms[3] = {148.0, 160.0, 132.0};
+    for (int g = 0; g < 3; g++) {
         fixture f;
         strategy s = moe_layer_case(&f, 8);
         range_cost off, on;
@@ -1086,6 +1087,10 @@ START_TEST(hybridep_overlap_sm_share)
         s.ep_comm_overlap = true;
         cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
         ck_assert_rel(on.ep_comm_s, 32.0 / sms[g] * off.ep_comm_s, 1e-9);
+        s.flex_deepep = true;   /* DeepEP: its own 20 SMs, the same traffic */
+        cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &on);
+        ck_assert_rel(on.ep_comm_s, 20.0 / sms[g] * off.ep_comm_s, 1e-9);
+        s.flex_deepep = false;
         s.flex_dispatcher = false;
         s.ep_comm_overlap = false;
         cost_layer_range(&f.m, &f.c, &f.p, &s, 0, 1, 0, 1, false, false, &off);

@@ -44,6 +44,15 @@ double cost_attention_bwd_ratio(void);
  * a0d27f1, 24 after). */
 #define COST_HYBRIDEP_SMS 32
 
+/* The SMs DeepEP's intranode dispatch and combine kernels hold (the flex
+ * dispatcher's backend on core_v0.15.0, strategy.flex_deepep): Megatron-Core
+ * core_v0.15.0 transformer_config.py moe_deepep_num_sms = 20, which
+ * moe/token_dispatcher.py _DeepepManager.__init__ hands to DeepEP
+ * (fused_a2a.py set_deepep_num_sms -> deep_ep Buffer.set_num_sms; DeepEP's
+ * own default, buffer.py Buffer.num_sms, is 20 too).  The emitted
+ * --moe-enable-deepep leaves it at that default. */
+#define COST_DEEPEP_SMS 20
+
 /* An FP8 attention layer's (model.fp8_attention, FP8-family recipe) time
  * over the 16-bit one's, forward or backward, above head_dim 64: cuDNN's
  * published SDPA benchmark at the nearer shape (multi-latent attention,

@@ -138,8 +138,9 @@ typedef struct strategy {
                                    domain once, forwarded over NVLink there */
     bool flex_deepep;           /* with flex_dispatcher: its backend is DeepEP
                                    (core_v0.15.0, knob_flex_deepep), which the
-                                   cost takes as HybridEP (unvalidated: model/
-                                   knobs.c); false: HybridEP */
+                                   cost takes as HybridEP but for the SMs its
+                                   kernels hold (COST_DEEPEP_SMS; unvalidated:
+                                   model/knobs.c); false: HybridEP */
     bool te_moe_graphs;         /* Transformer Engine CUDA graphs of each MoE
                                    layer's router and dispatch preprocessing
                                    (--cuda-graph-impl transformer_engine

@@ -1175,20 +1175,23 @@ static double ep_mixed_a2a_s(const model *m, const ep_mixed *em, int etp, double
  * num_sms_combine_api (moe/token_dispatcher.py _HybridEPManager). */
 
 /* What an overlapped all-to-all's hidden part costs the compute it runs
- * under, as a share of itself: HybridEP (the flex dispatcher on Blackwell
- * and Blackwell Ultra, Megatron-Bridge's apply_flex_dispatcher_backend)
- * inside the NVLink domain holds COST_HYBRIDEP_SMS of the GPU's SMs for the
- * exchange, so the other micro-batch's kernels run on the rest: that
- * share; anything else overlap_exposed (or overlap_exposed_net over the
- * NICs, cost_overlapped_on). */
+ * under, as a share of itself: the flex dispatcher's kernels inside the
+ * NVLink domain hold a fixed number of the GPU's SMs for the exchange, so
+ * the other micro-batch's kernels run on the rest: that share, on whatever
+ * GPU the backend runs (Ampere to Blackwell Ultra, knobs.c
+ * knob_flex_backend): HybridEP's COST_HYBRIDEP_SMS (the --moe-hybridep-num-sms
+ * every validating run set and --emit pins), core_v0.15.0's DeepEP
+ * COST_DEEPEP_SMS (Megatron-Core's moe_deepep_num_sms default, unpinned).
+ * Anything else overlap_exposed (or overlap_exposed_net over the NICs,
+ * cost_overlapped_on); a GPU without a catalogued SM count too. */
 static void ep_overlap_constants(const node_group *ng, const strategy *s, bool net,
                                  const gen_constants *k, gen_constants *out)
 {
     int sms = compute_sm_count(&ng->gpu);
     *out = *k;
-    if (s->flex_dispatcher && !net && sms > 0 &&
-        (ng->gpu.gen == GEN_BLACKWELL || ng->gpu.gen == GEN_BLACKWELL_ULTRA))
-        out->overlap_exposed = COST_HYBRIDEP_SMS / (double)sms;
+    if (s->flex_dispatcher && !net && sms > 0)
+        out->overlap_exposed =
+            (s->flex_deepep ? COST_DEEPEP_SMS : COST_HYBRIDEP_SMS) / (double)sms;
 }
 
 static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
@@ -1215,7 +1218,7 @@ static void moe_comm(const model *m, const layer_spec *l, const node_group *ng,
      * one cost for both (ep_overlap_constants): an EP group beyond the
      * NVLink domain is NIC-bound, its hidden part slowing the compute at the
      * network share (cost_overlapped_on, as the DP collectives over the
-     * NICs); HybridEP's kernels inside the domain at their SMs' share. */
+     * NICs); the flex dispatcher's kernels inside the domain at their SMs' share. */
     bool net = (long)ep * etp > comm_nvlink_domain(ng);
     gen_constants ko;
     ep_overlap_constants(ng, s, net, k, &ko);

@@ -282,7 +282,8 @@ static const char *const cp_comm_names[CP_COMM_COUNT] = {"p2p", "a2a", "all_gath
  * GB200/GB300 MXFP8 rows), from the recipe facts of fit/run_stacks.c --
  * every one with HybridEP (moe_flex_dispatcher_backend "hybridep"): DeepEP,
  * core_v0.15.0's only backend (knob_flex_deepep), is exercised by no run,
- * and the cost takes it as HybridEP, so a DeepEP plan (strategy.flex_deepep)
+ * and the cost takes it as HybridEP (but for its SMs under an overlap,
+ * COST_DEEPEP_SMS), so a DeepEP plan (strategy.flex_deepep)
  * is unvalidated (the FLEX_DEEPEP row).
  * 16-bit Adam state (opt_state bf16): the NeMo 24.07 Nemotron-4 340B row
  * (nemotron_340b.yaml: optim.dtype bf16, a rule of fit/run_stacks.c), which

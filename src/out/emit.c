@@ -981,7 +981,8 @@ static int knob_emit_args(const model *m, const strategy *s, knob_id k, arg_list
                                   * it: transformer_config.py); HybridEP with the SMs
                                   * the cost and every validating run give it
                                   * (COST_HYBRIDEP_SMS: Megatron-Core's default is
-                                  * 16 on core_v0.16/0.17, DeepEP's after) */
+                                  * 16 on core_v0.16/0.17, DeepEP's after); DeepEP
+                                  * keeps its default 20, the cost's COST_DEEPEP_SMS */
         if (s->flex_dispatcher && l->flex_backend != NULL) {
             if (strcmp(l->flex_backend, "deepep") == 0) {
                 arg_switch(l, SEC_PARALLEL, "--moe-enable-deepep");
