@@ -57,9 +57,10 @@ END_TEST
 START_TEST(axis_errors)
 {
     axis_bad(SWEEP_NODES, "8,x", 2, "expected an integer");
-    axis_bad(SWEEP_NODES, "8, 0", 3, "expected an integer in 1..");
+    axis_bad(SWEEP_NODES, "8, 0", 3, "nodes: expected an integer in 1..1048576, got '0'");
+    axis_bad(SWEEP_GBS, "0", 0, "gbs: expected an integer in 1..100000000, got '0'");
     axis_bad(SWEEP_NODES, "8,", 2, "empty value");
-    axis_bad(SWEEP_NODES, "64..8", 0, "must run upwards");
+    axis_bad(SWEEP_NODES, "64..8", 0, "nodes: range '64..8' must run upwards within 1..1048576");
     axis_bad(SWEEP_NODES, "8..64x1", 0, "factor > 1");
     axis_bad(SWEEP_NODES, "8..64:0", 0, "step > 0");
     axis_bad(SWEEP_NODES, "8..", 0, "bad range");
@@ -477,9 +478,9 @@ START_TEST(torch_compile_only_on_eager_stacks)
         bool eager = stack_eager_blocks(stack_at(i));
         c->stack = (int)stack_at(i)->id;
         m->torch_compile = false;
-        ck_assert_int_eq(cli_apply_torch_compile("sweep ", false, m, c), 0);
+        ck_assert_int_eq(cli_apply_torch_compile("sweep", false, m, c), 0);
         ck_assert(!m->torch_compile);
-        ck_assert_int_eq(cli_apply_torch_compile("sweep ", true, m, c),
+        ck_assert_int_eq(cli_apply_torch_compile("sweep", true, m, c),
                          eager ? 0 : PLANNER_E_USAGE);
         ck_assert(m->torch_compile == eager);
         taken += eager;

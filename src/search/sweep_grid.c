@@ -120,6 +120,18 @@ static void fmt_num(double v, axis_type t, char *buf, size_t size)
         snprintf(buf, size, "%.6g", v);
 }
 
+/* Dimension d's limits as a message shows them, "LO..HI", in its values'
+ * format (an integer axis in whole digits: 1..1048576, not 1..1.04858e+06). */
+static void fmt_limits(sweep_dim d, char *buf, size_t size)
+{
+    double lo, hi;
+    char a[32], b[32];
+    dim_limits(d, &lo, &hi);
+    fmt_num(lo, dim_type(d), a, sizeof a);
+    fmt_num(hi, dim_type(d), b, sizeof b);
+    snprintf(buf, size, "%s..%s", a, b);
+}
+
 /* A range token "A..B", "A..B:S" or "A..BxF" (dots: its ".."), values pushed
  * onto out. */
 static planner_status parse_range(sweep_axis *out, sweep_dim d, const char *tok,
@@ -128,7 +140,7 @@ static planner_status parse_range(sweep_axis *out, sweep_dim d, const char *tok,
     axis_type t = dim_type(d);
     const char *key = dim_keys[d];
     double lo, hi;
-    char buf[64], a[64], b[64], s[64] = "";
+    char buf[64], a[64], b[64], s[64] = "", lim[72];
     char kind = 0;
     size_t la = (size_t)(dots - tok);
     const char *rest = dots + 2, *sep = strpbrk(rest, ":x");
@@ -151,8 +163,10 @@ static planner_status parse_range(sweep_axis *out, sweep_dim d, const char *tok,
         goto bad_range;
     if (kind != 0 && parse_number(s, kind == 'x' ? AXIS_REAL : t, &vs) != 0)
         goto bad_range;
-    if (va < lo || vb > hi || vb < va)
-        BAD("%s: range '%s' must run upwards within %g..%g", key, tok, lo, hi);
+    if (va < lo || vb > hi || vb < va) {
+        fmt_limits(d, lim, sizeof lim);
+        BAD("%s: range '%s' must run upwards within %s", key, tok, lim);
+    }
     if ((kind == 'x' && !(vs > 1)) || (kind != 'x' && !(vs > 0)))
         BAD("%s: range '%s' needs a %s", key, tok, kind == 'x' ? "factor > 1" : "step > 0");
     if (kind != 'x' && t == AXIS_REAL && kind == 0)
@@ -181,7 +195,7 @@ static planner_status parse_token(sweep_axis *out, sweep_dim d, const char *tok,
     axis_type t = dim_type(d);
     const char *key = dim_keys[d];
     double lo, hi;
-    char buf[64];
+    char buf[64], lim[72];
 
     if (*tok == '\0')
         BAD("%s: empty value", key);
@@ -204,9 +218,11 @@ static planner_status parse_token(sweep_axis *out, sweep_dim d, const char *tok,
     const char *dots = strstr(tok, "..");
     if (dots == NULL) {
         double v;
-        if (parse_number(tok, t, &v) != 0 || v < lo || v > hi)
-            BAD("%s: expected %s in %g..%g, got '%s'", key,
-                t == AXIS_INT ? "an integer" : "a number", lo, hi, tok);
+        if (parse_number(tok, t, &v) != 0 || v < lo || v > hi) {
+            fmt_limits(d, lim, sizeof lim);
+            BAD("%s: expected %s in %s, got '%s'", key, t == AXIS_INT ? "an integer" : "a number",
+                lim, tok);
+        }
         fmt_num(v, t, buf, sizeof buf);
         return axis_push(out, buf, v, err);
     }
