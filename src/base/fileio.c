@@ -36,6 +36,8 @@ planner_status file_read_all(char **out, size_t *len, const char *path, long lim
 
     *out = NULL;
     *len = 0;
+    if (path[0] == '\0')   /* fopen's ENOENT would name no file */
+        return error_set(err, PLANNER_E_IO, NULL, 0, 0, NULL, "cannot open '': empty file name");
     fp = fopen(path, "rb");
     if (fp == NULL)
         return error_set(err, PLANNER_E_IO, path, 0, 0, NULL, "cannot open: %s",
@@ -125,6 +127,9 @@ static planner_status ident_of(file_ident *id, const char *path, const char *rol
     memset(id, 0, sizeof *id);
     id->path = path;
     id->role = role;
+    if (output && path[0] == '\0')   /* not the directory "." the rules below would find */
+        return error_set(err, PLANNER_E_IO, NULL, 0, 0, NULL,
+                         "%s: cannot create '': empty file name", role);
     if (strcmp(path, "-") == 0 ? std_fd >= 0 && fstat(std_fd, &st) == 0
                                : stat(path, &st) == 0) {
         if (output && S_ISDIR(st.st_mode))
@@ -234,8 +239,8 @@ static planner_status open_temporary(output_file *o, planner_error *err)
         int e = errno;
         pl_free(o->tmp_path);
         o->tmp_path = NULL;
-        return error_set(err, PLANNER_E_IO, o->id.path, 0, 0, NULL, "cannot create: %s",
-                         strerror(e));
+        return error_set(err, PLANNER_E_IO, o->id.path, 0, 0, NULL, "%s: cannot create: %s",
+                         o->id.role, strerror(e));
     }
     /* mkstemp creates 0600; give the file the mode a plain fopen would. */
     mode_t mask = umask(0);
@@ -243,8 +248,8 @@ static planner_status open_temporary(output_file *o, planner_error *err)
     if (fchmod(fd, 0666 & ~mask) != 0 || (o->fp = fdopen(fd, "w")) == NULL) {
         int e = errno;
         close(fd);
-        return error_set(err, PLANNER_E_IO, o->id.path, 0, 0, NULL, "cannot create: %s",
-                         strerror(e));
+        return error_set(err, PLANNER_E_IO, o->id.path, 0, 0, NULL, "%s: cannot create: %s",
+                         o->id.role, strerror(e));
     }
     return PLANNER_OK;
 }

@@ -226,5 +226,29 @@ $P calibrate --runs "$T/runs.json" -o "$T/./runs.json" > /dev/null 2> "$T/err"
 grep -q -- "-o names the same file as --runs" "$T/err" || no "calibrate -o over --runs: $(cat "$T/err")"
 cmp -s "$T/runs.json" "$T/runs.keep" || no "calibrate -o over --runs changed the runs file"
 
+# 12. an empty file name: named as such (exit 4), not an unnamed "No such
+# file" or "-o: is a directory"; an output that cannot be created names its
+# option however late it fails (the temporary beside a file in /proc)
+$P --model "" --cluster $C > "$T/out" 2> "$T/err"
+[ $? -eq 4 ] || no "--model '': not exit 4: $(cat "$T/err")"
+grep -qx "planner: cannot open '': empty file name" "$T/err" || no "--model '': $(cat "$T/err")"
+$P validate "" > /dev/null 2> "$T/err"
+[ $? -eq 4 ] || no "validate '': not exit 4: $(cat "$T/err")"
+grep -qx "planner: cannot open '': empty file name" "$T/err" || no "validate '': $(cat "$T/err")"
+for opt in -o --trace --svg; do
+    $P --model $M --cluster $C $opt "" > "$T/out" 2> "$T/err"
+    [ $? -eq 4 ] || no "$opt '': not exit 4: $(cat "$T/err")"
+    grep -qx "planner: $opt: cannot create '': empty file name" "$T/err" || no "$opt '': $(cat "$T/err")"
+done
+[ -s "$T/out" ] && no "report printed although an output had an empty name"
+leftovers "$T"
+if [ -f /proc/version ]; then
+    $P --model $M --cluster $C --top 1 -o /proc/version > /dev/null 2> "$T/err"
+    [ $? -eq 4 ] || no "-o /proc/version: not exit 4: $(cat "$T/err")"
+    grep -q "^planner: /proc/version: -o: cannot create: " "$T/err" || no "-o /proc/version: $(cat "$T/err")"
+else
+    echo "SKIP outputs.sh: no /proc/version (an output whose temporary cannot be created)"
+fi
+
 [ "$fail" -eq 0 ] && echo "outputs.sh: ok"
 exit "$fail"
