@@ -20,8 +20,9 @@ const char *shipped_resolve(const char *arg, const char *kind, const char *ext, 
  * folder, written to buf, or NULL when there is none. */
 const char *shipped_model_library(const char *arg, char *buf, size_t size);
 
-/* Prints the shipped names of `kind` (sorted, comma-separated) and the folder,
- * or "(none found)". */
-void shipped_list(FILE *out, const char *kind, const char *ext);
+/* Prints "HEADING (in FOLDER):" and the shipped names of `kind` below it
+ * (sorted, comma-separated, wrapped to 80 columns), or "HEADING: (none
+ * found)". */
+void shipped_list(FILE *out, const char *heading, const char *kind, const char *ext);
 
 #endif

@@ -37,8 +37,9 @@ static int parse_subset(const char *s, int *out)
 
 static void calibrate_usage(FILE *out)
 {
-    char list[512];
+    char list[512], gens[256];
     int g;
+    size_t used;
     calib_field_list(list, sizeof list);
     fprintf(out,
         "Usage: planner calibrate --runs FILE [-o CALIB.json] [--params LIST]\n"
@@ -69,10 +70,14 @@ static void calibrate_usage(FILE *out)
         "                       (default: the shipped configs; none: the row's\n"
         "                       dimensions only)\n"
         "  -h, --help           show this help and exit\n"
-        "\nParameters: %s.\nGenerations:", list);
-    for (g = 0; g < GEN_COUNT; g++)
-        fprintf(out, " %s", gpu_generation_name((gpu_generation)g));
-    fprintf(out, ".\n\n%s", cli_exit_codes_help);
+        "\nParameters:\n");
+    cli_print_wrapped(out, list, 2, 80);
+    for (g = 0, used = 0; g < GEN_COUNT && used < sizeof gens; g++)
+        used += (size_t)snprintf(gens + used, sizeof gens - used, "%s%s", g ? " " : "",
+                                 gpu_generation_name((gpu_generation)g));
+    fprintf(out, "Generations:\n");
+    cli_print_wrapped(out, gens, 2, 80);
+    fprintf(out, "\n%s", cli_exit_codes_help);
 }
 
 /* The command line of calibrate and crossval.  Each command's longopts

@@ -118,10 +118,8 @@ static void plan_usage(FILE *out)
         "  -h, --help              show this help and exit\n"
         "  -V, --version           show the version and exit\n"
         "\n", cli_goodput_help);
-    fprintf(out, "Shipped models: ");
-    shipped_list(out, "configs", ".json");
-    fprintf(out, "Shipped clusters: ");
-    shipped_list(out, "clusters", ".yaml");
+    shipped_list(out, "Shipped models", "configs", ".json");
+    shipped_list(out, "Shipped clusters", "clusters", ".yaml");
     fprintf(out, "\n%s", cli_exit_codes_help);
 }
 

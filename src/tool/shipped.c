@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "tool/cli.h"
 #include "tool/shipped.h"
 
 #define SHIPPED_MAX 128
@@ -72,29 +73,35 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void shipped_list(FILE *out, const char *kind, const char *ext)
+void shipped_list(FILE *out, const char *heading, const char *kind, const char *ext)
 {
-    char dir[1200], *names[SHIPPED_MAX];
+    char dir[1200], *names[SHIPPED_MAX], *text;
     int n = 0, i;
-    size_t el = strlen(ext);
+    size_t el = strlen(ext), total = 1;
     for (i = 0; candidate(i, kind, dir, sizeof dir) == 0 && !is_dir(dir); i++)
         ;
     DIR *d = is_dir(dir) ? opendir(dir) : NULL;
     if (d == NULL) {
-        fprintf(out, "(none found)\n");
+        fprintf(out, "%s: (none found)\n", heading);
         return;
     }
     for (struct dirent *e; (e = readdir(d)) != NULL && n < SHIPPED_MAX;) {
         size_t len = strlen(e->d_name);
         if (len > el && strcmp(e->d_name + len - el, ext) == 0 &&
             (names[n] = strndup(e->d_name, len - el)) != NULL)
-            n++;
+            total += len - el + 2, n++;
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof names[0], cmp_str);
-    for (i = 0; i < n; i++) {
-        fprintf(out, "%s%s", i ? ", " : "", names[i]);
-        free(names[i]);
+    fprintf(out, "%s (in %s):\n", heading, dir);
+    if ((text = malloc(total)) != NULL) {   /* the names wrapped to 80 columns */
+        size_t used = 0;
+        text[0] = '\0';
+        for (i = 0; i < n; i++)
+            used += (size_t)snprintf(text + used, total - used, "%s%s", i ? ", " : "", names[i]);
+        cli_print_wrapped(out, n ? text : "(none)", 2, 80);
+        free(text);
     }
-    fprintf(out, "%s(in %s)\n", n ? " " : "", dir);
+    for (i = 0; i < n; i++)
+        free(names[i]);
 }

@@ -23,8 +23,11 @@ subs=$("$P" --help | sed -n 's/^ *planner \([a-z|]*\) \.\.\..*/\1/p' | tr '|' ' 
 for cmd in size validate sweep calibrate crossval; do
     case " $subs " in *" $cmd "*) ;; *) echo "FAIL: --help's usage lacks $cmd ($subs)"; fail=1;; esac
 done
-for cmd in $subs; do
-    check 0 "planner $cmd --help" "$P" "$cmd" --help
+for cmd in "" $subs; do
+    check 0 "planner $cmd --help" "$P" $cmd --help
+    # no line wider than 100 columns but a folder's own ("Shipped models (in DIR):")
+    long=$(grep -v '(in .*):$' /tmp/planner-main.$$.out | awk 'length > 100' | cut -c1-60)
+    [ -z "$long" ] || { echo "FAIL: planner $cmd --help: lines over 100 columns: $long"; fail=1; }
 done
 # a usage error's hint names the subcommand, one space on each side
 for cmd in "" plan $subs; do
