@@ -1296,7 +1296,8 @@ END_TEST
  * the variants' before it) is evaluate()'s, bit for bit -- a knob a layer's
  * cost reads and the memo's key lacked would take the plan's cost -- and the
  * knobs the key leaves out that keep the ranges (the ZeRO stage, the DP
- * overlaps) take them from the memo. */
+ * overlaps) take them from the memo.  A memo without reasons leaves only
+ * the reason of a plan that does not fit out. */
 static void memo_matches_evaluate(const char *path, const char *fix)
 {
     run_spec rs;
@@ -1306,7 +1307,7 @@ static void memo_matches_evaluate(const char *path, const char *fix)
     search_options o;
     cost_params p;
     planner_error err = PLANNER_ERROR_INIT;
-    eval_memo *memo = eval_memo_new();
+    eval_memo *memo = eval_memo_new(true);
     evaluation *e = pl_calloc(2, sizeof *e);
     int from_memo = 0;
     ck_assert_ptr_nonnull(memo);
@@ -1336,6 +1337,22 @@ static void memo_matches_evaluate(const char *path, const char *fix)
         }
     }
     ck_assert_int_eq(from_memo, 3);
+    {   /* a plan that does not fit, through a memo without reasons: the
+         * same figures, no reason */
+        eval_memo *quiet = eval_memo_new(false);
+        strategy s = r.top[0].s;
+        ck_assert_ptr_nonnull(quiet);
+        s.mbs *= 8;
+        s.recompute = RECOMPUTE_NONE;
+        evaluate_with(m, c, &p, &s, &e[0], quiet);
+        evaluate(m, c, &p, &s, &e[1]);
+        ck_assert(!e[1].feasible);
+        ck_assert_str_eq(e[0].reason, "");
+        ck_assert(strstr(e[1].reason, "GiB usable") != NULL);
+        memset(e[1].reason, 0, sizeof e[1].reason);
+        ck_assert(memcmp(&e[0], &e[1], sizeof e[0]) == 0);
+        eval_memo_free(quiet);
+    }
     pl_free(e);
     eval_memo_free(memo);
     search_result_free(&r);

@@ -28,13 +28,18 @@ void evaluate_bound(const model *m, const cluster *c, const cost_params *p,
  * cost (cost_layer_range_on) is a function of the model, the parameters,
  * its node group, TP degree, layers and end-stage flags and the knobs a
  * layer's cost reads, so candidates that differ only in other knobs (the
- * ZeRO stage, the DP overlaps, vpp or pp where a range recurs) share it.
+ * ZeRO stage, the DP overlaps, vpp or pp where a range recurs) share it;
+ * so do their model FLOPs per step (model_flops_per_step).
  * evaluate_with() and evaluate_bound_with() give the same results as
  * evaluate() and evaluate_bound(), bit for bit; a memo serves one model,
  * cluster and parameter set, which must not change while it is in use (it
  * starts over when it is given others).  NULL: none. */
 typedef struct eval_memo eval_memo;
-eval_memo *eval_memo_new(void);         /* NULL when out of memory */
+/* reasons false: an evaluation through the memo leaves out->reason empty
+ * (formatting it is a fair share of a miss's evaluation; the search reads
+ * only the figures and evaluates the plans it reports again).  NULL when
+ * out of memory. */
+eval_memo *eval_memo_new(bool reasons);
 void eval_memo_free(eval_memo *memo);
 long eval_memo_hits(const eval_memo *memo);   /* ranges it gave back */
 void evaluate_with(const model *m, const cluster *c, const cost_params *p,

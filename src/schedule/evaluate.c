@@ -217,13 +217,19 @@ struct eval_memo {
     const model *m;
     const cluster *c;
     const cost_params *p;
+    bool reasons;               /* eval_memo_new's */
     long hits;
+    int flops_gbs, flops_seq;   /* model_flops_per_step's last inputs (0: none) */
+    double flops;               /* and its value */
     memo_slot slot[MEMO_SLOTS];
 };
 
-eval_memo *eval_memo_new(void)
+eval_memo *eval_memo_new(bool reasons)
 {
-    return pl_calloc(1, sizeof(eval_memo));
+    eval_memo *memo = pl_calloc(1, sizeof(eval_memo));
+    if (memo != NULL)
+        memo->reasons = reasons;
+    return memo;
 }
 
 void eval_memo_free(eval_memo *memo)
@@ -299,6 +305,7 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
     if (memo != NULL) {
         if (memo->m != m || memo->c != c || memo->p != p) {   /* another search's */
             memset(memo->slot, 0, sizeof memo->slot);
+            memo->flops_gbs = memo->flops_seq = 0;
             memo->m = m;
             memo->c = c;
             memo->p = p;
@@ -1036,7 +1043,18 @@ static void eval_rates(const eval_state *x)
 {
     evaluation *out = x->out;
     double tokens = (double)x->s->gbs * x->s->seq_len;
-    double mf = model_flops_per_step(x->m, x->s->gbs, x->s->seq_len);
+    double mf;
+    eval_memo *memo = x->across;
+    if (memo == NULL) {
+        mf = model_flops_per_step(x->m, x->s->gbs, x->s->seq_len);
+    } else {   /* the run's, the same for every candidate: found once */
+        if (memo->flops_gbs != x->s->gbs || memo->flops_seq != x->s->seq_len) {
+            memo->flops = model_flops_per_step(x->m, x->s->gbs, x->s->seq_len);
+            memo->flops_gbs = x->s->gbs;
+            memo->flops_seq = x->s->seq_len;
+        }
+        mf = memo->flops;
+    }
     int gpus = out->gpus > 0 ? out->gpus : 1;
     out->tokens_per_s = tokens / out->step_time_s;
     out->tokens_per_s_per_gpu = out->tokens_per_s / gpus;
@@ -1067,9 +1085,11 @@ static void eval_feasible(const eval_state *x)
                     c->group[mg[j]].gpu.usable_mem_bytes < c->group[g].gpu.usable_mem_bytes)
                     g = mg[j];
             out->feasible = false;
-            snprintf(out->reason, sizeof out->reason,
-                     "stage %d needs %.1f GiB, %s has %.1f GiB usable", i,
-                     mb->total_bytes / GIB, c->group[g].gpu.name, mb->capacity_bytes / GIB);
+            if (x->across == NULL || x->across->reasons)
+                snprintf(out->reason, sizeof out->reason,
+                         "stage %d needs %.1f GiB, %s has %.1f GiB usable", i,
+                         mb->total_bytes / GIB, c->group[g].gpu.name,
+                         mb->capacity_bytes / GIB);
             break;
         }
     }

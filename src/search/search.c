@@ -750,7 +750,7 @@ static void refuse(search_ctx *x, int k, bool by_stack, long n, int mbs, int vpp
 static eval_memo *memo(search_ctx *x)
 {
     if (x->memo == NULL && !x->o->eval_memo_off)
-        x->memo = eval_memo_new();
+        x->memo = eval_memo_new(false);   /* x->e.reason is never read */
     return x->memo;
 }
 
