@@ -213,6 +213,21 @@ typedef struct memo_slot {
     range_cost rc;
 } memo_slot;
 
+/* A rank's activation peak through the schedule (memory_inflight_chunks),
+ * a function of the pipeline, its shape, the rank and its chunks'
+ * activations alone: kept by those inputs, compared bit for bit (the ZeRO
+ * variants of a plan keep the same activations).  Up to PEAK_CHUNKS
+ * chunks a rank. */
+#define PEAK_SLOTS 1024
+#define PEAK_CHUNKS 16
+typedef struct peak_slot {
+    bool used;
+    stack_pipe pipe;
+    int pp, v, m, rank;
+    double ca[PEAK_CHUNKS];
+    double peak;
+} peak_slot;
+
 struct eval_memo {
     const model *m;
     const cluster *c;
@@ -222,6 +237,7 @@ struct eval_memo {
     int flops_gbs, flops_seq;   /* model_flops_per_step's last inputs (0: none) */
     double flops;               /* and its value */
     memo_slot slot[MEMO_SLOTS];
+    peak_slot peak[PEAK_SLOTS];
 };
 
 eval_memo *eval_memo_new(bool reasons)
@@ -260,13 +276,80 @@ static void memo_knobs(const strategy *s, unsigned char *k)
 #undef MEMO_DROP
 }
 
-/* FNV-1a over n bytes, from h. */
+/* FNV-1a over n bytes from h, a word of 8 at a time (then the rest). */
 static uint64_t memo_hash(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, sizeof w);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    for (; i < n; i++)
         h = (h ^ b[i]) * 1099511628211ull;
     return h;
+}
+
+/* The slot of hash h among n: a word's high bits reach only the high bits
+ * of memo_hash's products, so they are folded down first (splitmix64's
+ * finalizer). */
+static size_t memo_slot_of(uint64_t h, size_t n)
+{
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return (size_t)((h ^ (h >> 31)) % n);
+}
+
+/* memory_inflight_chunks(), through memo's peaks when there is one. */
+static double memo_peak(eval_memo *memo, stack_pipe pipe, int pp, int v, int m, int rank,
+                        const double *ca)
+{
+    int key[5] = {(int)pipe, pp, v, m, rank};
+    peak_slot *q;
+    if (memo == NULL || v > PEAK_CHUNKS)
+        return memory_inflight_chunks(pipe, pp, v, m, rank, ca);
+    q = &memo->peak[memo_slot_of(memo_hash(memo_hash(14695981039346656037ull, key, sizeof key),
+                                           ca, (size_t)v * sizeof *ca),
+                                 PEAK_SLOTS)];
+    if (q->used && q->pipe == pipe && q->pp == pp && q->v == v && q->m == m &&
+        q->rank == rank && memcmp(q->ca, ca, (size_t)v * sizeof *ca) == 0)
+        return q->peak;
+    q->used = true;
+    q->pipe = pipe;
+    q->pp = pp;
+    q->v = v;
+    q->m = m;
+    q->rank = rank;
+    memcpy(q->ca, ca, (size_t)v * sizeof *ca);
+    q->peak = memory_inflight_chunks(pipe, pp, v, m, rank, ca);
+    return q->peak;
+}
+
+/* A strategy's knobs as the memo's key (memo_knobs) and their hash. */
+typedef struct memo_key {
+    unsigned char knobs[MEMO_KNOB_BYTES];
+    uint64_t hash;
+} memo_key;
+
+static void memo_key_of(const strategy *s, memo_key *k)
+{
+    memo_knobs(s, k->knobs);
+    k->hash = memo_hash(14695981039346656037ull, k->knobs, MEMO_KNOB_BYTES);
+}
+
+/* A memo serves one model, cluster and parameter set: given others, it
+ * starts over. */
+static void memo_use(eval_memo *memo, const model *m, const cluster *c, const cost_params *p)
+{
+    if (memo->m != m || memo->c != c || memo->p != p) {
+        memset(memo->slot, 0, sizeof memo->slot);
+        memset(memo->peak, 0, sizeof memo->peak);
+        memo->flops_gbs = memo->flops_seq = 0;
+        memo->m = m;
+        memo->c = c;
+        memo->p = p;
+    }
 }
 
 /* The state of one evaluation (on the caller's stack, about 80 KiB): the
@@ -294,8 +377,7 @@ typedef struct eval_state {
     range_memo memo[RANGE_MEMO_MAX];
     int n_memo, next_memo;      /* entries filled; the one to replace next */
     eval_memo *across;          /* the memo across evaluations, or NULL */
-    unsigned char knobs[MEMO_KNOB_BYTES];   /* its key's knobs (memo_knobs) */
-    uint64_t knob_hash;         /* their hash */
+    memo_key key;               /* s's knobs in it */
 } eval_state;
 
 static void eval_init(eval_state *x, const model *m, const cluster *c, const cost_params *p,
@@ -303,15 +385,8 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
 {
     x->across = memo;
     if (memo != NULL) {
-        if (memo->m != m || memo->c != c || memo->p != p) {   /* another search's */
-            memset(memo->slot, 0, sizeof memo->slot);
-            memo->flops_gbs = memo->flops_seq = 0;
-            memo->m = m;
-            memo->c = c;
-            memo->p = p;
-        }
-        memo_knobs(s, x->knobs);
-        x->knob_hash = memo_hash(14695981039346656037ull, x->knobs, MEMO_KNOB_BYTES);
+        memo_use(memo, m, c, p);
+        memo_key_of(s, &x->key);
     }
     x->m = m;
     x->c = c;
@@ -356,20 +431,22 @@ static void eval_init(eval_state *x, const model *m, const cluster *c, const cos
 static void memo_range(eval_state *x, const node_group *ng, int tp, int first, int n,
                        bool first_stage, bool last_stage, range_cost *part)
 {
-    int key[4] = {tp, first, n, (first_stage ? 1 : 0) + (last_stage ? 2 : 0)};
+    int at[4] = {tp, first, n, (first_stage ? 1 : 0) + (last_stage ? 2 : 0)};
+    eval_memo *memo = x->across;
     memo_slot *q;
-    if (x->across == NULL) {
+    if (memo == NULL) {
         cost_layer_range_on(x->m, ng, x->p, x->c->stack, x->s, tp, first, n, first_stage,
                             last_stage, part);
         return;
     }
-    q = &x->across->slot[memo_hash(memo_hash(x->knob_hash, &ng, sizeof ng), key, sizeof key) %
-                         MEMO_SLOTS];
+    q = &memo->slot[memo_slot_of(memo_hash(memo_hash(x->key.hash, &ng, sizeof ng), at,
+                                           sizeof at),
+                                 MEMO_SLOTS)];
     if (q->used && q->ng == ng && q->tp == tp && q->first == first && q->n == n &&
         q->first_stage == first_stage && q->last_stage == last_stage &&
-        memcmp(q->knobs, x->knobs, MEMO_KNOB_BYTES) == 0) {
+        memcmp(q->knobs, x->key.knobs, MEMO_KNOB_BYTES) == 0) {
         *part = q->rc;
-        x->across->hits++;
+        memo->hits++;
         return;
     }
     cost_layer_range_on(x->m, ng, x->p, x->c->stack, x->s, tp, first, n, first_stage,
@@ -381,7 +458,7 @@ static void memo_range(eval_state *x, const node_group *ng, int tp, int first, i
     q->n = n;
     q->first_stage = first_stage;
     q->last_stage = last_stage;
-    memcpy(q->knobs, x->knobs, MEMO_KNOB_BYTES);
+    memcpy(q->knobs, x->key.knobs, MEMO_KNOB_BYTES);
     q->rc = *part;
 }
 
@@ -825,7 +902,7 @@ static void rank_memory(eval_state *x, int i, const node_group *ng, int tp, int 
     if (gathers)
         in.extra_bytes += stage_gather_bytes(x->m, x->c, s, &ng->gpu, i, tp, r->params);
     if (act_uneven && in.act_bytes > 0)
-        in.inflight = memory_inflight_chunks(pipe, x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
+        in.inflight = memo_peak(x->across, pipe, x->pp, x->v, x->mcount, i, ca) / in.act_bytes;
     in.extra_bytes += memory_pipe_buffers_bytes(pipe, cost_boundary_bytes(x->m, s, tp, x->c->stack),
                                                 x->mcount, in.inflight, x->pp, x->v, i);
     if (pipe == STACK_PIPE_TORCH && x->pp > 1 && in.act_bytes > 0)
