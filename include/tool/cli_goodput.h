@@ -24,10 +24,12 @@ enum {
     {"gpu-hour-price", required_argument, NULL, OPT_GP_PRICE},                 \
     {"objective", required_argument, NULL, OPT_GP_OBJECTIVE}
 
-/* Handles option `id` with argument `arg` into *o (o->goodput, o->obj,
- * o->report_goodput).  Returns 0 when handled, 1 when `id` is not one of
- * these options, PLANNER_E_USAGE (message printed) on a bad value. */
-int cli_goodput_option(int id, const char *arg, search_options *o);
+/* Handles option `id` of subcommand `cmd` ("" for plan, "size", "sweep":
+ * the usage error's hint, cli_usage_error) with argument `arg` into *o
+ * (o->goodput, o->obj, o->report_goodput).  Returns 0 when handled, 1 when
+ * `id` is not one of these options, PLANNER_E_USAGE (message printed) on a
+ * bad value. */
+int cli_goodput_option(const char *cmd, int id, const char *arg, search_options *o);
 
 /* Their --help lines. */
 extern const char cli_goodput_help[];

@@ -31,32 +31,32 @@ static int parse_time(const char *arg, bool allow_zero, double *out)
                : -1;
 }
 
-static int parse_objective(const char *arg, search_options *o)
+static int parse_objective(const char *cmd, const char *arg, search_options *o)
 {
     if (objective_from_name(arg, &o->obj) != 0)
-        return cli_usage_error("", "--objective: unknown objective '%s' (known: throughput, "
+        return cli_usage_error(cmd, "--objective: unknown objective '%s' (known: throughput, "
                                    "goodput, time, cost)", arg);
     if (o->obj != OBJECTIVE_THROUGHPUT)
         o->report_goodput = true;
     return 0;
 }
 
-int cli_goodput_option(int id, const char *arg, search_options *o)
+int cli_goodput_option(const char *cmd, int id, const char *arg, search_options *o)
 {
     goodput_options *g = &o->goodput;
     switch (id) {
     case OPT_GP_TOKENS:
         if (cli_parse_double(arg, 1, 1e18, &g->tokens) != 0)
-            return cli_usage_error("", "--tokens: expected a count in 1..1e18, got '%s'", arg);
+            return cli_usage_error(cmd, "--tokens: expected a count in 1..1e18, got '%s'", arg);
         break;
     case OPT_GP_FAILURE_RATE:
         if (cli_parse_double(arg, 1e-3, 1e4, &g->failures_per_1000_node_days) != 0)
-            return cli_usage_error("", "--failure-rate: expected failures per 1000 node-days "
+            return cli_usage_error(cmd, "--failure-rate: expected failures per 1000 node-days "
                                        "in 0.001..10000, got '%s'", arg);
         break;
     case OPT_GP_RESTART:
         if (parse_time(arg, false, &g->restart_s) != 0)
-            return cli_usage_error("", "--restart-time: expected a time > 0 such as 300, 5min "
+            return cli_usage_error(cmd, "--restart-time: expected a time > 0 such as 300, 5min "
                                        "or 1h, got '%s'", arg);
         break;
     case OPT_GP_CKPT_WRITE:
@@ -65,7 +65,7 @@ int cli_goodput_option(int id, const char *arg, search_options *o)
             break;
         }
         if (parse_time(arg, true, &g->checkpoint_write_s) != 0)
-            return cli_usage_error("", "--checkpoint-write-time: expected a time >= 0 "
+            return cli_usage_error(cmd, "--checkpoint-write-time: expected a time >= 0 "
                                        "(0 = non-blocking), sync or async, got '%s'", arg);
         g->mode = CHECKPOINT_FIXED;
         break;
@@ -75,16 +75,16 @@ int cli_goodput_option(int id, const char *arg, search_options *o)
             break;
         }
         if (parse_time(arg, false, &g->checkpoint_interval_s) != 0)
-            return cli_usage_error("", "--checkpoint-interval: expected a time > 0 such as "
+            return cli_usage_error(cmd, "--checkpoint-interval: expected a time > 0 such as "
                                        "30min, or auto, got '%s'", arg);
         break;
     case OPT_GP_PRICE:
         if (cli_parse_double(arg, 1e-6, 1e6, &g->gpu_hour_price) != 0)
-            return cli_usage_error("", "--gpu-hour-price: expected a price in 0.000001..1e6, "
+            return cli_usage_error(cmd, "--gpu-hour-price: expected a price in 0.000001..1e6, "
                                        "got '%s'", arg);
         break;
     case OPT_GP_OBJECTIVE:
-        return parse_objective(arg, o);
+        return parse_objective(cmd, arg, o);
     default:
         return 1;
     }

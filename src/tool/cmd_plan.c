@@ -316,7 +316,7 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
             if ((rc = plan_input_option(ch, optarg, a)) == 1 &&
                 (rc = plan_search_option(ch, optarg, a)) == 1 &&
                 (rc = plan_output_option(ch, optarg, a)) == 1)
-                rc = cli_goodput_option(ch, optarg, &a->opts);   /* tool/cli_goodput.h */
+                rc = cli_goodput_option("", ch, optarg, &a->opts);   /* tool/cli_goodput.h */
             if (rc == 1)
                 return cli_usage_error("", "unknown option '%s'", argv[optind - 1]);
             if (rc != 0)

@@ -125,7 +125,7 @@ static int parse_size_args(int argc, char **argv, size_args *a)
         case ':':
             return cli_usage_error("size", "option '%s' needs an argument", argv[optind - 1]);
         default:
-            if ((rc = cli_goodput_option(ch, optarg, &a->opts)) == 0)
+            if ((rc = cli_goodput_option("size", ch, optarg, &a->opts)) == 0)
                 break;
             if (rc != 1)
                 return rc;

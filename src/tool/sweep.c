@@ -188,7 +188,7 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
         case ':':
             return cli_usage_error("sweep", "option '%s' needs an argument", argv[optind - 1]);
         default:        /* the time-to-train options (tool/cli_goodput.h) */
-            if ((gp = cli_goodput_option(ch, optarg, &a->gp)) == 0)
+            if ((gp = cli_goodput_option("sweep", ch, optarg, &a->gp)) == 0)
                 break;
             if (gp != 1)
                 return gp;

@@ -37,6 +37,13 @@ for cmd in "" plan $subs; do
     grep -qx "Try '$hint' for more information." /tmp/planner-main.$$.err ||
         { echo "FAIL: planner $cmd --bogus: hint $(tail -n 1 /tmp/planner-main.$$.err)"; fail=1; }
 done
+# ... a bad value of an option the subcommands share (the time-to-train ones)
+for cmd in "" size sweep; do
+    check 2 "planner $cmd --tokens -5" "$P" $cmd -m configs/llama3-8b.json -c clusters/h200x64.yaml \
+        --tokens -5
+    grep -qx "Try 'planner ${cmd:+$cmd }--help' for more information." /tmp/planner-main.$$.err ||
+        { echo "FAIL: planner $cmd --tokens -5: hint $(tail -n 1 /tmp/planner-main.$$.err)"; fail=1; }
+done
 check 2 "unknown option" "$P" --bogus
 grep -q "^planner: unknown option '--bogus'" /tmp/planner-main.$$.err || { echo "FAIL: unknown option message"; fail=1; }
 check 2 "missing --cluster" "$P" --model configs/gpt3-175b.json
