@@ -275,6 +275,7 @@ START_TEST(fix_from_registry)
     error_clear(&e);
     ck_assert_int_eq(constraints_parse(&c, "recompute_modules=mlp+layernorm", &e), PLANNER_OK);
     ck_assert_int_eq(c.recompute_modules, RC_MOD_MLP | RC_MOD_LAYERNORM);
+    ck_assert_int_eq(c.recompute, RECOMPUTE_SELECTIVE);   /* the modules' granularity */
     c.recompute_modules = -1;
     error_clear(&e);
     ck_assert_int_eq(constraints_parse(&c, "recompute_modules=mlp+mla_up_proj", &e), PLANNER_OK);

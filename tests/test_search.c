@@ -672,9 +672,11 @@ static const struct prune_case {
     {.model = "configs/llama3-8b.json", .nodes = 16, .fix = "tp=2,cp=16", .seq = 32768},
     /* sequence 8192 without CP: nothing fits without recompute (with the
      * dropout masks; without them see the next case); block recompute of
-     * 3 layers per virtual stage (vpp 4) wins, P7 bisects it */
+     * 3 layers per virtual stage (vpp 4) wins, P7 bisects it (full pinned:
+     * the modules searched, selective recompute of the MLP wins, the third
+     * case; a pinned recompute_modules=core_attn now pins selective) */
     {.model = "configs/llama3.1-405b.json", .nodes = 128,
-     .fix = "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn", .seq = 8192, .block = true,
+     .fix = "tp=8,pp=8,cp=1,mbs=1,recompute=full", .seq = 8192, .block = true,
      .masks = true},
     /* the same without the masks (the HF config's dropout 0): the vpp-1
      * plan fits without recompute only on a memory-skewed split (141.1k
@@ -682,7 +684,7 @@ static const struct prune_case {
      * 167.5k and wins; P4 skipped it for vpp 4's 166.3k until it placed
      * the later level where memory shaped the split (search.c P4) */
     {.model = "configs/llama3.1-405b.json", .nodes = 128,
-     .fix = "tp=8,pp=8,cp=1,mbs=1,recompute_modules=core_attn", .seq = 8192, .block = true},
+     .fix = "tp=8,pp=8,cp=1,mbs=1,recompute=full", .seq = 8192, .block = true},
     /* the same with the modules searched: selective recompute of the MLP
      * (P8 screens it on memory) */
     {.model = "configs/llama3.1-405b.json", .nodes = 128, .fix = "tp=8,pp=8,cp=1,mbs=1",

@@ -1631,6 +1631,13 @@ static planner_status parse_list(const char *text, strategy_constraints *out,
     if ((why = recompute_conflict(c.recompute, c.recompute_layers, c.recompute_method,
                                   c.recompute_modules)) != NULL)
         return fix_fail(err, "'%s': %s", text, why);
+    /* pinned modules pin selective recompute: Megatron-Core reads
+     * recompute_modules only under recompute_granularity "selective"
+     * (transformer_layer.py TransformerLayer.__init__, core_v0.15.0 ..
+     * core_v0.19.0), so a free recompute would search none and full, where
+     * the pin does nothing */
+    if (c.recompute < 0 && c.recompute_modules > 0)
+        c.recompute = RECOMPUTE_SELECTIVE;
     pins = pins_of_fix(&c);
     for (int r = 0; r < PIN_RULES; r++)
         if (pin_broken((pin_rule)r, &pins))

@@ -98,6 +98,31 @@ for pins in sp=off,tp_comm_overlap=on pp=1,vpp=2 zero=0,overlap_param_gather=on;
     grep -q "^planner: --fix: '$pins': " "$T/err" || fail "contradictory --fix $pins: $(cat "$T/err")"
 done
 
+# pinned recompute_modules without recompute: selective recompute (Megatron
+# reads --recompute-modules only there), every ranked row 'sel', none twice;
+# a module the model cannot have is no feasible plan (exit 3), the rule in
+# the advice, as other model-rule pins
+$P --model llama3-8b --cluster $C --fix recompute_modules=mlp > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc -eq 0 ] || fail "recompute_modules=mlp: exit $rc: $(cat "$T/err")"
+rows=$(awk '/^ rank/{t=1;next} t&&/^ *[0-9]+ /{print;next} t{exit}' "$T/out")
+[ "$(echo "$rows" | wc -l)" -eq 10 ] || fail "recompute_modules=mlp: not 10 rows"
+echo "$rows" | grep -qv ' sel ' && fail "recompute_modules=mlp ranked: $rows"
+grep -q '^Best plan: .*, recompute selective (mlp)' "$T/out" ||
+    fail "recompute_modules=mlp best: $(grep '^Best' "$T/out")"
+for case in "llama3-8b h100x512 recompute_modules=mlp" \
+            "mixtral-8x7b a100x1024 recompute_modules=moe_act"; do
+    set -- $case
+    d=$($P --model $1 --cluster $2 --fix $3 2>/dev/null |
+        awk '/^ rank/{t=1;next} t&&/^ *[0-9]+ /{$1="";print;next} t{exit}' | sort | uniq -d)
+    [ -z "$d" ] || fail "$case: ranked rows the same plan: $d"
+done
+$P --model llama3-8b --cluster $C --fix recompute_modules=moe_act > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc -eq 3 ] || fail "recompute_modules=moe_act on a dense model: exit $rc"
+grep -q '^advice: .*: moe_act recompute needs MoE layers$' "$T/err" ||
+    fail "recompute_modules=moe_act on a dense model: $(cat "$T/err")"
+
 # 5. nothing fits: exit 3, the closest miss and advice on stderr, no output file
 $P --model $M --cluster "$T/one.yaml" -o "$T/fail3.txt" > "$T/out" 2> "$T/err"
 rc=$?
