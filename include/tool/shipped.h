@@ -7,12 +7,15 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "base/error.h"
 
-/* `arg` when it names a file (or has a '/'); else KIND/ARG.EXT from the
- * first shipped folder that has it, written to buf; else `arg` (the open
- * then fails with the file's own message).  kind: "configs" or "clusters". */
+/* `arg` when it names a file (or has a '/', or cannot be looked up: the
+ * open then fails with the file's own message); else KIND/ARG.EXT from the
+ * first shipped folder that has it, written to buf; else NULL with *err set
+ * (PLANNER_E_IO, "'ARG': no such file, and no shipped model of that name"
+ * and the closest shipped name).  kind: "configs" or "clusters". */
 const char *shipped_resolve(const char *arg, const char *kind, const char *ext, char *buf,
-                            size_t size);
+                            size_t size, planner_error *err);
 
 /* The model library validate, calibrate and crossval read
  * (fit/validate.h validation_load_library) for --models ARG: ARG a folder;

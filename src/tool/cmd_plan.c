@@ -272,9 +272,11 @@ static int plan_output_option(int ch, const char *arg, plan_args *a)
 
 /* What the options must add up to once all are read: no operand, both input
  * files (a shipped name resolved to its file), a pipeline layout only with its
- * pp.  Returns 0 or PLANNER_E_USAGE (message printed). */
+ * pp.  Returns 0, PLANNER_E_USAGE or, for an input neither a file nor a shipped
+ * name, PLANNER_E_IO (message printed). */
 static int plan_args_finish(int argc, char **argv, plan_args *a)
 {
+    planner_error perr = PLANNER_ERROR_INIT;
     if (optind < argc)
         return cli_usage_error("", "unexpected argument '%s'", argv[optind]);
     if (a->model_path == NULL)
@@ -286,10 +288,13 @@ static int plan_args_finish(int argc, char **argv, plan_args *a)
     if (knob_release_fix_conflict(&a->opts.fix, a->opts.megatron) != NULL)
         return cli_usage_error("", "--fix: %s: %s", megatron_version_tag(a->opts.megatron),
                                knob_release_fix_conflict(&a->opts.fix, a->opts.megatron));
-    a->model_path = shipped_resolve(a->model_path, "configs", ".json", a->model_buf,
-                                    sizeof a->model_buf);
-    a->cluster_path = shipped_resolve(a->cluster_path, "clusters", ".yaml", a->cluster_buf,
-                                      sizeof a->cluster_buf);
+    if ((a->model_path = shipped_resolve(a->model_path, "configs", ".json", a->model_buf,
+                                         sizeof a->model_buf, &perr)) == NULL ||
+        (a->cluster_path = shipped_resolve(a->cluster_path, "clusters", ".yaml", a->cluster_buf,
+                                           sizeof a->cluster_buf, &perr)) == NULL) {
+        error_print(&perr, stderr);
+        return perr.status;
+    }
     return 0;
 }
 

@@ -7,10 +7,12 @@
  * EXE_DIR/../KIND (build/planner).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "base/suggest.h"
 #include "tool/cli.h"
 #include "tool/shipped.h"
 
@@ -43,19 +45,74 @@ static int candidate(int i, const char *kind, char *buf, size_t size)
     return 0;
 }
 
+/* The first candidate folder of `kind` that exists, into dir; -1 when none
+ * does. */
+static int shipped_dir(const char *kind, char *dir, size_t size)
+{
+    for (int i = 0; candidate(i, kind, dir, size) == 0; i++)
+        if (is_dir(dir))
+            return 0;
+    return -1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names (file names less ext, malloc'd, at most SHIPPED_MAX, sorted)
+ * of the files in dir ending in ext, into names; their count, 0 when dir
+ * cannot be read.  The caller frees each name. */
+static int shipped_names(const char *dir, const char *ext, char **names)
+{
+    size_t el = strlen(ext);
+    int n = 0;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < SHIPPED_MAX;) {
+        size_t len = strlen(e->d_name);
+        if (len > el && strcmp(e->d_name + len - el, ext) == 0 &&
+            (names[n] = strndup(e->d_name, len - el)) != NULL)
+            n++;
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_str);   /* (readdir's order is the disk's) */
+    return n;
+}
+
+/* The error for `arg`, neither a file nor a shipped name of `kind`: exit 4
+ * (I/O, as the open of a missing file), the closest shipped name offered
+ * (suggest.c, as for an unknown GPU type). */
+static planner_status not_shipped(const char *arg, const char *kind, const char *ext,
+                                  planner_error *err)
+{
+    char dir[1200], hint[160] = "", *names[SHIPPED_MAX];
+    int n = shipped_dir(kind, dir, sizeof dir) == 0 ? shipped_names(dir, ext, names) : 0;
+    suggest_format(arg, (const char *const *)names, (size_t)n, hint, sizeof hint);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    return error_set(err, PLANNER_E_IO, NULL, 0, 0, NULL,
+                     "'%s': no such file, and no shipped %s of that name%s", arg,
+                     strcmp(kind, "configs") == 0 ? "model" : "cluster", hint);
+}
+
 const char *shipped_resolve(const char *arg, const char *kind, const char *ext, char *buf,
-                            size_t size)
+                            size_t size, planner_error *err)
 {
     struct stat st;
     char dir[1200];
-    if (arg == NULL || strchr(arg, '/') != NULL || stat(arg, &st) == 0)
+    if (arg == NULL || strchr(arg, '/') != NULL || arg[0] == '\0' || stat(arg, &st) == 0)
         return arg;
+    if (errno != ENOENT)
+        return arg;   /* (the open says why) */
     for (int i = 0; candidate(i, kind, dir, sizeof dir) == 0; i++) {
         snprintf(buf, size, "%s/%s%s", dir, arg, ext);
         if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
             return buf;
     }
-    return arg;
+    not_shipped(arg, kind, ext, err);
+    return NULL;
 }
 
 const char *shipped_model_library(const char *arg, char *buf, size_t size)
@@ -68,31 +125,18 @@ const char *shipped_model_library(const char *arg, char *buf, size_t size)
     return NULL;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void shipped_list(FILE *out, const char *heading, const char *kind, const char *ext)
 {
     char dir[1200], *names[SHIPPED_MAX], *text;
-    int n = 0, i;
-    size_t el = strlen(ext), total = 1;
-    for (i = 0; candidate(i, kind, dir, sizeof dir) == 0 && !is_dir(dir); i++)
-        ;
-    DIR *d = is_dir(dir) ? opendir(dir) : NULL;
-    if (d == NULL) {
+    int n, i;
+    size_t total = 1;
+    if (shipped_dir(kind, dir, sizeof dir) != 0) {
         fprintf(out, "%s: (none found)\n", heading);
         return;
     }
-    for (struct dirent *e; (e = readdir(d)) != NULL && n < SHIPPED_MAX;) {
-        size_t len = strlen(e->d_name);
-        if (len > el && strcmp(e->d_name + len - el, ext) == 0 &&
-            (names[n] = strndup(e->d_name, len - el)) != NULL)
-            total += len - el + 2, n++;
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], cmp_str);
+    n = shipped_names(dir, ext, names);
+    for (i = 0; i < n; i++)
+        total += strlen(names[i]) + 2;
     fprintf(out, "%s (in %s):\n", heading, dir);
     if ((text = malloc(total)) != NULL) {   /* the names wrapped to 80 columns */
         size_t used = 0;

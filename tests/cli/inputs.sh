@@ -110,6 +110,20 @@ $P --model configs/gpt3-175b.json --cluster clusters/no-such.yaml --show-inputs 
 [ $? -eq 4 ] || fail "missing cluster: expected exit 4"
 $P --model configs --cluster clusters/h100x512.yaml --show-inputs 2> /dev/null
 [ $? -eq 4 ] || fail "directory as model: expected exit 4"
+# a name neither a file nor shipped: exit 4 as a missing file, naming what
+# was asked and the closest shipped name (plan and size, tool/shipped.c)
+$P --model llama3-7b --cluster h100x512 2> "$T/err"
+[ $? -eq 4 ] || fail "unknown model name: expected exit 4"
+[ "$(cat "$T/err")" = "planner: 'llama3-7b': no such file, and no shipped model of that name \
+(did you mean 'llama3-70b'?)" ] || fail "unknown model name: $(cat "$T/err")"
+$P size --model llama3-8b --cluster h100x51 2> "$T/err"
+[ $? -eq 4 ] || fail "size, unknown cluster name: expected exit 4"
+[ "$(cat "$T/err")" = "planner: 'h100x51': no such file, and no shipped cluster of that name \
+(did you mean 'h100x512'?)" ] || fail "size, unknown cluster name: $(cat "$T/err")"
+$P --model gpt3-175b --cluster nothing-like-it 2> "$T/err"
+[ $? -eq 4 ] || fail "unknown cluster name: expected exit 4"
+grep -qx "planner: 'nothing-like-it': no such file, and no shipped cluster of that name" "$T/err" ||
+    fail "unknown cluster name, no suggestion: $(cat "$T/err")"
 
 # 5. usage errors exit 2
 $P --model configs/gpt3-175b.json --show-inputs 2> /dev/null
