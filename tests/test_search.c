@@ -134,6 +134,9 @@ static const struct bad_fix {
     {"cp=4,cp_a2a=4", "--cp-comm-type a2a+p2p needs cp_a2a in 2..cp/2 dividing cp 4, got 4"},
     {"cp=8,cp_comm=a2a+p2p,cp_a2a=3", "in 2..cp/2 dividing cp 8, got 3"},
     {"cp_a2a=1", "'cp_a2a=1': --cp-comm-type a2a+p2p needs cp_a2a of at least 2, got 1"},
+    {"cp=2,cp_comm=a2a+p2p", "'cp=2,cp_comm=a2a+p2p': --cp-comm-type a2a+p2p needs cp_a2a in "
+                             "2..cp/2 dividing cp; cp 2 has none"},
+    {"cp_comm=a2a+p2p,cp=7", "dividing cp; cp 7 has none"},
     {"tp=1,tp_comm_overlap=on", "'tp=1,tp_comm_overlap=on': --tp-comm-overlap needs sequence "
                                 "parallelism, which needs tp > 1"},
     {"ep=1,ep_comm_overlap=on", "--overlap-moe-expert-parallel-comm needs expert parallelism"},

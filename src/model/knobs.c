@@ -700,6 +700,17 @@ static int pin_cp_comm(const pin_vals *v)
     return v->cp_comm >= 0 ? v->cp_comm : v->cp_a2a > 0 ? (int)CP_COMM_A2A_P2P : -1;
 }
 
+/* whether cp has a divisor in 2..cp/2, an a2a level a2a+p2p can take
+ * (rule_cp_comm: both levels > 1, their product cp); false for cp < 4 and
+ * a prime cp */
+static bool cp_has_a2a_level(int cp)
+{
+    for (int d = 2; d * d <= cp; d++)
+        if (cp % d == 0)
+            return true;
+    return false;
+}
+
 /* sequence parallelism off: pinned off, or free under a pinned tp below 2
  * (which refuses it, PIN_SP_TP) */
 static bool pin_sp_off(const pin_vals *v)
@@ -726,9 +737,13 @@ static bool pin_broken(pin_rule r, const pin_vals *v)
                graphs_keep_moe_norm(v->tmg, v->flex, v->seo);
     case PIN_CP_COMM_CP: return pin_cp_comm(v) > CP_COMM_P2P && pin_below2(v->cp);
     case PIN_CP_A2A: return v->cp_a2a > 0 && v->cp_comm >= 0 && v->cp_comm != CP_COMM_A2A_P2P;
-    case PIN_CP_A2A_SIZE:   /* both levels > 1, their product cp (rule_cp_comm) */
-        return pin_cp_comm(v) == CP_COMM_A2A_P2P && v->cp_a2a >= 0 &&
-               (v->cp_a2a < 2 || (v->cp >= 0 && (v->cp_a2a >= v->cp || v->cp % v->cp_a2a != 0)));
+    case PIN_CP_A2A_SIZE:   /* both levels > 1, their product cp (rule_cp_comm); a free
+                             * cp_a2a must take one (a pinned cp 2 or 3 leaves none) */
+        if (pin_cp_comm(v) != CP_COMM_A2A_P2P)
+            return false;
+        if (v->cp_a2a < 0)
+            return v->cp > 1 && !cp_has_a2a_level(v->cp);
+        return v->cp_a2a < 2 || (v->cp >= 0 && (v->cp_a2a >= v->cp || v->cp % v->cp_a2a != 0));
     default: return false;
     }
 }
@@ -761,6 +776,9 @@ static const char *pin_message(pin_rule r, const pin_vals *v, char *buf, size_t 
                  cp_comm_name((cp_comm_type)pin_cp_comm(v)));
     else if (r == PIN_CP_A2A)
         snprintf(buf, n, "cp_a2a %d needs --cp-comm-type a2a+p2p", v->cp_a2a);
+    else if (r == PIN_CP_A2A_SIZE && v->cp_a2a < 0)
+        snprintf(buf, n, "--cp-comm-type a2a+p2p needs cp_a2a in 2..cp/2 dividing cp; cp %d has "
+                 "none", v->cp);
     else if (r == PIN_CP_A2A_SIZE && v->cp >= 0)
         snprintf(buf, n, "--cp-comm-type a2a+p2p needs cp_a2a in 2..cp/2 dividing cp %d, got %d",
                  v->cp, v->cp_a2a);
