@@ -1301,8 +1301,9 @@ END_TEST
  * the variants' before it) is evaluate()'s, bit for bit -- a knob a layer's
  * cost reads and the memo's key lacked would take the plan's cost -- and the
  * knobs the key leaves out that keep the ranges (the ZeRO stage, the DP
- * overlaps) take them from the memo.  A memo without reasons leaves only
- * the reason of a plan that does not fit out. */
+ * overlaps; dp and the global batch, changed apart) take them from the
+ * memo.  A memo without reasons leaves only the reason of a plan that does
+ * not fit out. */
 static void memo_matches_evaluate(const char *path, const char *fix)
 {
     run_spec rs;
@@ -1342,6 +1343,23 @@ static void memo_matches_evaluate(const char *path, const char *fix)
         }
     }
     ck_assert_int_eq(from_memo, 3);
+    for (int k = 0; k < 2; k++) {   /* dp and gbs, which the key leaves out too: the plan's
+                                     * stages on twice the replicas, then twice the
+                                     * micro-batches; its ranges from the memo */
+        strategy s = r.top[0].s;
+        long hits = eval_memo_hits(memo);
+        s.gbs *= 2;
+        if (k == 0) {
+            s.dp *= 2;
+            for (int i = 0; i < s.n_stages; i++)
+                s.stage[i].dp = s.dp;
+        }
+        evaluate_with(m, c, &p, &s, &e[0], memo);
+        evaluate(m, c, &p, &s, &e[1]);
+        ck_assert_msg(memcmp(&e[0], &e[1], sizeof e[0]) == 0, "%s: %s doubled with the memo",
+                      path, k == 0 ? "dp" : "gbs");
+        ck_assert_int_gt(eval_memo_hits(memo), hits);
+    }
     {   /* a plan that does not fit, through a memo without reasons: the
          * same figures, no reason */
         eval_memo *quiet = eval_memo_new(false);

@@ -73,13 +73,16 @@ bool cost_te_moe_graphs_help(const model *m, const cost_params *p, const strateg
 double model_flops_per_step(const model *m, int gbs, int seq_len);
 
 /* Time and memory of the contiguous decoder layers [first, first + n) on one
- * GPU of node group `group` under strategy `s` (its tp, cp, mbs, seq_len, sp,
- * recompute, zero; `tp` overrides s->tp when > 0), for one micro-batch; the
- * embedding when `first_stage`, the output layer, logits and loss when
- * `last_stage`.  For partitioners: a stage's cost is the sum of its ranges.
- * Memory holds weights, grads and optimizer states of the range and ONE
- * micro-batch of activations (act_bytes); the caller multiplies by the
- * micro-batches in flight (memory_inflight).  The layers count only
+ * GPU of node group `group` under strategy `s` (its tp, cp, ep, mbs, seq_len,
+ * sp, recompute and the layer knobs, never pp, dp, vpp, gbs, the ZeRO stage,
+ * the DP overlaps or the pipeline split: evaluate.c's memo across candidates
+ * keys on the others alone, memo_knobs; `tp` overrides s->tp when > 0), for
+ * one micro-batch; the embedding when `first_stage`, the output layer,
+ * logits and loss when `last_stage`.  For partitioners: a stage's cost is
+ * the sum of its ranges.  Memory: the parameters one GPU holds of the range
+ * (its weights, gradients and optimizer states follow from them and the
+ * ZeRO stage, memory.c) and ONE micro-batch of activations (act_bytes); the
+ * caller multiplies by the micro-batches in flight (memory_inflight).  The layers count only
  * through their specs, in order (layer_spec_same), never their indices:
  * evaluate() costs a pipeline's alike chunks once (test_cost
  * alike_ranges_cost_alike). */
