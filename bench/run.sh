@@ -6,7 +6,8 @@
 #   GPT-3 175B on 64 DGX H100 (512 GPUs)       target < 100 ms
 #   Llama 3.1 405B on 2048 DGX H100 (16,384)   target < 1 s
 # (the model file's sequence and batch, and Llama 3.1's real setup: --seq 8192
-# --gbs 2048 through ./planner) and prints best/median wall time, candidates and candidates per second;
+# --gbs 2048 through ./planner) and prints best/median wall time, candidates and candidates per
+# second;
 # and DeepSeek-V3 on 2,048 H800 (MoE) through ./planner.
 # Then bench/bench_pipeline.c times the pipeline-schedule simulation alone
 # (the search's inner loop) on the calls those two searches make, recorded
@@ -45,7 +46,8 @@ repeats=${REPEATS:-7}
 # layers; the nearest of them to the work limit), the same way.
 python3 - "$repeats" <<'PY'
 import json, subprocess, sys, time
-llama = ["./planner", "--model", "configs/llama3.1-405b.json", "--cluster", "clusters/h100x16384.yaml"]
+llama = ["./planner", "--model", "configs/llama3.1-405b.json",
+         "--cluster", "clusters/h100x16384.yaml"]
 dsv3 = ["./planner", "--model", "configs/deepseek-v3.json", "--cluster", "clusters/h800x2048.yaml"]
 med = lambda v: v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
 for base, extra in ((llama, ["--seq", "8192", "--gbs", "2048"]), (llama, ["--seq", "131072"]),
@@ -67,7 +69,8 @@ for base, extra in ((llama, ["--seq", "8192", "--gbs", "2048"]), (llama, ["--seq
              s["candidates"], s["feasible"], s["candidates"] / med(search),
              "; STOPPED AT THE WORK LIMIT" if s["limited"] else ""))
 PY
-echo "targets: GPT-3 175B on 512 GPUs < 100 ms; Llama 3.1 405B on 16,384 GPUs (seq 8192 and 131072) < 1 s (median);"
+echo "targets: GPT-3 175B on 512 GPUs < 100 ms;" \
+    "Llama 3.1 405B on 16,384 GPUs (seq 8192 and 131072) < 1 s (median);"
 echo "  DeepSeek-V3 on 2,048 H800 well under 1 s, never at the work limit"
 bench_build bench_pipeline -Wl,--wrap=schedule_simulate_ex
 "$build/bench/bench_pipeline" -r "$repeats" \

@@ -13,7 +13,8 @@ make -s install PREFIX="$T/p" > "$T/log" 2>&1 || fail "make install: $(cat "$T/l
 (cd "$T" && ./p/bin/planner --model gpt3-175b --cluster h100x512 --show-inputs > out 2> err) ||
     fail "shipped names from another directory: $(cat "$T/err")"
 grep -q '^Model gpt3-175b (planner JSON)' "$T/out" || fail "gpt3-175b by name"
-"$T/p/bin/planner" --help | sed -n '/^Shipped models (in .*share\/planner\/configs):$/,/^Shipped clusters/p' |
+"$T/p/bin/planner" --help |
+    sed -n '/^Shipped models (in .*share\/planner\/configs):$/,/^Shipped clusters/p' |
     grep -q '^  .*gpt3-175b' ||
     fail "--help does not list the installed models"
 (cd "$T" && ./p/bin/planner --model no-such-model --cluster h100x512 --show-inputs 2> err)

@@ -21,7 +21,10 @@ grep -q "^License GPL-3.0-or-later" /tmp/planner-main.$$.out || { echo "FAIL: --
 # the subcommands, from the second usage line: "planner size|validate|... ..."
 subs=$("$P" --help | sed -n 's/^ *planner \([a-z|]*\) \.\.\..*/\1/p' | tr '|' ' ')
 for cmd in size validate sweep calibrate crossval; do
-    case " $subs " in *" $cmd "*) ;; *) echo "FAIL: --help's usage lacks $cmd ($subs)"; fail=1;; esac
+    case " $subs " in
+        *" $cmd "*) ;;
+        *) echo "FAIL: --help's usage lacks $cmd ($subs)"; fail=1;;
+    esac
 done
 for cmd in "" $subs; do
     check 0 "planner $cmd --help" "$P" $cmd --help
@@ -35,14 +38,16 @@ for cmd in "" plan $subs; do
     hint="planner ${cmd:+$cmd }--help"
     [ "$cmd" = plan ] && hint="planner --help"   # plan is the main command
     grep -qx "Try '$hint' for more information." /tmp/planner-main.$$.err ||
-        { echo "FAIL: planner $cmd --bogus: hint $(tail -n 1 /tmp/planner-main.$$.err)"; fail=1; }
+        { echo "FAIL: planner $cmd --bogus: hint $(tail -n 1 /tmp/planner-main.$$.err)"
+          fail=1; }
 done
 # ... a bad value of an option the subcommands share (the time-to-train ones)
 for cmd in "" size sweep; do
-    check 2 "planner $cmd --tokens -5" "$P" $cmd -m configs/llama3-8b.json -c clusters/h200x64.yaml \
-        --tokens -5
+    check 2 "planner $cmd --tokens -5" "$P" $cmd -m configs/llama3-8b.json \
+        -c clusters/h200x64.yaml --tokens -5
     grep -qx "Try 'planner ${cmd:+$cmd }--help' for more information." /tmp/planner-main.$$.err ||
-        { echo "FAIL: planner $cmd --tokens -5: hint $(tail -n 1 /tmp/planner-main.$$.err)"; fail=1; }
+        { echo "FAIL: planner $cmd --tokens -5: hint $(tail -n 1 /tmp/planner-main.$$.err)"
+          fail=1; }
 done
 check 2 "unknown option" "$P" --bogus
 grep -q "^planner: unknown option '--bogus'" /tmp/planner-main.$$.err || { echo "FAIL: unknown option message"; fail=1; }

@@ -238,14 +238,16 @@ grep -qx "planner: cannot open '': empty file name" "$T/err" || no "validate '':
 for opt in -o --trace --svg; do
     $P --model $M --cluster $C $opt "" > "$T/out" 2> "$T/err"
     [ $? -eq 4 ] || no "$opt '': not exit 4: $(cat "$T/err")"
-    grep -qx "planner: $opt: cannot create '': empty file name" "$T/err" || no "$opt '': $(cat "$T/err")"
+    grep -qx "planner: $opt: cannot create '': empty file name" "$T/err" ||
+        no "$opt '': $(cat "$T/err")"
 done
 [ -s "$T/out" ] && no "report printed although an output had an empty name"
 leftovers "$T"
 if [ -f /proc/version ]; then
     $P --model $M --cluster $C --top 1 -o /proc/version > /dev/null 2> "$T/err"
     [ $? -eq 4 ] || no "-o /proc/version: not exit 4: $(cat "$T/err")"
-    grep -q "^planner: /proc/version: -o: cannot create: " "$T/err" || no "-o /proc/version: $(cat "$T/err")"
+    grep -q "^planner: /proc/version: -o: cannot create: " "$T/err" ||
+        no "-o /proc/version: $(cat "$T/err")"
 else
     echo "SKIP outputs.sh: no /proc/version (an output whose temporary cannot be created)"
 fi
