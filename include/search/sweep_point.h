@@ -25,6 +25,8 @@ typedef struct sweep_run {
     model **models;              /* one per model value (owned) */
     run_spec *runs;              /* each model file's run (owned array) */
     cluster **clusters;          /* one per cluster value (owned) */
+    char **model_files;          /* each model value's file, NULL: the values (owned) */
+    char **cluster_files;        /* each cluster value's file, NULL: the values (owned) */
     cost_params params;
     strategy_constraints fix;
     long points;                 /* sweep_grid_points(&grid) */
@@ -32,7 +34,8 @@ typedef struct sweep_run {
     goodput_options goodput;     /* the time-to-train options (docs/goodput.md) */
 } sweep_run;
 
-/* Loads every model and cluster file of the grid once (a bad file fails the
+/* Loads every model and cluster file of the grid once (model_files and
+ * cluster_files where set, else the axes' values; a bad file fails the
  * sweep before its first point: its load error) and checks the node axis
  * (one node group; at most CLUSTER_MAX_GPUS GPUs: PLANNER_E_USAGE). */
 planner_status sweep_run_load(sweep_run *run, planner_error *err);

@@ -35,12 +35,15 @@ planner_status sweep_run_load(sweep_run *run, planner_error *err)
     if (run->models == NULL || run->runs == NULL || run->clusters == NULL)
         return error_oom(err);
     for (int i = 0; i < nm; i++)
-        if ((rc = model_load(&run->models[i], &run->runs[i], g->axis[SWEEP_MODEL].str[i], NULL,
-                             err)) != PLANNER_OK)
+        if ((rc = model_load(&run->models[i], &run->runs[i],
+                             run->model_files ? run->model_files[i] : g->axis[SWEEP_MODEL].str[i],
+                             NULL, err)) != PLANNER_OK)
             return rc;
     for (int i = 0; i < nc; i++) {
-        if ((rc = cluster_load(&run->clusters[i], g->axis[SWEEP_CLUSTER].str[i], err)) !=
-            PLANNER_OK)
+        if ((rc = cluster_load(&run->clusters[i], run->cluster_files
+                                                      ? run->cluster_files[i]
+                                                      : g->axis[SWEEP_CLUSTER].str[i],
+                               err)) != PLANNER_OK)
             return rc;
         if (g->axis[SWEEP_NODES].n > 0 && run->clusters[i]->n_groups != 1)
             return error_set(err, PLANNER_E_USAGE, g->axis[SWEEP_CLUSTER].str[i], 0, 0, NULL,
@@ -67,6 +70,14 @@ void sweep_run_free(sweep_run *run)
         model_free(run->models[i]);
     for (int i = 0; run->clusters != NULL && i < run->grid.axis[SWEEP_CLUSTER].n; i++)
         cluster_free(run->clusters[i]);
+    for (int i = 0; run->model_files != NULL && i < run->grid.axis[SWEEP_MODEL].n; i++)
+        pl_free(run->model_files[i]);
+    for (int i = 0; run->cluster_files != NULL && i < run->grid.axis[SWEEP_CLUSTER].n; i++)
+        pl_free(run->cluster_files[i]);
+    pl_free(run->model_files);
+    pl_free(run->cluster_files);
+    run->model_files = NULL;
+    run->cluster_files = NULL;
     pl_free(run->models);
     pl_free(run->runs);
     pl_free(run->clusters);

@@ -25,6 +25,7 @@
 #include "tool/cli_goodput.h"
 #include "tool/commands.h"
 #include "tool/progress.h"
+#include "tool/shipped.h"
 #include "tool/sweep.h"
 
 planner_status sweep_shard_parse(long *i, long *n, const char *text, planner_error *err)
@@ -59,8 +60,10 @@ static void sweep_usage(FILE *out)
         "point (CSV with a header, or JSON Lines), in point order.\n"
         "\n"
         "Axes (each a list 'a,b,c' or a range 'A..B', 'A..B:STEP', 'A..BxFACTOR'):\n"
-        "  -m, --model FILES       model files (comma list; option may repeat)\n"
-        "  -c, --cluster FILES     cluster files (comma list; option may repeat)\n"
+        "  -m, --model FILES       models: files or shipped names, as for planning\n"
+        "                          (comma list; option may repeat)\n"
+        "  -c, --cluster FILES     clusters: files or shipped names (comma list; option\n"
+        "                          may repeat)\n"
         "      --gpu NAMES         catalog GPU replacing the GPU of every node group\n"
         "      --nodes N           node count (clusters with one node group)\n"
         "      --gbs N             global batch size in sequences\n"
@@ -241,20 +244,44 @@ static int cmd_merge(const sweep_args *a, int n_files, char *const *paths)
 
 /* Registers the sweep's input files (grid, calibration, models, clusters) in os. */
 static planner_status sweep_inputs_add(output_set *os, const sweep_args *a,
-                                       const sweep_grid *g, planner_error *err)
+                                       const sweep_run *run, planner_error *err)
 {
     planner_status rc;
     if ((rc = output_set_input(os, a->grid_path, "--grid", err)) != PLANNER_OK ||
         (rc = output_set_input(os, a->calibration, "--calibration", err)) != PLANNER_OK)
         return rc;
-    for (int i = 0; i < g->axis[SWEEP_MODEL].n; i++)
-        if ((rc = output_set_input(os, g->axis[SWEEP_MODEL].str[i], "--model", err)) !=
-            PLANNER_OK)
+    for (int i = 0; i < run->grid.axis[SWEEP_MODEL].n; i++)
+        if ((rc = output_set_input(os, run->model_files[i], "--model", err)) != PLANNER_OK)
             return rc;
-    for (int i = 0; i < g->axis[SWEEP_CLUSTER].n; i++)
-        if ((rc = output_set_input(os, g->axis[SWEEP_CLUSTER].str[i], "--cluster", err)) !=
-            PLANNER_OK)
+    for (int i = 0; i < run->grid.axis[SWEEP_CLUSTER].n; i++)
+        if ((rc = output_set_input(os, run->cluster_files[i], "--cluster", err)) != PLANNER_OK)
             return rc;
+    return PLANNER_OK;
+}
+
+/* Each model and cluster value's file into run->model_files and
+ * run->cluster_files: the value, or the file of the shipped model or
+ * cluster it names (shipped_resolve, as plan and size take --model and
+ * --cluster); the lines keep the values as given. */
+static planner_status sweep_files_resolve(sweep_run *run, planner_error *err)
+{
+    static const struct { sweep_dim d; const char *kind, *ext; } in[] = {
+        {SWEEP_MODEL, "configs", ".json"}, {SWEEP_CLUSTER, "clusters", ".yaml"}};
+    for (size_t k = 0; k < sizeof in / sizeof in[0]; k++) {
+        const sweep_axis *ax = &run->grid.axis[in[k].d];
+        char **files = pl_calloc((size_t)ax->n, sizeof *files), buf[1300];
+        if (files == NULL)
+            return error_oom(err);
+        *(in[k].d == SWEEP_MODEL ? &run->model_files : &run->cluster_files) = files;
+        for (int i = 0; i < ax->n; i++) {
+            const char *f = shipped_resolve(ax->str[i], in[k].kind, in[k].ext, buf, sizeof buf,
+                                            err);
+            if (f == NULL)
+                return err->status;
+            if ((files[i] = pl_strdup(f)) == NULL)
+                return error_oom(err);
+        }
+    }
     return PLANNER_OK;
 }
 
@@ -355,17 +382,18 @@ int cmd_sweep(int argc, char **argv)
     run.goodput = a.gp.goodput;
     if ((rc = calibration_params(&run.params, a.calibration, &err)) != PLANNER_OK)
         goto cleanup;
-    if ((rc = sweep_run_load(&run, &err)) != PLANNER_OK)
+    if ((rc = sweep_files_resolve(&run, &err)) != PLANNER_OK ||
+        (rc = sweep_run_load(&run, &err)) != PLANNER_OK)
         goto cleanup;
     for (int j = 0; j < run.grid.axis[SWEEP_MODEL].n; j++)   /* as planning does */
-        cli_model_warnings(run.grid.axis[SWEEP_MODEL].str[j], run.models[j]);
+        cli_model_warnings(run.model_files[j], run.models[j]);
     for (int i = 0; i < run.grid.axis[SWEEP_CLUSTER].n; i++)   /* every point's pair */
         for (int j = 0; j < run.grid.axis[SWEEP_MODEL].n; j++)
             if ((rc = cli_apply_torch_compile("sweep", a.torch_compile, run.models[j],
                                               run.clusters[i])) != PLANNER_OK)
                 goto cleanup;
     if ((rc = sweep_output_add(&os, &a, &out, &err)) != PLANNER_OK ||
-        (rc = sweep_inputs_add(&os, &a, &run.grid, &err)) != PLANNER_OK ||
+        (rc = sweep_inputs_add(&os, &a, &run, &err)) != PLANNER_OK ||
         (rc = output_set_open(&os, out, &err)) != PLANNER_OK)
         goto cleanup;
     if ((rc = sweep_points(&run, &a, &os, out, &err)) == PLANNER_OK)

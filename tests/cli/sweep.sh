@@ -120,6 +120,22 @@ $P sweep --model "$M" --cluster "$C" --nodes 1..100000 > /dev/null 2>&1
 [ $? -eq 2 ] || fail "over the value limit should be exit 2"
 $P sweep --model "$T/nope.json" --cluster "$C" > "$T/out" 2>&1; [ $? -eq 4 ] ||
     fail "missing model file should be exit 4"
+# shipped names as plan and size take them (tool/shipped.c): the same lines,
+# the names as given; a name neither a file nor shipped is exit 4 naming it;
+# -o over the named file is refused as over any input
+$P sweep --model llama3-8b --cluster h100x512 --nodes 8 > "$T/named.csv" 2> "$T/err" ||
+    fail "sweep by name: exit $?: $(cat "$T/err")"
+$P sweep --model "$L" --cluster "$C" --nodes 8 > "$T/files.csv" || fail "sweep by file: exit $?"
+[ "$(sed "s|^0,1,$L,$C,|0,1,llama3-8b,h100x512,|" "$T/files.csv")" = "$(cat "$T/named.csv")" ] ||
+    fail "sweep by name: $(cat "$T/named.csv")"
+$P sweep --model llama3-8b --cluster h100x51 > "$T/out" 2> "$T/err"; [ $? -eq 4 ] ||
+    fail "sweep, unknown cluster name: not exit 4"
+grep -qx "planner: 'h100x51': no such file, and no shipped cluster of that name \
+(did you mean 'h100x512'?)" "$T/err" || fail "sweep, unknown cluster name: $(cat "$T/err")"
+cp "$L" "$T/m.json"
+$P sweep --model llama3-8b --cluster h100x512 --nodes 8 -o "$L" > /dev/null 2> "$T/err"
+[ $? -eq 2 ] || fail "sweep -o over a shipped model named: not exit 2"
+cmp -s "$L" "$T/m.json" || fail "sweep -o over a shipped model named: the file changed"
 if [ -f clusters/h100-a100-mixed.yaml ]; then
     $P sweep --model "$M" --cluster clusters/h100-a100-mixed.yaml --nodes 8 > /dev/null 2>&1
     [ $? -eq 2 ] || fail "--nodes on a two-group cluster should be exit 2"
