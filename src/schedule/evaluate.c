@@ -276,7 +276,13 @@ static void memo_knobs(const strategy *s, unsigned char *k)
 #undef MEMO_DROP
 }
 
-/* FNV-1a over n bytes from h, a word of 8 at a time (then the rest). */
+/* FNV-1a's 64-bit offset basis and prime (Fowler, Noll and Vo; IETF
+ * draft-eastlake-fnv). */
+#define MEMO_HASH_SEED 14695981039346656037ull
+#define MEMO_HASH_PRIME 1099511628211ull
+
+/* FNV-1a over n bytes from h (MEMO_HASH_SEED to start), a word of 8 at a
+ * time (then the rest). */
 static uint64_t memo_hash(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
@@ -284,10 +290,10 @@ static uint64_t memo_hash(uint64_t h, const void *p, size_t n)
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, b + i, sizeof w);
-        h = (h ^ w) * 1099511628211ull;
+        h = (h ^ w) * MEMO_HASH_PRIME;
     }
     for (; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
+        h = (h ^ b[i]) * MEMO_HASH_PRIME;
     return h;
 }
 
@@ -309,7 +315,7 @@ static double memo_peak(eval_memo *memo, stack_pipe pipe, int pp, int v, int m, 
     peak_slot *q;
     if (memo == NULL || v > PEAK_CHUNKS)
         return memory_inflight_chunks(pipe, pp, v, m, rank, ca);
-    q = &memo->peak[memo_slot_of(memo_hash(memo_hash(14695981039346656037ull, key, sizeof key),
+    q = &memo->peak[memo_slot_of(memo_hash(memo_hash(MEMO_HASH_SEED, key, sizeof key),
                                            ca, (size_t)v * sizeof *ca),
                                  PEAK_SLOTS)];
     if (q->used && q->pipe == pipe && q->pp == pp && q->v == v && q->m == m &&
@@ -335,7 +341,7 @@ typedef struct memo_key {
 static void memo_key_of(const strategy *s, memo_key *k)
 {
     memo_knobs(s, k->knobs);
-    k->hash = memo_hash(14695981039346656037ull, k->knobs, MEMO_KNOB_BYTES);
+    k->hash = memo_hash(MEMO_HASH_SEED, k->knobs, MEMO_KNOB_BYTES);
 }
 
 /* A memo serves one model, cluster and parameter set: given others, it
