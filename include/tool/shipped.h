@@ -17,6 +17,14 @@
 const char *shipped_resolve(const char *arg, const char *kind, const char *ext, char *buf,
                             size_t size, planner_error *err);
 
+/* A run's --model and --cluster through shipped_resolve() in place (configs/
+ * NAME.json, clusters/NAME.yaml), a shipped name's file written to its
+ * buffer (both of `size` bytes): plan's and size's.  PLANNER_OK, or the
+ * first failure with *err set. */
+planner_status shipped_resolve_run(const char **model_path, char *model_buf,
+                                   const char **cluster_path, char *cluster_buf, size_t size,
+                                   planner_error *err);
+
 /* The model library validate, calibrate and crossval read
  * (fit/validate.h validation_load_library) for --models ARG: ARG a folder;
  * "none": NULL (no library); NULL (not given): the first shipped configs

@@ -288,10 +288,8 @@ static int plan_args_finish(int argc, char **argv, plan_args *a)
     if (knob_release_fix_conflict(&a->opts.fix, a->opts.megatron) != NULL)
         return cli_usage_error("", "--fix: %s: %s", megatron_version_tag(a->opts.megatron),
                                knob_release_fix_conflict(&a->opts.fix, a->opts.megatron));
-    if ((a->model_path = shipped_resolve(a->model_path, "configs", ".json", a->model_buf,
-                                         sizeof a->model_buf, &perr)) == NULL ||
-        (a->cluster_path = shipped_resolve(a->cluster_path, "clusters", ".yaml", a->cluster_buf,
-                                           sizeof a->cluster_buf, &perr)) == NULL) {
+    if (shipped_resolve_run(&a->model_path, a->model_buf, &a->cluster_path, a->cluster_buf,
+                            sizeof a->model_buf, &perr) != PLANNER_OK) {
         error_print(&perr, stderr);
         return perr.status;
     }

@@ -138,10 +138,8 @@ static int parse_size_args(int argc, char **argv, size_args *a)
         return cli_usage_error("size", "missing --%s FILE", a->model_path ? "cluster" : "model");
     if (a->deadline_s > 0 && !(a->opts.goodput.tokens > 0))
         return cli_usage_error("size", "--deadline needs --tokens N (the tokens to train)");
-    if ((a->model_path = shipped_resolve(a->model_path, "configs", ".json", a->model_buf,
-                                         sizeof a->model_buf, &perr)) == NULL ||
-        (a->cluster_path = shipped_resolve(a->cluster_path, "clusters", ".yaml", a->cluster_buf,
-                                           sizeof a->cluster_buf, &perr)) == NULL) {
+    if (shipped_resolve_run(&a->model_path, a->model_buf, &a->cluster_path, a->cluster_buf,
+                            sizeof a->model_buf, &perr) != PLANNER_OK) {
         error_print(&perr, stderr);
         return perr.status;
     }

@@ -115,6 +115,17 @@ const char *shipped_resolve(const char *arg, const char *kind, const char *ext, 
     return NULL;
 }
 
+planner_status shipped_resolve_run(const char **model_path, char *model_buf,
+                                   const char **cluster_path, char *cluster_buf, size_t size,
+                                   planner_error *err)
+{
+    *model_path = shipped_resolve(*model_path, "configs", ".json", model_buf, size, err);
+    if (*model_path == NULL)
+        return PLANNER_E_IO;   /* shipped_resolve's one failure */
+    *cluster_path = shipped_resolve(*cluster_path, "clusters", ".yaml", cluster_buf, size, err);
+    return *cluster_path != NULL ? PLANNER_OK : PLANNER_E_IO;
+}
+
 const char *shipped_model_library(const char *arg, char *buf, size_t size)
 {
     if (arg != NULL)
