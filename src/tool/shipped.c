@@ -106,8 +106,10 @@ const char *shipped_resolve(const char *arg, const char *kind, const char *ext, 
         return arg;
     if (errno != ENOENT)
         return arg;   /* (the open says why) */
+    size_t n = strlen(arg), e = strlen(ext);
+    bool has_ext = n > e && strcmp(arg + n - e, ext) == 0;   /* 'llama3-8b.json' too */
     for (int i = 0; candidate(i, kind, dir, sizeof dir) == 0; i++) {
-        snprintf(buf, size, "%s/%s%s", dir, arg, ext);
+        snprintf(buf, size, "%s/%s%s", dir, arg, has_ext ? "" : ext);
         if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
             return buf;
     }

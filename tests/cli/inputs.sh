@@ -116,6 +116,10 @@ $P --model llama3-7b --cluster h100x512 2> "$T/err"
 [ $? -eq 4 ] || fail "unknown model name: expected exit 4"
 [ "$(cat "$T/err")" = "planner: 'llama3-7b': no such file, and no shipped model of that name \
 (did you mean 'llama3-70b'?)" ] || fail "unknown model name: $(cat "$T/err")"
+# a shipped name with its extension, from another folder, resolves too
+(d=$(pwd) && cd "$T" && "$d/$P" --model llama3-8b.json --cluster h100x512.yaml --show-inputs \
+    > /dev/null) ||
+    fail "shipped names with their extensions from another folder"
 $P size --model llama3-8b --cluster h100x51 2> "$T/err"
 [ $? -eq 4 ] || fail "size, unknown cluster name: expected exit 4"
 [ "$(cat "$T/err")" = "planner: 'h100x51': no such file, and no shipped cluster of that name \
