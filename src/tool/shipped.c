@@ -55,6 +55,13 @@ static int shipped_dir(const char *kind, char *dir, size_t size)
     return -1;
 }
 
+/* whether name ends in ext after at least one other character */
+static bool has_ext(const char *name, const char *ext)
+{
+    size_t n = strlen(name), e = strlen(ext);
+    return n > e && strcmp(name + n - e, ext) == 0;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -71,9 +78,8 @@ static int shipped_names(const char *dir, const char *ext, char **names)
     if (d == NULL)
         return 0;
     for (struct dirent *e; (e = readdir(d)) != NULL && n < SHIPPED_MAX;) {
-        size_t len = strlen(e->d_name);
-        if (len > el && strcmp(e->d_name + len - el, ext) == 0 &&
-            (names[n] = strndup(e->d_name, len - el)) != NULL)
+        if (has_ext(e->d_name, ext) &&
+            (names[n] = strndup(e->d_name, strlen(e->d_name) - el)) != NULL)
             n++;
     }
     closedir(d);
@@ -106,10 +112,9 @@ const char *shipped_resolve(const char *arg, const char *kind, const char *ext, 
         return arg;
     if (errno != ENOENT)
         return arg;   /* (the open says why) */
-    size_t n = strlen(arg), e = strlen(ext);
-    bool has_ext = n > e && strcmp(arg + n - e, ext) == 0;   /* 'llama3-8b.json' too */
     for (int i = 0; candidate(i, kind, dir, sizeof dir) == 0; i++) {
-        snprintf(buf, size, "%s/%s%s", dir, arg, has_ext ? "" : ext);
+        /* 'llama3-8b' or 'llama3-8b.json' */
+        snprintf(buf, size, "%s/%s%s", dir, arg, has_ext(arg, ext) ? "" : ext);
         if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
             return buf;
     }
