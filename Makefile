@@ -21,9 +21,10 @@ CFLAGS    ?= -O2 -g
 PKGS      := jansson yaml-0.1 lapacke openblas
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-LDLIBS    += $(PKG_LIBS) -lglpk -lm
+# -pthread: the worker threads of base/workers.c (libc's POSIX threads)
+LDLIBS    += $(PKG_LIBS) -lglpk -lm -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
-ALL_CFLAGS = $(PL_CPPFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) $(WARN) $(CFLAGS)
+ALL_CFLAGS = $(PL_CPPFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) $(WARN) -pthread $(CFLAGS)
 
 # The layers, bottom to top (docs/DESIGN.md): the library is every layer but
 # tool/; the planner binary is tool/ on top of it.
@@ -41,7 +42,7 @@ TEST_UTIL := tests/testutil.c
 # left-to-right link resolves everything; tests/cli/layers.sh checks it).
 LINK_LIBS  = $(BUILD)/libtool.a $(BUILD)/libplanner.a $(LDLIBS)
 
-.PHONY: all deps run check test sanitize fuzz bench install uninstall clean help
+.PHONY: all deps run check test sanitize tsan fuzz bench install uninstall clean help
 
 all: $(BUILD)/.deps-ok planner
 
@@ -50,6 +51,7 @@ help:
 	@echo "make run        build and plan GPT-3 175B on 64 DGX H100 (the default example)"
 	@echo "make check      build and run the test suite (fast tier)"
 	@echo "make sanitize   the test suite under ASan + UBSan + LeakSanitizer"
+	@echo "make tsan       build-tsan/planner under ThreadSanitizer, for -j N runs by hand"
 	@echo "make fuzz       build the libFuzzer harnesses into build-fuzz/"
 	@echo "make bench      search benchmarks (wall time, candidates per second)"
 	@echo "make install    install planner, planner.1, configs/ and clusters/ under PREFIX ($(PREFIX))"
@@ -106,6 +108,14 @@ sanitize:
 	    LDFLAGS="-fsanitize=address,undefined" build-san/planner $(TEST_BIN:$(BUILD)/%=build-san/%)
 	@sh tests/run_sanitize.sh build-san $(TEST_BIN:$(BUILD)/%=build-san/%)
 
+# ThreadSanitizer: build-tsan/planner, to run searches at -j 2 and more by
+# hand (docs/testing.md); any report is a data race between the workers.
+TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+
+tsan:
+	$(MAKE) BUILD=build-tsan CC=clang CFLAGS="$(TSAN_FLAGS)" LDFLAGS=-fsanitize=thread \
+	    build-tsan/planner
+
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c) into build-fuzz/; tests/fuzz/run.sh
 # runs them.
 fuzz:
@@ -137,6 +147,6 @@ uninstall:
 	rm -rf $(DESTDIR)$(SHAREDIR)
 
 clean:
-	rm -rf build build-san build-fuzz planner
+	rm -rf build build-san build-tsan build-fuzz planner
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(BUILD)/tool/main.d

@@ -1,27 +1,33 @@
 /* alloc.c: allocation wrappers with fault injection (see alloc.h).
  *
- * The counters below are the project's only mutable globals: two exist for
- * the allocation-failure tests (alloc_fail_at(n) makes exactly the n-th
- * allocation after the call fail), one makes a failed allocation inside a
- * jansson parse stick until the parse ends (json_alloc).  In normal runs fail_at is 0 and the
- * wrappers cost one branch. */
+ * The variables below are the project's only mutable globals.  Three exist
+ * for the allocation-failure tests (alloc_fail_at(n) makes exactly the n-th
+ * allocation after the call fail): C11 atomics, since the search's worker
+ * threads (base/workers.h) allocate too -- with several threads which
+ * allocation is the n-th depends on the scheduling, so the tests count on
+ * one (-j 1).  Two make a failed allocation inside a jansson parse stick
+ * until the parse ends (json_alloc): thread-local, each thread's parse its
+ * own.  In normal runs fail_at is 0 and the wrappers cost one atomic add
+ * and one branch. */
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
 
-static long g_fail_at;     /* 0: never fail */
-static int g_json_parsing; /* inside alloc_json_parse_begin/end */
-static int g_json_failed;  /* a jansson allocation of the current parse failed */
-static long g_count;       /* allocations since alloc_fail_at() */
-static int g_failed;
+static atomic_long g_fail_at;           /* 0: never fail */
+static atomic_long g_count;             /* allocations since alloc_fail_at() */
+static atomic_int g_failed;
+static _Thread_local int g_json_parsing; /* inside alloc_json_parse_begin/end */
+static _Thread_local int g_json_failed;  /* a jansson allocation of the current parse failed */
 
 static int should_fail(void)
 {
-    g_count++;
-    if (g_fail_at > 0 && g_count == g_fail_at) {
-        g_failed = 1;
+    long n = atomic_fetch_add_explicit(&g_count, 1, memory_order_relaxed) + 1;
+    long at = atomic_load_explicit(&g_fail_at, memory_order_relaxed);
+    if (at > 0 && n == at) {
+        atomic_store(&g_failed, 1);
         return 1;
     }
     return 0;
@@ -118,17 +124,18 @@ void alloc_init(void)
 
 void alloc_fail_at(long nth)
 {
-    g_fail_at = nth;
-    g_count = 0;
-    g_failed = 0;
+    atomic_store(&g_fail_at, 0);   /* no allocation fails while the count restarts */
+    atomic_store(&g_count, 0);
+    atomic_store(&g_failed, 0);
+    atomic_store(&g_fail_at, nth);
 }
 
 long alloc_count(void)
 {
-    return g_count;
+    return atomic_load(&g_count);
 }
 
 int alloc_failed(void)
 {
-    return g_failed;
+    return atomic_load(&g_failed);
 }
