@@ -1498,7 +1498,7 @@ START_TEST(memory_corpus)
     ck_assert_msg(validation_load(&v, "tests/data/memory-runs.json", &err) == PLANNER_OK, "%s",
                   err.msg);
     cost_params_default(&p);
-    ck_assert_int_eq(validation_predict_all(&res, &sum, v, &p, &err), PLANNER_OK);
+    ck_assert_int_eq(validation_predict_all(&res, &sum, v, &p, 1, &err), PLANNER_OK);
     ck_assert_int_eq(sum.mem_cnt, v->n);
     for (i = 0; i < v->n; i++) {
         ck_assert(v->run[i].measured_peak_memory_bytes > 0);
@@ -1597,7 +1597,7 @@ START_TEST(allocator_runs)
     ck_assert_int_eq(v->n, 3);
     ck_assert_int_eq((int)json_array_size(runs), v->n);
     cost_params_default(&p);
-    ck_assert_int_eq(validation_predict_all(&res, &sum, v, &p, &err), PLANNER_OK);
+    ck_assert_int_eq(validation_predict_all(&res, &sum, v, &p, 1, &err), PLANNER_OK);
     for (int i = 0; i < v->n; i++) {
         const validation_run *r = &v->run[i];
         const evaluation *e = &res[i].pl.e;

@@ -97,13 +97,15 @@ typedef struct validation_summary {
     double mem_sum, mem_max, mem_min_signed;
 } validation_summary;
 
-/* Predicts every run of `set` with constants p: *out gets set->n outcomes
- * (pl_free it; NULL when the set is empty), *sum the per-subset figures.
+/* Predicts every run of `set` with constants p, on `jobs` threads
+ * (base/workers.h; the outcomes and figures are the same for every jobs):
+ * *out gets set->n outcomes (pl_free it; NULL when the set is empty), *sum
+ * the per-subset figures.
  * A run that cannot be predicted is an outcome, not an error; only an
  * internal error (out of memory) fails, with nothing in *out. */
 planner_status validation_predict_all(validation_outcome **out, validation_summary *sum,
                                       const validation_set *set, const cost_params *p,
-                                      planner_error *err);
+                                      int jobs, planner_error *err);
 
 /* "ok", "unsupported", "infeasible". */
 const char *validation_status_name(validation_status s);

@@ -13,6 +13,13 @@ int cli_parse_int(const char *text, long min, long max, int *out);
 /* Parses a finite double in [min, max]; -1 if not. */
 int cli_parse_double(const char *text, double min, double max, double *out);
 
+/* -j N / --jobs N of sweep and validate: *out the threads, N in
+ * 1..CLI_JOBS_MAX (more than base/workers.h's WORKERS_MAX run as that
+ * many), or a usage error of command `cmd` ("" for plan): PLANNER_E_USAGE.
+ * The default, without the option, is workers_online(). */
+#define CLI_JOBS_MAX 1024
+int cli_parse_jobs(const char *cmd, const char *arg, int *out);
+
 /* Usage error of subcommand `cmd` (its bare name, "size"; "" or NULL for
  * plan, the main command): prints "planner: MESSAGE" and "Try 'planner CMD
  * --help' for more information." ("Try 'planner --help' ..." for plan) on

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/workers.h"
 #include "base/fileio.h"
 #include "base/jsonin.h"
 #include "base/text.h"
@@ -843,30 +844,20 @@ const char *validation_status_name(validation_status s)
 
 /* The memory error of a run with a measured peak (the chosen plan's, or the
  * closest miss's when the run is refused: a refused measured run counts). */
-static void memory_outcome(validation_outcome *o, validation_summary *sum,
-                           const validation_run *r, bool feasible)
+static void memory_outcome(validation_outcome *o, const validation_run *r)
 {
     o->mem_have = true;
     o->mem_predicted_bytes = o->pl.e.peak_memory_bytes;
     o->mem_error = o->mem_predicted_bytes / r->measured_peak_memory_bytes - 1.0;
-    sum->mem_cnt++;
-    sum->mem_sum += fabs(o->mem_error);
-    if (fabs(o->mem_error) > sum->mem_max)
-        sum->mem_max = fabs(o->mem_error);
-    if (o->mem_error < sum->mem_min_signed)
-        sum->mem_min_signed = o->mem_error;
-    sum->mem_refused += !feasible;
 }
 
-/* Predicts run r into *o; the summary counts it.  Fails only on an internal
- * error. */
-static planner_status predict_one(validation_outcome *o, validation_summary *sum,
-                                  const validation_run *r, const cost_params *params,
-                                  planner_error *err)
+/* Predicts run r into *o.  Fails only on an internal error.  Runs on a
+ * worker thread (validation_predict_all): it writes only *o and *err. */
+static planner_status predict_one(validation_outcome *o, const validation_run *r,
+                                  const cost_params *params, planner_error *err)
 {
     planner_error e2 = PLANNER_ERROR_INIT;
     planner_status ps;
-    sum->total[r->subset]++;
     if (r->unsupported[0]) {
         o->status = VALIDATION_UNSUPPORTED;
         snprintf(o->reason, sizeof o->reason, "%s", r->unsupported);
@@ -875,16 +866,12 @@ static planner_status predict_one(validation_outcome *o, validation_summary *sum
     ps = validation_predict(&o->pl, r, params, &e2);
     if ((ps == PLANNER_OK || ps == PLANNER_E_INFEASIBLE) && r->measured_peak_memory_bytes > 0 &&
         o->pl.e.peak_memory_bytes > 0)
-        memory_outcome(o, sum, r, ps == PLANNER_OK);
+        memory_outcome(o, r);
     if (ps == PLANNER_OK) {
         o->status = VALIDATION_OK;
         o->predicted = o->pl.e.tokens_per_s_per_gpu;
         o->error = (o->predicted - r->measured_tokens_per_s_per_gpu) /
                    r->measured_tokens_per_s_per_gpu;
-        sum->sum[r->subset] += fabs(o->error);
-        if (fabs(o->error) > sum->maxe[r->subset])
-            sum->maxe[r->subset] = fabs(o->error);
-        sum->cnt[r->subset]++;
     } else if (ps == PLANNER_E_INFEASIBLE && !(o->pl.e.step_time_s > 0)) {
         /* no candidate passed Megatron's rules: the published layout is
          * one the planner cannot express (e.g. a custom
@@ -909,23 +896,79 @@ static planner_status predict_one(validation_outcome *o, validation_summary *sum
     return PLANNER_OK;
 }
 
+/* Counts run r's outcome o into the summary (in run order: the sums are
+ * the same for every -j). */
+static void count_one(validation_summary *sum, const validation_outcome *o,
+                      const validation_run *r)
+{
+    sum->total[r->subset]++;
+    if (o->mem_have) {
+        sum->mem_cnt++;
+        sum->mem_sum += fabs(o->mem_error);
+        if (fabs(o->mem_error) > sum->mem_max)
+            sum->mem_max = fabs(o->mem_error);
+        if (o->mem_error < sum->mem_min_signed)
+            sum->mem_min_signed = o->mem_error;
+        sum->mem_refused += o->status != VALIDATION_OK;
+    }
+    if (o->status == VALIDATION_OK) {
+        sum->sum[r->subset] += fabs(o->error);
+        if (fabs(o->error) > sum->maxe[r->subset])
+            sum->maxe[r->subset] = fabs(o->error);
+        sum->cnt[r->subset]++;
+    }
+}
+
+/* The runs predicted on worker threads: run i into res[i], its status and
+ * error into st[i] and errs[i]. */
+typedef struct predict_job {
+    const validation_set *set;
+    const cost_params *p;
+    validation_outcome *res;
+    planner_status *st;
+    planner_error *errs;
+} predict_job;
+
+static void predict_item(void *arg, int i, int worker)
+{
+    predict_job *j = arg;
+    (void)worker;
+    j->st[i] = predict_one(&j->res[i], &j->set->run[i], j->p, &j->errs[i]);
+}
+
 planner_status validation_predict_all(validation_outcome **out, validation_summary *sum,
                                       const validation_set *set, const cost_params *p,
-                                      planner_error *err)
+                                      int jobs, planner_error *err)
 {
-    validation_outcome *res = NULL;
-    planner_status st;
-    int i;
+    predict_job j = {set, p, NULL, NULL, NULL};
+    planner_status st = PLANNER_OK;
+    size_t n = (size_t)set->n;
 
     *out = NULL;
     memset(sum, 0, sizeof *sum);
-    if (set->n > 0 && (res = pl_calloc((size_t)set->n, sizeof *res)) == NULL)
-        return error_oom(err);
-    for (i = 0; i < set->n; i++)
-        if ((st = predict_one(&res[i], sum, &set->run[i], p, err)) != PLANNER_OK) {
-            pl_free(res);
-            return st;
-        }
-    *out = res;
-    return PLANNER_OK;
+    if (set->n <= 0)
+        return PLANNER_OK;
+    j.res = pl_calloc(n, sizeof *j.res);
+    j.st = pl_calloc(n, sizeof *j.st);
+    j.errs = pl_calloc(n, sizeof *j.errs);
+    if (j.res == NULL || j.st == NULL || j.errs == NULL) {
+        st = error_oom(err);
+        goto cleanup;
+    }
+    workers_run(set->n, jobs, predict_item, &j);
+    for (int i = 0; i < set->n && st == PLANNER_OK; i++) {   /* the first error, in run order */
+        if (j.st[i] != PLANNER_OK)
+            st = error_set(err, j.st[i], NULL, 0, 0, NULL, "%s", j.errs[i].msg);
+        else
+            count_one(sum, &j.res[i], &set->run[i]);
+    }
+    if (st == PLANNER_OK) {
+        *out = j.res;
+        j.res = NULL;
+    }
+cleanup:
+    pl_free(j.res);
+    pl_free(j.st);
+    pl_free(j.errs);
+    return st;
 }

@@ -45,6 +45,14 @@ int cli_parse_double(const char *text, double min, double max, double *out)
     return 0;
 }
 
+int cli_parse_jobs(const char *cmd, const char *arg, int *out)
+{
+    if (cli_parse_int(arg, 1, CLI_JOBS_MAX, out) != 0)
+        return cli_usage_error(cmd, "--jobs: expected a number of threads in 1..%d, got '%s'",
+                               CLI_JOBS_MAX, arg);
+    return 0;
+}
+
 int cli_parse_stack(const char *cmd, const char *name, int *out)
 {
     const stack_spec *st = stack_find(name);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/workers.h"
 #include "fit/calibration.h"
 #include "out/validate_report.h"
 #include "tool/cli.h"
@@ -19,13 +20,14 @@ typedef struct validate_args {
     const char *path;           /* the runs FILE */
     const char *models;         /* --models DIR|none, NULL if absent */
     bool json;                  /* --format json */
+    int jobs;                   /* -j: runs predicted at once */
 } validate_args;
 
 static void validate_usage(FILE *out)
 {
     fprintf(out,
         "Usage: planner validate FILE [--format table|json] [--calibration FILE]\n"
-        "                             [--models DIR|none]\n"
+        "                             [--models DIR|none] [-j N]\n"
         "Predict every run of FILE (the schema of published-runs.json) with its\n"
         "published knobs fixed and the rest searched; print predicted vs measured\n"
         "tokens/s per GPU, the error per run, and MAPE and max error per subset\n"
@@ -36,6 +38,8 @@ static void validate_usage(FILE *out)
         "      --models DIR|none    model definitions a run's model.name selects\n"
         "                           (default: the shipped configs; none: the row's\n"
         "                           dimensions only)\n"
+        "  -j, --jobs N             predict N runs at once (default: the CPUs online,\n"
+        "                           at most 64); the output is the same for every N\n"
         "  -h, --help               show this help and exit\n"
         "\n%s", cli_exit_codes_help);
 }
@@ -48,13 +52,14 @@ static int parse_validate_args(validate_args *a, int argc, char **argv)
         {"format", required_argument, NULL, 'f'},
         {"calibration", required_argument, NULL, 'C'},
         {"models", required_argument, NULL, 'M'},
+        {"jobs", required_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int ch;
 
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":j:h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'f':
             if (strcmp(optarg, "json") == 0)
@@ -71,6 +76,10 @@ static int parse_validate_args(validate_args *a, int argc, char **argv)
                 return PLANNER_E_IO;
             a->models = optarg;
             break;
+        case 'j':
+            if (cli_parse_jobs("validate", optarg, &a->jobs) != 0)
+                return PLANNER_E_USAGE;
+            break;
         case 'h': validate_usage(stdout); return PLANNER_OK;
         case ':':
             return cli_usage_error("validate", "option '%s' needs a value", argv[optind - 1]);
@@ -86,7 +95,7 @@ static int parse_validate_args(validate_args *a, int argc, char **argv)
 
 int cmd_validate(int argc, char **argv)
 {
-    validate_args a = {NULL, NULL, NULL, false};
+    validate_args a = {NULL, NULL, NULL, false, 0};
     char lib[1200];
     planner_error err = PLANNER_ERROR_INIT;
     planner_status st;
@@ -94,7 +103,10 @@ int cmd_validate(int argc, char **argv)
     validation_outcome *res = NULL;
     validation_summary sum;
     cost_params params;
-    int parsed = parse_validate_args(&a, argc, argv);
+    int parsed;
+
+    a.jobs = workers_online();
+    parsed = parse_validate_args(&a, argc, argv);
 
     if (parsed >= 0)
         return parsed;
@@ -104,7 +116,7 @@ int cmd_validate(int argc, char **argv)
                                       shipped_model_library(a.models, lib, sizeof lib), &err)) !=
         PLANNER_OK)
         goto cleanup;
-    if ((st = validation_predict_all(&res, &sum, set, &params, &err)) != PLANNER_OK)
+    if ((st = validation_predict_all(&res, &sum, set, &params, a.jobs, &err)) != PLANNER_OK)
         goto cleanup;
     if (a.json) {
         if (validate_report_json(stdout, a.path, set, res, &sum) != 0) {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/fileio.h"
+#include "base/workers.h"
 #include "fit/calibration.h"
 #include "out/sweep_merge.h"
 #include "out/sweep_rows.h"
@@ -82,6 +83,8 @@ static void sweep_usage(FILE *out)
         "      --format csv|jsonl  output format (default csv)\n"
         "      --shard I/N         run only the points k with k %% N == I (Slurm arrays)\n"
         "      --merge FILE...     combine shard outputs into the unsharded output\n"
+        "  -j, --jobs N            search N points at once (default: the CPUs online, at\n"
+        "                          most 64); the output is the same for every N\n"
         "  -o, --output FILE       write to FILE (atomically) instead of standard output\n"
         "%s"
         "  -h, --help              show this help and exit\n"
@@ -98,6 +101,7 @@ typedef struct sweep_args {
     sweep_format format;
     bool merge, shard, torch_compile;
     long shard_i, shard_n;
+    int jobs;                           /* -j: points searched at once */
     search_options gp;                  /* the time-to-train options and --objective */
 } sweep_args;
 
@@ -142,6 +146,7 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
         {"shard", required_argument, NULL, OPT_SHARD},
         {"merge", no_argument, NULL, OPT_MERGE},
         {"torch-compile", no_argument, NULL, OPT_TORCH_COMPILE},
+        {"jobs", required_argument, NULL, 'j'},
         CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
     planner_error perr = PLANNER_ERROR_INIT;
@@ -150,7 +155,7 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
 
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":m:c:o:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":m:c:o:j:h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'm': d = SWEEP_MODEL; goto axis;
         case 'c': d = SWEEP_CLUSTER; goto axis;
@@ -188,6 +193,10 @@ static int parse_sweep_args(int argc, char **argv, sweep_args *a)
             break;
         case OPT_MERGE: a->merge = true; break;
         case OPT_TORCH_COMPILE: a->torch_compile = true; break;
+        case 'j':
+            if (cli_parse_jobs("sweep", optarg, &a->jobs) != 0)
+                return PLANNER_E_USAGE;
+            break;
         case ':':
             return cli_usage_error("sweep", "option '%s' needs an argument", argv[optind - 1]);
         default:        /* the time-to-train options (tool/cli_goodput.h) */
@@ -324,6 +333,27 @@ static int sweep_grid_build(sweep_run *run, const sweep_args *a, planner_error *
     return PLANNER_OK;
 }
 
+/* SWEEP_BATCH points are searched at a time, each on a worker thread
+ * (base/workers.h), then written in point order: the output is the same
+ * for every -j, and no more than a batch of rows is held at once. */
+#define SWEEP_BATCH 64
+
+/* One batch: point first + i * step into rows[i], its status and error. */
+typedef struct sweep_batch {
+    const sweep_run *run;
+    long first, step;
+    sweep_row rows[SWEEP_BATCH];
+    planner_status st[SWEEP_BATCH];
+    planner_error err[SWEEP_BATCH];
+} sweep_batch;
+
+static void sweep_point_item(void *arg, int i, int worker)
+{
+    sweep_batch *b = arg;
+    (void)worker;
+    b->st[i] = sweep_point_run(&b->rows[i], b->run, b->first + i * b->step, &b->err[i]);
+}
+
 /* Runs this shard's points (k = shard_i, shard_i + shard_n, ...) into the
  * output set's stream `out`, one line each, with the progress line. */
 static planner_status sweep_points(const sweep_run *run, const sweep_args *a, output_set *os,
@@ -334,23 +364,36 @@ static planner_status sweep_points(const sweep_run *run, const sweep_args *a, ou
     long todo = run->points > shard_i ? (run->points - shard_i + shard_n - 1) / shard_n : 0;
     long done = 0;
     planner_status rc = PLANNER_OK;
+    sweep_batch *b = pl_calloc(1, sizeof *b);
     progress pr;
+    if (b == NULL)
+        return error_oom(err);
     if (a->format == SWEEP_CSV) {
         char header[SWEEP_CSV_HEADER_MAX];
         fprintf(fp, "%s\n", sweep_csv_header(header, sizeof header));
     }
     progress_start(&pr, "planner: sweep, points", progress_stderr_is_tty());
-    for (long k = shard_i; k < run->points; k += shard_n) {
-        sweep_row row;
-        rc = sweep_point_run(&row, run, k, err);
-        if (rc == PLANNER_OK)
-            rc = sweep_row_write(fp, a->format, run->points, &row, err);
-        sweep_row_free(&row);
-        if (rc != PLANNER_OK || (rc = output_set_stream_error(os, out, err)) != PLANNER_OK)
-            break;
-        progress_update(&pr, ++done, todo);
+    b->run = run;
+    b->step = shard_n;
+    while (done < todo && rc == PLANNER_OK) {
+        int n = todo - done < SWEEP_BATCH ? (int)(todo - done) : SWEEP_BATCH, i;
+        b->first = shard_i + done * shard_n;
+        workers_run(n, a->jobs, sweep_point_item, b);
+        for (i = 0; i < n && rc == PLANNER_OK; i++) {
+            if ((rc = b->st[i]) != PLANNER_OK)
+                *err = b->err[i];
+            else
+                rc = sweep_row_write(fp, a->format, run->points, &b->rows[i], err);
+            if (rc == PLANNER_OK)
+                rc = output_set_stream_error(os, out, err);
+            if (rc == PLANNER_OK)
+                progress_update(&pr, ++done, todo);
+        }
+        for (i = 0; i < n; i++)
+            sweep_row_free(&b->rows[i]);
     }
     progress_finish(&pr);
+    pl_free(b);
     return rc;
 }
 
@@ -364,6 +407,7 @@ int cmd_sweep(int argc, char **argv)
     int out = 0;
 
     memset(&a, 0, sizeof a);
+    a.jobs = workers_online();
     memset(&run, 0, sizeof run);
     output_set_init(&os, stdout);
     int parsed = parse_sweep_args(argc, argv, &a);   /* -1: --help done */
