@@ -175,6 +175,10 @@ START_TEST(validation_rows)
     s.ep_comm_overlap = true;
     ck_assert_int_eq(knobs_unvalidated(&s, false, " ", buf, sizeof buf), 3);
     ck_assert_str_eq(buf, "recompute_layers=3 zero=2 ep_comm_overlap=on");
+    ck_assert_int_eq(knobs_unvalidated_count(&s), 3);   /* the ranking's count, the same */
+    s.zero = 1;
+    ck_assert_int_eq(knobs_unvalidated_count(&s), 2);
+    s.zero = 2;
     /* the flex dispatcher: HybridEP validated, DeepEP (core_v0.15.0's
      * backend, costed as HybridEP) not */
     memset(&s, 0, sizeof s);

@@ -702,10 +702,13 @@ static const struct prune_case {
      * (its HF config has no residual dropout, 2026-11-25) the plan without.
      * Since the MoE layers' host time hides under the overlap's other pass
      * (layer_cost.c moe_host_paced, 2026-11-25) the overlapped plans win
-     * both, Mixtral's at etp 2 */
+     * both, Mixtral's at etp 2 -- until the near-tie counted unvalidated
+     * knobs (search.c RANKING): etp 2 at pp 1 (199,975 tokens/s; the
+     * overlap and etp 2 unvalidated) is 0.5% faster than etp 1 at pp 2
+     * (198,988; the overlap alone), which now ranks first */
     {.model = "configs/qwen3-30b-a3b.json", .nodes = 2, .ep_overlap = true, .flex = true},
     {.model = "configs/mixtral-8x7b.json", .nodes = 4, .fix = "tp=2", .ep_overlap = true,
-     .etp = 2, .flex = true},
+     .flex = true},
     /* memory to spare: the overlapped plan wins */
     {.model = "configs/qwen3-30b-a3b.json", .nodes = 2, .usable_gib = 200, .fix = "ep=8",
      .ep_overlap = true, .flex = true},
@@ -2283,10 +2286,13 @@ START_TEST(validated_plans_win_near_ties)
         for (int i = 0; i < r.n_top; i++)
             for (int j = i + 1; j < r.n_top; j++) {
                 double si = r.top[i].e.tokens_per_s, sj = r.top[j].e.tokens_per_s;
-                bool vi = knobs_validated(&r.top[i].s), vj = knobs_validated(&r.top[j].s);
+                int ni = knobs_unvalidated_count(&r.top[i].s);
+                int nj = knobs_unvalidated_count(&r.top[j].s);
+                bool vi = ni == 0, vj = nj == 0;
+                ck_assert(search_rank_score(si, ni) >= search_rank_score(sj, nj));
                 if (!vi && vj)
                     ck_assert(si > sj * (1 + SEARCH_VALIDATED_TIE));
-                if (vi == vj)
+                if (ni == nj)
                     ck_assert(si >= sj);
                 if (vi && !vj && sj > si) {
                     ck_assert(sj <= si * (1 + SEARCH_VALIDATED_TIE));
@@ -2296,6 +2302,82 @@ START_TEST(validated_plans_win_near_ties)
         ck_assert_msg(beaten, "no near-tie in this search: the case no longer tests the rule");
         search_result_free(&r);
         cluster_free(c);
+        model_free(m);
+    }
+}
+END_TEST
+
+/* The near-tie margin counts each unvalidated knob value: between two plans
+ * that both have some, the one with more must be more than 1% per extra
+ * value faster (Qwen3-30B-A3B on h100x512 with recompute_modules=moe_act
+ * pinned: the zero=2 twin of the zero=1 winner, the same step time and
+ * less memory, ranked first while both were merely "unvalidated").
+ * Hand-made plans: b Ulysses CP (one value), a Ulysses and ZeRO-2 (two), c
+ * neither (none). */
+START_TEST(unvalidated_count_decides_near_ties)
+{
+    strategy a, b, c;
+    const double peak = 50e9;
+    memset(&c, 0, sizeof c);
+    c.tp = c.pp = c.ep = c.etp = c.vpp = c.mbs = 1;
+    c.dp = 4;
+    c.cp = 2;
+    c.zero = 1;
+    b = c;
+    b.cp_comm = CP_COMM_A2A;   /* unvalidated */
+    a = b;
+    a.zero = 2;                /* unvalidated too */
+    ck_assert_int_eq(knobs_unvalidated_count(&c), 0);
+    ck_assert_int_eq(knobs_unvalidated_count(&b), 1);
+    ck_assert_int_eq(knobs_unvalidated_count(&a), 2);
+    ck_assert(knobs_validated(&c) && !knobs_validated(&b) && !knobs_validated(&a));
+    ck_assert(search_rank_score(101.0, 0) == 101.0);
+    ck_assert_double_eq_tol(search_rank_score(102.01, 2), 100.0, 1e-9);
+    /* the same objective, a with less memory: b (fewer) first, both ways */
+    ck_assert_int_gt(search_rank_cmp(100.0, 0.5 * peak, &a, 100.0, peak, &b), 0);
+    ck_assert_int_lt(search_rank_cmp(100.0, peak, &b, 100.0, 0.5 * peak, &a), 0);
+    /* a 0.5% or exactly 1% faster: still after b; 1.5%: first */
+    ck_assert_int_gt(search_rank_cmp(100.5, peak, &a, 100.0, peak, &b), 0);
+    ck_assert_int_gt(search_rank_cmp(101.0, peak, &a, 100.0, peak, &b), 0);
+    ck_assert_int_lt(search_rank_cmp(101.5, peak, &a, 100.0, peak, &b), 0);
+    /* against the validated c two values cost 1.01^2 = 1.0201: a 1.5% faster
+     * is after c, 2.1% faster first */
+    ck_assert_int_gt(search_rank_cmp(101.5, peak, &a, 100.0, peak, &c), 0);
+    ck_assert_int_lt(search_rank_cmp(102.1, peak, &a, 100.0, peak, &c), 0);
+    /* a strict weak order: irreflexive, antisymmetric, and transitive over a
+     * cycle-prone triple (a 1.5% over b, b 0.8% over c, a 1.5% over c by
+     * raw objective: counted 99.51, 99.80, 100.0) */
+    ck_assert_int_eq(search_rank_cmp(101.5, peak, &a, 101.5, peak, &a), 0);
+    ck_assert_int_gt(search_rank_cmp(101.5, peak, &a, 100.8, peak, &b), 0);
+    ck_assert_int_gt(search_rank_cmp(100.8, peak, &b, 100.0, peak, &c), 0);
+    ck_assert_int_gt(search_rank_cmp(101.5, peak, &a, 100.0, peak, &c), 0);
+    /* Qwen3-30B-A3B, recompute_modules=moe_act pinned, on 64 DGX H100: every
+     * plan has an unvalidated knob; the winner is the zero=1 plan, not its
+     * zero=2 twin of the same step time (less memory, one more value) */
+    {
+        run_spec rs;
+        model *m = tu_model_load("configs/qwen3-30b-a3b.json", &rs);
+        cluster *cl = tu_cluster_load("clusters/h100x512.yaml");
+        search_options o;
+        search_result r;
+        cost_params p;
+        planner_error err = PLANNER_ERROR_INIT;
+        int twin = -1;
+        cost_params_default(&p);
+        tu_search_options(&o, &rs, "recompute_modules=moe_act", 10);
+        ck_assert_msg(search_run(&r, m, cl, &p, &o, &err) == PLANNER_OK, "%s", err.msg);
+        ck_assert_int_eq(r.top[0].s.zero, 1);
+        ck_assert_int_eq(knobs_unvalidated_count(&r.top[0].s), 2);
+        for (int i = 1; i < r.n_top; i++)
+            if (r.top[i].s.zero == 2 && r.top[i].s.dp == r.top[0].s.dp &&
+                r.top[i].s.mbs == r.top[0].s.mbs && r.top[i].s.cp == r.top[0].s.cp)
+                twin = i;
+        ck_assert_msg(twin > 0, "the zero=2 twin is no longer in the top 10");
+        ck_assert(r.top[twin].e.step_time_s == r.top[0].e.step_time_s);
+        ck_assert(r.top[twin].e.peak_memory_bytes < r.top[0].e.peak_memory_bytes);
+        ck_assert_int_eq(knobs_unvalidated_count(&r.top[twin].s), 3);
+        search_result_free(&r);
+        cluster_free(cl);
         model_free(m);
     }
 }
@@ -2445,6 +2527,7 @@ int main(void)
     tcase_add_test(ts, work_limit_stops_and_says_so);
     tcase_add_test(ts, nonfinite_prediction_is_an_error);
     tcase_add_test(ts, validated_plans_win_near_ties);
+    tcase_add_test(ts, unvalidated_count_decides_near_ties);
     tcase_add_test(ts, deepep_plans_unvalidated);
     tcase_add_test(ts, shared_overlap_flex_from_0_18);
     tcase_add_test(ts, cp_comm_searched);

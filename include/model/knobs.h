@@ -253,8 +253,9 @@ bool knob_tp_splits_heads(const struct model *m, int tp);
  * (../shared/validation/published-runs.json) exercises or does not.  A
  * value without a row is validated (the corpus exercises its cost).  The
  * outputs read it from here (knobs_unvalidated): the report marks a plan
- * that uses an unvalidated value, and the search ranks it after a
- * validated plan within SEARCH_VALIDATED_TIE of its objective. */
+ * that uses an unvalidated value, and the search counts its objective
+ * SEARCH_VALIDATED_TIE lower per such value (knobs_unvalidated_count), so
+ * a plan with fewer of them within that margin ranks first. */
 typedef struct knob_validation {
     knob_id knob;
     int value;
@@ -279,7 +280,11 @@ bool knob_value_validated(knob_id k, int v);
 /* The validation rows in registry order: *n gets their count. */
 const knob_validation *knob_validation_rows(int *n);
 
-/* True when every knob value of s is validated. */
+/* How many of s's knob values no measured run validates: the count
+ * knobs_unvalidated lists, found without formatting (the ranking's). */
+int knobs_unvalidated_count(const strategy *s);
+
+/* True when every knob value of s is validated (the count is 0). */
 bool knobs_validated(const strategy *s);
 
 /* Writes "zero=2 (Megatron-FSDP optim_grads)" for each unvalidated knob

@@ -118,21 +118,28 @@ typedef struct search_options {
  * 2e9 default work (cp 1 and 2) for 1.6% over cp 1.  --fix cp=N goes below. */
 #define SEARCH_PLACED_CP_MIN_TOKENS 4096
 
-/* "Don't recommend what you can't predict": a plan that uses a knob value
- * no measured run validates (model/knobs.h, knobs_validated) ranks as if
- * its objective were lower by this fraction, so a validated plan within 1%
- * of it ranks first.  1% is below the corpus's per-run spread (the step
+/* "Don't recommend what you can't predict": a plan ranks as if its
+ * objective were lower by this fraction for each knob value it uses that no
+ * measured run validates (model/knobs.h, knobs_unvalidated_count), so a
+ * plan with fewer such values within 1% per value of it ranks first: a
+ * validated plan within 1% of a plan with one, a plan with one within 1%
+ * of a plan with two.  1% is below the corpus's per-run spread (the step
  * times it quotes are rounded to ~0.5%, its conversions from TFLOP/s or MFU
  * carry a few percent: ../shared/validation/README.md), so two plans that
  * close are a tie as far as measurements can tell; an unvalidated plan must
  * be predicted more than 1% faster to be recommended. */
 #define SEARCH_VALIDATED_TIE 0.01
 
+/* Objective `score` as the ranking counts it for a plan with `unvalidated`
+ * knob values no run validates: divided by (1 + SEARCH_VALIDATED_TIE) once
+ * per value; `score` itself for none. */
+double search_rank_score(double score, int unvalidated);
+
 /* The ranking: < 0 when plan a (objective score_a, higher is better; peak
  * memory peak_a) ranks before plan b, > 0 after, 0 the same plan.  The
- * objective first, an unvalidated plan's counted SEARCH_VALIDATED_TIE lower
- * against a validated one; then lower peak memory, then the simpler plan
- * (search.c RANKING). */
+ * objective as search_rank_score counts it first, then fewer unvalidated
+ * knob values, then the objective, then lower peak memory, then the
+ * simpler plan (search.c RANKING).  A strict weak order. */
 int search_rank_cmp(double score_a, double peak_a, const strategy *a, double score_b,
                     double peak_b, const strategy *b);
 

@@ -383,13 +383,31 @@ const knob_validation *knob_validation_rows(int *n)
     return validation;
 }
 
-bool knobs_validated(const strategy *s)
+/* The index of the first validation row at or after i that no run
+ * validates and that covers s's value of its knob; the rows' count when
+ * none.  The one walk knobs_unvalidated_count, knobs_validated and
+ * knobs_unvalidated share. */
+static size_t next_unvalidated(const strategy *s, size_t i)
 {
-    for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++)
+    for (; i < sizeof validation / sizeof validation[0]; i++)
         if (!validation[i].validated &&
             row_covers(&validation[i], validation_value(s, validation[i].knob)))
-            return false;
-    return true;
+            break;
+    return i;
+}
+
+int knobs_unvalidated_count(const strategy *s)
+{
+    int n = 0;
+    for (size_t i = next_unvalidated(s, 0); i < sizeof validation / sizeof validation[0];
+         i = next_unvalidated(s, i + 1))
+        n++;
+    return n;
+}
+
+bool knobs_validated(const strategy *s)
+{
+    return next_unvalidated(s, 0) == sizeof validation / sizeof validation[0];
 }
 
 /* What validation row r's value is on s's stack: the row's name, or for
@@ -412,11 +430,10 @@ int knobs_unvalidated(const strategy *s, bool names, const char *sep, char *buf,
     char v[KNOB_TEXT_MAX];
     if (size > 0)
         buf[0] = '\0';
-    for (size_t i = 0; i < sizeof validation / sizeof validation[0]; i++) {
+    for (size_t i = next_unvalidated(s, 0); i < sizeof validation / sizeof validation[0];
+         i = next_unvalidated(s, i + 1)) {
         const knob_validation *r = &validation[i];
         int w;
-        if (r->validated || !row_covers(r, validation_value(s, r->knob)))
-            continue;
         if (r->knob == KNOB_FLEX_DISPATCHER && r->value == FLEX_DEEPEP)
             snprintf(v, sizeof v, "deepep");
         else

@@ -146,10 +146,11 @@
  *
  * RANKING: objective (tokens/s; or, with --objective, goodput = tokens/s x
  * ETTR, time to train (the same order) or goodput per GPU-hour price: see
- * objective_score), higher first -- a plan using a knob value no measured
- * run validates (knobs_validated) counts its objective SEARCH_VALIDATED_TIE
- * (1%) lower against a validated plan, so near-ties go to validated knobs
- * (search.h) -- then the deterministic
+ * objective_score), higher first -- a plan counts its objective
+ * SEARCH_VALIDATED_TIE (1%) lower for each knob value it uses that no
+ * measured run validates (knobs_unvalidated_count, search_rank_score), so
+ * near-ties go to the plan with fewer unvalidated knobs, and an exact tie of
+ * the counted objectives too (search.h) -- then the deterministic
  * tie-break, in this order: lower peak memory per GPU, then the simpler plan:
  * smaller pp, smaller tp, smaller cp, smaller ep, smaller etp, smaller vpp, larger mbs,
  * sp on before off, less recompute, lower zero stage, the alltoall token
@@ -551,18 +552,28 @@ static void seam_offer(search_ctx *x, double score)
 
 static int cmp_int(int a, int b) { return (a > b) - (a < b); }
 
+double search_rank_score(double score, int unvalidated)
+{
+    double f = 1.0;
+    for (int k = 0; k < unvalidated; k++)
+        f *= 1.0 + SEARCH_VALIDATED_TIE;
+    return score / f;
+}
+
 int search_rank_cmp(double score_a, double peak_a, const strategy *a, double score_b,
                     double peak_b, const strategy *b)
 {
     int r;
-    bool va = knobs_validated(a), vb = knobs_validated(b);
-    if (va != vb) {   /* the unvalidated one ranks SEARCH_VALIDATED_TIE lower */
-        double ra = va ? score_a : score_a / (1.0 + SEARCH_VALIDATED_TIE);
-        double rb = vb ? score_b : score_b / (1.0 + SEARCH_VALIDATED_TIE);
-        if (ra != rb)
-            return ra > rb ? -1 : 1;
-        return va ? -1 : 1;
-    }
+    int na = knobs_unvalidated_count(a), nb = knobs_unvalidated_count(b);
+    double ra = search_rank_score(score_a, na), rb = search_rank_score(score_b, nb);
+    /* One key per plan, compared in order (a strict weak order: the top N
+     * is kept sorted by it): the objective less SEARCH_VALIDATED_TIE per
+     * unvalidated knob value, then fewer of them, then the objective
+     * itself, ... */
+    if (ra != rb)
+        return ra > rb ? -1 : 1;
+    if (na != nb)
+        return na < nb ? -1 : 1;
     if (score_a != score_b)
         return score_a > score_b ? -1 : 1;
     if (peak_a != peak_b)
@@ -1438,7 +1449,10 @@ static bool cannot_rank(const search_ctx *x, double score)
     if (x->exhaustive || x->n_top < x->top_cap)
         return false;
     w = &x->pool[x->order[x->n_top - 1]];
-    return score < w->score;
+    /* against the last kept plan's objective less its unvalidated knobs'
+     * margin (search_rank_cmp): a plan of `score` with none of them ranks
+     * before it above that */
+    return score < search_rank_score(w->score, knobs_unvalidated_count(&w->s));
 }
 
 /* Whether x->s fits, by evaluate_bound (exact memory, no pipeline
