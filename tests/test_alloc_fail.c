@@ -28,6 +28,7 @@
 #include "inputs/model.h"
 #include "search/search.h"
 #include "testutil.h"
+#include "tool/shipped.h"
 
 #define MAX_FILES 256
 #define MAX_RUNS 1000000L   /* a guard against a loop that never ends */
@@ -329,6 +330,53 @@ START_TEST(grow_doubles_and_fails_cleanly)
 }
 END_TEST
 
+/* planner --help's lists of shipped files (tool/shipped.c): every
+ * allocation failed in turn ends in the out-of-memory error with nothing of
+ * the list printed (it printed its heading and returned silently, so --help
+ * exited 0 with the names missing); the run that completes prints the
+ * list the run without failures prints. */
+START_TEST(shipped_list_fails_visibly)
+{
+    char *ref = NULL, *got = NULL;
+    size_t ref_len = 0, got_len = 0;
+    planner_error err = PLANNER_ERROR_INIT;
+    FILE *f = open_memstream(&ref, &ref_len);
+    long failed = 0, n;
+    ck_assert_ptr_nonnull(f);
+    alloc_fail_at(0);
+    ck_assert_int_eq(shipped_list_in(f, "Shipped models", "configs", ".json", &err), PLANNER_OK);
+    fclose(f);
+    ck_assert_msg(strstr(ref, "Shipped models (in configs):\n  ") == ref &&
+                      strstr(ref, "llama3-8b") != NULL, "%s", ref);
+    for (n = 1; n <= MAX_RUNS; n++) {
+        planner_status rc;
+        int hit;
+        planner_error e = PLANNER_ERROR_INIT;
+        f = open_memstream(&got, &got_len);
+        ck_assert_ptr_nonnull(f);
+        alloc_fail_at(n);
+        rc = shipped_list_in(f, "Shipped models", "configs", ".json", &e);
+        hit = alloc_failed();
+        alloc_fail_at(0);
+        fclose(f);
+        if (hit) {
+            assert_oom("shipped_list_in", n, rc, &e);
+            ck_assert_msg(got_len == 0, "allocation %ld failed, yet it printed '%s'", n, got);
+            failed++;
+        } else {
+            ck_assert_int_eq(rc, PLANNER_OK);
+            ck_assert_str_eq(got, ref);
+        }
+        free(got);
+        got = NULL;
+        if (!hit)
+            break;
+    }
+    ck_assert_int_gt(failed, 1);   /* each name and the wrapped text */
+    free(ref);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("alloc_fail");
@@ -336,6 +384,7 @@ int main(void)
     alloc_init();
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, grow_doubles_and_fails_cleanly);
+    tcase_add_test(tc, shipped_list_fails_visibly);
     tcase_add_test(tc, models_survive_every_failure);
     tcase_add_test(tc, clusters_survive_every_failure);
     tcase_add_loop_test(tc, search_survives_every_failure, 0,

@@ -33,7 +33,13 @@ const char *shipped_model_library(const char *arg, char *buf, size_t size);
 
 /* Prints "HEADING (in FOLDER):" and the shipped names of `kind` below it
  * (sorted, comma-separated, wrapped to 80 columns), or "HEADING: (none
- * found)". */
-void shipped_list(FILE *out, const char *heading, const char *kind, const char *ext);
+ * found)".  PLANNER_OK, or PLANNER_E_INTERNAL ("out of memory") with *err
+ * set and nothing of the list printed. */
+planner_status shipped_list(FILE *out, const char *heading, const char *kind, const char *ext,
+                            planner_error *err);
+
+/* shipped_list's listing of the files in folder `dir` ending in `ext`. */
+planner_status shipped_list_in(FILE *out, const char *heading, const char *dir,
+                               const char *ext, planner_error *err);
 
 #endif

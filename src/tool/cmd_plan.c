@@ -63,8 +63,11 @@ static void print_fix_keys(FILE *out)
     cli_print_wrapped(out, keys, 26, 80);
 }
 
-static void plan_usage(FILE *out)
+/* The help; PLANNER_E_INTERNAL with *err set when the shipped lists cannot
+ * be printed (out of memory). */
+static planner_status plan_usage(FILE *out, planner_error *err)
 {
+    planner_status rc;
     fprintf(out,
         "Usage: planner --model FILE --cluster FILE [OPTION]...\n"
         "       planner size|validate|sweep|calibrate|crossval ... (see 'planner CMD --help')\n"
@@ -118,9 +121,11 @@ static void plan_usage(FILE *out)
         "  -h, --help              show this help and exit\n"
         "  -V, --version           show the version and exit\n"
         "\n", cli_goodput_help);
-    shipped_list(out, "Shipped models", "configs", ".json");
-    shipped_list(out, "Shipped clusters", "clusters", ".yaml");
+    if ((rc = shipped_list(out, "Shipped models", "configs", ".json", err)) != PLANNER_OK ||
+        (rc = shipped_list(out, "Shipped clusters", "clusters", ".yaml", err)) != PLANNER_OK)
+        return rc;
     fprintf(out, "\n%s", cli_exit_codes_help);
+    return PLANNER_OK;
 }
 
 enum { OPT_SHOW_INPUTS = 256, OPT_GBS, OPT_SEQ, OPT_FIX, OPT_TOP, OPT_OBJECTIVE,
@@ -297,7 +302,8 @@ static int plan_args_finish(int argc, char **argv, plan_args *a)
 }
 
 /* Reads the command line into *a.  Returns 0, -1 when --help or --version was
- * printed (nothing more to do), or PLANNER_E_USAGE (message printed). */
+ * printed (nothing more to do), or PLANNER_E_USAGE (message printed), or
+ * PLANNER_E_INTERNAL when the help ran out of memory (message printed). */
 static int parse_plan_args(int argc, char **argv, plan_args *a)
 {
     int ch, rc;
@@ -306,7 +312,13 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":m:c:o:hV", plan_longopts, NULL)) != -1) {
         switch (ch) {
-        case 'h': plan_usage(stdout); return -1;
+        case 'h': {
+            planner_error err = PLANNER_ERROR_INIT;
+            if ((rc = plan_usage(stdout, &err)) == PLANNER_OK)
+                return -1;
+            error_print(&err, stderr);
+            return rc;
+        }
         case 'V':
             printf("planner %s\n"
                    "License GPL-3.0-or-later <https://gnu.org/licenses/gpl.html> (it links GLPK,\n"

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "base/alloc.h"
 #include "base/suggest.h"
 #include "tool/cli.h"
 #include "tool/shipped.h"
@@ -67,9 +68,10 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names (file names less ext, malloc'd, at most SHIPPED_MAX, sorted)
- * of the files in dir ending in ext, into names; their count, 0 when dir
- * cannot be read.  The caller frees each name. */
+/* The names (file names less ext, pl_malloc'd, at most SHIPPED_MAX,
+ * sorted) of the files in dir ending in ext, into names; their count, 0
+ * when dir cannot be read, -1 when an allocation failed (none kept).  The
+ * caller frees each name. */
 static int shipped_names(const char *dir, const char *ext, char **names)
 {
     size_t el = strlen(ext);
@@ -78,9 +80,18 @@ static int shipped_names(const char *dir, const char *ext, char **names)
     if (d == NULL)
         return 0;
     for (struct dirent *e; (e = readdir(d)) != NULL && n < SHIPPED_MAX;) {
-        if (has_ext(e->d_name, ext) &&
-            (names[n] = strndup(e->d_name, strlen(e->d_name) - el)) != NULL)
-            n++;
+        size_t len;
+        if (!has_ext(e->d_name, ext))
+            continue;
+        len = strlen(e->d_name) - el;
+        if ((names[n] = pl_malloc(len + 1)) == NULL) {
+            while (n > 0)
+                pl_free(names[--n]);
+            closedir(d);
+            return -1;
+        }
+        memcpy(names[n], e->d_name, len);
+        names[n++][len] = '\0';
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof names[0], cmp_str);   /* (readdir's order is the disk's) */
@@ -95,9 +106,11 @@ static planner_status not_shipped(const char *arg, const char *kind, const char 
 {
     char dir[1200], hint[160] = "", *names[SHIPPED_MAX];
     int n = shipped_dir(kind, dir, sizeof dir) == 0 ? shipped_names(dir, ext, names) : 0;
+    if (n < 0)
+        return error_oom(err);
     suggest_format(arg, (const char *const *)names, (size_t)n, hint, sizeof hint);
     for (int i = 0; i < n; i++)
-        free(names[i]);
+        pl_free(names[i]);
     return error_set(err, PLANNER_E_IO, NULL, 0, 0, NULL,
                      "'%s': no such file, and no shipped %s of that name%s", arg,
                      strcmp(kind, "configs") == 0 ? "model" : "cluster", hint);
@@ -143,27 +156,37 @@ const char *shipped_model_library(const char *arg, char *buf, size_t size)
     return NULL;
 }
 
-void shipped_list(FILE *out, const char *heading, const char *kind, const char *ext)
+planner_status shipped_list_in(FILE *out, const char *heading, const char *dir,
+                               const char *ext, planner_error *err)
 {
-    char dir[1200], *names[SHIPPED_MAX], *text;
+    char *names[SHIPPED_MAX], *text;
     int n, i;
-    size_t total = 1;
-    if (shipped_dir(kind, dir, sizeof dir) != 0) {
-        fprintf(out, "%s: (none found)\n", heading);
-        return;
-    }
-    n = shipped_names(dir, ext, names);
+    size_t total = 1, used = 0;
+    bool ok;
+    if ((n = shipped_names(dir, ext, names)) < 0)
+        return error_oom(err);
     for (i = 0; i < n; i++)
         total += strlen(names[i]) + 2;
-    fprintf(out, "%s (in %s):\n", heading, dir);
-    if ((text = malloc(total)) != NULL) {   /* the names wrapped to 80 columns */
-        size_t used = 0;
+    if ((ok = (text = pl_malloc(total)) != NULL)) {   /* the names wrapped to 80 columns */
         text[0] = '\0';
         for (i = 0; i < n; i++)
             used += (size_t)snprintf(text + used, total - used, "%s%s", i ? ", " : "", names[i]);
+        fprintf(out, "%s (in %s):\n", heading, dir);
         cli_print_wrapped(out, n ? text : "(none)", 2, 80);
-        free(text);
+        pl_free(text);
     }
     for (i = 0; i < n; i++)
-        free(names[i]);
+        pl_free(names[i]);
+    return ok ? PLANNER_OK : error_oom(err);
+}
+
+planner_status shipped_list(FILE *out, const char *heading, const char *kind, const char *ext,
+                            planner_error *err)
+{
+    char dir[1200];
+    if (shipped_dir(kind, dir, sizeof dir) != 0) {
+        fprintf(out, "%s: (none found)\n", heading);
+        return PLANNER_OK;
+    }
+    return shipped_list_in(out, heading, dir, ext, err);
 }
