@@ -54,16 +54,19 @@ bad:
 static void sweep_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: planner sweep --model FILE --cluster FILE [AXIS VALUES]... [OPTION]...\n"
+        "Usage: planner sweep --model FILE|NAME[,...] --cluster FILE|NAME[,...]\n"
+        "                     [AXIS VALUES]... [OPTION]...\n"
         "       planner sweep --grid FILE [OPTION]...\n"
         "       planner sweep --merge FILE... [-o FILE]\n"
         "Find the best plan at every point of a grid of what-ifs; print one line per\n"
         "point (CSV with a header, or JSON Lines), in point order.\n"
         "\n"
         "Axes (each a list 'a,b,c' or a range 'A..B', 'A..B:STEP', 'A..BxFACTOR'):\n"
-        "  -m, --model FILES       models: files or shipped names, as for planning\n"
+        "  -m, --model FILE|NAME[,...]\n"
+        "                          models: files or shipped names, as for planning\n"
         "                          (comma list; option may repeat)\n"
-        "  -c, --cluster FILES     clusters: files or shipped names (comma list; option\n"
+        "  -c, --cluster FILE|NAME[,...]\n"
+        "                          clusters: files or shipped names (comma list; option\n"
         "                          may repeat)\n"
         "      --gpu NAMES         catalog GPU replacing the GPU of every node group\n"
         "      --nodes N           node count (clusters with one node group)\n"

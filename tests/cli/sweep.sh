@@ -169,4 +169,12 @@ awk -F, 'BEGIN { OFS = "," } NR > 1 && $13 == "ok" && !done { $(NF-2) = ""; done
 $P sweep --merge "$T/ttbad.csv" "$T/tt1.csv" > /dev/null 2> "$T/err"
 [ $? -eq 1 ] && grep -q 'plan column' "$T/err" || fail "a half-filled time to train was merged: $(cat "$T/err")"
 $P sweep --help | grep -q -- '--shard I/N' || fail "sweep --help"
+# the synopsis and the axis rows say what --model and --cluster take, as
+# 'planner --help' does (FILE|NAME: a file or a shipped name; a comma list)
+$P sweep --help > "$T/help"
+head -n 1 "$T/help" | grep -qxF 'Usage: planner sweep --model FILE|NAME[,...] --cluster FILE|NAME[,...]' ||
+    fail "sweep --help synopsis: $(head -n 1 "$T/help")"
+grep -qxF '  -m, --model FILE|NAME[,...]' "$T/help" || fail "sweep --help: the --model row"
+grep -qxF '  -c, --cluster FILE|NAME[,...]' "$T/help" || fail "sweep --help: the --cluster row"
+grep -q 'FILES' "$T/help" && fail "sweep --help still says FILES"
 echo "sweep.sh: ok"
