@@ -1,6 +1,7 @@
 #!/bin/sh
 # readme.sh: every example command of README.md runs as written from a fresh
-# clone and exits as the README says.
+# clone and exits as the README says, and prints what the README shows after
+# it.
 #
 # The examples are the lines of the README's ```sh blocks that start with
 # "./planner " (a line ending in "\" continues on the next).  A command whose
@@ -23,13 +24,19 @@ fail() { echo "FAIL: $*"; exit 1; }
 [ -x ./planner ] || fail "./planner not built"
 
 # 1. extract: one "BLOCK<TAB>EXPECTED<TAB>COMMAND" line per example, or
-# "BAD<TAB>LINE"
-awk '
+# "BAD<TAB>LINE"; a ```text block that follows a ```sh block with only blank
+# lines between is what that block's last command prints: saved as
+# $T/text.BLOCK (checked in 3)
+awk -v dir="$T" '
+    intext && /^```$/ { intext = 0; next }
+    intext { print > (dir "/text." textfor); next }
     /^```/ {
-        if (inblock) { inblock = 0; next }
+        if (inblock) { inblock = 0; after = block; next }
+        if ($0 == "```text" && after > 0) { intext = 1; textfor = after; after = 0; next }
+        after = 0
         inblock = ($0 == "```sh"); block += inblock; next
     }
-    !inblock { next }
+    !inblock { if ($0 !~ /^[ \t]*$/) after = 0; next }
     {
         line = $0
         if (cont != "") { cmd = cont " " line; cont = "" }
@@ -66,8 +73,19 @@ if [ -d "$shared" ]; then
     have_shared=1
 fi
 
-# 3. run each
-ran=0; skipped=0; bad=0; skip_block=0
+# 3. run each; where a ```text block shows what a block's last command
+# prints, every line of it but "..." is a line of that output (stdout and
+# stderr; the search's time and rate masked, as in 4)
+mask() { sed -E 's/\), [0-9.]+ s, [0-9,]+ candidates\/s$/), T s, R candidates\/s/' "$1"; }
+excerpt_bad() {   # BLOCK: the lines of $T/text.BLOCK missing from $T/out + $T/err
+    cat "$T/out" "$T/err" > "$T/both"
+    mask "$T/both" > "$T/both_masked"
+    mask "$T/text.$1" | while IFS= read -r line; do
+        case $line in ''|...|'  ...') continue ;; esac
+        grep -qxF -- "$line" "$T/both_masked" || printf '    %s\n' "$line"
+    done
+}
+ran=0; skipped=0; bad=0; skip_block=0; shown=0
 while IFS="$(printf '\t')" read -r block want cmd; do
     case $cmd in
     *../shared*) [ $have_shared -eq 0 ] && skip_block=$block ;;
@@ -87,14 +105,23 @@ while IFS="$(printf '\t')" read -r block want cmd; do
     elif [ "$want" -eq 0 ] && [ ! -s "$T/out" ] && ! echo "$cmd" | grep -q -- ' -o '; then
         echo "README example printed nothing: $cmd"
         bad=$((bad + 1))
+    elif [ -f "$T/text.$block" ] &&
+         [ "$(awk -F'\t' -v b="$block" '$1 == b { c = $3 } END { print c }' "$T/examples")" \
+           = "$cmd" ]; then
+        excerpt_bad "$block" > "$T/missing"
+        shown=$((shown + 1))
+        if [ -s "$T/missing" ]; then
+            echo "README shows lines that '$cmd' does not print (update the block):"
+            head -n 10 "$T/missing"
+            bad=$((bad + 1))
+        fi
     fi
 done < "$T/examples"
-[ $bad -eq 0 ] || fail "$bad of $ran README examples do not run as written"
+[ $bad -eq 0 ] || fail "$bad of $ran README examples do not run (or print) as written"
 
 # 4. the walk-through's output is the tool's: the ```text block after the
 # main job's command (section "example") is what that command prints, but
 # for the search's time and rate (machine-dependent: masked on both sides)
-mask() { sed -E 's/\), [0-9.]+ s, [0-9,]+ candidates\/s$/), T s, R candidates\/s/' "$1"; }
 awk '/^<!-- section: example -->/ { f = 1 }
      f && /^```text$/ { p = 1; next }
      p && /^```$/ { exit }
@@ -128,4 +155,5 @@ else
     echo "SKIP readme.sh validation summary: ../shared absent"
     summary="the main job's output matches (validate's: skipped)"
 fi
-echo "readme.sh: $ran examples ran as the README says, $skipped skipped; $summary"
+echo "readme.sh: $ran examples ran as the README says ($shown with the output shown)," \
+    "$skipped skipped; $summary"
