@@ -1,7 +1,7 @@
 #!/bin/sh
 # readme.sh: every example command of README.md runs as written from a fresh
 # clone and exits as the README says, and prints what the README shows after
-# it.
+# it; the README's example input files (```json, ```yaml) load.
 #
 # The examples are the lines of the README's ```sh blocks that start with
 # "./planner " (a line ending in "\" continues on the next).  A command whose
@@ -155,5 +155,26 @@ else
     echo "SKIP readme.sh validation summary: ../shared absent"
     summary="the main job's output matches (validate's: skipped)"
 fi
+# 6. the example inputs a user copies: each ```json block is a model and
+# each ```yaml block a cluster the planner reads (--show-inputs, exit 0)
+for kind in json yaml; do
+    awk -v kind="$kind" -v dir="$T" '
+        in_b && /^```$/ { in_b = 0; next }
+        in_b { print > (dir "/input." n "." kind); next }
+        $0 == "```" kind { in_b = 1; n++ }' README.md
+done
+inputs=0
+for f in "$T"/input.*; do
+    [ -f "$f" ] || continue
+    case $f in
+    *.json) set -- --model "$f" --cluster clusters/h100x512.yaml ;;
+    *) set -- --model configs/llama3-8b.json --cluster "$f" ;;
+    esac
+    ./planner "$@" --show-inputs > /dev/null 2> "$T/err" ||
+        fail "README.md's example ${f##*.} input does not load: $(cat "$T/err")"
+    inputs=$((inputs + 1))
+done
+[ $inputs -ge 2 ] || fail "README.md: found $inputs example inputs (extraction broken?)"
+
 echo "readme.sh: $ran examples ran as the README says ($shown with the output shown)," \
-    "$skipped skipped; $summary"
+    "$skipped skipped; $summary; $inputs example inputs load"
