@@ -369,6 +369,19 @@ START_TEST(hidden_dropout)
                   " \"intermediate_size\": 256, \"num_attention_heads\": 4, \"vocab_size\": 100,"
                   " \"max_position_embeddings\": 2048, \"hidden_dropout\": 0.05}", NULL);
     ck_assert_double_eq(model_hidden_dropout(m), 0.05);
+    /* the family's own key, read: no note that it is ours and ignored (Falcon's
+     * and ChatGLM's published configs said "'hidden_dropout' ... is ignored") */
+    ck_assert_int_eq(m->n_notes, 0);
+    model_free(m);
+    /* in a family that has no such key (Llama) it is ours: ignored, and said so */
+    m = load_text("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2,"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 100,"
+                  " \"max_position_embeddings\": 256, \"hidden_dropout\": 0.1}", NULL);
+    ck_assert_double_eq(model_hidden_dropout(m), 0.0);
+    ck_assert_int_eq(m->n_notes, 1);
+    ck_assert_str_eq(m->notes[0], "'hidden_dropout' is a key of planner's model format, but the "
+                                  "file is read as a HuggingFace config (it has 'model_type'): "
+                                  "'hidden_dropout' is ignored");
     model_free(m);
     load_bad("{\"layers\": 2, \"hidden\": 64, \"heads\": 4, \"vocab\": 100, \"hidden_dropout\": 1}",
              "planner: t.json:1:55: model.hidden_dropout: must be a probability in [0, 1), got 1");

@@ -92,6 +92,12 @@ typedef struct hf_family {
 /* The entry for `model_type`, or NULL. */
 const hf_family *hf_family_find(const char *model_type);
 
+/* Whether `key` is one of f's own keys that the reader takes a figure from
+ * beside the size keys (its residual-dropout, bias, parallel-block or
+ * QK-norm key): Falcon's, GPT-NeoX's and ChatGLM's hidden_dropout is
+ * theirs, not a key of planner's format. */
+bool hf_family_reads_key(const hf_family *f, const char *key);
+
 /* "llama, mistral, ..." : the model_types read (not refused, not wrappers). */
 void hf_family_list(char *buf, size_t size);
 

@@ -157,6 +157,15 @@ const hf_family *hf_family_find(const char *model_type)
     return NULL;
 }
 
+bool hf_family_reads_key(const hf_family *f, const char *key)
+{
+    const char *const own[] = {f->dropout_key, f->bias_key, f->parallel_key, f->qk_norm_key};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (own[i] != NULL && strcmp(own[i], key) == 0)
+            return true;
+    return false;
+}
+
 void hf_family_list(char *buf, size_t size)
 {
     size_t i, used = 0;

@@ -29,6 +29,7 @@
 #include "base/alloc.h"
 #include "base/fileio.h"
 #include "base/jsonin.h"
+#include "inputs/hf_families.h"
 #include "inputs/model.h"
 #include "inputs/model_rope.h"
 #include "inputs/model_json.h"
@@ -668,7 +669,9 @@ static void name_from_path(const char *path, char *buf, size_t size)
 /* A HF config that also carries keys of our format ("layers", "hidden"...):
  * it is read as a HF config and those keys are ignored; says so, with the
  * figure that is used instead where there is one.  Keys both formats share
- * (name, head_dim, rope_theta, rope_scaling) are not ours alone. */
+ * (name, head_dim, rope_theta, rope_scaling) are not ours alone, nor is a
+ * key the config's family reads as its own (hf_family_reads_key: Falcon's
+ * hidden_dropout). */
 static void note_our_keys(json_t *root, const model *m, const run_spec *run)
 {
     const struct { const char *key; int value; } sized[] = {
@@ -677,11 +680,13 @@ static void note_our_keys(json_t *root, const model *m, const run_spec *run)
         {"seq_len", run->seq_len}, {"max_position", m->max_position},
         {"global_batch", run->global_batch}};
     const char *marker = hf_config_marker(root);
+    const hf_family *fam = hf_family_find(m->family);
     for (int i = 0; k_top_keys[i] != NULL; i++) {
         const char *k = k_top_keys[i];
         size_t j = 0;
         if (json_object_get(root, k) == NULL || strcmp(k, "name") == 0 ||
-            strcmp(k, "head_dim") == 0 || strncmp(k, "rope_", 5) == 0)
+            strcmp(k, "head_dim") == 0 || strncmp(k, "rope_", 5) == 0 ||
+            (fam != NULL && hf_family_reads_key(fam, k)))
             continue;
         while (j < sizeof sized / sizeof sized[0] && strcmp(sized[j].key, k) != 0)
             j++;
