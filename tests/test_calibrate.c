@@ -597,7 +597,7 @@ START_TEST(bad_files_give_positions)
         {"[1, 2]",
          "planner: F:1:1: a calibration file is a JSON object (from 'planner calibrate')"},
         {"{\"version\": 1,\n \"params\": {\"hopper.gemm_eff\": 0.7,\n}}",
-         "planner: F:3:1: string or '}' expected near '}'"},
+         "planner: F:2:35: a comma before '}': JSON allows no trailing comma"},
         /* jansson points at the duplicate key's closing quote */
         {"{\"version\": 1, \"params\": {}, \"version\": 1}",
          "planner: F:1:38: duplicate object key near '\"version\"'"},

@@ -153,8 +153,17 @@ START_TEST(refusals)
                 "planner: t.json:2:4: duplicate object key near '\"a\"'");
     parse_fails("{\"a\" 1}", 7, PLANNER_E_INPUT,
                 "planner: t.json:1:6: ':' expected near '1'");
-    parse_fails("", 0, PLANNER_E_INPUT,
-                "planner: t.json:1:1: '[' or '{' expected near end of file");
+    parse_fails("", 0, PLANNER_E_INPUT, "planner: t.json:1:1: empty file (expected a JSON object)");
+    parse_fails(" \n", 2, PLANNER_E_INPUT,
+                "planner: t.json:1:1: empty file (expected a JSON object)");
+    /* what JSON lacks, named (jansson: "string or '}' expected near '/'"),
+     * never inside a string, and only where jansson stopped or before */
+    parse_fails("{\"a\": 1, // one\n \"b\": 2}", 24, PLANNER_E_INPUT,
+                "planner: t.json:1:10: a '//' comment: JSON has no comments (remove it)");
+    parse_fails("{\"a\": [1, 2,]}", 14, PLANNER_E_INPUT,
+                "planner: t.json:1:12: a comma before ']': JSON allows no trailing comma");
+    parse_fails("{\"a\" 1, \"b\": 2,}", 16, PLANNER_E_INPUT,
+                "planner: t.json:1:6: ':' expected near '1'");
     /* 64 levels parse, the 65th '[' (column 66 after one space) is refused */
     deep[0] = ' ';
     for (i = 0; i < JSONIN_MAX_DEPTH + 1; i++) {
@@ -179,7 +188,18 @@ START_TEST(refusals)
         deep[100] = '\0';
         ck_assert_int_eq(jsonin_parse(&doc, deep, 100, "t.json", NULL, &err), PLANNER_OK);
         jsonin_close(&doc);
+        /* '//', ',}' inside strings are text */
+        ck_assert_int_eq(jsonin_parse(&doc, "{\"u\": \"http://x\", \"v\": \",}\"}", 28,
+                                      "t.json", NULL, &err), PLANNER_OK);
+        jsonin_close(&doc);
+        /* a UTF-8 byte-order mark is skipped (RFC 8259 8.1), positions after it */
+        ck_assert_int_eq(jsonin_parse(&doc, "\xEF\xBB\xBF{\"a\": 1}", 11, "t.json", NULL, &err),
+                         PLANNER_OK);
+        ck_assert(json_is_object(doc.root));
+        jsonin_close(&doc);
     }
+    parse_fails("\xEF\xBB\xBF{\"a\" 1}", 10, PLANNER_E_INPUT,
+                "planner: t.json:1:6: ':' expected near '1'");
 }
 END_TEST
 

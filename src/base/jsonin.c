@@ -300,18 +300,28 @@ planner_status jsonin_fail(const jsonin_doc *doc, const jsonin_path *p, const ch
 
 /* ---- parsing ---------------------------------------------------------------- */
 
-/* Refuses a NUL byte, and nesting deeper than JSONIN_MAX_DEPTH. */
+/* The error at offset i of t. */
+static planner_status fail_at(const char *t, size_t len, size_t i, const char *file,
+                              planner_error *err, const char *msg)
+{
+    int line, col;
+    offset_position(t, len, i, &line, &col);
+    return error_set(err, PLANNER_E_INPUT, file, line, col, NULL, "%s", msg);
+}
+
+/* Refuses a NUL byte, nesting deeper than JSONIN_MAX_DEPTH, and an empty
+ * file (jansson: "'[' or '{' expected near end of file"). */
 static planner_status prescan(const char *t, size_t len, const char *file, planner_error *err)
 {
     const char *nul = memchr(t, '\0', len);
-    int depth = 0, line, col;
+    int depth = 0;
     size_t i;
 
-    if (nul != NULL) {
-        offset_position(t, len, (size_t)(nul - t), &line, &col);
-        return error_set(err, PLANNER_E_INPUT, file, line, col, NULL,
-                         "a NUL byte is not allowed in JSON");
-    }
+    if (nul != NULL)
+        return fail_at(t, len, (size_t)(nul - t), file, err,
+                       "a NUL byte is not allowed in JSON");
+    if (skip_ws(t, len, 0) == len)
+        return fail_at(t, len, 0, file, err, "empty file (expected a JSON object)");
     for (i = 0; i < len; i++) {
         char ch = t[i];
         if (ch == '"') {
@@ -324,9 +334,9 @@ static planner_status prescan(const char *t, size_t len, const char *file, plann
                 i--;
         } else if (ch == '{' || ch == '[') {
             if (++depth > JSONIN_MAX_DEPTH) {
-                offset_position(t, len, i, &line, &col);
-                return error_set(err, PLANNER_E_INPUT, file, line, col, NULL,
-                                 "nesting deeper than %d levels", JSONIN_MAX_DEPTH);
+                char msg[64];
+                snprintf(msg, sizeof msg, "nesting deeper than %d levels", JSONIN_MAX_DEPTH);
+                return fail_at(t, len, i, file, err, msg);
             }
         } else if (ch == '}' || ch == ']') {
             depth--;
@@ -335,12 +345,40 @@ static planner_status prescan(const char *t, size_t len, const char *file, plann
     return PLANNER_OK;
 }
 
+/* What people write that JSON (RFC 8259) lacks and jansson reports only as
+ * a token it did not expect ("string or '}' expected near '/'"): the offset
+ * of the first comment (JSONC, JSON5) or trailing comma before '}' or ']'
+ * outside strings, its message in *msg; len when there is none. */
+static size_t first_slip(const char *t, size_t len, const char **msg)
+{
+    for (size_t i = 0; i < len; i++) {
+        size_t k;
+        if (t[i] == '"') {
+            i = skip_string(t, len, i) - 1;
+        } else if (t[i] == '/' && i + 1 < len && (t[i + 1] == '/' || t[i + 1] == '*')) {
+            *msg = t[i + 1] == '/' ? "a '//' comment: JSON has no comments (remove it)"
+                                   : "a '/*' comment: JSON has no comments (remove it)";
+            return i;
+        } else if (t[i] == ',' && (k = skip_ws(t, len, i + 1)) < len &&
+                   (t[k] == '}' || t[k] == ']')) {
+            *msg = t[k] == '}' ? "a comma before '}': JSON allows no trailing comma"
+                               : "a comma before ']': JSON allows no trailing comma";
+            return i;
+        }
+    }
+    return len;
+}
+
 planner_status jsonin_parse(jsonin_doc *doc, const char *text, size_t len, const char *file,
                             const char *path_root, planner_error *err)
 {
     json_error_t jerr;
     planner_status rc;
 
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;   /* a UTF-8 byte-order mark, which RFC 8259 section 8.1 lets a */
+        len -= 3;    /* parser ignore (Windows editors write one): positions after it */
+    }
     doc->file = file;
     doc->text = text;
     doc->len = len;
@@ -358,6 +396,12 @@ planner_status jsonin_parse(jsonin_doc *doc, const char *text, size_t len, const
     if (json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0' ||
         alloc_failed())
         return error_oom(err);
+    {   /* a comment or trailing comma where jansson stopped, or before */
+        const char *msg = NULL;
+        size_t at = first_slip(text, len, &msg);
+        if (at < len && jerr.position >= 0 && at <= (size_t)jerr.position)
+            return fail_at(text, len, at, file, err, msg);
+    }
     return error_set(err, PLANNER_E_INPUT, file, jerr.line > 0 ? jerr.line : 1,
                      jerr.column > 0 ? jerr.column : 1, NULL, "%s", jerr.text);
 }
