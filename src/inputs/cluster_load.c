@@ -483,6 +483,22 @@ static const quantity_range *range_of(const char *key, unit_kind kind)
     return NULL;
 }
 
+/* Whether `text` is a bare number (units_parse reads it in SI units, README
+ * "Units"), and then the unit to suggest for its kind. */
+static const char *bare_number_hint(const char *text, unit_kind kind)
+{
+    static const char *const hint[] = {
+        [UNIT_BANDWIDTH] = "a bare number is in B/s; give its unit, e.g. 400Gbps or 450GB/s",
+        [UNIT_TIME] = "a bare number is in seconds; give its unit, e.g. 14us",
+        [UNIT_SIZE] = "a bare number is in bytes; give its unit, e.g. 80GiB",
+        [UNIT_FLOPS] = "a bare number is in FLOP/s; give its unit, e.g. 989TFLOPS"};
+    char *end;
+    strtod(text, &end);
+    while (end != text && (*end == ' ' || *end == '\t'))
+        end++;
+    return end != text && *end == '\0' ? hint[kind] : NULL;
+}
+
 /* A quantity with a unit, through units_parse, inside its plausible range
  * (zero, where allowed, means "absent"). */
 static planner_status yunit(const yloader *ld, const ynode *map, const ypath *p, const char *key,
@@ -504,6 +520,9 @@ static planner_status yunit(const yloader *ld, const ynode *map, const ypath *p,
         char lo[32], hi[32];
         units_format(r->min, kind, lo, sizeof lo);
         units_format(r->max, kind, hi, sizeof hi);
+        if (bare_number_hint(y->value, kind) != NULL)
+            return fail(ld, y, &q, "%.64s outside %s..%s (%s)", y->value, lo, hi,
+                        bare_number_hint(y->value, kind));
         return fail(ld, y, &q, "%.64s outside %s..%s", y->value, lo, hi);
     }
     if (present != NULL)
