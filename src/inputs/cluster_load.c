@@ -115,6 +115,9 @@ static planner_status parser_error(const yloader *ld, const yaml_parser_t *p)
         return error_oom(ld->err);
     if (p->error == YAML_READER_ERROR)
         offset_position(ld, p->problem_offset, &line, &col);
+    else if (p->problem_mark.index < ld->len && ld->text[p->problem_mark.index] == '\t')
+        /* libyaml: "found character that cannot start any token" */
+        return yfail_at(ld, line, col, "YAML: a tab: YAML indents with spaces, never tabs");
     if (p->context != NULL)
         return yfail_at(ld, line, col, "YAML: %s %s", p->problem ? p->problem : "syntax error",
                         p->context);
