@@ -116,22 +116,45 @@ static planner_status not_shipped(const char *arg, const char *kind, const char 
                      strcmp(kind, "configs") == 0 ? "model" : "cluster", hint);
 }
 
+/* Whether `name` ('llama3-8b' or 'llama3-8b.json') is a shipped file of
+ * `kind`: its path then in buf. */
+static bool find_shipped(const char *name, const char *kind, const char *ext, char *buf,
+                         size_t size)
+{
+    struct stat st;
+    char dir[1200];
+    for (int i = 0; candidate(i, kind, dir, sizeof dir) == 0; i++) {
+        snprintf(buf, size, "%s/%s%s", dir, name, has_ext(name, ext) ? "" : ext);
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+            return true;
+    }
+    return false;
+}
+
 const char *shipped_resolve(const char *arg, const char *kind, const char *ext, char *buf,
                             size_t size, planner_error *err)
 {
     struct stat st;
-    char dir[1200];
-    if (arg == NULL || strchr(arg, '/') != NULL || arg[0] == '\0' || stat(arg, &st) == 0)
-        return arg;
-    if (errno != ENOENT)
-        return arg;   /* (the open says why) */
-    for (int i = 0; candidate(i, kind, dir, sizeof dir) == 0; i++) {
-        /* 'llama3-8b' or 'llama3-8b.json' */
-        snprintf(buf, size, "%s/%s%s", dir, arg, has_ext(arg, ext) ? "" : ext);
-        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+    const char *slash;
+    if (arg == NULL || arg[0] == '\0' || stat(arg, &st) == 0 || errno != ENOENT)
+        return arg;   /* (the open says why it fails, if it does) */
+    slash = strrchr(arg, '/');
+    if (slash == NULL) {
+        if (find_shipped(arg, kind, ext, buf, size))
             return buf;
+        not_shipped(arg, kind, ext, err);
+        return NULL;
     }
-    not_shipped(arg, kind, ext, err);
+    /* a missing path whose last part is shipped: the README's
+     * 'configs/gpt3-175b.json' run from outside the clone */
+    if (slash[1] == '\0' || !has_ext(slash + 1, ext) ||
+        !find_shipped(slash + 1, kind, ext, buf, size))
+        return arg;
+    error_set(err, PLANNER_E_IO, arg, 0, 0, NULL,
+              "cannot open: %s (the shipped %s of that name is '--%s %.*s', from any folder)",
+              strerror(ENOENT), strcmp(kind, "configs") == 0 ? "model" : "cluster",
+              strcmp(kind, "configs") == 0 ? "model" : "cluster",
+              (int)(strlen(slash + 1) - strlen(ext)), slash + 1);
     return NULL;
 }
 

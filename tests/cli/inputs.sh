@@ -120,6 +120,21 @@ $P --model llama3-7b --cluster h100x512 2> "$T/err"
 (d=$(pwd) && cd "$T" && "$d/$P" --model llama3-8b.json --cluster h100x512.yaml --show-inputs \
     > /dev/null) ||
     fail "shipped names with their extensions from another folder"
+# the README's paths run from another folder: exit 4, the missing file and
+# the shipped name that finds it (plan, size, sweep)
+for cmd in "" size sweep; do
+    (d=$(pwd) && cd "$T" && "$d/$P" $cmd --model configs/llama3-8b.json --cluster h100x512 \
+        > /dev/null 2> "$T/err")
+    [ $? -eq 4 ] || fail "'$cmd' configs/llama3-8b.json from another folder: expected exit 4"
+    [ "$(cat "$T/err")" = "planner: configs/llama3-8b.json: cannot open: No such file or \
+directory (the shipped model of that name is '--model llama3-8b', from any folder)" ] ||
+        fail "'$cmd' configs/llama3-8b.json from another folder: $(cat "$T/err")"
+done
+(d=$(pwd) && cd "$T" && "$d/$P" --model llama3-8b --cluster clusters/h100x512.yaml \
+    > /dev/null 2> "$T/err")
+grep -qxF "planner: clusters/h100x512.yaml: cannot open: No such file or directory (the shipped \
+cluster of that name is '--cluster h100x512', from any folder)" "$T/err" ||
+    fail "clusters/h100x512.yaml from another folder: $(cat "$T/err")"
 $P size --model llama3-8b --cluster h100x51 2> "$T/err"
 [ $? -eq 4 ] || fail "size, unknown cluster name: expected exit 4"
 [ "$(cat "$T/err")" = "planner: 'h100x51': no such file, and no shipped cluster of that name \
