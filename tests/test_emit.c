@@ -1680,6 +1680,23 @@ START_TEST(hf_fields)
     f.m.bias = MODEL_BIAS_SET;   /* LayerNorm without its bias: Megatron's has one */
     ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
     free(t);
+
+    /* sliding windows (StarCoder2-7B: 4,096 tokens, its default sequence):
+     * a window of the run's sequence or more limits nothing, the causal
+     * attention Megatron runs; a shorter one has no flags here */
+    llama70b(&f);   /* seq_len 8192 */
+    for (int i = 0; i < f.m.layers; i++)
+        f.layer[i].window = 8192;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), 0);
+    ck_no_flag(t, "--window-size");
+    free(t);
+    f.layer[3].window = 8191;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
+    free(t);
+    f.layer[3].window = 0;
+    f.layer[5].chunk = 4096;
+    ck_assert_int_eq(emit_to_string(EMIT_MEGATRON, &f, &t), PLANNER_E_INPUT);
+    free(t);
 }
 END_TEST
 

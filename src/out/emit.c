@@ -663,11 +663,14 @@ static double rotary_percent(const model *m)
 }
 
 /* An architectural field of the HF families (model.h) that no Megatron-LM
- * flag carries, or NULL.  Megatron's GPT layer is a sequential pre-norm
- * block (no parallel attention+MLP, no sandwich norms), its GLU is SwiGLU
- * (--swiglu) and its --qk-layernorm is per head; --window-size exists, but
- * its window bounds are not matched to the HF configs' here. */
-static const char *model_not_carried(const model *m)
+ * flag carries, or NULL, for a run of seq_len tokens.  Megatron's GPT layer
+ * is a sequential pre-norm block (no parallel attention+MLP, no sandwich
+ * norms), its GLU is SwiGLU (--swiglu) and its --qk-layernorm is per head;
+ * --window-size exists, but its window bounds are not matched to the HF
+ * configs' here.  A window or chunk of seq_len tokens or more never limits
+ * what a token attends to in the run: the causal attention Megatron runs
+ * (Phi-3.5-mini's and Phi-4-mini's 262,144-token window). */
+static const char *model_not_carried(const model *m, int seq_len)
 {
     int i;
     double pct = rotary_percent(m);
@@ -684,16 +687,17 @@ static const char *model_not_carried(const model *m)
     if (!biases_expressible(m))
         return "its biases (Megatron-LM: all linear layers, none, or q/k/v only)";
     for (i = 0; i < m->layers; i++)
-        if (m->layer[i].window > 0 || m->layer[i].chunk > 0)
+        if ((m->layer[i].window > 0 && m->layer[i].window < seq_len) ||
+            (m->layer[i].chunk > 0 && m->layer[i].chunk < seq_len))
             return "its sliding-window or chunked attention";
     return NULL;
 }
 
 /* Every architectural field of the model that the flags cannot carry: the
  * model is refused with the reason, never launched as a different one. */
-static planner_status model_check(const model *m, planner_error *err)
+static planner_status model_check(const model *m, int seq_len, planner_error *err)
 {
-    const char *missing = model_not_carried(m);
+    const char *missing = model_not_carried(m, seq_len);
     if (missing != NULL)
         return emit_fail(err, "the Megatron flags do not carry %s", missing);
     if (layers_check(m, err) != PLANNER_OK || rope_check(m, err) != PLANNER_OK)
@@ -1162,7 +1166,7 @@ static int ds_expert_interval(const model *m)
  * method", megatron/model/gpt_model.py). */
 static planner_status ds_model_check(const model *m, const strategy *s, planner_error *err)
 {
-    const char *missing = model_not_carried(m);
+    const char *missing = model_not_carried(m, s->seq_len);
     double theta = m->rope.theta > 0 ? m->rope.theta : MEG_ROTARY_BASE_DEFAULT;
     bool moe = m->moe.experts > 0;
     if (missing == NULL && m->qk_norm != QK_NORM_NONE)
@@ -1978,7 +1982,7 @@ static planner_status launch_checks(const model *m, const cluster *c, const plan
             return rc;
         return emit_deepspeed_check(m, pl, emitted_precision(m, c, &pl->s), err);
     }
-    if ((rc = model_check(m, err)) != PLANNER_OK)
+    if ((rc = model_check(m, pl->s.seq_len, err)) != PLANNER_OK)
         return rc;
     return release_check(m, c, pl, ver, err);
 }
