@@ -106,6 +106,11 @@ const placer_stats *placer_get_stats(const placer *pc);
 void placer_set_work_limit(placer *pc, long long steps);
 long long placer_work(const placer *pc);
 
+/* Forgets the per-layer cost tables (the next calls build them anew and
+ * count their work again): a search's block run after it costs the same
+ * work whatever the placer served before (search.c, PARALLEL). */
+void placer_forget(placer *pc);
+
 /* When no split fits: on (the default), the split whose worst stage is the
  * least over its memory (a search's closest miss: its advice names what
  * that stage needs); off, the fastest split (cheaper, for searches that

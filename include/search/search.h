@@ -81,6 +81,10 @@ typedef struct search_options {
                                          flex token dispatcher only where
                                          it has a backend
                                          (knob_flex_backend) */
+    int jobs;                         /* threads the search runs its blocks
+                                         on (base/workers.h; -j), >= 1: the
+                                         result is the same for every value
+                                         (search.c, PARALLEL); default 1 */
     const strategy *layout;           /* borrowed: a pinned --pipeline-model-
                                          parallel-layout (its pp, vpp and
                                          layout_layers: strategy_layout_parse);

@@ -13,7 +13,7 @@ int cli_parse_int(const char *text, long min, long max, int *out);
 /* Parses a finite double in [min, max]; -1 if not. */
 int cli_parse_double(const char *text, double min, double max, double *out);
 
-/* -j N / --jobs N of sweep and validate: *out the threads, N in
+/* -j N / --jobs N of plan, size, sweep and validate: *out the threads, N in
  * 1..CLI_JOBS_MAX (more than base/workers.h's WORKERS_MAX run as that
  * many), or a usage error of command `cmd` ("" for plan): PLANNER_E_USAGE.
  * The default, without the option, is workers_online(). */

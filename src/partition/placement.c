@@ -465,6 +465,13 @@ long long placer_work(const placer *pc)
     return pc->ws.steps;
 }
 
+void placer_forget(placer *pc)
+{
+    for (int q = 0; q < COST_CACHE; q++)
+        pc->cache[q].used = false;
+    pc->next = 0;
+}
+
 bool placer_memory_shaped(const placer *pc)
 {
     return pc->memory_shaped;

@@ -169,6 +169,33 @@
  * peak memory / usable memory ratio; the advice re-evaluates its variants
  * (full recompute, mbs 1, ZeRO-3, all three) and searches the same space on
  * 2x, 4x ... 64x the nodes, and names catalog GPUs with enough memory.
+ *
+ * PARALLEL (-j N, search_options.jobs).  The blocks (group, tp, cp, pp, dp,
+ * ep, etp; on placements across groups, each placement's) are listed in
+ * the order above as units and searched in batches of 1, 2, 4, ... then
+ * SEARCH_BATCH (32) units on the worker threads (base/workers.h; the first
+ * small batches fill the top N before many units start without a bound;
+ * the sizes never depend on -j).  Every unit of a batch starts from the
+ * search as it stood at the batch's start: the kept plans (read-only,
+ * shared: top_worst bounds cannot_rank by them and the unit's own), the
+ * plans found so far (the placer's closest-miss mode), the work done; it
+ * runs on its own copy of the state with its worker's placer (its cost
+ * tables forgotten first, so a unit's work never depends on what the
+ * placer served before) and memo (whose ranges cost the same remembered or
+ * not).  After the batch, the units are merged in their order (unit_merge):
+ * counts, the first refusal of each rule, the closest miss, the best plan
+ * per kind of placement, and the plans each kept, offered to the ranking in
+ * their order.  Nothing depends on the number of threads or the
+ * scheduling: the report is the same for every N.  The prunes stay safe: a
+ * unit prunes against the top N of a subset of the candidates the search
+ * has evaluated, whose N-th is no better than the whole search's, so what
+ * it drops cannot rank at the end (it prunes less than a search of one
+ * block after another, and evaluates a few more candidates: DeepSeek-V3 on
+ * 512 H100 81,002 instead of 80,726, GPT-3 175B 4,495 instead of 4,423;
+ * the plans are the same).
+ * The work limit: a unit that would take the search past it is searched
+ * again from where the merged search stands, so it stops where a search
+ * of one block after another would.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -177,6 +204,7 @@
 #include <string.h>
 #include <time.h>
 #include "base/alloc.h"
+#include "base/workers.h"
 #include "cost/memory.h"
 #include "model/transformer.h"
 #include "partition/placement.h"
@@ -196,6 +224,9 @@
 enum { RC_LEVEL_NONE, RC_LEVEL_SEL_ATTN, RC_LEVEL_SEL_SAVE, RC_LEVEL_FULL, RC_COUNT };
 #define ZERO_COUNT 4
 #define ZERO_FAMILIES 3       /* prune families: zero 0-1, 2, 3 */
+/* PARALLEL: blocks searched at a time, whatever -j is (after the first
+ * batches of 1, 2, 4, ...) */
+#define SEARCH_BATCH 32
 
 
 /* P11: what the alltoall pass of a block found at one recompute level of
@@ -296,12 +327,27 @@ typedef struct search_ctx {
     eval_memo *memo;          /* layer-range costs across the candidates
                                  (evaluate_with; made on first use, NULL
                                  with search_options.eval_memo_off) */
+    /* PARALLEL: a block searched as a unit of a batch.  The kept plans as
+     * of the batch's start (the search's, read-only while the batch runs):
+     * the best base_live of them still rank among the top N with the
+     * unit's own (pool, order, n_top); the search's plans and work then */
+    const top_entry *base_pool;
+    const int *base_order;
+    int base_live;
+    long feasible_before;
+    double work_before;
+    long long placer_start;   /* placer_work when the unit began */
+    double work_limit;        /* the search's (search_options.work_limit);
+                                 a unit's: its share of what is left */
+    struct worker_scratch *scratch;   /* each worker's placer and memo
+                                         (the search's; NULL: none yet) */
 } search_ctx;
 
 /* The search's work in DP steps (search_options.work_limit). */
 static double search_work(const search_ctx *x)
 {
-    return x->eval_work + (x->placer != NULL ? (double)placer_work(x->placer) : 0);
+    return x->work_before + x->eval_work +
+           (x->placer != NULL ? (double)(placer_work(x->placer) - x->placer_start) : 0);
 }
 
 static double now_s(void)
@@ -322,6 +368,7 @@ void search_options_default(search_options *opts)
     opts->ilp_time_limit_s = 10;
     opts->work_limit = SEARCH_WORK_LIMIT_DEFAULT;
     opts->megatron = MEGATRON_VERSION_DEFAULT;
+    opts->jobs = 1;
 }
 
 void search_result_free(search_result *res)
@@ -495,6 +542,7 @@ static planner_status place_split(search_ctx *x, strategy *s, const placement *p
                                   planner_error *err)
 {
     planner_status r;
+    long stops;
     if (x->placer == NULL) {
         /* screening uses the DP; seam_refine() re-partitions with the ILP */
         x->placer = placer_new(x->m, x->c, x->p, false, x->o->ilp_time_limit_s);
@@ -503,17 +551,19 @@ static planner_status place_split(search_ctx *x, strategy *s, const placement *p
             return error_oom(err);
         }
     }
-    if (x->o->work_limit > 0)   /* what the evaluations left of the limit */
-        placer_set_work_limit(x->placer, (long long)(x->o->work_limit - x->eval_work) + 1);
+    if (x->work_limit > 0)   /* what the rest of the work left of the limit */
+        placer_set_work_limit(x->placer, (long long)(x->work_limit - x->work_before -
+                                                     x->eval_work) + x->placer_start + 1);
     /* memory-balanced splits for misses only while no plan fits (a miss is
      * reported only then) */
-    placer_balance_misses(x->placer, x->feasible == 0);
-    x->placed_balanced = x->feasible == 0;
+    placer_balance_misses(x->placer, x->feasible + x->feasible_before == 0);
+    x->placed_balanced = x->feasible + x->feasible_before == 0;
+    stops = placer_get_stats(x->placer)->limit_stops;   /* a worker's placer: all its units' */
     r = placer_place(x->placer, pl, s, err);
     x->shaped = placer_memory_shaped(x->placer);
     if (r == PLANNER_E_INTERNAL)
         x->oom = true;
-    if (placer_get_stats(x->placer)->limit_stops > 0)
+    if (placer_get_stats(x->placer)->limit_stops > stops)
         x->limited = true;
     return r;
 }
@@ -633,7 +683,8 @@ int objective_from_name(const char *name, objective *out)
 /* Whether s runs the flex dispatcher and a kept plan is its alltoall twin
  * at the same objective and peak memory: every knob but the dispatcher and
  * the router graphs, and the layer split, the same (search_block offers
- * the alltoall pass of a block first). */
+ * the alltoall pass of a block first; so the twin is among a unit's own
+ * plans, never the batch's base). */
 static bool flex_twin_kept(const search_ctx *x, const strategy *s, double score, double peak)
 {
     if (!s->flex_dispatcher)
@@ -654,19 +705,40 @@ static bool flex_twin_kept(const search_ctx *x, const strategy *s, double score,
     return false;
 }
 
+/* The worst of the top N kept plans, or NULL while fewer than N are kept:
+ * the batch's base's best base_live and the unit's own (PARALLEL; of two
+ * that rank alike, the unit's came later, so it is the worse). */
+static const top_entry *top_worst(const search_ctx *x)
+{
+    const top_entry *b, *u;
+    if (x->base_live + x->n_top < x->top_cap)
+        return NULL;
+    b = x->base_live > 0 ? &x->base_pool[x->base_order[x->base_live - 1]] : NULL;
+    u = x->n_top > 0 ? &x->pool[x->order[x->n_top - 1]] : NULL;
+    if (b == NULL || u == NULL)
+        return b != NULL ? b : u;
+    return search_rank_cmp(b->score, b->peak_bytes, &b->s, u->score, u->peak_bytes, &u->s) > 0
+               ? b
+               : u;
+}
+
 /* Keeps s if it ranks among the top N; a flex plan that costs exactly what
  * its kept alltoall twin costs is that plan to the user, not kept again. */
 static void top_offer(search_ctx *x, const strategy *s, double score, double peak)
 {
-    int slot, lo, hi;
+    const top_entry *w = top_worst(x);
+    int slot = -1, lo, hi;
     if (flex_twin_kept(x, s, score, peak))
         return;
-    if (x->n_top == x->top_cap) {
-        top_entry *w = &x->pool[x->order[x->n_top - 1]];
+    if (w != NULL) {
         if (search_rank_cmp(score, peak, s, w->score, w->peak_bytes, &w->s) >= 0)
             return;
-        slot = x->order[--x->n_top];
-    } else {
+        if (x->n_top > 0 && w == &x->pool[x->order[x->n_top - 1]])
+            slot = x->order[--x->n_top];
+        else
+            x->base_live--;   /* a base plan drops out of the top N */
+    }
+    if (slot < 0) {
         if (x->n_top == x->pool_cap) {
             int cap = x->pool_cap ? 2 * x->pool_cap : 16;
             top_entry *np;
@@ -815,10 +887,8 @@ static void record(search_ctx *x, int fit)
     double score = objective_score(x, &x->s, &x->e), peak = x->e.peak_memory_bytes, ratio;
 
     x->candidates++;
-    if ((x->candidates & 255) == 0)
-        progress_report(&x->o->progress, x->candidates, -1);
     x->eval_work += SEARCH_EVAL_WORK_PER_LAYER * x->m->layers;
-    if (x->o->work_limit > 0 && search_work(x) >= x->o->work_limit)
+    if (x->work_limit > 0 && search_work(x) >= x->work_limit)
         x->limited = true;
     if (fit == 1) {
         x->feasible++;
@@ -1445,14 +1515,12 @@ static bool rc_layers_admit(const search_ctx *x, const strategy *all, int k)
 /* Whether a plan of objective `score` or less cannot enter the top N. */
 static bool cannot_rank(const search_ctx *x, double score)
 {
-    const top_entry *w;
-    if (x->exhaustive || x->n_top < x->top_cap)
-        return false;
-    w = &x->pool[x->order[x->n_top - 1]];
+    const top_entry *w = top_worst(x);
     /* against the last kept plan's objective less its unvalidated knobs'
      * margin (search_rank_cmp): a plan of `score` with none of them ranks
      * before it above that */
-    return score < search_rank_score(w->score, knobs_unvalidated_count(&w->s));
+    return !x->exhaustive && w != NULL &&
+           score < search_rank_score(w->score, knobs_unvalidated_count(&w->s));
 }
 
 /* Whether x->s fits, by evaluate_bound (exact memory, no pipeline
@@ -1463,7 +1531,7 @@ static bool bound_fits(search_ctx *x, double *score_ub)
 {
     evaluate_bound_with(x->m, x->c, x->p, &x->s, &x->e, memo(x));
     x->eval_work += SEARCH_EVAL_WORK_PER_LAYER * x->m->layers;
-    if (x->o->work_limit > 0 && search_work(x) >= x->o->work_limit)
+    if (x->work_limit > 0 && search_work(x) >= x->work_limit)
         x->limited = true;
     *score_ub = x->o->obj == OBJECTIVE_THROUGHPUT ? x->e.tokens_per_s * (1 + 1e-9) : -1;
     return x->e.feasible;
@@ -1868,7 +1936,7 @@ static bool twin_skips(search_ctx *x, block_cell *c, int rc, bool placed, int *f
     rules = split_by_rules(x, x->s.pp, c->vpp);
     lv = &t->lv[twin_index(t, c, rc)];
     none = &t->lv[twin_index(t, c, RC_LEVEL_NONE)];
-    if (!placed && lv->evaluated && lv->fit == 0 && x->n_top == x->top_cap) {
+    if (!placed && lv->evaluated && lv->fit == 0 && top_worst(x) != NULL) {
         /* the twin level missed, so does this one (flex needs no less
          * memory: P10's premise), and plans fit: no miss is reported */
         x->pruned++;
@@ -2358,7 +2426,225 @@ static void etp_list(const search_ctx *x, int_list *out, int tp, long tcd, int e
     stack_filter(x, out, KNOB_ETP, false);
 }
 
-/* Enumerates every block of node group x->group with N = x->gpus. */
+/* ---- parallel: units and batches (PARALLEL) ------------------------------ */
+
+/* One block to search: its degrees, node group, GPUs and placement. */
+typedef struct search_unit {
+    int tp, cp, pp, dp, ep, etp;
+    int group, gpus;
+    bool placed;              /* on `where` (search_placements), else on group */
+    placement where;
+} search_unit;
+
+typedef struct unit_list {
+    search_unit *u;
+    size_t n, cap;
+} unit_list;
+
+/* What a worker thread keeps from unit to unit: the placer (its cost
+ * tables forgotten at each unit's start) and the memo of layer-range costs
+ * (whose answers are the same computed or remembered). */
+typedef struct worker_scratch {
+    placer *placer;
+    eval_memo *memo;
+} worker_scratch;
+
+/* Adds the block x->s (degrees set) on x->group / x->placement. */
+static void unit_add(search_ctx *x, unit_list *l)
+{
+    search_unit *u;
+    search_unit *grown = pl_grow(l->u, &l->cap, l->n + 1, sizeof *l->u, 64);
+    if (grown == NULL) {
+        x->oom = true;
+        return;
+    }
+    l->u = grown;
+    u = &l->u[l->n++];
+    memset(u, 0, sizeof *u);
+    u->tp = x->s.tp;
+    u->cp = x->s.cp;
+    u->pp = x->s.pp;
+    u->dp = x->s.dp;
+    u->ep = x->s.ep;
+    u->etp = x->s.etp;
+    u->group = x->group;
+    u->gpus = x->gpus;
+    u->placed = x->placement != NULL;
+    if (u->placed)
+        u->where = *x->placement;
+}
+
+/* u, a copy of the search x as of its batch's start, made a unit: its own
+ * counts, plans and work start at nothing, its placer and memo are its
+ * worker's, and it may do `share` of the work the limit leaves. */
+static void unit_begin(search_ctx *u, const search_ctx *x, worker_scratch *w, double share)
+{
+    *u = *x;
+    u->pool = NULL;
+    u->order = NULL;
+    u->n_top = u->pool_cap = 0;
+    u->base_pool = x->pool;
+    u->base_order = x->order;
+    u->base_live = x->n_top;
+    u->candidates = u->feasible = u->invalid = u->pruned = u->invalid_stack = 0;
+    memset(u->refused, 0, sizeof u->refused);
+    u->feasible_before = x->feasible;
+    u->work_before = search_work(x);
+    if (x->work_limit > 0)
+        u->work_limit = u->work_before + share * (x->work_limit - u->work_before);
+    u->eval_work = 0;
+    u->placer = w->placer;
+    if (u->placer != NULL)
+        placer_forget(u->placer);
+    u->placer_start = u->placer != NULL ? placer_work(u->placer) : 0;
+    u->memo = w->memo;
+    u->twins = NULL;
+}
+
+/* Searches unit su in u (a worker thread: it writes only u and w). */
+static void unit_search(search_ctx *u, const search_unit *su, worker_scratch *w)
+{
+    memset(&u->s, 0, sizeof u->s);
+    u->s.tp = su->tp;
+    u->s.cp = su->cp;
+    u->s.pp = su->pp;
+    u->s.dp = su->dp;
+    u->s.ep = su->ep;
+    u->s.etp = su->etp;
+    u->group = su->group;
+    u->gpus = su->gpus;
+    u->placement = su->placed ? &su->where : NULL;
+    search_block(u);
+    u->placement = NULL;
+    /* the worker keeps its placer (made on first use) and memo; the unit
+     * keeps its work, the placer's share folded in (units_run merges it
+     * after the worker has gone on to other units) */
+    u->eval_work = search_work(u) - u->work_before;
+    w->placer = u->placer;
+    w->memo = u->memo;
+    u->placer = NULL;
+    u->memo = NULL;
+}
+
+/* Adds unit u's findings to the search x, as if x had searched it:
+ * counts, refusals and their first messages, the closest miss, the best
+ * plan per kind of placement, the plans it kept (offered in its order). */
+static void unit_merge(search_ctx *x, search_ctx *u)
+{
+    x->candidates += u->candidates;
+    x->feasible += u->feasible;
+    x->invalid += u->invalid;
+    x->pruned += u->pruned;
+    x->invalid_stack += u->invalid_stack;
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k <= KNOB_COUNT; k++) {
+            if (x->refused[b][k] == 0 && u->refused[b][k] > 0)
+                memcpy(x->refused_why[b][k], u->refused_why[b][k], sizeof x->refused_why[b][k]);
+            x->refused[b][k] += u->refused[b][k];
+        }
+    if ((x->first_invalid[0] == '\0' && u->first_invalid[0] != '\0') || u->broken) {
+        memcpy(x->first_invalid, u->first_invalid, sizeof x->first_invalid);
+        x->first_by_stack = u->first_by_stack;
+    }
+    x->eval_work += search_work(u) - u->work_before;
+    if (u->have_miss &&
+        (!x->have_miss || u->miss_ratio < x->miss_ratio ||
+         (u->miss_ratio == x->miss_ratio &&
+          search_rank_cmp(u->miss_score, u->miss_peak, &u->miss, x->miss_score, x->miss_peak,
+                          &x->miss) < 0))) {
+        x->have_miss = true;
+        x->miss_ratio = u->miss_ratio;
+        x->miss_score = u->miss_score;
+        x->miss_peak = u->miss_peak;
+        x->miss = u->miss;
+    }
+    for (int k = 0; k < 2; k++)
+        if (u->have_best[k] && (!x->have_best[k] || u->best_score[k] > x->best_score[k])) {
+            x->have_best[k] = true;
+            x->best_score[k] = u->best_score[k];
+            x->best[k] = u->best[k];
+        }
+    for (int i = 0; i < u->n_top; i++) {
+        const top_entry *t = &u->pool[u->order[i]];
+        top_offer(x, &t->s, t->score, t->peak_bytes);
+    }
+    x->oom = x->oom || u->oom;
+    x->broken = x->broken || u->broken;
+    x->limited = x->limited || u->limited ||
+                 (x->work_limit > 0 && search_work(x) >= x->work_limit);
+    x->found = x->found || u->found;
+}
+
+/* One batch of n units on the worker threads. */
+typedef struct unit_batch {
+    const search_ctx *x;
+    const search_unit *first;
+    int n;
+    search_ctx *u;            /* [SEARCH_BATCH] */
+} unit_batch;
+
+/* Unit i of the batch.  The first starts from the search as it stands when
+ * it is merged, so it may do all the work the limit leaves; each other one
+ * 1/n of it (what the batch spends on units the limit may discard stays
+ * under what is left; units_run searches again a unit that its share
+ * stopped). */
+static void unit_item(void *arg, int i, int worker)
+{
+    unit_batch *b = arg;
+    worker_scratch *w = &b->x->scratch[worker];
+    unit_begin(&b->u[i], b->x, w, i == 0 ? 1.0 : 1.0 / b->n);
+    unit_search(&b->u[i], &b->first[i], w);
+}
+
+/* Searches the units of l in batches of SEARCH_BATCH on x->o->jobs threads
+ * (PARALLEL), merging each batch's units in order; stops where the search
+ * stops (stop(x): the work limit, a feasible plan for the advice, ...). */
+static void units_run(search_ctx *x, unit_list *l)
+{
+    unit_batch b = {x, NULL, 0, NULL};
+    int jobs = x->o->jobs > 0 ? x->o->jobs : 1;
+    if (x->scratch == NULL)
+        x->scratch = pl_calloc(WORKERS_MAX, sizeof *x->scratch);
+    b.u = pl_calloc(SEARCH_BATCH, sizeof *b.u);
+    if (x->scratch == NULL || b.u == NULL)
+        x->oom = true;
+    /* batches of 1, 2, 4, ... SEARCH_BATCH units: the first blocks fill
+     * the top N, the prunes' bound, before many start without one */
+    for (size_t at = 0, size = 1; at < l->n && !stop(x); at += size, size *= 2) {
+        int n;
+        if (size > SEARCH_BATCH)
+            size = SEARCH_BATCH;
+        n = l->n - at < size ? (int)(l->n - at) : (int)size;
+        b.first = &l->u[at];
+        b.n = n;
+        workers_run(n, jobs, unit_item, &b);
+        for (int i = 0; i < n; i++) {
+            if (i > 0 && !stop(x) && x->work_limit > 0 &&
+                (b.u[i].limited || search_work(x) + b.u[i].eval_work >= x->work_limit)) {
+                /* its share of the work stopped the unit, or it would take
+                 * the search past the limit: it runs again from where the
+                 * search now stands, so it stops where a search of one
+                 * block after another would */
+                pl_free(b.u[i].pool);
+                pl_free(b.u[i].order);
+                unit_begin(&b.u[i], x, &x->scratch[0], 1.0);
+                unit_search(&b.u[i], &b.first[i], &x->scratch[0]);
+            }
+            if (!stop(x))
+                unit_merge(x, &b.u[i]);
+            pl_free(b.u[i].pool);
+            pl_free(b.u[i].order);
+        }
+        progress_report(&x->o->progress, x->candidates, -1);
+    }
+    pl_free(b.u);
+    pl_free(l->u);
+    l->u = NULL;
+    l->n = l->cap = 0;
+}
+
+/* Enumerates every block of node group x->group with N = x->gpus, then
+ * searches them (units_run). */
 static void search_group(search_ctx *x)
 {
     const model *m = x->m;
@@ -2366,6 +2652,7 @@ static void search_group(search_ctx *x)
     const strategy_constraints *f = &x->fix;
     int_list tps, cps, pps, eps, etps;
     int n = x->gpus;
+    unit_list l = {NULL, 0, 0};
 
     tps.n = 0;
     if (f->tp > 0) {
@@ -2411,10 +2698,11 @@ static void search_group(search_ctx *x)
                         x->s.dp = dp;
                         x->s.ep = eps.v[ei];
                         x->s.etp = etps.v[xi];
-                        search_block(x);
+                        unit_add(x, &l);
                     }
                 }
             }
+    units_run(x, &l);
 }
 
 /* Placement seam: the blocks whose stages span two or more node groups
@@ -2434,6 +2722,7 @@ static int search_placements(search_ctx *x)
     int searched = 0, total = 0;
     int_list tps, dps, cps, eps;
     placement *pls;
+    unit_list l = {NULL, 0, 0};
 
     if (c->n_groups < 2)
         return 0;
@@ -2498,12 +2787,13 @@ static int search_placements(search_ctx *x)
                     x->group = pls[k].part[0].group;
                     x->gpus = (int)gpus;
                     searched++;
-                    search_block(x);
+                    unit_add(x, &l);
                 }
             }
         }
     x->placement = NULL;
     pl_free(pls);
+    units_run(x, &l);
     return searched;
 }
 
@@ -2516,8 +2806,14 @@ static void seam_refine_top(search_ctx *x, search_result *res)
 {
     cost_schedule *sched;
     planner_status r;
-    if (x->o->partition != PARTITION_ILP || x->placer == NULL)
+    if (x->o->partition != PARTITION_ILP)
         return;
+    if (x->placer == NULL)   /* the blocks were placed by the workers' placers */
+        x->placer = placer_new(x->m, x->c, x->p, false, x->o->ilp_time_limit_s);
+    if (x->placer == NULL) {
+        x->oom = true;
+        return;
+    }
     /* the re-partitioned plan's schedule, then a swap's; zeroed, as whole
      * structs are copied into res->sched (padding too) */
     sched = pl_calloc(1, sizeof *sched);
@@ -2645,11 +2941,18 @@ static void ctx_init(search_ctx *x, const model *m, const cluster *c, const cost
     x->seq_len = o->seq_len > 0 ? o->seq_len : MODEL_DEFAULT_SEQ_LEN;
     x->exhaustive = o->exhaustive;
     x->top_cap = o->top_n > 0 ? o->top_n : 1;
+    x->work_limit = o->work_limit;
     x->err = err;
 }
 
 static void ctx_free(search_ctx *x)
 {
+    for (int w = 0; x->scratch != NULL && w < WORKERS_MAX; w++) {
+        placer_free(x->scratch[w].placer);
+        eval_memo_free(x->scratch[w].memo);
+    }
+    pl_free(x->scratch);
+    x->scratch = NULL;
     placer_free(x->placer);
     x->placer = NULL;
     eval_memo_free(x->memo);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/workers.h"
 #include "fit/calibration.h"
 #include "inputs/stack.h"
 #include "model/knobs.h"
@@ -100,6 +101,8 @@ static planner_status plan_usage(FILE *out, planner_error *err)
         "      --ilp-time-limit S  time limit per ILP solve in seconds (default 10)\n"
         "      --mem-headroom F    fraction of each GPU's usable memory a plan must leave\n"
         "                          free, 0..0.99 (default 0)\n"
+        "  -j, --jobs N            search on N threads (default: the CPUs online, at most\n"
+        "                          64); the plans and the report are the same for every N\n"
         "      --search-limit N    stop placing and partitioning after N DP steps (default\n"
         "                          2e9, a few seconds; the report says when it stopped)\n"
         "      --pipeline-layout L pin Megatron's --pipeline-model-parallel-layout, e.g.\n"
@@ -160,6 +163,7 @@ static const struct option plan_longopts[] = {
     {"stack", required_argument, NULL, OPT_STACK},
     {"torch-compile", no_argument, NULL, OPT_TORCH_COMPILE},
     {"pipeline-layout", required_argument, NULL, OPT_PIPELINE_LAYOUT},
+    {"jobs", required_argument, NULL, 'j'},
     CLI_GOODPUT_LONGOPTS,
     {NULL, 0, NULL, 0}};
 
@@ -235,6 +239,7 @@ static int plan_search_option(int ch, const char *arg, plan_args *a)
                                    arg);
         return 0;
     case OPT_PIPELINE_LAYOUT: a->layout_text = arg; return 0;
+    case 'j': return cli_parse_jobs("", arg, &a->opts.jobs) != 0 ? PLANNER_E_USAGE : 0;
     default:
         return 1;
     }
@@ -310,7 +315,7 @@ static int parse_plan_args(int argc, char **argv, plan_args *a)
 
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":m:c:o:hV", plan_longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":m:c:o:j:hV", plan_longopts, NULL)) != -1) {
         switch (ch) {
         case 'h': {
             planner_error err = PLANNER_ERROR_INIT;
@@ -464,6 +469,7 @@ int cmd_plan(int argc, char **argv)
     memset(&res, 0, sizeof res);
     output_set_init(&files.set, stdout);
     search_options_default(&a.opts);
+    a.opts.jobs = workers_online();
     a.stack = -1;
     int parsed = parse_plan_args(argc, argv, &a);   /* -1: --help/--version done */
     if (parsed != 0)

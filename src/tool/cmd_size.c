@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/units.h"
+#include "base/workers.h"
 #include "fit/calibration.h"
 #include "out/report.h"
 #include "search/size.h"
@@ -50,6 +51,8 @@ static void size_usage(FILE *out)
         "                          free (0..0.99, as for planning)\n"
         "      --deadline T        wall-clock limit, e.g. 90d or 2000h (needs --tokens)\n"
         "      --format table|json report format (default table)\n"
+        "  -j, --jobs N            search on N threads (default: the CPUs online, at most\n"
+        "                          64); the table is the same for every N\n"
         "%s"
         "  -h, --help              show this help and exit\n"
         "\n%s", cli_goodput_help, cli_exit_codes_help);
@@ -73,6 +76,7 @@ static int parse_size_args(int argc, char **argv, size_args *a)
         {"mem-headroom", required_argument, NULL, OPT_S_HEADROOM},
         {"stack", required_argument, NULL, OPT_S_STACK},
         {"torch-compile", no_argument, NULL, OPT_S_COMPILE},
+        {"jobs", required_argument, NULL, 'j'},
         CLI_GOODPUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
     planner_error perr = PLANNER_ERROR_INIT;
@@ -80,7 +84,7 @@ static int parse_size_args(int argc, char **argv, size_args *a)
 
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":m:c:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":m:c:j:h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'm': a->model_path = optarg; break;
         case 'c': a->cluster_path = optarg; break;
@@ -117,6 +121,10 @@ static int parse_size_args(int argc, char **argv, size_args *a)
                 return PLANNER_E_USAGE;
             break;
         case OPT_S_COMPILE: a->torch_compile = true; break;
+        case 'j':
+            if (cli_parse_jobs("size", optarg, &a->opts.jobs) != 0)
+                return PLANNER_E_USAGE;
+            break;
         case OPT_S_HEADROOM:
             if (cli_parse_double(optarg, 0, 0.99, &a->opts.mem_headroom) != 0)
                 return cli_usage_error("size", "--mem-headroom: expected a fraction in 0..0.99, "
@@ -162,6 +170,7 @@ int cmd_size(int argc, char **argv)
     a.stack = -1;
     memset(&res, 0, sizeof res);
     search_options_default(&a.opts);
+    a.opts.jobs = workers_online();
     a.opts.obj = OBJECTIVE_TIME;
     a.opts.report_goodput = true;
     if ((parsed = parse_size_args(argc, argv, &a)) != 0)
