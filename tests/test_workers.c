@@ -1,6 +1,8 @@
 /* test_workers.c: base/workers.h -- every item runs exactly once, on a
  * worker index below workers_count(jobs, n), and the thread count is jobs
  * capped at the items and WORKERS_MAX. */
+#define _GNU_SOURCE   /* sched_setaffinity, CPU_SET */
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include "base/workers.h"
@@ -50,8 +52,35 @@ START_TEST(counts)
     ck_assert_int_eq(workers_count(4, 0), 1);
     ck_assert_int_eq(workers_count(0, 10), 1);
     ck_assert_int_eq(workers_count(1000, 1000), WORKERS_MAX);
-    ck_assert_int_ge(workers_online(), 1);
-    ck_assert_int_le(workers_online(), WORKERS_MAX);
+    ck_assert_int_ge(workers_available(), 1);
+    ck_assert_int_le(workers_available(), WORKERS_MAX);
+}
+END_TEST
+
+/* The default -j follows the process's affinity mask (what Slurm's binding
+ * or taskset gives a job), not the node's CPUs online: bound to one CPU, one
+ * worker.  Skipped where the mask cannot be read or set. */
+START_TEST(default_follows_affinity)
+{
+    cpu_set_t all, one;
+    int cpu = -1;
+    if (sched_getaffinity(0, sizeof all, &all) != 0) {
+        printf("SKIP: default_follows_affinity (sched_getaffinity failed)\n");
+        return;
+    }
+    ck_assert_int_eq(workers_available(),
+                     CPU_COUNT(&all) < WORKERS_MAX ? CPU_COUNT(&all) : WORKERS_MAX);
+    for (int i = 0; i < CPU_SETSIZE && cpu < 0; i++)
+        if (CPU_ISSET(i, &all))
+            cpu = i;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) {
+        printf("SKIP: default_follows_affinity (sched_setaffinity failed)\n");
+        return;
+    }
+    ck_assert_int_eq(workers_available(), 1);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof all, &all), 0);
 }
 END_TEST
 
@@ -61,6 +90,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, every_item_once);
     tcase_add_test(tc, counts);
+    tcase_add_test(tc, default_follows_affinity);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -19,9 +19,10 @@
 
 typedef void workers_fn(void *arg, int item, int worker);
 
-/* The CPUs online (sysconf(_SC_NPROCESSORS_ONLN)), 1 .. WORKERS_MAX: the
+/* The CPUs this process may run on (its affinity mask, as nproc(1)
+ * counts; the CPUs online where that is unreadable), 1 .. WORKERS_MAX: the
  * command line's default -j. */
-int workers_online(void);
+int workers_available(void);
 
 /* The threads workers_run(n, jobs, ...) uses: jobs, at most n and
  * WORKERS_MAX, at least 1. */

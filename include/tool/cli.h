@@ -16,7 +16,7 @@ int cli_parse_double(const char *text, double min, double max, double *out);
 /* -j N / --jobs N of plan, size, sweep and validate: *out the threads, N in
  * 1..CLI_JOBS_MAX (more than base/workers.h's WORKERS_MAX run as that
  * many), or a usage error of command `cmd` ("" for plan): PLANNER_E_USAGE.
- * The default, without the option, is workers_online(). */
+ * The default, without the option, is workers_available(). */
 #define CLI_JOBS_MAX 1024
 int cli_parse_jobs(const char *cmd, const char *arg, int *out);
 

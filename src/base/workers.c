@@ -5,7 +5,9 @@
  * Making threads per call costs tens of microseconds each, small next to an
  * item (a search's block of layouts, a sweep point, a validated run).
  */
+#define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT (glibc) */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 #include "base/workers.h"
@@ -36,9 +38,18 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-int workers_online(void)
+/* The process's affinity mask, as nproc(1) counts (coreutils nproc.c:
+ * sched_getaffinity before sysconf): Slurm's task binding and cgroup
+ * cpuset, taskset and numactl narrow it, so a job's default is the CPUs it
+ * holds, not the node's.  The CPUs online where the mask is unreadable. */
+int workers_available(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    long n = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = CPU_COUNT(&set);
+    if (n < 1)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > WORKERS_MAX ? WORKERS_MAX : (int)n;
 }
 

@@ -101,8 +101,9 @@ static planner_status plan_usage(FILE *out, planner_error *err)
         "      --ilp-time-limit S  time limit per ILP solve in seconds (default 10)\n"
         "      --mem-headroom F    fraction of each GPU's usable memory a plan must leave\n"
         "                          free, 0..0.99 (default 0)\n"
-        "  -j, --jobs N            search on N threads (default: the CPUs online, at most\n"
-        "                          64); the plans and the report are the same for every N\n"
+        "  -j, --jobs N            search on N threads (default: the CPUs it may run on,\n"
+        "                          at most 64); the plans and the report are the same for\n"
+        "                          every N\n"
         "      --search-limit N    stop placing and partitioning after N DP steps (default\n"
         "                          2e9, a few seconds; the report says when it stopped)\n"
         "      --pipeline-layout L pin Megatron's --pipeline-model-parallel-layout, e.g.\n"
@@ -469,7 +470,7 @@ int cmd_plan(int argc, char **argv)
     memset(&res, 0, sizeof res);
     output_set_init(&files.set, stdout);
     search_options_default(&a.opts);
-    a.opts.jobs = workers_online();
+    a.opts.jobs = workers_available();
     a.stack = -1;
     int parsed = parse_plan_args(argc, argv, &a);   /* -1: --help/--version done */
     if (parsed != 0)

@@ -51,8 +51,8 @@ static void size_usage(FILE *out)
         "                          free (0..0.99, as for planning)\n"
         "      --deadline T        wall-clock limit, e.g. 90d or 2000h (needs --tokens)\n"
         "      --format table|json report format (default table)\n"
-        "  -j, --jobs N            search on N threads (default: the CPUs online, at most\n"
-        "                          64); the table is the same for every N\n"
+        "  -j, --jobs N            search on N threads (default: the CPUs it may run on,\n"
+        "                          at most 64); the table is the same for every N\n"
         "%s"
         "  -h, --help              show this help and exit\n"
         "\n%s", cli_goodput_help, cli_exit_codes_help);
@@ -170,7 +170,7 @@ int cmd_size(int argc, char **argv)
     a.stack = -1;
     memset(&res, 0, sizeof res);
     search_options_default(&a.opts);
-    a.opts.jobs = workers_online();
+    a.opts.jobs = workers_available();
     a.opts.obj = OBJECTIVE_TIME;
     a.opts.report_goodput = true;
     if ((parsed = parse_size_args(argc, argv, &a)) != 0)

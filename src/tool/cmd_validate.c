@@ -38,8 +38,8 @@ static void validate_usage(FILE *out)
         "      --models DIR|none    model definitions a run's model.name selects\n"
         "                           (default: the shipped configs; none: the row's\n"
         "                           dimensions only)\n"
-        "  -j, --jobs N             predict N runs at once (default: the CPUs online,\n"
-        "                           at most 64); the output is the same for every N\n"
+        "  -j, --jobs N             predict N runs at once (default: the CPUs it may run\n"
+        "                           on, at most 64); the output is the same for every N\n"
         "  -h, --help               show this help and exit\n"
         "\n%s", cli_exit_codes_help);
 }
@@ -105,7 +105,7 @@ int cmd_validate(int argc, char **argv)
     cost_params params;
     int parsed;
 
-    a.jobs = workers_online();
+    a.jobs = workers_available();
     parsed = parse_validate_args(&a, argc, argv);
 
     if (parsed >= 0)

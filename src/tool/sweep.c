@@ -86,8 +86,8 @@ static void sweep_usage(FILE *out)
         "      --format csv|jsonl  output format (default csv)\n"
         "      --shard I/N         run only the points k with k %% N == I (Slurm arrays)\n"
         "      --merge FILE...     combine shard outputs into the unsharded output\n"
-        "  -j, --jobs N            search N points at once (default: the CPUs online, at\n"
-        "                          most 64); the output is the same for every N\n"
+        "  -j, --jobs N            search N points at once (default: the CPUs it may run\n"
+        "                          on, at most 64); the output is the same for every N\n"
         "  -o, --output FILE       write to FILE (atomically) instead of standard output\n"
         "%s"
         "  -h, --help              show this help and exit\n"
@@ -410,7 +410,7 @@ int cmd_sweep(int argc, char **argv)
     int out = 0;
 
     memset(&a, 0, sizeof a);
-    a.jobs = workers_online();
+    a.jobs = workers_available();
     memset(&run, 0, sizeof run);
     output_set_init(&os, stdout);
     int parsed = parse_sweep_args(argc, argv, &a);   /* -1: --help done */
