@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "model/knobs.h"
 #include "partition/placement.h"
 #include "search/search.h"
 #include "testutil.h"
@@ -508,6 +509,59 @@ START_TEST(pruned_equals_exhaustive_across_groups)
 }
 END_TEST
 
+/* P9 (search.c flat_cannot_rank): a vpp-1 plan bounds only its own
+ * interleaved variants.  Megatron's all-to-all overlap needs vpp > 1 with
+ * pp > 1, so the vpp-1 plan of Qwen3-30B-A3B at tp 1 pp 2 ep 16 on
+ * mixed3x1024 runs without it (5.6M tokens/s without its bubble) and its
+ * vpp-2 plan with it runs 6.75M: the bound taken over every overlap
+ * dropped that plan, and the pruned search ranked selective recompute
+ * (6.62M) first; gpt-oss-120b on h100-a100-mixed alike (2.855M without
+ * recompute, 2.824M with).  The pruned winner is the exhaustive one. */
+/* Whether a and b are the same plan: every knob, and each stage's group
+ * and layers. */
+static bool same_plan(const strategy *a, const strategy *b)
+{
+    for (int k = 0; k < KNOB_COUNT; k++)
+        if (knob_value(a, (knob_id)k) != knob_value(b, (knob_id)k))
+            return false;
+    if (a->n_stages != b->n_stages)
+        return false;
+    for (int i = 0; i < a->n_stages; i++)
+        if (a->stage[i].group != b->stage[i].group || a->stage[i].n_layers != b->stage[i].n_layers)
+            return false;
+    return true;
+}
+
+START_TEST(placed_vpp_bound_keeps_the_winner)
+{
+    static const char *const cases[][3] = {
+        {"configs/qwen3-30b-a3b.json", "clusters/mixed3x1024.yaml", "tp=1,pp=2,ep=16,mbs=1"},
+        {"configs/gpt-oss-120b.json", "clusters/h100-a100-mixed.yaml", "tp=1,mbs=1"},
+    };
+    static const double winner[] = {6753985.7, 2854922.4};
+    for (int k = 0; k < 2; k++) {
+        run_spec rs;
+        model *m = tu_model_load(cases[k][0], &rs);
+        cluster *c = tu_cluster_load(cases[k][1]);
+        search_result a, b;
+        ck_assert_int_eq(tu_search(&a, m, &rs, c, cases[k][2], false, 1), PLANNER_OK);
+        ck_assert_int_eq(tu_search(&b, m, &rs, c, cases[k][2], true, 1), PLANNER_OK);
+        ck_assert_rel(b.top[0].e.tokens_per_s, winner[k], 1e-7);
+        ck_assert_int_eq(b.top[0].s.recompute, RECOMPUTE_NONE);
+        ck_assert_int_eq(b.top[0].s.vpp, 2);
+        ck_assert_msg(same_plan(&a.top[0].s, &b.top[0].s),
+                      "%s: pruned %.0f (recompute %d, vpp %d), exhaustive %.0f", cases[k][0],
+                      a.top[0].e.tokens_per_s, (int)a.top[0].s.recompute, a.top[0].s.vpp,
+                      b.top[0].e.tokens_per_s);
+        ck_assert_int_gt(b.candidates, a.candidates);
+        search_result_free(&a);
+        search_result_free(&b);
+        model_free(m);
+        cluster_free(c);
+    }
+}
+END_TEST
+
 START_TEST(from_strategy_runs)
 {
     strategy s;
@@ -541,6 +595,7 @@ int main(void)
     tcase_add_test(tc, amp_scenarios_fast);
     tcase_add_test(tc, mixed_beats_or_says_so);
     tcase_add_test(tc, pruned_equals_exhaustive_across_groups);
+    tcase_add_test(tc, placed_vpp_bound_keeps_the_winner);
     tcase_add_test(tc, from_strategy_runs);
     tcase_add_test(tc, moe_split_counts_expert_sharding);
     tcase_add_test(tc, fsdp2_pipeline_split_fits);

@@ -103,9 +103,17 @@
  *      zero 0; only zero 0 is enumerated (unless zero is fixed).
  *   P9 vpp > 1 on placements across node groups (interleaving the
  *      placer's vpp-1 split, place_interleaved; no full recompute, whose
- *      block variants P7 searches): skipped when the vpp-1 plan with the
- *      same other knobs could not rank even without its pipeline bubble
- *      (flat_bound; throughput only).
+ *      block variants P7 searches): a candidate is skipped when the vpp-1
+ *      plan with the same other knobs -- its K/V exchange type and MoE
+ *      overlaps too, and placed on the same split -- could not rank even
+ *      without its pipeline bubble (flat_bound; throughput only).  A knob
+ *      the rules tie to vpp is not the same: Megatron's all-to-all overlap
+ *      needs vpp > 1 with pp > 1 (knobs.c ep_overlap_rule), so a vpp-1
+ *      plan never bounds an overlapped one (Qwen3-30B-A3B on mixed3x1024:
+ *      tp 1 pp 2 ep 16 vpp 2 without recompute, 6.75M tokens/s, was
+ *      dropped by its vpp-1 plan's 5.6M); nor does a vpp-1 plan on the
+ *      placer's memory-balanced split for a miss (placed_balanced), slower
+ *      than the split a vpp > 1 plan gets once plans fit.
  *   P7 block recompute: once full recompute of every layer fits, block N
  *      for N = 1 .. n - 1 (n: the most layers of a chunk): memory is
  *      non-increasing and time non-decreasing in N, so only the fewest that
@@ -1454,6 +1462,24 @@ static double flat_bound(const search_ctx *x)
     return x->e.tokens_per_s * x->e.step_time_s / busy * (1 + 1e-9);
 }
 
+/* P9: what the vpp-1 plans of one (sp, zero, recompute level) of a cell
+ * row (one mbs) bound: flat_bound per K/V exchange type and MoE overlaps
+ * (flat_key; -1: none), on the level's layer split. */
+#define FLAT_KEYS (CP_COMM_COUNT * 4)
+typedef struct flat_level {
+    int n_stages;             /* 0: nothing recorded */
+    short split[STRATEGY_MAX_STAGES];
+    double ub[FLAT_KEYS];
+} flat_level;
+
+/* P9: the key of x->s among a level's candidates: its K/V exchange type
+ * and MoE overlaps, the knobs try_comm_types sets after placing. */
+static int flat_key(const search_ctx *x)
+{
+    return (int)x->s.cp_comm * 4 + (x->s.ep_comm_overlap ? 1 : 0) +
+           (x->s.shared_expert_overlap ? 2 : 0);
+}
+
 /* P2/P3: whether (vpp index vi, sp, zero, rc) at the current mbs is known not
  * to fit, because a variant that needs no more memory did not fit at this or
  * a smaller mbs (dead[]): the same or vpp 1, the same or sp on, the same or a
@@ -1640,7 +1666,7 @@ static bool overlap_off_cannot_rank(const search_ctx *x, int f1_on)
 typedef struct block_cell {
     const block_lists *b;
     dead_table *dead;                       /* P2, P3: dead[vi][sp][zero][rc] */
-    double (*flat)[ZERO_COUNT][RC_COUNT];   /* P9: vpp 1's bubble-free bound [sp][zero][rc] */
+    struct flat_level *flat;                /* P9: vpp 1's levels [sp][zero][rc] */
     const inner_key *probe;                 /* P1's probes, evaluated and recorded */
     int n_probe;
     int mbs, vi, vpp, sp, zero;
@@ -1683,7 +1709,7 @@ static bool same_split_as_fit(const search_ctx *x)
 }
 
 /* Whether recompute level rc of cell c is pruned before it is built (P4 on
- * a split of the rules, P8, P9, P2/P3); counts it. */
+ * a split of the rules, P8, P2/P3); counts it. */
 static bool rc_level_pruned(search_ctx *x, const block_cell *c, int rc)
 {
     if (x->exhaustive)
@@ -1694,11 +1720,6 @@ static bool rc_level_pruned(search_ctx *x, const block_cell *c, int rc)
     }
     if (rc == RC_LEVEL_SEL_SAVE && c->bound >= 0 && cannot_rank(x, c->bound)) {
         x->pruned++;   /* P8: slower than no recompute, which cannot rank */
-        return true;
-    }
-    if (c->vpp > 1 && c->flat[c->sp][c->zero][rc] >= 0 &&
-        cannot_rank(x, c->flat[c->sp][c->zero][rc])) {
-        x->pruned++;                  /* P9 */
         return true;
     }
     if (known_not_to_fit(c->b, c->dead, c->vi, c->sp, c->zero, rc)) {
@@ -1969,6 +1990,52 @@ static bool twin_skips(search_ctx *x, block_cell *c, int rc, bool placed, int *f
     return true;
 }
 
+/* P9: the vpp-1 level of x->s (cell c, level rc) as try_comm_types left it. */
+static flat_level *flat_at(const block_cell *c, int rc)
+{
+    return &c->flat[((size_t)c->sp * ZERO_COUNT + (size_t)c->zero) * RC_COUNT + (size_t)rc];
+}
+
+/* P9: notes x->s, a vpp-1 plan just evaluated (cell c, level rc, on a
+ * placement across node groups), as a bound on its interleaved variants:
+ * its split, and flat_bound under its key.  Not on the placer's
+ * memory-balanced split for a miss (placed_balanced: the split of the
+ * variants placed once plans fit is another). */
+static void flat_note(search_ctx *x, const block_cell *c, int rc)
+{
+    flat_level *f = flat_at(c, rc);
+    double ub = flat_bound(x);
+    int k = flat_key(x);
+    if (x->placed_balanced || x->s.n_stages > STRATEGY_MAX_STAGES)
+        return;
+    if (f->n_stages != x->s.n_stages)   /* (one split per level: placed once) */
+        for (int i = 0; i < FLAT_KEYS; i++)
+            f->ub[i] = -1;
+    f->n_stages = x->s.n_stages;
+    for (int i = 0; i < x->s.n_stages; i++)
+        f->split[i] = (short)x->s.stage[i].n_layers;
+    if (ub > f->ub[k])
+        f->ub[k] = ub;
+}
+
+/* P9: whether x->s, an interleaved plan (vpp > 1) of cell c at level rc on
+ * a placement across node groups, cannot rank by the bound of its vpp-1
+ * plan: the same key (flat_key), on the same split (the ranks' layers:
+ * place_interleaved chunks the placer's vpp-1 split). */
+static bool flat_cannot_rank(const search_ctx *x, const block_cell *c, int rc)
+{
+    const flat_level *f;
+    if (c->vpp <= 1 || x->placement == NULL || x->exhaustive)
+        return false;
+    f = flat_at(c, rc);
+    if (f->n_stages != x->s.n_stages || !(f->ub[flat_key(x)] >= 0))
+        return false;
+    for (int i = 0; i < x->s.n_stages; i++)
+        if (x->s.stage[i].n_layers != f->split[i])
+            return false;
+    return cannot_rank(x, f->ub[flat_key(x)]);
+}
+
 /* Evaluates the built strategy x->s (recompute level rc) with each K/V
  * exchange type the cell may use (cp_comm_list) and, for an MoE plan whose
  * overlaps --fix leaves free (moe_overlap_modes), with its overlap on (the
@@ -2008,6 +2075,10 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
             twin_note(x, on_tokens);   /* no faster than the overlapped plan */
             continue;
         }
+        if (flat_cannot_rank(x, c, rc)) {
+            x->pruned++;   /* P9 */
+            continue;
+        }
         if (ti / nm > 0 && layer_s[ti / nm] > 0 && layer_s[ti / nm] >= fit_s) {
             x->pruned++;   /* P6: slower than a type that fits */
             continue;
@@ -2029,9 +2100,8 @@ static int try_comm_types(search_ctx *x, block_cell *c, int rc)
             c->bound = objective_score(x, &x->s, &x->e);
         if (f1 == 1 && rc == RC_LEVEL_FULL)
             search_rc_layers(x, c->bound);   /* P7, per K/V type */
-        if (f1 >= 0 && c->vpp == 1 && rc != RC_LEVEL_FULL && x->placement != NULL &&
-            flat_bound(x) > c->flat[c->sp][c->zero][rc])
-            c->flat[c->sp][c->zero][rc] = flat_bound(x);
+        if (f1 >= 0 && c->vpp == 1 && rc != RC_LEVEL_FULL && x->placement != NULL)
+            flat_note(x, c, rc);
     }
     return fit;
 }
@@ -2237,6 +2307,7 @@ static bool search_block_at(search_ctx *x, bool miss)
 {
     block_lists b;
     dead_table *dead;   /* dead[vpp index][sp][zero][rc]: did not fit at a smaller mbs (P2) */
+    flat_level *flat;   /* P9: [sp][zero][rc] at this mbs (placements across groups) */
     inner_key probe[ZERO_FAMILIES];
     int n_probe = 0;
 
@@ -2263,15 +2334,16 @@ static bool search_block_at(search_ctx *x, bool miss)
         twin_free(x);   /* (the passes share the lists) */
     }
     dead = pl_calloc((size_t)b.vpp.n, sizeof *dead);
-    if (dead == NULL) {
+    flat = x->placement != NULL ? pl_calloc(2 * ZERO_COUNT * RC_COUNT, sizeof *flat) : NULL;
+    if (dead == NULL || (x->placement != NULL && flat == NULL)) {
+        pl_free(dead);
         x->oom = true;
         return false;
     }
     for (int mi = 0; mi < b.mbs.n && !stop(x); mi++) {
         int mb = x->gbs / (x->s.dp * b.mbs.v[mi]);
-        double flat[2][ZERO_COUNT][RC_COUNT];   /* P9: vpp 1's bubble-free bound */
-        for (int q = 0; q < 2 * ZERO_COUNT * RC_COUNT; q++)
-            (&flat[0][0][0])[q] = -1;
+        for (int q = 0; flat != NULL && q < 2 * ZERO_COUNT * RC_COUNT; q++)
+            flat[q].n_stages = 0;   /* P9: none yet at this mbs */
         for (int vi = 0; vi < b.vpp.n && !stop(x); vi++) {
             if (!vpp_applies(x, b.vpp.v[vi], mb))
                 continue;
@@ -2285,6 +2357,7 @@ static bool search_block_at(search_ctx *x, bool miss)
         }
     }
     pl_free(dead);
+    pl_free(flat);
     return false;
 }
 
