@@ -237,13 +237,20 @@ static void assert_same_result(long n, const search_result *a, const search_resu
 
 /* Full searches: AMP's GPT-2 on AMP's 3 x p3.8xlarge + 1 x g4dn.12xlarge
  * (placement over two groups, DP partition), and the uneven GPT 13B on
- * 32 DGX H100 + 32 DGX A100 with the GLPK partitioner. */
+ * 32 DGX H100 + 32 DGX A100 with the GLPK partitioner; then searches on 3
+ * threads (search.c PARALLEL: a failure in any worker's unit, its placer or
+ * memo, the batch's scratch), AMP's again and GPT-2 XL on 32 DGX H100 + 32
+ * DGX A100.  Which allocation is the n-th then depends on the scheduling,
+ * but every run must still fail cleanly or find the reference's plans. */
 static const struct {
     const char *model, *cluster;
     partition_solver partition;
+    int jobs;
 } k_searches[] = {
-    {"configs/amp-gpt2.json", "clusters/amp-3xp3-1xg4dn.yaml", PARTITION_DP},
-    {"configs/uneven-gpt-13b.json", "clusters/h100-a100-mixed.yaml", PARTITION_ILP},
+    {"configs/amp-gpt2.json", "clusters/amp-3xp3-1xg4dn.yaml", PARTITION_DP, 1},
+    {"configs/uneven-gpt-13b.json", "clusters/h100-a100-mixed.yaml", PARTITION_ILP, 1},
+    {"configs/amp-gpt2.json", "clusters/amp-3xp3-1xg4dn.yaml", PARTITION_DP, 3},
+    {"configs/gpt2-xl.json", "clusters/h100-a100-mixed.yaml", PARTITION_DP, 3},
 };
 
 START_TEST(search_survives_every_failure)
@@ -266,6 +273,7 @@ START_TEST(search_survives_every_failure)
     o.gbs = run.global_batch;
     o.seq_len = run.seq_len;
     o.partition = k_searches[_i].partition;
+    o.jobs = k_searches[_i].jobs;
     ck_assert_msg(search_run(&ref, m, c, &p, &o, &err) == PLANNER_OK, "%s", err.msg);
     ck_assert_int_ge(ref.n_top, 1);
     for (long n = 1; n <= MAX_RUNS; n++) {
@@ -289,7 +297,8 @@ START_TEST(search_survives_every_failure)
     search_result_free(&ref);
     model_free(m);
     cluster_free(c);
-    fprintf(stderr, "alloc_fail: search %s on %s, %ld runs\n", mpath, cpath, runs);
+    fprintf(stderr, "alloc_fail: search %s on %s at -j %d, %ld runs\n", mpath, cpath,
+            o.jobs, runs);
 }
 END_TEST
 

@@ -4,11 +4,13 @@
  * for the allocation-failure tests (alloc_fail_at(n) makes exactly the n-th
  * allocation after the call fail): C11 atomics, since the search's worker
  * threads (base/workers.h) allocate too -- with several threads which
- * allocation is the n-th depends on the scheduling, so the tests count on
- * one (-j 1).  Two make a failed allocation inside a jansson parse stick
- * until the parse ends (json_alloc): thread-local, each thread's parse its
- * own.  In normal runs fail_at is 0 and the wrappers cost one atomic add
- * and one branch. */
+ * allocation is the n-th depends on the scheduling, so a test that needs
+ * the same allocation to fail every time runs on one (-j 1), and one on
+ * several asks only that each run fail cleanly or succeed whole
+ * (test_alloc_fail search_survives_every_failure).  Two make a failed
+ * allocation inside a jansson parse stick until the parse ends
+ * (json_alloc): thread-local, each thread's parse its own.  In normal runs
+ * fail_at is 0 and the wrappers cost one atomic add and one branch. */
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stdint.h>
