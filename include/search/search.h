@@ -46,8 +46,10 @@ typedef struct search_options {
                                          file's run is model_load's run_out) */
     partition_solver partition;
     double ilp_time_limit_s;
-    progress_hook progress;           /* told the candidates evaluated every
-                                         256 (total unknown); none by default */
+    progress_hook progress;           /* told the candidates evaluated after
+                                         each batch of blocks (search.c
+                                         PARALLEL; total unknown), from the
+                                         calling thread; none by default */
     bool exhaustive;                  /* evaluate every candidate, no pruning
                                          (tests compare it with the pruned search) */
     bool flex_twins_off;              /* no P11 (search.c twin_skips): the flex

@@ -186,7 +186,8 @@
  * the sizes never depend on -j).  Every unit of a batch starts from the
  * search as it stood at the batch's start: the kept plans (read-only,
  * shared: top_worst bounds cannot_rank by them and the unit's own), the
- * plans found so far (the placer's closest-miss mode), the work done; it
+ * count of plans that fit (while none does, the placer splits a miss for
+ * memory balance: placer_balance_misses), the work done; it
  * runs on its own copy of the state with its worker's placer (its cost
  * tables forgotten first, so a unit's work never depends on what the
  * placer served before) and memo (whose ranges cost the same remembered or
@@ -2548,8 +2549,12 @@ static void unit_add(search_ctx *x, unit_list *l)
 }
 
 /* u, a copy of the search x as of its batch's start, made a unit: its own
- * counts, plans and work start at nothing, its placer and memo are its
- * worker's, and it may do `share` of the work the limit leaves. */
+ * counts, refusals, plans and work start at nothing, its placer and memo
+ * are its worker's, and it may do `share` of the work the limit leaves.
+ * What only a better one replaces -- the first invalid candidate's
+ * message, the closest miss, the best plan per kind of placement -- it
+ * starts from x's, so it records only what beats them, and unit_merge
+ * compares that again with x's as of the merge. */
 static void unit_begin(search_ctx *u, const search_ctx *x, worker_scratch *w, double share)
 {
     *u = *x;
