@@ -562,6 +562,45 @@ START_TEST(placed_vpp_bound_keeps_the_winner)
 }
 END_TEST
 
+/* P4 and P6 (search.c later_level_redundant, try_comm_types) bound the
+ * levels and K/V types they skip by what cannot enter the top N, not by
+ * the plan that fits: a slower recompute level (or K/V type) may rank
+ * behind the faster one.  The pruned top 10 is the exhaustive top 10 (the
+ * selective-recompute twins of the best plans were missing: gpt-oss-120b
+ * on h100-a100-mixed tp 1 pp 4 vpp 2, 2,824,154 tokens/s, third; GPT-3
+ * 175B on 512 H100 tp 4 pp 16 vpp 6 mbs 2, 237,752, second). */
+START_TEST(pruned_top10_is_the_exhaustive_top10)
+{
+    static const char *const cases[][3] = {
+        {"configs/gpt-oss-120b.json", "clusters/h100-a100-mixed.yaml", "tp=1,mbs=1"},
+        {"configs/gpt3-175b.json", "clusters/h100x512.yaml", NULL},
+        {"configs/amp-gpt2.json", "clusters/h100x512.yaml", NULL},
+    };
+    for (int k = 0; k < 3; k++) {
+        run_spec rs;
+        model *m = tu_model_load(cases[k][0], &rs);
+        cluster *c = tu_cluster_load(cases[k][1]);
+        search_result a, b;
+        ck_assert_int_eq(tu_search(&a, m, &rs, c, cases[k][2], false, 10), PLANNER_OK);
+        ck_assert_int_eq(tu_search(&b, m, &rs, c, cases[k][2], true, 10), PLANNER_OK);
+        ck_assert_int_eq(a.n_top, 10);
+        ck_assert_int_eq(b.n_top, 10);
+        for (int i = 0; i < 10; i++)
+            ck_assert_msg(same_plan(&a.top[i].s, &b.top[i].s) &&
+                              a.top[i].e.tokens_per_s == b.top[i].e.tokens_per_s,
+                          "%s on %s, plan %d: pruned %.1f (recompute %d), exhaustive %.1f "
+                          "(recompute %d)", cases[k][0], cases[k][1], i + 1,
+                          a.top[i].e.tokens_per_s, (int)a.top[i].s.recompute,
+                          b.top[i].e.tokens_per_s, (int)b.top[i].s.recompute);
+        ck_assert_int_gt(b.candidates, a.candidates);
+        search_result_free(&a);
+        search_result_free(&b);
+        model_free(m);
+        cluster_free(c);
+    }
+}
+END_TEST
+
 START_TEST(from_strategy_runs)
 {
     strategy s;
@@ -596,6 +635,7 @@ int main(void)
     tcase_add_test(tc, mixed_beats_or_says_so);
     tcase_add_test(tc, pruned_equals_exhaustive_across_groups);
     tcase_add_test(tc, placed_vpp_bound_keeps_the_winner);
+    tcase_add_test(tc, pruned_top10_is_the_exhaustive_top10);
     tcase_add_test(tc, from_strategy_runs);
     tcase_add_test(tc, moe_split_counts_expert_sharding);
     tcase_add_test(tc, fsdp2_pipeline_split_fits);

@@ -39,9 +39,11 @@ for s in 'Best plan: tp ' 'Time per step: ' 'pipeline bubble' 'DP comm (exposed)
     grep -q "$s" "$T/out" || fail "table lacks '$s'"
 done
 
-# 2. --top and --fix: all knobs fixed evaluates one strategy
+# 2. --top and --fix: all knobs fixed evaluates one strategy (the selective
+# modules too: free, the memory-saving set is a second plan that ranks)
 $P --model $M --cluster $C --top 3 \
-   --fix tp=8,pp=16,dp=4,cp=1,ep=1,vpp=2,mbs=1,sp=on,recompute=selective,zero=1 > "$T/out" \
+   --fix tp=8,pp=16,dp=4,cp=1,ep=1,vpp=2,mbs=1,sp=on,recompute=selective,zero=1,\
+recompute_modules=core_attn > "$T/out" \
     || fail "fixed plan: exit $?"
 grep -q 'Search: 1 candidates evaluated (1 feasible' "$T/out" || fail "fixed plan: not one candidate"
 grep -q 'Best plan: tp 8, pp 16, dp 4, cp 1, vpp 2, mbs 1 (384 micro-batches), sp on, recompute selective, zero 1' \
