@@ -568,15 +568,18 @@ END_TEST
  * behind the faster one.  The pruned top 10 is the exhaustive top 10 (the
  * selective-recompute twins of the best plans were missing: gpt-oss-120b
  * on h100-a100-mixed tp 1 pp 4 vpp 2, 2,824,154 tokens/s, third; GPT-3
- * 175B on 512 H100 tp 4 pp 16 vpp 6 mbs 2, 237,752, second). */
+ * 175B on 512 H100 tp 4 pp 16 vpp 6 mbs 2, 237,752, second); and P7
+ * (search_rc_layers) the block recompute counts after the fewest that fit
+ * (amp-gpt2 on amp-4xg4dn: N 2 and 3 behind N 1). */
 START_TEST(pruned_top10_is_the_exhaustive_top10)
 {
     static const char *const cases[][3] = {
         {"configs/gpt-oss-120b.json", "clusters/h100-a100-mixed.yaml", "tp=1,mbs=1"},
         {"configs/gpt3-175b.json", "clusters/h100x512.yaml", NULL},
         {"configs/amp-gpt2.json", "clusters/h100x512.yaml", NULL},
+        {"configs/amp-gpt2.json", "clusters/amp-4xg4dn.yaml", NULL},
     };
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         run_spec rs;
         model *m = tu_model_load(cases[k][0], &rs);
         cluster *c = tu_cluster_load(cases[k][1]);

@@ -120,10 +120,11 @@
  *      than the split a vpp > 1 plan gets once plans fit.
  *   P7 block recompute: once full recompute of every layer fits, block N
  *      for N = 1 .. n - 1 (n: the most layers of a chunk): memory is
- *      non-increasing and time non-decreasing in N, so only the fewest that
- *      fit can rank; bisection on memory alone (evaluate_bound) finds it,
+ *      non-increasing and time non-decreasing in N, so the fewest that fit
+ *      ranks first; bisection on memory alone (evaluate_bound) finds it,
  *      and it is evaluated unless a bound on its tokens/s cannot enter the
- *      top N (search_rc_layers).
+ *      top N, then N + 1, N + 2 ... while the last one evaluated could
+ *      enter it (search_rc_layers).
  *   P9 the MoE overlaps (ep_comm_overlap, and where it cannot run
  *      shared_expert_overlap; not fixed; Megatron takes one or the other):
  *      the plan with the overlap is evaluated first; the same plan without
@@ -1593,17 +1594,21 @@ static bool rc_layers_fit(search_ctx *x, const strategy *all, int n, double *sco
  * recorded) unless an upper bound on its objective cannot rank: the same
  * knobs without recompute (`bound`, its objective when evaluated, else
  * -1), full recompute's tokens/s / (1 - evaluation.recompute_share), or
- * evaluate_bound's.  The exhaustive search evaluates every N.  Only when
+ * evaluate_bound's; then each larger N while the one before it may rank
+ * (amp-gpt2 on amp-4xg4dn: N 2 and 3 in the exhaustive top 10 behind N 1;
+ * full recompute of every layer is evaluated already).  The exhaustive
+ * search evaluates every N.  Only when
  * --fix leaves recompute_layers free and the method block; only the N the
  * stack's rules admit (rc_layers_admit: on torchtitan the fewest admitted
  * at or above the bisection's). */
 static void twin_note(search_ctx *x, double tokens);
 
-/* (Returns the objective of the N it evaluated, -1 when none: P4, P6.) */
+/* (Returns the objective of the fewest N it evaluated, -1 when none: P4,
+ * P6.) */
 static double search_rc_layers(search_ctx *x, double bound)
 {
     int lo = 1, n, hi, admitted = 0;
-    double ub = -1;
+    double ub = -1, best, last;
     strategy all;
     if (!rc_layers_searched(x))
         return -1;
@@ -1659,7 +1664,21 @@ static double search_rc_layers(search_ctx *x, double bound)
     if (try_strategy(x) < 0)
         return -1;
     twin_note(x, x->e.tokens_per_s);
-    return objective_score(x, &x->s, &x->e);
+    best = last = objective_score(x, &x->s, &x->e);
+    /* the next N, each no faster than the last, while the last may rank:
+     * a slower N may still enter the top N behind it */
+    for (int k = lo + 1; k < n && !stop(x) && !cannot_rank(x, last); k++) {
+        if (!rc_layers_admit(x, &all, k))
+            continue;
+        x->pruned--;
+        x->s = all;
+        x->s.recompute_layers = k;
+        if (try_strategy(x) < 0)
+            break;
+        twin_note(x, x->e.tokens_per_s);
+        last = objective_score(x, &x->s, &x->e);
+    }
+    return best;
 }
 
 /* P9: whether the plan without the MoE all-to-all overlap cannot enter the
