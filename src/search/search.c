@@ -2395,6 +2395,7 @@ static bool search_block_at(search_ctx *x, bool miss)
     flat = x->placement != NULL ? pl_calloc(2 * ZERO_COUNT * RC_COUNT, sizeof *flat) : NULL;
     if (dead == NULL || (x->placement != NULL && flat == NULL)) {
         pl_free(dead);
+        pl_free(flat);
         x->oom = true;
         return false;
     }
