@@ -499,6 +499,8 @@ static const char *bare_number_hint(const char *text, unit_kind kind)
     strtod(text, &end);
     while (end != text && (*end == ' ' || *end == '\t'))
         end++;
+    if ((unsigned)kind >= sizeof hint / sizeof hint[0])   /* a kind added later: no hint */
+        return NULL;
     return end != text && *end == '\0' ? hint[kind] : NULL;
 }
 
