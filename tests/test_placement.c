@@ -413,11 +413,13 @@ static void run_search(const model *m, const run_spec *run, const cluster *c, pa
     ck_assert_int_eq(search_run(r, m, c, &p, &o, &err), PLANNER_OK);
 }
 
-START_TEST(amp_scenarios_fast)
+START_TEST(amp_scenarios_whole_space)
 {
     /* AMP (Li et al. 2022): GPT-2 (24 layers, hidden 1024), batch 32, on
-     * 16 T4 and on 12 V100 + 4 T4.  AMP took minutes; the whole space here
-     * (tp, pp, dp, mbs and more, placements) must take < 50 ms. */
+     * 16 T4 and on 12 V100 + 4 T4: the whole space (tp, pp, dp, mbs and
+     * more, placements) searched, never stopped by the work limit.  How fast
+     * (AMP took minutes; the target is < 20 ms) is bench/'s bench_hetero, not
+     * a timed test: a time asserted here failed under a loaded machine. */
     run_spec rs;
     model *m = tu_model_load("configs/amp-gpt2.json", &rs);
     const char *clusters[2] = {"clusters/amp-4xg4dn.yaml", "clusters/amp-3xp3-1xg4dn.yaml"};
@@ -427,7 +429,7 @@ START_TEST(amp_scenarios_fast)
             search_result r;
             run_search(m, &rs, c, ps ? PARTITION_ILP : PARTITION_DP, &r);
             ck_assert_int_ge(r.n_top, 5);
-            ck_assert_msg(r.seconds < 0.05, "%s: %.3f s", clusters[k], r.seconds);
+            ck_assert_msg(!r.limited, "%s: stopped at the work limit", clusters[k]);
             ck_assert(r.top[0].e.feasible);
             if (k == 1)   /* two groups: the placement note is there */
                 ck_assert(strlen(r.placement_note) > 0);
@@ -634,7 +636,7 @@ int main(void)
     tcase_add_test(tc, placer_split_is_brute_force_optimum);
     tcase_add_test(tc, uneven_model_balanced);
     tcase_add_test(tc, pp_not_dividing_layers);
-    tcase_add_test(tc, amp_scenarios_fast);
+    tcase_add_test(tc, amp_scenarios_whole_space);
     tcase_add_test(tc, mixed_beats_or_says_so);
     tcase_add_test(tc, pruned_equals_exhaustive_across_groups);
     tcase_add_test(tc, placed_vpp_bound_keeps_the_winner);

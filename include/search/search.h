@@ -94,9 +94,15 @@ typedef struct search_options {
                                          NULL: the search's own splits */
 } search_options;
 
-/* The default work limit: a few seconds on one core.  Every shipped model
- * and cluster needs under half of it (test_search); a 4,096-layer model over
- * 64 node groups of 10^6 GPUs needs hundreds of times more. */
+/* The default work limit: a few seconds on one core.  Llama 3 70B on the
+ * shipped mixed clusters needs under 60% of it (test_search), the shipped
+ * models on the one-type clusters less; a 4,096-layer model over 64 node
+ * groups of 10^6 GPUs needs hundreds of times more.  Six shipped pairs stop
+ * at it (session 12, prunefix's exhaustive comparison): DeepSeek-V3 and
+ * Qwen3-235B-A22B on mixed3x1024 and h100-a100-mixed, GPT-3 175B and
+ * Qwen3-30B-A3B on mixed3x1024; --search-limit 1e10 completes them in 2-8 s
+ * on one core (DeepSeek-V3 on mixed3x1024: 11.3 s a step at this limit, 4.75
+ * s with the whole space). */
 #define SEARCH_WORK_LIMIT_DEFAULT 2e9
 
 /* An evaluated candidate's share of the work: 256 DP steps per layer (what
