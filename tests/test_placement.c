@@ -511,14 +511,6 @@ START_TEST(pruned_equals_exhaustive_across_groups)
 }
 END_TEST
 
-/* P9 (search.c flat_cannot_rank): a vpp-1 plan bounds only its own
- * interleaved variants.  Megatron's all-to-all overlap needs vpp > 1 with
- * pp > 1, so the vpp-1 plan of Qwen3-30B-A3B at tp 1 pp 2 ep 16 on
- * mixed3x1024 runs without it (5.6M tokens/s without its bubble) and its
- * vpp-2 plan with it runs 6.75M: the bound taken over every overlap
- * dropped that plan, and the pruned search ranked selective recompute
- * (6.62M) first; gpt-oss-120b on h100-a100-mixed alike (2.855M without
- * recompute, 2.824M with).  The pruned winner is the exhaustive one. */
 /* Whether a and b are the same plan: every knob, and each stage's group
  * and layers. */
 static bool same_plan(const strategy *a, const strategy *b)
@@ -534,6 +526,14 @@ static bool same_plan(const strategy *a, const strategy *b)
     return true;
 }
 
+/* P9 (search.c flat_cannot_rank): a vpp-1 plan bounds only its own
+ * interleaved variants.  Megatron's all-to-all overlap needs vpp > 1 with
+ * pp > 1, so the vpp-1 plan of Qwen3-30B-A3B at tp 1 pp 2 ep 16 on
+ * mixed3x1024 runs without it (5.6M tokens/s without its bubble) and its
+ * vpp-2 plan with it runs 6.75M: the bound taken over every overlap
+ * dropped that plan, and the pruned search ranked selective recompute
+ * (6.62M) first; gpt-oss-120b on h100-a100-mixed alike (2.855M without
+ * recompute, 2.824M with).  The pruned winner is the exhaustive one. */
 START_TEST(placed_vpp_bound_keeps_the_winner)
 {
     static const char *const cases[][3] = {
